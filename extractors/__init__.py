@@ -1,0 +1,26 @@
+"""Per-language extractors: source bytes in, symbols, references and text elements out.
+
+Installed as `repomap.extractors`; nothing here imports `repomap`, does I/O or touches a database.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+from .model import Extraction
+
+# Extension -> language; every other file is skipped by discovery.
+LANGUAGE_BY_SUFFIX = {
+    ".py": "python",
+    ".pyi": "python",
+    ".rs": "rust",
+    **dict.fromkeys(
+        (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h", ".ipp", ".inl"), "cpp"
+    ),
+}
+
+
+def extract(language: str, source: bytes, rel_path: str) -> Extraction:
+    """Symbols, references and text elements of one file; never raises on bad source."""
+    module = import_module(f".{language}", __package__)
+    return module.extract(source, rel_path)

@@ -1,0 +1,77 @@
+"""Records every extractor returns: plain data, no I/O, picklable for worker processes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Symbol kinds shared by every language (the `symbols.kind` column).
+KINDS = (
+    "class",
+    "constant",
+    "enum",
+    "function",
+    "impl",
+    "macro",
+    "method",
+    "module",
+    "namespace",
+    "struct",
+    "trait",
+    "type",
+    "union",
+    "variable",
+)
+
+ELEMENT_TYPES = ("comment", "docstring", "string_literal")
+
+
+@dataclass(frozen=True, slots=True)
+class Symbol:
+    """One definition (or, for C++, an in-class declaration) found in a file."""
+
+    name: str
+    qualified_name: str
+    kind: str
+    start_line: int  # 1-based, inclusive
+    end_line: int  # 1-based, inclusive
+    start_col: int  # 0-based, in bytes
+    end_col: int
+    start_byte: int
+    end_byte: int
+    signature: str  # the declaration header, never the body
+    parent: str | None = None  # qualified name of the enclosing symbol
+    doc: str | None = None  # docstring or doc comment, cleaned
+    # C++: False for a member declared in a class body but defined elsewhere
+    # (`int add(int);`), so an out-of-line `int Foo::add(int) {...}` links to it.
+    is_definition: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """An identifier used in a file, for ranking files by what they use."""
+
+    name: str
+    line: int
+    symbol: str | None  # qualified name of the enclosing symbol, None at top level
+
+
+@dataclass(frozen=True, slots=True)
+class TextElement:
+    """A comment, docstring or string literal, without its delimiters."""
+
+    element_type: str  # one of ELEMENT_TYPES
+    content: str
+    line: int  # 1-based line where the element starts
+    end_line: int
+    symbol_name: str | None  # documented symbol (docstrings) or enclosing symbol
+
+
+@dataclass(slots=True)
+class Extraction:
+    """Everything one file yields; `status` is "ok", or "fallback" when a second parser read it."""
+
+    symbols: list[Symbol] = field(default_factory=list)
+    references: list[Reference] = field(default_factory=list)
+    texts: list[TextElement] = field(default_factory=list)
+    status: str = "ok"
+    note: str | None = None  # why a fallback parser was used, or what was partial

@@ -1,0 +1,348 @@
+"""Python: `ast` for structure, a purpose-built lexer for comments and strings.
+
+Files `ast` rejects (Python 2, syntax newer than the running interpreter, nesting past the
+recursion limit) fall back to tree-sitter-python; no file is dropped for a parse error.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import inspect
+import keyword
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from functools import cached_property
+from itertools import accumulate
+
+from .model import Extraction, Reference, Symbol, TextElement
+from .pylex import Token, lex
+
+_IDENTIFIER = re.compile(r"\b[^\W\d]\w*")
+_NOT_REFERENCES = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist)
+_WHITESPACE = re.compile(r"\s+")
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_MAX_VALUE = 200  # characters of a module-level assignment kept as its signature
+
+
+@dataclass(frozen=True, slots=True)
+class Definition:
+    """A definition found by a parser, before byte offsets and text are attached."""
+
+    name: str
+    qualified_name: str
+    kind: str
+    start: tuple[int, int]  # (1-based line, 0-based character column) of `def`/`class`/name
+    end: tuple[int, int]
+    header_end: tuple[int, int]  # where the body starts: the signature stops here
+    parent: str | None
+    docstring_at: tuple[int, int] | None  # start of the docstring token, if any
+
+
+@dataclass(slots=True)
+class Structure:
+    """What a parser tells about a file beyond the lexer: definitions and statement starts."""
+
+    defs: list[Definition]
+    statement_starts: set[tuple[int, int]]  # (line, column) where each statement begins
+    module_docstring_at: tuple[int, int] | None
+
+
+class SourceText:
+    """Offsets in one decoded source: (line, column) <-> character offset, UTF-8 columns."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self.ascii = text.isascii()
+
+    def offset(self, line: int, col: int) -> int:
+        return self.line_starts[min(line, len(self.line_starts)) - 1] + col
+
+    def line_of(self, offset: int) -> int:
+        return bisect.bisect_right(self.line_starts, offset)
+
+    def char_col(self, line: int, byte_col: int) -> int:
+        """ast reports UTF-8 byte columns; turn one into a character column."""
+        if self.ascii:
+            return byte_col
+        start = self.line_starts[line - 1]
+        return len(self.text[start : start + byte_col * 4].encode()[:byte_col].decode("utf-8", "ignore"))
+
+    def byte_offset(self, offset: int) -> int:
+        if self.ascii:
+            return offset
+        line_start = self.line_starts[self.line_of(offset) - 1]
+        return self.line_byte_starts[self.line_of(offset) - 1] + len(self.text[line_start:offset].encode())
+
+    @cached_property
+    def line_byte_starts(self) -> list[int]:
+        lengths = [len(line.encode()) for line in self.text.split("\n")]
+        return [0, *accumulate(length + 1 for length in lengths)]
+
+
+def extract(source: bytes, rel_path: str) -> Extraction:
+    """Symbols, references, comments, docstrings and strings of one Python file."""
+    text = SourceText(source.decode("utf-8", "replace"))
+    tokens = lex(text.text)
+    try:
+        tree = ast.parse(text.text, filename=rel_path, type_comments=False)
+        structure = _structure_from_ast(tree, text)
+        status, note = "ok", None
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
+        from . import python_fallback  # tree-sitter is only loaded for files ast rejects
+
+        structure = python_fallback.structure(source, text)
+        status, note = "fallback", f"{type(error).__name__}: {getattr(error, 'msg', error)}"
+    symbols = [_symbol(d, text, tokens) for d in structure.defs]
+    owners = _owners(symbols, len(text.line_starts))
+    documented = {d.docstring_at: d.qualified_name for d in structure.defs if d.docstring_at}
+    if structure.module_docstring_at:
+        documented[structure.module_docstring_at] = _module_name(rel_path)
+    texts = list(_texts(tokens, documented, structure.statement_starts, text, owners))
+    references = list(_references(tokens, text, owners, symbols))
+    doc_by_symbol = {t.symbol_name: t.content for t in texts if t.element_type == "docstring"}
+    symbols = [_with_doc(s, doc_by_symbol.get(s.qualified_name)) for s in symbols]
+    return Extraction(symbols, references, texts, status, note)
+
+
+def _module_name(rel_path: str) -> str | None:
+    """Dotted module path of `rel_path` (`pkg/db/__init__.py` -> `pkg.db`), for module docstrings."""
+    parts = rel_path.removesuffix(".pyi").removesuffix(".py").split("/")
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts) or None
+
+
+# --- definitions from ast ------------------------------------------------------------------
+
+
+def _structure_from_ast(tree: ast.Module, text: SourceText) -> Structure:
+    """Classes, functions, methods and module-level names; plus every statement's start."""
+    defs: list[Definition] = []
+    starts: set[tuple[int, int]] = set()
+    stack: list[tuple[list[ast.stmt], str | None, bool]] = [(tree.body, None, False)]
+    while stack:
+        body, parent, in_class = stack.pop()
+        for node in body:
+            starts.add((node.lineno, text.char_col(node.lineno, node.col_offset)))
+            if isinstance(node, (*_FUNCTIONS, ast.ClassDef)):
+                qualified = f"{parent}.{node.name}" if parent else node.name
+                kind = "class" if isinstance(node, ast.ClassDef) else ("method" if in_class else "function")
+                defs.append(_definition(node, qualified, kind, parent, text))
+                stack.append((node.body, qualified, kind == "class"))
+                continue
+            if parent is None and isinstance(node, (ast.Assign, ast.AnnAssign)):
+                defs.extend(_module_names(node, text))
+            for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+                children = getattr(node, field, None)
+                if children:
+                    stack.append((children, parent, in_class))
+    defs.sort(key=lambda d: d.start)
+    return Structure(defs, starts, _docstring_at(tree.body, text))
+
+
+def _definition(node: ast.stmt, qualified: str, kind: str, parent: str | None, text: SourceText) -> Definition:
+    start = (node.lineno, text.char_col(node.lineno, node.col_offset))
+    end = (node.end_lineno or node.lineno, text.char_col(node.end_lineno or node.lineno, node.end_col_offset or 0))
+    first = node.body[0]  # type: ignore[attr-defined]
+    header_end = (first.lineno, text.char_col(first.lineno, first.col_offset))
+    doc = _docstring_at(node.body, text)  # type: ignore[attr-defined]
+    return Definition(node.name, qualified, kind, start, end, header_end, parent, doc)  # type: ignore[attr-defined]
+
+
+def _docstring_at(body: list[ast.stmt], text: SourceText) -> tuple[int, int] | None:
+    first = body[0] if body else None
+    if (
+        isinstance(first, ast.Expr)
+        and isinstance(first.value, ast.Constant)
+        and isinstance(first.value.value, str)
+    ):
+        return (first.lineno, text.char_col(first.lineno, first.col_offset))
+    return None
+
+
+def _module_names(node: ast.Assign | ast.AnnAssign, text: SourceText) -> Iterator[Definition]:
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    names = [t for target in targets for t in (target.elts if isinstance(target, ast.Tuple) else [target])]
+    for target in names:
+        if isinstance(target, ast.Name):
+            kind = "constant" if target.id.isupper() else "variable"
+            start = (node.lineno, text.char_col(node.lineno, node.col_offset))
+            end_line = node.end_lineno or node.lineno
+            end = (end_line, text.char_col(end_line, node.end_col_offset or 0))
+            yield Definition(target.id, target.id, kind, start, end, end, None, None)
+
+
+# --- records ---------------------------------------------------------------------------------
+
+
+def _symbol(d: Definition, text: SourceText, tokens: list[Token]) -> Symbol:
+    start = text.offset(*d.start)
+    end = text.offset(*d.end)
+    header_end = text.offset(*d.header_end)
+    if d.kind in ("constant", "variable"):  # a module-level name: its first line is enough
+        line_end = text.text.find("\n", start)
+        header_end = min(header_end, line_end if line_end >= 0 else header_end, start + _MAX_VALUE)
+    return Symbol(
+        name=d.name,
+        qualified_name=d.qualified_name,
+        kind=d.kind,
+        start_line=d.start[0],
+        end_line=d.end[0],
+        start_col=text.byte_offset(start) - text.byte_offset(text.offset(d.start[0], 0)),
+        end_col=text.byte_offset(end) - text.byte_offset(text.offset(d.end[0], 0)),
+        start_byte=text.byte_offset(start),
+        end_byte=text.byte_offset(end),
+        signature=_signature(text, start, header_end, tokens),
+        parent=d.parent,
+    )
+
+
+def _signature(text: SourceText, start: int, header_end: int, tokens: list[Token]) -> str:
+    """The header from `def`/`class` to the colon before the body, comments left out."""
+    pieces, pos = [], start
+    for token in _tokens_between(tokens, start, header_end):
+        if token.is_comment:
+            pieces.append(text.text[pos : token.start])
+            pos = token.end
+    pieces.append(text.text[pos:header_end])
+    header = _WHITESPACE.sub(" ", "".join(pieces)).strip()
+    return header.removesuffix(":").rstrip() if header.endswith(":") else header
+
+
+def _tokens_between(tokens: list[Token], start: int, end: int) -> list[Token]:
+    first = bisect.bisect_left(tokens, start, key=lambda t: t.start)
+    last = bisect.bisect_left(tokens, end, key=lambda t: t.start)
+    return tokens[first:last]
+
+
+def _with_doc(symbol: Symbol, doc: str | None) -> Symbol:
+    return symbol if doc is None else replace(symbol, doc=doc)
+
+
+def _owners(symbols: list[Symbol], lines: int) -> list[str | None]:
+    """For each 1-based line, the qualified name of the innermost symbol around it."""
+    owners: list[str | None] = [None] * (lines + 2)
+    for symbol in sorted(symbols, key=lambda s: (s.start_line, -s.end_line)):
+        if symbol.kind in ("class", "function", "method"):
+            span = symbol.end_line - symbol.start_line + 1
+            owners[symbol.start_line : symbol.end_line + 1] = [symbol.qualified_name] * span
+    return owners
+
+
+def _texts(
+    tokens: list[Token],
+    documented: dict[tuple[int, int], str | None],
+    statement_starts: set[tuple[int, int]],
+    text: SourceText,
+    owners: list[str | None],
+) -> Iterator[TextElement]:
+    """Comments, docstrings and string literals (implicit concatenation is one literal)."""
+    source = text.text
+    for group in _groups(tokens, source, statement_starts, text):
+        first, last = group[0], group[-1]
+        line = text.line_of(first.start)
+        end_line = text.line_of(last.end - 1) if last.end > last.start else line
+        if first.is_comment:
+            content = "\n".join(source[t.body_start : t.body_end].strip() for t in group)
+            yield TextElement("comment", content, line, end_line, owners[line])
+            continue
+        body = "".join(source[t.body_start : t.body_end] for t in group)
+        at = (line, first.start - text.line_starts[line - 1])
+        if at in documented and len(group) == 1:
+            yield TextElement("docstring", inspect.cleandoc(body), line, end_line, documented[at])
+        else:
+            yield TextElement("string_literal", body, line, end_line, owners[line])
+
+
+def _groups(
+    tokens: list[Token], source: str, statement_starts: set[tuple[int, int]], text: SourceText
+) -> Iterator[list[Token]]:
+    """Tokens that form one element: a block of `#` lines, or implicitly joined strings."""
+    group: list[Token] = []
+    for token in tokens:
+        if group and _joins(group[-1], token, source, statement_starts, text):
+            group.append(token)
+            continue
+        if group:
+            yield group
+        group = [token]
+    if group:
+        yield group
+
+
+def _joins(previous: Token, token: Token, source: str, starts: set[tuple[int, int]], text: SourceText) -> bool:
+    gap = source[previous.end : token.start]
+    if previous.is_comment and token.is_comment:
+        # Consecutive lines holding only a comment: one block.
+        if gap.count("\n") != 1 or gap.strip():
+            return False
+        line_start = source.rfind("\n", 0, previous.start) + 1
+        return not source[line_start : previous.start].strip()
+    if previous.is_comment or token.is_comment or gap.strip(" \t\r\n\\\f"):
+        return False
+    if "\n" not in gap:
+        return True
+    # Across a line break, adjacent strings are one literal unless the next starts a statement.
+    line = text.line_of(token.start)
+    return (line, token.start - text.line_starts[line - 1]) not in starts
+
+
+def _references(
+    tokens: list[Token], text: SourceText, owners: list[str | None], symbols: list[Symbol]
+) -> Iterator[Reference]:
+    """Identifiers in code (strings and comments blanked), once per (name, enclosing symbol)."""
+    code = _blank(text.text, tokens)
+    starts = text.line_starts
+    own_names = {(s.start_line, s.name) for s in symbols}
+    seen: set[tuple[str, str | None]] = set()
+    # Runs of lines with one owner are scanned whole: findall and dict.fromkeys work in C,
+    # and only a name's first occurrence in the run needs its line.
+    for first_line, last_line, owner in _runs(owners, len(starts)):
+        offset = starts[first_line - 1]
+        segment = code[offset : starts[last_line] if last_line < len(starts) else len(code)]
+        for name in dict.fromkeys(_IDENTIFIER.findall(segment)):
+            if name in _NOT_REFERENCES or (name, owner) in seen:
+                continue
+            line = text.line_of(offset + _first_word(segment, name))
+            if (line, name) in own_names:
+                continue
+            seen.add((name, owner))
+            yield Reference(name, line, owner)
+
+
+def _blank(source: str, tokens: list[Token]) -> str:
+    """`source` with comments and strings turned to spaces, offsets and line breaks kept."""
+    pieces, pos = [], 0
+    for token in tokens:
+        pieces.append(source[pos : token.start])
+        lines = source[token.start : token.end].split("\n")
+        pieces.append("\n".join(" " * len(line) for line in lines))
+        pos = token.end
+    pieces.append(source[pos:])
+    return "".join(pieces)
+
+
+def _runs(owners: list[str | None], lines: int) -> Iterator[tuple[int, int, str | None]]:
+    """Maximal runs of lines (1-based, inclusive) with the same owner."""
+    start = 1
+    for line in range(2, lines + 1):
+        if owners[line] != owners[start]:
+            yield start, line - 1, owners[start]
+            start = line
+    if lines:
+        yield start, lines, owners[start]
+
+
+def _first_word(segment: str, name: str) -> int:
+    """Offset of `name` as a whole identifier in `segment` (it is known to occur)."""
+    at = segment.find(name)
+    while at >= 0:
+        before = segment[at - 1] if at else " "
+        after = segment[at + len(name) : at + len(name) + 1] or " "
+        if not (before.isalnum() or before == "_" or after.isalnum() or after == "_"):
+            return at
+        at = segment.find(name, at + 1)
+    return 0

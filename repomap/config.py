@@ -1,0 +1,39 @@
+"""Settings resolved once: flag > environment variable > default."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+INDEX_DIR = ".repomap"
+DEFAULT_MAX_FILE_SIZE = 2 * 1024 * 1024  # bytes; larger files are skipped as "too large"
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    root: Path
+    db_path: Path
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    workers: int = 2
+    search_log: bool = True
+
+    @property
+    def uses_default_db(self) -> bool:
+        return self.db_path == default_db_path(self.root)
+
+
+def default_db_path(root: Path) -> Path:
+    return root / INDEX_DIR / "index.db"
+
+
+def resolve(root: str | Path | None = None, db: str | Path | None = None,
+            max_file_size: int | None = None, workers: int | None = None) -> Settings:
+    """Settings from explicit arguments, then REPOMAP_* environment variables, then defaults."""
+    root_path = Path(root or os.environ.get("REPOMAP_ROOT") or ".").resolve()
+    db_value = db or os.environ.get("REPOMAP_DB")
+    db_path = Path(db_value).resolve() if db_value else default_db_path(root_path)
+    size = max_file_size or int(os.environ.get("REPOMAP_MAX_FILE_SIZE") or DEFAULT_MAX_FILE_SIZE)
+    count = workers or int(os.environ.get("REPOMAP_WORKERS") or min(2, os.cpu_count() or 1))
+    log = os.environ.get("REPOMAP_SEARCH_LOG", "1").lower() not in ("0", "false", "off", "no")
+    return Settings(root_path, db_path, size, max(1, count), log)

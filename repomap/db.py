@@ -1,0 +1,312 @@
+"""The index database: opening, PRAGMAs, migrations and every write."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from sqlite_utils import Database
+from sqlite_utils.migrations import Migrations
+
+from .errors import CorruptIndex, IndexNotFound, IndexOutdated, NotAnIndex, SchemaTooNew
+
+ROWS_PER_FILE = 1 << 20  # code_text_fts rowid = files.id * ROWS_PER_FILE + ordinal
+BUSY_TIMEOUT_MS = 30_000
+
+
+def _migration_files() -> list[tuple[str, str]]:
+    folder = resources.files("repomap.migrations")
+    names = sorted(p.name for p in folder.iterdir() if p.name.endswith(".sql") and p.name[:4].isdigit())
+    return [(name.removesuffix(".sql"), folder.joinpath(name).read_text()) for name in names]
+
+
+def _statements(sql: str) -> Iterator[str]:
+    """Split a migration into statements; executescript() would COMMIT mid-migration."""
+    pending = ""
+    for line in sql.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            yield pending
+            pending = ""
+    if pending.strip() and not pending.strip().startswith("--"):
+        yield pending
+
+
+MIGRATIONS = Migrations("repomap")
+MIGRATION_NAMES: list[str] = []
+for _name, _sql in _migration_files():
+
+    def _run(db: Database, sql: str = _sql) -> None:
+        for statement in _statements(sql):
+            db.conn.execute(statement)
+
+    MIGRATIONS(name=_name)(_run)
+    MIGRATION_NAMES.append(_name)
+
+SCHEMA_VERSION = int(MIGRATION_NAMES[-1][:4])
+
+
+def migration_for(version: int) -> str:
+    """Name of the migration that brings the schema to `version`."""
+    return next(name for name in MIGRATION_NAMES if int(name[:4]) == version)
+
+
+# --- opening ---------------------------------------------------------------------------------
+
+
+def _connect(path: Path, readonly: bool) -> sqlite3.Connection:
+    uri = path.resolve().as_uri() + ("?mode=ro" if readonly else "")
+    conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    return conn
+
+
+def schema_version(conn: sqlite3.Connection, path: Path) -> int:
+    """user_version of an index, after checking the file is a SQLite database repomap made."""
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    except sqlite3.DatabaseError as error:
+        raise CorruptIndex(
+            f"{path} is not a readable SQLite database ({error}); run `repomap index --force` to rebuild it"
+        ) from None
+    ours = "_sqlite_migrations" in tables and "files" in tables
+    if (tables and not ours) or (0 < version < 4):
+        raise NotAnIndex(f"{path} is a SQLite database that repomap did not create; pass another --db")
+    return version
+
+
+def open_index(path: Path, *, readonly: bool = False, migrate_to: int | None = None) -> Database:
+    """Open (and, unless read-only, create or migrate) the index at `path`."""
+    if readonly and not path.exists():
+        raise IndexNotFound(f"no index at {path}; run `repomap index` first")
+    if not readonly:
+        _prepare_folder(path)
+    try:
+        conn = _connect(path, readonly)
+    except sqlite3.Error as error:
+        raise CorruptIndex(f"cannot open {path}: {error}") from None
+    try:
+        version = schema_version(conn, path)
+        if version > SCHEMA_VERSION:
+            raise SchemaTooNew(
+                f"{path} has schema v{version}, newer than this repomap (v{SCHEMA_VERSION}); upgrade repomap"
+            )
+        db = Database(conn)
+        if readonly:
+            if version < SCHEMA_VERSION:
+                raise IndexOutdated(
+                    f"{path} has schema v{version} (current v{SCHEMA_VERSION}); run `repomap index` to upgrade it"
+                )
+            return db
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        migrate(db, migrate_to)
+        return db
+    except BaseException:
+        conn.close()
+        raise
+
+
+def migrate(db: Database, to: int | None = None) -> None:
+    """Apply pending migrations, each in one transaction with its ledger row and user_version."""
+    stop_before = None
+    if to is not None and to < SCHEMA_VERSION:
+        stop_before = migration_for(to + 1)
+    try:
+        MIGRATIONS.apply(db, stop_before=stop_before)
+    except sqlite3.DatabaseError as error:
+        raise CorruptIndex(f"migrating the index failed ({error}); it was left as it was") from None
+
+
+def _prepare_folder(path: Path) -> None:
+    folder = path.parent
+    if folder.name == ".repomap" and not folder.exists():
+        folder.mkdir(parents=True)
+        (folder / ".gitignore").write_text("# repomap's index; never commit it\n*\n")
+    folder.mkdir(parents=True, exist_ok=True)
+
+
+@contextmanager
+def connected(path: Path, *, readonly: bool = True) -> Iterator[Database]:
+    """open_index() as a context manager that always closes the connection."""
+    db = open_index(path, readonly=readonly)
+    try:
+        yield db
+    finally:
+        db.conn.close()
+
+
+# --- reading what is indexed -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedFile:
+    id: int
+    path: str
+    size: int
+    mtime_ns: int
+    hash: str
+    text_indexed: bool
+
+
+def indexed_files(db: Database) -> dict[str, IndexedFile]:
+    rows = db.conn.execute("SELECT id, path, size, mtime_ns, hash, text_indexed FROM files")
+    return {row[1]: IndexedFile(row[0], row[1], row[2], row[3], row[4], bool(row[5])) for row in rows}
+
+
+def get_meta(db: Database, key: str) -> str | None:
+    row = db.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return row[0] if row else None
+
+
+def set_meta(db: Database, values: dict[str, str]) -> None:
+    db.conn.executemany(
+        "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        values.items(),
+    )
+
+
+def counts(db: Database) -> dict[str, int]:
+    """Rows per table and text elements per type, for summaries."""
+    conn = db.conn
+    result = {
+        "files": conn.execute("SELECT count(*) FROM files").fetchone()[0],
+        "symbols": conn.execute("SELECT count(*) FROM symbols").fetchone()[0],
+        "references": conn.execute("SELECT count(*) FROM refs").fetchone()[0],
+    }
+    names = {code: name for name, code in ELEMENT_TYPE_CODES.items()}
+    for code, count in conn.execute("SELECT element_type, count(*) FROM code_text GROUP BY element_type"):
+        result[names[code]] = count
+    return result
+
+
+# --- writing -----------------------------------------------------------------------------------
+
+INSERT_FILE_SQL = """INSERT INTO files (id, path, language, size, mtime_ns, hash, line_count, status,
+    note, indexed_at, text_indexed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)"""
+INSERT_SYMBOL_SQL = """INSERT INTO symbols (id, file_id, name, qualified_name, kind, start_line,
+    end_line, start_col, end_col, start_byte, end_byte, signature, parent_id, doc, is_definition)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+INSERT_REF_SQL = "INSERT OR IGNORE INTO refs (file_id, name, line, symbol_id) VALUES (?, ?, ?, ?)"
+INSERT_TEXT_SQL = """INSERT INTO code_text (id, file_id, line_number, end_line, element_type,
+    symbol_name, content, subwords) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"""
+INDEX_TEXT_SQL = """INSERT INTO code_text_fts (rowid, content, subwords)
+    SELECT id, content, subwords FROM code_text WHERE id >= ? AND id < ?"""
+# External-content FTS5 forgets a row only when told its old indexed values.
+UNINDEX_TEXT_SQL = """INSERT INTO code_text_fts (code_text_fts, rowid, content, subwords)
+    SELECT 'delete', id, content, subwords FROM code_text WHERE id >= ? AND id < ?"""
+ELEMENT_TYPE_CODES = {"comment": 1, "docstring": 2, "string_literal": 3}
+LINK_DECLARATIONS_SQL = """UPDATE symbols SET declaration_id = (
+        SELECT d.id FROM symbols d JOIN files f ON f.id = d.file_id
+        WHERE d.qualified_name = symbols.qualified_name AND d.is_definition = 0
+          AND f.language = 'cpp' ORDER BY d.id LIMIT 1)
+    WHERE is_definition = 1 AND kind IN ('method', 'function')
+      AND file_id IN (SELECT id FROM files WHERE language = 'cpp')"""
+
+
+@dataclass(frozen=True, slots=True)
+class FileRows:
+    """Everything one file contributes, ready to write (made by index.py from an Extraction)."""
+
+    path: str
+    language: str
+    size: int
+    mtime_ns: int
+    hash: str
+    line_count: int
+    status: str
+    note: str | None
+    symbols: list  # extractors.model.Symbol
+    references: list  # extractors.model.Reference
+    texts: list  # (TextElement, subwords)
+
+
+def _row_range(file_id: int) -> tuple[int, int]:
+    """The code_text ids of one file: [first, end)."""
+    return file_id * ROWS_PER_FILE, (file_id + 1) * ROWS_PER_FILE
+
+
+class Writer:
+    """The single writer of an index run: ids handed out in memory, batches per transaction."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.conn = db.conn
+        self.next_file_id = self._max("files") + 1
+        self.next_symbol_id = self._max("symbols") + 1
+
+    def _max(self, table: str) -> int:
+        return self.conn.execute(f"SELECT coalesce(max(id), 0) FROM {table}").fetchone()[0]
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """One transaction: every file written inside it lands whole or not at all."""
+        with self.db.atomic():
+            yield
+
+    def delete_file(self, file_id: int) -> None:
+        conn = self.conn
+        rows = _row_range(file_id)
+        conn.execute("DELETE FROM refs WHERE file_id = ?", (file_id,))
+        conn.execute("DELETE FROM symbols WHERE file_id = ?", (file_id,))
+        conn.execute(UNINDEX_TEXT_SQL, rows)
+        conn.execute("DELETE FROM code_text WHERE id >= ? AND id < ?", rows)
+        conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
+
+    def touch_file(self, file_id: int, size: int, mtime_ns: int) -> None:
+        """The bytes are unchanged (same hash): only remember the new stat."""
+        self.conn.execute("UPDATE files SET size = ?, mtime_ns = ? WHERE id = ?", (size, mtime_ns, file_id))
+
+    def replace_file(self, rows: FileRows, old_id: int | None, indexed_at: str) -> int:
+        """Write one file's rows in place of its old ones (call inside batch())."""
+        if old_id is not None:
+            self.delete_file(old_id)
+        file_id = old_id if old_id is not None else self.next_file_id
+        self.next_file_id = max(self.next_file_id, file_id + 1)
+        self.conn.execute(
+            INSERT_FILE_SQL,
+            (file_id, rows.path, rows.language, rows.size, rows.mtime_ns, rows.hash,
+             rows.line_count, rows.status, rows.note, indexed_at),
+        )
+        symbol_ids = self._insert_symbols(file_id, rows.symbols)
+        self.conn.executemany(
+            INSERT_REF_SQL,
+            ((file_id, r.name, r.line, symbol_ids.get(r.symbol)) for r in rows.references),
+        )
+        base = file_id * ROWS_PER_FILE
+        self.conn.executemany(
+            INSERT_TEXT_SQL,
+            (
+                (base + ordinal, file_id, t.line, t.end_line, ELEMENT_TYPE_CODES[t.element_type],
+                 t.symbol_name, t.content, subwords)
+                for ordinal, (t, subwords) in enumerate(rows.texts[: ROWS_PER_FILE - 1])
+            ),
+        )
+        self.conn.execute(INDEX_TEXT_SQL, _row_range(file_id))
+        return file_id
+
+    def _insert_symbols(self, file_id: int, symbols: Iterable) -> dict[str, int]:
+        ids: dict[str, int] = {}
+        values = []
+        for symbol in symbols:
+            symbol_id = self.next_symbol_id
+            self.next_symbol_id += 1
+            ids.setdefault(symbol.qualified_name, symbol_id)
+            values.append(
+                (symbol_id, file_id, symbol.name, symbol.qualified_name, symbol.kind,
+                 symbol.start_line, symbol.end_line, symbol.start_col, symbol.end_col,
+                 symbol.start_byte, symbol.end_byte, symbol.signature,
+                 ids.get(symbol.parent) if symbol.parent else None, symbol.doc,
+                 int(symbol.is_definition))
+            )
+        self.conn.executemany(INSERT_SYMBOL_SQL, values)
+        return ids
+
+    def link_declarations(self) -> None:
+        """Point each C++ out-of-line definition at its in-class declaration."""
+        self.conn.execute(LINK_DECLARATIONS_SQL)

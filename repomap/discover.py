@@ -1,0 +1,149 @@
+"""Walk ROOT: ignore files (pathspec), symlinks that stay inside, size limits."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pathspec
+
+from .extractors import LANGUAGE_BY_SUFFIX
+
+IGNORE_FILES = (".gitignore", ".repomapignore")
+ALWAYS_SKIPPED_DIRS = frozenset({".git", ".repomap", ".hg", ".svn"})
+
+
+@dataclass(frozen=True, slots=True)
+class FoundFile:
+    rel_path: str  # relative to ROOT, '/' separators
+    path: Path
+    size: int
+    mtime_ns: int
+
+
+@dataclass(slots=True)
+class Walk:
+    """Files found under ROOT, and what was passed over and why."""
+
+    files: list[FoundFile] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (rel_path, reason)
+
+
+@dataclass(frozen=True, slots=True)
+class _Rules:
+    base: str  # directory the patterns are relative to ("" for ROOT), with a trailing "/"
+    spec: pathspec.PathSpec
+
+
+def _read_rules(folder: Path, base: str, names: tuple[str, ...]) -> list[_Rules]:
+    rules = []
+    for name in names:
+        try:
+            lines = (folder / name).read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        rules.append(_Rules(base, pathspec.GitIgnoreSpec.from_lines(lines)))
+    return rules
+
+
+def _ignored(rules: list[_Rules], rel_path: str, is_dir: bool) -> bool:
+    """Git's precedence: the deepest file wins, and within a file the last matching pattern."""
+    for rule in reversed(rules):
+        relative = rel_path[len(rule.base) :] + ("/" if is_dir else "")
+        result = rule.spec.check_file(relative)
+        if result.include is not None:
+            return bool(result.include)
+    return False
+
+
+def walk(root: Path, skip_dirs: frozenset[Path] = frozenset()) -> Walk:
+    """Every file under `root` that ignore rules keep, each real file once, links kept inside."""
+    root = root.resolve()
+    result = Walk()
+    base_rules = _read_rules(root / ".git" / "info", "", ("exclude",))
+    seen_dirs: set[tuple[int, int]] = set()
+    seen_files: set[tuple[int, int]] = set()
+    root_stat = root.stat()
+    seen_dirs.add((root_stat.st_dev, root_stat.st_ino))
+    stack: list[tuple[Path, str, list[_Rules]]] = [(root, "", base_rules)]
+    while stack:
+        folder, rel_folder, inherited = stack.pop()
+        rules = inherited + _read_rules(folder, rel_folder, IGNORE_FILES)
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError as error:
+            result.skipped.append((rel_folder.rstrip("/") or ".", f"unreadable directory ({error.strerror})"))
+            continue
+        subfolders = []
+        for entry in entries:
+            rel_path = rel_folder + entry.name
+            if not _is_text_name(rel_path):
+                result.skipped.append((repr(rel_path)[1:-1], "file name is not valid UTF-8"))
+                continue
+            found = _classify(entry, root, skip_dirs)
+            if found is None:
+                continue
+            kind, entry_stat = found
+            if kind == "outside":
+                result.skipped.append((rel_path, "symlink leads outside the root"))
+                continue
+            if _ignored(rules, rel_path, kind == "dir"):
+                continue
+            key = (entry_stat.st_dev, entry_stat.st_ino)
+            if kind == "dir":
+                if key not in seen_dirs:  # a link back up would loop forever
+                    seen_dirs.add(key)
+                    subfolders.append((Path(entry.path), rel_path + "/", rules))
+                continue
+            if key in seen_files:
+                continue
+            seen_files.add(key)
+            result.files.append(FoundFile(rel_path, Path(entry.path), entry_stat.st_size, entry_stat.st_mtime_ns))
+        stack.extend(reversed(subfolders))
+    return result
+
+
+def _is_text_name(rel_path: str) -> bool:
+    try:
+        rel_path.encode("utf-8")
+    except UnicodeEncodeError:  # os.scandir hands undecodable bytes over as surrogates
+        return False
+    return True
+
+
+def _classify(entry: os.DirEntry, root: Path, skip_dirs: frozenset[Path]) -> tuple[str, os.stat_result] | None:
+    """("dir" | "file" | "outside", stat) for an entry worth a look, None for the rest."""
+    try:
+        if entry.is_symlink():
+            target = Path(entry.path).resolve()
+            if target != root and root not in target.parents:
+                return ("outside", entry.stat(follow_symlinks=False))
+            entry_stat = target.stat()
+        else:
+            entry_stat = entry.stat(follow_symlinks=False)
+    except (OSError, RuntimeError):  # dangling link, link loop, vanished entry
+        return None
+    if stat.S_ISDIR(entry_stat.st_mode):
+        if entry.name in ALWAYS_SKIPPED_DIRS or Path(entry.path) in skip_dirs:
+            return None
+        return ("dir", entry_stat)
+    if stat.S_ISREG(entry_stat.st_mode):
+        return ("file", entry_stat)
+    return None
+
+
+def language_of(rel_path: str) -> str | None:
+    """The language repomap reads `rel_path` as, or None to skip it."""
+    dot = rel_path.rfind(".")
+    return LANGUAGE_BY_SUFFIX.get(rel_path[dot:].lower()) if dot > rel_path.rfind("/") else None
+
+
+def code_files(walked: Walk) -> Iterator[tuple[FoundFile, str]]:
+    """The walked files repomap indexes as code, with their language."""
+    for found in walked.files:
+        language = language_of(found.rel_path)
+        if language is not None:
+            yield found, language

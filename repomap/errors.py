@@ -1,0 +1,54 @@
+"""Errors the user can act on, and the exit codes the CLI turns them into."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    ERROR = 1
+    USAGE = 2  # Click's own code for bad arguments
+    NO_INDEX = 3
+    SCHEMA_TOO_NEW = 4
+    BUSY = 5
+
+
+class RepomapError(Exception):
+    """An error the user can act on; the message says what to do next."""
+
+    exit_code = ExitCode.ERROR
+
+
+class IndexNotFound(RepomapError):
+    exit_code = ExitCode.NO_INDEX
+
+
+class SchemaTooNew(RepomapError):
+    exit_code = ExitCode.SCHEMA_TOO_NEW
+
+
+class IndexOutdated(RepomapError):
+    """The index is from an older schema and was opened read-only, so it cannot migrate."""
+
+    exit_code = ExitCode.NO_INDEX
+
+
+class CorruptIndex(RepomapError):
+    pass
+
+
+class NotAnIndex(RepomapError):
+    """A SQLite file (or any file) that repomap did not create."""
+
+
+class IndexBusy(RepomapError):
+    exit_code = ExitCode.BUSY
+
+
+class BadQuery(RepomapError):
+    exit_code = ExitCode.USAGE
+
+
+class BadArgument(RepomapError):
+    exit_code = ExitCode.USAGE

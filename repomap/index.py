@@ -1,0 +1,284 @@
+"""discover -> extract in worker processes -> one writer; each file's rows replaced atomically."""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import multiprocessing
+import os
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from . import db as index_db
+from .config import Settings
+from .discover import code_files, walk
+from .errors import IndexBusy
+from .extractors import extract
+from .subwords import subwords
+
+# Bump when extraction changes what it stores: every file is then re-read once.
+EXTRACTOR_VERSION = "1"
+IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
+BATCH_FILES = 400  # files per transaction
+BINARY_SNIFF = 8192
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    rel_path: str
+    path: str
+    language: str
+    size: int
+    mtime_ns: int
+    old_hash: str | None  # skip extraction when the bytes turn out unchanged
+
+
+@dataclass(frozen=True, slots=True)
+class Unchanged:
+    job: Job
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    rel_path: str
+    reason: str
+
+
+@dataclass(slots=True)
+class Summary:
+    root: str
+    db_path: str
+    scanned: int = 0
+    unchanged: int = 0
+    added: int = 0
+    modified: int = 0
+    removed: int = 0
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    fallback: list[tuple[str, str]] = field(default_factory=list)
+    elements: dict[str, int] = field(default_factory=dict)
+    symbols: int = 0
+    references: int = 0
+    files: int = 0
+    seconds: float = 0.0
+
+    @property
+    def skipped_by_reason(self) -> dict[str, int]:
+        return dict(Counter(_reason_kind(reason) for _, reason in self.skipped))
+
+    def as_dict(self) -> dict:
+        return {
+            "root": self.root,
+            "db_path": self.db_path,
+            "scanned": self.scanned,
+            "unchanged": self.unchanged,
+            "added": self.added,
+            "modified": self.modified,
+            "removed": self.removed,
+            "skipped": len(self.skipped),
+            "skipped_by_reason": self.skipped_by_reason,
+            "skipped_files": [{"path": p, "reason": r} for p, r in self.skipped],
+            "fallback_files": [{"path": p, "reason": r} for p, r in self.fallback],
+            "files": self.files,
+            "elements": self.elements,
+            "symbols": self.symbols,
+            "references": self.references,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def _reason_kind(reason: str) -> str:
+    return reason.split(" (")[0]
+
+
+Progress = Callable[[int, int], None]
+
+
+def run(settings: Settings, *, force: bool = False, progress: Progress | None = None) -> Summary:
+    """Bring the index at settings.db_path up to date with settings.root."""
+    started = time.perf_counter()
+    summary = Summary(str(settings.root), str(settings.db_path))
+    with _exclusive(settings.db_path):
+        db = index_db.open_index(settings.db_path)
+        try:
+            _index(db, settings, force, summary, progress)
+            summary.seconds = time.perf_counter() - started
+            totals = index_db.counts(db)
+        finally:
+            db.conn.close()
+    summary.files = totals.pop("files")
+    summary.symbols = totals.pop("symbols")
+    summary.references = totals.pop("references")
+    summary.elements = {k: totals.get(k, 0) for k in ("comment", "docstring", "string_literal")}
+    return summary
+
+
+@contextmanager
+def _exclusive(db_path: Path) -> Iterator[None]:
+    """One `repomap index` per database at a time; readers are never blocked (WAL)."""
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    lock_path = db_path.with_name(db_path.name + ".lock")
+    with open(lock_path, "a+b") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise IndexBusy(f"another `repomap index` is updating {db_path}; try again when it ends") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _index(db, settings: Settings, force: bool, summary: Summary, progress: Progress | None) -> None:
+    force = force or index_db.get_meta(db, "extractor_version") != EXTRACTOR_VERSION
+    walked = walk(settings.root, skip_dirs=frozenset({settings.db_path.parent}))
+    existing = index_db.indexed_files(db)
+    jobs: list[Job] = []
+    present: set[str] = set()
+    for found, language in code_files(walked):
+        summary.scanned += 1
+        present.add(found.rel_path)
+        if found.size > settings.max_file_size:
+            summary.skipped.append((found.rel_path, f"larger than the limit ({settings.max_file_size} bytes)"))
+            continue
+        old = existing.get(found.rel_path)
+        if old and not force and old.text_indexed and (old.size, old.mtime_ns) == (found.size, found.mtime_ns):
+            summary.unchanged += 1
+            continue
+        jobs.append(Job(found.rel_path, str(found.path), language, found.size, found.mtime_ns,
+                        None if force or old is None else old.hash))
+    writer = index_db.Writer(db)
+    indexed_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    gone = [old for path, old in existing.items() if path not in present]
+    written = 0
+    with writer.batch():
+        for old in gone:
+            writer.delete_file(old.id)
+        summary.removed = len(gone)
+    results = _extract_all(jobs, settings.workers)
+    while True:
+        with writer.batch():
+            for result in _take(results, BATCH_FILES):
+                written += 1
+                _write(writer, result, existing, summary, indexed_at)
+                if progress:
+                    progress(written, len(jobs))
+        if written >= len(jobs):
+            break
+    with writer.batch():
+        writer.link_declarations()
+        # Files that vanished or became unreadable since they were indexed: drop their rows.
+        for rel_path, _reason in summary.skipped:
+            if rel_path in existing and rel_path in present:
+                writer.delete_file(existing[rel_path].id)
+        index_db.set_meta(db, {"extractor_version": EXTRACTOR_VERSION, "indexed_at": indexed_at,
+                               "root": str(settings.root)})
+
+
+def _take(results: Iterator, count: int) -> Iterator:
+    for _ in range(count):
+        try:
+            yield next(results)
+        except StopIteration:
+            return
+
+
+def _write(writer: index_db.Writer, result, existing: dict, summary: Summary, indexed_at: str) -> None:
+    if isinstance(result, Skipped):
+        summary.skipped.append((result.rel_path, result.reason))
+        return
+    if isinstance(result, Unchanged):
+        summary.unchanged += 1
+        job = result.job
+        writer.touch_file(existing[job.rel_path].id, job.size, job.mtime_ns)
+        return
+    old = existing.get(result.path)
+    if result.status != "ok":
+        summary.fallback.append((result.path, result.note or result.status))
+    if old is None:
+        summary.added += 1
+    else:
+        summary.modified += 1
+    writer.replace_file(result, old.id if old else None, indexed_at)
+
+
+def _extract_all(jobs: list[Job], workers: int) -> Iterator[index_db.FileRows | Unchanged | Skipped]:
+    if len(jobs) < IN_PROCESS_LIMIT or workers <= 1:
+        yield from map(read_and_extract, jobs)
+        return
+    context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
+    # Largest first, so one big file does not leave a worker alone at the end.
+    ordered = sorted(jobs, key=lambda job: -job.size)
+    with context.Pool(workers) as pool:
+        yield from pool.imap_unordered(read_and_extract, ordered, chunksize=4)
+
+
+def read_and_extract(job: Job) -> index_db.FileRows | Unchanged | Skipped:
+    """Worker: read one file, and unless its bytes are unchanged, extract its rows."""
+    try:
+        raw = Path(job.path).read_bytes()
+    except OSError as error:
+        return Skipped(job.rel_path, f"unreadable ({error.strerror or error})")
+    digest = hashlib.blake2b(raw, digest_size=16).hexdigest()
+    if digest == job.old_hash:
+        return Unchanged(job)
+    source, problem = decode(raw)
+    if source is None:
+        return Skipped(job.rel_path, problem or "not text")
+    try:
+        extraction = extract(job.language, source, job.rel_path)
+    except RecursionError:
+        return Skipped(job.rel_path, "nested too deeply to parse")
+    except Exception as error:  # noqa: BLE001 - one bad file is a count in the summary, not a crash
+        return Skipped(job.rel_path, f"extractor failed ({type(error).__name__}: {error})")
+    texts = [(t, subwords(t.content)) for t in extraction.texts]
+    return index_db.FileRows(
+        job.rel_path, job.language, len(raw), job.mtime_ns, digest, _line_count(source),
+        extraction.status, extraction.note, extraction.symbols, extraction.references, texts,
+    )
+
+
+def decode(raw: bytes) -> tuple[bytes | None, str | None]:
+    """UTF-8 bytes for the extractors (BOMs handled), or None and why the file is not text."""
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return raw.decode("utf-16").encode("utf-8"), None
+        except UnicodeDecodeError:
+            return None, "binary (bad UTF-16)"
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    if b"\0" in raw[:BINARY_SNIFF]:
+        return None, "binary (NUL bytes)"
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        if _python_cookie(raw):
+            return _recode(raw)
+        return None, f"not UTF-8 (invalid byte at offset {error.start})"
+    return raw, None
+
+
+def _python_cookie(raw: bytes) -> bool:
+    return b"coding" in raw[:200]
+
+
+def _recode(raw: bytes) -> tuple[bytes | None, str | None]:
+    """A Python file that declares its encoding (PEP 263): re-encode it as UTF-8."""
+    import io
+    import tokenize
+
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+        return raw.decode(encoding).encode("utf-8"), None
+    except (SyntaxError, LookupError, UnicodeDecodeError):
+        return None, "not decodable (bad encoding declaration)"
+
+
+def _line_count(source: bytes) -> int:
+    if not source:
+        return 0
+    return source.count(b"\n") + (0 if source.endswith(b"\n") else 1)

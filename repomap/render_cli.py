@@ -1,0 +1,30 @@
+"""Rich output for people; only the CLI imports this."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+
+def print_index_summary(summary: Any) -> None:
+    console = Console(stderr=False, highlight=False)
+    table = Table(show_header=False, box=None, pad_edge=False)
+    table.add_column(style="bold")
+    table.add_column()
+    table.add_row("index", summary.db_path)
+    table.add_row("files", f"{summary.scanned} scanned, {summary.added} added, {summary.modified} changed, "
+                  f"{summary.unchanged} unchanged, {summary.removed} removed, {len(summary.skipped)} skipped")
+    table.add_row("indexed", f"{summary.files} files, {summary.symbols} symbols, {summary.references} references")
+    table.add_row("text", ", ".join(f"{count} {kind}s" for kind, count in summary.elements.items()))
+    table.add_row("time", f"{summary.seconds:.2f} s")
+    console.print(table)
+    for reason, count in sorted(summary.skipped_by_reason.items()):
+        console.print(f"  skipped {count}: {reason}")
+    for path, reason in summary.skipped[:20]:
+        console.print(f"    {path}: {reason}", markup=False)
+    if len(summary.skipped) > 20:
+        console.print(f"    ... ({len(summary.skipped) - 20} more; --json lists them all)")
+    if summary.fallback:
+        console.print(f"  read with a fallback parser: {len(summary.fallback)} files")

@@ -1,0 +1,27 @@
+"""Identifier parts for search: `ConnectionPool` is also found as `connection pool`.
+
+FTS5's unicode61 tokenizer already splits snake_case at `_`; camelCase and PascalCase need
+this: their parts go into a second indexed column beside `content`.
+"""
+
+from __future__ import annotations
+
+import re
+
+_IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[A-Z][A-Za-z0-9]*)+")
+_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+
+def split_identifier(identifier: str) -> list[str]:
+    """`HTTPServerError` -> ["http", "server", "error"]; `getX2` -> ["get", "x", "2"]."""
+    return [part.lower() for part in _PART.findall(identifier)]
+
+
+def subwords(content: str) -> str:
+    """The parts of every mixed-case identifier in `content`, one identifier's parts adjacent."""
+    parts = []
+    for identifier in dict.fromkeys(_IDENTIFIER.findall(content)):
+        split = split_identifier(identifier)
+        if len(split) > 1:
+            parts.append(" ".join(split))
+    return " \n".join(parts)
