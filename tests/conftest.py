@@ -1,0 +1,62 @@
+"""Shared fixtures: real files under tmp_path, a real migrated SQLite index, the real CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from repomap import config
+from repomap import index as indexer
+
+CORPORA = Path(os.environ.get("REPOMAP_CORPORA", Path.home() / ".cache" / "repomap-corpora"))
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("REPOMAP_DB", "REPOMAP_ROOT", "REPOMAP_MAX_FILE_SIZE", "REPOMAP_WORKERS"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def make_repo(tmp_path: Path) -> Callable[[dict[str, str | bytes]], Path]:
+    """Write {relative path: text or bytes} under a fresh root; text is dedented."""
+
+    def make(files: dict[str, str | bytes], root: Path | None = None) -> Path:
+        root = root or tmp_path / "repo"
+        for rel_path, body in files.items():
+            path = root / rel_path
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(body, bytes):
+                path.write_bytes(body)
+            else:
+                path.write_text(textwrap.dedent(body).lstrip("\n"), encoding="utf-8")
+        root.mkdir(parents=True, exist_ok=True)
+        return root
+
+    return make
+
+
+@pytest.fixture
+def index() -> Callable[..., indexer.Summary]:
+    """Index a root into its default database, in-process, like `repomap index ROOT`."""
+
+    def run(root: Path, db: Path | None = None, force: bool = False, workers: int = 1) -> indexer.Summary:
+        return indexer.run(config.resolve(root, db, workers=workers), force=force)
+
+    return run
+
+
+def run_cli(*args: str | Path, cwd: Path | None = None, env: dict | None = None,
+            timeout: float = 120) -> subprocess.CompletedProcess:
+    """The real `repomap` CLI in a subprocess."""
+    return subprocess.run(
+        [sys.executable, "-m", "repomap.cli", *map(str, args)],
+        cwd=cwd, env={**os.environ, **(env or {})}, capture_output=True, text=True,
+        timeout=timeout, stdin=subprocess.DEVNULL,
+    )
