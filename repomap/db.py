@@ -50,9 +50,9 @@ for _name, _sql in _migration_files():
 SCHEMA_VERSION = int(MIGRATION_NAMES[-1][:4])
 
 
-def migration_for(version: int) -> str:
-    """Name of the migration that brings the schema to `version`."""
-    return next(name for name in MIGRATION_NAMES if int(name[:4]) == version)
+def first_migration_after(version: int) -> str | None:
+    """Name of the first migration that takes the schema past `version`."""
+    return next((name for name in MIGRATION_NAMES if int(name[:4]) > version), None)
 
 
 # --- opening ---------------------------------------------------------------------------------
@@ -116,7 +116,7 @@ def migrate(db: Database, to: int | None = None) -> None:
     """Apply pending migrations, each in one transaction with its ledger row and user_version."""
     stop_before = None
     if to is not None and to < SCHEMA_VERSION:
-        stop_before = migration_for(to + 1)
+        stop_before = first_migration_after(to)
     try:
         MIGRATIONS.apply(db, stop_before=stop_before)
     except sqlite3.DatabaseError as error:
