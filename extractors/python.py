@@ -68,13 +68,17 @@ class SourceText:
         if self.ascii:
             return byte_col
         start = self.line_starts[line - 1]
-        return len(self.text[start : start + byte_col * 4].encode()[:byte_col].decode("utf-8", "ignore"))
+        return len(
+            self.text[start : start + byte_col * 4].encode()[:byte_col].decode("utf-8", "ignore")
+        )
 
     def byte_offset(self, offset: int) -> int:
         if self.ascii:
             return offset
         line_start = self.line_starts[self.line_of(offset) - 1]
-        return self.line_byte_starts[self.line_of(offset) - 1] + len(self.text[line_start:offset].encode())
+        return self.line_byte_starts[self.line_of(offset) - 1] + len(
+            self.text[line_start:offset].encode()
+        )
 
     @cached_property
     def line_byte_starts(self) -> list[int]:
@@ -129,7 +133,11 @@ def _structure_from_ast(tree: ast.Module, text: SourceText) -> Structure:
             starts.add((node.lineno, text.char_col(node.lineno, node.col_offset)))
             if isinstance(node, (*_FUNCTIONS, ast.ClassDef)):
                 qualified = f"{parent}.{node.name}" if parent else node.name
-                kind = "class" if isinstance(node, ast.ClassDef) else ("method" if in_class else "function")
+                kind = (
+                    "class"
+                    if isinstance(node, ast.ClassDef)
+                    else ("method" if in_class else "function")
+                )
                 defs.append(_definition(node, qualified, kind, parent, text))
                 stack.append((node.body, qualified, kind == "class"))
                 continue
@@ -143,9 +151,14 @@ def _structure_from_ast(tree: ast.Module, text: SourceText) -> Structure:
     return Structure(defs, starts, _docstring_at(tree.body, text))
 
 
-def _definition(node: ast.stmt, qualified: str, kind: str, parent: str | None, text: SourceText) -> Definition:
+def _definition(
+    node: ast.stmt, qualified: str, kind: str, parent: str | None, text: SourceText
+) -> Definition:
     start = (node.lineno, text.char_col(node.lineno, node.col_offset))
-    end = (node.end_lineno or node.lineno, text.char_col(node.end_lineno or node.lineno, node.end_col_offset or 0))
+    end = (
+        node.end_lineno or node.lineno,
+        text.char_col(node.end_lineno or node.lineno, node.end_col_offset or 0),
+    )
     first = node.body[0]  # type: ignore[attr-defined]
     header_end = (first.lineno, text.char_col(first.lineno, first.col_offset))
     doc = _docstring_at(node.body, text)  # type: ignore[attr-defined]
@@ -165,7 +178,11 @@ def _docstring_at(body: list[ast.stmt], text: SourceText) -> tuple[int, int] | N
 
 def _module_names(node: ast.Assign | ast.AnnAssign, text: SourceText) -> Iterator[Definition]:
     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-    names = [t for target in targets for t in (target.elts if isinstance(target, ast.Tuple) else [target])]
+    names = [
+        t
+        for target in targets
+        for t in (target.elts if isinstance(target, ast.Tuple) else [target])
+    ]
     for target in names:
         if isinstance(target, ast.Name):
             kind = "constant" if target.id.isupper() else "variable"
@@ -273,7 +290,9 @@ def _groups(
         yield group
 
 
-def _joins(previous: Token, token: Token, source: str, starts: set[tuple[int, int]], text: SourceText) -> bool:
+def _joins(
+    previous: Token, token: Token, source: str, starts: set[tuple[int, int]], text: SourceText
+) -> bool:
     gap = source[previous.end : token.start]
     if previous.is_comment and token.is_comment:
         # Consecutive lines holding only a comment: one block.

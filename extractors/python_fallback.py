@@ -8,8 +8,15 @@ from .python import Definition, SourceText, Structure
 from .treesitter import parse
 
 _BODIES = ("block", "module")
-_COMPOUND_BODIES = ("block", "else_clause", "elif_clause", "except_clause", "finally_clause",
-                    "case_clause", "match_statement")
+_COMPOUND_BODIES = (
+    "block",
+    "else_clause",
+    "elif_clause",
+    "except_clause",
+    "finally_clause",
+    "case_clause",
+    "match_statement",
+)
 
 
 def structure(source: bytes, text: SourceText) -> Structure:
@@ -24,8 +31,15 @@ def structure(source: bytes, text: SourceText) -> Structure:
             if node.type == "comment":
                 continue
             starts.add(_position(node, text))
-            definition = node.child_by_field_name("definition") if node.type == "decorated_definition" else node
-            if definition is not None and definition.type in ("function_definition", "class_definition"):
+            definition = (
+                node.child_by_field_name("definition")
+                if node.type == "decorated_definition"
+                else node
+            )
+            if definition is not None and definition.type in (
+                "function_definition",
+                "class_definition",
+            ):
                 name_node = definition.child_by_field_name("name")
                 block = definition.child_by_field_name("body")
                 if name_node is None or block is None:
@@ -44,11 +58,26 @@ def structure(source: bytes, text: SourceText) -> Structure:
     return Structure(defs, starts, _docstring_at(root, text))
 
 
-def _definition(node: Node, block: Node, name: str, qualified: str, kind: str,
-                parent: str | None, text: SourceText) -> Definition:
+def _definition(
+    node: Node,
+    block: Node,
+    name: str,
+    qualified: str,
+    kind: str,
+    parent: str | None,
+    text: SourceText,
+) -> Definition:
     first = next((c for c in block.named_children if c.type != "comment"), block)
-    return Definition(name, qualified, kind, _position(node, text), _end(node, text),
-                      _position(first, text), parent, _docstring_at(block, text))
+    return Definition(
+        name,
+        qualified,
+        kind,
+        _position(node, text),
+        _end(node, text),
+        _position(first, text),
+        parent,
+        _docstring_at(block, text),
+    )
 
 
 def _docstring_at(body: Node, text: SourceText) -> tuple[int, int] | None:

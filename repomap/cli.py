@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from . import config
-from .errors import ExitCode, RepomapError
+from .errors import RepomapError
 
 
 class Group(click.Group):
@@ -41,13 +41,32 @@ def _print_json(value: Any) -> None:
 
 @main.command()
 @click.argument("root", required=False, type=click.Path(file_okay=False, path_type=Path))
-@click.option("--db", "db_path", type=click.Path(dir_okay=False, path_type=Path), help="Index file (default ROOT/.repomap/index.db).")
+@click.option(
+    "--db",
+    "db_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Index file (default ROOT/.repomap/index.db).",
+)
 @click.option("--force", is_flag=True, help="Re-read every file, even unchanged ones.")
-@click.option("--max-file-size", type=click.IntRange(min=1), help="Skip files larger than this many bytes (default 2 MiB).")
-@click.option("--workers", type=click.IntRange(min=1), help="Extraction processes (default: 2, or the CPU count if lower).")
+@click.option(
+    "--max-file-size",
+    type=click.IntRange(min=1),
+    help="Skip files larger than this many bytes (default 2 MiB).",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    help="Extraction processes (default: 2, or the CPU count if lower).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def index(root: Path | None, db_path: Path | None, force: bool, max_file_size: int | None,
-          workers: int | None, as_json: bool) -> None:
+def index(
+    root: Path | None,
+    db_path: Path | None,
+    force: bool,
+    max_file_size: int | None,
+    workers: int | None,
+    as_json: bool,
+) -> None:
     """Index ROOT (default: the current directory), incrementally."""
     from . import index as indexer
 
@@ -69,8 +88,13 @@ def index(root: Path | None, db_path: Path | None, force: bool, max_file_size: i
 def _index_with_progress(indexer: Any, settings: config.Settings, force: bool) -> Any:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-    with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), transient=True) as bar:
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        transient=True,
+    ) as bar:
         task = bar.add_task("indexing", total=None)
 
         def advance(done: int, total: int) -> None:
@@ -80,8 +104,17 @@ def _index_with_progress(indexer: Any, settings: config.Settings, force: bool) -
 
 
 @main.command()
-@click.option("--db", "db_path", type=click.Path(dir_okay=False, path_type=Path), help="Index file (default ./.repomap/index.db).")
-@click.option("--root", type=click.Path(file_okay=False, path_type=Path), help="Repository root whose default index to migrate.")
+@click.option(
+    "--db",
+    "db_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Index file (default ./.repomap/index.db).",
+)
+@click.option(
+    "--root",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Repository root whose default index to migrate.",
+)
 @click.option("--to", "to_version", type=int, help="Stop at this schema version (e.g. 4).")
 def migrate(db_path: Path | None, root: Path | None, to_version: int | None) -> None:
     """Create or upgrade an index's schema in place (each step one transaction)."""
@@ -89,7 +122,9 @@ def migrate(db_path: Path | None, root: Path | None, to_version: int | None) -> 
 
     settings = config.resolve(root, db_path)
     if to_version is not None and not 4 <= to_version <= index_db.SCHEMA_VERSION:
-        raise click.BadParameter(f"must be between 4 and {index_db.SCHEMA_VERSION}", param_hint="--to")
+        raise click.BadParameter(
+            f"must be between 4 and {index_db.SCHEMA_VERSION}", param_hint="--to"
+        )
     db = index_db.open_index(settings.db_path, migrate_to=to_version)
     version = db.conn.execute("PRAGMA user_version").fetchone()[0]
     db.conn.close()

@@ -27,8 +27,12 @@ def default_db_path(root: Path) -> Path:
     return root / INDEX_DIR / "index.db"
 
 
-def resolve(root: str | Path | None = None, db: str | Path | None = None,
-            max_file_size: int | None = None, workers: int | None = None) -> Settings:
+def resolve(
+    root: str | Path | None = None,
+    db: str | Path | None = None,
+    max_file_size: int | None = None,
+    workers: int | None = None,
+) -> Settings:
     """Settings from explicit arguments, then REPOMAP_* environment variables, then defaults."""
     root_path = Path(root or os.environ.get("REPOMAP_ROOT") or ".").resolve()
     db_value = db or os.environ.get("REPOMAP_DB")

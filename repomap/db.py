@@ -20,7 +20,9 @@ BUSY_TIMEOUT_MS = 30_000
 
 def _migration_files() -> list[tuple[str, str]]:
     folder = resources.files("repomap.migrations")
-    names = sorted(p.name for p in folder.iterdir() if p.name.endswith(".sql") and p.name[:4].isdigit())
+    names = sorted(
+        p.name for p in folder.iterdir() if p.name.endswith(".sql") and p.name[:4].isdigit()
+    )
     return [(name.removesuffix(".sql"), folder.joinpath(name).read_text()) for name in names]
 
 
@@ -69,14 +71,18 @@ def schema_version(conn: sqlite3.Connection, path: Path) -> int:
     """user_version of an index, after checking the file is a SQLite database repomap made."""
     try:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
-        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        tables = {
+            row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
+        }
     except sqlite3.DatabaseError as error:
         raise CorruptIndex(
             f"{path} is not a readable SQLite database ({error}); run `repomap index --force` to rebuild it"
         ) from None
     ours = "_sqlite_migrations" in tables and "files" in tables
     if (tables and not ours) or (0 < version < 4):
-        raise NotAnIndex(f"{path} is a SQLite database that repomap did not create; pass another --db")
+        raise NotAnIndex(
+            f"{path} is a SQLite database that repomap did not create; pass another --db"
+        )
     return version
 
 
@@ -156,7 +162,9 @@ class IndexedFile:
 
 def indexed_files(db: Database) -> dict[str, IndexedFile]:
     rows = db.conn.execute("SELECT id, path, size, mtime_ns, hash, text_indexed FROM files")
-    return {row[1]: IndexedFile(row[0], row[1], row[2], row[3], row[4], bool(row[5])) for row in rows}
+    return {
+        row[1]: IndexedFile(row[0], row[1], row[2], row[3], row[4], bool(row[5])) for row in rows
+    }
 
 
 def get_meta(db: Database, key: str) -> str | None:
@@ -180,7 +188,9 @@ def counts(db: Database) -> dict[str, int]:
         "references": conn.execute("SELECT count(*) FROM refs").fetchone()[0],
     }
     names = {code: name for name, code in ELEMENT_TYPE_CODES.items()}
-    for code, count in conn.execute("SELECT element_type, count(*) FROM code_text GROUP BY element_type"):
+    for code, count in conn.execute(
+        "SELECT element_type, count(*) FROM code_text GROUP BY element_type"
+    ):
         result[names[code]] = count
     return result
 
@@ -260,7 +270,9 @@ class Writer:
 
     def touch_file(self, file_id: int, size: int, mtime_ns: int) -> None:
         """The bytes are unchanged (same hash): only remember the new stat."""
-        self.conn.execute("UPDATE files SET size = ?, mtime_ns = ? WHERE id = ?", (size, mtime_ns, file_id))
+        self.conn.execute(
+            "UPDATE files SET size = ?, mtime_ns = ? WHERE id = ?", (size, mtime_ns, file_id)
+        )
 
     def replace_file(self, rows: FileRows, old_id: int | None, indexed_at: str) -> int:
         """Write one file's rows in place of its old ones (call inside batch())."""
@@ -270,8 +282,18 @@ class Writer:
         self.next_file_id = max(self.next_file_id, file_id + 1)
         self.conn.execute(
             INSERT_FILE_SQL,
-            (file_id, rows.path, rows.language, rows.size, rows.mtime_ns, rows.hash,
-             rows.line_count, rows.status, rows.note, indexed_at),
+            (
+                file_id,
+                rows.path,
+                rows.language,
+                rows.size,
+                rows.mtime_ns,
+                rows.hash,
+                rows.line_count,
+                rows.status,
+                rows.note,
+                indexed_at,
+            ),
         )
         symbol_ids = self._insert_symbols(file_id, rows.symbols)
         self.conn.executemany(
@@ -282,8 +304,16 @@ class Writer:
         self.conn.executemany(
             INSERT_TEXT_SQL,
             (
-                (base + ordinal, file_id, t.line, t.end_line, ELEMENT_TYPE_CODES[t.element_type],
-                 t.symbol_name, t.content, subwords)
+                (
+                    base + ordinal,
+                    file_id,
+                    t.line,
+                    t.end_line,
+                    ELEMENT_TYPE_CODES[t.element_type],
+                    t.symbol_name,
+                    t.content,
+                    subwords,
+                )
                 for ordinal, (t, subwords) in enumerate(rows.texts[: ROWS_PER_FILE - 1])
             ),
         )
@@ -298,11 +328,23 @@ class Writer:
             self.next_symbol_id += 1
             ids.setdefault(symbol.qualified_name, symbol_id)
             values.append(
-                (symbol_id, file_id, symbol.name, symbol.qualified_name, symbol.kind,
-                 symbol.start_line, symbol.end_line, symbol.start_col, symbol.end_col,
-                 symbol.start_byte, symbol.end_byte, symbol.signature,
-                 ids.get(symbol.parent) if symbol.parent else None, symbol.doc,
-                 int(symbol.is_definition))
+                (
+                    symbol_id,
+                    file_id,
+                    symbol.name,
+                    symbol.qualified_name,
+                    symbol.kind,
+                    symbol.start_line,
+                    symbol.end_line,
+                    symbol.start_col,
+                    symbol.end_col,
+                    symbol.start_byte,
+                    symbol.end_byte,
+                    symbol.signature,
+                    ids.get(symbol.parent) if symbol.parent else None,
+                    symbol.doc,
+                    int(symbol.is_definition),
+                )
             )
         self.conn.executemany(INSERT_SYMBOL_SQL, values)
         return ids

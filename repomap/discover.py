@@ -75,7 +75,9 @@ def walk(root: Path, skip_dirs: frozenset[Path] = frozenset()) -> Walk:
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError as error:
-            result.skipped.append((rel_folder.rstrip("/") or ".", f"unreadable directory ({error.strerror})"))
+            result.skipped.append(
+                (rel_folder.rstrip("/") or ".", f"unreadable directory ({error.strerror})")
+            )
             continue
         subfolders = []
         for entry in entries:
@@ -101,7 +103,9 @@ def walk(root: Path, skip_dirs: frozenset[Path] = frozenset()) -> Walk:
             if key in seen_files:
                 continue
             seen_files.add(key)
-            result.files.append(FoundFile(rel_path, Path(entry.path), entry_stat.st_size, entry_stat.st_mtime_ns))
+            result.files.append(
+                FoundFile(rel_path, Path(entry.path), entry_stat.st_size, entry_stat.st_mtime_ns)
+            )
         stack.extend(reversed(subfolders))
     return result
 
@@ -114,7 +118,9 @@ def _is_text_name(rel_path: str) -> bool:
     return True
 
 
-def _classify(entry: os.DirEntry, root: Path, skip_dirs: frozenset[Path]) -> tuple[str, os.stat_result] | None:
+def _classify(
+    entry: os.DirEntry, root: Path, skip_dirs: frozenset[Path]
+) -> tuple[str, os.stat_result] | None:
     """("dir" | "file" | "outside", stat) for an entry worth a look, None for the rest."""
     try:
         if entry.is_symlink():

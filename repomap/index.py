@@ -126,14 +126,18 @@ def _exclusive(db_path: Path) -> Iterator[None]:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise IndexBusy(f"another `repomap index` is updating {db_path}; try again when it ends") from None
+            raise IndexBusy(
+                f"another `repomap index` is updating {db_path}; try again when it ends"
+            ) from None
         try:
             yield
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def _index(db, settings: Settings, force: bool, summary: Summary, progress: Progress | None) -> None:
+def _index(
+    db, settings: Settings, force: bool, summary: Summary, progress: Progress | None
+) -> None:
     force = force or index_db.get_meta(db, "extractor_version") != EXTRACTOR_VERSION
     walked = walk(settings.root, skip_dirs=frozenset({settings.db_path.parent}))
     existing = index_db.indexed_files(db)
@@ -143,14 +147,29 @@ def _index(db, settings: Settings, force: bool, summary: Summary, progress: Prog
         summary.scanned += 1
         present.add(found.rel_path)
         if found.size > settings.max_file_size:
-            summary.skipped.append((found.rel_path, f"larger than the limit ({settings.max_file_size} bytes)"))
+            summary.skipped.append(
+                (found.rel_path, f"larger than the limit ({settings.max_file_size} bytes)")
+            )
             continue
         old = existing.get(found.rel_path)
-        if old and not force and old.text_indexed and (old.size, old.mtime_ns) == (found.size, found.mtime_ns):
+        if (
+            old
+            and not force
+            and old.text_indexed
+            and (old.size, old.mtime_ns) == (found.size, found.mtime_ns)
+        ):
             summary.unchanged += 1
             continue
-        jobs.append(Job(found.rel_path, str(found.path), language, found.size, found.mtime_ns,
-                        None if force or old is None else old.hash))
+        jobs.append(
+            Job(
+                found.rel_path,
+                str(found.path),
+                language,
+                found.size,
+                found.mtime_ns,
+                None if force or old is None else old.hash,
+            )
+        )
     writer = index_db.Writer(db)
     indexed_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     gone = [old for path, old in existing.items() if path not in present]
@@ -175,8 +194,14 @@ def _index(db, settings: Settings, force: bool, summary: Summary, progress: Prog
         for rel_path, _reason in summary.skipped:
             if rel_path in existing and rel_path in present:
                 writer.delete_file(existing[rel_path].id)
-        index_db.set_meta(db, {"extractor_version": EXTRACTOR_VERSION, "indexed_at": indexed_at,
-                               "root": str(settings.root)})
+        index_db.set_meta(
+            db,
+            {
+                "extractor_version": EXTRACTOR_VERSION,
+                "indexed_at": indexed_at,
+                "root": str(settings.root),
+            },
+        )
 
 
 def _take(results: Iterator, count: int) -> Iterator:
@@ -187,7 +212,9 @@ def _take(results: Iterator, count: int) -> Iterator:
             return
 
 
-def _write(writer: index_db.Writer, result, existing: dict, summary: Summary, indexed_at: str) -> None:
+def _write(
+    writer: index_db.Writer, result, existing: dict, summary: Summary, indexed_at: str
+) -> None:
     if isinstance(result, Skipped):
         summary.skipped.append((result.rel_path, result.reason))
         return
@@ -206,7 +233,9 @@ def _write(writer: index_db.Writer, result, existing: dict, summary: Summary, in
     writer.replace_file(result, old.id if old else None, indexed_at)
 
 
-def _extract_all(jobs: list[Job], workers: int) -> Iterator[index_db.FileRows | Unchanged | Skipped]:
+def _extract_all(
+    jobs: list[Job], workers: int
+) -> Iterator[index_db.FileRows | Unchanged | Skipped]:
     if len(jobs) < IN_PROCESS_LIMIT or workers <= 1:
         yield from map(read_and_extract, jobs)
         return
@@ -237,8 +266,17 @@ def read_and_extract(job: Job) -> index_db.FileRows | Unchanged | Skipped:
         return Skipped(job.rel_path, f"extractor failed ({type(error).__name__}: {error})")
     texts = [(t, subwords(t.content)) for t in extraction.texts]
     return index_db.FileRows(
-        job.rel_path, job.language, len(raw), job.mtime_ns, digest, _line_count(source),
-        extraction.status, extraction.note, extraction.symbols, extraction.references, texts,
+        job.rel_path,
+        job.language,
+        len(raw),
+        job.mtime_ns,
+        digest,
+        _line_count(source),
+        extraction.status,
+        extraction.note,
+        extraction.symbols,
+        extraction.references,
+        texts,
     )
 
 

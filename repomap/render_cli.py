@@ -14,9 +14,15 @@ def print_index_summary(summary: Any) -> None:
     table.add_column(style="bold")
     table.add_column()
     table.add_row("index", summary.db_path)
-    table.add_row("files", f"{summary.scanned} scanned, {summary.added} added, {summary.modified} changed, "
-                  f"{summary.unchanged} unchanged, {summary.removed} removed, {len(summary.skipped)} skipped")
-    table.add_row("indexed", f"{summary.files} files, {summary.symbols} symbols, {summary.references} references")
+    table.add_row(
+        "files",
+        f"{summary.scanned} scanned, {summary.added} added, {summary.modified} changed, "
+        f"{summary.unchanged} unchanged, {summary.removed} removed, {len(summary.skipped)} skipped",
+    )
+    table.add_row(
+        "indexed",
+        f"{summary.files} files, {summary.symbols} symbols, {summary.references} references",
+    )
     table.add_row("text", ", ".join(f"{count} {kind}s" for kind, count in summary.elements.items()))
     table.add_row("time", f"{summary.seconds:.2f} s")
     console.print(table)

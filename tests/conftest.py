@@ -46,17 +46,24 @@ def make_repo(tmp_path: Path) -> Callable[[dict[str, str | bytes]], Path]:
 def index() -> Callable[..., indexer.Summary]:
     """Index a root into its default database, in-process, like `repomap index ROOT`."""
 
-    def run(root: Path, db: Path | None = None, force: bool = False, workers: int = 1) -> indexer.Summary:
+    def run(
+        root: Path, db: Path | None = None, force: bool = False, workers: int = 1
+    ) -> indexer.Summary:
         return indexer.run(config.resolve(root, db, workers=workers), force=force)
 
     return run
 
 
-def run_cli(*args: str | Path, cwd: Path | None = None, env: dict | None = None,
-            timeout: float = 120) -> subprocess.CompletedProcess:
+def run_cli(
+    *args: str | Path, cwd: Path | None = None, env: dict | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess:
     """The real `repomap` CLI in a subprocess."""
     return subprocess.run(
         [sys.executable, "-m", "repomap.cli", *map(str, args)],
-        cwd=cwd, env={**os.environ, **(env or {})}, capture_output=True, text=True,
-        timeout=timeout, stdin=subprocess.DEVNULL,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
     )

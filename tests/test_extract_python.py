@@ -1,0 +1,265 @@
+"""Python extraction: symbols, references, comments, docstrings and strings, and the fallback."""
+
+from __future__ import annotations
+
+import ast
+import io
+import textwrap
+import tokenize
+from pathlib import Path
+
+import pytest
+from repomap.extractors import pylex
+from repomap.extractors import python as py
+
+SOURCE = textwrap.dedent('''\
+    """Module docstring."""
+    import os
+
+    LIMIT = 10  # upper bound
+    greeting = ("hello "
+                "world")
+
+
+    class ConnectionPool(Base):
+        """Pools connections.
+
+            Indented detail.
+        """
+
+        # first line of a block
+        # second line of a block
+        def __init__(self, size: int = 3) -> None:  # trailing comment
+            \'\'\'Make a pool.\'\'\'
+            self.size = size
+            self.label = f"size {size!r}: {'big' if size else 'small'}"
+            self.pattern = rb'\\d+'
+            self.url = u"http://x#not-a-comment"
+
+        @property
+        async def get(self):
+            "Get one."
+            return os.path.join("a", "b")
+
+        class Inner:
+            def method(self):
+                pass
+
+
+    def outer():
+        def inner():
+            return 'Failed to open %s: %d'
+        return inner
+    ''')
+
+
+@pytest.fixture(scope="module")
+def extraction():
+    return py.extract(SOURCE.encode(), "pkg/pool.py")
+
+
+@pytest.mark.parametrize(
+    "qualified_name, kind, start_line, end_line, parent",
+    [
+        ("LIMIT", "constant", 4, 4, None),
+        ("greeting", "variable", 5, 6, None),
+        ("ConnectionPool", "class", 9, 31, None),
+        ("ConnectionPool.__init__", "method", 17, 22, "ConnectionPool"),
+        ("ConnectionPool.get", "method", 25, 27, "ConnectionPool"),
+        ("ConnectionPool.Inner", "class", 29, 31, "ConnectionPool"),
+        ("ConnectionPool.Inner.method", "method", 30, 31, "ConnectionPool.Inner"),
+        ("outer", "function", 34, 37, None),
+        ("outer.inner", "function", 35, 36, "outer"),
+    ],
+)
+def test_symbols_have_qualified_names_kinds_lines_and_parents(
+    extraction, qualified_name, kind, start_line, end_line, parent
+):
+    symbol = next(s for s in extraction.symbols if s.qualified_name == qualified_name)
+    assert (symbol.kind, symbol.start_line, symbol.end_line, symbol.parent) == (
+        kind,
+        start_line,
+        end_line,
+        parent,
+    )
+
+
+@pytest.mark.parametrize(
+    "qualified_name, signature",
+    [
+        ("ConnectionPool", "class ConnectionPool(Base)"),
+        ("ConnectionPool.__init__", "def __init__(self, size: int = 3) -> None"),
+        ("ConnectionPool.get", "async def get(self)"),
+        ("LIMIT", "LIMIT = 10"),
+    ],
+)
+def test_signatures_are_headers_without_body_or_comments(extraction, qualified_name, signature):
+    assert (
+        next(s for s in extraction.symbols if s.qualified_name == qualified_name).signature
+        == signature
+    )
+
+
+def test_byte_offsets_slice_the_symbol_out_of_the_source(extraction):
+    data = SOURCE.encode()
+    symbol = next(s for s in extraction.symbols if s.qualified_name == "outer.inner")
+    assert data[symbol.start_byte : symbol.end_byte].decode().startswith("def inner():")
+    assert data[symbol.start_byte : symbol.end_byte].decode().endswith("'Failed to open %s: %d'")
+
+
+def test_symbols_carry_their_docstrings(extraction):
+    docs = {s.qualified_name: s.doc for s in extraction.symbols}
+    assert docs["ConnectionPool"] == "Pools connections.\n\nIndented detail."
+    assert docs["ConnectionPool.get"] == "Get one."
+    assert docs["outer"] is None
+
+
+@pytest.mark.parametrize(
+    "element_type, content, line, symbol_name",
+    [
+        ("docstring", "Module docstring.", 1, "pkg.pool"),
+        ("comment", "upper bound", 4, None),
+        ("string_literal", "hello world", 5, None),
+        ("docstring", "Pools connections.\n\nIndented detail.", 10, "ConnectionPool"),
+        ("comment", "first line of a block\nsecond line of a block", 15, "ConnectionPool"),
+        ("comment", "trailing comment", 17, "ConnectionPool.__init__"),
+        ("docstring", "Make a pool.", 18, "ConnectionPool.__init__"),
+        (
+            "string_literal",
+            "size {size!r}: {'big' if size else 'small'}",
+            20,
+            "ConnectionPool.__init__",
+        ),
+        ("string_literal", "\\d+", 21, "ConnectionPool.__init__"),
+        ("string_literal", "http://x#not-a-comment", 22, "ConnectionPool.__init__"),
+        ("docstring", "Get one.", 26, "ConnectionPool.get"),
+        ("string_literal", "a", 27, "ConnectionPool.get"),
+        ("string_literal", "b", 27, "ConnectionPool.get"),
+        ("string_literal", "Failed to open %s: %d", 36, "outer.inner"),
+    ],
+)
+def test_text_elements_lose_their_delimiters_and_keep_their_place(
+    extraction, element_type, content, line, symbol_name
+):
+    found = [(t.element_type, t.content, t.line, t.symbol_name) for t in extraction.texts]
+    assert (element_type, content, line, symbol_name) in found
+
+
+def test_every_element_is_listed_once(extraction):
+    assert len(extraction.texts) == 14
+
+
+def test_references_name_used_identifiers_but_not_keywords_or_own_definitions(extraction):
+    names = {(r.name, r.symbol) for r in extraction.references}
+    assert ("os", "ConnectionPool.get") in names
+    assert ("join", "ConnectionPool.get") in names
+    assert ("Base", "ConnectionPool") in names
+    assert not any(name in ("def", "return", "class", "if") for name, _ in names)
+    assert ("inner", "outer.inner") not in names  # the definition itself
+    assert ("inner", "outer") in names  # `return inner`
+
+
+@pytest.mark.parametrize(
+    "source, reason",
+    [
+        (
+            b'print "hello"  # python 2\nclass Old:\n    "Doc."\n    def f(self):\n        exec "x"\n',
+            "SyntaxError",
+        ),
+        (b"x = (" * 300 + b"1" + b")" * 300 + b"\ndef after():\n    'Still found.'\n", "nested"),
+    ],
+)
+def test_files_ast_rejects_are_read_by_tree_sitter(source, reason):
+    result = py.extract(source, "legacy.py")
+    assert result.status == "fallback"
+    assert result.note
+    assert {s.qualified_name for s in result.symbols} >= (
+        {"Old", "Old.f"} if reason == "SyntaxError" else {"after"}
+    )
+    contents = {t.content for t in result.texts}
+    assert ("Doc." in contents) if reason == "SyntaxError" else ("Still found." in contents)
+
+
+def test_nothing_raises_on_garbage():
+    for source in (
+        b"",
+        b"\xff\xfe\x00garbage",
+        b"'''unterminated",
+        b"def f(:\n  pass",
+        b"#" * 10000,
+    ):
+        py.extract(source, "bad.py")
+
+
+# --- agreement with the standard library's tokenizer on real files -----------------------------
+
+
+def _tokenize_tokens(text: str) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
+    comments, strings = [], []
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        if token.type == tokenize.COMMENT:
+            comments.append((token.start[0], token.string))
+        elif token.type == tokenize.STRING:
+            strings.append((token.start[0], token.string))
+    return comments, strings
+
+
+def _lexer_tokens(text: str) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
+    comments, strings = [], []
+    for token in pylex.lex(text):
+        line = text.count("\n", 0, token.start) + 1
+        (comments if token.is_comment else strings).append((line, text[token.start : token.end]))
+    return comments, strings
+
+
+def _python_files(root: Path, limit: int) -> list[Path]:
+    return sorted(root.rglob("*.py"))[:limit]
+
+
+def _assert_lexer_agrees_with_tokenize(paths: list[Path]) -> int:
+    compared = 0
+    for path in paths:
+        text = path.read_text(encoding="utf-8")
+        try:
+            expected = _tokenize_tokens(text)
+        except (tokenize.TokenError, SyntaxError, IndentationError):
+            continue
+        assert _lexer_tokens(text) == expected, path
+        compared += 1
+    return compared
+
+
+def test_lexer_finds_exactly_the_comments_and_strings_tokenize_finds_in_our_own_code():
+    root = Path(__file__).resolve().parents[1]
+    paths = (
+        _python_files(root / "repomap", 100)
+        + _python_files(root / "extractors", 100)
+        + _python_files(root / "tests", 100)
+    )
+    assert _assert_lexer_agrees_with_tokenize(paths) >= 10
+
+
+def test_docstrings_match_ast_get_docstring_on_our_own_code():
+    root = Path(__file__).resolve().parents[1]
+    for path in _python_files(root / "repomap", 100):
+        source = path.read_bytes()
+        tree = ast.parse(source)
+        expected = {}
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                doc = ast.get_docstring(node)
+                if doc and "\\" not in doc:
+                    expected[node.name] = doc
+        found = {s.name: s.doc for s in py.extract(source, str(path)).symbols if s.name in expected}
+        assert found == expected, path
+
+
+CORPUS = Path.home() / ".cache" / "repomap-corpora" / "python"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not CORPUS.exists(), reason="Django corpus not fetched")
+def test_lexer_agrees_with_tokenize_on_django():
+    paths = sorted(CORPUS.rglob("*.py"))
+    compared = _assert_lexer_agrees_with_tokenize(paths)
+    assert compared > 2500
