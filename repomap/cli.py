@@ -14,10 +14,23 @@ from typing import Any
 import click
 
 from . import config
-from .errors import RepomapError
+from .errors import ExitCode, RepomapError
 
 
 class Group(click.Group):
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        """Click's usage errors as one line too: `error: …`, exit 2, no usage block."""
+        try:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        except click.UsageError as error:
+            click.echo(f"error: {error.format_message()}", err=True)
+            sys.exit(ExitCode.USAGE)
+        except click.exceptions.Exit as done:
+            sys.exit(done.exit_code)
+        except click.Abort:
+            click.echo("error: aborted", err=True)
+            sys.exit(ExitCode.ERROR)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)

@@ -91,7 +91,7 @@ def open_index(path: Path, *, readonly: bool = False, migrate_to: int | None = N
     if readonly and not path.exists():
         raise IndexNotFound(f"no index at {path}; run `repomap index` first")
     if not readonly:
-        _prepare_folder(path)
+        prepare_folder(path)
     try:
         conn = _connect(path, readonly)
     except sqlite3.Error as error:
@@ -129,7 +129,8 @@ def migrate(db: Database, to: int | None = None) -> None:
         raise CorruptIndex(f"migrating the index failed ({error}); it was left as it was") from None
 
 
-def _prepare_folder(path: Path) -> None:
+def prepare_folder(path: Path) -> None:
+    """Create the index's folder; the default `.repomap/` gets a .gitignore of its own."""
     folder = path.parent
     if folder.name == ".repomap" and not folder.exists():
         folder.mkdir(parents=True)

@@ -120,7 +120,7 @@ def run(settings: Settings, *, force: bool = False, progress: Progress | None = 
 @contextmanager
 def _exclusive(db_path: Path) -> Iterator[None]:
     """One `repomap index` per database at a time; readers are never blocked (WAL)."""
-    db_path.parent.mkdir(parents=True, exist_ok=True)
+    index_db.prepare_folder(db_path)
     lock_path = db_path.with_name(db_path.name + ".lock")
     with open(lock_path, "a+b") as lock:
         try:
@@ -140,6 +140,7 @@ def _index(
 ) -> None:
     force = force or index_db.get_meta(db, "extractor_version") != EXTRACTOR_VERSION
     walked = walk(settings.root, skip_dirs=frozenset({settings.db_path.parent}))
+    summary.skipped.extend(walked.skipped)
     existing = index_db.indexed_files(db)
     jobs: list[Job] = []
     present: set[str] = set()

@@ -1,0 +1,224 @@
+"""`repomap index`: discovery, skipped files, incremental updates, the summary and the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+
+from repomap import config
+from repomap import index as indexer
+
+
+def _rows(db: Path, sql: str, *args) -> list[tuple]:
+    with closing(sqlite3.connect(db)) as conn:
+        return conn.execute(sql, args).fetchall()
+
+
+def _paths(db: Path) -> list[str]:
+    return [row[0] for row in _rows(db, "SELECT path FROM files ORDER BY path")]
+
+
+def _db(root: Path) -> Path:
+    return root / ".repomap" / "index.db"
+
+
+def test_index_finds_every_language_and_skips_other_files(make_repo, index):
+    root = make_repo(
+        {
+            "a.py": "x = 1\n",
+            "b.pyi": "def f() -> int: ...\n",
+            "c.rs": "fn main() {}\n",
+            "d.h": "int f();\n",
+            "e.cpp": "int g() { return 0; }\n",
+            "f.cc": "",
+            "g.hpp": "",
+            "h.cxx": "",
+            "i.c++": "",
+            "j.hh": "",
+            "k.hxx": "",
+            "l.ipp": "",
+            "m.inl": "",
+            "README.md": "# hi\n",
+            "n.js": "var x;\n",
+            "Makefile": "all:\n",
+        }
+    )
+    summary = index(root)
+    assert summary.scanned == 13
+    langs = dict(_rows(_db(root), "SELECT path, language FROM files"))
+    assert langs["a.py"] == langs["b.pyi"] == "python"
+    assert langs["c.rs"] == "rust"
+    assert {
+        langs[p]
+        for p in (
+            "d.h",
+            "e.cpp",
+            "f.cc",
+            "g.hpp",
+            "h.cxx",
+            "i.c++",
+            "j.hh",
+            "k.hxx",
+            "l.ipp",
+            "m.inl",
+        )
+    } == {"cpp"}
+    assert "README.md" not in langs and "n.js" not in langs
+
+
+def test_ignore_rules_at_every_level_are_respected(make_repo, index):
+    root = make_repo(
+        {
+            ".gitignore": "build/\n*.gen.py\n!keep.gen.py\n",
+            "build/out.py": "x = 1\n",
+            "src/a.py": "x = 1\n",
+            "src/a.gen.py": "x = 1\n",
+            "src/keep.gen.py": "x = 1\n",
+            "src/.gitignore": "local_*.py\n",
+            "src/local_secret.py": "x = 1\n",
+            "other/local_ok.py": "x = 1\n",
+            ".git/info/exclude": "excluded.py\n",
+            "excluded.py": "x = 1\n",
+            ".git/objects/junk.py": "x = 1\n",
+            ".repomapignore": "vendor/\n",
+            "vendor/lib.py": "x = 1\n",
+        }
+    )
+    index(root)
+    assert _paths(_db(root)) == ["other/local_ok.py", "src/a.py", "src/keep.gen.py"]
+
+
+def test_symlinks_inside_are_followed_once_and_outside_never(make_repo, index, tmp_path):
+    outside = make_repo({"secret.py": "TOKEN = 'outside'\n"}, root=tmp_path / "outside")
+    root = make_repo({"pkg/real.py": "def real():\n    pass\n"})
+    (root / "alias.py").symlink_to(root / "pkg" / "real.py")
+    (root / "pkg_link").symlink_to(root / "pkg", target_is_directory=True)
+    (root / "escape").symlink_to(outside, target_is_directory=True)
+    (root / "escape.py").symlink_to(outside / "secret.py")
+    (root / "pkg" / "loop").symlink_to(root, target_is_directory=True)
+    summary = index(root)
+    paths = _paths(_db(root))
+    assert len(paths) == 1 and paths[0] in ("alias.py", "pkg/real.py")
+    assert {p for p, r in summary.skipped if "outside" in r} == {"escape", "escape.py"}
+
+
+def test_binary_undecodable_and_oversized_files_are_skipped_and_counted(make_repo, index, tmp_path):
+    root = make_repo(
+        {
+            "good.py": "def good():\n    'still indexed'\n",
+            "binary.py": b"\x00\x01\x02ELF\x00" * 100,
+            "latin1.rs": "// caf\xe9\n".encode("latin-1"),
+            "big.py": "x = 1\n" * 50_000,
+            "utf16.py": "def wide():\n    'from utf-16'\n".encode("utf-16"),
+            "cookie.py": "# -*- coding: latin-1 -*-\ns = 'caf\xe9'\n".encode("latin-1"),
+        }
+    )
+    summary = indexer.run(config.resolve(root, max_file_size=100_000))
+    reasons = dict(summary.skipped)
+    assert reasons["binary.py"].startswith("binary")
+    assert reasons["latin1.rs"].startswith("not UTF-8")
+    assert reasons["big.py"].startswith("larger than the limit")
+    assert summary.skipped_by_reason == {"binary": 1, "not UTF-8": 1, "larger than the limit": 1}
+    assert _paths(_db(root)) == ["cookie.py", "good.py", "utf16.py"]
+    contents = {row[0] for row in _rows(_db(root), "SELECT content FROM code_text")}
+    assert {"still indexed", "from utf-16", "caf\xe9"} <= contents
+
+
+def test_unchanged_files_are_not_reread_and_changes_are_followed(make_repo, index):
+    root = make_repo(
+        {
+            "a.py": "def a():\n    'alpha'\n",
+            "b.py": "def b():\n    'beta'\n",
+            "c.py": "def c():\n    'gamma'\n",
+        }
+    )
+    first = index(root)
+    assert (first.added, first.unchanged) == (3, 0)
+    again = index(root)
+    assert (again.added, again.modified, again.removed, again.unchanged) == (0, 0, 0, 3)
+
+    (root / "a.py").write_text("def a2():\n    'alpha two'\n")
+    (root / "c.py").unlink()
+    (root / "d.py").write_text("def d():\n    'delta'\n")
+    os.utime(root / "b.py", ns=(1, 1))  # touched, same bytes: re-hashed, not re-parsed
+    summary = index(root)
+    assert (summary.added, summary.modified, summary.removed, summary.unchanged) == (1, 1, 1, 1)
+    db = _db(root)
+    assert sorted(r[0] for r in _rows(db, "SELECT qualified_name FROM symbols")) == ["a2", "b", "d"]
+    assert sorted(r[0] for r in _rows(db, "SELECT content FROM code_text")) == [
+        "alpha two",
+        "beta",
+        "delta",
+    ]
+    hits = _rows(
+        db, "SELECT file_path FROM code_text_fts WHERE code_text_fts MATCH 'gamma OR alpha'"
+    )
+    assert hits == [("a.py",)]
+    assert _rows(db, "SELECT mtime_ns FROM files WHERE path = 'b.py'") == [(1,)]
+
+
+def test_force_rereads_everything(make_repo, index):
+    root = make_repo({"a.py": "x = 1\n"})
+    index(root)
+    assert index(root, force=True).modified == 1
+
+
+def test_worker_processes_give_the_same_rows_as_one_process(make_repo, index, tmp_path):
+    files = {
+        f"m{i}.py": f"def f{i}():\n    'doc {i}'\n    # note {i}\n    return 'lit {i}'\n"
+        for i in range(40)
+    }
+    root = make_repo(files)
+    index(root, db=tmp_path / "one.db", workers=1)
+    index(root, db=tmp_path / "two.db", workers=2)
+    sql = "SELECT file_path, line_number, element_type, symbol_name, content FROM code_text_fts ORDER BY 1, 2"
+    assert _rows(tmp_path / "one.db", sql) == _rows(tmp_path / "two.db", sql)
+    assert len(_rows(tmp_path / "one.db", sql)) == 120
+
+
+def test_the_index_folder_carries_its_own_gitignore_and_wal_mode(make_repo, index):
+    root = make_repo({"a.py": "x = 1\n"})
+    index(root)
+    assert (root / ".repomap" / ".gitignore").read_text().strip().endswith("*")
+    assert _rows(_db(root), "PRAGMA journal_mode") == [("wal",)]
+
+
+def test_cli_index_prints_a_json_summary(make_repo):
+    root = make_repo(
+        {"a.py": "def a():\n    '''Doc.'''\n    return 'x'  # why\n", "bin.py": b"\x00\x00"}
+    )
+    result = run_cli("index", root, "--json")
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["added"] == 1 and summary["skipped"] == 1
+    assert summary["elements"] == {"comment": 1, "docstring": 1, "string_literal": 1}
+    assert summary["symbols"] == 1
+    assert summary["skipped_files"] == [{"path": "bin.py", "reason": "binary (NUL bytes)"}]
+
+
+def test_cli_index_prints_a_readable_summary(make_repo):
+    root = make_repo({"a.py": "x = 1\n"})
+    result = run_cli("index", root)
+    assert result.returncode == 0
+    assert "1 scanned, 1 added" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["index", "/no/such/dir"], "not a directory"),
+        (["index", "--max-file-size", "0"], "--max-file-size"),
+    ],
+)
+def test_cli_index_rejects_bad_arguments_in_one_line(args, message):
+    result = run_cli(*args)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
+    assert "Traceback" not in result.stderr

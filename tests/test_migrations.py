@@ -1,0 +1,137 @@
+"""Schema versions: v4 -> v5 in place with nothing lost, failures roll back, newer is refused."""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+
+from repomap import db as index_db
+from repomap.errors import NotAnIndex, SchemaTooNew
+
+FILES = {
+    "pkg/pool.py": '''
+        """Connection pools."""
+
+        class ConnectionPool:
+            """Keeps connections."""
+
+            def get(self):
+                # pick the oldest idle connection
+                return "no connection available"
+        ''',
+    "pkg/util.py": "def helper():\n    return ConnectionPool()\n",
+}
+
+
+def _version(path: Path) -> int:
+    with closing(sqlite3.connect(path, isolation_level=None)) as conn:
+        return conn.execute("PRAGMA user_version").fetchone()[0]
+
+
+def _make_v4_index_with_symbols(repo: Path, index, tmp_path: Path) -> Path:
+    """A v4 database holding the symbols and references of `repo`, as an old repomap left it."""
+    full = tmp_path / "full.db"
+    index(repo, db=full)
+    v4 = tmp_path / "v4.db"
+    assert run_cli("migrate", "--db", v4, "--to", "4").returncode == 0
+    with closing(sqlite3.connect(v4, isolation_level=None)) as conn:
+        conn.execute("ATTACH ? AS full", (str(full),))
+        conn.execute(
+            "INSERT INTO files SELECT id, path, language, size, mtime_ns, hash, line_count, status,"
+            " note, indexed_at FROM full.files"
+        )
+        conn.execute("INSERT INTO symbols SELECT * FROM full.symbols")
+        conn.execute("INSERT INTO refs SELECT * FROM full.refs")
+    assert _version(v4) == 4
+    return v4
+
+
+def _dump(path: Path) -> list[str]:
+    with closing(sqlite3.connect(path, isolation_level=None)) as conn:
+        return list(conn.iterdump())
+
+
+def _rows(path: Path, sql: str) -> list[tuple]:
+    with closing(sqlite3.connect(path, isolation_level=None)) as conn:
+        return conn.execute(sql).fetchall()
+
+
+def test_migrate_to_4_makes_a_v4_database_without_text_tables(tmp_path):
+    path = tmp_path / "old.db"
+    result = run_cli("migrate", "--db", path, "--to", "4")
+    assert result.returncode == 0, result.stderr
+    assert _version(path) == 4
+    tables = {row[0] for row in _rows(path, "SELECT name FROM sqlite_master")}
+    assert {"files", "symbols", "refs"} <= tables
+    assert "code_text_fts" not in tables
+
+
+def test_migrating_a_v4_index_keeps_its_symbols_and_the_next_index_fills_text(
+    make_repo, index, tmp_path
+):
+    repo = make_repo(FILES)
+    v4 = _make_v4_index_with_symbols(repo, index, tmp_path)
+    symbols_before = _rows(v4, "SELECT * FROM symbols ORDER BY id")
+    refs_before = _rows(v4, "SELECT * FROM refs ORDER BY file_id, line, name")
+    assert len(symbols_before) == 3
+
+    result = run_cli("migrate", "--db", v4)
+    assert result.returncode == 0, result.stderr
+    assert _version(v4) == index_db.SCHEMA_VERSION
+    assert _rows(v4, "SELECT * FROM symbols ORDER BY id") == symbols_before
+    assert _rows(v4, "SELECT * FROM refs ORDER BY file_id, line, name") == refs_before
+    assert _rows(v4, "SELECT count(*) FROM code_text") == [(0,)]
+
+    # The files are unchanged on disk, yet the next run reads them all for their text.
+    summary = index(repo, db=v4)
+    assert summary.modified == 2 and summary.unchanged == 0
+    hits = _rows(
+        v4, "SELECT file_path, line_number FROM code_text_fts WHERE code_text_fts MATCH 'oldest'"
+    )
+    assert hits == [("pkg/pool.py", 7)]
+    assert index(repo, db=v4).unchanged == 2
+
+
+def test_a_failed_migration_leaves_the_v4_database_untouched(make_repo, index, tmp_path):
+    repo = make_repo(FILES)
+    v4 = _make_v4_index_with_symbols(repo, index, tmp_path)
+    with closing(
+        sqlite3.connect(v4, isolation_level=None)
+    ) as conn:  # something in the way of migration 0005
+        conn.execute("CREATE TABLE code_text (x)")
+    before = _dump(v4)
+    result = run_cli("migrate", "--db", v4)
+    assert result.returncode != 0
+    assert result.stderr.startswith("error: ") and "Traceback" not in result.stderr
+    assert _version(v4) == 4
+    assert len(_rows(v4, "SELECT * FROM symbols")) == 3
+    assert _rows(v4, "SELECT name FROM sqlite_master WHERE name = 'code_text_fts'") == []
+    assert _dump(v4) == before
+
+
+def test_a_newer_schema_is_refused_and_never_written(tmp_path):
+    path = tmp_path / "future.db"
+    assert run_cli("migrate", "--db", path).returncode == 0
+    with closing(sqlite3.connect(path, isolation_level=None)) as conn:
+        conn.execute(f"PRAGMA user_version = {index_db.SCHEMA_VERSION + 1}")
+    before = path.read_bytes()
+    with pytest.raises(SchemaTooNew):
+        index_db.open_index(path)
+    result = run_cli("index", tmp_path, "--db", path)
+    assert result.returncode == 4
+    assert "newer than this repomap" in result.stderr
+    assert path.read_bytes() == before
+
+
+def test_a_database_of_another_application_is_refused(tmp_path):
+    path = tmp_path / "app.db"
+    with closing(sqlite3.connect(path, isolation_level=None)) as conn:
+        conn.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)")
+    before = path.read_bytes()
+    with pytest.raises(NotAnIndex):
+        index_db.open_index(path)
+    assert path.read_bytes() == before
