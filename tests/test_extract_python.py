@@ -249,8 +249,9 @@ def test_docstrings_match_ast_get_docstring_on_our_own_code():
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 doc = ast.get_docstring(node)
                 if doc and "\\" not in doc:
-                    expected[node.name] = doc
-        found = {s.name: s.doc for s in py.extract(source, str(path)).symbols if s.name in expected}
+                    expected[(node.name, node.lineno)] = doc
+        symbols = py.extract(source, str(path)).symbols
+        found = {(s.name, s.start_line): s.doc for s in symbols if (s.name, s.start_line) in expected}
         assert found == expected, path
 
 
