@@ -1,0 +1,184 @@
+"""Markdown split into headings and sections; pure (text in, records out).
+
+A CommonMark subset that is enough to find sections reliably:
+
+- ATX headings (`#` to `######` after at most 3 spaces, then a space or the end of the line; an
+  optional closing run of `#`) and setext headings (a paragraph underlined with `===`, level 1,
+  or `---`, level 2).
+- Fenced code blocks (``` or ~~~, three or more, closed by the same character at least as many
+  times) and HTML comments hide everything inside them: a `# comment` in a shell example is not a
+  heading. An unclosed fence runs to the end of the file, as in CommonMark.
+- Front matter (`---` ... `---`/`...` YAML or `+++` ... `+++` TOML starting on line 1) is neither
+  a heading nor a setext underline; it belongs to the preamble.
+
+`parse(text)` returns the headings and the sections. A section is a heading and its text up to
+the next heading of the same or a higher level (so a `#` section contains its `##` sections);
+its line range leaves out trailing blank lines. Text before the first heading (front matter
+included) is the preamble: a section with an empty name and level 0, present when it holds any
+non-blank line. `.txt` files are one such section (`plain_text_sections`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
+_ATX_CLOSING = re.compile(r"(?:^|[ \t]+)#+$")
+_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})(.*)$")
+_THEMATIC_BREAK = re.compile(r"^ {0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$")
+# Lines that start a block of their own, so they never continue or start a setext paragraph.
+_BLOCK_START = re.compile(r"^ {0,3}(?:>|[-+*][ \t]|\d{1,9}[.)][ \t]|<)")
+_FRONT_MATTER_CLOSE = {"---": ("---", "..."), "+++": ("+++",)}
+
+
+@dataclass(frozen=True, slots=True)
+class Heading:
+    text: str  # without the `#` marks or the underline, trimmed
+    level: int  # 1-6
+    line: int  # 1-based line where the heading starts
+    underline_line: int  # last line of the heading itself (the underline of a setext heading)
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    name: str  # the heading text; "" for the preamble and for plain text
+    level: int  # 0 for the preamble
+    start_line: int  # 1-based, inclusive; the heading's first line
+    end_line: int  # inclusive, trailing blank lines left out
+    content: str  # the lines after the heading line(s) up to end_line
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    headings: list[Heading]
+    sections: list[Section]  # the preamble (if any) first, then one per heading, in file order
+    line_count: int
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines split on \\n only (as editors and line numbers count them), without \\r\\n endings."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def find_headings(lines: list[str]) -> list[Heading]:
+    """Every heading outside code fences, HTML comments and front matter, in file order."""
+    headings: list[Heading] = []
+    fence: str | None = None  # the opening run of the fence we are inside
+    in_comment = False
+    paragraph_start: int | None = None  # index of the first line of the open paragraph
+    in_other_block = False  # inside a list item, quote or HTML block: no paragraph starts here
+    index = _front_matter_end(lines)
+    while index < len(lines):
+        line = lines[index]
+        if fence is not None:
+            if _closes_fence(line, fence):
+                fence = None
+            index += 1
+            continue
+        if in_comment:
+            in_comment = "-->" not in line
+            index += 1
+            continue
+        stripped = line.strip()
+        if opening := _opening_fence(line):
+            fence, paragraph_start, in_other_block = opening, None, False
+        elif stripped.startswith("<!--") and _leading_spaces(line) <= 3:
+            in_comment, paragraph_start = "-->" not in stripped[4:], None
+        elif match := _ATX.match(line):
+            headings.append(
+                Heading(_atx_text(match.group(2) or ""), len(match.group(1)), index + 1, index + 1)
+            )
+            paragraph_start, in_other_block = None, False
+        elif paragraph_start is not None and (underline := _SETEXT.match(line)):
+            text = " ".join(part.strip() for part in lines[paragraph_start:index])
+            level = 1 if underline.group(1)[0] == "=" else 2
+            headings.append(Heading(text, level, paragraph_start + 1, index + 1))
+            paragraph_start = None
+        elif not stripped or _THEMATIC_BREAK.match(line):
+            paragraph_start, in_other_block = None, False
+        elif _BLOCK_START.match(line):
+            paragraph_start, in_other_block = None, True
+        elif paragraph_start is None and not in_other_block and _starts_paragraph(line):
+            paragraph_start = index
+        index += 1
+    return headings
+
+
+def parse(text: str) -> Document:
+    """Headings and sections of a Markdown document."""
+    lines = split_lines(text)
+    headings = find_headings(lines)
+    sections: list[Section] = []
+    first_heading = headings[0].line if headings else len(lines) + 1
+    preamble_end = _trim_end(lines, 1, first_heading - 1)
+    if any(line.strip() for line in lines[:preamble_end]):
+        sections.append(Section("", 0, 1, preamble_end, "\n".join(lines[:preamble_end])))
+    for position, heading in enumerate(headings):
+        following = (h.line for h in headings[position + 1 :] if h.level <= heading.level)
+        end = _trim_end(lines, heading.underline_line, next(following, len(lines) + 1) - 1)
+        content = "\n".join(lines[heading.underline_line : end])
+        sections.append(Section(heading.text, heading.level, heading.line, end, content))
+    return Document(headings, sections, len(lines))
+
+
+def plain_text_sections(text: str) -> Document:
+    """A `.txt` file: one section with an empty name, unless it is blank."""
+    lines = split_lines(text)
+    end = _trim_end(lines, 1, len(lines))
+    blank = not any(line.strip() for line in lines)
+    sections = [] if blank else [Section("", 0, 1, end, "\n".join(lines[:end]))]
+    return Document([], sections, len(lines))
+
+
+def _front_matter_end(lines: list[str]) -> int:
+    """Index of the first line after the front matter (0 when there is none)."""
+    if not lines or lines[0].rstrip() not in _FRONT_MATTER_CLOSE:
+        return 0
+    closers = _FRONT_MATTER_CLOSE[lines[0].rstrip()]
+    for index in range(1, len(lines)):
+        if lines[index].rstrip() in closers:
+            return index + 1
+    return 0  # never closed: a thematic break, not front matter
+
+
+def _opening_fence(line: str) -> str | None:
+    match = _FENCE.match(line)
+    if match is None:
+        return None
+    run, info = match.groups()
+    if run[0] == "`" and "`" in info:  # ```foo``` is inline code, not a fence
+        return None
+    return run
+
+
+def _closes_fence(line: str, opening: str) -> bool:
+    match = _FENCE.match(line)
+    if match is None:
+        return False
+    run, rest = match.groups()
+    return run[0] == opening[0] and len(run) >= len(opening) and not rest.strip()
+
+
+def _atx_text(raw: str) -> str:
+    return _ATX_CLOSING.sub("", raw.strip()).strip()
+
+
+def _leading_spaces(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _starts_paragraph(line: str) -> bool:
+    """A line that can open a paragraph (and so be underlined into a setext heading)."""
+    return not line.expandtabs(4).startswith("    ")  # indented code
+
+
+def _trim_end(lines: list[str], start: int, end: int) -> int:
+    """`end` moved up past blank lines, but never above `start` (1-based, inclusive)."""
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    return end

@@ -1,0 +1,160 @@
+"""Markdown headings and sections: ATX, setext, fences, front matter, section extents."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from repomap.markdown import parse, plain_text_sections, split_lines
+
+
+def headings(text: str) -> list[tuple[str, int, int]]:
+    return [(h.text, h.level, h.line) for h in parse(textwrap.dedent(text).lstrip("\n")).headings]
+
+
+def sections(text: str) -> list[tuple[str, int, int, int]]:
+    document = parse(textwrap.dedent(text).lstrip("\n"))
+    return [(s.name, s.level, s.start_line, s.end_line) for s in document.sections]
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ("# One\n## Two\n###### Six\n", [("One", 1, 1), ("Two", 2, 2), ("Six", 6, 3)]),
+        ("#No space\n####### seven\n    # indented code\n", []),
+        ("   # three spaces\n", [("three spaces", 1, 1)]),
+        (
+            "# Closed ##\n## Hash# kept\n### \\# escaped ###\n",
+            [("Closed", 1, 1), ("Hash# kept", 2, 2), ("\\# escaped", 3, 3)],
+        ),
+        ("#\n# ##\n", [("", 1, 1), ("", 1, 2)]),
+        ("Title\n=====\n\nSub\n---\n", [("Title", 1, 1), ("Sub", 2, 4)]),
+        ("Two line\nsetext title\n===\n", [("Two line setext title", 1, 1)]),
+        ("para\n\n---\n", []),  # a thematic break after a blank line
+        ("- item\n---\n", []),  # a list item is not a paragraph
+        ("> quote\n---\n", []),
+        ("***\n", []),
+        ("text\n# Heading interrupts\n", [("Heading interrupts", 1, 2)]),
+        ("# `code` and **bold**\n", [("`code` and **bold**", 1, 1)]),
+        ("# Tabs\tinside\t\n", [("Tabs\tinside", 1, 1)]),
+    ],
+)
+def test_headings_follow_commonmark_rules(source: str, expected: list) -> None:
+    assert headings(source) == expected
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "```sh\n# comment in shell\n```\n",
+        "~~~\n# tilde fence\n~~~\n",
+        "````\n```\n# still inside a four-backtick fence\n```\n````\n",
+        "~~~~\n~~~\n# a shorter run does not close\n~~~~\n",
+        "```\n~~~\n# another character does not close\n```\n",
+        "  ```python\n  # indented fence, as in a list item\n  ```\n",
+        "```\n# unclosed fence runs to the end\n",
+        "<!--\n# commented out\n-->\n",
+        "```\nTitle\n=====\n```\n",
+    ],
+)
+def test_nothing_inside_fences_or_comments_is_a_heading(source: str) -> None:
+    assert headings(source) == []
+
+
+def test_a_closed_fence_lets_headings_resume() -> None:
+    source = """
+        ```sh
+        # not a heading
+        ```
+        # After the fence
+        ~~~
+        ## not either
+        ~~~
+        ## Second
+        """
+    assert headings(source) == [("After the fence", 1, 4), ("Second", 2, 8)]
+
+
+def test_backticks_on_one_line_are_inline_code_not_a_fence() -> None:
+    assert headings("```inline``` text\n# Heading\n") == [("Heading", 1, 2)]
+
+
+def test_front_matter_is_neither_heading_nor_underline() -> None:
+    source = """
+        ---
+        title: Guide
+        # yaml comment
+        ---
+        # Guide
+        """
+    assert headings(source) == [("Guide", 1, 5)]
+    assert sections(source)[0] == ("", 0, 1, 4)
+
+
+def test_toml_front_matter_is_skipped_too() -> None:
+    assert headings("+++\n# x = 1\n+++\n# Real\n") == [("Real", 1, 4)]
+
+
+def test_an_unclosed_opening_rule_is_not_front_matter() -> None:
+    assert headings("---\n# Heading\n") == [("Heading", 1, 2)]
+
+
+def test_a_section_runs_to_the_next_heading_of_the_same_or_higher_level() -> None:
+    source = """
+        intro line
+
+        # A
+        a text
+        ## A.1
+        a1 text
+        ### A.1.a
+        deep
+
+        ## A.2
+        a2 text
+        # B
+        b text
+
+
+        """
+    assert sections(source) == [
+        ("", 0, 1, 1),
+        ("A", 1, 3, 11),
+        ("A.1", 2, 5, 8),
+        ("A.1.a", 3, 7, 8),
+        ("A.2", 2, 10, 11),
+        ("B", 1, 12, 13),
+    ]
+
+
+def test_section_content_is_the_body_after_the_heading_lines() -> None:
+    document = parse("Title\n=====\nbody one\n## Sub\nbody two\n")
+    assert [s.content for s in document.sections] == ["body one\n## Sub\nbody two", "body two"]
+
+
+def test_a_document_without_headings_is_one_preamble_section() -> None:
+    document = parse("just text\n\nmore\n")
+    assert [(s.name, s.level, s.start_line, s.end_line) for s in document.sections] == [
+        ("", 0, 1, 3)
+    ]
+
+
+def test_a_blank_preamble_is_not_a_section() -> None:
+    document = parse("\n  \n# Title\n")
+    assert [(s.name, s.start_line, s.end_line) for s in document.sections] == [("Title", 3, 3)]
+
+
+def test_plain_text_is_one_unnamed_section() -> None:
+    document = plain_text_sections("line one\n# not a heading in .txt\n\n")
+    assert [(s.name, s.start_line, s.end_line, s.content) for s in document.sections] == [
+        ("", 1, 2, "line one\n# not a heading in .txt")
+    ]
+    assert plain_text_sections("\n \n").sections == []
+
+
+def test_lines_split_on_newlines_only() -> None:
+    assert split_lines("a\r\nb\x0cc\u2028d\n") == ["a", "b\x0cc\u2028d"]
+    assert split_lines("") == []
+    assert split_lines("x") == ["x"]
+    assert headings("a\x0c\n# H\r\n") == [("H", 1, 2)]
