@@ -232,9 +232,41 @@ class FileRows:
     line_count: int
     status: str
     note: str | None
-    symbols: list  # extractors.model.Symbol
-    references: list  # extractors.model.Reference
-    texts: list  # (TextElement, subwords)
+    # Plain tuples, not the extractor's dataclasses: they cross from worker processes, and
+    # pickling tuples costs a tenth of pickling slotted dataclasses.
+    symbols: list[tuple]  # SYMBOL_FIELDS order
+    references: list[tuple]  # (name, line, enclosing qualified name)
+    texts: list[tuple]  # (element_type, content, line, end_line, symbol_name, subwords)
+
+
+# extractors.model.Symbol's fields, in the order FileRows.symbols tuples hold them.
+SYMBOL_FIELDS = (
+    "name", "qualified_name", "kind", "start_line", "end_line", "start_col", "end_col",
+    "start_byte", "end_byte", "signature", "parent", "doc", "is_definition",
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class DocRows:
+    """One Markdown or text file's rows (made by docs.py from a markdown.Document)."""
+
+    path: str
+    format: str  # markdown | text
+    size: int
+    mtime_ns: int
+    hash: str
+    line_count: int
+    # (ordinal, name, level, start_line, end_line, content); ordinal 0 (level 0) is the text
+    # before the first heading, ordinal n the section of the n-th heading.
+    sections: list[tuple[int, str, int, int, int, str]]
+
+
+INSERT_DOC_SQL = """INSERT INTO doc_files (id, path, format, size, mtime_ns, hash, line_count,
+    indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"""
+INSERT_HEADING_SQL = """INSERT INTO headings (id, file, text, level, start_line, end_line)
+    VALUES (?, ?, ?, ?, ?, ?)"""
+INSERT_SECTION_SQL = """INSERT INTO sections (rowid, file, section, content, start_line, end_line)
+    VALUES (?, ?, ?, ?, ?, ?)"""
 
 
 def _row_range(file_id: int) -> tuple[int, int]:
@@ -299,23 +331,16 @@ class Writer:
         symbol_ids = self._insert_symbols(file_id, rows.symbols)
         self.conn.executemany(
             INSERT_REF_SQL,
-            ((file_id, r.name, r.line, symbol_ids.get(r.symbol)) for r in rows.references),
+            ((file_id, name, line, symbol_ids.get(owner)) for name, line, owner in rows.references),
         )
         base = file_id * ROWS_PER_FILE
         self.conn.executemany(
             INSERT_TEXT_SQL,
             (
-                (
-                    base + ordinal,
-                    file_id,
-                    t.line,
-                    t.end_line,
-                    ELEMENT_TYPE_CODES[t.element_type],
-                    t.symbol_name,
-                    t.content,
-                    subwords,
+                (base + ordinal, file_id, line, end_line, ELEMENT_TYPE_CODES[kind], symbol, content, parts)
+                for ordinal, (kind, content, line, end_line, symbol, parts) in enumerate(
+                    rows.texts[: ROWS_PER_FILE - 1]
                 )
-                for ordinal, (t, subwords) in enumerate(rows.texts[: ROWS_PER_FILE - 1])
             ),
         )
         self.conn.execute(INDEX_TEXT_SQL, _row_range(file_id))
@@ -327,26 +352,9 @@ class Writer:
         for symbol in symbols:
             symbol_id = self.next_symbol_id
             self.next_symbol_id += 1
-            ids.setdefault(symbol.qualified_name, symbol_id)
-            values.append(
-                (
-                    symbol_id,
-                    file_id,
-                    symbol.name,
-                    symbol.qualified_name,
-                    symbol.kind,
-                    symbol.start_line,
-                    symbol.end_line,
-                    symbol.start_col,
-                    symbol.end_col,
-                    symbol.start_byte,
-                    symbol.end_byte,
-                    symbol.signature,
-                    ids.get(symbol.parent) if symbol.parent else None,
-                    symbol.doc,
-                    int(symbol.is_definition),
-                )
-            )
+            ids.setdefault(symbol[1], symbol_id)
+            parent = ids.get(symbol[10]) if symbol[10] else None
+            values.append((symbol_id, file_id, *symbol[:10], parent, symbol[11], int(symbol[12])))
         self.conn.executemany(INSERT_SYMBOL_SQL, values)
         return ids
 

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from operator import attrgetter
 from pathlib import Path
 
 from . import db as index_db
@@ -20,6 +21,8 @@ from .discover import code_files, walk
 from .errors import IndexBusy
 from .extractors import extract
 from .subwords import subwords
+
+symbol_row = attrgetter(*index_db.SYMBOL_FIELDS)
 
 # Bump when extraction changes what it stores: every file is then re-read once.
 EXTRACTOR_VERSION = "1"
@@ -265,7 +268,12 @@ def read_and_extract(job: Job) -> index_db.FileRows | Unchanged | Skipped:
         return Skipped(job.rel_path, "nested too deeply to parse")
     except Exception as error:  # noqa: BLE001 - one bad file is a count in the summary, not a crash
         return Skipped(job.rel_path, f"extractor failed ({type(error).__name__}: {error})")
-    texts = [(t, subwords(t.content)) for t in extraction.texts]
+    symbols = [symbol_row(s) for s in extraction.symbols]
+    references = [(r.name, r.line, r.symbol) for r in extraction.references]
+    texts = [
+        (t.element_type, t.content, t.line, t.end_line, t.symbol_name, subwords(t.content))
+        for t in extraction.texts
+    ]
     return index_db.FileRows(
         job.rel_path,
         job.language,
@@ -275,8 +283,8 @@ def read_and_extract(job: Job) -> index_db.FileRows | Unchanged | Skipped:
         _line_count(source),
         extraction.status,
         extraction.note,
-        extraction.symbols,
-        extraction.references,
+        symbols,
+        references,
         texts,
     )
 
