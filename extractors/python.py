@@ -317,15 +317,17 @@ def _references(
     starts = text.line_starts
     own_names = {(s.start_line, s.name) for s in symbols}
     seen: set[tuple[str, str | None]] = set()
-    # Runs of lines with one owner are scanned whole: findall and dict.fromkeys work in C,
-    # and only a name's first occurrence in the run needs its line.
+    # Runs of lines with one owner are scanned whole; only a name's first use there is kept.
     for first_line, last_line, owner in _runs(owners, len(starts)):
         offset = starts[first_line - 1]
-        segment = code[offset : starts[last_line] if last_line < len(starts) else len(code)]
-        for name in dict.fromkeys(_IDENTIFIER.findall(segment)):
+        end = starts[last_line] if last_line < len(starts) else len(code)
+        first_use: dict[str, int] = {}
+        for match in _IDENTIFIER.finditer(code, offset, end):
+            first_use.setdefault(match.group(), match.start())
+        for name, at in first_use.items():
             if name in _NOT_REFERENCES or (name, owner) in seen:
                 continue
-            line = text.line_of(offset + _first_word(segment, name))
+            line = text.line_of(at)
             if (line, name) in own_names:
                 continue
             seen.add((name, owner))
@@ -353,15 +355,3 @@ def _runs(owners: list[str | None], lines: int) -> Iterator[tuple[int, int, str 
             start = line
     if lines:
         yield start, lines, owners[start]
-
-
-def _first_word(segment: str, name: str) -> int:
-    """Offset of `name` as a whole identifier in `segment` (it is known to occur)."""
-    at = segment.find(name)
-    while at >= 0:
-        before = segment[at - 1] if at else " "
-        after = segment[at + len(name) : at + len(name) + 1] or " "
-        if not (before.isalnum() or before == "_" or after.isalnum() or after == "_"):
-            return at
-        at = segment.find(name, at + 1)
-    return 0
