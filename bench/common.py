@@ -1,0 +1,303 @@
+"""Shared helpers for repomap's benchmarks: corpora, timed subprocesses with peak memory,
+statistics and markdown tables.
+
+Every script in bench/ runs as `python bench/<name>.py` from the project root, so bench/ is on
+sys.path and a feature benchmark starts with `import common`:
+
+    import common
+
+    roots = common.materialize(["python"])           # {"python": Path(...)}, fetched if missing
+    files = common.indexed_files(roots["python"])    # what `repomap index` reads, with languages
+    run = common.timed([*common.repomap_command(), "index", str(root), "--db", str(db), "--json"])
+    print(common.markdown_table(["measure", "median"], [["cold", common.fmt_seconds(run.seconds)]]))
+
+Sizes are decimal: 1 MB = 1,000,000 bytes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+GET_CORPORA = Path("..") / "shared" / "corpora" / "get-corpora.sh"  # relative to PROJECT_ROOT
+CORPORA_DIR = Path(
+    os.environ.get("REPOMAP_CORPORA", Path.home() / ".cache" / "repomap-corpora")
+).expanduser()
+CORPORA = {  # name -> what it is (get-corpora.sh pins the versions; MANIFEST.tsv records them)
+    "python": "Django",
+    "rust": "Rust standard library",
+    "cpp": "LLVM headers",
+}
+MB = 1_000_000
+POLL_SECONDS = 0.05  # psutil sampling period for the process tree's RSS
+
+
+# --- corpora -----------------------------------------------------------------------------------
+
+
+def materialize(names: Iterable[str]) -> dict[str, Path]:
+    """Run get-corpora.sh for `names` (idempotent, fast when present); {name: corpus root}."""
+    names = list(names)
+    unknown = [name for name in names if name not in CORPORA]
+    if unknown:
+        raise SystemExit(f"unknown corpus {', '.join(unknown)}; choose from {', '.join(CORPORA)}")
+    script = PROJECT_ROOT / GET_CORPORA
+    if not script.exists():
+        raise SystemExit(f"{script.resolve()} is missing; it materializes the corpora")
+    subprocess.run(
+        ["bash", str(GET_CORPORA), "--only", ",".join(names)],
+        cwd=PROJECT_ROOT,
+        env={**os.environ, "REPOMAP_CORPORA": str(CORPORA_DIR)},
+        stdout=sys.stderr,  # its summary table would mix with ours on stdout
+        check=True,
+    )
+    return {name: CORPORA_DIR / name for name in names}
+
+
+def corpus_version(name: str) -> str:
+    """The version get-corpora.sh recorded for corpus `name`, or "" if unknown."""
+    try:
+        lines = (CORPORA_DIR / "MANIFEST.tsv").read_text().splitlines()
+    except OSError:
+        return ""
+    for line in lines[1:]:
+        fields = line.split("\t")
+        if fields[0] == name and len(fields) > 3:
+            return fields[3]
+    return ""
+
+
+def indexed_files(root: Path, max_file_size: int | None = None) -> list[tuple[Path, str, int]]:
+    """(path, language, size) of each file `repomap index` reads under `root`, by its own rules:
+    discover.walk + code_files, minus files over the size limit (default: repomap's)."""
+    from repomap.config import DEFAULT_MAX_FILE_SIZE
+    from repomap.discover import code_files, walk
+
+    limit = max_file_size or DEFAULT_MAX_FILE_SIZE
+    return [
+        (found.path, language, found.size)
+        for found, language in code_files(walk(root))
+        if found.size <= limit
+    ]
+
+
+def copy_tree(source: Path, target: Path) -> float:
+    """Copy `source` to `target` (a real copy, not links, so edits stay in it); seconds taken."""
+    started = time.perf_counter()
+    subprocess.run(["cp", "-a", str(source), str(target)], check=True)
+    return time.perf_counter() - started
+
+
+def scratch_dir(prefix: str = "repomap-bench-") -> Path:
+    """A fresh temporary folder; the caller removes it (shutil.rmtree) in a `finally`."""
+    return Path(tempfile.mkdtemp(prefix=prefix))
+
+
+# --- running repomap ---------------------------------------------------------------------------
+
+
+def repomap_command() -> list[str]:
+    """The installed `repomap` console script of this interpreter's environment."""
+    script = Path(sys.executable).parent / "repomap"
+    if script.exists():
+        return [str(script)]
+    found = shutil.which("repomap")
+    return [found] if found else [sys.executable, "-m", "repomap.cli"]
+
+
+def database_bytes(db_path: Path, checkpoint: bool = True) -> int:
+    """Size of an index on disk: main file plus WAL, after a TRUNCATE checkpoint."""
+    if checkpoint:
+        from repomap.db import open_index
+
+        db = open_index(db_path)
+        try:
+            db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            db.conn.close()
+    wal = db_path.with_name(db_path.name + "-wal")
+    return db_path.stat().st_size + (wal.stat().st_size if wal.exists() else 0)
+
+
+def remove_database(db_path: Path) -> None:
+    """Delete an index and the files SQLite and repomap keep beside it."""
+    for suffix in ("", "-wal", "-shm", ".lock"):
+        db_path.with_name(db_path.name + suffix).unlink(missing_ok=True)
+
+
+# --- timing ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Timed:
+    """One finished subprocess: wall time, exit code, output and memory peaks."""
+
+    seconds: float
+    returncode: int
+    stdout: str
+    stderr: str
+    max_process_rss: int  # bytes: the largest single process of the tree (wait4 ru_maxrss)
+    tree_peak_rss: int | None  # bytes: largest sampled sum over the whole tree; None without psutil
+
+    def json(self) -> dict:
+        """stdout parsed as JSON (for `--json` commands)."""
+        return json.loads(self.stdout)
+
+    def check(self) -> Timed:
+        """Self, or SystemExit with the command's stderr when it failed."""
+        if self.returncode != 0:
+            raise SystemExit(f"command failed (exit {self.returncode}):\n{self.stderr.strip()}")
+        return self
+
+
+def timed(command: Sequence[str], cwd: Path | None = None, env: dict | None = None) -> Timed:
+    """Run `command`, timing its wall clock and sampling the RSS of its whole process tree.
+
+    Two memory figures: `max_process_rss` is the kernel's ru_maxrss from wait4, the peak of the
+    largest single process among the command and its waited-for descendants (exact, but a pool
+    of workers is not summed); `tree_peak_rss` sums RSS over the command and all its descendants
+    every POLL_SECONDS (psutil) and keeps the largest sum: it counts pages shared by forked
+    workers once per process, so it is an upper bound, and a spike shorter than the period can
+    be missed.
+    """
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        started = time.perf_counter()
+        process = subprocess.Popen(
+            list(command), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err
+        )
+        sampler = _TreeSampler(process.pid)
+        _, status, usage = os.wait4(process.pid, 0)
+        seconds = time.perf_counter() - started
+        process.returncode = os.waitstatus_to_exitcode(status)
+        tree_peak = sampler.stop()
+        out.seek(0)
+        err.seek(0)
+        return Timed(
+            seconds,
+            process.returncode,
+            out.read().decode("utf-8", "replace"),
+            err.read().decode("utf-8", "replace"),
+            usage.ru_maxrss * 1024,  # Linux reports KiB
+            tree_peak,
+        )
+
+
+class _TreeSampler:
+    """Background thread: the largest RSS sum seen over a process and its descendants."""
+
+    def __init__(self, pid: int) -> None:
+        try:
+            import psutil
+        except ImportError:
+            self.thread = None
+            return
+        self.psutil = psutil
+        self.peak = 0
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._run, args=(pid,), daemon=True)
+        self.thread.start()
+
+    def _run(self, pid: int) -> None:
+        psutil = self.psutil
+        try:
+            top = psutil.Process(pid)
+        except psutil.Error:
+            return
+        while not self.done.is_set():
+            total = 0
+            try:
+                processes = [top, *top.children(recursive=True)]
+            except psutil.Error:
+                return
+            for process in processes:
+                with contextlib.suppress(psutil.Error):  # a worker that just exited
+                    total += process.memory_info().rss
+            self.peak = max(self.peak, total)
+            self.done.wait(POLL_SECONDS)
+
+    def stop(self) -> int | None:
+        if self.thread is None:
+            return None
+        self.done.set()
+        self.thread.join()
+        return self.peak
+
+
+# --- statistics --------------------------------------------------------------------------------
+
+
+def median(values: Iterable[float]) -> float:
+    """The median (the mean of the middle two for an even count)."""
+    return statistics.median(list(values))
+
+
+def percentile(values: Iterable[float], p: float) -> float:
+    """The p-th percentile (0..100), interpolating linearly between ranks like numpy's default."""
+    ordered = sorted(values)
+    if not ordered:
+        raise ValueError("percentile of no values")
+    if not 0 <= p <= 100:
+        raise ValueError(f"percentile must be within 0..100, not {p}")
+    rank = (len(ordered) - 1) * p / 100
+    low = int(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+# --- formatting --------------------------------------------------------------------------------
+
+
+def markdown_table(
+    headers: Sequence[str], rows: Iterable[Sequence[object]], align: str | None = None
+) -> str:
+    """A GitHub markdown table; `align` is one letter per column, "l" or "r" (default left)."""
+    rows = [[str(cell).replace("|", "\\|") for cell in row] for row in rows]
+    align = (align or "l" * len(headers)).ljust(len(headers), "l")
+    widths = [
+        max([len(header), 3, *(len(row[i]) for row in rows)]) for i, header in enumerate(headers)
+    ]
+
+    def line(cells: Sequence[str]) -> str:
+        padded = (
+            cell.rjust(width) if a == "r" else cell.ljust(width)
+            for cell, width, a in zip(cells, widths, align, strict=True)
+        )
+        return "| " + " | ".join(padded) + " |"
+
+    rule = "| " + " | ".join(
+        "-" * (w - 1) + ":" if a == "r" else "-" * w for w, a in zip(widths, align, strict=True)
+    )
+    return "\n".join([line(headers), rule + " |", *(line(row) for row in rows)])
+
+
+def fmt_seconds(seconds: float) -> str:
+    """`2.43 s`, `87 ms`, `0.4 ms`."""
+    if seconds >= 1:
+        return f"{seconds:.2f} s"
+    if seconds >= 0.01:
+        return f"{seconds * 1000:.0f} ms"
+    return f"{seconds * 1000:.1f} ms"
+
+
+def fmt_bytes(count: float) -> str:
+    """`12.3 MB`, `845 kB` (decimal units)."""
+    if count >= MB:
+        return f"{count / MB:.1f} MB"
+    return f"{count / 1000:.0f} kB"
+
+
+def fmt_count(count: int) -> str:
+    """`456,123`."""
+    return f"{count:,}"

@@ -1,0 +1,406 @@
+"""The index benchmark: repomap against a tree-sitter parse floor and ctags, per corpus.
+
+    python bench/run.py [--runs N] [--corpus python,rust,cpp] [--root PATH] [--json] [--all]
+
+For each corpus it copies the tree to a temporary folder (the one-file change edits the copy,
+never the shared corpus), then in each run measures back to back: the floor (tree-sitter parse
+of every file repomap indexes, one process, bytes read beforehand), `ctags -R`, `repomap index`
+cold, again with nothing changed, and again after appending a comment to one mid-sized file.
+It prints one markdown table per corpus with medians, each target beside its figure. See
+bench/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import shutil
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import common
+from common import fmt_bytes, fmt_count, fmt_seconds, median
+
+COLD_VS_FLOOR = 2.0  # cold full index within 2x the single-process parse
+NO_CHANGE_VS_COLD = 0.05
+ONE_FILE_VS_COLD = 0.10
+PEAK_RSS_BYTES = 500 * common.MB
+DB_BYTES_PER_10K_LINES = 1 * common.MB
+COMMENT = {"python": b"# repomap bench: one changed line\n", "rust": b"// repomap bench\n"}
+COMMENT["cpp"] = COMMENT["rust"]
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+OWN_MODULES = {"run", "common"}
+
+
+@dataclass
+class Corpus:
+    """One tree to measure and what repomap reads in it."""
+
+    name: str
+    label: str
+    source: Path
+    files: list[tuple[Path, str, int]] = field(default_factory=list)  # relative to source
+    lines: int = 0
+    size: int = 0
+
+
+@dataclass
+class Runs:
+    """Raw numbers, one entry per run."""
+
+    floor: list[float] = field(default_factory=list)
+    ctags: list[float] = field(default_factory=list)
+    cold: list[float] = field(default_factory=list)
+    no_change: list[float] = field(default_factory=list)
+    one_file: list[float] = field(default_factory=list)
+    cold_tree_rss: list[int] = field(default_factory=list)
+    cold_process_rss: list[int] = field(default_factory=list)
+    max_tree_rss: list[int] = field(default_factory=list)  # over all three index runs
+    db_bytes: list[int] = field(default_factory=list)
+    copy_seconds: float = 0.0
+    changed_file: str = ""
+    summary: dict = field(default_factory=dict)  # the cold run's --json summary
+    warnings: list[str] = field(default_factory=list)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse(argv)
+    corpora = _corpora(args)
+    print(
+        f"# repomap index benchmark\n\n{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, "
+        f"{args.runs} runs per corpus, medians; `{' '.join(['python', 'bench/run.py', *(argv or sys.argv[1:])])}`\n"
+    )
+    raw = {}
+    for corpus in corpora:
+        runs = measure(corpus, args.runs, _progress)
+        print(report(corpus, runs, args.runs), flush=True)
+        raw[corpus.name] = {"corpus": corpus.label, "lines": corpus.lines, **runs.__dict__}
+    if args.json:
+        RESULTS_DIR.mkdir(exist_ok=True)
+        out = RESULTS_DIR / f"index-{datetime.now():%Y%m%d-%H%M%S}.json"
+        out.write_text(json.dumps(raw, indent=2, default=str))
+        print(f"raw numbers: {out}")
+    if args.all:
+        _run_feature_benchmarks()
+    return 0
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=3, help="runs per corpus (default 3)")
+    parser.add_argument(
+        "--corpus",
+        default=",".join(common.CORPORA),
+        help="comma-separated corpora (default python,rust,cpp)",
+    )
+    parser.add_argument(
+        "--root", type=Path, action="append", help="measure this tree instead (repeatable)"
+    )
+    parser.add_argument("--json", action="store_true", help="also write raw numbers to results/")
+    parser.add_argument(
+        "--all", action="store_true", help="then run every other bench/*.py that has a main()"
+    )
+    args = parser.parse_args(argv)
+    if args.runs < 1:
+        parser.error("--runs must be at least 1")
+    for root in args.root or []:
+        if not root.is_dir():
+            parser.error(f"--root {root} is not a directory")
+    return args
+
+
+def _corpora(args: argparse.Namespace) -> list[Corpus]:
+    if args.root:
+        return [Corpus(root.resolve().name, str(root), root.resolve()) for root in args.root]
+    names = [name.strip() for name in args.corpus.split(",") if name.strip()]
+    roots = common.materialize(names)
+    return [
+        Corpus(name, f"{common.CORPORA[name]} {common.corpus_version(name)}".strip(), roots[name])
+        for name in names
+    ]
+
+
+def _progress(message: str) -> None:
+    print(f"[bench] {message}", file=sys.stderr, flush=True)
+
+
+# --- measuring ---------------------------------------------------------------------------------
+
+
+def measure(corpus: Corpus, run_count: int, progress: Callable[[str], None]) -> Runs:
+    """Every figure of one corpus, `run_count` times, on a private copy of its tree."""
+    runs = Runs()
+    scratch = common.scratch_dir()
+    try:
+        tree = scratch / "tree"
+        runs.copy_seconds = common.copy_tree(corpus.source, tree)
+        progress(f"{corpus.name}: copied to {tree} in {fmt_seconds(runs.copy_seconds)}")
+        found = common.indexed_files(tree)
+        sources = [(path.read_bytes(), language) for path, language, _ in found]
+        corpus.files = [(path.relative_to(tree), language, size) for path, language, size in found]
+        corpus.size = sum(len(source) for source, _ in sources)
+        corpus.lines = sum(_line_count(source) for source, _ in sources)
+        changed, language = _mid_sized(found)
+        runs.changed_file = str(changed.relative_to(tree))
+        for number in range(1, run_count + 1):
+            progress(f"{corpus.name}: run {number}/{run_count}")
+            runs.floor.append(parse_floor(sources))
+            runs.ctags.append(_ctags(tree, scratch).seconds)
+            _index_runs(tree, scratch / "index.db", changed, language, runs)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return runs
+
+
+def parse_floor(sources: list[tuple[bytes, str]]) -> float:
+    """Seconds to parse every source with tree-sitter in this one process (reading excluded)."""
+    from repomap.extractors.treesitter import parser
+
+    parsers = {language: parser(language) for _, language in sources}
+    started = time.perf_counter()
+    for source, language in sources:
+        parsers[language].parse(source)
+    return time.perf_counter() - started
+
+
+def _ctags(tree: Path, scratch: Path) -> common.Timed:
+    tags = scratch / "tags"
+    try:
+        return common.timed(["ctags", "-R", "-f", str(tags), str(tree)]).check()
+    finally:
+        tags.unlink(missing_ok=True)
+
+
+def _index_runs(tree: Path, db: Path, changed: Path, language: str, runs: Runs) -> None:
+    """Cold, no-change and one-file-change index runs on a fresh database."""
+    common.remove_database(db)
+    command = [*common.repomap_command(), "index", str(tree), "--db", str(db), "--json"]
+    try:
+        cold = common.timed(command).check()
+        runs.cold.append(cold.seconds)
+        runs.cold_process_rss.append(cold.max_process_rss)
+        runs.cold_tree_rss.append(cold.tree_peak_rss or 0)
+        runs.summary = cold.json()
+        runs.db_bytes.append(common.database_bytes(db))
+
+        no_change = common.timed(command).check()
+        runs.no_change.append(no_change.seconds)
+        _expect(runs, "no-change run", no_change.json(), added=0, modified=0, removed=0)
+
+        original = changed.read_bytes()
+        original_stat = changed.stat()
+        try:
+            changed.write_bytes(_with_comment(original, language))
+            one_file = common.timed(command).check()
+        finally:
+            changed.write_bytes(original)
+            os.utime(changed, ns=(original_stat.st_atime_ns, original_stat.st_mtime_ns))
+        runs.one_file.append(one_file.seconds)
+        _expect(runs, "one-file run", one_file.json(), added=0, modified=1, removed=0)
+        peaks = [run.tree_peak_rss or run.max_process_rss for run in (cold, no_change, one_file)]
+        runs.max_tree_rss.append(max(peaks))
+    finally:
+        common.remove_database(db)
+
+
+def _expect(runs: Runs, what: str, summary: dict, **counts: int) -> None:
+    """Note a run that did not do what it is meant to measure (the figure would be wrong)."""
+    for key, want in counts.items():
+        if summary.get(key) != want:
+            runs.warnings.append(f"{what}: {key} = {summary.get(key)}, expected {want}")
+
+
+def _with_comment(source: bytes, language: str) -> bytes:
+    return source + (b"" if source.endswith(b"\n") or not source else b"\n") + COMMENT[language]
+
+
+def _mid_sized(found: list[tuple[Path, str, int]]) -> tuple[Path, str]:
+    """The file of median size (the one-file change edits it)."""
+    path, language, _ = sorted(found, key=lambda item: (item[2], str(item[0])))[len(found) // 2]
+    return path, language
+
+
+def _line_count(source: bytes) -> int:
+    if not source:
+        return 0
+    return source.count(b"\n") + (0 if source.endswith(b"\n") else 1)
+
+
+# --- reporting ---------------------------------------------------------------------------------
+
+
+def report(corpus: Corpus, runs: Runs, run_count: int) -> str:
+    """The markdown section of one corpus: a table of medians with targets, then notes."""
+    floor = median(runs.floor)
+    cold = median(runs.cold)
+    cold_vs_floor = median(_ratios(runs.cold, runs.floor))
+    no_change_share = median(_ratios(runs.no_change, runs.cold))
+    one_file_share = median(_ratios(runs.one_file, runs.cold))
+    tree_rss = median(runs.cold_tree_rss) if all(runs.cold_tree_rss) else None
+    peak_rss = tree_rss if tree_rss is not None else median(runs.cold_process_rss)
+    db_bytes = median(runs.db_bytes)
+    per_10k = db_bytes / max(corpus.lines, 1) * 10_000
+    languages = sorted({language for _, language, _ in corpus.files})
+
+    def spread(values: list[float]) -> str:
+        return f"{fmt_seconds(min(values))} – {fmt_seconds(max(values))}"
+
+    def verdict(ok: bool) -> str:
+        return "PASS" if ok else "**FAIL**"
+
+    rows = [
+        [
+            "files / lines / bytes indexed",
+            f"{fmt_count(len(corpus.files))} / {fmt_count(corpus.lines)} / {fmt_bytes(corpus.size)}",
+            "",
+            "",
+            "",
+            "",
+        ],
+        [
+            "floor: tree-sitter parse, 1 process",
+            fmt_seconds(floor),
+            spread(runs.floor),
+            "1.00× floor",
+            "",
+            "",
+        ],
+        [
+            "repomap index, cold (2 workers)",
+            fmt_seconds(cold),
+            spread(runs.cold),
+            f"{cold_vs_floor:.2f}× floor",
+            f"≤ {COLD_VS_FLOOR:g}× floor",
+            verdict(cold_vs_floor <= COLD_VS_FLOOR),
+        ],
+        [
+            "repomap index, no change",
+            fmt_seconds(median(runs.no_change)),
+            spread(runs.no_change),
+            f"{no_change_share:.1%} of cold",
+            f"≤ {NO_CHANGE_VS_COLD:.0%} of cold",
+            verdict(no_change_share <= NO_CHANGE_VS_COLD),
+        ],
+        [
+            "repomap index, one file changed",
+            fmt_seconds(median(runs.one_file)),
+            spread(runs.one_file),
+            f"{one_file_share:.1%} of cold",
+            f"≤ {ONE_FILE_VS_COLD:.0%} of cold",
+            verdict(one_file_share <= ONE_FILE_VS_COLD),
+        ],
+        [
+            "peak RSS, cold index, process tree summed"
+            if tree_rss is not None
+            else "peak RSS, cold index, largest process (no psutil)",
+            fmt_bytes(peak_rss),
+            f"{fmt_bytes(min(runs.cold_tree_rss or runs.cold_process_rss))} – "
+            f"{fmt_bytes(max(runs.cold_tree_rss or runs.cold_process_rss))}",
+            "",
+            f"< {PEAK_RSS_BYTES / common.MB:g} MB",
+            verdict(peak_rss < PEAK_RSS_BYTES),
+        ],
+        [
+            "peak RSS, largest single process",
+            fmt_bytes(median(runs.cold_process_rss)),
+            "",
+            "",
+            "",
+            "",
+        ],
+        [
+            "database (main + WAL, checkpointed)",
+            fmt_bytes(db_bytes),
+            "",
+            f"{per_10k / common.MB:.2f} MB / 10k lines",
+            f"≤ {DB_BYTES_PER_10K_LINES / common.MB:g} MB / 10k lines",
+            verdict(per_10k <= DB_BYTES_PER_10K_LINES),
+        ],
+        [
+            "ctags -R (reference, whole tree)",
+            fmt_seconds(median(runs.ctags)),
+            spread(runs.ctags),
+            f"{median(_ratios(runs.ctags, runs.floor)):.2f}× floor; "
+            f"cold index = {median(_ratios(runs.cold, runs.ctags)):.1f}× ctags",
+            "",
+            "",
+        ],
+    ]
+    table = common.markdown_table(
+        ["measure", "median", f"range of {run_count}", "ratio", "target", "result"],
+        rows,
+        "lrrlll",
+    )
+    notes = [
+        f"- {run_count} run{'s' if run_count != 1 else ''}; ratios are medians of per-run ratios "
+        "(each run measures floor, ctags and the three index runs back to back); page cache warm.",
+        f"- languages: {', '.join(languages)}; one-file change: a comment line appended to "
+        f"`{runs.changed_file}` (the median-sized file), then restored.",
+        f"- copying the corpus to a private folder took {fmt_seconds(runs.copy_seconds)} "
+        "(not in any figure).",
+        f"- cold index: {_summary_line(runs.summary)}",
+        "- peak RSS (target row): largest sum of RSS over `repomap index` and its worker processes, "
+        f"sampled every {common.POLL_SECONDS * 1000:.0f} ms (shared pages counted per process: an "
+        "upper bound); largest single process: wait4's ru_maxrss. Max over all three index "
+        f"runs (tree): {fmt_bytes(median(runs.max_tree_rss))}.",
+    ]
+    notes += [f"- **warning**: {warning}" for warning in sorted(set(runs.warnings))]
+    return f"## {corpus.name}: {corpus.label}\n\n{table}\n\n" + "\n".join(notes) + "\n"
+
+
+def _ratios(numerators: list[float], denominators: list[float]) -> list[float]:
+    """Per-run ratios: both figures of a pair were measured in the same run."""
+    return [n / d for n, d in zip(numerators, denominators, strict=True)]
+
+
+def _summary_line(summary: dict) -> str:
+    if not summary:
+        return "(no summary)"
+    elements = summary.get("elements", {})
+    parts = [
+        f"{fmt_count(summary.get('files', 0))} files",
+        *(f"{fmt_count(count)} {kind}" for kind, count in elements.items()),
+        f"{fmt_count(summary.get('symbols', 0))} symbols",
+        f"{fmt_count(summary.get('references', 0))} references",
+        f"{summary.get('seconds')} s inside the run",
+    ]
+    skipped = summary.get("skipped_by_reason") or {}
+    if skipped:
+        parts.append("skipped: " + ", ".join(f"{n} {reason}" for reason, n in skipped.items()))
+    fallback = summary.get("fallback_files") or []
+    if fallback:
+        parts.append(
+            f"{len(fallback)} via the fallback parser: "
+            + ", ".join(f["path"] for f in fallback[:3])
+        )
+    return "; ".join(parts)
+
+
+# --- the other benchmarks ----------------------------------------------------------------------
+
+
+def _run_feature_benchmarks() -> None:
+    """Each other bench/<feature>.py with a main(), in name order, with no arguments."""
+    folder = Path(__file__).resolve().parent
+    for path in sorted(folder.glob("*.py")):
+        if path.stem in OWN_MODULES or path.stem.startswith("_"):
+            continue
+        module = importlib.import_module(path.stem)
+        if not callable(getattr(module, "main", None)):
+            continue
+        _progress(f"running bench/{path.name}")
+        saved, sys.argv = sys.argv, [str(path)]
+        try:
+            module.main()
+        finally:
+            sys.argv = saved
+
+
+if __name__ == "__main__":
+    sys.exit(main())
