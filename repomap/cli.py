@@ -71,6 +71,11 @@ def _print_json(value: Any) -> None:
     type=click.IntRange(min=1),
     help="Extraction processes (default: 2, or the CPU count if lower).",
 )
+@click.option(
+    "--no-redact",
+    is_flag=True,
+    help="Keep credentials found in strings and comments (they are [REDACTED] by default).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def index(
     root: Path | None,
@@ -78,6 +83,7 @@ def index(
     force: bool,
     max_file_size: int | None,
     workers: int | None,
+    no_redact: bool,
     as_json: bool,
 ) -> None:
     """Index ROOT (default: the current directory), incrementally."""
@@ -85,7 +91,7 @@ def index(
 
     if root is not None and not root.is_dir():
         raise click.BadParameter(f"{root} is not a directory", param_hint="ROOT")
-    settings = config.resolve(root, db_path, max_file_size, workers)
+    settings = config.resolve(root, db_path, max_file_size, workers, redact=False if no_redact else None)
     if as_json or not sys.stderr.isatty():
         summary = indexer.run(settings, force=force)
     else:

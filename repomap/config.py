@@ -17,6 +17,7 @@ class Settings:
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     workers: int = 2
     search_log: bool = True
+    redact: bool = True  # credentials in text elements become [REDACTED]
 
     @property
     def uses_default_db(self) -> bool:
@@ -32,6 +33,7 @@ def resolve(
     db: str | Path | None = None,
     max_file_size: int | None = None,
     workers: int | None = None,
+    redact: bool | None = None,
 ) -> Settings:
     """Settings from explicit arguments, then REPOMAP_* environment variables, then defaults."""
     root_path = Path(root or os.environ.get("REPOMAP_ROOT") or ".").resolve()
@@ -40,4 +42,6 @@ def resolve(
     size = max_file_size or int(os.environ.get("REPOMAP_MAX_FILE_SIZE") or DEFAULT_MAX_FILE_SIZE)
     count = workers or int(os.environ.get("REPOMAP_WORKERS") or min(2, os.cpu_count() or 1))
     log = os.environ.get("REPOMAP_SEARCH_LOG", "1").lower() not in ("0", "false", "off", "no")
-    return Settings(root_path, db_path, size, max(1, count), log)
+    if redact is None:
+        redact = os.environ.get("REPOMAP_REDACT", "1").lower() not in ("0", "false", "off", "no")
+    return Settings(root_path, db_path, size, max(1, count), log, redact)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pathspec
 
 from .extractors import LANGUAGE_BY_SUFFIX
+from .secrets import is_secret_file
 
 IGNORE_FILES = (".gitignore", ".repomapignore")
 ALWAYS_SKIPPED_DIRS = frozenset({".git", ".repomap", ".hg", ".svn"})
@@ -93,6 +94,9 @@ def walk(root: Path, skip_dirs: frozenset[Path] = frozenset()) -> Walk:
                 result.skipped.append((rel_path, "symlink leads outside the root"))
                 continue
             if _ignored(rules, rel_path, kind == "dir"):
+                continue
+            if kind == "file" and is_secret_file(rel_path):
+                result.skipped.append((rel_path, "secret file (never indexed)"))
                 continue
             key = (entry_stat.st_dev, entry_stat.st_ino)
             if kind == "dir":

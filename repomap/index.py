@@ -16,6 +16,7 @@ from operator import attrgetter
 from pathlib import Path
 
 from . import db as index_db
+from . import secrets
 from .config import Settings
 from .discover import code_files, walk
 from .errors import IndexBusy
@@ -39,6 +40,7 @@ class Job:
     size: int
     mtime_ns: int
     old_hash: str | None  # skip extraction when the bytes turn out unchanged
+    redact: bool = True  # replace credentials in text elements with [REDACTED]
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +143,11 @@ def _exclusive(db_path: Path) -> Iterator[None]:
 def _index(
     db, settings: Settings, force: bool, summary: Summary, progress: Progress | None
 ) -> None:
-    force = force or index_db.get_meta(db, "extractor_version") != EXTRACTOR_VERSION
+    force = (
+        force
+        or index_db.get_meta(db, "extractor_version") != EXTRACTOR_VERSION
+        or index_db.get_meta(db, "redact") != str(int(settings.redact))
+    )
     walked = walk(settings.root, skip_dirs=frozenset({settings.db_path.parent}))
     summary.skipped.extend(walked.skipped)
     existing = index_db.indexed_files(db)
@@ -172,6 +178,7 @@ def _index(
                 found.size,
                 found.mtime_ns,
                 None if force or old is None else old.hash,
+                settings.redact,
             )
         )
     writer = index_db.Writer(db)
@@ -202,6 +209,7 @@ def _index(
             db,
             {
                 "extractor_version": EXTRACTOR_VERSION,
+                "redact": str(int(settings.redact)),
                 "indexed_at": indexed_at,
                 "root": str(settings.root),
             },
@@ -270,10 +278,7 @@ def read_and_extract(job: Job) -> index_db.FileRows | Unchanged | Skipped:
         return Skipped(job.rel_path, f"extractor failed ({type(error).__name__}: {error})")
     symbols = [symbol_row(s) for s in extraction.symbols]
     references = [(r.name, r.line, r.symbol) for r in extraction.references]
-    texts = [
-        (t.element_type, t.content, t.line, t.end_line, t.symbol_name, subwords(t.content))
-        for t in extraction.texts
-    ]
+    texts = _text_rows(extraction.texts, source, job.redact)
     return index_db.FileRows(
         job.rel_path,
         job.language,
@@ -287,6 +292,23 @@ def read_and_extract(job: Job) -> index_db.FileRows | Unchanged | Skipped:
         references,
         texts,
     )
+
+
+def _text_rows(texts: list, source: bytes, redact: bool) -> list[tuple]:
+    """Text elements as rows, credentials redacted unless turned off."""
+    lines: list[str] | None = None
+    rows = []
+    for t in texts:
+        content = t.content
+        if redact:
+            line_text = None
+            if t.element_type == "string_literal" and secrets.could_be_assigned_secret(content):
+                if lines is None:
+                    lines = source.decode("utf-8", "replace").split("\n")
+                line_text = lines[t.line - 1] if t.line <= len(lines) else None
+            content = secrets.redact(content, line_text)
+        rows.append((t.element_type, content, t.line, t.end_line, t.symbol_name, subwords(content)))
+    return rows
 
 
 def decode(raw: bytes) -> tuple[bytes | None, str | None]:

@@ -1,0 +1,91 @@
+"""Credentials kept out of the index: redaction of text elements, and files never indexed.
+
+The index is served to agents, so a hard-coded credential in a string literal or comment is
+replaced by `[REDACTED]` in `content` (its location is kept). Detected:
+- well-known key formats: AWS access key ids, GitHub tokens, GitLab tokens, Slack tokens and
+  webhooks, Stripe live/test secret keys, Google API keys, OpenAI/Anthropic-style `sk-` keys,
+  npm and PyPI tokens, JSON Web Tokens;
+- PEM private key blocks (`-----BEGIN … PRIVATE KEY-----` … `-----END … PRIVATE KEY-----`);
+- high-entropy strings assigned to a name that says it is secret (`password`, `passwd`,
+  `secret`, `token`, `api_key`, `apikey`, `access_key`, `private_key`, `credentials`, `auth`),
+  e.g. `DB_PASSWORD = "hX9!kq2Lr0pZ"` — the value must be 8+ characters with no spaces and look
+  random (Shannon entropy ≥ 3.0 bits per character), so `password = "password"` or prose stays.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+REDACTED = "[REDACTED]"
+
+_KEY_FORMATS = re.compile(
+    "|".join(
+        (
+            r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b",  # AWS access key id
+            r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b",  # GitHub tokens
+            r"\bgithub_pat_[A-Za-z0-9_]{22,255}\b",
+            r"\bglpat-[A-Za-z0-9_\-]{20,}\b",  # GitLab
+            r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b",  # Slack tokens
+            r"https://hooks\.slack\.com/services/[A-Za-z0-9/]{20,}",
+            r"\b[sr]k_(?:live|test)_[A-Za-z0-9]{16,}\b",  # Stripe
+            r"\bAIza[0-9A-Za-z_\-]{35}\b",  # Google API key
+            r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_\-]{32,}\b",  # OpenAI / Anthropic style
+            r"\bnpm_[A-Za-z0-9]{36}\b",
+            r"\bpypi-[A-Za-z0-9_\-]{50,}\b",
+            r"\beyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\b",  # JWT
+        )
+    )
+)
+_PRIVATE_KEY = re.compile(
+    r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+    re.S,
+)
+_SECRET_NAME = re.compile(
+    r"(?i)(?:passw(?:or)?d|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credentials?|auth)"
+    r"[\w\-]*['\"]?(?:\s*:\s*[\w\[\].,|&<> ]+?)?\s*(?::=|=>|[:=])\s*[rbuRBUL8]{0,2}['\"]?$"
+)
+_QUICK = re.compile(
+    r"AKIA|ASIA|AGPA|AIDA|AROA|gh[pousr]_|github_pat_|glpat-|xox|hooks\.slack|k_live_|k_test_|AIza|sk-|npm_|pypi-|eyJ|PRIVATE KEY"
+)
+
+
+def entropy(value: str) -> float:
+    """Shannon entropy in bits per character."""
+    counts = Counter(value)
+    return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
+
+
+def looks_random(value: str) -> bool:
+    return len(value) >= 8 and not any(c.isspace() for c in value) and entropy(value) >= 3.0
+
+
+def redact(content: str, line_text: str | None = None) -> str:
+    """`content` with credentials replaced; `line_text` is the source line a literal starts on."""
+    if _QUICK.search(content):
+        content = _PRIVATE_KEY.sub(REDACTED, content)
+        content = _KEY_FORMATS.sub(REDACTED, content)
+    if line_text is not None and could_be_assigned_secret(content):
+        at = line_text.find(content[:40])
+        before = line_text[:at] if at >= 0 else line_text
+        if _SECRET_NAME.search(before[-80:].rstrip()) and looks_random(content):
+            return REDACTED
+    return content
+
+
+def could_be_assigned_secret(content: str) -> bool:
+    """Cheap pre-check: only such literals are worth reading their source line for."""
+    return 8 <= len(content) <= 512 and " " not in content and "\n" not in content
+
+
+# Files whose whole purpose is to hold secrets; discovery never hands them to an indexer.
+_SECRET_FILE = re.compile(
+    r"(?:^|/)(?:\.env(?:\..*)?|\.envrc|\.netrc|\.pgpass|\.npmrc|\.pypirc|id_(?:rsa|dsa|ecdsa|ed25519)"
+    r"|.*\.(?:pem|key|p12|pfx|jks|keystore|asc|gpg)|credentials(?:\.json)?|secrets?\.(?:json|ya?ml|toml))$"
+)
+
+
+def is_secret_file(rel_path: str) -> bool:
+    """True for `.env`, key files and credential stores, which are never indexed or served."""
+    return bool(_SECRET_FILE.search(rel_path))

@@ -1,0 +1,114 @@
+"""Credentials are redacted in the index by default, and secret files are never indexed."""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import closing
+
+import pytest
+from conftest import run_cli
+
+from repomap import config
+from repomap import index as indexer
+from repomap.secrets import REDACTED, is_secret_file, redact
+
+# Realistic fakes: right shapes, not real credentials.
+AWS = "AKIAIOSFODNN7EXAMPLE"
+GITHUB = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+STRIPE = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
+SLACK = "xoxb-" + "1234567890-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"
+GOOGLE = "AIza" + "SyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY"
+JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
+PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7bq9\nq8Xz0a\n-----END RSA PRIVATE KEY-----"
+
+
+@pytest.mark.parametrize("secret", [AWS, GITHUB, STRIPE, SLACK, GOOGLE, JWT])
+def test_well_known_key_formats_are_redacted_inside_any_text(secret):
+    assert redact(f"use {secret} here") == f"use {REDACTED} here"
+
+
+def test_a_private_key_block_is_redacted_whole():
+    assert redact(f"key:\n{PEM}\nend") == f"key:\n{REDACTED}\nend"
+
+
+@pytest.mark.parametrize(
+    "line, value, redacted",
+    [
+        ('DB_PASSWORD = "hX9!kq2Lr0pZ"', "hX9!kq2Lr0pZ", True),
+        ("api_key: str = 'Zq8vN3pL0wX7yR2t'", "Zq8vN3pL0wX7yR2t", True),
+        ('let auth_token = "c2VjcmV0LXZhbHVlLTEyMw==";', "c2VjcmV0LXZhbHVlLTEyMw==", True),
+        ('{"secret": "9fK2mQ7vB1xZ4wL8"}', "9fK2mQ7vB1xZ4wL8", True),
+        ('password = "password"', "password", False),  # not random
+        ('password_help = "Enter your password"', "Enter your password", False),  # prose
+        ('label = "hX9!kq2Lr0pZ"', "hX9!kq2Lr0pZ", False),  # not assigned to a secret name
+        ('token_type = "bearer"', "bearer", False),
+    ],
+)
+def test_random_values_assigned_to_secret_names_are_redacted(line, value, redacted):
+    assert (redact(value, line) == REDACTED) is redacted
+
+
+@pytest.mark.parametrize(
+    "path, secret",
+    [
+        (".env", True),
+        ("config/.env.production", True),
+        ("deploy/id_rsa", True),
+        ("certs/server.pem", True),
+        ("tls/server.key", True),
+        (".netrc", True),
+        ("secrets.yaml", True),
+        ("credentials.json", True),
+        ("src/env.py", False),
+        ("src/keys.rs", False),
+        ("docs/secrets.md", False),
+    ],
+)
+def test_secret_files_are_recognised_by_name(path, secret):
+    assert is_secret_file(path) is secret
+
+
+FILES = {
+    "settings.py": f'''
+        AWS_KEY = "{AWS}"
+        DB_PASSWORD = "hX9!kq2Lr0pZ"
+        GREETING = "hello world"
+        # rotate {GITHUB} before release
+        PRIVATE = """{PEM}"""
+        ''',
+    "lib.rs": f'fn main() {{ let k = "{STRIPE}"; }}\n',
+    ".env": f"AWS_KEY={AWS}\n",
+    "id_rsa": PEM,
+}
+
+
+def _texts(db) -> dict[tuple[str, int], str]:
+    with closing(sqlite3.connect(db)) as conn:
+        rows = conn.execute("SELECT file_path, line_number, content FROM code_text_fts")
+        return {(path, line): content for path, line, content in rows}
+
+
+def test_indexing_redacts_credentials_and_keeps_their_location(make_repo):
+    root = make_repo(FILES)
+    summary = indexer.run(config.resolve(root, workers=1))
+    texts = _texts(root / ".repomap" / "index.db")
+    assert texts[("settings.py", 1)] == REDACTED
+    assert texts[("settings.py", 2)] == REDACTED
+    assert texts[("settings.py", 3)] == "hello world"
+    assert texts[("settings.py", 4)] == f"rotate {REDACTED} before release"
+    assert texts[("settings.py", 5)] == REDACTED
+    assert texts[("lib.rs", 1)] == REDACTED
+    assert not any(AWS in t or GITHUB in t or "PRIVATE KEY" in t for t in texts.values())
+    assert {(p, r) for p, r in summary.skipped} >= {
+        (".env", "secret file (never indexed)"),
+        ("id_rsa", "secret file (never indexed)"),
+    }
+
+
+def test_redaction_can_be_turned_off_and_on_again(make_repo):
+    root = make_repo(FILES)
+    db = root / ".repomap" / "index.db"
+    assert run_cli("index", root, "--no-redact").returncode == 0
+    assert _texts(db)[("settings.py", 1)] == AWS
+    assert run_cli("index", root).returncode == 0  # the switch alone re-reads every file
+    assert _texts(db)[("settings.py", 1)] == REDACTED
