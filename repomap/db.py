@@ -38,13 +38,29 @@ def _statements(sql: str) -> Iterator[str]:
         yield pending
 
 
+def execute_migration_statement(conn: sqlite3.Connection, statement: str) -> None:
+    """Run one statement; an FTS5 tokenizer this SQLite lacks (porter) is dropped from the chain.
+
+    `tokenize='porter unicode61'` becomes `tokenize='unicode61'`, and the migration records the
+    tokenizer it ended up with (0008 reads it back from sqlite_master into meta).
+    """
+    try:
+        conn.execute(statement)
+    except sqlite3.OperationalError as error:
+        missing = str(error).removeprefix("no such tokenizer: ")
+        fallback = statement.replace(f"tokenize='{missing} ", "tokenize='")
+        if missing == str(error) or fallback == statement:
+            raise
+        conn.execute(fallback)
+
+
 MIGRATIONS = Migrations("repomap")
 MIGRATION_NAMES: list[str] = []
 for _name, _sql in _migration_files():
 
     def _run(db: Database, sql: str = _sql) -> None:
         for statement in _statements(sql):
-            db.conn.execute(statement)
+            execute_migration_statement(db.conn, statement)
 
     MIGRATIONS(name=_name)(_run)
     MIGRATION_NAMES.append(_name)
@@ -148,6 +164,18 @@ def connected(path: Path, *, readonly: bool = True) -> Iterator[Database]:
         db.conn.close()
 
 
+@contextmanager
+def reading(path: Path) -> Iterator[Database]:
+    """connected(path) for queries: an SQLite error met while reading becomes CorruptIndex."""
+    with connected(path) as db:
+        try:
+            yield db
+        except sqlite3.DatabaseError as error:
+            raise CorruptIndex(
+                f"reading {path} failed ({error}); delete it and run `repomap index` to rebuild it"
+            ) from None
+
+
 # --- reading what is indexed -----------------------------------------------------------------
 
 
@@ -166,6 +194,12 @@ def indexed_files(db: Database) -> dict[str, IndexedFile]:
     return {
         row[1]: IndexedFile(row[0], row[1], row[2], row[3], row[4], bool(row[5])) for row in rows
     }
+
+
+def indexed_docs(db: Database) -> dict[str, IndexedFile]:
+    """The Markdown and text files in the docs index (schema v8), by path."""
+    rows = db.conn.execute("SELECT id, path, size, mtime_ns, hash FROM doc_files")
+    return {row[1]: IndexedFile(row[0], row[1], row[2], row[3], row[4], True) for row in rows}
 
 
 def get_meta(db: Database, key: str) -> str | None:
@@ -282,6 +316,7 @@ class Writer:
         self.conn = db.conn
         self.next_file_id = self._max("files") + 1
         self.next_symbol_id = self._max("symbols") + 1
+        self.next_doc_id = self._max("doc_files") + 1
 
     def _max(self, table: str) -> int:
         return self.conn.execute(f"SELECT coalesce(max(id), 0) FROM {table}").fetchone()[0]
@@ -361,3 +396,52 @@ class Writer:
     def link_declarations(self) -> None:
         """Point each C++ out-of-line definition at its in-class declaration."""
         self.conn.execute(LINK_DECLARATIONS_SQL)
+
+    def delete_doc(self, doc_id: int) -> None:
+        rows = _row_range(doc_id)
+        self.conn.execute("DELETE FROM sections WHERE rowid >= ? AND rowid < ?", rows)
+        self.conn.execute("DELETE FROM headings WHERE id >= ? AND id < ?", rows)
+        self.conn.execute("DELETE FROM doc_files WHERE id = ?", (doc_id,))
+
+    def touch_doc(self, doc_id: int, size: int, mtime_ns: int) -> None:
+        self.conn.execute(
+            "UPDATE doc_files SET size = ?, mtime_ns = ? WHERE id = ?", (size, mtime_ns, doc_id)
+        )
+
+    def replace_doc(self, rows: DocRows, old_id: int | None, indexed_at: str) -> int:
+        """Write one doc file's headings and sections in place of its old ones (inside batch())."""
+        if old_id is not None:
+            self.delete_doc(old_id)
+        doc_id = old_id if old_id is not None else self.next_doc_id
+        self.next_doc_id = max(self.next_doc_id, doc_id + 1)
+        self.conn.execute(
+            INSERT_DOC_SQL,
+            (
+                doc_id,
+                rows.path,
+                rows.format,
+                rows.size,
+                rows.mtime_ns,
+                rows.hash,
+                rows.line_count,
+                indexed_at,
+            ),
+        )
+        base = doc_id * ROWS_PER_FILE
+        sections = [s for s in rows.sections if s[0] < ROWS_PER_FILE]
+        self.conn.executemany(
+            INSERT_HEADING_SQL,
+            (
+                (base + ordinal, rows.path, name, level, start, end)
+                for ordinal, name, level, start, end, _ in sections
+                if level > 0
+            ),
+        )
+        self.conn.executemany(
+            INSERT_SECTION_SQL,
+            (
+                (base + ordinal, rows.path, name, content, start, end)
+                for ordinal, name, _, start, end, content in sections
+            ),
+        )
+        return doc_id

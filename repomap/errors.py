@@ -52,3 +52,17 @@ class BadQuery(RepomapError):
 
 class BadArgument(RepomapError):
     exit_code = ExitCode.USAGE
+
+
+class OutsideRoot(BadArgument):
+    """A path that leads outside ROOT (`..`, an absolute path, a symbolic link out)."""
+
+
+class PathNotFound(RepomapError):
+    pass
+
+
+class StaleIndex(RepomapError):
+    """The files changed since they were indexed; serving the old rows would give wrong lines."""
+
+    exit_code = ExitCode.NO_INDEX

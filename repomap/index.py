@@ -69,6 +69,7 @@ class Summary:
     symbols: int = 0
     references: int = 0
     files: int = 0
+    docs: dict[str, int] = field(default_factory=dict)  # docs.DocsSummary.as_dict()
     seconds: float = 0.0
 
     @property
@@ -92,6 +93,7 @@ class Summary:
             "elements": self.elements,
             "symbols": self.symbols,
             "references": self.references,
+            "docs": self.docs,
             "seconds": round(self.seconds, 3),
         }
 
@@ -189,6 +191,11 @@ def _index(
         for old in gone:
             writer.delete_file(old.id)
         summary.removed = len(gone)
+    from .docs import update_docs  # imported here: docs uses this module's decode()
+
+    docs = update_docs(writer, walked.files, settings.max_file_size, force, indexed_at)
+    summary.skipped.extend(docs.skipped)
+    summary.docs = docs.as_dict()
     results = _extract_all(jobs, settings.workers)
     while True:
         with writer.batch():

@@ -24,6 +24,12 @@ def print_index_summary(summary: Any) -> None:
         f"{summary.files} files, {summary.symbols} symbols, {summary.references} references",
     )
     table.add_row("text", ", ".join(f"{count} {kind}s" for kind, count in summary.elements.items()))
+    if docs := summary.docs:
+        table.add_row(
+            "docs",
+            f"{docs['files']} files ({docs['added']} added, {docs['modified']} changed, "
+            f"{docs['removed']} removed), {docs['sections']} sections",
+        )
     table.add_row("time", f"{summary.seconds:.2f} s")
     console.print(table)
     for reason, count in sorted(summary.skipped_by_reason.items()):

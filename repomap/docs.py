@@ -1,0 +1,436 @@
+"""The docs index: Markdown and `.txt` files by section, beside the code.
+
+Python API (the CLI and the MCP server call these; each returns dataclasses, nothing prints):
+
+- `update_docs(writer, files, max_file_size, force, indexed_at)`: bring the `doc_files`,
+  `headings` and `sections` tables up to date with the walked files, incrementally (a file
+  whose size and mtime are unchanged is not read; one whose bytes hash the same is not
+  parsed); called by `repomap index` inside its run.
+- `search_docs(db, root, query, limit=20)`: sections matching a query in search_text's query
+  language (bare words ANDed, "phrases", prefix*, OR, -exclusion), best BM25 first, with
+  `[MATCH]…[/MATCH]` snippets. The heading counts twice as much as the body. Sections nest (a
+  `#` section contains its `##` sections), so a section overlapping a better-ranked hit from
+  the same file is left out: each place in a document is reported once, at its best.
+- `show_section(db, root, heading, file=None, max_lines=None)`: one section's text, found
+  through the `headings` table and read from disk only after checking that the file still has
+  the bytes that were indexed (otherwise StaleIndex: never a wrong line range).
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from . import db as index_db
+from . import markdown
+from .discover import FoundFile
+from .errors import BadArgument, PathNotFound, RepomapError, StaleIndex
+from .gateway import resolve_path, truncate
+from .index import decode
+
+if TYPE_CHECKING:
+    from .db import Database
+
+# Suffix (lower case) -> doc_files.format; every other file is not a doc.
+DOC_FORMATS = {".md": "markdown", ".markdown": "markdown", ".txt": "text"}
+# Bump when parsing changes what is stored: every doc file is then re-read once.
+DOCS_PARSER_VERSION = "1"
+BATCH_FILES = 400
+MAX_SUGGESTIONS = 5
+EM_DASH_SEPARATOR = " \u2014 "  # "Heading — what it is about": the part after it is dropped
+
+
+def doc_format(rel_path: str) -> str | None:
+    """`markdown`, `text`, or None when the file is not indexed as a doc."""
+    dot = rel_path.rfind(".")
+    return DOC_FORMATS.get(rel_path[dot:].lower()) if dot > rel_path.rfind("/") else None
+
+
+def content_hash(raw: bytes) -> str:
+    """The digest stored in doc_files.hash (the same blake2b-128 as files.hash)."""
+    return hashlib.blake2b(raw, digest_size=16).hexdigest()
+
+
+# --- indexing --------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class DocsSummary:
+    scanned: int = 0
+    unchanged: int = 0
+    added: int = 0
+    modified: int = 0
+    removed: int = 0
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (rel_path, reason)
+    files: int = 0  # doc files in the index after the run
+    headings: int = 0
+    sections: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        keys = ("scanned", "unchanged", "added", "modified", "removed", "files", "headings")
+        return {key: getattr(self, key) for key in keys} | {"sections": self.sections}
+
+
+def doc_rows(rel_path: str, fmt: str, raw: bytes, mtime_ns: int) -> index_db.DocRows | str:
+    """The rows of one doc file, or why it cannot be indexed."""
+    source, problem = decode(raw)
+    if source is None:
+        return problem or "not text"
+    text = source.decode("utf-8")
+    document = markdown.parse(text) if fmt == "markdown" else markdown.plain_text_sections(text)
+    sections = []
+    ordinal = 0
+    for section in document.sections:
+        ordinal = ordinal + 1 if section.level else 0
+        sections.append(
+            (
+                ordinal,
+                section.name,
+                section.level,
+                section.start_line,
+                section.end_line,
+                section.content,
+            )
+        )
+    return index_db.DocRows(
+        rel_path, fmt, len(raw), mtime_ns, content_hash(raw), document.line_count, sections
+    )
+
+
+def update_docs(
+    writer: index_db.Writer,
+    files: Iterable[FoundFile],
+    max_file_size: int,
+    force: bool,
+    indexed_at: str,
+) -> DocsSummary:
+    """Index new and changed doc files, drop removed ones; one transaction per batch."""
+    db = writer.db
+    force = force or index_db.get_meta(db, "docs_parser_version") != DOCS_PARSER_VERSION
+    existing = index_db.indexed_docs(db)
+    summary = DocsSummary()
+    present: set[str] = set()
+    pending: list[tuple[FoundFile, str]] = []
+    for found in files:
+        fmt = doc_format(found.rel_path)
+        if fmt is None:
+            continue
+        summary.scanned += 1
+        present.add(found.rel_path)
+        old = existing.get(found.rel_path)
+        if found.size > max_file_size:
+            summary.skipped.append(
+                (found.rel_path, f"larger than the limit ({max_file_size} bytes)")
+            )
+        elif old and not force and (old.size, old.mtime_ns) == (found.size, found.mtime_ns):
+            summary.unchanged += 1
+        else:
+            pending.append((found, fmt))
+    skipped_paths = {path for path, _ in summary.skipped}
+    with writer.batch():
+        for path, old in existing.items():
+            if path not in present or path in skipped_paths:
+                writer.delete_doc(old.id)
+                summary.removed += path not in present
+    for start in range(0, len(pending), BATCH_FILES):
+        with writer.batch():
+            for found, fmt in pending[start : start + BATCH_FILES]:
+                _update_one(
+                    writer, found, fmt, existing.get(found.rel_path), force, indexed_at, summary
+                )
+    with writer.batch():
+        index_db.set_meta(db, {"docs_parser_version": DOCS_PARSER_VERSION})
+    summary.files, summary.headings, summary.sections = _totals(db)
+    return summary
+
+
+def _update_one(
+    writer: index_db.Writer,
+    found: FoundFile,
+    fmt: str,
+    old: index_db.IndexedFile | None,
+    force: bool,
+    indexed_at: str,
+    summary: DocsSummary,
+) -> None:
+    try:
+        raw = found.path.read_bytes()
+    except OSError as error:
+        summary.skipped.append((found.rel_path, f"unreadable ({error.strerror or error})"))
+        if old is not None:
+            writer.delete_doc(old.id)
+        return
+    if old is not None and not force and content_hash(raw) == old.hash:
+        summary.unchanged += 1
+        writer.touch_doc(old.id, len(raw), found.mtime_ns)
+        return
+    rows = doc_rows(found.rel_path, fmt, raw, found.mtime_ns)
+    if isinstance(rows, str):
+        summary.skipped.append((found.rel_path, rows))
+        if old is not None:
+            writer.delete_doc(old.id)
+        return
+    writer.replace_doc(rows, old.id if old else None, indexed_at)
+    if old is None:
+        summary.added += 1
+    else:
+        summary.modified += 1
+
+
+def _totals(db: Database) -> tuple[int, int, int]:
+    conn = db.conn
+    return (
+        conn.execute("SELECT count(*) FROM doc_files").fetchone()[0],
+        conn.execute("SELECT count(*) FROM headings").fetchone()[0],
+        conn.execute("SELECT count(*) FROM sections").fetchone()[0],
+    )
+
+
+# --- search ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class DocHit:
+    file: str
+    section: str  # the heading text; "" for text before the first heading and for .txt files
+    snippet: str  # with [MATCH]…[/MATCH] around matched terms
+    score: float  # BM25, higher is better
+    start_line: int | None  # the section's lines; None when the file changed since indexing
+    end_line: int | None
+    stale: bool  # the file changed or vanished since it was indexed: run `repomap index`
+
+
+@dataclass(frozen=True, slots=True)
+class DocSearch:
+    query: str
+    hits: list[DocHit]
+    stale_files: list[str]  # result files that changed since indexing
+
+
+# Weights per column (file, section, content): a heading counts twice as much as body text.
+SEARCH_DOCS_SQL = """SELECT file, section,
+    snippet(sections, -1, '[MATCH]', '[/MATCH]', '…', 16) AS snippet,
+    bm25(sections, 0.0, 2.0, 1.0) AS rank, start_line, end_line
+FROM sections WHERE sections MATCH :match ORDER BY rank"""
+DOC_STATE_SQL = "SELECT size, mtime_ns, hash FROM doc_files WHERE path = ?"
+
+
+def search_docs(db: Database, root: Path, query: str, limit: int = 20) -> DocSearch:
+    """Sections matching `query`, best first; overlapping sections of one file reported once."""
+    from .query import parse, to_match  # the one query parser, shared with search_text
+
+    if limit < 1:
+        raise BadArgument("--limit must be at least 1")
+    match = to_match(parse(query))
+    hits: list[tuple] = []
+    kept: dict[str, list[tuple[int, int]]] = {}
+    for file, section, snippet, rank, start, end in db.conn.execute(
+        SEARCH_DOCS_SQL, {"match": match}
+    ):
+        ranges = kept.setdefault(file, [])
+        if any(start <= other_end and other_start <= end for other_start, other_end in ranges):
+            continue
+        ranges.append((start, end))
+        hits.append((file, section, snippet, rank, start, end))
+        if len(hits) == limit:
+            break
+    stale = {file for file in {hit[0] for hit in hits} if not _unchanged(db, root, file)}
+    return DocSearch(
+        query,
+        [
+            DocHit(
+                file,
+                section,
+                snippet,
+                round(-rank, 6),
+                *((None, None) if file in stale else (start, end)),
+                file in stale,
+            )
+            for file, section, snippet, rank, start, end in hits
+        ],
+        sorted(stale),
+    )
+
+
+def _unchanged(db: Database, root: Path, rel_path: str) -> bool:
+    """The file still has the bytes that were indexed (stat first; hash only if it moved)."""
+    row = db.conn.execute(DOC_STATE_SQL, (rel_path,)).fetchone()
+    path = root / rel_path
+    try:
+        stat = path.stat()
+        if row and (stat.st_size, stat.st_mtime_ns) == (row[0], row[1]):
+            return True
+        return bool(row) and content_hash(path.read_bytes()) == row[2]
+    except OSError:
+        return False
+
+
+# --- show --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class HeadingMatch:
+    file: str
+    heading: str
+    level: int
+    start_line: int
+    end_line: int
+
+
+@dataclass(frozen=True, slots=True)
+class SectionView:
+    query: str  # the heading asked for, after trimming and dropping " — …"
+    file: str
+    heading: str
+    level: int
+    start_line: int
+    end_line: int
+    content: str  # the section's lines as in the file, cut to max_lines with a marker
+    more_lines: int  # lines left out by max_lines
+    matches: list[HeadingMatch]  # every heading that matched; the first is shown
+
+    @property
+    def ambiguous(self) -> bool:
+        return len(self.matches) > 1
+
+
+class HeadingNotFound(RepomapError):
+    pass
+
+
+HEADINGS_BY_TEXT_SQL = """SELECT file, text, level, start_line, end_line FROM headings
+    WHERE text = :text COLLATE NOCASE AND (:file IS NULL OR file = :file)
+    ORDER BY file, start_line"""
+# "Install — from source" is found by "Install" too, as the query's own " — …" is dropped.
+HEADINGS_BY_DASH_SQL = """SELECT file, text, level, start_line, end_line FROM headings
+    WHERE text LIKE :pattern ESCAPE '\\' AND (:file IS NULL OR file = :file)
+    ORDER BY file, start_line"""
+ALL_HEADINGS_SQL = """SELECT file, text, level, start_line, end_line FROM headings
+    WHERE (:file IS NULL OR file = :file) ORDER BY file, start_line"""
+
+
+def normalize_heading(query: str) -> str:
+    """Trim, drop everything from " — " (em dash between spaces) on, and leading `#` marks."""
+    text = query.strip()
+    text = text.split(EM_DASH_SEPARATOR, 1)[0].strip()
+    return re.sub(r"^#{1,6}\s+", "", text)
+
+
+def show_section(
+    db: Database, root: Path, heading: str, file: str | None = None, max_lines: int | None = None
+) -> SectionView:
+    """The section under `heading` (case-insensitive; the first of several, in path order)."""
+    query = normalize_heading(heading)
+    if not query:
+        raise BadArgument("the heading is empty; `repomap outline` lists the headings")
+    rel_file = _doc_file(db, root, file) if file is not None else None
+    matches = find_headings(db, query, rel_file)
+    if not matches:
+        raise HeadingNotFound(_not_found_message(db, query, rel_file))
+    chosen = matches[0]
+    lines = _current_lines(db, root, chosen.file)
+    content = "".join(line + "\n" for line in lines[chosen.start_line - 1 : chosen.end_line])
+    cut = truncate(content, max_lines)
+    return SectionView(
+        query,
+        chosen.file,
+        chosen.heading,
+        chosen.level,
+        chosen.start_line,
+        chosen.end_line,
+        cut.text,
+        cut.more_lines,
+        matches,
+    )
+
+
+def find_headings(db: Database, query: str, file: str | None = None) -> list[HeadingMatch]:
+    """Headings equal to `query` ignoring case, in path order then line order."""
+    params = {"text": query, "file": file}
+    rows = db.conn.execute(HEADINGS_BY_TEXT_SQL, params).fetchall()
+    if not rows:
+        escaped = re.sub(r"([\\%_])", r"\\\1", query)
+        rows = db.conn.execute(
+            HEADINGS_BY_DASH_SQL, {"pattern": escaped + EM_DASH_SEPARATOR + "%", "file": file}
+        ).fetchall()
+    if not rows and not query.isascii():  # NOCASE folds ASCII only
+        folded = query.casefold()
+        rows = [row for row in _all_headings(db, file) if _heading_key(row[1]) == folded]
+    return [HeadingMatch(*row) for row in rows]
+
+
+def _heading_key(text: str) -> str:
+    return text.split(EM_DASH_SEPARATOR, 1)[0].strip().casefold()
+
+
+def _all_headings(db: Database, file: str | None) -> list[tuple]:
+    return db.conn.execute(ALL_HEADINGS_SQL, {"file": file}).fetchall()
+
+
+def _doc_file(db: Database, root: Path, file: str) -> str:
+    """The indexed doc path `file` names (checked to stay inside ROOT)."""
+    inside = resolve_path(root, file)
+    for candidate in (inside.rel_path, inside.real_rel_path):
+        if db.conn.execute(DOC_STATE_SQL, (candidate,)).fetchone():
+            return candidate
+    if not inside.path.exists():
+        raise PathNotFound(f"{file} does not exist under {root}")
+    if doc_format(inside.rel_path) is None:
+        raise BadArgument(f"{file} is not a Markdown or text file; `repomap open {file}` shows it")
+    raise StaleIndex(f"{file} is not in the index yet; run `repomap index` to add it")
+
+
+def _not_found_message(db: Database, query: str, file: str | None) -> str:
+    where = f" in {file}" if file else ""
+    headings = _all_headings(db, file)
+    if not headings and not db.conn.execute("SELECT 1 FROM doc_files LIMIT 1").fetchone():
+        return f'no heading "{query}"{where}: the index has no Markdown files; run `repomap index`'
+    similar = similar_headings(query, headings)
+    if not similar:
+        return f'no heading "{query}"{where}; `repomap outline` lists the headings'
+    listed = ", ".join(f'"{text}" ({path}:{line})' for path, text, line in similar)
+    return f'no heading "{query}"{where}; similar: {listed}'
+
+
+def similar_headings(query: str, headings: list[tuple]) -> list[tuple[str, str, int]]:
+    """Up to five (file, heading, line): prefix matches, then substrings, then close spellings."""
+    folded = query.casefold()
+    ranked: list[tuple[int, int, tuple]] = []
+    for position, (path, text, _level, start, _end) in enumerate(headings):
+        key = text.casefold()
+        if key.startswith(folded):
+            ranked.append((0, position, (path, text, start)))
+        elif folded in key or (key and key in folded):
+            ranked.append((1, position, (path, text, start)))
+    if not ranked:  # a typo: "instalation"
+        keys = {row[1].casefold() for row in headings}
+        close = set(difflib.get_close_matches(folded, keys, n=MAX_SUGGESTIONS, cutoff=0.75))
+        ranked = [
+            (2, position, (row[0], row[1], row[3]))
+            for position, row in enumerate(headings)
+            if row[1].casefold() in close
+        ]
+    return [entry for _, _, entry in sorted(ranked)[:MAX_SUGGESTIONS]]
+
+
+def _current_lines(db: Database, root: Path, rel_path: str) -> list[str]:
+    """The file's lines, after checking its bytes are the ones that were indexed."""
+    row = db.conn.execute(DOC_STATE_SQL, (rel_path,)).fetchone()
+    try:
+        raw = (root / rel_path).read_bytes()
+    except OSError:
+        raise StaleIndex(
+            f"{rel_path} was removed since it was indexed; run `repomap index` to update the index"
+        ) from None
+    if row is None or content_hash(raw) != row[2]:
+        raise StaleIndex(
+            f"{rel_path} changed since it was indexed, so its section lines are out of date; "
+            "run `repomap index` and try again"
+        )
+    source, _ = decode(raw)
+    return markdown.split_lines((source or b"").decode("utf-8"))

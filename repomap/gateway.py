@@ -1,0 +1,443 @@
+"""The gateway: find your way around ROOT without reading whole files.
+
+Python API (the CLI and the MCP server call these; each returns dataclasses, nothing prints):
+
+- `resolve_path(root, path)`: the one check every path argument goes through. Relative paths,
+  `..` and absolute paths are accepted only while they stay inside ROOT, symbolic links
+  included; anything else raises OutsideRoot.
+- `open_file(root, path, max_lines=None)`: a file's bytes as they are, optionally cut to lines.
+- `sources(root, directory=None, depth=None, pattern=None, limit=100)`: the tree of files
+  (ignore rules applied), directories first, collapsed below `depth`.
+- `find_files(root, query, limit=100, ignore_case=False)`: paths containing a literal substring.
+- `outline(db, root, path=None, level=None)`: headings of Markdown files and symbols of code
+  files from the index (never by re-parsing), as one tree per file, files in path order.
+- `truncate(text, max_lines)`: the `--max-lines` rule shared by every command.
+
+Paths in results are relative to ROOT with `/` separators. Ordering is by code point, which for
+UTF-8 paths is also their bytewise order.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .discover import walk
+from .errors import BadArgument, OutsideRoot, PathNotFound, StaleIndex
+
+if TYPE_CHECKING:
+    from .db import Database
+
+DEFAULT_LIMIT = 100
+
+
+# --- paths -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class InsidePath:
+    """A path checked to lie inside ROOT."""
+
+    path: Path  # absolute, symbolic links resolved: what to read
+    rel_path: str  # relative to ROOT as given (`..` folded, links kept), "" for ROOT itself
+    real_rel_path: str  # relative to ROOT after resolving links
+
+
+def resolve_path(root: Path, raw: str | os.PathLike[str]) -> InsidePath:
+    """`raw` (relative to ROOT, or absolute) checked to stay inside ROOT, links followed."""
+    text = os.fspath(raw)
+    if "\0" in text:
+        raise BadArgument(f"{text!r} is not a valid path")
+    root = root.resolve()
+    joined = root / text  # an absolute `text` replaces root
+    folded = Path(os.path.normpath(joined))
+    if not _is_inside(folded, root):
+        raise OutsideRoot(
+            f"{text} is outside the repository root {root}; give a path inside it, relative to it"
+        )
+    try:
+        real = joined.resolve()
+    except (OSError, RuntimeError) as error:  # a symbolic link loop
+        raise BadArgument(f"{text} cannot be resolved ({error})") from None
+    if not _is_inside(real, root):
+        raise OutsideRoot(
+            f"{text} is a symbolic link to {real}, outside the repository root {root}; "
+            "repomap only reads files inside the root"
+        )
+    return InsidePath(real, _relative(folded, root), _relative(real, root))
+
+
+def _is_inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def _relative(path: Path, root: Path) -> str:
+    rel = path.relative_to(root).as_posix()
+    return "" if rel == "." else rel
+
+
+def existing_file(root: Path, raw: str) -> InsidePath:
+    """resolve_path() for a path that must name a regular file."""
+    inside = resolve_path(root, raw)
+    if inside.path.is_dir():
+        raise BadArgument(
+            f"{raw} is a directory; `repomap sources --dir {raw}` lists what is in it"
+        )
+    if not inside.path.exists():
+        raise PathNotFound(
+            f"{raw} does not exist under {root.resolve()}; "
+            f"`repomap files {Path(raw).name}` searches file names"
+        )
+    return inside
+
+
+def existing_dir(root: Path, raw: str) -> InsidePath:
+    """resolve_path() for a path that must name a directory."""
+    inside = resolve_path(root, raw)
+    if not inside.path.exists():
+        raise PathNotFound(f"{raw} does not exist under {root.resolve()}")
+    if not inside.path.is_dir():
+        raise BadArgument(f"{raw} is a file, not a directory; `repomap open {raw}` shows it")
+    return inside
+
+
+# --- truncation ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Truncated:
+    text: str  # the first max_lines lines, then `... (N more lines)` when any were cut
+    more_lines: int  # lines left out
+
+
+def truncate(text: str, max_lines: int | None) -> Truncated:
+    """Keep `max_lines` lines of `text` and append `... (N more lines)` for the rest."""
+    if max_lines is None:
+        return Truncated(text, 0)
+    lines = text.split("\n")  # \n only, as every line number in the index counts them
+    if lines[-1] == "":
+        lines.pop()
+    more = len(lines) - max_lines
+    if more <= 0:
+        return Truncated(text, 0)
+    shown = "".join(line + "\n" for line in lines[:max_lines])
+    return Truncated(f"{shown}... ({more} more lines)\n", more)
+
+
+# --- open ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class FileView:
+    path: str  # relative to ROOT
+    content: bytes  # as on disk, or its first max_lines lines
+    line_count: int
+    more_lines: int  # lines left out by max_lines
+
+    @property
+    def text(self) -> str:
+        """The content as text (invalid UTF-8 replaced), with the truncation marker if any."""
+        text = self.content.decode("utf-8", errors="replace")
+        return text + (f"... ({self.more_lines} more lines)\n" if self.more_lines else "")
+
+
+def open_file(root: Path, path: str, max_lines: int | None = None) -> FileView:
+    """A file inside ROOT as-is, optionally cut to its first `max_lines` lines."""
+    inside = existing_file(root, path)
+    try:
+        content = inside.path.read_bytes()
+    except OSError as error:
+        raise PathNotFound(f"cannot read {path}: {error.strerror or error}") from None
+    lines = content.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()
+    more = 0 if max_lines is None else max(0, len(lines) - max_lines)
+    if more:
+        content = b"".join(line + b"\n" for line in lines[:max_lines])
+    return FileView(inside.rel_path, content, len(lines), more)
+
+
+# --- sources ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SourceEntry:
+    path: str  # relative to ROOT; directories end with "/"
+    name: str
+    kind: str  # dir | file
+    depth: int  # 1 for the entries directly in the listed directory
+    files: int  # files under a directory (recursively, after --pattern); 1 for a file
+    expanded: bool  # a directory whose entries follow; False: shown as `name/ (N files)`
+
+
+@dataclass(frozen=True, slots=True)
+class SourceTree:
+    directory: str  # the listed directory, relative to ROOT ("" for ROOT)
+    depth: int  # how many levels are shown
+    entries: list[SourceEntry]
+    more: int  # entries cut by the limit
+    total_files: int
+
+    @property
+    def truncated(self) -> bool:
+        return self.more > 0
+
+
+@dataclass(slots=True)
+class _Dir:
+    dirs: dict[str, _Dir] = field(default_factory=dict)
+    files: list[str] = field(default_factory=list)
+    count: int = 0
+
+
+def sources(
+    root: Path,
+    directory: str | None = None,
+    depth: int | None = None,
+    pattern: str | None = None,
+    limit: int = DEFAULT_LIMIT,
+) -> SourceTree:
+    """The files under ROOT (or `directory`), ignore rules applied, as a tree.
+
+    Directories come before files at each level, each group in bytewise order. Directories
+    deeper than `depth` are collapsed to `name/ (N files)`. Without `depth`, the deepest level
+    whose whole tree fits in `limit` entries is shown. `pattern` is a glob matched against
+    file names, or against paths relative to ROOT when it contains `/`.
+    """
+    if limit < 1:
+        raise BadArgument("--limit must be at least 1")
+    base = existing_dir(root, directory).real_rel_path if directory else ""
+    prefix = f"{base}/" if base else ""
+    tree = _Dir()
+    for found in walk(root).files:
+        if not found.rel_path.startswith(prefix) or not _glob(pattern, found.rel_path):
+            continue
+        _add(tree, found.rel_path[len(prefix) :].split("/"))
+    if depth is None:
+        depth = _fitting_depth(tree, limit)
+    entries: list[SourceEntry] = []
+    _list(tree, prefix, 1, depth, entries)
+    return SourceTree(base, depth, entries[:limit], max(0, len(entries) - limit), tree.count)
+
+
+def _glob(pattern: str | None, rel_path: str) -> bool:
+    if not pattern:
+        return True
+    subject = rel_path if "/" in pattern else rel_path.rsplit("/", 1)[-1]
+    return fnmatch.fnmatchcase(subject, pattern.strip("/"))
+
+
+def _add(tree: _Dir, parts: list[str]) -> None:
+    node = tree
+    node.count += 1
+    for part in parts[:-1]:
+        node = node.dirs.setdefault(part, _Dir())
+        node.count += 1
+    node.files.append(parts[-1])
+
+
+def _count_entries(node: _Dir, depth: int) -> int:
+    count = len(node.dirs) + len(node.files)
+    if depth > 1:
+        count += sum(_count_entries(child, depth - 1) for child in node.dirs.values())
+    return count
+
+
+def _max_depth(node: _Dir) -> int:
+    return 1 + max((_max_depth(child) for child in node.dirs.values()), default=0)
+
+
+def _fitting_depth(tree: _Dir, limit: int) -> int:
+    depth = 1
+    deepest = _max_depth(tree)
+    while depth < deepest and _count_entries(tree, depth + 1) <= limit:
+        depth += 1
+    return depth
+
+
+def _list(node: _Dir, prefix: str, level: int, depth: int, out: list[SourceEntry]) -> None:
+    for name in sorted(node.dirs):
+        child = node.dirs[name]
+        expanded = level < depth
+        out.append(SourceEntry(f"{prefix}{name}/", name, "dir", level, child.count, expanded))
+        if expanded:
+            _list(child, f"{prefix}{name}/", level + 1, depth, out)
+    for name in sorted(node.files):
+        out.append(SourceEntry(f"{prefix}{name}", name, "file", level, 1, False))
+
+
+# --- files -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class FileMatches:
+    query: str
+    paths: list[str]
+    total: int  # matches before the limit
+
+    @property
+    def truncated(self) -> bool:
+        return self.total > len(self.paths)
+
+
+def find_files(
+    root: Path, query: str, limit: int = DEFAULT_LIMIT, ignore_case: bool = False
+) -> FileMatches:
+    """Files under ROOT (ignore rules applied) whose name contains `query`, in path order.
+
+    The match is a literal substring on code points (no globbing, no Unicode normalization);
+    a query containing `/` is matched against the whole path relative to ROOT.
+    """
+    if not query:
+        raise BadArgument("the query is empty; give part of a file name")
+    if limit < 1:
+        raise BadArgument("--limit must be at least 1")
+    needle = query.casefold() if ignore_case else query
+    matches = []
+    for found in walk(root).files:
+        subject = found.rel_path if "/" in query else found.rel_path.rsplit("/", 1)[-1]
+        if needle in (subject.casefold() if ignore_case else subject):
+            matches.append(found.rel_path)
+    matches.sort()
+    return FileMatches(query, matches[:limit], len(matches))
+
+
+# --- outline ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class OutlineEntry:
+    depth: int  # 1 for top-level symbols and for headings without a parent heading
+    kind: str  # "heading", or the symbol kind (class, function, method, ...)
+    name: str
+    level: int  # heading level 1-6; for symbols, equal to depth
+    start_line: int
+    end_line: int
+
+
+@dataclass(frozen=True, slots=True)
+class FileOutline:
+    path: str
+    language: str  # markdown | text | python | rust | cpp
+    entries: list[OutlineEntry]
+
+
+@dataclass(frozen=True, slots=True)
+class Outline:
+    files: list[FileOutline]
+    changed: list[str]  # files whose size or mtime differ from the index: run `repomap index`
+
+
+OUTLINE_SYMBOLS_SQL = """SELECT f.path, f.language, s.id, s.parent_id, s.kind, s.name,
+    s.start_line, s.end_line FROM symbols s JOIN files f ON f.id = s.file_id
+    ORDER BY f.path, s.start_line, s.end_line DESC, s.id"""
+OUTLINE_HEADINGS_SQL = """SELECT file, text, level, start_line, end_line FROM headings
+    ORDER BY file, start_line"""
+OUTLINE_FILES_SQL = """SELECT path, language, size, mtime_ns FROM files
+    UNION ALL SELECT path, format, size, mtime_ns FROM doc_files"""
+
+
+def outline(db: Database, root: Path, path: str | None = None, level: int | None = None) -> Outline:
+    """Headings and symbols per file under `path` (a file, a directory, or all of ROOT)."""
+    if level is not None and level < 1:
+        raise BadArgument("--level must be at least 1")
+    indexed = {row[0]: row[1:] for row in db.conn.execute(OUTLINE_FILES_SQL)}
+    wanted, single = _outline_scope(root, path, indexed)
+    entries: dict[str, list[OutlineEntry]] = {p: [] for p in wanted}
+    for file_path, rows in _symbol_rows(db, wanted):
+        entries[file_path] = _symbol_entries(rows, level)
+    for file_path, rows in _heading_rows(db, wanted):
+        entries[file_path] = _heading_entries(rows, level)
+    files = [
+        FileOutline(p, indexed[p][0], entries[p]) for p in sorted(entries) if entries[p] or single
+    ]
+    return Outline(files, _changed(root, [f.path for f in files], indexed))
+
+
+def _outline_scope(root: Path, path: str | None, indexed: dict) -> tuple[set[str], bool]:
+    """The indexed files to outline, and whether one file was asked for."""
+    if path is None:
+        return set(indexed), False
+    inside = resolve_path(root, path)
+    if inside.path.is_dir():
+        prefixes = {f"{p}/" if p else "" for p in (inside.rel_path, inside.real_rel_path)}
+        return {p for p in indexed if any(p.startswith(x) for x in prefixes)}, False
+    for candidate in (inside.rel_path, inside.real_rel_path):
+        if candidate in indexed:
+            return {candidate}, True
+    existing_file(root, path)  # raises for a missing path
+    raise StaleIndex(
+        f"{path} is not in the index: outline covers Markdown (.md), text (.txt) and Python, "
+        "Rust and C++ files; if it is one, run `repomap index` to add it, "
+        f"otherwise `repomap open {path}` shows it"
+    )
+
+
+def _symbol_rows(db: Database, wanted: set[str]):
+    current: str | None = None
+    rows: list[tuple] = []
+    for row in db.conn.execute(OUTLINE_SYMBOLS_SQL):
+        if row[0] not in wanted:
+            continue
+        if row[0] != current:
+            if current is not None:
+                yield current, rows
+            current, rows = row[0], []
+        rows.append(row[2:])
+    if current is not None:
+        yield current, rows
+
+
+def _heading_rows(db: Database, wanted: set[str]):
+    grouped: dict[str, list[tuple]] = {}
+    for row in db.conn.execute(OUTLINE_HEADINGS_SQL):
+        if row[0] in wanted:
+            grouped.setdefault(row[0], []).append(row[1:])
+    return grouped.items()
+
+
+def _symbol_entries(rows: list[tuple], max_depth: int | None) -> list[OutlineEntry]:
+    parents = {row[0]: row[1] for row in rows}
+    depths: dict[int, int] = {}
+
+    def depth_of(symbol_id: int) -> int:
+        if symbol_id not in depths:
+            parent = parents.get(symbol_id)
+            depths[symbol_id] = 1 if parent not in parents else depth_of(parent) + 1
+        return depths[symbol_id]
+
+    entries = []
+    for symbol_id, _, kind, name, start, end in rows:
+        depth = depth_of(symbol_id)
+        if max_depth is None or depth <= max_depth:
+            entries.append(OutlineEntry(depth, kind, name, depth, start, end))
+    return entries
+
+
+def _heading_entries(rows: list[tuple], max_level: int | None) -> list[OutlineEntry]:
+    entries = []
+    open_levels: list[int] = []  # levels of the enclosing headings
+    for text, level, start, end in rows:
+        while open_levels and open_levels[-1] >= level:
+            open_levels.pop()
+        open_levels.append(level)
+        if max_level is None or level <= max_level:
+            entries.append(OutlineEntry(len(open_levels), "heading", text, level, start, end))
+    return entries
+
+
+def _changed(root: Path, paths: list[str], indexed: dict) -> list[str]:
+    """Files whose size or mtime no longer match the index (a cheap stat, no reading)."""
+    changed = []
+    for path in paths:
+        try:
+            stat = (root / path).stat()
+        except OSError:
+            changed.append(path)
+            continue
+        if (stat.st_size, stat.st_mtime_ns) != tuple(indexed[path][1:3]):
+            changed.append(path)
+    return changed
