@@ -221,6 +221,9 @@ def _index(
                 "root": str(settings.root),
             },
         )
+    from .symbols import refresh_ranks  # the repo map's PageRank; a no-op when nothing changed
+
+    refresh_ranks(db)
 
 
 def _take(results: Iterator, count: int) -> Iterator:

@@ -1,0 +1,607 @@
+"""Symbol lookups and the rankings behind the repo map: all of their SQL lives here.
+
+Python API (each takes an open index, `repomap.db.open_index(path)`):
+- `search_symbols(db, query, kind=None, language=None, path=None, limit=20) -> list[SymbolHit]`:
+  case-insensitive exact, prefix, substring and fuzzy (subsequence) matches on the name and the
+  qualified name (`QuerySet.filter` and `Mutex::lock` match the tail of a qualified name), best
+  first; among equals, names used from more files first.
+- `find_symbol(db, name, file=None) -> SymbolMatch`: the best definition for `name`, the others,
+  or `SymbolNotFound` with "did you mean" suggestions. `repomap.snippets.symbol_content()` turns
+  it into source read from disk (`repomap.get_symbol_content()` does both).
+- `refresh_ranks(db)`: recompute the stored rankings when the index changed (index.py calls it).
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sqlite_utils import Database
+
+from . import db as index_db
+from .errors import BadQuery, RepomapError
+
+RANK_FORMAT = "1"  # bump when rank.py weighs differently: the next `repomap index` re-ranks
+NOT_RANKED_KINDS = (
+    "impl",
+    "namespace",
+    "module",
+)  # containers: shown as headers, not reached by name
+MATCH_TIERS = ("exact", "prefix", "substring", "fuzzy")
+FUZZY_CANDIDATES = 2000  # rows a subsequence scan hands to Python for ordering
+
+
+class SymbolNotFound(RepomapError):
+    """No symbol has that name; the message carries "did you mean" suggestions."""
+
+
+class FileChanged(RepomapError):
+    """The file changed on disk since it was indexed: its stored lines would be wrong."""
+
+    def __init__(self, message: str, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class NoRanking(RepomapError):
+    """The index has no ranking yet (made by a repomap without it, or only migrated)."""
+
+
+# --- records ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolHit:
+    """One search result; `doc` is the first line of the docstring or doc comment."""
+
+    name: str
+    qualified_name: str
+    kind: str
+    language: str
+    file_path: str
+    line_number: int
+    end_line: int
+    signature: str
+    doc: str | None
+    match: str  # exact | prefix | substring | fuzzy
+    ref_files: int  # files that use this name
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolRow:
+    """A symbols row with its file, as lookups need it."""
+
+    id: int
+    file_id: int
+    name: str
+    qualified_name: str
+    kind: str
+    language: str
+    file_path: str
+    start_line: int
+    end_line: int
+    signature: str
+    parent_id: int | None
+    doc: str | None
+    is_definition: bool
+    declaration_id: int | None
+    file_hash: str
+    rank: float
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolMatch:
+    """The best symbol for a name and the other candidates, best first."""
+
+    best: SymbolRow
+    others: list[SymbolRow] = field(default_factory=list)
+
+
+# --- search_symbols --------------------------------------------------------------------------
+
+_COLUMNS = """s.id, s.file_id, s.name, s.qualified_name, s.kind, f.language, f.path, s.start_line,
+    s.end_line, s.signature, s.parent_id, s.doc, s.is_definition, s.declaration_id, f.hash"""
+SEARCH_SQL = f"""SELECT {_COLUMNS}, coalesce(n.ref_files, 0) AS ref_files
+FROM symbols s JOIN files f ON f.id = s.file_id LEFT JOIN name_stats n ON n.name = s.name
+WHERE ({{match}}) {{filters}}
+ORDER BY ref_files DESC, s.is_definition DESC, length(s.qualified_name), f.path, s.start_line
+LIMIT :cap"""
+MATCH_SQL = {
+    "exact": "s.name = :q COLLATE NOCASE OR s.qualified_name = :q COLLATE NOCASE "
+    "OR s.qualified_name = :q_alt COLLATE NOCASE",
+    # Prefix as a NOCASE range, so the symbols_name index answers it.
+    "prefix": "s.name COLLATE NOCASE >= :lo AND s.name COLLATE NOCASE < :hi",
+    "tail": "s.name = :last COLLATE NOCASE",
+    "tail_prefix": "s.name COLLATE NOCASE >= :last_lo AND s.name COLLATE NOCASE < :last_hi",
+    "subsequence": "s.name LIKE :subsequence ESCAPE '\\'",
+    "qualified_subsequence": "s.qualified_name LIKE :qualified_subsequence ESCAPE '\\'",
+}
+_SEPARATOR = re.compile(r"::|\.")
+
+
+def search_symbols(
+    db: Database,
+    query: str,
+    kind: str | None = None,
+    language: str | None = None,
+    path: str | None = None,
+    limit: int = 20,
+) -> list[SymbolHit]:
+    """Symbols whose name or qualified name matches `query`: exact > prefix > substring > fuzzy."""
+    query = query.strip()
+    if not query:
+        raise BadQuery(
+            "empty query; give a symbol name or part of one (e.g. `QuerySet` or `Mutex::lock`)"
+        )
+    if limit < 1:
+        raise BadQuery("--limit must be at least 1")
+    params, filters = _filters(kind, language, path)
+    params.update(_match_params(query))
+    qualified = bool(_SEPARATOR.search(query))
+    sources = (
+        ("exact", "tail", "tail_prefix", "qualified_subsequence")
+        if qualified
+        else ("exact", "prefix", "subsequence")
+    )
+    found: dict[int, tuple] = {}
+    for source in sources:
+        cap = limit + len(found) if source != sources[-1] else max(FUZZY_CANDIDATES, limit)
+        sql = SEARCH_SQL.format(match=MATCH_SQL[source], filters=filters)
+        for row in db.conn.execute(sql, {**params, "cap": cap}):
+            found.setdefault(row[0], row)
+        if sum(_tier(query, row[2], row[3]) == 0 for row in found.values()) >= limit:
+            break
+    ranked = sorted(found.values(), key=lambda row: _search_key(query, row))
+    return [_hit(query, row) for row in ranked if _tier(query, row[2], row[3]) < len(MATCH_TIERS)][
+        :limit
+    ]
+
+
+def _filters(kind: str | None, language: str | None, path: str | None) -> tuple[dict, str]:
+    params: dict = {}
+    clauses = []
+    if kind:
+        clauses.append("s.kind = :kind")
+        params["kind"] = kind.lower()
+    if language:
+        clauses.append("f.language = :language")
+        params["language"] = language.lower()
+    if path:
+        clauses.append(path_filter_sql("f.path"))
+        params.update(path_filter_params(path))
+    return params, "".join(f" AND {clause}" for clause in clauses)
+
+
+def path_filter_sql(column: str) -> str:
+    """A file, a folder (everything under it), a path tail, or a glob when it has * ? or [."""
+    return (
+        f"({column} = :path OR {column} LIKE :path_under ESCAPE '\\' "
+        f"OR {column} LIKE :path_tail ESCAPE '\\' OR {column} GLOB :path_glob)"
+    )
+
+
+def path_filter_params(path: str) -> dict[str, str]:
+    path = path.strip().strip("/").removeprefix("./")
+    escaped = _like_escape(path)
+    glob = path if any(c in path for c in "*?[") else _glob_escape(path)
+    return {
+        "path": path,
+        "path_under": f"{escaped}/%",
+        "path_tail": f"%/{escaped}",
+        "path_glob": glob,
+    }
+
+
+def _match_params(query: str) -> dict[str, str]:
+    parts = [p for p in _SEPARATOR.split(query) if p]
+    last = parts[-1] if parts else query
+    alt = query.replace("::", "\0").replace(".", "::").replace("\0", ".")
+    return {
+        "q": query,
+        "q_alt": alt,
+        "lo": query.lower(),
+        "hi": query.lower() + "\U0010ffff",
+        "last": last,
+        "last_lo": last.lower(),
+        "last_hi": last.lower() + "\U0010ffff",
+        "subsequence": "%" + "%".join(_like_escape(c) for c in query) + "%",
+        "qualified_subsequence": "%"
+        + "%".join(_like_escape(c) for c in _normalize(query) if c != ".")
+        + "%",
+    }
+
+
+def _like_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _glob_escape(text: str) -> str:
+    return re.sub(r"([*?\[])", r"[\1]", text)
+
+
+def _normalize(qualified: str) -> str:
+    """`a::b::C` and `a.b.C` compare equal, case-insensitively."""
+    return qualified.replace("::", ".").lower()
+
+
+def _tier(query: str, name: str, qualified: str) -> int:
+    """0 exact, 1 prefix, 2 substring, 3 fuzzy, 4 no match."""
+    q = _normalize(query)
+    n = name.lower()
+    qn = _normalize(qualified)
+    if q in (n, qn) or qn.endswith("." + q):
+        return 0
+    if n.startswith(q) or qn.startswith(q) or ("." + q) in qn:
+        return 1
+    if q in n or q in qn:
+        return 2
+    target = qn if "." in q else n
+    return 3 if _is_subsequence(q.replace(".", ""), target) else 4
+
+
+def _is_subsequence(needle: str, haystack: str) -> bool:
+    it = iter(haystack)
+    return all(c in it for c in needle)
+
+
+def _fuzzy_spread(query: str, name: str) -> int:
+    """How spread out the query's letters are in the name: tighter fuzzy matches first."""
+    q, n = query.lower().replace(".", "").replace(":", ""), name.lower()
+    start = pos = n.find(q[0]) if q else 0
+    for c in q[1:]:
+        pos = n.find(c, pos + 1)
+    return (pos - start) - len(q) if start >= 0 and pos >= 0 else len(n)
+
+
+def _search_key(query: str, row: tuple) -> tuple:
+    tier = _tier(query, row[2], row[3])
+    spread = _fuzzy_spread(query, row[2]) if tier == 3 else 0
+    exact_case = 0 if query in (row[2], row[3]) else 1
+    return (tier, spread, exact_case, -row[-1], -row[12], len(row[3]), row[6], row[7])
+
+
+def _hit(query: str, row: tuple) -> SymbolHit:
+    doc = row[11].strip().splitlines()[0] if row[11] and row[11].strip() else None
+    return SymbolHit(
+        row[2],
+        row[3],
+        row[4],
+        row[5],
+        row[6],
+        row[7],
+        row[8],
+        row[9],
+        doc,
+        MATCH_TIERS[_tier(query, row[2], row[3])],
+        row[-1],
+    )
+
+
+# --- find_symbol -----------------------------------------------------------------------------
+
+FIND_SQL = f"""SELECT {_COLUMNS}, coalesce(r.rank, 0) FROM symbols s JOIN files f ON f.id = s.file_id
+LEFT JOIN symbol_ranks r ON r.symbol_id = s.id
+WHERE (s.name = :last COLLATE NOCASE OR s.qualified_name = :q COLLATE NOCASE
+       OR s.qualified_name = :q_alt COLLATE NOCASE) {{filters}}"""
+SYMBOL_BY_ID_SQL = f"""SELECT {_COLUMNS}, coalesce(r.rank, 0) FROM symbols s
+JOIN files f ON f.id = s.file_id LEFT JOIN symbol_ranks r ON r.symbol_id = s.id WHERE s.id = ?"""
+KIND_ORDER = {
+    "class": 0,
+    "struct": 0,
+    "trait": 0,
+    "enum": 0,
+    "union": 0,
+    "function": 1,
+    "method": 1,
+    "macro": 2,
+    "type": 2,
+    "constant": 3,
+    "variable": 3,
+    "impl": 4,
+    "namespace": 5,
+    "module": 5,
+}
+
+
+def find_symbol(db: Database, name: str, file: str | None = None) -> SymbolMatch:
+    """The symbol called `name` (or whose qualified name is or ends with it), best first."""
+    name = name.strip()
+    if not name:
+        raise BadQuery("give a symbol name, e.g. `QuerySet.filter`")
+    params, filters = _filters(None, None, file)
+    params.update(_match_params(name))
+    sql = FIND_SQL.format(filters=filters)
+    rows = [_row(row) for row in db.conn.execute(sql, params) if _tier(name, row[2], row[3]) == 0]
+    if not rows:
+        where = f" in files matching {file!r}" if file else ""
+        suggestions = suggest(db, name, file)
+        hint = f"; did you mean: {', '.join(suggestions)}" if suggestions else ""
+        raise SymbolNotFound(f"no symbol named {name!r}{where}{hint}")
+    rows.sort(key=lambda row: _find_key(name, row))
+    return SymbolMatch(rows[0], rows[1:])
+
+
+def symbol_by_id(db: Database, symbol_id: int) -> SymbolRow | None:
+    row = db.conn.execute(SYMBOL_BY_ID_SQL, (symbol_id,)).fetchone()
+    return _row(row) if row else None
+
+
+def ancestors(db: Database, symbol: SymbolRow) -> list[SymbolRow]:
+    """The enclosing symbols, outermost first (class of a method, impl of a Rust fn, namespaces)."""
+    chain: list[SymbolRow] = []
+    parent_id = symbol.parent_id
+    while parent_id is not None and len(chain) < 32 and (parent := symbol_by_id(db, parent_id)):
+        chain.append(parent)
+        parent_id = parent.parent_id
+    return chain[::-1]
+
+
+def _row(row: tuple) -> SymbolRow:
+    return SymbolRow(*row[:12], bool(row[12]), row[13], row[14], row[15])
+
+
+def _find_key(name: str, row: SymbolRow) -> tuple:
+    exact_case = 0 if name in (row.name, row.qualified_name) else 1
+    qualified = 0 if _normalize(name) == _normalize(row.qualified_name) else 1
+    return (
+        qualified,
+        exact_case,
+        not row.is_definition,
+        KIND_ORDER.get(row.kind, 6),
+        -row.rank,
+        row.file_path,
+        row.start_line,
+    )
+
+
+def suggest(db: Database, name: str, file: str | None = None, limit: int = 5) -> list[str]:
+    """Up to `limit` qualified names close to `name`: prefix and fuzzy matches, then typos."""
+    hits = search_symbols(db, name, path=file, limit=limit) if name.strip() else []
+    suggestions = list(dict.fromkeys(hit.qualified_name for hit in hits))
+    if len(suggestions) < limit:
+        last = [p for p in _SEPARATOR.split(name) if p][-1:] or [name]
+        target = last[0].lower()
+        names = {
+            row[0].lower(): row[0]
+            for row in db.conn.execute(
+                "SELECT DISTINCT name FROM symbols WHERE length(name) BETWEEN ? AND ?",
+                (len(target) - 2, len(target) + 2),
+            )
+        }
+        for close in difflib.get_close_matches(target, names, n=limit, cutoff=0.75):
+            suggestions.extend(_qualified_for(db, names[close], limit))
+    return list(dict.fromkeys(suggestions))[:limit]
+
+
+def _qualified_for(db: Database, name: str, limit: int) -> list[str]:
+    rows = db.conn.execute(
+        """SELECT s.qualified_name FROM symbols s LEFT JOIN name_stats n ON n.name = s.name
+        WHERE s.name = ? ORDER BY coalesce(n.ref_files, 0) DESC, s.qualified_name LIMIT ?""",
+        (name, limit),
+    )
+    return [row[0] for row in rows]
+
+
+def file_hash(path: Path) -> str:
+    """blake2b-128 of a file's bytes, as the indexer stores it in files.hash."""
+    return hashlib.blake2b(path.read_bytes(), digest_size=16).hexdigest()
+
+
+# --- rankings: stored at index time -----------------------------------------------------------
+
+DEFINITIONS_SQL = f"""SELECT s.id, s.file_id, s.name, s.kind, s.doc IS NOT NULL, s.parent_id IS NULL
+FROM symbols s WHERE s.kind NOT IN ({", ".join(f"'{k}'" for k in NOT_RANKED_KINDS)})
+  AND s.declaration_id IS NULL ORDER BY s.id"""
+# Defined names get integer ids in a temporary table, so SQLite counts the uses per (file, name)
+# and Python receives integers: three times faster than counting strings in Python.
+RANK_NAMES_SQL = (
+    "CREATE TEMP TABLE rank_names (name TEXT PRIMARY KEY, id INTEGER NOT NULL) WITHOUT ROWID"
+)
+USES_SQL = """SELECT r.file_id, n.id, count(*) FROM refs r JOIN temp.rank_names n ON n.name = r.name
+GROUP BY r.file_id, n.id"""
+
+
+def ranks_fingerprint(db: Database) -> str:
+    """Changes whenever any file's rows were rewritten (ids and hashes) or ranking changed."""
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(RANK_FORMAT.encode())
+    for file_id, file_hash_ in db.conn.execute("SELECT id, hash FROM files ORDER BY id"):
+        digest.update(f"{file_id}:{file_hash_}\n".encode())
+    count, top = db.conn.execute("SELECT count(*), coalesce(max(id), 0) FROM symbols").fetchone()
+    digest.update(f"{count}:{top}".encode())
+    return digest.hexdigest()
+
+
+def refresh_ranks(db: Database, force: bool = False) -> bool:
+    """Recompute file, symbol and name rankings unless the index is unchanged since the last time."""
+    fingerprint = ranks_fingerprint(db)
+    if not force and index_db.get_meta(db, "rank_fingerprint") == fingerprint:
+        return False
+    import numpy as np
+
+    from . import rank  # numpy: only when ranking
+
+    files = db.conn.execute("SELECT id, path FROM files ORDER BY id").fetchall()
+    file_ids = [file_id for file_id, _ in files]
+    position = {file_id: i for i, file_id in enumerate(file_ids)}
+    share = {
+        file_id: rank.TEST_SHARE if rank.is_test_path(path) else 1.0 for file_id, path in files
+    }
+    rows = db.conn.execute(DEFINITIONS_SQL).fetchall()
+    definitions = rank.Definitions(
+        [row[0] for row in rows],
+        [position[row[1]] for row in rows],
+        [row[2] for row in rows],
+        [rank.kind_prior(row[3], bool(row[4]), bool(row[5])) for row in rows],
+        [share[row[1]] for row in rows],
+    )
+    names = sorted(set(definitions.names))
+    uses = np.array(_count_uses(db, names), dtype=np.int64).reshape(-1, 3)
+    if len(uses):
+        uses[:, 0] = np.searchsorted(np.array(file_ids, dtype=np.int64), uses[:, 0])
+    graph = rank.build(file_ids, names, definitions, uses)
+    scores = rank.definition_scores(graph, graph.rank)
+    ref_files = np.bincount(graph.c_name, minlength=len(names)).tolist()
+    def_files = Counter(
+        name for name, _ in set(zip(definitions.names, definitions.file_indices, strict=True))
+    )
+    with db.atomic():
+        for table in ("file_ranks", "symbol_ranks", "name_stats", "rank_arrays"):
+            db.conn.execute(f"DELETE FROM {table}")
+        db.conn.executemany(
+            "INSERT INTO file_ranks (file_id, rank) VALUES (?, ?)",
+            zip(file_ids, graph.rank.tolist(), strict=True),
+        )
+        db.conn.executemany(
+            "INSERT INTO symbol_ranks (symbol_id, file_id, rank) VALUES (?, ?, ?)",
+            zip(
+                definitions.symbol_ids,
+                (file_ids[i] for i in definitions.file_indices),
+                scores.tolist(),
+                strict=True,
+            ),
+        )
+        db.conn.executemany(
+            "INSERT INTO name_stats (name, ref_files, def_files) VALUES (?, ?, ?)",
+            ((name, ref_files[i], def_files[name]) for i, name in enumerate(names) if ref_files[i]),
+        )
+        db.conn.executemany(
+            "INSERT INTO rank_arrays (name, dtype, data) VALUES (?, ?, ?)",
+            ((name, array.dtype.str, array.tobytes()) for name, array in graph.to_arrays().items()),
+        )
+        index_db.set_meta(db, {"rank_fingerprint": fingerprint, "rank_format": RANK_FORMAT})
+    return True
+
+
+def _count_uses(db: Database, names: list[str]) -> list[tuple[int, int, int]]:
+    """(file id, name index, uses) for every file and defined name it uses."""
+    db.conn.execute("DROP TABLE IF EXISTS temp.rank_names")
+    db.conn.execute(RANK_NAMES_SQL)
+    try:
+        db.conn.executemany(
+            "INSERT INTO temp.rank_names (name, id) VALUES (?, ?)",
+            ((name, i) for i, name in enumerate(names)),
+        )
+        return db.conn.execute(USES_SQL).fetchall()
+    finally:
+        db.conn.execute("DROP TABLE temp.rank_names")
+
+
+def require_ranks(db: Database) -> None:
+    if index_db.get_meta(db, "rank_format") != RANK_FORMAT:
+        raise NoRanking("this index has no repo-map ranking yet; run `repomap index` to compute it")
+
+
+def load_graph(db: Database):  # -> rank.Graph
+    """The stored graph, for personalized PageRank."""
+    import numpy as np
+
+    from . import rank
+
+    require_ranks(db)
+    arrays = {
+        name: np.frombuffer(data, dtype=np.dtype(dtype))
+        for name, dtype, data in db.conn.execute("SELECT name, dtype, data FROM rank_arrays")
+    }
+    return rank.Graph.from_arrays(arrays)
+
+
+# --- what the map reads ----------------------------------------------------------------------
+
+RANKED_SYMBOLS_SQL = """SELECT symbol_id, rank FROM symbol_ranks
+ORDER BY rank DESC, file_id, symbol_id LIMIT :limit OFFSET :offset"""
+MAP_SYMBOLS_SQL = """SELECT s.id, s.file_id, s.name, s.qualified_name, s.kind, s.start_line,
+    s.end_line, s.signature, s.parent_id FROM symbols s WHERE s.id IN ({ids})"""
+
+
+@dataclass(frozen=True, slots=True)
+class MapSymbolRow:
+    id: int
+    file_id: int
+    name: str
+    qualified_name: str
+    kind: str
+    start_line: int
+    end_line: int
+    signature: str
+    parent_id: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class MapFileRow:
+    id: int
+    path: str
+    language: str
+    line_count: int
+    rank: float
+
+
+def ranked_symbols(db: Database, limit: int, offset: int = 0) -> list[tuple[int, float]]:
+    """(symbol id, score) of the stored unpersonalized ranking, best first."""
+    require_ranks(db)
+    return db.conn.execute(RANKED_SYMBOLS_SQL, {"limit": limit, "offset": offset}).fetchall()
+
+
+def map_symbols(db: Database, ids: Iterable[int]) -> dict[int, MapSymbolRow]:
+    """The rows of these symbols and of every symbol enclosing them."""
+    found: dict[int, MapSymbolRow] = {}
+    wanted = set(ids)
+    while wanted:
+        for chunk in _chunks(sorted(wanted), 900):
+            sql = MAP_SYMBOLS_SQL.format(ids=",".join("?" * len(chunk)))
+            for row in db.conn.execute(sql, chunk):
+                found[row[0]] = MapSymbolRow(*row)
+        wanted = {
+            row.parent_id
+            for row in found.values()
+            if row.parent_id is not None and row.parent_id not in found
+        } - set(found)
+    return found
+
+
+def map_files(db: Database) -> dict[int, MapFileRow]:
+    """Every file with its stored rank."""
+    rows = db.conn.execute("""SELECT f.id, f.path, f.language, f.line_count, coalesce(r.rank, 0)
+        FROM files f LEFT JOIN file_ranks r ON r.file_id = f.id""")
+    return {row[0]: MapFileRow(*row) for row in rows}
+
+
+def ranked_symbol_count(db: Database) -> int:
+    return db.conn.execute("SELECT count(*) FROM symbol_ranks").fetchone()[0]
+
+
+def symbol_ids_named(db: Database, names: Iterable[str]) -> dict[str, list[int]]:
+    """Symbols whose name or qualified name is one of `names` (case-insensitive), by name."""
+    found: dict[str, list[int]] = {}
+    for name in names:
+        params = _match_params(name)
+        rows = db.conn.execute(
+            """SELECT id, name, qualified_name FROM symbols WHERE name = :last COLLATE NOCASE
+            OR qualified_name = :q COLLATE NOCASE OR qualified_name = :q_alt COLLATE NOCASE""",
+            params,
+        )
+        found[name] = sorted(row[0] for row in rows if _tier(name, row[1], row[2]) == 0)
+    return found
+
+
+def files_matching(db: Database, path: str) -> list[int]:
+    """Ids of the files a --focus or --mention path names (a file, folder, tail or glob)."""
+    sql = f"SELECT id FROM files f WHERE {path_filter_sql('f.path')} ORDER BY id"
+    return [row[0] for row in db.conn.execute(sql, path_filter_params(path))]
+
+
+def files_with_stem(db: Database, stem: str) -> list[int]:
+    """Files named like a mentioned identifier: `query` -> query.py, query.rs, query.h."""
+    rows = db.conn.execute("SELECT id, path FROM files")
+    wanted = stem.lower()
+    return [file_id for file_id, path in rows if Path(path).stem.lower() == wanted]
+
+
+def _chunks(items: list, size: int) -> Iterator[list]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
