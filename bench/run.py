@@ -67,23 +67,30 @@ class Runs:
     changed_file: str = ""
     summary: dict = field(default_factory=dict)  # the cold run's --json summary
     warnings: list[str] = field(default_factory=list)
+    profile: list[list[str]] = field(default_factory=list)  # rows of the --profile table
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
     corpora = _corpora(args)
+    command = " ".join(["python", "bench/run.py", *(sys.argv[1:] if argv is None else argv)])
     print(
         f"# repomap index benchmark\n\n{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, "
-        f"{args.runs} runs per corpus, medians; `{' '.join(['python', 'bench/run.py', *(argv or sys.argv[1:])])}`\n"
+        f"{args.runs} run{'s' if args.runs != 1 else ''} per corpus, medians; `{command}`\n",
+        flush=True,
     )
     raw = {}
     for corpus in corpora:
-        runs = measure(corpus, args.runs, _progress)
+        runs = measure(corpus, args.runs, _progress, profile=args.profile)
         print(report(corpus, runs, args.runs), flush=True)
         raw[corpus.name] = {"corpus": corpus.label, "lines": corpus.lines, **runs.__dict__}
-    if args.json:
-        RESULTS_DIR.mkdir(exist_ok=True)
-        out = RESULTS_DIR / f"index-{datetime.now():%Y%m%d-%H%M%S}.json"
+    if args.json is not None:
+        out = (
+            Path(args.json)
+            if args.json
+            else RESULTS_DIR / f"index-{datetime.now():%Y%m%d-%H%M%S}.json"
+        )
+        out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(raw, indent=2, default=str))
         print(f"raw numbers: {out}")
     if args.all:
@@ -102,7 +109,18 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--root", type=Path, action="append", help="measure this tree instead (repeatable)"
     )
-    parser.add_argument("--json", action="store_true", help="also write raw numbers to results/")
+    parser.add_argument(
+        "--json",
+        nargs="?",
+        const="",
+        metavar="PATH",
+        help="also write the raw numbers to PATH (default bench/results/index-<time>.json)",
+    )
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="then profile one cold `repomap index --workers 1` per corpus (cProfile, top costs)",
+    )
     parser.add_argument(
         "--all", action="store_true", help="then run every other bench/*.py that has a main()"
     )
@@ -133,7 +151,9 @@ def _progress(message: str) -> None:
 # --- measuring ---------------------------------------------------------------------------------
 
 
-def measure(corpus: Corpus, run_count: int, progress: Callable[[str], None]) -> Runs:
+def measure(
+    corpus: Corpus, run_count: int, progress: Callable[[str], None], profile: bool = False
+) -> Runs:
     """Every figure of one corpus, `run_count` times, on a private copy of its tree."""
     runs = Runs()
     scratch = common.scratch_dir()
@@ -153,6 +173,9 @@ def measure(corpus: Corpus, run_count: int, progress: Callable[[str], None]) -> 
             runs.floor.append(parse_floor(sources))
             runs.ctags.append(_ctags(tree, scratch).seconds)
             _index_runs(tree, scratch / "index.db", changed, language, runs)
+        if profile:
+            progress(f"{corpus.name}: profiling a cold index with --workers 1")
+            runs.profile = profile_index(tree, scratch)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return runs
@@ -207,6 +230,29 @@ def _index_runs(tree: Path, db: Path, changed: Path, language: str, runs: Runs) 
         runs.max_tree_rss.append(max(peaks))
     finally:
         common.remove_database(db)
+
+
+def profile_index(tree: Path, scratch: Path, top: int = 20) -> list[list[str]]:
+    """cProfile of one cold `repomap index --workers 1` (all work in one process): the `top`
+    functions by own time, as table rows."""
+    import pstats
+
+    db, out = scratch / "profile.db", scratch / "index.prof"
+    command = [sys.executable, "-m", "cProfile", "-o", str(out), "-m", "repomap.cli"]
+    try:
+        common.timed([*command, "index", str(tree), "--db", str(db), "--json", "--workers", "1"])
+        stats = pstats.Stats(str(out))
+    finally:
+        common.remove_database(db)
+    total = stats.total_tt
+    rows = []
+    entries = sorted(stats.stats.items(), key=lambda item: -item[1][2])[:top]
+    for (path, line, function), (_, calls, own, cumulative, _) in entries:
+        where = f"{Path(path).name}:{line}({function})" if line else function
+        rows.append(
+            [where, fmt_count(calls), f"{own:.2f} s", f"{own / total:.1%}", f"{cumulative:.2f} s"]
+        )
+    return rows
 
 
 def _expect(runs: Runs, what: str, summary: dict, **counts: int) -> None:
@@ -351,7 +397,15 @@ def report(corpus: Corpus, runs: Runs, run_count: int) -> str:
         f"runs (tree): {fmt_bytes(median(runs.max_tree_rss))}.",
     ]
     notes += [f"- **warning**: {warning}" for warning in sorted(set(runs.warnings))]
-    return f"## {corpus.name}: {corpus.label}\n\n{table}\n\n" + "\n".join(notes) + "\n"
+    text = f"## {corpus.name}: {corpus.label}\n\n{table}\n\n" + "\n".join(notes) + "\n"
+    if runs.profile:
+        profile = common.markdown_table(
+            ["function (cProfile, --workers 1)", "calls", "own time", "share", "cumulative"],
+            runs.profile,
+            "lrrrr",
+        )
+        text += f"\nWhere a cold index spends its time (one process; profiler overhead included):\n\n{profile}\n"
+    return text
 
 
 def _ratios(numerators: list[float], denominators: list[float]) -> list[float]:

@@ -1,0 +1,122 @@
+"""bench/: the shared helpers compute what they say, and run.py leaves the measured tree as it was."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+sys.path.insert(0, str(BENCH))
+
+import common  # noqa: E402  (bench/ is a folder of scripts, not a package)
+
+
+@pytest.mark.parametrize(
+    "values, p, expected",
+    [
+        ([3.0], 50, 3.0),
+        ([1.0, 2.0, 3.0, 4.0], 0, 1.0),
+        ([1.0, 2.0, 3.0, 4.0], 100, 4.0),
+        ([4.0, 1.0, 3.0, 2.0], 50, 2.5),
+        ([10.0, 20.0, 30.0, 40.0, 50.0], 90, 46.0),
+    ],
+)
+def test_percentile_interpolates_between_ranks_like_numpy(values, p, expected):
+    assert common.percentile(values, p) == pytest.approx(expected)
+
+
+def test_percentile_of_nothing_is_an_error():
+    with pytest.raises(ValueError):
+        common.percentile([], 50)
+
+
+def test_median_of_an_even_count_is_the_mean_of_the_middle_two():
+    assert common.median([5.0, 1.0, 2.0, 9.0]) == 3.5
+
+
+def test_markdown_table_pads_columns_aligns_right_and_escapes_pipes():
+    table = common.markdown_table(["name", "n"], [["a|b", 7], ["long name", 12]], "lr")
+    assert table.splitlines() == [
+        "| name      |   n |",
+        "| --------- | --: |",
+        "| a\\|b      |   7 |",
+        "| long name |  12 |",
+    ]
+
+
+def test_timed_counts_the_memory_of_a_child_process():
+    child = "b = bytearray(150_000_000); b[::4096] = b'x' * len(b[::4096]); import time; time.sleep(0.4)"
+    parent = (
+        f"import subprocess, sys; subprocess.run([sys.executable, '-c', {child!r}], check=True)"
+    )
+    run = common.timed([sys.executable, "-c", parent]).check()
+    assert run.max_process_rss >= 150_000_000
+    if run.tree_peak_rss is not None:  # psutil installed
+        assert run.tree_peak_rss >= 150_000_000
+    assert run.seconds >= 0.4
+
+
+def test_timed_reports_a_failing_command():
+    run = common.timed([sys.executable, "-c", "import sys; sys.exit('boom')"])
+    assert run.returncode == 1
+    with pytest.raises(SystemExit, match="boom"):
+        run.check()
+
+
+def test_indexed_files_follow_repomaps_discovery_and_size_limit(make_repo):
+    root = make_repo(
+        {
+            "a.py": "x = 1\n",
+            "b.rs": "fn main() {}\n",
+            "notes.txt": "not code\n",
+            "ignored/c.py": "y = 2\n",
+            ".gitignore": "ignored/\n",
+            "big.py": "z = 1\n" * 100,
+        }
+    )
+    found = common.indexed_files(root, max_file_size=100)
+    assert sorted((path.name, language) for path, language, _ in found) == [
+        ("a.py", "python"),
+        ("b.rs", "rust"),
+    ]
+
+
+def test_run_measures_a_tree_and_leaves_it_untouched(make_repo, tmp_path):
+    root = make_repo(
+        {
+            f"pkg/m{i}.py": f'"""Module {i}."""\n\n# note\ndef f{i}():\n    return "s"\n'
+            for i in range(5)
+        }
+    )
+    before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
+    out = tmp_path / "raw.json"
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(BENCH / "run.py"),
+            "--root",
+            str(root),
+            "--runs",
+            "2",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    after = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
+    assert after == before
+    for row in ("cold", "no change", "one file changed", "peak RSS", "database", "ctags -R"):
+        assert row in result.stdout
+    assert result.stdout.count("PASS") + result.stdout.count("FAIL") == 5
+    assert "warning" not in result.stdout  # no-change changed nothing, one-file changed one
+    raw = json.loads(out.read_text())[root.name]
+    assert len(raw["cold"]) == len(raw["no_change"]) == len(raw["one_file"]) == 2
+    assert raw["lines"] == 25
+    assert raw["summary"]["files"] == 5
