@@ -150,5 +150,223 @@ def migrate(db_path: Path | None, root: Path | None, to_version: int | None) -> 
     click.echo(f"{settings.db_path}: schema v{version}")
 
 
+
+# --- the gateway: outline / show / open / sources / files / search-docs (repomap/gateway.py,
+# repomap/docs.py); every path argument goes through gateway.resolve_path ---------------------
+
+
+def _root_option(command: Any) -> Any:
+    return click.option(
+        "--root",
+        type=click.Path(file_okay=False, path_type=Path),
+        help="Repository root (default: REPOMAP_ROOT or the current directory).",
+    )(command)
+
+
+def _db_option(command: Any) -> Any:
+    return click.option(
+        "--db",
+        "db_path",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="Index file (default ROOT/.repomap/index.db).",
+    )(command)
+
+
+def _max_lines_option(command: Any) -> Any:
+    return click.option(
+        "--max-lines",
+        type=click.IntRange(min=0),
+        help="Show at most N lines, then `... (N more lines)`.",
+    )(command)
+
+
+def _echo_text(text: str) -> None:
+    click.echo(text, nl=False)
+
+
+def _as_dict(value: Any) -> Any:
+    from dataclasses import asdict
+
+    return asdict(value)
+
+
+@main.command()
+@click.argument("path", required=False)
+@click.option("--level", type=click.IntRange(min=1), help="Heading levels / symbol depth to show.")
+@_max_lines_option
+@click.option("--json", "as_json", is_flag=True, help="Print the outline as JSON.")
+@_root_option
+@_db_option
+def outline(
+    path: str | None,
+    level: int | None,
+    max_lines: int | None,
+    as_json: bool,
+    root: Path | None,
+    db_path: Path | None,
+) -> None:
+    """Headings of Markdown files and symbols of code files under PATH (default: all), per file."""
+    from . import db as index_db
+    from . import gateway
+    from .gateway_text import outline_text
+
+    settings = config.resolve(root, db_path)
+    with index_db.reading(settings.db_path) as db:
+        result = gateway.outline(db, settings.root, path, level)
+    if result.changed:
+        shown = ", ".join(result.changed[:5]) + (", …" if len(result.changed) > 5 else "")
+        click.echo(
+            f"warning: {len(result.changed)} files changed since they were indexed ({shown}); "
+            "run `repomap index` for their current outline",
+            err=True,
+        )
+    if as_json:
+        _print_json(_as_dict(result))
+    else:
+        _echo_text(outline_text(result, max_lines))
+
+
+@main.command()
+@click.argument("name", required=False)
+@click.option("--section", "heading", help="A Markdown heading (case-insensitive; ` — …` dropped).")
+@click.option("--file", "file", help="Only headings of this Markdown file.")
+@_max_lines_option
+@click.option("--json", "as_json", is_flag=True, help="Print the section and its matches as JSON.")
+@_root_option
+@_db_option
+def show(
+    name: str | None,
+    heading: str | None,
+    file: str | None,
+    max_lines: int | None,
+    as_json: bool,
+    root: Path | None,
+    db_path: Path | None,
+) -> None:
+    """Show a symbol's source (NAME) or a Markdown section (--section HEADING)."""
+    from . import db as index_db
+    from . import docs
+
+    if heading is None:
+        if name is None:
+            raise click.UsageError("give a symbol NAME or --section HEADING")
+        raise RepomapError(
+            "symbol lookup (`repomap show NAME`) is not available yet; "
+            "`repomap show --section HEADING` shows a Markdown section"
+        )
+    if name is not None:
+        raise click.UsageError("give either a symbol NAME or --section HEADING, not both")
+    settings = config.resolve(root, db_path)
+    with index_db.reading(settings.db_path) as db:
+        view = docs.show_section(db, settings.root, heading, file, max_lines)
+    if view.ambiguous:
+        click.echo(f'warning: multiple matches for "{view.query}"; showing first', err=True)
+    if as_json:
+        _print_json(_as_dict(view))
+    else:
+        _echo_text(view.content)
+
+
+@main.command("search-docs")
+@click.argument("query")
+@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the hits as JSON.")
+@_root_option
+@_db_option
+def search_docs(
+    query: str, limit: int, as_json: bool, root: Path | None, db_path: Path | None
+) -> None:
+    """Search Markdown sections and .txt files (bare words ANDed, porter stemming), best first."""
+    from . import db as index_db
+    from . import docs
+    from .gateway_text import search_docs_text
+
+    settings = config.resolve(root, db_path)
+    with index_db.reading(settings.db_path) as db:
+        result = docs.search_docs(db, settings.root, query, limit)
+    if result.stale_files:
+        click.echo(
+            f"warning: {', '.join(result.stale_files)} changed since indexing (line numbers "
+            "left out); run `repomap index`",
+            err=True,
+        )
+    if as_json:
+        _print_json([_as_dict(hit) for hit in result.hits])
+    else:
+        _echo_text(search_docs_text(result))
+
+
+@main.command("open")
+@click.argument("path")
+@_max_lines_option
+@_root_option
+def open_(path: str, max_lines: int | None, root: Path | None) -> None:
+    """Print a file inside ROOT as it is."""
+    from . import gateway
+
+    view = gateway.open_file(config.resolve(root).root, path, max_lines)
+    stdout = click.get_binary_stream("stdout")
+    stdout.write(view.content)
+    if view.more_lines:
+        if view.content and not view.content.endswith(b"\n"):
+            stdout.write(b"\n")
+        stdout.write(f"... ({view.more_lines} more lines)\n".encode())
+    stdout.flush()
+
+
+@main.command()
+@click.option("--dir", "directory", help="List this directory (inside ROOT) instead of ROOT.")
+@click.option("--depth", type=click.IntRange(min=1), help="Levels to expand (default: what fits).")
+@click.option(
+    "--pattern", help="Only files matching this glob (on the name; on the path if it has /)."
+)
+@click.option("--limit", type=click.IntRange(min=1), default=100, show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+@_root_option
+def sources(
+    directory: str | None,
+    depth: int | None,
+    pattern: str | None,
+    limit: int,
+    fmt: str,
+    root: Path | None,
+) -> None:
+    """The files under ROOT as a tree (ignore rules applied), directories first."""
+    from . import gateway
+    from .gateway_text import sources_text
+
+    tree = gateway.sources(config.resolve(root).root, directory, depth, pattern, limit)
+    if fmt == "json":
+        _print_json(_as_dict(tree) | {"truncated": tree.truncated})
+    else:
+        _echo_text(sources_text(tree))
+
+
+@main.command()
+@click.argument("query")
+@click.option("--limit", type=click.IntRange(min=1), default=100, show_default=True)
+@click.option("--ignore-case", "-i", is_flag=True, help="Match regardless of case.")
+@click.option("--json", "as_json", is_flag=True, help="Print paths and a `truncated` flag as JSON.")
+@_root_option
+def files(query: str, limit: int, ignore_case: bool, as_json: bool, root: Path | None) -> None:
+    """Files whose name contains QUERY (a literal substring; on the path if it contains /)."""
+    from . import gateway
+    from .gateway_text import files_text
+
+    found = gateway.find_files(config.resolve(root).root, query, limit, ignore_case)
+    if as_json:
+        _print_json(
+            {
+                "query": found.query,
+                "files": found.paths,
+                "total": found.total,
+                "truncated": found.truncated,
+            }
+        )
+    else:
+        _echo_text(files_text(found))
+
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,0 +1,60 @@
+"""Plain-text forms of the gateway's results (outline, sources, files, search-docs); pure.
+
+The CLI prints these and the MCP server can return them as they are: compact, one entry per
+line, indented two spaces per level, line ranges as `L<start>-<end>`.
+"""
+
+from __future__ import annotations
+
+from .docs import DocSearch
+from .gateway import FileMatches, Outline, SourceTree, truncate
+
+INDENT = "  "
+
+
+def outline_text(result: Outline, max_lines: int | None = None) -> str:
+    """One line per file, then its headings (`## Install  L5-7`) and symbols, indented."""
+    lines = []
+    for file in result.files:
+        lines.append(file.path)
+        if not file.entries:
+            lines.append(f"{INDENT}(no {'symbols' if file.language not in ('markdown', 'text') else 'headings'})")
+        for entry in file.entries:
+            label = "#" * entry.level if entry.kind == "heading" else entry.kind
+            name = f"{label} {entry.name}".rstrip()
+            lines.append(f"{INDENT * entry.depth}{name}  L{entry.start_line}-{entry.end_line}")
+    return truncate("".join(line + "\n" for line in lines), max_lines).text
+
+
+def sources_text(tree: SourceTree) -> str:
+    """Directories first (`name/`, or `name/ (N files)` when not expanded), then files."""
+    lines = []
+    for entry in tree.entries:
+        indent = INDENT * (entry.depth - 1)
+        if entry.kind == "file":
+            lines.append(f"{indent}{entry.name}")
+        elif entry.expanded:
+            lines.append(f"{indent}{entry.name}/")
+        else:
+            lines.append(f"{indent}{entry.name}/ ({entry.files} files)")
+    if tree.more:
+        lines.append(f"... ({tree.more} more)")
+    return "".join(line + "\n" for line in lines)
+
+
+def files_text(matches: FileMatches) -> str:
+    lines = list(matches.paths)
+    if matches.truncated:
+        lines.append(f"... ({matches.total - len(matches.paths)} more)")
+    return "".join(line + "\n" for line in lines)
+
+
+def search_docs_text(result: DocSearch) -> str:
+    """`file:start-end  section` then the snippet, indented, per hit."""
+    blocks = []
+    for hit in result.hits:
+        where = hit.file if hit.start_line is None else f"{hit.file}:{hit.start_line}-{hit.end_line}"
+        title = f"{where}  {hit.section}" if hit.section else where
+        snippet = " ".join(hit.snippet.split())
+        blocks.append(f"{title}\n{INDENT}{snippet}\n")
+    return "".join(blocks)

@@ -1,0 +1,524 @@
+"""The gateway: outline, show --section, open, sources, files; path safety everywhere."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+from docs_fixture import README, REPO
+
+from repomap import config, docs, gateway
+from repomap import db as index_db
+from repomap.errors import BadArgument, OutsideRoot, PathNotFound, StaleIndex
+
+OUTLINE = """\
+README.md
+  # Project  L1-22
+    ## Install  L5-7
+    ## Usage  L9-22
+      ### Configure  L11-18
+      ### Search — advanced  L20-22
+docs/guide.md
+  # Guide  L6-16
+    ## Install  L9-11
+    ## Troubleshooting  L13-16
+src/app.py
+  class App  L1-8
+    method run  L4-8
+      function inner  L5-6
+  function main  L11-12
+"""
+
+SOURCES = """\
+docs/
+  data.json
+  guide.md
+  notes.txt
+src/
+  pkg/
+    __init__.py
+  app.py
+.gitignore
+README.md
+"""
+
+
+@pytest.fixture
+def repo(make_repo, index) -> Path:
+    root = make_repo(REPO)
+    index(root)
+    return root
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    folder = tmp_path / "outside"
+    folder.mkdir()
+    (folder / "secret.txt").write_text("top secret\n")
+    return folder
+
+
+def cli(root: Path, *args: str):
+    return run_cli(*args, cwd=root)
+
+
+def _bump_mtime(path: Path) -> None:
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))
+
+
+# --- path safety -----------------------------------------------------------------------------
+
+ESCAPES = [
+    "../x",
+    "../outside/secret.txt",
+    "/etc/passwd",
+    "docs/../../outside/secret.txt",
+    "a/../../b",
+    "link_out",
+    "link_dir_out/secret.txt",
+]
+
+
+@pytest.fixture
+def linked(repo: Path, outside: Path) -> Path:
+    (repo / "link_out").symlink_to(outside / "secret.txt")
+    (repo / "link_dir_out").symlink_to(outside)
+    (repo / "link_in.md").symlink_to(repo / "README.md")
+    return repo
+
+
+@pytest.mark.parametrize("path", ESCAPES)
+def test_paths_leading_outside_the_root_are_refused(linked, path):
+    with pytest.raises(OutsideRoot, match="outside the repository root"):
+        gateway.resolve_path(linked, path)
+
+
+@pytest.mark.parametrize("path", ESCAPES)
+def test_open_refuses_every_escape_in_one_line(linked, path):
+    result = cli(linked, "open", path)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.startswith("error: ") and "outside the repository root" in result.stderr
+    assert result.stderr.count("\n") == 1 and "secret" not in result.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("outline", "../outside"),
+        ("outline", "/etc/passwd"),
+        ("outline", "link_out"),
+        ("sources", "--dir", "../outside"),
+        ("sources", "--dir", "a/../../b"),
+        ("sources", "--dir", "link_dir_out"),
+        ("show", "--section", "Install", "--file", "../outside/secret.txt"),
+        ("show", "--section", "Install", "--file", "link_out"),
+    ],
+)
+def test_every_command_taking_a_path_refuses_escapes(linked, args):
+    result = cli(linked, *args)
+    assert result.returncode == 2, result.stderr
+    assert "outside the repository root" in result.stderr and result.stdout == ""
+
+
+def test_paths_that_stay_inside_are_accepted_however_they_are_written(linked):
+    assert gateway.resolve_path(linked, "docs/../README.md").rel_path == "README.md"
+    assert (
+        gateway.resolve_path(linked, str(linked / "docs" / "guide.md")).rel_path == "docs/guide.md"
+    )
+    inside_link = gateway.resolve_path(linked, "link_in.md")
+    assert (inside_link.rel_path, inside_link.real_rel_path) == ("link_in.md", "README.md")
+    assert gateway.resolve_path(linked, ".").rel_path == ""
+    assert cli(linked, "open", "link_in.md").stdout == README
+
+
+def test_a_nul_byte_in_a_path_is_a_usage_error(repo):
+    with pytest.raises(BadArgument):
+        gateway.resolve_path(repo, "README.md\0.txt")
+
+
+# --- open ------------------------------------------------------------------------------------
+
+
+def test_open_prints_the_file_as_it_is(repo):
+    raw = b"line one\r\n\xff not utf-8\r\nno final newline"
+    (repo / "raw.bin").write_bytes(raw)
+    result = subprocess.run(
+        [sys.executable, "-m", "repomap.cli", "open", "raw.bin"], cwd=repo, capture_output=True
+    )
+    assert (result.returncode, result.stdout) == (0, raw)
+
+
+def test_open_max_lines_cuts_and_counts_the_rest(repo):
+    result = cli(repo, "open", "README.md", "--max-lines", "3")
+    assert (
+        result.stdout == "# Project\n\nIntro: repomap indexes code and docs.\n... (19 more lines)\n"
+    )
+    assert cli(repo, "open", "README.md", "--max-lines", "22").stdout == README
+    assert cli(repo, "open", "README.md", "--max-lines", "0").stdout == "... (22 more lines)\n"
+
+
+def test_open_max_lines_on_a_file_without_final_newline(repo):
+    (repo / "short.txt").write_text("a\nb\nc")
+    assert cli(repo, "open", "short.txt", "--max-lines", "2").stdout == "a\nb\n... (1 more lines)\n"
+    assert cli(repo, "open", "short.txt", "--max-lines", "3").stdout == "a\nb\nc"
+
+
+def test_open_a_directory_or_a_missing_file_says_what_it_is(repo):
+    folder = cli(repo, "open", "docs")
+    assert folder.returncode == 2
+    assert (
+        folder.stderr
+        == "error: docs is a directory; `repomap sources --dir docs` lists what is in it\n"
+    )
+    missing = cli(repo, "open", "docs/nope.md")
+    assert missing.returncode == 1
+    assert missing.stderr.startswith("error: docs/nope.md does not exist under ")
+    assert "`repomap files nope.md`" in missing.stderr
+
+
+def test_open_reads_ignored_files_too(repo):
+    assert cli(repo, "open", "build/out.txt").stdout == "ignored build output\n"
+
+
+# --- sources ---------------------------------------------------------------------------------
+
+
+def test_sources_lists_directories_first_in_bytewise_order(repo):
+    result = cli(repo, "sources")
+    assert (result.returncode, result.stdout) == (0, SOURCES)
+
+
+def test_sources_collapses_directories_below_depth(repo):
+    expected = "docs/ (3 files)\nsrc/ (2 files)\n.gitignore\nREADME.md\n"
+    assert cli(repo, "sources", "--depth", "1").stdout == expected
+    assert cli(repo, "sources", "--depth", "2").stdout == SOURCES.replace(
+        "  pkg/\n    __init__.py\n", "  pkg/ (1 files)\n"
+    )
+
+
+def test_sources_limit_cuts_with_a_count_of_the_rest(repo):
+    expected = "docs/ (3 files)\nsrc/ (2 files)\n.gitignore\n... (1 more)\n"
+    assert cli(repo, "sources", "--depth", "1", "--limit", "3").stdout == expected
+    assert (
+        cli(repo, "sources", "--limit", "4").stdout
+        == "docs/ (3 files)\nsrc/ (2 files)\n.gitignore\nREADME.md\n"
+    )
+
+
+def test_sources_without_depth_shows_the_deepest_tree_that_fits(repo):
+    # 10 entries fully expanded, 8 at depth 2, 4 at depth 1.
+    assert gateway.sources(repo, limit=10).depth == 3
+    assert gateway.sources(repo, limit=9).depth == 2
+    assert gateway.sources(repo, limit=7).depth == 1
+
+
+def test_sources_dir_and_pattern(repo):
+    assert cli(repo, "sources", "--dir", "docs").stdout == "data.json\nguide.md\nnotes.txt\n"
+    assert cli(repo, "sources", "--dir", "docs/").stdout == "data.json\nguide.md\nnotes.txt\n"
+    assert cli(repo, "sources", "--pattern", "*.md").stdout == "docs/\n  guide.md\nREADME.md\n"
+    assert (
+        cli(repo, "sources", "--pattern", "src/*").stdout
+        == "src/\n  pkg/\n    __init__.py\n  app.py\n"
+    )
+    assert cli(repo, "sources", "--pattern", "*.nothing").stdout == ""
+
+
+def test_sources_json_carries_paths_counts_and_the_cut(repo):
+    result = json.loads(
+        cli(repo, "sources", "--depth", "1", "--limit", "1", "--format", "json").stdout
+    )
+    assert result["entries"] == [
+        {"path": "docs/", "name": "docs", "kind": "dir", "depth": 1, "files": 3, "expanded": False}
+    ]
+    assert (result["more"], result["truncated"], result["total_files"]) == (3, True, 7)
+
+
+def test_sources_dir_must_be_a_directory_inside_the_root(repo):
+    assert cli(repo, "sources", "--dir", "README.md").stderr == (
+        "error: README.md is a file, not a directory; `repomap open README.md` shows it\n"
+    )
+    assert cli(repo, "sources", "--dir", "nope").returncode == 1
+
+
+# --- files -----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def names(make_repo) -> Path:
+    return make_repo(
+        {
+            "B_config.py": "",
+            "a_config.py": "",
+            "src/Config.rs": "",
+            "src/configure.md": "",
+            "caf\u00e9_config.txt": "",  # é composed
+            "cafe\u0301.txt": "",  # e + combining acute
+            "configs/readme.txt": "",
+            "ignored/config.py": "",
+            ".gitignore": "ignored/\n",
+        }
+    )
+
+
+def test_files_match_a_literal_substring_of_the_name_in_code_point_order(names):
+    assert cli(names, "files", "config").stdout == (
+        "B_config.py\na_config.py\ncaf\u00e9_config.txt\nsrc/configure.md\n"
+    )
+
+
+def test_files_ignore_case(names):
+    assert cli(names, "files", "CONFIG", "--ignore-case").stdout == (
+        "B_config.py\na_config.py\ncaf\u00e9_config.txt\nsrc/Config.rs\nsrc/configure.md\n"
+    )
+    assert cli(names, "files", "CONFIG").stdout == ""
+
+
+def test_files_compare_code_points_without_normalizing(names):
+    assert gateway.find_files(names, "caf\u00e9").paths == ["caf\u00e9_config.txt"]
+    assert gateway.find_files(names, "cafe\u0301").paths == ["cafe\u0301.txt"]
+
+
+def test_files_with_a_slash_match_the_path(names):
+    assert gateway.find_files(names, "s/read").paths == ["configs/readme.txt"]
+    assert gateway.find_files(names, "src/").paths == ["src/Config.rs", "src/configure.md"]
+
+
+def test_files_json_says_when_the_limit_cut_the_list(names):
+    cut = json.loads(cli(names, "files", "config", "--limit", "2", "--json").stdout)
+    assert cut == {
+        "query": "config",
+        "files": ["B_config.py", "a_config.py"],
+        "total": 4,
+        "truncated": True,
+    }
+    whole = json.loads(cli(names, "files", "config", "--json").stdout)
+    assert whole["truncated"] is False and len(whole["files"]) == 4
+    assert (
+        cli(names, "files", "config", "--limit", "2").stdout
+        == "B_config.py\na_config.py\n... (2 more)\n"
+    )
+
+
+# --- outline ---------------------------------------------------------------------------------
+
+
+def test_outline_of_the_repository(repo):
+    result = cli(repo, "outline")
+    assert (result.returncode, result.stdout, result.stderr) == (0, OUTLINE, "")
+
+
+def test_outline_level_limits_heading_levels_and_symbol_depth(repo):
+    assert cli(repo, "outline", "--level", "1").stdout == (
+        "README.md\n  # Project  L1-22\ndocs/guide.md\n  # Guide  L6-16\n"
+        "src/app.py\n  class App  L1-8\n  function main  L11-12\n"
+    )
+    level2 = cli(repo, "outline", "--level", "2").stdout
+    assert "### Configure" not in level2 and "## Usage" in level2
+    assert "method run" in level2 and "function inner" not in level2
+
+
+def test_outline_of_one_file_or_one_directory(repo):
+    assert cli(repo, "outline", "src/app.py").stdout == OUTLINE[OUTLINE.index("src/app.py") :]
+    guide = OUTLINE[OUTLINE.index("docs/guide.md") : OUTLINE.index("src/app.py")]
+    assert cli(repo, "outline", "docs").stdout == guide
+    assert cli(repo, "outline", "docs/notes.txt").stdout == "docs/notes.txt\n  (no headings)\n"
+    assert (
+        cli(repo, "outline", "src/pkg/__init__.py").stdout
+        == "src/pkg/__init__.py\n  (no symbols)\n"
+    )
+
+
+def test_outline_of_a_file_that_is_not_indexed_says_why(repo):
+    result = cli(repo, "outline", "docs/data.json")
+    assert result.returncode == 3
+    assert (
+        "is not in the index" in result.stderr and "`repomap open docs/data.json`" in result.stderr
+    )
+    assert cli(repo, "outline", "nope.md").returncode == 1
+
+
+def test_outline_max_lines(repo):
+    result = cli(repo, "outline", "--max-lines", "2")
+    assert result.stdout == "README.md\n  # Project  L1-22\n... (13 more lines)\n"
+
+
+def test_outline_warns_about_files_changed_since_indexing(repo):
+    readme = repo / "README.md"
+    readme.write_text("# Rewritten\n")
+    _bump_mtime(readme)
+    result = cli(repo, "outline")
+    assert result.stderr == (
+        "warning: 1 files changed since they were indexed (README.md); "
+        "run `repomap index` for their current outline\n"
+    )
+    assert result.stdout == OUTLINE
+
+
+def test_outline_json(repo):
+    result = json.loads(cli(repo, "outline", "src/app.py", "--json").stdout)
+    assert result["changed"] == []
+    [app] = result["files"]
+    assert app["path"] == "src/app.py" and app["language"] == "python"
+    assert app["entries"][2] == {
+        "depth": 3,
+        "kind": "function",
+        "name": "inner",
+        "level": 3,
+        "start_line": 5,
+        "end_line": 6,
+    }
+
+
+# --- show --section --------------------------------------------------------------------------
+
+
+def test_show_section_prints_the_section_lines(repo):
+    result = cli(repo, "show", "--section", "Configure")
+    assert result.returncode == 0 and result.stderr == ""
+    assert result.stdout == "".join(README.splitlines(keepends=True)[10:18])
+
+
+def test_show_several_matches_warns_and_shows_the_first_in_path_order(repo):
+    result = cli(repo, "show", "--section", "install")
+    assert result.returncode == 0
+    assert result.stderr == 'warning: multiple matches for "install"; showing first\n'
+    assert result.stdout == "## Install\n\nRun `pip install repomap` before configuring anything.\n"
+
+
+def test_show_file_picks_among_duplicates(repo):
+    result = cli(repo, "show", "--section", "Install", "--file", "docs/guide.md")
+    assert (result.stdout, result.stderr) == ("## Install\n\nInstall from source with pip.\n", "")
+
+
+def test_show_drops_everything_from_an_em_dash_and_trims(repo):
+    result = cli(repo, "show", "--section", "  Troubleshooting — when the tokenizer is missing  ")
+    assert result.stdout.startswith("Troubleshooting\n---------------\n")
+    # A heading that itself has an em dash is found by the part before it.
+    assert cli(repo, "show", "--section", "search").stdout.startswith("### Search — advanced\n")
+    assert cli(repo, "show", "--section", "Search — advanced").stdout.startswith("### Search")
+
+
+def test_show_accepts_a_heading_copied_with_its_marks(repo):
+    assert cli(repo, "show", "--section", "### Configure").stdout.startswith("### Configure\n")
+
+
+def test_show_max_lines_marks_the_cut(repo):
+    result = cli(repo, "show", "--section", "Usage", "--max-lines", "3")
+    assert result.stdout == "## Usage\n\n### Configure\n... (11 more lines)\n"
+
+
+def test_show_without_a_match_suggests_similar_headings_with_their_files(repo):
+    result = cli(repo, "show", "--section", "Instal")
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr == (
+        'error: no heading "Instal"; similar: "Install" (README.md:5), "Install" (docs/guide.md:9)\n'
+    )
+    substring = cli(repo, "show", "--section", "shoot").stderr
+    assert substring == 'error: no heading "shoot"; similar: "Troubleshooting" (docs/guide.md:13)\n'
+    typo = cli(repo, "show", "--section", "Configuer").stderr
+    assert '"Configure" (README.md:11)' in typo
+
+
+def test_show_suggests_at_most_five(make_repo, index):
+    root = make_repo({f"d{i}.md": f"# Setup step {i}\n" for i in range(8)})
+    index(root)
+    db_path = config.resolve(root).db_path
+    with pytest.raises(docs.HeadingNotFound) as error, index_db.reading(db_path) as db:
+        docs.show_section(db, root, "setup")
+    assert str(error.value).count("Setup step") == 5
+
+
+def test_show_without_any_match_points_at_outline(repo):
+    assert cli(repo, "show", "--section", "zzz").stderr == (
+        'error: no heading "zzz"; `repomap outline` lists the headings\n'
+    )
+
+
+def test_show_section_never_serves_lines_of_a_changed_file(repo):
+    readme = repo / "README.md"
+    readme.write_text("inserted line\n" + readme.read_text())  # every line moves down
+    result = cli(repo, "show", "--section", "Configure")
+    assert result.returncode == 3 and result.stdout == ""
+    assert result.stderr == (
+        "error: README.md changed since it was indexed, so its section lines are out of date; "
+        "run `repomap index` and try again\n"
+    )
+    assert cli(repo, "index").returncode == 0
+    assert cli(repo, "show", "--section", "Configure").stdout.startswith("### Configure\n")
+
+
+def test_show_section_of_a_deleted_file_says_to_reindex(repo):
+    (repo / "docs" / "guide.md").unlink()
+    result = cli(repo, "show", "--section", "Troubleshooting")
+    assert result.returncode == 3
+    assert "docs/guide.md was removed since it was indexed; run `repomap index`" in result.stderr
+
+
+def test_show_and_search_docs_without_an_index_say_how_to_make_one(make_repo):
+    root = make_repo(REPO)
+    for args in (("show", "--section", "Install"), ("search-docs", "install")):
+        result = cli(root, *args)
+        assert result.returncode == 3
+        assert "no index at" in result.stderr and "run `repomap index`" in result.stderr
+
+
+def test_show_and_search_docs_on_a_corrupt_index_say_how_to_fix_it(repo):
+    (repo / ".repomap" / "index.db").write_bytes(b"this is not sqlite" * 300)
+    for args in (("show", "--section", "Install"), ("search-docs", "install"), ("outline",)):
+        result = cli(repo, *args)
+        assert result.returncode != 0 and result.stdout == ""
+        assert result.stderr.startswith("error: ") and "`repomap index" in result.stderr
+
+
+def test_show_on_an_index_without_docs_says_to_index(make_repo, tmp_path):
+    root = make_repo({"a.py": "x = 1\n"})
+    assert run_cli("migrate", "--root", root).returncode == 0
+    (root / "README.md").write_text("# Hello\n")
+    result = cli(root, "show", "--section", "Hello")
+    assert "the index has no Markdown files; run `repomap index`" in result.stderr
+
+
+def test_show_file_that_is_not_a_doc_or_not_indexed(repo):
+    assert cli(repo, "show", "--section", "x", "--file", "src/app.py").stderr == (
+        "error: src/app.py is not a Markdown or text file; `repomap open src/app.py` shows it\n"
+    )
+    (repo / "new.md").write_text("# New\n")
+    assert (
+        "run `repomap index` to add it"
+        in cli(repo, "show", "--section", "New", "--file", "new.md").stderr
+    )
+
+
+def test_show_json_lists_every_match(repo):
+    view = json.loads(cli(repo, "show", "--section", "Install", "--json").stdout)
+    assert (view["file"], view["start_line"], view["end_line"]) == ("README.md", 5, 7)
+    assert [(m["file"], m["start_line"]) for m in view["matches"]] == [
+        ("README.md", 5),
+        ("docs/guide.md", 9),
+    ]
+
+
+def test_show_needs_a_name_or_a_section(repo):
+    assert cli(repo, "show").returncode == 2
+
+
+def test_unicode_headings_match_regardless_of_case(make_repo, index):
+    root = make_repo({"de.md": "# Über uns\ntext\n"})
+    index(root)
+    with index_db.reading(config.resolve(root).db_path) as db:
+        assert docs.show_section(db, root, "ÜBER UNS").heading == "Über uns"
+
+
+def test_path_errors_have_their_own_classes(repo):
+    with pytest.raises(PathNotFound):
+        gateway.open_file(repo, "missing.txt")
+    (repo / "added.md").write_text("# Added\n")
+    with pytest.raises(StaleIndex), index_db.reading(config.resolve(repo).db_path) as db:
+        gateway.outline(db, repo, "added.md")
