@@ -1,0 +1,252 @@
+"""The repo map: the most important files and signatures that fit a token budget.
+
+`repo_map(db, tokens=1024, focus=(), mentions=())` reads the ranking stored at index time
+(`symbols.refresh_ranks`); with focus files or mentioned identifiers it re-runs PageRank from it,
+personalized (`rank.pagerank`), and then fills the budget (`render.MapBuilder`). The same index
+and arguments give byte-identical text.
+
+- focus: files you are working on (a path, a folder, a path tail or a glob). The ranking is
+  personalized toward them, and they are left out of the map (you have them open), as in aider.
+- mentions: identifiers (`QuerySet`, `Mutex::lock`) or file names (`query.py`). Their uses weigh
+  MENTION_BOOST times more, the files defining them are personalized toward, and the mentioned
+  definitions themselves come first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
+
+from . import render, symbols
+from .errors import BadArgument
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database  # noqa: TID251 - a type only; the SQL is in symbols.py
+
+MIN_TOKENS = 32
+UNIFORM_SHARE = 0.1  # of the teleport mass spread over every file when personalized
+
+
+@dataclass(frozen=True, slots=True)
+class MapSymbol:
+    name: str
+    qualified_name: str
+    kind: str
+    line_number: int
+    end_line: int
+    signature: str
+    score: float
+    header: bool  # shown only as the enclosing class/impl/namespace of a chosen definition
+
+
+@dataclass(frozen=True, slots=True)
+class MapFile:
+    file_path: str
+    language: str
+    rank: float
+    symbols: list[MapSymbol]
+
+
+@dataclass(frozen=True, slots=True)
+class RepoMap:
+    """A rendered map and what it holds, with scores (for --json and the Python API)."""
+
+    text: str
+    tokens: int  # estimated with render.count_tokens; never more than `budget`
+    budget: int
+    files: list[MapFile]
+    omitted_files: int
+    omitted_symbols: int
+    focus: list[str] = field(default_factory=list)
+    mentions: list[str] = field(default_factory=list)
+    unmatched_mentions: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class _Ranking:
+    file_rank: dict[int, float]
+    page: Callable[[int, int], list[tuple[int, float]]]  # (offset, size) -> (symbol id, score)
+
+
+def repo_map(
+    db: Database,
+    tokens: int = 1024,
+    focus: tuple[str, ...] | list[str] = (),
+    mentions: tuple[str, ...] | list[str] = (),
+) -> RepoMap:
+    """The map of the index in `db` within `tokens` estimated tokens."""
+    if tokens < MIN_TOKENS:
+        raise BadArgument(f"--tokens must be at least {MIN_TOKENS}")
+    symbols.require_ranks(db)
+    files = symbols.map_files(db)
+    focus_ids = _focus_files(db, focus)
+    mentioned, unmatched, mention_files = _mentions(db, mentions)
+    if focus_ids or mentioned or mention_files:
+        ranking = _personalized(db, focus_ids, mentioned, mention_files)
+    else:
+        ranking = _Ranking(
+            {file_id: row.rank for file_id, row in files.items()},
+            lambda offset, size: symbols.ranked_symbols(db, size, offset),
+        )
+    total_symbols = symbols.ranked_symbol_count(db)
+    builder = render.MapBuilder(tokens, len(files) - len(focus_ids), total_symbols)
+    scores: dict[int, float] = {}
+    rows: dict[int, symbols.MapSymbolRow] = {}
+    offset, size = 0, max(64, tokens // 4)
+    while builder.fits_anything and (page := ranking.page(offset, size)):
+        offset += len(page)
+        rows.update(symbols.map_symbols(db, [symbol_id for symbol_id, _ in page]))
+        for symbol_id, score in page:
+            symbol = rows[symbol_id]
+            if symbol.file_id in focus_ids:
+                continue
+            scores[symbol_id] = score
+            builder.offer(_candidate(symbol, rows, files[symbol.file_id]))
+            if not builder.fits_anything:
+                break
+    order = {files[f].path: (-ranking.file_rank.get(f, 0.0), files[f].path) for f in files}
+    layout = builder.layout(order)
+    by_path = {row.path: row for row in files.values()}
+    map_files = [
+        MapFile(
+            path,
+            by_path[path].language,
+            ranking.file_rank.get(by_path[path].id, 0.0),
+            [_map_symbol(rows[r.key], scores.get(r.key, 0.0), r.key not in scores) for r in shown],
+        )
+        for path, shown in layout.files
+    ]
+    return RepoMap(
+        layout.text,
+        layout.tokens,
+        tokens,
+        map_files,
+        builder.total_files - len(map_files),
+        builder.total_symbols - len(builder.shown),
+        list(focus),
+        list(mentions),
+        unmatched,
+    )
+
+
+def _candidate(
+    symbol: symbols.MapSymbolRow, rows: dict[int, symbols.MapSymbolRow], file: symbols.MapFileRow
+) -> render.Candidate:
+    chain = [symbol]
+    while chain[-1].parent_id is not None and chain[-1].parent_id in rows and len(chain) < 16:
+        chain.append(rows[chain[-1].parent_id])
+    chain.reverse()
+    width = len(str(max(file.line_count, symbol.end_line, 1)))
+    return render.Candidate(
+        file.path,
+        width,
+        tuple(
+            render.Row(
+                s.id,
+                s.start_line,
+                depth,
+                render.signature_text(s.signature),
+                s.kind not in symbols.NOT_RANKED_KINDS,
+            )
+            for depth, s in enumerate(chain)
+        ),
+    )
+
+
+def _map_symbol(row: symbols.MapSymbolRow, score: float, header: bool) -> MapSymbol:
+    return MapSymbol(
+        row.name,
+        row.qualified_name,
+        row.kind,
+        row.start_line,
+        row.end_line,
+        row.signature,
+        score,
+        header,
+    )
+
+
+def _focus_files(db: Database, focus: tuple[str, ...] | list[str]) -> set[int]:
+    found: set[int] = set()
+    for path in focus:
+        ids = symbols.files_matching(db, path)
+        if not ids:
+            raise BadArgument(
+                f"--focus {path}: no indexed file matches it (give a path relative to the root)"
+            )
+        found.update(ids)
+    return found
+
+
+def _mentions(
+    db: Database, mentions: tuple[str, ...] | list[str]
+) -> tuple[set[int], list[str], set[int]]:
+    """Mentioned symbol ids, mentions that matched nothing, and files named by mentions."""
+    named = symbols.symbol_ids_named(db, [m for m in mentions if m.strip()])
+    ids = {symbol_id for found in named.values() for symbol_id in found}
+    files: set[int] = set()
+    unmatched = []
+    for mention in mentions:
+        stem = (
+            mention.rsplit("/", 1)[-1].split(".", 1)[0]
+            if "/" in mention or _has_suffix(mention)
+            else mention
+        )
+        by_name = symbols.files_with_stem(db, stem) if stem else []
+        by_path = (
+            symbols.files_matching(db, mention) if "/" in mention or _has_suffix(mention) else []
+        )
+        files.update(by_name, by_path)
+        if not named.get(mention) and not by_name and not by_path:
+            unmatched.append(mention)
+    return ids, unmatched, files
+
+
+def _has_suffix(mention: str) -> bool:
+    return mention.rsplit(".", 1)[-1] in {
+        "py",
+        "pyi",
+        "rs",
+        "h",
+        "hpp",
+        "hh",
+        "cc",
+        "cpp",
+        "cxx",
+        "ipp",
+        "inl",
+    }
+
+
+def _personalized(
+    db: Database, focus_ids: set[int], mentioned: set[int], mention_files: set[int]
+) -> _Ranking:
+    import numpy as np
+
+    from . import rank
+
+    graph = symbols.load_graph(db)
+    position = {int(file_id): i for i, file_id in enumerate(graph.file_ids)}
+    n = graph.file_count
+    p = np.full(n, UNIFORM_SHARE / n)
+    targets = [position[f] for f in sorted(focus_ids | mention_files) if f in position]
+    is_mentioned = np.isin(graph.def_symbol, np.array(sorted(mentioned), dtype=np.int64))
+    targets.extend(int(i) for i in np.unique(graph.def_file[is_mentioned]))
+    for i in targets:
+        p[i] += (1 - UNIFORM_SHARE) / len(targets)
+    boost = np.unique(graph.def_name[is_mentioned])
+    ranks = rank.pagerank(graph, p, boost)
+    scores = rank.definition_scores(graph, ranks, boost)
+    if is_mentioned.any():
+        scores = np.where(is_mentioned, scores + scores.max(), scores)
+    order = np.lexsort((graph.def_symbol, graph.def_file, -scores))
+
+    def page(offset: int, size: int) -> list[tuple[int, float]]:
+        chosen = order[offset : offset + size]
+        return list(zip(graph.def_symbol[chosen].tolist(), scores[chosen].tolist(), strict=True))
+
+    return _Ranking({int(f): float(r) for f, r in zip(graph.file_ids, ranks, strict=True)}, page)
