@@ -361,20 +361,20 @@ def _find_key(name: str, row: SymbolRow) -> tuple:
 
 def suggest(db: Database, name: str, file: str | None = None, limit: int = 5) -> list[str]:
     """Up to `limit` qualified names close to `name`: prefix and fuzzy matches, then typos."""
+    last = [p for p in _SEPARATOR.split(name) if p][-1:] or [name]
+    target = last[0].lower()
+    names = {
+        row[0].lower(): row[0]
+        for row in db.conn.execute(
+            "SELECT DISTINCT name FROM symbols WHERE length(name) BETWEEN ? AND ?",
+            (len(target) - 2, len(target) + 2),
+        )
+    }
+    suggestions = []  # typos first (`QuerySte` -> QuerySet), then prefix and fuzzy matches
+    for close in difflib.get_close_matches(target, names, n=limit, cutoff=0.75):
+        suggestions.extend(_qualified_for(db, names[close], limit))
     hits = search_symbols(db, name, path=file, limit=limit) if name.strip() else []
-    suggestions = list(dict.fromkeys(hit.qualified_name for hit in hits))
-    if len(suggestions) < limit:
-        last = [p for p in _SEPARATOR.split(name) if p][-1:] or [name]
-        target = last[0].lower()
-        names = {
-            row[0].lower(): row[0]
-            for row in db.conn.execute(
-                "SELECT DISTINCT name FROM symbols WHERE length(name) BETWEEN ? AND ?",
-                (len(target) - 2, len(target) + 2),
-            )
-        }
-        for close in difflib.get_close_matches(target, names, n=limit, cutoff=0.75):
-            suggestions.extend(_qualified_for(db, names[close], limit))
+    suggestions.extend(hit.qualified_name for hit in hits)
     return list(dict.fromkeys(suggestions))[:limit]
 
 
@@ -585,7 +585,9 @@ def symbol_ids_named(db: Database, names: Iterable[str]) -> dict[str, list[int]]
             OR qualified_name = :q COLLATE NOCASE OR qualified_name = :q_alt COLLATE NOCASE""",
             params,
         )
-        found[name] = sorted(row[0] for row in rows if _tier(name, row[1], row[2]) == 0)
+        matches = [row for row in rows if _tier(name, row[1], row[2]) == 0]
+        exact_case = [row for row in matches if name in (row[1], row[2]) or row[2].endswith(name)]
+        found[name] = sorted(row[0] for row in exact_case or matches)
     return found
 
 

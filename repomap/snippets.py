@@ -1,0 +1,313 @@
+"""A symbol's source, read from disk at call time and located through the index.
+
+`get_symbol_content(settings, name, file=None, max_lines=None, context=False)` finds the best
+symbol for `name` (`symbols.find_symbol`), checks that its file still has the bytes that were
+indexed (blake2b, as `files.hash`), and returns its lines. A file changed since indexing is
+re-indexed (an incremental `repomap index`) and the lookup retried, so line numbers are never
+stale; when re-indexing is impossible (another run holds the lock) the error says so.
+
+`context=True` adds what an agent would otherwise re-read the file for: the comments and
+decorators or attributes just above the symbol, the headers of the classes, impls and namespaces
+around it, the imports its body uses (all `#include`s for C++), and for a C++ out-of-line
+definition the in-class declaration it defines.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from . import config, symbols
+from .db import connected, get_meta
+from .errors import RepomapError
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database  # noqa: TID251 - a type only
+
+MAX_OTHERS = 10  # other matches listed in the warning
+
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_OPENERS = "([{"
+_CLOSERS = ")]}"
+_LEADING = {
+    "python": ("#", "@"),
+    "rust": ("//", "/*", "*", "#[", "#!["),
+    "cpp": ("//", "/*", "*", "template", "[[", "__attribute__", "alignas", "#pragma"),
+}
+_PY_IMPORT = re.compile(r"^(?:import|from)\s")
+_RS_IMPORT = re.compile(r"^(?:pub(?:\([^)]*\))?\s+)?(?:use\s|extern\s+crate\s)")
+_CPP_IMPORT = re.compile(r"^\s*(?:#\s*(?:include|import)\b|using\s+namespace\s)")
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolContent:
+    """A symbol's source lines, and with `context` what surrounds it."""
+
+    name: str
+    qualified_name: str
+    kind: str
+    language: str
+    file_path: str
+    line_number: int
+    end_line: int
+    signature: str
+    content: str  # the lines line_number..end_line (or fewer, see truncated_lines)
+    truncated_lines: int = 0  # lines left out by max_lines
+    leading: str | None = None  # comments and decorators/attributes just above (context)
+    leading_line: int | None = None  # where `leading` starts
+    parents: list[str] = field(default_factory=list)  # "290: class QuerySet(AltersData)" (context)
+    imports: list[str] = field(default_factory=list)  # import statements the body uses (context)
+    other_imports: int = 0  # import statements of the file it does not use (context)
+    declaration: str | None = None  # C++: "include/foo.h:12: int add(int a)" (context)
+    warning: str | None = None  # when several symbols matched
+    others: list[str] = field(
+        default_factory=list
+    )  # "method Model.save django/db/models/base.py:767"
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    def as_text(self) -> str:
+        """For people and agents: a location line, the context, the numbered source."""
+        out = [
+            f"{self.file_path}:{self.line_number}-{self.end_line}  {self.kind} {self.qualified_name}"
+        ]
+        if self.declaration:
+            out.append(f"declared at {self.declaration}")
+        if self.imports or self.other_imports:
+            more = (
+                f" (+{self.other_imports} more the symbol does not use)"
+                if self.other_imports
+                else ""
+            )
+            out.append(f"imports{more}:")
+            out.extend(f"  {statement}" for statement in self.imports)
+        if self.parents:
+            out.append("inside:")
+            out.extend(f"  {parent}" for parent in self.parents)
+        width = len(str(self.end_line))
+        if self.leading and self.leading_line:
+            out.extend(_numbered(self.leading, self.leading_line, width))
+        out.extend(_numbered(self.content, self.line_number, width))
+        if self.truncated_lines:
+            out.append(f"... ({self.truncated_lines} more lines)")
+        return "\n".join(out) + "\n"
+
+
+def _numbered(text: str, first: int, width: int) -> list[str]:
+    return [f"{first + i:>{width}}│{line}" for i, line in enumerate(text.split("\n"))]
+
+
+def get_symbol_content(
+    settings: config.Settings,
+    name: str,
+    file: str | None = None,
+    max_lines: int | None = None,
+    context: bool = False,
+    reindex: bool = True,
+) -> SymbolContent:
+    """The source of the best symbol matching `name`; re-indexes a file changed since indexing."""
+    try:
+        with connected(settings.db_path) as db:
+            return symbol_content(
+                db, name, file, max_lines, context, indexed_root(db, settings.root)
+            )
+    except symbols.FileChanged as changed:
+        if not reindex:
+            raise
+        _reindex(settings, changed)
+    with connected(settings.db_path) as db:
+        return symbol_content(db, name, file, max_lines, context, indexed_root(db, settings.root))
+
+
+def indexed_root(db: Database, fallback: Path) -> Path:
+    """The root the index was built from (meta 'root'), or `fallback` if that folder is gone."""
+    stored = get_meta(db, "root")
+    return Path(stored) if stored and Path(stored).is_dir() else fallback
+
+
+def _reindex(settings: config.Settings, changed: symbols.FileChanged) -> None:
+    from . import index
+
+    try:
+        index.run(_index_settings(settings))
+    except RepomapError as error:
+        raise symbols.FileChanged(f"{changed}; re-indexing failed: {error}", changed.path) from None
+
+
+def _index_settings(settings: config.Settings) -> config.Settings:
+    with connected(settings.db_path) as db:
+        root = indexed_root(db, settings.root)
+    return settings if root == settings.root else config.resolve(root, settings.db_path)
+
+
+def symbol_content(
+    db: Database,
+    name: str,
+    file: str | None = None,
+    max_lines: int | None = None,
+    context: bool = False,
+    root: Path | None = None,
+) -> SymbolContent:
+    """get_symbol_content() on an open index, raising FileChanged instead of re-indexing."""
+    match = symbols.find_symbol(db, name, file)
+    best = match.best
+    lines = _current_lines(db, best, root)
+    body = lines[best.start_line - 1 : best.end_line]
+    shown = body[:max_lines] if max_lines and max_lines > 0 else body
+    result = SymbolContent(
+        best.name,
+        best.qualified_name,
+        best.kind,
+        best.language,
+        best.file_path,
+        best.start_line,
+        best.end_line,
+        best.signature,
+        "\n".join(shown),
+        len(body) - len(shown),
+    )
+    extra: dict = {}
+    if match.others:
+        listed = [f"{o.kind} {o.qualified_name} {o.file_path}:{o.start_line}" for o in match.others]
+        more = f" and {len(listed) - MAX_OTHERS} more" if len(listed) > MAX_OTHERS else ""
+        extra["warning"] = (
+            f"{len(match.others) + 1} symbols match {name!r}; showing "
+            f"{best.file_path}:{best.start_line}. Others: {'; '.join(listed[:MAX_OTHERS])}"
+            f"{more}. Pass --file or a qualified name to choose."
+        )
+        extra["others"] = listed
+    if context:
+        extra.update(_context(db, best, lines, body))
+    return SymbolContent(**{**asdict(result), **extra})
+
+
+def _current_lines(db: Database, symbol: symbols.SymbolRow, root: Path | None) -> list[str]:
+    path = (root or indexed_root(db, Path("."))) / symbol.file_path
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        raise symbols.FileChanged(
+            f"{symbol.file_path} is gone since it was indexed; run `repomap index`",
+            symbol.file_path,
+        ) from None
+    if symbols.file_hash(path) != symbol.file_hash:
+        raise symbols.FileChanged(
+            f"{symbol.file_path} changed since it was indexed; run `repomap index`",
+            symbol.file_path,
+        )
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    elif raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raw = raw.decode("utf-16", "replace").encode()
+    return [line.removesuffix("\r") for line in raw.decode("utf-8", "replace").split("\n")]
+
+
+def _context(db: Database, symbol: symbols.SymbolRow, lines: list[str], body: list[str]) -> dict:
+    start = leading_start(lines, symbol.start_line - 1, symbol.language)
+    used = set(_IDENTIFIER.findall("\n".join(body)))
+    imports, skipped = import_statements(lines, symbol.language, used)
+    parents = [f"{p.start_line}: {p.signature}" for p in symbols.ancestors(db, symbol)]
+    declaration = None
+    if symbol.declaration_id is not None and (
+        decl := symbols.symbol_by_id(db, symbol.declaration_id)
+    ):
+        declaration = f"{decl.file_path}:{decl.start_line}: {decl.signature}"
+        parents = parents or [
+            f"{p.file_path}:{p.start_line}: {p.signature}" for p in symbols.ancestors(db, decl)
+        ]
+    return {
+        "leading": "\n".join(lines[start : symbol.start_line - 1])
+        if start < symbol.start_line - 1
+        else None,
+        "leading_line": start + 1 if start < symbol.start_line - 1 else None,
+        "parents": parents,
+        "imports": imports,
+        "other_imports": skipped,
+        "declaration": declaration,
+    }
+
+
+def leading_start(lines: list[str], index: int, language: str) -> int:
+    """0-based first line of the comments and decorators/attributes right above lines[index]."""
+    prefixes = _LEADING.get(language, ())
+    confirmed, depth, at = index, 0, index - 1
+    while at >= 0:
+        text = lines[at].strip()
+        if depth == 0 and not text:
+            break
+        depth += sum(text.count(c) for c in _CLOSERS) - sum(text.count(c) for c in _OPENERS)
+        if depth > 0:  # inside a decorator or attribute spread over several lines
+            at -= 1
+            continue
+        depth = 0
+        if not text.startswith(prefixes):
+            break
+        confirmed = at
+        at -= 1
+    return confirmed
+
+
+def import_statements(lines: list[str], language: str, used: set[str]) -> tuple[list[str], int]:
+    """The file's import statements that bind a name in `used` (C++: every include), and how
+    many others there are."""
+    kept: list[str] = []
+    skipped = 0
+    for statement in _statements(lines, language):
+        if language == "cpp" or _binds_used(statement, language, used):
+            kept.append(statement)
+        else:
+            skipped += 1
+    return kept, skipped
+
+
+def _statements(lines: list[str], language: str) -> list[str]:
+    pattern = {"python": _PY_IMPORT, "rust": _RS_IMPORT, "cpp": _CPP_IMPORT}.get(language)
+    if pattern is None:
+        return []
+    statements, at = [], 0
+    while at < len(lines):
+        line = lines[at]
+        if not pattern.match(line):
+            at += 1
+            continue
+        parts = [line.strip()]
+        depth = sum(line.count(c) for c in _OPENERS) - sum(line.count(c) for c in _CLOSERS)
+        while at + 1 < len(lines) and _continues(parts[-1], depth, language):
+            at += 1
+            parts.append(lines[at].strip())
+            depth += sum(lines[at].count(c) for c in _OPENERS) - sum(
+                lines[at].count(c) for c in _CLOSERS
+            )
+        statements.append(" ".join(p.removesuffix("\\").strip() for p in parts))
+        at += 1
+    return statements
+
+
+def _continues(last: str, depth: int, language: str) -> bool:
+    if language == "python":
+        return depth > 0 or last.endswith("\\")
+    if language == "rust":
+        return not last.rstrip().endswith(";")
+    return False
+
+
+def _binds_used(statement: str, language: str, used: set[str]) -> bool:
+    """Does the import bind a name the symbol uses? Star imports always count."""
+    if "*" in statement:
+        return True
+    if language == "python":
+        if statement.startswith("import "):
+            bound = [(p.split(" as ")[-1].strip().split(".")[0]) for p in statement[7:].split(",")]
+        else:
+            names = statement.split(" import ", 1)[-1].strip("() ")
+            bound = [p.split(" as ")[-1].strip(" ()") for p in names.split(",")]
+    else:
+        body = statement.rstrip(";")
+        body = body.split("{", 1)[-1] if "{" in body else body.rsplit("::", 1)[-1]
+        bound = [p.split(" as ")[-1].strip(" {}").rsplit("::", 1)[-1] for p in body.split(",")]
+        if "self" in bound:
+            bound.append(statement.split("::{", 1)[0].rsplit("::", 1)[-1].split()[-1])
+    return any(name in used for name in bound if name)
