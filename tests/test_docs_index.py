@@ -241,3 +241,10 @@ def test_an_empty_doc_is_indexed_without_sections(make_repo, index):
         ("empty.md", 0),
     ]
     assert _rows(root, "SELECT count(*) FROM sections") == [(0,)]
+
+
+def test_doc_files_stay_out_of_the_code_tables(repo):
+    assert _rows(repo, "SELECT path FROM files ORDER BY path") == [
+        ("src/app.py",),
+        ("src/pkg/__init__.py",),
+    ]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from repomap.markdown import parse, plain_text_sections, split_lines
 
@@ -158,3 +160,43 @@ def test_lines_split_on_newlines_only() -> None:
     assert split_lines("") == []
     assert split_lines("x") == ["x"]
     assert headings("a\x0c\n# H\r\n") == [("H", 1, 2)]
+
+
+LINE_KINDS = [
+    "# A",
+    "## B",
+    "### C",
+    "text",
+    "",
+    "```",
+    "~~~~",
+    "---",
+    "===",
+    "- item",
+    "<!--",
+    "-->",
+    "    code",
+    "> quote",
+    "#### D ##",
+]
+
+
+@given(st.lists(st.sampled_from(LINE_KINDS), max_size=40))
+def test_any_document_gives_nested_or_disjoint_sections_inside_the_file(lines: list[str]) -> None:
+    document = parse("".join(line + "\n" for line in lines))
+    assert document.line_count == len(lines)
+    ranges = []
+    for section in document.sections:
+        assert 1 <= section.start_line <= section.end_line <= max(1, len(lines))
+        assert lines[section.end_line - 1].strip() or section.end_line == section.start_line
+        if section.level:
+            ranges.append((section.start_line, section.end_line))
+    for a_start, a_end in ranges:
+        for b_start, b_end in ranges:
+            nested = (a_start <= b_start and b_end <= a_end) or (
+                b_start <= a_start and a_end <= b_end
+            )
+            assert nested or a_end < b_start or b_end < a_start
+    if "~~~~" not in lines and "<!--" not in lines:  # then fences are simply ``` pairs
+        for heading in document.headings:
+            assert lines[: heading.line - 1].count("```") % 2 == 0
