@@ -18,7 +18,8 @@ def outline_text(result: Outline, max_lines: int | None = None) -> str:
     for file in result.files:
         lines.append(file.path)
         if not file.entries:
-            lines.append(f"{INDENT}(no {'symbols' if file.language not in ('markdown', 'text') else 'headings'})")
+            what = "headings" if file.language in ("markdown", "text") else "symbols"
+            lines.append(f"{INDENT}(no {what})")
         for entry in file.entries:
             label = "#" * entry.level if entry.kind == "heading" else entry.kind
             name = f"{label} {entry.name}".rstrip()
@@ -53,7 +54,9 @@ def search_docs_text(result: DocSearch) -> str:
     """`file:start-end  section` then the snippet, indented, per hit."""
     blocks = []
     for hit in result.hits:
-        where = hit.file if hit.start_line is None else f"{hit.file}:{hit.start_line}-{hit.end_line}"
+        where = hit.file
+        if hit.start_line is not None:
+            where += f":{hit.start_line}-{hit.end_line}"
         title = f"{where}  {hit.section}" if hit.section else where
         snippet = " ".join(hit.snippet.split())
         blocks.append(f"{title}\n{INDENT}{snippet}\n")
