@@ -1,0 +1,77 @@
+"""repomap: an offline index of symbols, references, comments, docstrings and strings.
+
+The Python API answers from an index made by `repomap index ROOT` (or `repomap.index.run`);
+`root` defaults to REPOMAP_ROOT or the current directory, `db` to ROOT/.repomap/index.db.
+
+    import repomap
+    print(repomap.map("path/to/repo", tokens=2048, mentions=["QuerySet"]).text)
+    repomap.search_symbols("Mutex::lock", root="path/to/repo")        # -> list[SymbolHit]
+    repomap.get_symbol_content("QuerySet.filter", context=True).as_text()
+
+This module imports nothing heavy: each function imports what it needs when called.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .maps import RepoMap
+    from .snippets import SymbolContent
+    from .symbols import SymbolHit
+
+PathLike = str | Path | None
+
+
+def map(
+    root: PathLike = None,
+    tokens: int = 1024,
+    focus: list[str] | tuple[str, ...] = (),
+    mentions: list[str] | tuple[str, ...] = (),
+    db: PathLike = None,
+) -> RepoMap:
+    """The repo map: the best-ranked files and signatures within `tokens` (see repomap.maps)."""
+    from . import config
+    from .db import connected
+    from .maps import repo_map as build
+
+    with connected(config.resolve(root, db).db_path) as index:
+        return build(index, tokens, tuple(focus), tuple(mentions))
+
+
+repo_map = map
+
+
+def search_symbols(
+    query: str,
+    kind: str | None = None,
+    language: str | None = None,
+    path: str | None = None,
+    limit: int = 20,
+    root: PathLike = None,
+    db: PathLike = None,
+) -> list[SymbolHit]:
+    """Definitions matching `query`, exact > prefix > substring > fuzzy (see repomap.symbols)."""
+    from . import config, symbols
+    from .db import connected
+
+    with connected(config.resolve(root, db).db_path) as index:
+        return symbols.search_symbols(index, query, kind, language, path, limit)
+
+
+def get_symbol_content(
+    name: str,
+    file: str | None = None,
+    max_lines: int | None = None,
+    context: bool = False,
+    root: PathLike = None,
+    db: PathLike = None,
+    reindex: bool = True,
+) -> SymbolContent:
+    """A symbol's current source; a file changed since indexing is re-indexed first."""
+    from . import config, snippets
+
+    return snippets.get_symbol_content(
+        config.resolve(root, db), name, file, max_lines, context, reindex
+    )

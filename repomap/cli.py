@@ -91,7 +91,9 @@ def index(
 
     if root is not None and not root.is_dir():
         raise click.BadParameter(f"{root} is not a directory", param_hint="ROOT")
-    settings = config.resolve(root, db_path, max_file_size, workers, redact=False if no_redact else None)
+    settings = config.resolve(
+        root, db_path, max_file_size, workers, redact=False if no_redact else None
+    )
     if as_json or not sys.stderr.isatty():
         summary = indexer.run(settings, force=force)
     else:
@@ -148,7 +150,6 @@ def migrate(db_path: Path | None, root: Path | None, to_version: int | None) -> 
     version = db.conn.execute("PRAGMA user_version").fetchone()[0]
     db.conn.close()
     click.echo(f"{settings.db_path}: schema v{version}")
-
 
 
 # --- the gateway: outline / show / open / sources / files / search-docs (repomap/gateway.py,
@@ -229,8 +230,17 @@ def outline(
 @main.command()
 @click.argument("name", required=False)
 @click.option("--section", "heading", help="A Markdown heading (case-insensitive; ` — …` dropped).")
-@click.option("--file", "file", help="Only headings of this Markdown file.")
+@click.option(
+    "--file",
+    "file",
+    help="Only this file: the symbol's (a path, folder, tail or glob) or the Markdown one.",
+)
 @_max_lines_option
+@click.option(
+    "--context",
+    is_flag=True,
+    help="Symbols: add leading comments/decorators, enclosing headers, used imports.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the section and its matches as JSON.")
 @_root_option
 @_db_option
@@ -239,6 +249,7 @@ def show(
     heading: str | None,
     file: str | None,
     max_lines: int | None,
+    context: bool,
     as_json: bool,
     root: Path | None,
     db_path: Path | None,
@@ -250,10 +261,8 @@ def show(
     if heading is None:
         if name is None:
             raise click.UsageError("give a symbol NAME or --section HEADING")
-        raise RepomapError(
-            "symbol lookup (`repomap show NAME`) is not available yet; "
-            "`repomap show --section HEADING` shows a Markdown section"
-        )
+        _show_symbol(name, file, max_lines, context, as_json, root, db_path)
+        return
     if name is not None:
         raise click.UsageError("give either a symbol NAME or --section HEADING, not both")
     settings = config.resolve(root, db_path)
@@ -265,6 +274,26 @@ def show(
         _print_json(_as_dict(view))
     else:
         _echo_text(view.content)
+
+
+def _show_symbol(
+    name: str,
+    file: str | None,
+    max_lines: int | None,
+    context: bool,
+    as_json: bool,
+    root: Path | None,
+    db_path: Path | None,
+) -> None:
+    from .snippets import get_symbol_content
+
+    content = get_symbol_content(config.resolve(root, db_path), name, file, max_lines, context)
+    if content.warning:
+        click.echo(f"warning: {content.warning}", err=True)
+    if as_json:
+        _print_json(content.as_dict())
+    else:
+        _echo_text(content.as_text())
 
 
 @main.command("search-docs")
@@ -367,6 +396,95 @@ def files(query: str, limit: int, ignore_case: bool, as_json: bool, root: Path |
         )
     else:
         _echo_text(files_text(found))
+
+
+# --- symbols and the repo map (repomap/symbols.py, repomap/maps.py) ----------------------------
+
+
+@main.command("symbols")
+@click.argument("query")
+@click.option("--kind", help="Only this kind: class function method struct enum trait impl ...")
+@click.option(
+    "--language", type=click.Choice(["python", "rust", "cpp"]), help="Only this language."
+)
+@click.option("--path", help="Only files under this path (a file, folder, path tail or glob).")
+@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the matches as JSON.")
+@_root_option
+@_db_option
+def symbols_(
+    query: str,
+    kind: str | None,
+    language: str | None,
+    path: str | None,
+    limit: int,
+    as_json: bool,
+    root: Path | None,
+    db_path: Path | None,
+) -> None:
+    """Find definitions by name: exact, then prefix, substring, fuzzy; most used first."""
+    from . import db as index_db
+    from .symbols import search_symbols
+
+    settings = config.resolve(root, db_path)
+    with index_db.connected(settings.db_path) as db:
+        hits = search_symbols(db, query, kind, language, path, limit)
+    if as_json:
+        _print_json([_as_dict(hit) for hit in hits])
+        return
+    if not hits:
+        click.echo(f"no symbol matches {query!r}", err=True)
+    for hit in hits:
+        doc = f"  # {hit.doc}" if hit.doc else ""
+        click.echo(
+            f"{hit.file_path}:{hit.line_number}-{hit.end_line}  {hit.kind} {hit.qualified_name}"
+            f"  {hit.signature}{doc}"
+        )
+
+
+@main.command("map")
+@click.option(
+    "--tokens",
+    type=click.IntRange(min=32),
+    default=1024,
+    show_default=True,
+    help="Hard maximum size of the map, in estimated tokens.",
+)
+@click.option(
+    "--focus", multiple=True, help="A file you work on (repeatable): rank toward it, leave it out."
+)
+@click.option(
+    "--mention", multiple=True, help="An identifier or file name (repeatable): rank toward it."
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the ranked files and symbols with scores."
+)
+@_root_option
+@_db_option
+def map_(
+    tokens: int,
+    focus: tuple[str, ...],
+    mention: tuple[str, ...],
+    as_json: bool,
+    root: Path | None,
+    db_path: Path | None,
+) -> None:
+    """The most important files and signatures of the repository, within --tokens."""
+    from . import db as index_db
+    from .maps import repo_map
+
+    settings = config.resolve(root, db_path)
+    with index_db.connected(settings.db_path) as db:
+        result = repo_map(db, tokens, focus, mention)
+    if result.unmatched_mentions:
+        click.echo(
+            f"warning: no symbol or file matches {', '.join(result.unmatched_mentions)}", err=True
+        )
+    if as_json:
+        _print_json(result.as_dict())
+    else:
+        _echo_text(result.text)
+
 
 if __name__ == "__main__":
     sys.exit(main())

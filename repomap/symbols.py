@@ -363,16 +363,19 @@ def suggest(db: Database, name: str, file: str | None = None, limit: int = 5) ->
     """Up to `limit` qualified names close to `name`: prefix and fuzzy matches, then typos."""
     last = [p for p in _SEPARATOR.split(name) if p][-1:] or [name]
     target = last[0].lower()
-    names = {
-        row[0].lower(): row[0]
-        for row in db.conn.execute(
-            "SELECT DISTINCT name FROM symbols WHERE length(name) BETWEEN ? AND ?",
-            (len(target) - 2, len(target) + 2),
-        )
-    }
+    names: dict[str, list[str]] = {}
+    for (found,) in db.conn.execute(
+        "SELECT DISTINCT name FROM symbols WHERE length(name) BETWEEN ? AND ?",
+        (len(target) - 2, len(target) + 2),
+    ):
+        names.setdefault(found.lower(), []).append(found)
     suggestions = []  # typos first (`QuerySte` -> QuerySet), then prefix and fuzzy matches
     for close in difflib.get_close_matches(target, names, n=limit, cutoff=0.75):
-        suggestions.extend(_qualified_for(db, names[close], limit))
+        spellings = sorted(
+            names[close], key=lambda n: -difflib.SequenceMatcher(None, last[0], n).ratio()
+        )
+        for spelling in spellings:
+            suggestions.extend(_qualified_for(db, spelling, limit))
     hits = search_symbols(db, name, path=file, limit=limit) if name.strip() else []
     suggestions.extend(hit.qualified_name for hit in hits)
     return list(dict.fromkeys(suggestions))[:limit]
