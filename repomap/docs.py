@@ -316,8 +316,7 @@ ALL_HEADINGS_SQL = """SELECT file, text, level, start_line, end_line FROM headin
 
 def normalize_heading(query: str) -> str:
     """Trim, drop everything from " — " (em dash between spaces) on, and leading `#` marks."""
-    text = query.strip()
-    text = text.split(EM_DASH_SEPARATOR, 1)[0].strip()
+    text = query.split(EM_DASH_SEPARATOR, 1)[0].strip()  # "Install — " loses its dash too
     return re.sub(r"^#{1,6}\s+", "", text)
 
 

@@ -379,6 +379,24 @@ def test_outline_json(repo):
 # --- show --section --------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        ("Install", "Install"),
+        ("  Install\t", "Install"),
+        ("Install — how to install it", "Install"),
+        ("Install — ", "Install"),
+        ("A — b — c", "A"),
+        ("Install—tight dash", "Install—tight dash"),
+        ("Install - hyphen", "Install - hyphen"),
+        ("## Install", "Install"),
+        ("#hashtag", "#hashtag"),
+    ],
+)
+def test_heading_queries_are_trimmed_and_cut_at_an_em_dash(query, expected):
+    assert docs.normalize_heading(query) == expected
+
+
 def test_show_section_prints_the_section_lines(repo):
     result = cli(repo, "show", "--section", "Configure")
     assert result.returncode == 0 and result.stderr == ""
