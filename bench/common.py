@@ -131,6 +131,22 @@ def database_bytes(db_path: Path, checkpoint: bool = True) -> int:
     return db_path.stat().st_size + (wal.stat().st_size if wal.exists() else 0)
 
 
+TABLE_BYTES_SQL = """SELECT coalesce(m.tbl_name, s.name) AS owner, sum(s.pgsize) AS bytes
+FROM dbstat AS s LEFT JOIN sqlite_master AS m ON m.name = s.name
+GROUP BY owner ORDER BY bytes DESC"""
+
+
+def table_bytes(db_path: Path) -> dict[str, int]:
+    """Bytes per table (its indexes included; FTS5 shadow tables apart), largest first."""
+    from repomap.db import open_index
+
+    db = open_index(db_path, readonly=True)
+    try:
+        return dict(db.conn.execute(TABLE_BYTES_SQL).fetchall())
+    finally:
+        db.conn.close()
+
+
 def remove_database(db_path: Path) -> None:
     """Delete an index and the files SQLite and repomap keep beside it."""
     for suffix in ("", "-wal", "-shm", ".lock"):

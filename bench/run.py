@@ -66,6 +66,7 @@ class Runs:
     copy_seconds: float = 0.0
     changed_file: str = ""
     summary: dict = field(default_factory=dict)  # the cold run's --json summary
+    table_bytes: dict[str, int] = field(default_factory=dict)  # after the last cold run
     warnings: list[str] = field(default_factory=list)
     profile: list[list[str]] = field(default_factory=list)  # rows of the --profile table
 
@@ -211,6 +212,7 @@ def _index_runs(tree: Path, db: Path, changed: Path, language: str, runs: Runs) 
         runs.cold_tree_rss.append(cold.tree_peak_rss or 0)
         runs.summary = cold.json()
         runs.db_bytes.append(common.database_bytes(db))
+        runs.table_bytes = common.table_bytes(db)
 
         no_change = common.timed(command).check()
         runs.no_change.append(no_change.seconds)
@@ -391,6 +393,10 @@ def report(corpus: Corpus, runs: Runs, run_count: int) -> str:
         f"- copying the corpus to a private folder took {fmt_seconds(runs.copy_seconds)} "
         "(not in any figure).",
         f"- cold index: {_summary_line(runs.summary)}",
+        "- database by table (dbstat, indexes with their table): "
+        + ", ".join(
+            f"{name} {fmt_bytes(size)}" for name, size in list(runs.table_bytes.items())[:8]
+        ),
         "- peak RSS (target row): largest sum of RSS over `repomap index` and its worker processes, "
         f"sampled every {common.POLL_SECONDS * 1000:.0f} ms (shared pages counted per process: an "
         "upper bound); largest single process: wait4's ru_maxrss. Max over all three index "
@@ -424,6 +430,9 @@ def _summary_line(summary: dict) -> str:
         f"{fmt_count(summary.get('references', 0))} references",
         f"{summary.get('seconds')} s inside the run",
     ]
+    docs = summary.get("docs")
+    if docs:
+        parts.append(f"docs: {docs.get('files')} files, {docs.get('sections')} sections")
     skipped = summary.get("skipped_by_reason") or {}
     if skipped:
         parts.append("skipped: " + ", ".join(f"{n} {reason}" for reason, n in skipped.items()))
