@@ -1,0 +1,311 @@
+"""search_symbols, find_symbol and get_symbol_content on real indexed fixture repositories."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from repomap import config, symbols
+from repomap.db import connected
+from repomap.snippets import get_symbol_content
+from tests.conftest import run_cli
+
+PYTHON_REPO = {
+    "shop/models.py": '''
+        """Models of the shop."""
+        import json
+        import os.path
+        from collections import OrderedDict, defaultdict as dd
+        from typing import Any
+
+        # A connection to the store.
+        # Kept open between requests.
+        class Connection:
+            def open(self):
+                return 1
+
+
+        class Order:
+            """An order."""
+
+            class Meta:
+                ordering = ["id"]
+
+            # Persist the order.
+            @property
+            @staticmethod(
+                "multi-line",
+            )
+            def save(self, force=False):
+                """Write it."""
+                data = json.dumps(OrderedDict())
+                return data
+        ''',
+    "shop/views.py": """
+        from shop.models import Connection, Order
+
+
+        def make_connection():
+            return Connection()
+
+
+        def checkout(order: Order):
+            order.save()
+            return make_connection()
+        """,
+    "shop/admin.py": """
+        from shop.models import Connection
+
+
+        def connection_admin():
+            return Connection()
+
+
+        def cnxtion():
+            return None
+        """,
+}
+
+RUST_REPO = {
+    "src/geo.rs": """
+        pub mod shapes {
+            /// A point.
+            #[derive(Debug)]
+            pub struct Point {
+                x: i32,
+            }
+
+            impl Point {
+                pub fn new(x: i32) -> Self {
+                    Point { x }
+                }
+            }
+
+            pub trait Area {
+                fn area(&self) -> f64;
+            }
+
+            impl Area for Point {
+                fn area(&self) -> f64 {
+                    0.0
+                }
+            }
+        }
+        """,
+}
+
+CPP_REPO = {
+    "include/calc.h": """
+        #include <vector>
+        namespace geo {
+        class Calc {
+         public:
+          int add(int a, int b);
+          class Inner {
+            void f();
+          };
+        };
+        }  // namespace geo
+        """,
+    "src/calc.cpp": """
+        #include "calc.h"
+        namespace geo {
+        // Adds two numbers.
+        int Calc::add(int a, int b) {
+          return a + b;
+        }
+        }  // namespace geo
+        """,
+}
+
+
+@pytest.fixture
+def python_repo(make_repo, index) -> Path:
+    root = make_repo(PYTHON_REPO)
+    index(root)
+    return root
+
+
+def _db(root: Path) -> Path:
+    return config.resolve(root).db_path
+
+
+def _search(root: Path, query: str, **kwargs) -> list[symbols.SymbolHit]:
+    with connected(_db(root)) as db:
+        return symbols.search_symbols(db, query, **kwargs)
+
+
+def test_python_methods_and_nested_classes_have_qualified_names(python_repo: Path) -> None:
+    assert [hit.qualified_name for hit in _search(python_repo, "Meta")] == ["Order.Meta"]
+    (save,) = _search(python_repo, "Order.save")
+    assert (save.kind, save.file_path, save.line_number) == ("method", "shop/models.py", 25)
+    assert save.signature == "def save(self, force=False)"
+    assert save.doc == "Write it."
+
+
+def test_search_ranks_exact_then_prefix_then_substring_then_fuzzy(python_repo: Path) -> None:
+    hits = _search(python_repo, "connection")
+    assert [(h.name, h.match) for h in hits] == [
+        ("Connection", "exact"),
+        ("connection_admin", "prefix"),
+        ("make_connection", "substring"),
+    ]
+    fuzzy = _search(python_repo, "cnxn")
+    assert [h.match for h in fuzzy] == ["fuzzy"] * len(fuzzy)
+    assert "cnxtion" in [h.name for h in fuzzy]
+
+
+def test_among_equal_matches_names_used_from_more_files_come_first(make_repo, index) -> None:
+    root = make_repo(
+        {
+            "a.py": "def parse_rare():\n    pass\n\ndef parse_common():\n    pass\n",
+            "b.py": "from a import parse_common\nparse_common()\n",
+            "c.py": "from a import parse_common\nparse_common()\n",
+        }
+    )
+    index(root)
+    hits = _search(root, "parse")
+    assert [h.name for h in hits] == ["parse_common", "parse_rare"]
+    assert hits[0].ref_files == 2
+
+
+def test_search_filters_by_kind_language_and_path(python_repo: Path) -> None:
+    assert {h.kind for h in _search(python_repo, "o", kind="method")} == {"method"}
+    assert _search(python_repo, "Connection", language="rust") == []
+    assert {h.file_path for h in _search(python_repo, "connection", path="shop/admin.py")} == {
+        "shop/admin.py"
+    }
+    assert {h.file_path for h in _search(python_repo, "c", path="*/views.py")} == {"shop/views.py"}
+
+
+def test_an_unknown_name_suggests_close_names(python_repo: Path) -> None:
+    with connected(_db(python_repo)) as db, pytest.raises(symbols.SymbolNotFound) as raised:
+        symbols.find_symbol(db, "Conection")
+    assert "did you mean: Connection" in str(raised.value)
+
+
+def test_max_lines_truncates_with_the_count_of_lines_left_out(python_repo: Path) -> None:
+    content = get_symbol_content(config.resolve(python_repo), "Order.save", max_lines=2)
+    assert content.content.splitlines() == [
+        "    def save(self, force=False):",
+        '        """Write it."""',
+    ]
+    assert content.truncated_lines == 2
+    assert content.as_text().rstrip().endswith("... (2 more lines)")
+
+
+def test_context_adds_decorators_comments_class_header_and_used_imports(python_repo: Path) -> None:
+    content = get_symbol_content(config.resolve(python_repo), "save", context=True)
+    assert content.leading is not None
+    assert content.leading.splitlines() == [
+        "    # Persist the order.",
+        "    @property",
+        "    @staticmethod(",
+        '        "multi-line",',
+        "    )",
+    ]
+    assert content.leading_line == 20
+    assert content.parents == ["14: class Order"]
+    assert content.imports == [
+        "import json",
+        "from collections import OrderedDict, defaultdict as dd",
+    ]
+    assert content.other_imports == 2  # os.path and typing are not used by save()
+    class_context = get_symbol_content(config.resolve(python_repo), "Connection", context=True)
+    assert class_context.leading == "# A connection to the store.\n# Kept open between requests."
+
+
+def test_several_matches_give_the_best_and_a_warning_listing_the_others(make_repo, index) -> None:
+    root = make_repo(
+        {
+            "a.py": "class A:\n    def run(self):\n        pass\n",
+            "b.py": "def run():\n    pass\n",
+        }
+    )
+    index(root)
+    content = get_symbol_content(config.resolve(root), "run")
+    # The top-level function's qualified name is exactly "run": it wins over A.run.
+    assert (content.qualified_name, content.file_path) == ("run", "b.py")
+    assert content.warning is not None and "a.py:2" in content.warning
+    assert content.others == ["method A.run a.py:2"]
+    assert get_symbol_content(config.resolve(root), "run", file="a.py").qualified_name == "A.run"
+
+
+def test_a_changed_file_is_reindexed_before_its_lines_are_served(python_repo: Path) -> None:
+    models = python_repo / "shop" / "models.py"
+    models.write_text("# new first line\n# and another\n" + models.read_text())
+    content = get_symbol_content(config.resolve(python_repo), "Order.save")
+    assert content.line_number == 27
+    assert content.content.splitlines()[0] == "    def save(self, force=False):"
+
+
+def test_a_changed_file_is_reported_when_reindexing_is_off(python_repo: Path) -> None:
+    models = python_repo / "shop" / "models.py"
+    models.write_text(models.read_text().replace("return 1", "return 2"))
+    with pytest.raises(symbols.FileChanged, match="shop/models.py changed since it was indexed"):
+        get_symbol_content(config.resolve(python_repo), "Connection.open", reindex=False)
+
+
+def test_a_deleted_file_is_reported(python_repo: Path) -> None:
+    (python_repo / "shop" / "admin.py").unlink()
+    with pytest.raises(symbols.FileChanged, match="is gone"):
+        get_symbol_content(config.resolve(python_repo), "cnxtion", reindex=False)
+
+
+def test_rust_impl_methods_and_trait_items_are_qualified(make_repo, index) -> None:
+    root = make_repo(RUST_REPO)
+    index(root)
+    names = {(h.qualified_name, h.kind) for h in _search(root, "geo::shapes", limit=50)}
+    assert {
+        ("geo::shapes::Point", "struct"),
+        ("geo::shapes::Point::new", "method"),
+        ("geo::shapes::Area", "trait"),
+        ("geo::shapes::Area::area", "method"),
+        ("geo::shapes::Point::area", "method"),
+    } <= names
+    content = get_symbol_content(config.resolve(root), "Point::new", context=True)
+    assert content.content.strip().startswith("pub fn new(x: i32) -> Self {")
+    point = get_symbol_content(config.resolve(root), "Point", context=True)
+    assert point.kind == "struct"
+    assert point.leading == "    /// A point.\n    #[derive(Debug)]"
+
+
+def test_cpp_namespaces_classes_and_out_of_line_methods(make_repo, index) -> None:
+    root = make_repo(CPP_REPO)
+    index(root)
+    hits = _search(root, "Calc::add")
+    assert {(h.qualified_name, h.file_path) for h in hits} == {
+        ("geo::Calc::add", "include/calc.h"),
+        ("geo::Calc::add", "src/calc.cpp"),
+    }
+    assert [h.qualified_name for h in _search(root, "Inner")] == ["geo::Calc::Inner"]
+    content = get_symbol_content(config.resolve(root), "geo::Calc::add", context=True)
+    assert content.file_path == "src/calc.cpp"  # the definition, not the declaration
+    assert content.declaration == "include/calc.h:5: int add(int a, int b)"
+    assert content.leading == "// Adds two numbers."
+    assert content.imports == ['#include "calc.h"']
+
+
+def test_cli_symbols_json_and_show_errors(python_repo: Path) -> None:
+    found = run_cli("symbols", "Order", "--json", "--root", python_repo)
+    assert found.returncode == 0, found.stderr
+    assert json.loads(found.stdout)[0]["qualified_name"] == "Order"
+    shown = run_cli("show", "Order.save", "--context", "--root", python_repo)
+    assert shown.returncode == 0, shown.stderr
+    assert "inside:\n  14: class Order" in shown.stdout
+    missing = run_cli("show", "Ordr", "--root", python_repo)
+    assert missing.returncode == 1
+    assert missing.stderr.startswith("error: no symbol named 'Ordr'; did you mean: Order")
+    assert "Traceback" not in missing.stderr
+
+
+def test_cli_show_warns_on_stderr_when_several_symbols_match(make_repo, index) -> None:
+    root = make_repo({"a.py": "def run():\n    pass\n", "b.py": "def run():\n    pass\n"})
+    index(root)
+    shown = run_cli("show", "run", "--root", root, env={"REPOMAP_ROOT": os.fspath(root)})
+    assert shown.returncode == 0
+    assert shown.stderr.startswith("warning: 2 symbols match 'run'")
+    assert shown.stdout.startswith("a.py:1-2  function run")
