@@ -6,13 +6,22 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
 
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
-from .errors import CorruptIndex, IndexNotFound, IndexOutdated, NotAnIndex, SchemaTooNew
+from .errors import (
+    CorruptIndex,
+    IndexNotFound,
+    IndexOutdated,
+    MigrationFailed,
+    NotAnIndex,
+    RepomapError,
+    SchemaTooNew,
+)
 
 ROWS_PER_FILE = 1 << 20  # code_text_fts rowid = files.id * ROWS_PER_FILE + ordinal
 BUSY_TIMEOUT_MS = 30_000
@@ -142,7 +151,10 @@ def migrate(db: Database, to: int | None = None) -> None:
     try:
         MIGRATIONS.apply(db, stop_before=stop_before)
     except sqlite3.DatabaseError as error:
-        raise CorruptIndex(f"migrating the index failed ({error}); it was left as it was") from None
+        raise MigrationFailed(
+            f"migrating {db.conn.execute('PRAGMA database_list').fetchone()[2]} failed ({error}); "
+            "it was left at its previous schema version"
+        ) from None
 
 
 def prepare_folder(path: Path) -> None:
@@ -152,6 +164,44 @@ def prepare_folder(path: Path) -> None:
         folder.mkdir(parents=True)
         (folder / ".gitignore").write_text("# repomap's index; never commit it\n*\n")
     folder.mkdir(parents=True, exist_ok=True)
+
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def has_sqlite_header(path: Path) -> bool:
+    try:
+        with open(path, "rb") as file:
+            return file.read(16) == SQLITE_HEADER
+    except OSError:
+        return False
+
+
+def move_aside(path: Path) -> Path:
+    """Rename a broken index (and its -wal/-shm) out of the way; nothing is deleted."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    target = path.with_name(f"{path.name}.corrupt-{stamp}")
+    for suffix in ("", "-wal", "-shm"):
+        source = path.with_name(path.name + suffix)
+        if source.exists():
+            source.rename(target.with_name(target.name + suffix))
+    return target
+
+
+@contextmanager
+def write_errors(path: Path) -> Iterator[None]:
+    """SQLite's write failures as errors a user can act on; the open transaction rolls back."""
+    try:
+        yield
+    except sqlite3.OperationalError as error:
+        message = str(error)
+        if "readonly" in message or "read-only" in message:
+            raise RepomapError(f"cannot write the index at {path}: the location is read-only; pass --db with a writable location") from None
+        if "full" in message:
+            raise RepomapError(f"the disk holding {path} is full; the index keeps what was written before; free space and run `repomap index` again") from None
+        raise RepomapError(f"writing the index at {path} failed ({message}); the index keeps what was written before") from None
+    except sqlite3.DatabaseError as error:
+        raise CorruptIndex(f"the index at {path} is damaged ({error}); run `repomap index` to rebuild it") from None
 
 
 @contextmanager

@@ -38,6 +38,10 @@ class CorruptIndex(RepomapError):
     pass
 
 
+class MigrationFailed(RepomapError):
+    """A migration step failed and was rolled back; the database keeps its previous version."""
+
+
 class NotAnIndex(RepomapError):
     """A SQLite file (or any file) that repomap did not create."""
 

@@ -19,7 +19,7 @@ from . import db as index_db
 from . import secrets
 from .config import Settings
 from .discover import code_files, walk
-from .errors import IndexBusy
+from .errors import CorruptIndex, IndexBusy, RepomapError
 from .extractors import extract
 from .subwords import subwords
 
@@ -71,6 +71,7 @@ class Summary:
     files: int = 0
     docs: dict[str, int] = field(default_factory=dict)  # docs.DocsSummary.as_dict()
     seconds: float = 0.0
+    recovered_from: str | None = None  # where a corrupt index was moved before rebuilding
 
     @property
     def skipped_by_reason(self) -> dict[str, int]:
@@ -95,6 +96,7 @@ class Summary:
             "references": self.references,
             "docs": self.docs,
             "seconds": round(self.seconds, 3),
+            "recovered_from": self.recovered_from,
         }
 
 
@@ -109,19 +111,38 @@ def run(settings: Settings, *, force: bool = False, progress: Progress | None = 
     """Bring the index at settings.db_path up to date with settings.root."""
     started = time.perf_counter()
     summary = Summary(str(settings.root), str(settings.db_path))
-    with _exclusive(settings.db_path):
-        db = index_db.open_index(settings.db_path)
-        try:
-            _index(db, settings, force, summary, progress)
-            summary.seconds = time.perf_counter() - started
-            totals = index_db.counts(db)
-        finally:
-            db.conn.close()
+    try:
+        with _exclusive(settings.db_path):
+            db = _open_or_recover(settings, summary)
+            try:
+                with index_db.write_errors(settings.db_path):
+                    _index(db, settings, force, summary, progress)
+                    summary.seconds = time.perf_counter() - started
+                    totals = index_db.counts(db)
+            finally:
+                db.conn.close()
+    except OSError as error:
+        raise RepomapError(
+            f"cannot write the index at {settings.db_path} ({error.strerror or error}); "
+            "pass --db with a writable location"
+        ) from None
     summary.files = totals.pop("files")
     summary.symbols = totals.pop("symbols")
     summary.references = totals.pop("references")
     summary.elements = {k: totals.get(k, 0) for k in ("comment", "docstring", "string_literal")}
     return summary
+
+
+def _open_or_recover(settings: Settings, summary: Summary):
+    """Open the index; a corrupt index of ours is moved aside (never deleted) and rebuilt."""
+    try:
+        return index_db.open_index(settings.db_path)
+    except CorruptIndex:
+        path = settings.db_path
+        if not (settings.uses_default_db or index_db.has_sqlite_header(path)):
+            raise
+        summary.recovered_from = str(index_db.move_aside(path))
+        return index_db.open_index(path)
 
 
 @contextmanager
