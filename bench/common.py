@@ -166,6 +166,7 @@ class Timed:
     stderr: str
     max_process_rss: int  # bytes: the largest single process of the tree (wait4 ru_maxrss)
     tree_peak_rss: int | None  # bytes: largest sampled sum over the whole tree; None without psutil
+    cpu_seconds: float  # user + system time of the command and its waited-for descendants
 
     def json(self) -> dict:
         """stdout parsed as JSON (for `--json` commands)."""
@@ -207,6 +208,7 @@ def timed(command: Sequence[str], cwd: Path | None = None, env: dict | None = No
             err.read().decode("utf-8", "replace"),
             usage.ru_maxrss * 1024,  # Linux reports KiB
             tree_peak,
+            usage.ru_utime + usage.ru_stime,
         )
 
 

@@ -55,8 +55,10 @@ class Runs:
     """Raw numbers, one entry per run."""
 
     floor: list[float] = field(default_factory=list)
+    floor_cpu: list[float] = field(default_factory=list)
     ctags: list[float] = field(default_factory=list)
     cold: list[float] = field(default_factory=list)
+    cold_cpu: list[float] = field(default_factory=list)  # user + sys, workers included
     no_change: list[float] = field(default_factory=list)
     one_file: list[float] = field(default_factory=list)
     cold_tree_rss: list[int] = field(default_factory=list)
@@ -171,7 +173,9 @@ def measure(
         runs.changed_file = str(changed.relative_to(tree))
         for number in range(1, run_count + 1):
             progress(f"{corpus.name}: run {number}/{run_count}")
-            runs.floor.append(parse_floor(sources))
+            wall, cpu = parse_floor(sources)
+            runs.floor.append(wall)
+            runs.floor_cpu.append(cpu)
             runs.ctags.append(_ctags(tree, scratch).seconds)
             _index_runs(tree, scratch / "index.db", changed, language, runs)
         if profile:
@@ -182,15 +186,16 @@ def measure(
     return runs
 
 
-def parse_floor(sources: list[tuple[bytes, str]]) -> float:
-    """Seconds to parse every source with tree-sitter in this one process (reading excluded)."""
+def parse_floor(sources: list[tuple[bytes, str]]) -> tuple[float, float]:
+    """Wall and CPU seconds to parse every source with tree-sitter in this one process
+    (reading excluded)."""
     from repomap.extractors.treesitter import parser
 
     parsers = {language: parser(language) for _, language in sources}
-    started = time.perf_counter()
+    started, started_cpu = time.perf_counter(), time.process_time()
     for source, language in sources:
         parsers[language].parse(source)
-    return time.perf_counter() - started
+    return time.perf_counter() - started, time.process_time() - started_cpu
 
 
 def _ctags(tree: Path, scratch: Path) -> common.Timed:
@@ -208,6 +213,7 @@ def _index_runs(tree: Path, db: Path, changed: Path, language: str, runs: Runs) 
     try:
         cold = common.timed(command).check()
         runs.cold.append(cold.seconds)
+        runs.cold_cpu.append(cold.cpu_seconds)
         runs.cold_process_rss.append(cold.max_process_rss)
         runs.cold_tree_rss.append(cold.tree_peak_rss or 0)
         runs.summary = cold.json()
@@ -326,6 +332,14 @@ def report(corpus: Corpus, runs: Runs, run_count: int) -> str:
             f"{cold_vs_floor:.2f}× floor",
             f"≤ {COLD_VS_FLOOR:g}× floor",
             verdict(cold_vs_floor <= COLD_VS_FLOOR),
+        ],
+        [
+            "cold index CPU time (user+sys, all processes)",
+            fmt_seconds(median(runs.cold_cpu)),
+            spread(runs.cold_cpu),
+            f"{median(_ratios(runs.cold_cpu, runs.floor_cpu)):.2f}× floor CPU",
+            "",
+            "",
         ],
         [
             "repomap index, no change",
