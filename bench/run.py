@@ -248,7 +248,9 @@ def profile_index(tree: Path, scratch: Path, top: int = 20) -> list[list[str]]:
     db, out = scratch / "profile.db", scratch / "index.prof"
     command = [sys.executable, "-m", "cProfile", "-o", str(out), "-m", "repomap.cli"]
     try:
-        common.timed([*command, "index", str(tree), "--db", str(db), "--json", "--workers", "1"])
+        common.timed(
+            [*command, "index", str(tree), "--db", str(db), "--json", "--workers", "1"]
+        ).check()
         stats = pstats.Stats(str(out))
     finally:
         common.remove_database(db)
