@@ -7,9 +7,10 @@ and arguments give byte-identical text.
 
 - focus: files you are working on (a path, a folder, a path tail or a glob). The ranking is
   personalized toward them, and they are left out of the map (you have them open), as in aider.
-- mentions: identifiers (`QuerySet`, `Mutex::lock`) or file names (`query.py`). Their uses weigh
-  MENTION_BOOST times more, the files defining them are personalized toward, and the mentioned
-  definitions themselves come first.
+- mentions: identifiers (`QuerySet`, `Mutex::lock`) or file names (`query.py`, or `query`, which
+  also names query.py). Their uses weigh MENTION_BOOST times more and the files defining them
+  are personalized toward; the mentioned definitions come first, then the definitions of
+  mentioned files, and their files are listed first.
 """
 
 from __future__ import annotations
@@ -108,7 +109,11 @@ def repo_map(
             builder.offer(_candidate(symbol, rows, files[symbol.file_id]))
             if not builder.fits_anything:
                 break
-    order = {files[f].path: (-ranking.file_rank.get(f, 0.0), files[f].path) for f in files}
+    targets = mention_files | {rows[i].file_id for i in mentioned if i in rows}
+    order = {
+        files[f].path: (f not in targets, -ranking.file_rank.get(f, 0.0), files[f].path)
+        for f in files
+    }
     layout = builder.layout(order)
     by_path = {row.path: row for row in files.values()}
     map_files = [
@@ -241,8 +246,12 @@ def _personalized(
     boost = np.unique(graph.def_name[is_mentioned])
     ranks = rank.pagerank(graph, p, boost)
     scores = rank.definition_scores(graph, ranks, boost)
-    if is_mentioned.any():
-        scores = np.where(is_mentioned, scores + scores.max(), scores)
+    # What was asked for comes first: mentioned definitions, then those of mentioned files.
+    top = scores.max() if len(scores) else 0.0
+    in_files = np.isin(
+        graph.def_file, np.array([position[f] for f in mention_files if f in position])
+    )
+    scores = scores + top * (2.0 * is_mentioned + 1.0 * (in_files & ~is_mentioned))
     order = np.lexsort((graph.def_symbol, graph.def_file, -scores))
 
     def page(offset: int, size: int) -> list[tuple[int, float]]:

@@ -162,8 +162,8 @@ def shape(name: str) -> float:
     core = name.strip("_")
     if core in GENERIC_NAMES:
         factor *= 0.1
-    if len(core) <= 2:
-        return factor * 0.1
+    if len(core) <= 2:  # `e`, `i`, `db`: loop variables and exception names far more often
+        return factor * 0.01
     words = "_" in core or (any(c.isupper() for c in core[1:]) and any(c.islower() for c in core))
     if words:
         return factor * (2.0 if len(core) >= 8 else 1.0)

@@ -1,0 +1,242 @@
+"""The repo map: PageRank ranking stored at index time, personalization, the hard token budget."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+import pytest
+
+import repomap
+from repomap import config, maps, rank, render, symbols
+from repomap.db import connected, open_index
+from tests.conftest import run_cli
+
+
+def _library(modules: int = 12, functions: int = 8) -> dict[str, str]:
+    """A package whose `core` module is used by every other; each module also defines helpers."""
+    files = {
+        "lib/core.py": (
+            "class ConnectionPool:\n"
+            "    def acquire_connection(self):\n        pass\n\n"
+            "    def release_connection(self):\n        pass\n\n\n"
+            "def configure_logging():\n    pass\n"
+        )
+    }
+    for m in range(modules):
+        body = ["from lib.core import ConnectionPool, configure_logging", ""]
+        for f in range(functions):
+            body += [
+                f"def handler_{m}_{f}(request_{f}):",
+                "    pool = ConnectionPool()",
+                "    configure_logging()",
+                f"    return pool.acquire_connection() or helper_{(m + 1) % modules}_rare()",
+                "",
+            ]
+        body += [f"def helper_{m}_rare():", "    return None", ""]
+        files[f"lib/module_{m}.py"] = "\n".join(body)
+    return files
+
+
+@pytest.fixture
+def library(make_repo, index) -> Path:
+    root = make_repo(_library())
+    index(root)
+    return root
+
+
+def _map(root: Path, **kwargs) -> maps.RepoMap:
+    return repomap.map(root, **kwargs)
+
+
+def test_the_most_used_file_and_definitions_come_first(library: Path) -> None:
+    result = _map(library, tokens=256)
+    assert result.files[0].file_path == "lib/core.py"
+    shown = [s.qualified_name for s in result.files[0].symbols]
+    assert "ConnectionPool" in shown and "ConnectionPool.acquire_connection" in shown
+
+
+def test_the_map_is_byte_identical_for_the_same_index_and_arguments(library: Path) -> None:
+    for kwargs in (
+        {"tokens": 300},
+        {"tokens": 500, "mentions": ["helper_3_rare"]},
+        {"tokens": 400, "focus": ["lib/module_1.py"]},
+    ):
+        first = _map(library, **kwargs).text
+        assert _map(library, **kwargs).text == first
+        cli = run_cli(
+            "map",
+            "--root",
+            library,
+            "--tokens",
+            str(kwargs["tokens"]),
+            *(arg for m in kwargs.get("mentions", []) for arg in ("--mention", m)),
+            *(arg for f in kwargs.get("focus", []) for arg in ("--focus", f)),
+        )
+        assert cli.returncode == 0, cli.stderr
+        assert cli.stdout == first
+
+
+@pytest.mark.parametrize("tokens", [32, 64, 100, 257, 512, 1000, 2048])
+def test_the_budget_is_a_hard_maximum_filled_tightly(library: Path, tokens: int) -> None:
+    result = _map(library, tokens=tokens)
+    assert render.count_tokens(result.text.removesuffix("\n")) == result.tokens <= tokens
+    if result.omitted_symbols:  # what is left is less than a new file's path line and one row
+        assert result.tokens >= tokens - 24
+
+
+def test_the_map_ends_with_what_was_left_out(library: Path) -> None:
+    result = _map(library, tokens=200)
+    last = result.text.splitlines()[-1]
+    assert (
+        last
+        == f"({result.omitted_files} more files and {result.omitted_symbols} more symbols left out)"
+    )
+    shown = sum(1 for f in result.files for s in f.symbols if not s.header)
+    with connected(config.resolve(library).db_path) as db:
+        assert result.omitted_symbols == symbols.ranked_symbol_count(db) - shown
+    assert result.omitted_files == 13 - len(result.files)
+
+
+def test_a_mention_changes_the_ranking(library: Path) -> None:
+    plain = _map(library, tokens=200)
+    mentioned = _map(library, tokens=200, mentions=["helper_7_rare"])
+    assert "helper_7_rare" not in plain.text
+    assert mentioned.files[0].file_path == "lib/module_7.py"
+    assert "helper_7_rare" in [s.qualified_name for s in mentioned.files[0].symbols]
+    assert mentioned.text != plain.text
+
+
+def test_a_mentioned_file_name_is_ranked_up(library: Path) -> None:
+    result = _map(library, tokens=200, mentions=["module_9.py"])
+    assert result.files[0].file_path == "lib/module_9.py"
+
+
+def test_focus_files_steer_the_ranking_and_are_left_out(library: Path) -> None:
+    result = _map(library, tokens=300, focus=["lib/module_4.py"])
+    paths = [f.file_path for f in result.files]
+    assert "lib/module_4.py" not in paths
+    # module_4 calls helper_5_rare: its neighbour outranks the other modules.
+    assert paths.index("lib/module_5.py") < min(
+        paths.index(p) for p in paths if p.startswith("lib/module_") and p != "lib/module_5.py"
+    )
+
+
+def test_an_unknown_focus_file_is_an_error(library: Path) -> None:
+    with pytest.raises(repomap.errors.BadArgument, match="no indexed file matches"):
+        _map(library, focus=["nope.py"])
+
+
+def test_methods_come_under_their_class_header_with_elisions(make_repo, index) -> None:
+    root = make_repo(
+        {
+            "a.py": "class Store:\n"
+            + "".join(f"    def m{i}(self):\n        pass\n\n" for i in range(6))
+            + "    def remember_everything(self):\n        pass\n",
+            "b.py": "from a import Store\nStore().remember_everything()\n",
+        }
+    )
+    index(root)
+    text = _map(root, tokens=64).text
+    assert text.startswith("a.py:\n 1│class Store\n")
+    assert "  ⋮\n20│    def remember_everything(self)\n" in text
+    assert " 1│class Store\n  ⋮" in text or " 1│class Store\n 2│    def m0(self)\n  ⋮" in text
+
+
+def test_json_gives_ranked_files_and_symbols_with_scores(library: Path) -> None:
+    cli = run_cli("map", "--json", "--tokens", "200", "--root", library)
+    assert cli.returncode == 0, cli.stderr
+    data = json.loads(cli.stdout)
+    assert data["budget"] == 200 and data["tokens"] <= 200
+    ranks = [f["rank"] for f in data["files"]]
+    assert ranks == sorted(ranks, reverse=True) and ranks[0] > 0  # no mentions: by file rank
+    assert {"qualified_name", "line_number", "score", "signature"} <= set(
+        data["files"][0]["symbols"][0]
+    )
+
+
+def test_pagerank_is_networkx_pagerank_on_the_file_graph(library: Path) -> None:
+    with connected(config.resolve(library).db_path) as db:
+        graph = symbols.load_graph(db)
+    n = graph.file_count
+    weights = np.zeros((n, n))
+    for f, name, w in zip(graph.c_file, graph.c_name, graph.c_weight, strict=True):
+        for k in np.flatnonzero(graph.def_name == name):
+            weights[f, graph.def_file[k]] += w * graph.def_share[k]
+    np.fill_diagonal(weights, 0.0)
+    g = nx.DiGraph()
+    g.add_nodes_from(range(n))
+    g.add_weighted_edges_from(
+        (i, j, weights[i, j]) for i, j in zip(*np.nonzero(weights), strict=True)
+    )
+    personalization = {i: 1.0 + (i == 3) * 5.0 for i in range(n)}
+    ours = rank.pagerank(graph, np.array([personalization[i] for i in range(n)]))
+    assert np.allclose(
+        ours, _networkx_pagerank(g, personalization), atol=2e-5
+    )  # tolerance: N * 1e-6
+    assert np.allclose(graph.rank, _networkx_pagerank(g, None), atol=2e-5)
+
+
+def _networkx_pagerank(g: nx.DiGraph, personalization: dict | None) -> np.ndarray:
+    """networkx's Google matrix (nx.pagerank itself needs scipy); its leading left eigenvector."""
+    google = np.asarray(
+        nx.google_matrix(g, personalization=personalization, nodelist=range(len(g)))
+    )
+    values, vectors = np.linalg.eig(google.T)
+    leading = np.real(vectors[:, np.argmax(np.real(values))])
+    return leading / leading.sum()
+
+
+def test_generic_and_private_names_weigh_less_than_specific_ones() -> None:
+    assert (
+        rank.shape("get_queryset")
+        == rank.shape("QuerySet")
+        > rank.shape("Query")
+        > rank.shape("message")
+    )
+    assert rank.shape("message") > rank.shape("get") > rank.shape("e")
+    assert rank.shape("_private_helper") < rank.shape("private_helper")
+    assert rank.shape("__init__") < rank.shape("init_value")
+    assert rank.quality("Rare", 2, 1000) > rank.quality("Rare", 900, 1000)
+
+
+def test_ranks_are_recomputed_only_when_the_index_changed(library: Path, index) -> None:
+    db_path = config.resolve(library).db_path
+    with connected(db_path, readonly=False) as db:
+        assert symbols.refresh_ranks(db) is False
+    before = _map(library, tokens=200).text
+    (library / "lib" / "module_2.py").write_text("def helper_2_rare():\n    return 1\n")
+    index(library)
+    with connected(db_path, readonly=False) as db:
+        assert symbols.refresh_ranks(db) is False  # the index run already re-ranked
+    assert _map(library, tokens=200).text != before
+
+
+def test_an_index_without_ranks_asks_for_repomap_index(tmp_path: Path) -> None:
+    db = open_index(tmp_path / "empty.db")
+    with pytest.raises(symbols.NoRanking, match="run `repomap index`"):
+        maps.repo_map(db)
+    db.conn.close()
+
+
+def test_rust_and_cpp_definitions_reach_the_map(make_repo, index) -> None:
+    root = make_repo(
+        {
+            "src/pool.rs": "pub struct ConnectionPool {}\nimpl ConnectionPool {\n"
+            "    pub fn acquire_slot(&self) -> u32 { 0 }\n}\n",
+            "src/user.rs": "use crate::pool::ConnectionPool;\n"
+            "fn run(p: &ConnectionPool) -> u32 { p.acquire_slot() }\n",
+            "include/grid.h": "namespace geo {\nclass GridIndex {\n public:\n  int cell_count(int a);\n};\n}\n",
+            "src/grid.cpp": '#include "grid.h"\nnamespace geo {\nint GridIndex::cell_count(int a) { return a; }\n}\n',
+            "src/main.cpp": '#include "grid.h"\nint main() { geo::GridIndex g; return g.cell_count(1); }\n',
+        }
+    )
+    index(root)
+    result = _map(root, tokens=400)
+    by_path = {f.file_path: [s.qualified_name for s in f.symbols] for f in result.files}
+    assert "pool::ConnectionPool::acquire_slot" in by_path["src/pool.rs"]
+    # The in-class declaration represents the method; its out-of-line definition is not repeated.
+    assert "geo::GridIndex::cell_count" in by_path["include/grid.h"]
+    assert "geo::GridIndex::cell_count" not in by_path.get("src/grid.cpp", [])
