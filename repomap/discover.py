@@ -31,6 +31,9 @@ class Walk:
 
     files: list[FoundFile] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (rel_path, reason)
+    # Directories descended into (ignore rules kept them), relative to ROOT, "" for ROOT itself:
+    # what the MCP server watches for changes (repomap/freshness.py).
+    dirs: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +75,7 @@ def walk(root: Path, skip_dirs: frozenset[Path] = frozenset()) -> Walk:
     stack: list[tuple[Path, str, list[_Rules]]] = [(root, "", base_rules)]
     while stack:
         folder, rel_folder, inherited = stack.pop()
+        result.dirs.append(rel_folder.rstrip("/"))
         rules = inherited + _read_rules(folder, rel_folder, IGNORE_FILES)
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
