@@ -228,7 +228,8 @@ def _index(
         if written >= len(jobs):
             break
     with writer.batch():
-        writer.link_declarations()
+        if gone or any(job.language == "cpp" for job in jobs):
+            writer.link_declarations()
         # Files that vanished or became unreadable since they were indexed: drop their rows.
         for rel_path, _reason in summary.skipped:
             if rel_path in existing and rel_path in present:
