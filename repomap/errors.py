@@ -51,7 +51,15 @@ class IndexBusy(RepomapError):
 
 
 class BadQuery(RepomapError):
+    """A search query that cannot be read: `problem` says why, `position` is 1-based (code points)."""
+
     exit_code = ExitCode.USAGE
+
+    def __init__(self, problem: str, position: int | None = None) -> None:
+        message = problem if position is None else f"bad query at position {position}: {problem}"
+        super().__init__(message)
+        self.problem = problem
+        self.position = position
 
 
 class BadArgument(RepomapError):
