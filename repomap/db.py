@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -63,13 +64,21 @@ def execute_migration_statement(conn: sqlite3.Connection, statement: str) -> Non
         conn.execute(fallback)
 
 
+def _lowers_version(conn: sqlite3.Connection, statement: str) -> bool:
+    """A migration numbered below one already applied (0007 landing after 0008) keeps the version."""
+    code = "\n".join(line for line in statement.splitlines() if not line.lstrip().startswith("--"))
+    found = re.fullmatch(r"\s*PRAGMA\s+user_version\s*=\s*(\d+)\s*;?\s*", code, re.IGNORECASE)
+    return bool(found) and int(found[1]) < conn.execute("PRAGMA user_version").fetchone()[0]
+
+
 MIGRATIONS = Migrations("repomap")
 MIGRATION_NAMES: list[str] = []
 for _name, _sql in _migration_files():
 
     def _run(db: Database, sql: str = _sql) -> None:
         for statement in _statements(sql):
-            execute_migration_statement(db.conn, statement)
+            if not _lowers_version(db.conn, statement):
+                execute_migration_statement(db.conn, statement)
 
     MIGRATIONS(name=_name)(_run)
     MIGRATION_NAMES.append(_name)
@@ -295,6 +304,11 @@ INDEX_TEXT_SQL = """INSERT INTO code_text_fts (rowid, content, subwords)
 # External-content FTS5 forgets a row only when told its old indexed values.
 UNINDEX_TEXT_SQL = """INSERT INTO code_text_fts (code_text_fts, rowid, content, subwords)
     SELECT 'delete', id, content, subwords FROM code_text WHERE id >= ? AND id < ?"""
+# The trigram index of literal search (schema v7), kept like code_text_fts.
+INDEX_LITERAL_SQL = """INSERT INTO code_text_literal (rowid, content)
+    SELECT id, content FROM code_text WHERE id >= ? AND id < ?"""
+UNINDEX_LITERAL_SQL = """INSERT INTO code_text_literal (code_text_literal, rowid, content)
+    SELECT 'delete', id, content FROM code_text WHERE id >= ? AND id < ?"""
 ELEMENT_TYPE_CODES = {"comment": 1, "docstring": 2, "string_literal": 3}
 LINK_DECLARATIONS_SQL = """UPDATE symbols SET declaration_id = (
         SELECT d.id FROM symbols d JOIN files f ON f.id = d.file_id
@@ -383,6 +397,7 @@ class Writer:
         conn.execute("DELETE FROM refs WHERE file_id = ?", (file_id,))
         conn.execute("DELETE FROM symbols WHERE file_id = ?", (file_id,))
         conn.execute(UNINDEX_TEXT_SQL, rows)
+        conn.execute(UNINDEX_LITERAL_SQL, rows)
         conn.execute("DELETE FROM code_text WHERE id >= ? AND id < ?", rows)
         conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
 
@@ -429,6 +444,7 @@ class Writer:
             ),
         )
         self.conn.execute(INDEX_TEXT_SQL, _row_range(file_id))
+        self.conn.execute(INDEX_LITERAL_SQL, _row_range(file_id))
         return file_id
 
     def _insert_symbols(self, file_id: int, symbols: Iterable) -> dict[str, int]:
