@@ -313,6 +313,11 @@ def search_docs(
     settings = config.resolve(root, db_path)
     with index_db.reading(settings.db_path) as db:
         result = docs.search_docs(db, settings.root, query, limit)
+    if result.ignored:
+        click.echo(
+            f"warning: left out of the search (no letters or digits): {' '.join(result.ignored)}",
+            err=True,
+        )
     if result.stale_files:
         click.echo(
             f"warning: {', '.join(result.stale_files)} changed since indexing (line numbers "
@@ -484,6 +489,60 @@ def map_(
         _print_json(result.as_dict())
     else:
         _echo_text(result.text)
+
+
+# --- the MCP server (repomap/mcp_server.py) ----------------------------------------------------
+
+
+@main.command("mcp")
+@click.option(
+    "--root",
+    "roots",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="A repository the tools may read (repeatable; default: REPOMAP_ROOT or the current "
+    "directory). Nothing outside the roots is served.",
+)
+@click.option(
+    "--db",
+    "db_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Index file, with a single root (default ROOT/.repomap/index.db).",
+)
+@click.option(
+    "--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP: address to bind.")
+@click.option(
+    "--port", type=click.IntRange(1, 65535), default=8765, show_default=True, help="HTTP: port."
+)
+@click.option(
+    "--no-refresh",
+    is_flag=True,
+    help="Never update the index (read-only); by default changed files are re-indexed first.",
+)
+def mcp(
+    roots: tuple[Path, ...],
+    db_path: Path | None,
+    transport: str,
+    host: str,
+    port: int,
+    no_refresh: bool,
+) -> None:
+    """Serve repomap's tools to AI agents over MCP (stdio, or streamable HTTP at /mcp)."""
+    from .mcp_server import build_server, run
+
+    if db_path is not None and len(roots) > 1:
+        raise click.UsageError(
+            "--db takes a single --root; several roots each keep their own index"
+        )
+    if len(roots) > 1:  # REPOMAP_DB cannot name one index for several roots
+        settings = [config.resolve(r, config.default_db_path(r.resolve())) for r in roots]
+    else:
+        settings = [config.resolve(roots[0] if roots else None, db_path)]
+    if transport == "http" and host not in ("127.0.0.1", "localhost", "::1"):
+        click.echo(f"warning: serving on {host} without authentication", err=True)
+    run(build_server(settings, refresh=not no_refresh), transport, host, port)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import db as index_db
-from . import markdown
+from . import markdown, querylang
 from .discover import FoundFile
 from .errors import BadArgument, PathNotFound, RepomapError, StaleIndex
 from .gateway import resolve_path, truncate
@@ -198,7 +198,7 @@ def _totals(db: Database) -> tuple[int, int, int]:
 class DocHit:
     file: str
     section: str  # the heading text; "" for text before the first heading and for .txt files
-    snippet: str  # with [MATCH]…[/MATCH] around matched terms
+    snippet: str  # from the body, on one line, with [MATCH]…[/MATCH] around matched terms
     score: float  # BM25, higher is better
     start_line: int | None  # the section's lines; None when the file changed since indexing
     end_line: int | None
@@ -210,11 +210,12 @@ class DocSearch:
     query: str
     hits: list[DocHit]
     stale_files: list[str]  # result files that changed since indexing
+    ignored: tuple[str, ...] = ()  # query words without letters or digits, left out
 
 
 # Weights per column (file, section, content): a heading counts twice as much as body text.
 SEARCH_DOCS_SQL = """SELECT file, section,
-    snippet(sections, -1, '[MATCH]', '[/MATCH]', '…', 16) AS snippet,
+    snippet(sections, 2, '[MATCH]', '[/MATCH]', '…', 20) AS snippet,
     bm25(sections, 0.0, 2.0, 1.0) AS rank, start_line, end_line
 FROM sections WHERE sections MATCH :match ORDER BY rank"""
 DOC_STATE_SQL = "SELECT size, mtime_ns, hash FROM doc_files WHERE path = ?"
@@ -222,11 +223,12 @@ DOC_STATE_SQL = "SELECT size, mtime_ns, hash FROM doc_files WHERE path = ?"
 
 def search_docs(db: Database, root: Path, query: str, limit: int = 20) -> DocSearch:
     """Sections matching `query`, best first; overlapping sections of one file reported once."""
-    from .query import parse, to_match  # the one query parser, shared with search_text
-
     if limit < 1:
         raise BadArgument("--limit must be at least 1")
-    match = to_match(parse(query))
+    parsed = querylang.parse(query)  # raises BadQuery; raw text in MATCH would be FTS5 syntax
+    match = querylang.to_match(parsed)  # the one query language, shared with search_text
+    if match is None:  # every word was punctuation: nothing a word index can find
+        return DocSearch(query, [], [], parsed.ignored)
     hits: list[tuple] = []
     kept: dict[str, list[tuple[int, int]]] = {}
     for file, section, snippet, rank, start, end in db.conn.execute(
@@ -246,7 +248,7 @@ def search_docs(db: Database, root: Path, query: str, limit: int = 20) -> DocSea
             DocHit(
                 file,
                 section,
-                snippet,
+                " ".join(snippet.split()),  # one line: newlines and indentation collapsed
                 round(-rank, 6),
                 *((None, None) if file in stale else (start, end)),
                 file in stale,
@@ -254,6 +256,7 @@ def search_docs(db: Database, root: Path, query: str, limit: int = 20) -> DocSea
             for file, section, snippet, rank, start, end in hits
         ],
         sorted(stale),
+        parsed.ignored,
     )
 
 

@@ -58,6 +58,5 @@ def search_docs_text(result: DocSearch) -> str:
         if hit.start_line is not None:
             where += f":{hit.start_line}-{hit.end_line}"
         title = f"{where}  {hit.section}" if hit.section else where
-        snippet = " ".join(hit.snippet.split())
-        blocks.append(f"{title}\n{INDENT}{snippet}\n")
+        blocks.append(f"{title}\n{INDENT}{hit.snippet}\n")
     return "".join(blocks)

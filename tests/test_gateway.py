@@ -540,3 +540,101 @@ def test_path_errors_have_their_own_classes(repo):
     (repo / "added.md").write_text("# Added\n")
     with pytest.raises(StaleIndex), index_db.reading(config.resolve(repo).db_path) as db:
         gateway.outline(db, repo, "added.md")
+
+
+# --- search-docs -----------------------------------------------------------------------------
+
+
+def _search(root: Path, query: str, *args: str) -> list[dict]:
+    result = cli(root, "search-docs", query, "--json", *args)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_search_docs_returns_ranked_sections_with_marked_snippets(repo):
+    hits = _search(repo, "tokenizer")
+    assert [(h["file"], h["section"], h["start_line"], h["end_line"]) for h in hits] == [
+        ("docs/guide.md", "", 1, 4),
+        ("docs/guide.md", "Troubleshooting", 13, 16),
+    ]
+    assert hits[1]["snippet"] == (
+        "When the porter [MATCH]tokenizer[/MATCH] is missing, repomap falls back to unicode61."
+    )
+    assert hits[0]["score"] >= hits[1]["score"] > 0
+    assert {"file", "section", "snippet", "score"} <= set(hits[0])
+
+
+def test_search_docs_stems_with_porter(repo):
+    found = [(h["file"], h["section"]) for h in _search(repo, "configuring")]
+    assert found == [("README.md", "Configure"), ("README.md", "Install")]
+    assert [h["file"] for h in _search(repo, "stem")] == ["docs/notes.txt"]
+
+
+def test_search_docs_ands_bare_words_and_speaks_the_query_language(repo):
+    assert [h["section"] for h in _search(repo, "porter unicode61")] == ["Troubleshooting"]
+    assert _search(repo, "porter zebra") == []
+    either = {(h["file"], h["section"]) for h in _search(repo, "stemming OR troubleshooting")}
+    assert either == {("docs/notes.txt", ""), ("docs/guide.md", "Troubleshooting")}
+    assert [h["section"] for h in _search(repo, '"bare words"')] == ["Search — advanced"]
+    assert _search(repo, "tokenizer NOT porter")[0]["section"] == ""
+
+
+def test_search_docs_reports_each_place_once_at_its_best_section(repo):
+    # "shell comment" is in Configure, so also in its parents Usage and Project.
+    assert [(h["section"], h["start_line"]) for h in _search(repo, "shell comment")] == [
+        ("Configure", 11)
+    ]
+    # Words spread over two subsections are found in the section holding both.
+    assert [h["section"] for h in _search(repo, "REPOMAP_DB bare")] == ["Usage"]
+
+
+def test_search_docs_limit(repo):
+    assert len(_search(repo, "install", "--limit", "1")) == 1
+    assert len(_search(repo, "install")) == 2
+
+
+def test_search_docs_text_output(repo):
+    result = cli(repo, "search-docs", "configuring")
+    assert result.stdout == (
+        "README.md:11-18  Configure\n"
+        "  Set REPOMAP_DB to [MATCH]configure[/MATCH] where the index lives. ```sh # Not a heading:"
+        " a shell comment repomap index . ```\n"
+        "README.md:5-7  Install\n"
+        "  Run `pip install repomap` before [MATCH]configuring[/MATCH] anything.\n"
+    )
+
+
+def test_search_docs_rejects_a_bad_query_in_one_line(repo):
+    result = cli(repo, "search-docs", '"never closed')
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
+
+
+def test_search_docs_follows_edits_after_reindexing(repo):
+    guide = repo / "docs" / "guide.md"
+    guide.write_text(guide.read_text().replace("porter tokenizer", "snowball stemmer"))
+    _bump_mtime(guide)
+    assert cli(repo, "index").returncode == 0
+    assert [h["section"] for h in _search(repo, "snowball")] == ["Troubleshooting"]
+    assert _search(repo, "porter") == []
+
+
+def test_search_docs_never_gives_line_numbers_of_a_changed_file(repo):
+    readme = repo / "README.md"
+    readme.write_text("new first line\n" + readme.read_text())
+    result = cli(repo, "search-docs", "configuring", "--json")
+    assert result.stderr == (
+        "warning: README.md changed since indexing (line numbers left out); run `repomap index`\n"
+    )
+    hits = json.loads(result.stdout)
+    assert [(h["section"], h["start_line"], h["end_line"], h["stale"]) for h in hits] == [
+        ("Configure", None, None, True),
+        ("Install", None, None, True),
+    ]
+    assert cli(repo, "search-docs", "configuring").stdout.startswith("README.md  Configure\n")
+
+
+def test_search_docs_with_only_punctuation_finds_nothing_and_says_why(repo):
+    result = cli(repo, "search-docs", "--", "->")
+    assert (result.returncode, result.stdout) == (0, "")
+    assert result.stderr == "warning: left out of the search (no letters or digits): ->\n"
