@@ -491,6 +491,94 @@ def map_(
         _echo_text(result.text)
 
 
+# --- search-text and stats (repomap/query.py, repomap/searchlog.py) ---------------------------
+
+
+def _open_for_query(db_path: Path) -> Any:
+    """index_db.reading(), imported so sqlite_utils skips numpy and pandas.
+
+    sqlite_utils imports them when installed (numpy is, for the repo map) only to convert
+    their values on insert, which queries never do: ~60-100 ms of a CLI query's start-up.
+    """
+    hidden = [name for name in ("numpy", "pandas") if name not in sys.modules]
+    for name in hidden:
+        sys.modules[name] = None  # type: ignore[assignment]  # import raises ImportError
+    try:
+        from . import db as index_db
+    finally:
+        for name in hidden:
+            if sys.modules.get(name, 0) is None:
+                del sys.modules[name]
+    return index_db.reading(db_path)
+
+
+@main.command("search-text")
+@click.argument("query")
+@click.option(
+    "--type",
+    "element_type",
+    type=click.Choice(["comment", "docstring", "string_literal", "all"]),
+    default="all",
+    show_default=True,
+    help="Which elements to search.",
+)
+@click.option("--limit", type=click.IntRange(1, 1000), default=20, show_default=True)
+@click.option("--path", help="A path prefix (src/db/) or a glob (**/*.rs, *_test.py).")
+@click.option("--lang", "language", help="python, rust or cpp.")
+@click.option("--literal", is_flag=True, help="Exact, case-sensitive text instead of words.")
+@click.option(
+    "-i", "--ignore-case", is_flag=True, help="With --literal: ignore case (words always do)."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
+@_db_option
+@_root_option
+def search_text(
+    query: str,
+    element_type: str,
+    limit: int,
+    path: str | None,
+    language: str | None,
+    literal: bool,
+    ignore_case: bool,
+    as_json: bool,
+    db_path: Path | None,
+    root: Path | None,
+) -> None:
+    """Search comments, docstrings and string literals: words, "phrases", AND/OR/NOT, prefix*."""
+    settings = config.resolve(root, db_path)
+    with _open_for_query(settings.db_path) as db:
+        from .query import search_text as run_search
+
+        result = run_search(
+            db, query, element_type, limit, path, language,
+            "literal" if literal else "fts", ignore_case, log=settings.search_log,
+        )  # fmt: skip
+    if as_json:
+        _print_json(result.as_dict())
+        return
+    from .render_search import print_search
+
+    print_search(result)
+
+
+@main.command()
+@click.option("--top", type=click.IntRange(1, 1000), default=10, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@_db_option
+@_root_option
+def stats(top: int, as_json: bool, db_path: Path | None, root: Path | None) -> None:
+    """Summarize the search log: frequent queries, queries with no results, latency."""
+    from . import searchlog
+
+    summary = searchlog.summarize(config.resolve(root, db_path).db_path, top)
+    if as_json:
+        _print_json(summary.as_dict())
+        return
+    from .render_search import print_stats
+
+    print_stats(summary)
+
+
 # --- the MCP server (repomap/mcp_server.py) ----------------------------------------------------
 
 

@@ -1,0 +1,98 @@
+"""Terminal output of `repomap search-text` and `repomap stats` (rich); only the CLI imports this."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+if TYPE_CHECKING:
+    from .query import SearchResult, TextHit
+    from .searchlog import LogSummary
+
+MATCH_STYLE = "bold black on yellow"
+
+
+def print_search(result: SearchResult) -> None:
+    """Hits grouped by file (files in order of their best hit): `path:line`, symbol, snippet."""
+    out = Console(highlight=False)
+    err = Console(stderr=True, highlight=False)
+    groups: dict[str, list[TextHit]] = {}
+    for hit in result.hits:
+        groups.setdefault(hit.file_path, []).append(hit)
+    for number, (path, hits) in enumerate(groups.items()):
+        if number:
+            out.print()
+        out.print(Text(path, style="bold magenta"))
+        for hit in hits:
+            out.print(_heading(hit, result.mode))
+            out.print(_snippet(hit.snippet))
+    for note in result.notes:
+        err.print(f"[yellow]note:[/] {escape(note)}")
+    err.print(_footer(result), style="dim")
+
+
+def _heading(hit: TextHit, mode: str) -> Text:
+    line = Text("  ")
+    line.append(f"{hit.file_path}:{hit.line_number}", style="bold")
+    line.append(f"  {hit.element_type}", style="cyan")
+    if hit.symbol_name:
+        line.append(f"  in {hit.symbol_name}", style="green")
+    if mode == "fts":
+        line.append(f"  {hit.rank:.2f}", style="dim")
+    return line
+
+
+def _snippet(snippet: str) -> Text:
+    """The snippet with [MATCH]…[/MATCH] turned into highlighting."""
+    text = Text("      ")
+    rest = snippet
+    while (start := rest.find("[MATCH]")) >= 0:
+        end = rest.find("[/MATCH]", start)
+        if end < 0:
+            break
+        text.append(rest[:start])
+        text.append(rest[start + 7 : end], style=MATCH_STYLE)
+        rest = rest[end + 8 :]
+    text.append(rest)
+    return text
+
+
+def _footer(result: SearchResult) -> str:
+    took = f"({result.took_ms:.1f} ms)"
+    if not result.hits:
+        return f"no matches for {result.query!r} {took}"
+    total = f"{result.total}" if result.total_exact else f"{result.total}+"
+    noun = "match" if total == "1" else "matches"
+    if len(result.hits) == result.total and result.total_exact:
+        return f"{total} {noun} {took}"
+    return f"{len(result.hits)} of {total} {noun} {took}"
+
+
+def print_stats(summary: LogSummary) -> None:
+    out = Console(highlight=False)
+    if not summary.searches:
+        out.print("no searches logged yet")
+        return
+    table = Table(show_header=False, box=None, pad_edge=False)
+    table.add_column(style="bold")
+    table.add_column()
+    table.add_row(
+        "searches",
+        f"{summary.searches} ({summary.errors} failed), {summary.first} .. {summary.last}",
+    )
+    table.add_row("modes", ", ".join(f"{mode} {count}" for mode, count in summary.by_mode.items()))
+    table.add_row("results", f"{summary.average_results} on average")
+    table.add_row(
+        "latency", ", ".join(f"{name} {ms:.1f} ms" for name, ms in summary.latency_ms.items())
+    )
+    out.print(table)
+    for title, rows in (("most frequent", summary.top_queries),
+                        ("no results", summary.zero_result_queries)):  # fmt: skip
+        if rows:
+            out.print(f"\n[bold]{title}[/]")
+            for query, count in rows:
+                out.print(f"  {count:>5}  {escape(query)}")
