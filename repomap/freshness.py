@@ -1,0 +1,262 @@
+"""Keeping the MCP server's index up to date: an incremental `repomap index`, only when needed.
+
+`Refresher(settings).ensure_fresh()` is called before every tool answers. It returns notices
+for the answer (what it built or re-indexed, or why the answer may miss recent changes) and
+raises only when there is no index to answer from.
+
+- The first call starts a watcher (`repomap.watch`: inotify, or polling where inotify is not
+  available) and then runs the incremental indexer (`repomap.index.run`, the same pipeline as
+  `repomap index`), which catches up with whatever changed while no server was running, and
+  builds the index when there is none ("built on first use").
+- Later calls ask the watcher, which costs a system call; only when it saw a change that can
+  affect the index does the indexer run again.
+- Every run happens in a background thread, and a call waits for it at most `wait` seconds
+  (`first_wait` while there is no index at all). A call that stops waiting answers from the
+  index as it is (readers never block on the writer, and each file is replaced atomically)
+  and says so; the next call waits again. Another process indexing the same database
+  (IndexBusy) is skipped quietly: the answer says its results may miss recent changes.
+- `enabled=False` (`repomap mcp --no-refresh`) never writes: a missing index is an error.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+
+from . import db as index_db
+from . import watch
+from .config import Settings
+from .errors import IndexBusy, IndexNotFound, IndexOutdated, RepomapError
+
+log = logging.getLogger(__name__)
+
+WAIT_SECONDS = 5.0  # a call waits this long for a refresh before answering without it
+FIRST_WAIT_SECONDS = 120.0  # ... and this long when there is no index to answer from
+POLL_SECONDS = 2.0  # where inotify is unavailable: a stat walk at most this often
+
+
+@dataclass(frozen=True, slots=True)
+class RefreshState:
+    """What index_status reports about the refresh."""
+
+    enabled: bool
+    method: str  # inotify | polling | off | not started
+    running: bool
+    last_run_at: str | None  # UTC, ISO 8601
+    last_run_seconds: float | None
+    last_changed_files: int
+    last_error: str | None
+
+
+class Refresher:
+    def __init__(
+        self,
+        settings: Settings,
+        enabled: bool = True,
+        wait: float = WAIT_SECONDS,
+        first_wait: float = FIRST_WAIT_SECONDS,
+        poll_interval: float = POLL_SECONDS,
+    ) -> None:
+        self.settings = settings
+        self.enabled = enabled
+        self.wait = wait
+        self.first_wait = first_wait
+        self.poll_interval = poll_interval
+        self._lock = threading.Lock()
+        self._watcher: watch.Watcher | None = None
+        self._thread: threading.Thread | None = None
+        self._started_at = 0.0
+        self._building = False  # the running thread builds an index that did not exist
+        self._pending: list[str] = []  # notices of finished runs, for the next answer
+        self._last: tuple[str, float, int] | None = None  # (at, seconds, changed files)
+        self._last_error: str | None = None
+        self._skip_dirs = frozenset({settings.db_path.parent})
+
+    # --- the call path -----------------------------------------------------------------------
+
+    def ensure_fresh(self) -> list[str]:
+        """Bring the index up to date if files changed (bounded wait); notices for the answer."""
+        if not self.enabled:
+            if not self.settings.db_path.exists():
+                raise IndexNotFound(
+                    f"no index at {self.settings.db_path}; run `repomap index "
+                    f"{self.settings.root}`, or start `repomap mcp` without --no-refresh"
+                )
+            return []
+        with self._lock:
+            thread = self._thread
+            if thread is None or not thread.is_alive():
+                thread = self._start_if_needed()
+            building = self._building
+        if thread is not None:
+            thread.join(self.first_wait if building else self.wait)
+        with self._lock:
+            notices, self._pending = self._pending, []
+            running = self._thread is not None and self._thread.is_alive()
+            if not self.settings.db_path.exists():
+                if running:
+                    elapsed = time.monotonic() - self._started_at
+                    raise RepomapError(
+                        f"repomap is still building the index of {self.settings.root} "
+                        f"(first use, {elapsed:.0f} s so far); call again in a minute"
+                    )
+                raise RepomapError(
+                    f"could not build the index of {self.settings.root}: {self._last_error}"
+                )
+            if running:
+                notices.append(
+                    "the index is being updated in the background; these results may not "
+                    "include the latest changes yet"
+                )
+        return notices
+
+    def _start_if_needed(self) -> threading.Thread | None:
+        """Called with the lock held: start a refresh thread when one is due, else None."""
+        if self._watcher is None:  # the first call: watch, then catch up (or build)
+            self._building = not self._index_usable()
+            return self._start(first=True, resync=False)
+        if not self.settings.db_path.exists():  # a failed build, or the index was deleted
+            self._building = True
+            return self._start(first=False, resync=False)
+        changes = self._watcher.changes()
+        if not changes.dirty:
+            return None
+        self._building = False
+        return self._start(first=False, resync=changes.resync)
+
+    def refresh_now(self) -> list[str]:
+        """Run the indexer now (a file was found changed before the watcher said so); bounded."""
+        if not self.enabled:
+            return []
+        with self._lock:
+            thread = self._thread
+            if thread is None or not thread.is_alive():
+                if self._watcher is not None:
+                    self._watcher.changes()  # this run covers what the watcher has seen
+                self._building = False
+                thread = self._start(first=self._watcher is None, resync=False)
+        thread.join(self.wait)
+        with self._lock:
+            notices, self._pending = self._pending, []
+        return notices
+
+    def _index_usable(self) -> bool:
+        """An index exists at the current schema (else the first run builds or migrates it)."""
+        try:
+            with index_db.connected(self.settings.db_path):
+                return True
+        except (IndexNotFound, IndexOutdated):
+            return False
+        except RepomapError:
+            return self.settings.db_path.exists()  # corrupt: index.run recovers it
+
+    def _start(self, first: bool, resync: bool) -> threading.Thread:
+        self._started_at = time.monotonic()
+        self._thread = threading.Thread(
+            target=self._run,
+            args=(first, resync),
+            name=f"repomap-refresh {self.settings.root}",
+            daemon=True,
+        )
+        self._thread.start()
+        return self._thread
+
+    # --- the refresh thread ------------------------------------------------------------------
+
+    def _run(self, first: bool, resync: bool) -> None:
+        # The watcher is baselined before the indexer walks: a change made meanwhile is seen
+        # by that walk or reported by the watcher next time, never lost.
+        try:
+            if first:
+                watcher = watch.start_watcher(
+                    self.settings.root, self.poll_interval, self._skip_dirs
+                )
+                with self._lock:
+                    self._watcher = watcher
+            elif resync:
+                self._resync()
+        except Exception:  # noqa: BLE001 - no watcher yet: the next call starts over
+            log.exception("watching %s for changes failed", self.settings.root)
+        notice = self._index()
+        with self._lock:
+            if notice:
+                self._pending.append(notice)
+
+    def _resync(self) -> None:
+        try:
+            self._watcher.resync()
+        except watch.WatchLimit as error:
+            log.warning("%s; polling %s instead", error, self.settings.root)
+            self._watcher.close()
+            poller = watch.Poller(self.settings.root, self.poll_interval, self._skip_dirs)
+            poller.resync()
+            self._watcher = poller
+
+    def _index(self) -> str | None:
+        """Run the incremental indexer; the notice the next answer carries, if any."""
+        from . import index
+
+        started = time.perf_counter()
+        try:
+            summary = index.run(self.settings)
+        except IndexBusy:
+            self._last_error = None
+            return (
+                "another `repomap index` is updating the index; these results may not include "
+                "the latest changes"
+            )
+        except RepomapError as error:
+            self._last_error = str(error)
+            return f"could not update the index ({error}); answering from the index as it is"
+        except Exception as error:  # noqa: BLE001 - a failed refresh must not take the server down
+            log.exception("refreshing the index of %s failed", self.settings.root)
+            self._last_error = f"{type(error).__name__}: {error}"
+            return f"could not update the index ({self._last_error})"
+        self._last_error = None
+        seconds = time.perf_counter() - started
+        docs = summary.docs
+        code_changes = summary.added + summary.modified + summary.removed
+        doc_changes = docs.get("added", 0) + docs.get("modified", 0) + docs.get("removed", 0)
+        self._last = (_now(), seconds, code_changes + doc_changes)
+        if self._building:
+            return (
+                f"built the index of {self.settings.root} on first use: {summary.files} code "
+                f"files, {docs.get('files', 0)} docs, {summary.symbols} symbols in {seconds:.1f} s"
+            )
+        if code_changes or doc_changes:
+            return (
+                f"re-indexed {code_changes + doc_changes} changed files ({summary.added} added, "
+                f"{summary.modified} modified, {summary.removed} removed code files; "
+                f"{doc_changes} docs) in {seconds:.2f} s"
+            )
+        return None
+
+    # --- status ------------------------------------------------------------------------------
+
+    def state(self) -> RefreshState:
+        running = self._thread is not None and self._thread.is_alive()
+        method = "off" if not self.enabled else "not started"
+        if self._watcher is not None:
+            method = self._watcher.method
+        last = self._last
+        return RefreshState(
+            self.enabled,
+            method,
+            running,
+            last[0] if last else None,
+            round(last[1], 3) if last else None,
+            last[2] if last else 0,
+            self._last_error,
+        )
+
+    def close(self) -> None:
+        if self._watcher is not None:
+            self._watcher.close()
+
+
+def _now() -> str:
+    from datetime import datetime, timezone
+
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
