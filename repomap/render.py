@@ -42,12 +42,18 @@ _TIGHT_OPEN = re.compile(r"([(\[{<]) ")  # `f( self` from a multi-line header ->
 _TIGHT_CLOSE = re.compile(r",? ([)\]}])")  # `x, )` -> `x)`
 # Pieces as BPE pre-tokenizers cut them: an optional leading space joins a word.
 _PIECES = re.compile(r" ?[A-Z]*[a-z]+| ?[A-Z]+(?![a-z])| ?\d{1,3}| ?[^\sA-Za-z\d]+|\s+")
-# Fitted weights (see module docstring): a word piece costs BASE plus one token per
-# LETTERS_PER_TOKEN letters beyond the first chunk; punctuation runs cost per character pair.
-WORD_CHUNK = 7
-PUNCT_CHUNK = 2
-NON_ASCII_COST = 1
-TOKEN_MARGIN = 1.0  # multiplier applied to each line's estimate
+# Milli-tokens per feature of a line, least-squares fitted per line (the line break included)
+# on map text from the three corpora, counted with cl100k_base and o200k_base (the larger),
+# then multiplied by TOKEN_MARGIN so that no calibration map's estimate fell below its real
+# count. Integers, so sums are exact and the same in every order.
+LINE_COST = 1383  # each line: its line break and leading piece
+WORD_COST = 785  # each letter run (split at case changes, as BPE does)
+LONG_WORD_COST = 112  # each letter beyond the sixth of a letter run
+NUMBER_COST = 689  # each group of up to three digits
+PUNCT_COST = 615  # each ASCII punctuation character
+SPACE_RUN_COST = 760  # each run of spaces not joined to a word (indentation, alignment)
+NON_ASCII_COST = 2580  # each non-ASCII character (│ ⋮ …: several bytes, often 2-3 tokens)
+TOKEN_MARGIN = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +82,7 @@ class _Block:
     width: int
     rows: list[tuple[int, int, int]] = field(default_factory=list)  # sorted (line, depth, key)
     texts: dict[int, Row] = field(default_factory=dict)
-    tokens: int = 0
+    tokens: int = 0  # milli-tokens of its rows and elision markers
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,29 +95,35 @@ class Layout:
 
 
 def count_tokens(text: str) -> int:
-    """Estimated tokens of `text` (an upper-leaning estimate; additive over lines)."""
-    return sum(line_tokens(line) for line in text.split("\n")) if text else 0
+    """Estimated tokens of `text` (see the module docstring); additive over lines."""
+    return -(-sum(line_cost(line) for line in text.split("\n")) // 1000) if text else 0
 
 
-def line_tokens(line: str) -> int:
-    """Estimated tokens of one line plus its line break."""
-    total = 1.0  # the line break
+def line_cost(line: str) -> int:
+    """Estimated milli-tokens of one line and its line break."""
+    words = long_letters = numbers = punct = spaces = 0
     for piece in _PIECES.findall(line):
-        total += _piece_tokens(piece)
-    extra = sum(1 for c in line if ord(c) > 127)
-    return int(total * TOKEN_MARGIN + extra * NON_ASCII_COST + 0.999)
-
-
-def _piece_tokens(piece: str) -> float:
-    stripped = piece.lstrip(" ")
-    if not stripped:
-        return 1.0  # a run of spaces (indentation)
-    if stripped[0].isalpha():
-        return 1.0 + (len(stripped) - 1) // WORD_CHUNK
-    if stripped[0].isdigit():
-        return 1.0
-    ascii_part = sum(1 for c in stripped if ord(c) < 128)
-    return max(1.0, (ascii_part + PUNCT_CHUNK - 1) // PUNCT_CHUNK) if ascii_part else 0.0
+        stripped = piece.lstrip(" ")
+        if not stripped:
+            spaces += 1
+        elif stripped[0].isalpha():
+            words += 1
+            long_letters += max(0, len(stripped) - 6)
+        elif stripped[0].isdigit():
+            numbers += 1
+        else:
+            punct += len(stripped.encode("ascii", "ignore"))
+    non_ascii = len(line) - len(line.encode("ascii", "ignore"))
+    cost = (
+        LINE_COST
+        + WORD_COST * words
+        + LONG_WORD_COST * long_letters
+        + NUMBER_COST * numbers
+        + PUNCT_COST * punct
+        + SPACE_RUN_COST * spaces
+        + NON_ASCII_COST * non_ascii
+    )
+    return int(cost * TOKEN_MARGIN)
 
 
 def signature_text(signature: str) -> str:
@@ -139,17 +151,18 @@ class MapBuilder:
         self.budget = budget
         self.total_files = total_files
         self.total_symbols = total_symbols
-        self.reserved = count_tokens(footer_text(total_files, total_symbols))
+        self.reserved = line_cost(footer_text(total_files, total_symbols))  # milli-tokens
         self.used = self.reserved
         self.blocks: dict[str, _Block] = {}
         self.shown: set[int] = set()
         self._row_cost: dict[tuple[int, int], int] = {}
         self.misses = 0  # candidates in a row that did not fit
+        self._elision_cost: dict[int, int] = {}
 
     @property
     def fits_anything(self) -> bool:
         """False once the budget is spent: no row is that cheap, or the last many did not fit."""
-        return self.budget - self.used >= MIN_ROW_TOKENS and self.misses < MAX_MISSES
+        return self.budget * 1000 - self.used >= MIN_ROW_TOKENS * 1000 and self.misses < MAX_MISSES
 
     def offer(self, candidate: Candidate) -> bool:
         """Add the candidate if its rows fit in what is left of the budget."""
@@ -169,8 +182,8 @@ class MapBuilder:
         rows = sorted([*block.rows, *((r.line, r.depth, r.key) for r in new_rows)])
         texts = {**block.texts, **{r.key: r for r in new_rows}}
         tokens = self._block_tokens(block, rows, texts)
-        cost = tokens - block.tokens + (line_tokens(f"{candidate.path}:") if new_block else 0)
-        if self.used + cost > self.budget:
+        cost = tokens - block.tokens + (line_cost(f"{candidate.path}:") if new_block else 0)
+        if self.used + cost > self.budget * 1000:
             self.misses += 1
             return False
         self.misses = 0
@@ -187,12 +200,14 @@ class MapBuilder:
         for _, _, key in rows:
             cost = self._row_cost.get((key, block.width))
             if cost is None:
-                cost = self._row_cost[(key, block.width)] = line_tokens(
+                cost = self._row_cost[(key, block.width)] = line_cost(
                     row_text(texts[key], block.width)
                 )
             total += cost
         gaps = sum(1 for (a, _, _), (b, _, _) in zip(rows, rows[1:], strict=False) if b > a + 1)
-        return total + gaps * line_tokens(elision_text(block.width))
+        if gaps and block.width not in self._elision_cost:
+            self._elision_cost[block.width] = line_cost(elision_text(block.width))
+        return total + gaps * self._elision_cost.get(block.width, 0)
 
     def layout(self, file_order: dict[str, tuple]) -> Layout:
         """The map text: files in `file_order` (a sort key per path), rows by line, then the footer."""
@@ -213,4 +228,5 @@ class MapBuilder:
             footer_text(self.total_files - shown_files, self.total_symbols - len(self.shown))
         )
         text = "\n".join(lines) + "\n"
-        return Layout(text, count_tokens(text.removesuffix("\n")), files)
+        footer = line_cost(lines[-1]) - self.reserved  # fewer left out: never more than reserved
+        return Layout(text, -(-(self.used + footer) // 1000), files)
