@@ -1,0 +1,508 @@
+"""The MCP server: repomap's query tools for AI agents, read-only, inside an allowlist of roots.
+
+    repomap mcp [--root ROOT ...] [--db PATH] [--transport stdio|http] [--host H] [--port P]
+                [--no-refresh]
+
+`build_server(settings, refresh=True) -> MCPServer` registers the tools (search_text,
+search_symbols, get_symbol_content, get_repo_map, search_docs, get_section, outline, read_file,
+list_sources, find_files, index_status, mcp_help); `run(server, transport, host, port)` serves
+them over stdio or streamable HTTP (on 127.0.0.1 unless told otherwise).
+
+- Each tool's docstring is its description for the model: when to use it, and when another
+  tool fits better. Parameters are typed and bounded (queries 1-4096 code points, limits
+  1-1000, enums as literals), so a bad argument is rejected before the tool runs.
+- Every failure reaches the model as a tool error (an `isError` result with a message that
+  says what to do), never as a crash or a protocol error; the server keeps serving.
+- Tools read the index through a read-only connection opened per call; the only writer is
+  the incremental refresh before a call (`repomap.freshness`), the pipeline of `repomap index`.
+- The allowlist and how paths name several roots: `repomap.roots`.
+- Every call is logged like searches (tool, arguments, result count, ms, error), for
+  `repomap stats`; the logic behind each tool is in `repomap.mcp_service`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp_types import CallToolResult, ToolAnnotations
+from pydantic import Field, ValidationError
+
+from .config import Settings
+from .errors import RepomapError
+from .extractors.model import KINDS
+from .mcp_service import (
+    DocSearchAnswer,
+    FileContent,
+    FilesAnswer,
+    HelpAnswer,
+    OutlineAnswer,
+    RepoMapAnswer,
+    Section,
+    Service,
+    SourcesAnswer,
+    StatusAnswer,
+    SymbolSearch,
+    SymbolSource,
+    TextSearchAnswer,
+    touched,
+)
+from .roots import Root, Roots
+
+log = logging.getLogger(__name__)
+
+HELP = """\
+repomap answers from an index of this repository: every definition (functions, classes,
+methods, structs, enums, traits...), every comment, docstring and string literal, and the
+Markdown/.txt docs by section. It is read-only and kept up to date as files change.
+
+Which tool:
+- A definition by name (function/class/method/enum/struct/trait) -> search_symbols("QuerySet"),
+  then get_symbol_content("QuerySet.filter") for its current source (context=true adds
+  decorators, the enclosing class header and the imports it uses).
+- A concept, design decision, TODO or explanation -> search_text("connection pool",
+  element_type="comment" or "docstring").
+- An error or log message -> search_text("Failed to open", element_type="string_literal",
+  mode="literal") for the exact text; mode="fts" matches words in any order.
+- Prose documentation (README, docs/) -> search_docs("install"), then get_section("Install").
+- Orientation: what matters here -> get_repo_map(mentions=[names from your task],
+  focus_files=[files you work on]); the parts of a file or folder -> outline(path); the
+  file tree -> list_sources(dir); a file by name -> find_files("settings").
+- Exact lines of any file -> read_file(path, start_line, end_line).
+- Text in files repomap does not index (YAML, JSON, JS, config...) -> grep/rg in your shell.
+- What is indexed and how fresh -> index_status().
+
+Query syntax (search_text mode="fts", search_docs): words are ANDed in any order;
+"exact phrase"; AND, OR, NOT in upper case, with parentheses; prefix* ; code such as
+std::vector, self.pool or error: is matched as the phrase of its words; ConnectionPool also
+finds connection_pool. mode="literal": exact, case-sensitive substring (ignore_case=true to
+fold case), for text with punctuation that matters.
+
+Budgets: limit, max_lines and max_tokens cap every answer; truncated=true and more=N say what
+was left out. Paths are relative to the repository root (with several roots, they start with
+the root's name); nothing outside the roots can be read. `notices` in an answer say when the
+index was just built or updated.
+"""
+
+INSTRUCTIONS = (
+    "repomap: a read-only index of this repository's definitions, comments, docstrings, "
+    "string literals and Markdown docs. Prefer it to reading whole files: search_symbols / "
+    "get_symbol_content for definitions, search_text for comments, docstrings and messages, "
+    "get_repo_map / outline to orient yourself. Call mcp_help() for the full decision tree."
+)
+
+READ_ONLY = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+
+# Parameter types: the bounds are the schema, enforced before a tool runs.
+Query = Annotated[
+    str, Field(min_length=1, max_length=4096, description="The search text (1-4096 characters).")
+]
+Limit = Annotated[int, Field(ge=1, le=1000, description="Most results to return (1-1000).")]
+MaxLines = Annotated[
+    int | None,
+    Field(ge=1, le=2000, description="Most lines to return (1-2000; default 400), then a marker."),
+]
+PathArg = Annotated[str, Field(min_length=1, max_length=4096)]
+OptionalPath = Annotated[str | None, Field(max_length=4096)]
+Language = Literal["python", "rust", "cpp"]
+ElementType = Literal["all", "comment", "docstring", "string_literal"]
+Kind = Literal[KINDS]  # type: ignore[valid-type]
+Name = Annotated[str, Field(min_length=1, max_length=4096)]
+
+# The list in each tool's result that counts as its result count in the log.
+RESULT_KEYS = {
+    "search_text": "results",
+    "search_symbols": "results",
+    "search_docs": "results",
+    "outline": "files",
+    "list_sources": "entries",
+    "find_files": "files",
+    "get_repo_map": "files",
+    "index_status": "roots",
+}
+
+
+class RepomapServer(MCPServer):
+    """MCPServer whose tool calls are logged and whose failures all read as tool errors."""
+
+    def __init__(self, service: Service, **options: Any) -> None:
+        super().__init__(**options)
+        self.service = service
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        started = time.perf_counter()
+        result: Any = None
+        error: str | None = None
+        roots: list[Root] = []
+        token = touched.set(roots)
+        try:
+            result = await super().call_tool(name, arguments, context)
+            return result
+        except UnexpectedToolError as failure:
+            cause = failure.__cause__
+            if isinstance(cause, RepomapError):  # anticipated: the message says what to do
+                error = str(cause)
+                raise ToolError(error) from cause
+            error = f"internal error: {type(cause).__name__}"
+            raise
+        except ToolError as failure:
+            error = _argument_error(name, failure)
+            raise ToolError(error) from failure
+        finally:
+            touched.reset(token)
+            _log_call(roots or self.service.roots.all, name, arguments, result, error, started)
+
+
+def _argument_error(tool: str, failure: ToolError) -> str:
+    """pydantic's validation report as one readable line per problem."""
+    cause = failure.__cause__
+    if not isinstance(cause, ValidationError):
+        return str(failure).removeprefix(f"Error executing tool {tool}: ")
+    problems = []
+    for item in cause.errors():
+        where = ".".join(str(part) for part in item["loc"]) or "arguments"
+        shown = repr(item.get("input"))
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        problems.append(f"{where}: {item['msg']} (got {shown})")
+    return f"invalid arguments for {tool}: " + "; ".join(problems)
+
+
+def _log_call(
+    roots: list[Root],
+    tool: str,
+    arguments: dict[str, Any],
+    result: Any,
+    error: str | None,
+    started: float,
+) -> None:
+    """Append the call to the log beside the index of each root it read (never fails)."""
+    from . import searchlog
+
+    ms = round((time.perf_counter() - started) * 1000, 3)
+    shown = {
+        key: value[: searchlog.MAX_FIELD] if isinstance(value, str) else value
+        for key, value in arguments.items()
+    }
+    for root in roots:
+        if root.settings.search_log:
+            searchlog.log_event(
+                "tool",
+                index=root.settings.db_path,
+                tool=tool,
+                arguments=shown,
+                result_count=_result_count(tool, result),
+                ms=ms,
+                error=error,
+            )
+
+
+def _result_count(tool: str, result: Any) -> int | None:
+    if not isinstance(result, CallToolResult) or result.is_error:
+        return None
+    data = result.structured_content or {}
+    key = RESULT_KEYS.get(tool)
+    if key is None:
+        return 1
+    value = data.get(key)
+    return len(value) if isinstance(value, list) else None
+
+
+def build_server(
+    settings: Settings | Sequence[Settings], *, refresh: bool = True, **refresh_options: float
+) -> RepomapServer:
+    """The MCP server over the indexes of `settings` (one per root); the roots are the allowlist."""
+    items = [settings] if isinstance(settings, Settings) else list(settings)
+    service = Service(Roots(items), refresh=refresh, **refresh_options)
+    mcp = RepomapServer(service, name="repomap", instructions=INSTRUCTIONS, log_level="WARNING")
+    tool = mcp.tool(annotations=READ_ONLY)
+
+    @tool
+    def search_text(
+        query: Query,
+        element_type: ElementType = "all",
+        limit: Limit = 20,
+        path: Annotated[
+            str | None,
+            Field(
+                max_length=4096,
+                description="Only files under this folder, this file, a path tail, or a glob "
+                "like **/*.rs.",
+            ),
+        ] = None,
+        mode: Literal["fts", "literal"] = "fts",
+        language: Language | None = None,
+        ignore_case: Annotated[
+            bool, Field(description="literal mode: match regardless of case.")
+        ] = False,
+    ) -> TextSearchAnswer:
+        """Search comments, docstrings and string literals of the code, best match first.
+
+        Use it for concepts and explanations (element_type="comment" or "docstring"), TODOs,
+        and error or log messages (element_type="string_literal"; mode="literal" finds exact
+        text such as "Failed to open %s", case-sensitive). mode="fts" query syntax: words
+        ANDed, "a phrase", AND/OR/NOT (upper case), parentheses, prefix*.
+        Not for definitions by name: use search_symbols. Not for Markdown docs: search_docs.
+        Each result: file_path, line_number, element_type, symbol_name (the enclosing or
+        documented symbol), content, snippet with [MATCH]...[/MATCH], rank in (0, 1].
+        Example: search_text("connection pool timeout", element_type="comment").
+        """
+        return service.search_text(query, element_type, limit, path, mode, language, ignore_case)
+
+    @tool
+    def search_symbols(
+        query: Query,
+        kind: Kind | None = None,
+        path: Annotated[
+            str | None,
+            Field(
+                max_length=4096,
+                description="Only files under this folder, this file, a path tail, or a glob.",
+            ),
+        ] = None,
+        limit: Limit = 20,
+        language: Language | None = None,
+    ) -> SymbolSearch:
+        """Find definitions (functions, classes, methods, structs, enums, traits, ...) by name.
+
+        Matches the name or qualified name, case-insensitive: exact, then prefix, substring,
+        fuzzy; among equals, names used from more files first. `Class.method` and `Type::fn`
+        match qualified names. Each result: qualified_name, kind, file_path, line_number,
+        end_line, signature, doc (the docstring's first line).
+        Then use get_symbol_content for the source. For words inside comments or strings use
+        search_text; for a file by name use find_files.
+        Example: search_symbols("QuerySet.filter") or search_symbols("lock", kind="method").
+        """
+        return service.search_symbols(query, kind, path, limit, language)
+
+    @tool
+    def get_symbol_content(
+        name: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=4096,
+                description="A name or qualified name: filter, QuerySet.filter, Mutex::lock.",
+            ),
+        ],
+        file: Annotated[
+            str | None,
+            Field(max_length=4096, description="Only this file, folder, path tail or glob."),
+        ] = None,
+        max_lines: MaxLines = None,
+        context: Annotated[
+            bool,
+            Field(
+                description="Add leading comments/decorators, enclosing class/impl headers and "
+                "the imports the body uses."
+            ),
+        ] = False,
+    ) -> SymbolSource:
+        """The source of one definition, read from the file now, located through the index.
+
+        Use it instead of reading a whole file once you know the symbol's name (from
+        search_symbols, get_repo_map or outline). Several matches: the best one, with
+        `warning` and `others` listing the rest (pass file= or a qualified name to choose).
+        No match: an error with "did you mean" suggestions. A file changed since indexing is
+        re-indexed first, so line numbers are never stale. For arbitrary line ranges use
+        read_file. Example: get_symbol_content("QuerySet.filter", context=true).
+        """
+        return service.get_symbol_content(name, file, max_lines, context)
+
+    @tool
+    def get_repo_map(
+        max_tokens: Annotated[
+            int,
+            Field(
+                ge=32,
+                le=32768,
+                description="Hard maximum size of the map in estimated tokens (32-32768).",
+            ),
+        ] = 1024,
+        focus_files: Annotated[
+            list[Annotated[str, Field(min_length=1, max_length=4096)]] | None,
+            Field(
+                max_length=100,
+                description="Files you are working on: the map ranks toward them and leaves "
+                "them out.",
+            ),
+        ] = None,
+        mentions: Annotated[
+            list[Annotated[str, Field(min_length=1, max_length=256)]] | None,
+            Field(
+                max_length=100,
+                description="Identifiers or file names from your task: the map ranks toward them.",
+            ),
+        ] = None,
+    ) -> RepoMapAnswer:
+        """The shape of the repository: its most important files and their key signatures.
+
+        Files ranked by PageRank over who-uses-what, each with its top definitions as
+        `line│signature` rows under their class/impl headers, never more than max_tokens.
+        Use it first in an unfamiliar repository, and again with mentions (names from your
+        task) and focus_files (what you are editing) to see what relates to them. For one
+        file's or folder's full structure use outline; for a definition's body
+        get_symbol_content. Example: get_repo_map(max_tokens=2048, mentions=["QuerySet"]).
+        """
+        return service.get_repo_map(max_tokens, focus_files, mentions)
+
+    @tool
+    def search_docs(query: Query, limit: Limit = 10) -> DocSearchAnswer:
+        """Search the Markdown (.md) and .txt documentation by section, best match first.
+
+        Use it for prose: installation, usage, design notes, changelogs, READMEs. Words are
+        ANDed and stemmed (configuring finds configure); same syntax as search_text. Each
+        result: file, section (heading), snippet, line range. Then get_section(heading, file)
+        for the whole section. For comments and docstrings in code use search_text.
+        Example: search_docs("database migrations").
+        """
+        return service.search_docs(query, limit)
+
+    @tool
+    def get_section(
+        heading: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=4096,
+                description="The heading text, case-insensitive, without the # marks.",
+            ),
+        ],
+        file: Annotated[
+            str | None, Field(max_length=4096, description="The Markdown file to look in.")
+        ] = None,
+        max_lines: MaxLines = None,
+    ) -> Section:
+        """One Markdown section (a heading and its text up to the next heading of its level).
+
+        Use it after search_docs or outline to read just the part of a document you need.
+        Several files with that heading: the first (path order), with the others listed;
+        pass file= to choose. None: an error listing similar headings.
+        Example: get_section("Installation", file="README.md").
+        """
+        return service.get_section(heading, file, max_lines)
+
+    @tool
+    def outline(
+        path: Annotated[
+            str | None,
+            Field(max_length=4096, description="A file or folder; default: the whole root."),
+        ] = None,
+        level: Annotated[
+            int | None,
+            Field(ge=1, le=20, description="Heading levels / symbol nesting depth to show."),
+        ] = None,
+        limit: Annotated[
+            int, Field(ge=1, le=1000, description="Most entries (headings and symbols).")
+        ] = 200,
+    ) -> OutlineAnswer:
+        """The structure of files: symbols of code files and headings of Markdown, with lines.
+
+        One tree per file (files in path order), entries as (depth, kind, name, start_line,
+        end_line), from the index. Use it to see what a file or folder contains before
+        reading it; then get_symbol_content or read_file for the part you need. For the
+        whole repository's important parts use get_repo_map instead.
+        Example: outline("django/db/models/query.py", level=2).
+        """
+        return service.outline(path, level, limit)
+
+    @tool
+    def read_file(
+        path: Annotated[
+            str, Field(min_length=1, max_length=4096, description="A file inside the root.")
+        ],
+        start_line: Annotated[int | None, Field(ge=1, description="First line (1-based).")] = None,
+        end_line: Annotated[int | None, Field(ge=1, description="Last line (inclusive).")] = None,
+        max_lines: MaxLines = None,
+    ) -> FileContent:
+        """Lines of any text file inside the root, as they are on disk (not only indexed files).
+
+        Use it for an exact line range (from a search result's line_number, an outline, or a
+        map row). At most max_lines lines (default 400); next_start_line says where to go on.
+        For one definition prefer get_symbol_content; to find text prefer search_text.
+        Example: read_file("setup.cfg", start_line=1, end_line=40).
+        """
+        return service.read_file(path, start_line, end_line, max_lines)
+
+    @tool
+    def list_sources(
+        dir: Annotated[
+            str | None,
+            Field(max_length=4096, description="A folder inside the root; default: the root."),
+        ] = None,
+        depth: Annotated[
+            int | None,
+            Field(ge=1, le=50, description="Levels to expand; default: as many as fit limit."),
+        ] = None,
+        pattern: Annotated[
+            str | None,
+            Field(
+                max_length=1024,
+                description="Only files matching this glob (on the name; on the path if it has /).",
+            ),
+        ] = None,
+        limit: Limit = 100,
+    ) -> SourcesAnswer:
+        """The tree of files under a folder (ignore rules applied), directories first.
+
+        Folders deeper than depth are collapsed to a count of their files. Use it to see how
+        a repository or folder is laid out; for a file by name use find_files, for what is
+        inside files use outline. Example: list_sources(dir="src", depth=2).
+        """
+        return service.list_sources(dir, depth, pattern, limit)
+
+    @tool
+    def find_files(
+        query: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=4096,
+                description="Part of a file name (literal); with / it matches the path.",
+            ),
+        ],
+        limit: Annotated[int, Field(ge=1, le=1000, description="Most paths (1-1000).")] = 50,
+        ignore_case: bool = False,
+    ) -> FilesAnswer:
+        """Files whose name contains the query (a literal substring), in path order.
+
+        Covers every file under the root (ignore rules applied), indexed or not. Use it to
+        find a file by (part of) its name; for definitions use search_symbols, for text in
+        files search_text. Example: find_files("settings", ignore_case=true).
+        """
+        return service.find_files(query, limit, ignore_case)
+
+    @tool
+    def index_status() -> StatusAnswer:
+        """What is indexed and how fresh it is, per root.
+
+        Files, docs, symbols, references and text elements by type, when it was indexed, the
+        schema version, files changed on disk since indexing, and how the server keeps it up
+        to date. Use it when results look incomplete or out of date.
+        """
+        return service.index_status()
+
+    @tool
+    def mcp_help() -> HelpAnswer:
+        """How to choose among repomap's tools (a decision tree), the query syntax and budgets.
+
+        Call it once when you start using repomap.
+        """
+        return HelpAnswer(text=HELP)
+
+    return mcp
+
+
+def run(
+    server: MCPServer, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8765
+) -> None:
+    """Serve over stdio (the default) or streamable HTTP at http://HOST:PORT/mcp."""
+    if transport == "stdio":
+        server.run("stdio")
+    else:
+        server.run("streamable-http", host=host, port=port)

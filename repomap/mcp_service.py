@@ -1,0 +1,860 @@
+"""What the MCP tools do: each operation over the allowlisted roots, returning a result model.
+
+`mcp_server.py` registers the tools (names, parameters, descriptions) and calls these methods;
+this module holds the logic: which roots a call touches (`repomap.roots`), bringing their
+indexes up to date first (`repomap.freshness`), reading each through a read-only connection
+opened for the call, merging the answers of several roots, and cutting every answer to its
+budget (`truncated`, `more`). Failures are RepomapError; the server turns them into tool errors.
+
+Results are pydantic models: their fields are the tools' output schema.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import stat
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field
+
+from . import db as index_db
+from . import docs, gateway, maps, render, snippets, symbols
+from .errors import BadArgument, PathNotFound, RepomapError
+from .freshness import Refresher
+from .gateway import OutlineEntry, SourceEntry
+from .roots import Root, Roots
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database  # noqa: TID251 - a type only
+
+DEFAULT_MAX_LINES = 400  # lines a source or section answer holds when max_lines is not given
+MAX_LINE_CHARS = 2000  # longer lines (minified code) are cut in read_file
+MAX_LISTED = 20  # names listed in a result's side lists (changed files, other matches)
+BINARY_SNIFF = 8192
+MAX_READ_BYTES = 64 * 1024 * 1024
+MAP_PREFIX_RETRIES = 3
+
+
+# --- result models ---------------------------------------------------------------------------
+
+
+class Answer(BaseModel):
+    notices: list[str] = Field(
+        default_factory=list,
+        description="What the server did first or what to know about this answer: the index "
+        "was built or re-indexed, a refresh is still running, files changed since indexing.",
+    )
+
+
+class TextMatch(BaseModel):
+    file_path: str
+    line_number: int
+    end_line: int | None = None
+    element_type: str = Field(description="comment | docstring | string_literal")
+    symbol_name: str | None = Field(description="The documented or enclosing symbol.")
+    content: str = Field(description="The whole element (long ones cut, with a marker).")
+    rank: float = Field(description="Relevance in (0, 1], higher is better.")
+    snippet: str = Field(description="Around the best match, terms marked [MATCH]…[/MATCH].")
+    language: str | None = None
+
+
+class TextSearchAnswer(Answer):
+    query: str
+    mode: str
+    results: list[TextMatch]
+    total: int = Field(description="Matches in all (a lower bound when total_exact is false).")
+    total_exact: bool
+    truncated: bool
+    more: int = Field(description="Matches left out by limit (at least this many).")
+
+
+class Symbol(BaseModel):
+    name: str
+    qualified_name: str
+    kind: str
+    language: str
+    file_path: str
+    line_number: int
+    end_line: int
+    signature: str
+    doc: str | None = Field(description="First line of the docstring or doc comment.")
+    match: str = Field(description="exact | prefix | substring | fuzzy")
+    ref_files: int = Field(description="Files that use this name.")
+
+
+class SymbolSearch(Answer):
+    query: str
+    results: list[Symbol]
+    truncated: bool = Field(description="More matches exist than `limit`.")
+    more: int = Field(description="Matches left out (a lower bound when more_exact is false).")
+    more_exact: bool
+
+
+class SymbolSource(Answer):
+    name: str
+    qualified_name: str
+    kind: str
+    language: str
+    file_path: str
+    line_number: int
+    end_line: int
+    signature: str
+    content: str = Field(description="The source lines line_number.. as they are on disk now.")
+    truncated: bool
+    more_lines: int = Field(description="Lines of the symbol left out by max_lines.")
+    leading: str | None = Field(None, description="Comments and decorators just above (context).")
+    leading_line: int | None = None
+    parents: list[str] = Field(default_factory=list, description="Enclosing headers (context).")
+    imports: list[str] = Field(default_factory=list, description="Imports the body uses.")
+    other_imports: int = 0
+    declaration: str | None = Field(None, description="C++: the in-class declaration.")
+    warning: str | None = Field(None, description="Set when several symbols matched.")
+    others: list[str] = Field(
+        default_factory=list, description="Other matches: pass file= or a qualified name."
+    )
+
+
+class RepoMapAnswer(Answer):
+    text: str = Field(description="The map: files best first, `line│signature` rows.")
+    tokens: int = Field(description="Estimated tokens of `text`; never more than budget.")
+    budget: int
+    files: list[str] = Field(description="The files shown, in map order.")
+    truncated: bool = Field(description="Files or symbols were left out (always, past tiny repos).")
+    omitted_files: int
+    omitted_symbols: int
+    unmatched_mentions: list[str]
+
+
+class DocMatch(BaseModel):
+    file: str
+    section: str = Field(description="The heading; empty for text before the first heading.")
+    snippet: str = Field(description="Matched terms marked [MATCH]…[/MATCH].")
+    score: float = Field(description="BM25, higher is better.")
+    start_line: int | None = Field(description="None when the file changed since indexing.")
+    end_line: int | None
+    stale: bool
+
+
+class DocSearchAnswer(Answer):
+    query: str
+    results: list[DocMatch]
+    truncated: bool
+    more: int
+    more_exact: bool
+    ignored: list[str] = Field(
+        default_factory=list, description="Query words without letters or digits, left out."
+    )
+
+
+class HeadingRef(BaseModel):
+    file: str
+    heading: str
+    level: int
+    start_line: int
+    end_line: int
+
+
+class Section(Answer):
+    file: str
+    heading: str
+    level: int
+    start_line: int
+    end_line: int
+    content: str = Field(description="The section's lines; ends with `... (N more lines)` if cut.")
+    truncated: bool
+    more_lines: int
+    matches: list[HeadingRef] = Field(description="Every heading that matched; the first is shown.")
+    more_matches: int = 0
+
+
+class OutlineFile(BaseModel):
+    path: str
+    language: str
+    entries: list[OutlineEntry]
+
+
+class OutlineAnswer(Answer):
+    files: list[OutlineFile]
+    truncated: bool
+    more_entries: int = Field(description="Headings and symbols left out by limit.")
+    more_files: int = Field(description="Files left out entirely by limit.")
+    changed_files: list[str] = Field(
+        description="Files whose outline may be out of date (changed since indexing)."
+    )
+
+
+class FileContent(Answer):
+    path: str
+    start_line: int = Field(description="Line number of the first line of content (1-based).")
+    end_line: int = Field(description="Line number of the last line of content.")
+    total_lines: int
+    content: str = Field(description="The lines as in the file (invalid UTF-8 replaced).")
+    truncated: bool = Field(description="Lines after end_line exist and were not asked for or cut.")
+    more_lines: int = Field(description="Lines of the file after end_line.")
+    next_start_line: int | None = Field(description="Pass as start_line to read on.")
+
+
+class SourcesAnswer(Answer):
+    directory: str
+    depth: int
+    entries: list[SourceEntry]
+    total_files: int
+    truncated: bool
+    more: int = Field(description="Entries left out by limit.")
+
+
+class FilesAnswer(Answer):
+    query: str
+    files: list[str]
+    total: int
+    truncated: bool
+    more: int
+
+
+class RootStatus(BaseModel):
+    root: str
+    label: str = Field(description="The prefix of this root's paths when there are several.")
+    db_path: str
+    exists: bool
+    schema_version: int | None
+    current_schema_version: int
+    files: int = Field(0, description="Code files indexed.")
+    docs: int = Field(0, description="Markdown and .txt files indexed.")
+    symbols: int = 0
+    references: int = 0
+    elements: dict[str, int] = Field(default_factory=dict, description="Text elements by type.")
+    indexed_at: str | None = None
+    stale_files: list[str] = Field(
+        default_factory=list,
+        description="Indexed files changed or removed on disk since (at most 20 listed).",
+    )
+    stale_count: int = 0
+    unindexed_files: int = Field(
+        0,
+        description="Files with an indexed suffix that are not in the index: added since, or "
+        "skipped by the indexer (binary, undecodable, too large).",
+    )
+    refresh: dict[str, Any] = Field(default_factory=dict)
+    error: str | None = None
+
+
+class StatusAnswer(Answer):
+    roots: list[RootStatus]
+
+
+class HelpAnswer(BaseModel):
+    text: str
+
+
+# The roots the current tool call read, for its log entry (a list set by the server per call).
+touched: ContextVar[list[Root] | None] = ContextVar("touched", default=None)
+
+
+# --- the service -----------------------------------------------------------------------------
+
+
+class Service:
+    """The tools' operations over `roots`, each index refreshed before it is read."""
+
+    def __init__(self, roots: Roots, refresh: bool = True, **refresh_options: float) -> None:
+        self.roots = roots
+        self.refreshers = {
+            root.label: Refresher(root.settings, enabled=refresh, **refresh_options)
+            for root in roots.all
+        }
+
+    def close(self) -> None:
+        for refresher in self.refreshers.values():
+            refresher.close()
+
+    def ready(self, roots: list[Root]) -> list[str]:
+        """Bring the indexes of `roots` up to date (bounded); the notices for the answer."""
+        notices: list[str] = []
+        seen = touched.get()
+        for root in dict.fromkeys(roots):
+            if seen is not None and root not in seen:
+                seen.append(root)  # the call's log entry goes to this root's log
+            notices.extend(self.refreshers[root.label].ensure_fresh())
+        return notices
+
+    @contextmanager
+    def reading(self, root: Root) -> Iterator[Database]:
+        with index_db.reading(root.settings.db_path) as db:
+            yield db
+
+    # --- text ------------------------------------------------------------------------------
+
+    def search_text(
+        self,
+        query: str,
+        element_type: str,
+        limit: int,
+        path: str | None,
+        mode: str,
+        language: str | None,
+        ignore_case: bool,
+    ) -> TextSearchAnswer:
+        from . import query as text_query
+
+        scopes = self.roots.scope(path)
+        notices = self.ready([root for root, _ in scopes])
+        found: list[tuple[Root, text_query.TextHit]] = []
+        total = 0
+        exact = True
+        for root, path_filter in scopes:
+            with self.reading(root) as db:
+                result = text_query.search_text(
+                    db, query, element_type, limit, path_filter, language, mode, ignore_case,
+                    log=root.settings.search_log,
+                )  # fmt: skip
+            found.extend((root, hit) for hit in result.hits)
+            total += result.total
+            exact = exact and result.total_exact
+            notices.extend(note for note in result.notes if note not in notices)
+        if self.roots.multi:
+            paths = {id(hit): self.roots.out(root, hit.file_path) for root, hit in found}
+            if mode == "literal":
+                found.sort(key=lambda pair: (paths[id(pair[1])], pair[1].line_number))
+            else:
+                found.sort(key=lambda p: (-p[1].rank, paths[id(p[1])], p[1].line_number))
+        results = [
+            TextMatch(**_fields(hit, file_path=self.roots.out(root, hit.file_path)))
+            for root, hit in found[:limit]
+        ]
+        more = max(0, total - len(results))
+        return TextSearchAnswer(
+            notices=notices,
+            query=query,
+            mode=mode,
+            results=results,
+            total=total,
+            total_exact=exact,
+            truncated=more > 0 or not exact,
+            more=more,
+        )
+
+    # --- symbols -----------------------------------------------------------------------------
+
+    def search_symbols(
+        self, query: str, kind: str | None, path: str | None, limit: int, language: str | None
+    ) -> SymbolSearch:
+        scopes = self.roots.scope(path)
+        notices = self.ready([root for root, _ in scopes])
+        probe = _probe(limit)
+        found: list[tuple[Root, symbols.SymbolHit]] = []
+        exact = True
+        for root, path_filter in scopes:
+            with self.reading(root) as db:
+                hits = symbols.search_symbols(db, query, kind, language, path_filter, probe)
+            exact = exact and len(hits) < probe
+            found.extend((root, hit) for hit in hits)
+        if self.roots.multi:
+            found.sort(key=lambda pair: _symbol_order(pair[1]))
+        results = [
+            Symbol(**_fields(hit, file_path=self.roots.out(root, hit.file_path)))
+            for root, hit in found[:limit]
+        ]
+        more = max(0, len(found) - limit)
+        return SymbolSearch(
+            notices=notices,
+            query=query,
+            results=results,
+            truncated=more > 0,
+            more=more,
+            more_exact=exact,
+        )
+
+    def get_symbol_content(
+        self, name: str, file: str | None, max_lines: int | None, context: bool
+    ) -> SymbolSource:
+        scopes = self.roots.scope(file)
+        notices = self.ready([root for root, _ in scopes])
+        missing: list[RepomapError] = []
+        for root, file_filter in scopes:
+            try:
+                content = self._symbol_content(root, name, file_filter, max_lines, context)
+            except symbols.SymbolNotFound as error:
+                missing.append(error)
+                continue
+            fields = _fields(content)
+            fields.update(
+                file_path=self.roots.out(root, content.file_path),
+                truncated=content.truncated_lines > 0,
+                more_lines=content.truncated_lines,
+                others=content.others[:MAX_LISTED],
+            )
+            fields.pop("truncated_lines")
+            return SymbolSource(notices=notices, **fields)
+        raise missing[0]
+
+    def _symbol_content(
+        self, root: Root, name: str, file: str | None, max_lines: int | None, context: bool
+    ) -> snippets.SymbolContent:
+        limit = max_lines or DEFAULT_MAX_LINES
+        for attempt in range(2):
+            with self.reading(root) as db:
+                best = symbols.find_symbol(db, name, file).best
+                readable(root.path, best.file_path)  # before reading: never outside the root
+                try:
+                    return snippets.symbol_content(db, name, file, limit, context, root.path)
+                except symbols.FileChanged:
+                    if attempt or not self.refreshers[root.label].enabled:
+                        raise
+            self.refreshers[root.label].refresh_now()  # changed since the last look: catch up
+        raise AssertionError("unreachable")
+
+    # --- the repo map ------------------------------------------------------------------------
+
+    def get_repo_map(
+        self, max_tokens: int, focus_files: list[str] | None, mentions: list[str] | None
+    ) -> RepoMapAnswer:
+        focus: dict[str, list[str]] = {}
+        for raw in focus_files or ():
+            root, inside = self.roots.locate(raw)
+            focus.setdefault(root.label, []).append(inside.rel_path)
+        targets = [r for r in self.roots.all if r.label in focus] if focus else self.roots.all
+        notices = self.ready(targets)
+        share = max_tokens // len(targets)
+        if share < maps.MIN_TOKENS:
+            raise BadArgument(
+                f"max_tokens must be at least {maps.MIN_TOKENS * len(targets)} for "
+                f"{len(targets)} roots"
+            )
+        parts = [
+            self._root_map(root, share, focus.get(root.label, []), mentions or [])
+            for root in targets
+        ]
+        unmatched = set.intersection(*(set(part.unmatched_mentions) for part in parts))
+        return RepoMapAnswer(
+            notices=notices,
+            text="".join(part.text for part in parts),
+            tokens=sum(part.tokens for part in parts),
+            budget=max_tokens,
+            files=[path for part in parts for path in part.files],
+            truncated=any(part.truncated for part in parts),
+            omitted_files=sum(part.omitted_files for part in parts),
+            omitted_symbols=sum(part.omitted_symbols for part in parts),
+            unmatched_mentions=[m for m in mentions or () if m in unmatched],
+        )
+
+    def _root_map(
+        self, root: Root, budget: int, focus: list[str], mentions: list[str]
+    ) -> RepoMapAnswer:
+        tokens = budget
+        for _ in range(MAP_PREFIX_RETRIES):
+            with self.reading(root) as db:
+                result = maps.repo_map(db, tokens, focus, mentions)
+            text = result.text
+            if self.roots.multi:  # path lines are `path:`; the label goes in front
+                paths = {f"{f.file_path}:" for f in result.files}
+                text = "".join(
+                    f"{root.label}/{line}" if line.rstrip("\n") in paths else line
+                    for line in text.splitlines(keepends=True)
+                )
+            used = render.count_tokens(text)
+            if used <= budget or tokens <= maps.MIN_TOKENS:
+                break
+            tokens = max(maps.MIN_TOKENS, tokens - (used - budget))
+        return RepoMapAnswer(
+            text=text,
+            tokens=used,
+            budget=budget,
+            files=[self.roots.out(root, f.file_path) for f in result.files],
+            truncated=result.omitted_files > 0 or result.omitted_symbols > 0,
+            omitted_files=result.omitted_files,
+            omitted_symbols=result.omitted_symbols,
+            unmatched_mentions=result.unmatched_mentions,
+        )
+
+    # --- docs --------------------------------------------------------------------------------
+
+    def search_docs(self, query: str, limit: int) -> DocSearchAnswer:
+        notices = self.ready(self.roots.all)
+        probe = _probe(limit)
+        found: list[tuple[Root, docs.DocHit]] = []
+        ignored: list[str] = []
+        exact = True
+        stale: list[str] = []
+        for root in self.roots.all:
+            with self.reading(root) as db:
+                result = docs.search_docs(db, root.path, query, probe)
+            exact = exact and len(result.hits) < probe
+            found.extend((root, hit) for hit in result.hits)
+            stale.extend(self.roots.out(root, path) for path in result.stale_files)
+            ignored.extend(w for w in getattr(result, "ignored", ()) if w not in ignored)
+        if self.roots.multi:
+            found.sort(key=lambda pair: -pair[1].score)
+        more = max(0, len(found) - limit)
+        if stale:
+            notices.append(f"changed since indexing (line numbers left out): {_listed(stale)}")
+        return DocSearchAnswer(
+            notices=notices,
+            query=query,
+            results=[
+                DocMatch(**_fields(hit, file=self.roots.out(root, hit.file)))
+                for root, hit in found[:limit]
+            ],
+            truncated=more > 0,
+            more=more,
+            more_exact=exact,
+            ignored=ignored,
+        )
+
+    def get_section(self, heading: str, file: str | None, max_lines: int | None) -> Section:
+        if file is not None:
+            root, inside = self.roots.locate(file)
+            scopes: list[tuple[Root, str | None]] = [(root, inside.rel_path)]
+        else:
+            scopes = [(root, None) for root in self.roots.all]
+        notices = self.ready([root for root, _ in scopes])
+        missing: list[RepomapError] = []
+        for root, rel_file in scopes:
+            try:
+                with self.reading(root) as db:
+                    view = docs.show_section(
+                        db, root.path, heading, rel_file, max_lines or DEFAULT_MAX_LINES
+                    )
+            except docs.HeadingNotFound as error:
+                missing.append(error)
+                continue
+            readable(root.path, view.file)  # the file still lies inside the root
+            matches = [
+                HeadingRef(**_fields(m, file=self.roots.out(root, m.file))) for m in view.matches
+            ]
+            if view.ambiguous:
+                notices.append(
+                    f'{len(matches)} headings match "{view.query}"; showing the first. '
+                    "Pass file= to choose."
+                )
+            return Section(
+                notices=notices,
+                file=self.roots.out(root, view.file),
+                heading=view.heading,
+                level=view.level,
+                start_line=view.start_line,
+                end_line=view.end_line,
+                content=view.content,
+                truncated=view.more_lines > 0,
+                more_lines=view.more_lines,
+                matches=matches[:MAX_LISTED],
+                more_matches=max(0, len(matches) - MAX_LISTED),
+            )
+        raise missing[0]
+
+    # --- the gateway -------------------------------------------------------------------------
+
+    def outline(self, path: str | None, level: int | None, limit: int) -> OutlineAnswer:
+        if path is not None:
+            root, inside = self.roots.locate(path)
+            scopes: list[tuple[Root, str | None]] = [(root, inside.rel_path or None)]
+        else:
+            scopes = [(root, None) for root in self.roots.all]
+        notices = self.ready([root for root, _ in scopes])
+        files: list[OutlineFile] = []
+        changed: list[str] = []
+        budget = limit
+        more_entries = more_files = 0
+        for root, rel in scopes:
+            with self.reading(root) as db:
+                result = gateway.outline(db, root.path, rel, level)
+            changed.extend(self.roots.out(root, p) for p in result.changed)
+            for item in result.files:
+                if budget <= 0 and files:
+                    more_files += 1
+                    more_entries += len(item.entries)
+                    continue
+                shown = item.entries[: max(budget, 0)]
+                more_entries += len(item.entries) - len(shown)
+                budget -= len(shown)
+                files.append(
+                    OutlineFile(
+                        path=self.roots.out(root, item.path), language=item.language, entries=shown
+                    )
+                )
+        if changed:
+            notices.append(
+                f"{len(changed)} files changed since they were indexed; their outline may be "
+                "out of date"
+            )
+        return OutlineAnswer(
+            notices=notices,
+            files=files,
+            truncated=more_entries > 0 or more_files > 0,
+            more_entries=more_entries,
+            more_files=more_files,
+            changed_files=changed[:MAX_LISTED],
+        )
+
+    def read_file(
+        self, path: str, start_line: int | None, end_line: int | None, max_lines: int | None
+    ) -> FileContent:
+        root, inside = self.roots.locate(path)
+        if start_line and end_line and end_line < start_line:
+            raise BadArgument(f"end_line ({end_line}) is before start_line ({start_line})")
+        real = gateway.existing_file(root.path, inside.rel_path).path
+        first = start_line or 1
+        wanted = max_lines or DEFAULT_MAX_LINES
+        if end_line is not None:
+            wanted = min(wanted, end_line - first + 1)
+        lines, total, cut_chars, binary = _read_window(real, first, wanted)
+        if binary:
+            raise BadArgument(
+                f"{path} is a binary file ({real.stat().st_size} bytes); repomap reads text only"
+            )
+        if first > max(total, 1):
+            raise BadArgument(f"start_line {first} is past the end of {path} ({total} lines)")
+        last = first + len(lines) - 1
+        notices = []
+        if cut_chars:
+            notices.append(f"{cut_chars} lines longer than {MAX_LINE_CHARS} characters were cut")
+        more = max(0, total - last)
+        return FileContent(
+            notices=notices,
+            path=self.roots.out(root, inside.rel_path),
+            start_line=first,
+            end_line=last,
+            total_lines=total,
+            content="".join(lines),
+            truncated=more > 0,
+            more_lines=more,
+            next_start_line=last + 1 if more else None,
+        )
+
+    def list_sources(
+        self, directory: str | None, depth: int | None, pattern: str | None, limit: int
+    ) -> SourcesAnswer:
+        if directory is not None or not self.roots.multi:
+            if directory is None:
+                root, rel = self.roots.all[0], None
+            else:
+                root, inside = self.roots.locate(directory)
+                rel = inside.rel_path or None
+            tree = gateway.sources(root.path, rel, depth, pattern, limit)
+            entries = [
+                dataclasses.replace(e, path=self.roots.out(root, e.path)) for e in tree.entries
+            ]
+            return SourcesAnswer(
+                directory=self.roots.out(root, tree.directory),
+                depth=tree.depth,
+                entries=entries,
+                total_files=tree.total_files,
+                truncated=tree.more > 0,
+                more=tree.more,
+            )
+        return self._list_roots(depth, pattern, limit)
+
+    def _list_roots(self, depth: int | None, pattern: str | None, limit: int) -> SourcesAnswer:
+        """Several roots and no directory: each root is a top-level directory."""
+        entries: list[SourceEntry] = []
+        total = 0
+        for root in self.roots.all:
+            inner = None if depth is None else depth - 1
+            tree = gateway.sources(
+                root.path, None, 1 if inner == 0 else inner, pattern, 1 if inner == 0 else limit
+            )
+            total += tree.total_files
+            entries.append(
+                SourceEntry(f"{root.label}/", root.label, "dir", 1, tree.total_files, inner != 0)
+            )
+            if inner != 0:
+                entries.extend(
+                    dataclasses.replace(e, path=self.roots.out(root, e.path), depth=e.depth + 1)
+                    for e in tree.entries
+                )
+        more = max(0, len(entries) - limit)
+        return SourcesAnswer(
+            directory="",
+            depth=depth or 2,
+            entries=entries[:limit],
+            total_files=total,
+            truncated=more > 0,
+            more=more,
+        )
+
+    def find_files(self, query: str, limit: int, ignore_case: bool) -> FilesAnswer:
+        scopes = [(root, query) for root in self.roots.all]
+        if self.roots.multi and "/" in query:
+            head, _, rest = query.partition("/")
+            if head in self.roots.by_label and rest:
+                scopes = [(self.roots.by_label[head], rest)]
+        paths: list[str] = []
+        total = 0
+        for root, needle in scopes:
+            found = gateway.find_files(root.path, needle, limit, ignore_case)
+            total += found.total
+            paths.extend(self.roots.out(root, p) for p in found.paths)
+        paths.sort()
+        shown = paths[:limit]
+        return FilesAnswer(
+            query=query,
+            files=shown,
+            total=total,
+            truncated=total > len(shown),
+            more=total - len(shown),
+        )
+
+    # --- status ------------------------------------------------------------------------------
+
+    def index_status(self) -> StatusAnswer:
+        notices: list[str] = []
+        statuses = []
+        for root in self.roots.all:
+            try:
+                notices.extend(self.ready([root]))
+            except RepomapError as error:
+                statuses.append(self._status(root, str(error)))
+                continue
+            statuses.append(self._status(root, None))
+        return StatusAnswer(notices=notices, roots=statuses)
+
+    def _status(self, root: Root, error: str | None) -> RootStatus:
+        settings = root.settings
+        status = RootStatus(
+            root=str(root.path),
+            label=root.label,
+            db_path=str(settings.db_path),
+            exists=settings.db_path.exists(),
+            schema_version=None,
+            current_schema_version=index_db.SCHEMA_VERSION,
+            refresh=dataclasses.asdict(self.refreshers[root.label].state()),
+            error=error,
+        )
+        if not status.exists:
+            return status
+        try:
+            with index_db.connected(settings.db_path) as db:
+                facts = index_status_facts(db, root.path, frozenset({settings.db_path.parent}))
+        except RepomapError as failure:
+            status.error = str(failure)
+            status.schema_version = _schema_of(settings.db_path)
+            return status
+        stale = [self.roots.out(root, p) for p in facts.pop("stale")]
+        return status.model_copy(
+            update={**facts, "stale_files": stale[:MAX_LISTED], "stale_count": len(stale)}
+        )
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+def _probe(limit: int) -> int:
+    """How many results to ask for to tell how many more there are (exactly, when fewer)."""
+    return max(limit * 2, limit + 10)
+
+
+def _symbol_order(hit: symbols.SymbolHit) -> tuple:
+    return (
+        symbols.MATCH_TIERS.index(hit.match),
+        -hit.ref_files,
+        len(hit.qualified_name),
+        hit.file_path,
+        hit.line_number,
+    )
+
+
+def _fields(record: Any, **changes: Any) -> dict[str, Any]:
+    """A library record's fields as a dict, some replaced."""
+    values = {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}
+    values.update(changes)
+    return values
+
+
+def _listed(paths: list[str]) -> str:
+    return ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+
+
+def readable(root: Path, rel_path: str) -> Path:
+    """The file at `rel_path`, checked to be a regular file inside ROOT (links resolved)."""
+    inside = gateway.resolve_path(root, rel_path)
+    try:
+        mode = inside.path.stat().st_mode
+    except OSError:
+        raise PathNotFound(f"{rel_path} no longer exists; it may have just been removed") from None
+    if not stat.S_ISREG(mode):
+        raise BadArgument(f"{rel_path} is not a regular file")
+    return inside.path
+
+
+def _read_window(path: Path, first: int, count: int) -> tuple[list[str], int, int, bool]:
+    """Lines first..first+count-1 as text, the file's line count, lines cut, binary or not."""
+    info = os.stat(path)
+    if not stat.S_ISREG(info.st_mode):
+        raise BadArgument(f"{path.name} is not a regular file")
+    if info.st_size > MAX_READ_BYTES:
+        raise BadArgument(
+            f"{path.name} is {info.st_size} bytes; read_file reads files up to {MAX_READ_BYTES} "
+            "bytes (search it with grep instead)"
+        )
+    lines: list[str] = []
+    cut = 0
+    total = 0
+    with open(path, "rb") as file:
+        head = file.read(BINARY_SNIFF)
+        if b"\0" in head:
+            return [], 0, 0, True
+        file.seek(0)
+        for number, raw in enumerate(file, 1):
+            total = number
+            if number < first or len(lines) >= count:
+                continue
+            text = raw.decode("utf-8", "replace")
+            if len(text) > MAX_LINE_CHARS:
+                cut += 1
+                text = f"{text[:MAX_LINE_CHARS]}… ({len(text) - MAX_LINE_CHARS} more characters)\n"
+            lines.append(text)
+    return lines, total, cut, False
+
+
+def _schema_of(db_path: Path) -> int | None:
+    try:
+        with open(db_path, "rb") as file:
+            header = file.read(100)
+    except OSError:
+        return None
+    if header[:16] != index_db.SQLITE_HEADER:
+        return None
+    return int.from_bytes(header[60:64], "big")  # SQLite's user_version lives at offset 60
+
+
+INDEXED_STATE_SQL = """SELECT path, size, mtime_ns FROM files
+    UNION ALL SELECT path, size, mtime_ns FROM doc_files"""
+DOC_COUNT_SQL = "SELECT count(*) FROM doc_files"
+
+
+def index_status_facts(
+    db: Database, root: Path, skip_dirs: frozenset[Path] = frozenset()
+) -> dict[str, Any]:
+    """Counts, schema, indexed_at, and the files changed on disk since they were indexed."""
+    from .discover import walk
+    from .watch import is_indexed_name
+
+    counts = index_db.counts(db)
+    conn = db.conn
+    indexed = {row[0]: (row[1], row[2]) for row in conn.execute(INDEXED_STATE_SQL)}
+    walked = walk(root, skip_dirs)
+    on_disk = {f.rel_path: (f.size, f.mtime_ns) for f in walked.files}
+    stale = sorted(path for path, state in indexed.items() if on_disk.get(path) != state)
+    unindexed = sum(
+        1 for path in on_disk if path not in indexed and is_indexed_name(path.rsplit("/", 1)[-1])
+    )
+    return {
+        "schema_version": conn.execute("PRAGMA user_version").fetchone()[0],
+        "files": counts.pop("files"),
+        "docs": conn.execute(DOC_COUNT_SQL).fetchone()[0],
+        "symbols": counts.pop("symbols"),
+        "references": counts.pop("references"),
+        "elements": {k: counts.get(k, 0) for k in ("comment", "docstring", "string_literal")},
+        "indexed_at": index_db.get_meta(db, "indexed_at"),
+        "stale": stale,
+        "unindexed_files": unindexed,
+    }
+
+
+def elapsed_ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)
