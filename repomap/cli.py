@@ -567,16 +567,19 @@ def search_text(
 @_db_option
 @_root_option
 def stats(top: int, as_json: bool, db_path: Path | None, root: Path | None) -> None:
-    """Summarize the search log: frequent queries, queries with no results, latency."""
+    """Summarize the search log: frequent queries, queries with no results, latency, MCP tools."""
     from . import searchlog
 
-    summary = searchlog.summarize(config.resolve(root, db_path).db_path, top)
+    index = config.resolve(root, db_path).db_path
+    summary = searchlog.summarize(index, top)
+    tools = searchlog.summarize_tools(index)
     if as_json:
-        _print_json(summary.as_dict())
+        _print_json(summary.as_dict() | {"tools": [_as_dict(usage) for usage in tools]})
         return
-    from .render_search import print_stats
+    from .render_search import print_stats, print_tool_stats
 
     print_stats(summary)
+    print_tool_stats(tools)
 
 
 # --- the MCP server (repomap/mcp_server.py) ----------------------------------------------------

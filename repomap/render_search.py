@@ -11,7 +11,7 @@ from rich.text import Text
 
 if TYPE_CHECKING:
     from .query import SearchResult, TextHit
-    from .searchlog import LogSummary
+    from .searchlog import LogSummary, ToolUsage
 
 MATCH_STYLE = "bold black on yellow"
 
@@ -96,3 +96,26 @@ def print_stats(summary: LogSummary) -> None:
             out.print(f"\n[bold]{title}[/]")
             for query, count in rows:
                 out.print(f"  {count:>5}  {escape(query)}")
+
+
+def print_tool_stats(tools: list[ToolUsage]) -> None:
+    """MCP tool calls per tool, beside the search statistics."""
+    out = Console(highlight=False)
+    if not tools:
+        out.print("\nno MCP tool calls logged yet")
+        return
+    table = Table(box=None, pad_edge=False, title="MCP tool calls", title_justify="left")
+    for name, justify in (("tool", "left"), ("calls", "right"), ("errors", "right"),
+                          ("avg results", "right"), ("p50 ms", "right"), ("p95 ms", "right")):  # fmt: skip
+        table.add_column(name, justify=justify)
+    for usage in tools:
+        table.add_row(
+            usage.tool,
+            str(usage.calls),
+            str(usage.errors),
+            f"{usage.average_results:g}",
+            f"{usage.latency_ms['p50']:.1f}",
+            f"{usage.latency_ms['p95']:.1f}",
+        )
+    out.print()
+    out.print(table)

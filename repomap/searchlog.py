@@ -1,4 +1,4 @@
-"""A local log of searches (and, later, MCP tool calls) beside the index, and its summary.
+"""A local log of searches and MCP tool calls beside the index, and its summary.
 
 `log_event(kind, index=DB_PATH, **fields)` appends one JSON line
 `{"time": ..., "kind": kind, **fields}` to `<index folder>/<index stem>-search-log.jsonl`
@@ -10,7 +10,8 @@ MAX_BYTES is renamed to `…-search-log.1.jsonl` (replacing the older one) and a
 
 `summarize(index) -> LogSummary` reads both files for `repomap stats`: searches, errors, the
 most frequent queries, the queries that found nothing, the average result count and latency
-percentiles.
+percentiles. `summarize_tools(index) -> list[ToolUsage]` does the same per MCP tool for the
+`kind: "tool"` events the MCP server logs (tool, arguments, result_count, ms, error).
 """
 
 from __future__ import annotations
@@ -129,6 +130,42 @@ def summarize(index: Path, top: int = 10) -> LogSummary:
         first=events[0].get("time"),
         last=events[-1].get("time"),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUsage:
+    """MCP tool calls of one tool (`kind: "tool"` events, logged by repomap/mcp_server.py)."""
+
+    tool: str
+    calls: int
+    errors: int
+    average_results: float  # over the calls that succeeded and returned a list
+    latency_ms: dict[str, float]  # p50, p95, max
+
+
+def summarize_tools(index: Path) -> list[ToolUsage]:
+    """Per MCP tool: calls, errors, average result count, latency; most called first."""
+    events, _ = read_events(index, kind="tool")
+    by_tool: dict[str, list[dict]] = {}
+    for event in events:
+        by_tool.setdefault(str(event.get("tool")), []).append(event)
+    usage = []
+    for tool, calls in by_tool.items():
+        counts = [e["result_count"] for e in calls if isinstance(e.get("result_count"), int)]
+        latencies = sorted(float(e.get("ms") or 0.0) for e in calls)
+        usage.append(
+            ToolUsage(
+                tool,
+                len(calls),
+                sum(1 for e in calls if e.get("error")),
+                round(sum(counts) / len(counts), 2) if counts else 0.0,
+                {
+                    name: _percentile(latencies, q)
+                    for name, q in (("p50", 0.5), ("p95", 0.95), ("max", 1.0))
+                },
+            )
+        )
+    return sorted(usage, key=lambda u: (-u.calls, u.tool))
 
 
 def _key(event: dict) -> str:
