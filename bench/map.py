@@ -21,12 +21,11 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from common import CORPORA, PROJECT_ROOT, fmt_seconds, markdown_table, materialize
 
-from bench.common import CORPORA, PROJECT_ROOT, fmt_seconds, markdown_table, materialize  # noqa: E402
-from repomap import config, maps, render, symbols  # noqa: E402
-from repomap import index as indexer  # noqa: E402
-from repomap.db import connected  # noqa: E402
+from repomap import config, maps, render, symbols
+from repomap import index as indexer
+from repomap.db import connected
 
 RESULTS = PROJECT_ROOT / "bench" / "results"
 BUDGETS = (1024, 4096)
