@@ -95,8 +95,8 @@ def _gateway_rows(root: Path, db_path: Path, runs: int) -> list[list[str]]:
     db = index_db.open_index(db_path, readonly=True)
     try:
         largest = db.conn.execute(
-            "SELECT file, text FROM headings WHERE file = (SELECT path FROM doc_files "
-            "WHERE format = 'markdown' ORDER BY size DESC LIMIT 1) ORDER BY id LIMIT 1"
+            "SELECT file, text FROM headings WHERE file = (SELECT d.path FROM doc_files d "
+            "JOIN headings h ON h.file = d.path ORDER BY d.size DESC LIMIT 1) ORDER BY id LIMIT 1"
         ).fetchone()
         one_code_file = db.conn.execute(
             "SELECT f.path FROM files f JOIN symbols s ON s.file_id = f.id "
@@ -126,7 +126,17 @@ def _gateway_rows(root: Path, db_path: Path, runs: int) -> list[list[str]]:
                     ["show", "--section", heading, "--file", file],
                 )
             )
-        rows = []
+        startup = [
+            common.timed([*common.repomap_command(), "--version"]).check().seconds
+            for _ in range(runs)
+        ]
+        rows = [
+            [
+                "`repomap --version` (CLI start-up alone)",
+                common.fmt_seconds(common.median(startup)),
+                _spread(startup),
+            ]
+        ]
         for label, call, args in calls:
             api = _api_times(call)
             cli = [_cli_time(root, db_path, args) for _ in range(runs)]

@@ -28,13 +28,12 @@ from typing import TYPE_CHECKING
 
 from . import db as index_db
 from . import markdown, querylang
-from .discover import FoundFile
 from .errors import BadArgument, PathNotFound, RepomapError, StaleIndex
 from .gateway import resolve_path, truncate
-from .index import decode
 
 if TYPE_CHECKING:
     from .db import Database
+    from .discover import FoundFile
 
 # Suffix (lower case) -> doc_files.format; every other file is not a doc.
 DOC_FORMATS = {".md": "markdown", ".markdown": "markdown", ".txt": "text"}
@@ -49,6 +48,13 @@ def doc_format(rel_path: str) -> str | None:
     """`markdown`, `text`, or None when the file is not indexed as a doc."""
     dot = rel_path.rfind(".")
     return DOC_FORMATS.get(rel_path[dot:].lower()) if dot > rel_path.rfind("/") else None
+
+
+def _decode(raw: bytes) -> tuple[bytes | None, str | None]:
+    """index.decode (BOMs, UTF-16, binary and encoding checks), the same rule as for code."""
+    from .index import decode  # imported here: index imports this module, and queries skip it
+
+    return decode(raw)
 
 
 def content_hash(raw: bytes) -> str:
@@ -78,7 +84,7 @@ class DocsSummary:
 
 def doc_rows(rel_path: str, fmt: str, raw: bytes, mtime_ns: int) -> index_db.DocRows | str:
     """The rows of one doc file, or why it cannot be indexed."""
-    source, problem = decode(raw)
+    source, problem = _decode(raw)
     if source is None:
         return problem or "not text"
     text = source.decode("utf-8")
@@ -434,5 +440,5 @@ def _current_lines(db: Database, root: Path, rel_path: str) -> list[str]:
             f"{rel_path} changed since it was indexed, so its section lines are out of date; "
             "run `repomap index` and try again"
         )
-    source, _ = decode(raw)
+    source, _ = _decode(raw)
     return markdown.split_lines((source or b"").decode("utf-8"))

@@ -20,12 +20,14 @@ UTF-8 paths is also their bytewise order.
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
 from dataclasses import dataclass, field
+from itertools import groupby
+from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .discover import walk
 from .errors import BadArgument, OutsideRoot, PathNotFound, StaleIndex
 
 if TYPE_CHECKING:
@@ -209,6 +211,8 @@ def sources(
     """
     if limit < 1:
         raise BadArgument("--limit must be at least 1")
+    from .discover import walk  # pathspec is loaded only by the commands that walk
+
     base = existing_dir(root, directory).real_rel_path if directory else ""
     prefix = f"{base}/" if base else ""
     tree = _Dir()
@@ -295,6 +299,8 @@ def find_files(
         raise BadArgument("the query is empty; give part of a file name")
     if limit < 1:
         raise BadArgument("--limit must be at least 1")
+    from .discover import walk
+
     needle = query.casefold() if ignore_case else query
     matches = []
     for found in walk(root).files:
@@ -331,11 +337,23 @@ class Outline:
     changed: list[str]  # files whose size or mtime differ from the index: run `repomap index`
 
 
-OUTLINE_SYMBOLS_SQL = """SELECT f.path, f.language, s.id, s.parent_id, s.kind, s.name,
-    s.start_line, s.end_line FROM symbols s JOIN files f ON f.id = s.file_id
-    ORDER BY f.path, s.start_line, s.end_line DESC, s.id"""
-OUTLINE_HEADINGS_SQL = """SELECT file, text, level, start_line, end_line FROM headings
-    ORDER BY file, start_line"""
+OUTLINE_FILES_FILTER = "IN (SELECT value FROM json_each(:paths))"
+
+
+def outline_symbols_sql(filtered: bool) -> str:
+    """Symbols in file and line order; `filtered`: only the files listed in :paths (JSON)."""
+    where = f"WHERE f.path {OUTLINE_FILES_FILTER}" if filtered else ""
+    return f"""SELECT f.path, s.id, s.parent_id, s.kind, s.name, s.start_line, s.end_line
+        FROM files f JOIN symbols s ON s.file_id = f.id {where}
+        ORDER BY f.path, s.start_line, s.end_line DESC, s.id"""
+
+
+def outline_headings_sql(filtered: bool) -> str:
+    where = f"WHERE file {OUTLINE_FILES_FILTER}" if filtered else ""
+    return f"""SELECT file, text, level, start_line, end_line FROM headings {where}
+        ORDER BY file, start_line"""
+
+
 OUTLINE_FILES_SQL = """SELECT path, language, size, mtime_ns FROM files
     UNION ALL SELECT path, format, size, mtime_ns FROM doc_files"""
 
@@ -346,11 +364,15 @@ def outline(db: Database, root: Path, path: str | None = None, level: int | None
         raise BadArgument("--level must be at least 1")
     indexed = {row[0]: row[1:] for row in db.conn.execute(OUTLINE_FILES_SQL)}
     wanted, single = _outline_scope(root, path, indexed)
+    filtered = path is not None
+    params = {"paths": json.dumps(sorted(wanted))} if filtered else {}
     entries: dict[str, list[OutlineEntry]] = {p: [] for p in wanted}
-    for file_path, rows in _symbol_rows(db, wanted):
-        entries[file_path] = _symbol_entries(rows, level)
-    for file_path, rows in _heading_rows(db, wanted):
-        entries[file_path] = _heading_entries(rows, level)
+    symbols = db.conn.execute(outline_symbols_sql(filtered), params)
+    for file_path, rows in groupby(symbols, key=itemgetter(0)):
+        entries[file_path] = _symbol_entries([row[1:] for row in rows], level)
+    headings = db.conn.execute(outline_headings_sql(filtered), params)
+    for file_path, rows in groupby(headings, key=itemgetter(0)):
+        entries[file_path] = _heading_entries([row[1:] for row in rows], level)
     files = [
         FileOutline(p, indexed[p][0], entries[p]) for p in sorted(entries) if entries[p] or single
     ]
@@ -374,29 +396,6 @@ def _outline_scope(root: Path, path: str | None, indexed: dict) -> tuple[set[str
         "Rust and C++ files; if it is one, run `repomap index` to add it, "
         f"otherwise `repomap open {path}` shows it"
     )
-
-
-def _symbol_rows(db: Database, wanted: set[str]):
-    current: str | None = None
-    rows: list[tuple] = []
-    for row in db.conn.execute(OUTLINE_SYMBOLS_SQL):
-        if row[0] not in wanted:
-            continue
-        if row[0] != current:
-            if current is not None:
-                yield current, rows
-            current, rows = row[0], []
-        rows.append(row[2:])
-    if current is not None:
-        yield current, rows
-
-
-def _heading_rows(db: Database, wanted: set[str]):
-    grouped: dict[str, list[tuple]] = {}
-    for row in db.conn.execute(OUTLINE_HEADINGS_SQL):
-        if row[0] in wanted:
-            grouped.setdefault(row[0], []).append(row[1:])
-    return grouped.items()
 
 
 def _symbol_entries(rows: list[tuple], max_depth: int | None) -> list[OutlineEntry]:

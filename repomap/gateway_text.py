@@ -6,8 +6,13 @@ line, indented two spaces per level, line ranges as `L<start>-<end>`.
 
 from __future__ import annotations
 
-from .docs import DocSearch
-from .gateway import FileMatches, Outline, SourceTree, truncate
+from typing import TYPE_CHECKING
+
+from .gateway import truncate
+
+if TYPE_CHECKING:  # docs.py imports the database layer; sources and files never need it
+    from .docs import DocSearch
+    from .gateway import FileMatches, Outline, SourceTree
 
 INDENT = "  "
 

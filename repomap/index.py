@@ -19,6 +19,7 @@ from . import db as index_db
 from . import secrets
 from .config import Settings
 from .discover import code_files, walk
+from .docs import update_docs
 from .errors import CorruptIndex, IndexBusy, RepomapError
 from .extractors import extract
 from .subwords import subwords
@@ -212,8 +213,6 @@ def _index(
         for old in gone:
             writer.delete_file(old.id)
         summary.removed = len(gone)
-    from .docs import update_docs  # imported here: docs uses this module's decode()
-
     docs = update_docs(writer, walked.files, settings.max_file_size, force, indexed_at)
     summary.skipped.extend(docs.skipped)
     summary.docs = docs.as_dict()
