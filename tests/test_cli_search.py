@@ -1,0 +1,190 @@
+"""`repomap search-text` and `repomap stats` as a user runs them: the real CLI in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+
+from repomap import config
+from repomap import index as indexer
+from repomap.errors import ExitCode
+
+FILES = {
+    "src/pool.py": '''
+        """Connection pooling."""
+
+        # TODO: the ConnectionPool should expire idle connections
+        def get():
+            raise ValueError("Failed to open %s: %d" % (1, 2))
+        ''',
+    "src/other.py": "# TODO: nothing about pools here\n",
+}
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import textwrap
+
+    root = tmp_path_factory.mktemp("cli") / "repo"
+    for rel_path, text in FILES.items():
+        path = root / rel_path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+    indexer.run(config.resolve(root, workers=1))
+    return root
+
+
+def search(root: Path, *args: str, env: dict | None = None):
+    return run_cli(
+        "search-text", *args, "--root", root, env={"REPOMAP_SEARCH_LOG": "0", **(env or {})}
+    )
+
+
+def test_json_output_has_the_documented_shape(root: Path) -> None:
+    done = search(root, "connection pool", "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert {"query", "results", "total", "took_ms"} <= set(data)
+    assert data["query"] == "connection pool" and data["total"] == 1
+    first = data["results"][0]
+    assert set(first) >= {"file_path", "line_number", "element_type", "symbol_name", "content", "rank",
+                          "snippet"}  # fmt: skip
+    assert (first["file_path"], first["line_number"]) == ("src/pool.py", 3)
+    assert "[MATCH]" in first["snippet"] and 0 < first["rank"] <= 1
+
+
+def test_every_option_reaches_the_search(root: Path) -> None:
+    done = search(root, "TODO", "--type", "comment", "--limit", "1", "--path", "src/o", "--lang",
+                  "python", "--json")  # fmt: skip
+    data = json.loads(done.stdout)
+    assert [(r["file_path"], r["element_type"]) for r in data["results"]] == [
+        ("src/other.py", "comment")
+    ]
+    literal = json.loads(search(root, "failed TO open", "--literal", "-i", "--json").stdout)
+    assert [r["line_number"] for r in literal["results"]] == [5]
+    assert json.loads(search(root, "failed TO open", "--literal", "--json").stdout)["results"] == []
+
+
+def test_no_results_is_an_empty_list_and_exit_0(root: Path) -> None:
+    done = search(root, "xylophone", "--json")
+    assert done.returncode == 0
+    assert json.loads(done.stdout)["results"] == []
+    human = search(root, "xylophone")
+    assert human.returncode == 0 and "no matches" in human.stderr
+
+
+def test_human_output_groups_by_file_with_path_line_symbol_and_snippet(root: Path) -> None:
+    done = search(root, "TODO")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "src/other.py" in lines and "src/pool.py" in lines
+    assert any("src/pool.py:3" in line and "comment" in line for line in lines)
+    assert any("TODO: the ConnectionPool should expire idle connections" in line for line in lines)
+    assert "2 matches" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "args, code, message",
+    [
+        (
+            ['"unclosed'],
+            ExitCode.USAGE,
+            "error: bad query at position 1: this quote is never closed",
+        ),
+        (["a AND"], ExitCode.USAGE, "error: bad query at position 3: AND has nothing after it"),
+        (["*"], ExitCode.USAGE, "literal mode"),
+        (["   "], ExitCode.USAGE, "the query is empty"),
+        (["pool", "--limit", "0"], ExitCode.USAGE, "error: "),
+        (["pool", "--limit", "1001"], ExitCode.USAGE, "error: "),
+        (["pool", "--type", "comments"], ExitCode.USAGE, "error: "),
+        (["pool", "--lang", "java"], ExitCode.USAGE, "error: unknown language 'java'"),
+    ],
+)
+def test_errors_are_one_line_with_a_usage_exit_status(
+    root: Path, args: list, code: int, message: str
+) -> None:
+    done = search(root, *args)
+    assert done.returncode == code
+    assert done.stdout == ""
+    assert done.stderr.startswith("error: ") and len(done.stderr.strip().splitlines()) == 1
+    assert message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_missing_index_says_how_to_build_it(tmp_path: Path) -> None:
+    done = run_cli("search-text", "pool", "--db", tmp_path / "none.db")
+    assert done.returncode == ExitCode.NO_INDEX
+    assert (
+        done.stderr.strip()
+        == f"error: no index at {tmp_path / 'none.db'}; run `repomap index` first"
+    )
+
+
+def test_a_corrupt_file_says_so_and_how_to_fix_it(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.db"
+    bad.write_bytes(b"this is not a database at all" * 100)
+    done = run_cli("search-text", "pool", "--db", bad)
+    assert done.returncode != 0 and len(done.stderr.strip().splitlines()) == 1
+    assert done.stderr.startswith("error: ") and "repomap index" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_an_index_of_an_older_schema_says_how_to_upgrade(tmp_path: Path) -> None:
+    old = tmp_path / "old.db"
+    assert run_cli("migrate", "--db", old, "--to", "5").returncode == 0
+    done = run_cli("search-text", "pool", "--db", old)
+    assert done.returncode == ExitCode.NO_INDEX
+    assert "schema v5" in done.stderr and "run `repomap index` to upgrade it" in done.stderr
+
+
+def test_a_json_query_imports_neither_rich_nor_tree_sitter_nor_numpy(root: Path) -> None:
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "repomap.cli", "search-text", "pool", "--json",
+         "--root", str(root)],
+        capture_output=True, text=True, env={"REPOMAP_SEARCH_LOG": "0", "PATH": ""},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if "|" in line}
+    assert "repomap.query" in imported
+    assert not {name for name in imported if name.split(".")[0] in ("rich", "tree_sitter", "numpy")}
+
+
+def test_searches_are_logged_and_summarized_by_stats(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "a.py").write_text("# the pool\n")
+    indexer.run(config.resolve(root, workers=1))
+    for args in (["pool"], ["pool"], ["nothing"], ["a AND"], ["pool", "--literal"]):
+        run_cli("search-text", *args, "--root", root)
+    run_cli("search-text", "pool", "--root", root, env={"REPOMAP_SEARCH_LOG": "0"})  # not logged
+    done = run_cli("stats", "--root", root, "--json")
+    assert done.returncode == 0, done.stderr
+    stats = json.loads(done.stdout)
+    assert stats["searches"] == 5 and stats["errors"] == 1
+    assert stats["by_mode"] == {"fts": 4, "literal": 1}
+    assert stats["top_queries"][0] == {"query": "pool", "count": 2}
+    assert stats["zero_result_queries"] == [{"query": "nothing", "count": 1}]
+    assert set(stats["latency_ms"]) == {"p50", "p95", "p99", "max"}
+    human = run_cli("stats", "--root", root)
+    assert human.returncode == 0 and "most frequent" in human.stdout and "nothing" in human.stdout
+
+
+def test_stats_without_a_log_says_so(tmp_path: Path) -> None:
+    done = run_cli("stats", "--db", tmp_path / "index.db")
+    assert done.returncode == 0 and "no searches logged yet" in done.stdout
+
+
+def test_a_log_that_cannot_be_written_does_not_fail_the_search(root: Path, tmp_path: Path) -> None:
+    db = tmp_path / "index.db"
+    with sqlite3.connect(root / ".repomap" / "index.db") as source, sqlite3.connect(db) as target:
+        source.backup(target)
+    (tmp_path / "index-search-log.jsonl").mkdir()  # opening it for appending fails, even as root
+    done = run_cli("search-text", "pool", "--db", db, "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["total"] == 1 and done.stderr == ""

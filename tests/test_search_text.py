@@ -1,0 +1,626 @@
+"""search_text on a real index of Python, Rust and C++ fixture files (repomap/query.py)."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sqlite3
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from repomap import config, query
+from repomap import db as index_db
+from repomap import index as indexer
+from repomap.errors import BadArgument, BadQuery, CorruptIndex, IndexOutdated, RepomapError
+from repomap.query import SearchResult, search_text
+
+HAVE_RUST = importlib.util.find_spec("repomap.extractors.rust") is not None
+HAVE_CPP = importlib.util.find_spec("repomap.extractors.cpp") is not None
+
+PYTHON_FILES = {
+    "src/db/pool.py": '''
+        """Connection pooling for the database layer."""
+
+        # TODO: the ConnectionPool should expire idle connections
+        class ConnectionPool:
+            """A pool of open connections; see connection_pool_size."""
+
+            def get(self):
+                # self.pool is locked by the caller
+                raise ValueError("Failed to open %s: %d" % (1, 2))
+
+            def release(self):
+                "Give a connection back; thread safe."
+                return "error: don't release twice"
+        ''',
+    "src/db/timeouts.py": '''
+        def wait(deadline):
+            """Wait until the database timeout or the deadline, whichever is first."""
+            # a timeout without a deadline waits for ever
+            return "foo-bar->baz"
+
+
+        MESSAGE = "failed to open the file"  # lower case on purpose
+        ''',
+    "app/views.py": '''
+        """Views that render pages; not about databases."""
+
+        # not a pool of threads: a thread pool lives elsewhere
+        TEMPLATE = "Hello, {name}! Über naïve café."
+        ''',
+}
+RUST_FILES = {
+    "crates/net/src/socket.rs": """
+        //! Socket helpers.
+
+        /// A ConnectionPool hands out sockets; see `connection_pool_size`.
+        pub struct ConnectionPool {
+            size: usize, // TODO: grow the pool on demand
+        }
+
+        impl ConnectionPool {
+            /// Opens the socket or fails with a message.
+            pub fn open(&self) -> Result<(), String> {
+                Err(format!("Failed to open {}: {}", "a", 1))
+            }
+        }
+        """,
+}
+CPP_FILES = {
+    "include/db/vec.hpp": """
+        #include <vector>
+        // std::vector keeps the items; ptr->next walks them. #include order matters.
+        namespace db {
+        /// Returns the C++ pool size.
+        int pool_size();
+        const char* kMessage = "Failed to open %s: %d";
+        }
+        """,
+}
+
+
+def write_files(root: Path, files: dict[str, str]) -> None:
+    for rel_path, text in files.items():
+        path = root / rel_path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+
+
+def build(root: Path) -> Path:
+    summary = indexer.run(config.resolve(root, workers=1))
+    assert not summary.skipped, summary.skipped
+    return Path(summary.db_path)
+
+
+@pytest.fixture(scope="module")
+def db_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("search") / "repo"
+    write_files(root, PYTHON_FILES)
+    if HAVE_RUST:
+        write_files(root, RUST_FILES)
+    if HAVE_CPP:
+        write_files(root, CPP_FILES)
+    return build(root)
+
+
+@pytest.fixture
+def db(db_path: Path) -> Iterator[index_db.Database]:
+    with index_db.connected(db_path) as database:
+        yield database
+
+
+def search(db, text: str, **options) -> SearchResult:
+    return search_text(db, text, log=False, **options)
+
+
+def places(result: SearchResult) -> list[tuple[str, int]]:
+    return [(hit.file_path, hit.line_number) for hit in result.hits]
+
+
+def contents(result: SearchResult) -> list[str]:
+    return [hit.content for hit in result.hits]
+
+
+# --- syntax --------------------------------------------------------------------------------------
+
+
+def test_bare_words_match_in_any_order(db) -> None:
+    assert search(db, "database timeout").hits == search(db, "timeout database").hits
+    assert contents(search(db, "database timeout")) == [
+        "Wait until the database timeout or the deadline, whichever is first."
+    ]
+
+
+def test_a_phrase_needs_its_words_adjacent_and_in_order(db) -> None:
+    assert contents(search(db, '"timeout without"')) == [
+        "a timeout without a deadline waits for ever"
+    ]
+    assert search(db, '"without timeout"').hits == ()
+    assert len(search(db, "without timeout").hits) == 1
+
+
+def test_and_or_and_parentheses_combine(db) -> None:
+    both = contents(search(db, "database AND (timeout OR deadline)"))
+    assert both == ["Wait until the database timeout or the deadline, whichever is first."]
+    either = {
+        hit.line_number for hit in search(db, "timeout OR deadline", path="src/db/timeouts.py").hits
+    }
+    assert either == {2, 3}  # line 1 is code: `def wait(deadline):`
+
+
+def test_not_excludes_elements(db) -> None:
+    with_thread = set(contents(search(db, "pool")))
+    without = set(contents(search(db, "pool NOT thread")))
+    assert "not a pool of threads: a thread pool lives elsewhere" in with_thread - without
+    assert without and all("thread" not in text.lower() for text in without)
+    assert search(db, "pool AND NOT thread").hits == search(db, "pool NOT thread").hits
+
+
+def test_lower_case_operator_words_are_plain_words(db) -> None:
+    assert contents(search(db, "not about")) == ["Views that render pages; not about databases."]
+
+
+def test_a_prefix_matches_every_word_starting_with_it(db) -> None:
+    found = contents(search(db, "connect*"))
+    assert "Connection pooling for the database layer." in found
+    assert "A pool of open connections; see connection_pool_size." in found
+    assert set(contents(search(db, "con*"))) >= set(found)  # a 3-character prefix: its own index
+    assert contents(search(db, "timeo*", path="app/")) == []
+    assert search(db, "wh*").total >= 1  # a 2-character prefix still works
+
+
+def test_a_phrase_can_end_in_a_prefix_word(db) -> None:
+    assert contents(search(db, "idle conn*")) == [
+        "TODO: the ConnectionPool should expire idle connections"
+    ]
+
+
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        ("self.pool", "self.pool is locked by the caller"),
+        ("error:", "error: don't release twice"),
+        ("don't", "error: don't release twice"),
+        ("foo-bar", "foo-bar->baz"),
+        pytest.param("std::vector", "std::vector keeps the items; ptr->next walks them. #include order matters.",
+                     marks=pytest.mark.skipif(not HAVE_CPP, reason="no C++ extractor")),
+        pytest.param("#include", "std::vector keeps the items; ptr->next walks them. #include order matters.",
+                     marks=pytest.mark.skipif(not HAVE_CPP, reason="no C++ extractor")),
+        pytest.param("C++", "Returns the C++ pool size.",
+                     marks=pytest.mark.skipif(not HAVE_CPP, reason="no C++ extractor")),
+        ("ptr->next", None),  # C++ only; in Python it must simply not fail
+    ],
+)  # fmt: skip
+def test_punctuation_words_match_as_the_phrase_of_their_words(db, query: str, expected) -> None:
+    result = search(db, query)
+    if expected is not None:
+        assert expected in contents(result)
+    assert result.notes == ()
+
+
+def test_punctuation_words_never_read_as_fts5_syntax(db) -> None:
+    for text in ("content:pool", "subwords:pool", "NEAR(pool thread)", "^pool", "pool +", "a - b",
+                 "{content}: pool", '"AND"', "OR*"):  # fmt: skip
+        search(db, text)  # no error: every word is quoted
+
+
+def test_a_word_without_letters_or_digits_matches_nothing_and_says_to_use_literal(db) -> None:
+    result = search(db, "->")
+    assert result.hits == () and result.total == 0
+    assert "literal" in result.notes[0] and "->" in result.notes[0]
+    assert contents(search(db, "foo -> bar")) == ["foo-bar->baz"]  # the arrow is left out
+    assert "foo-bar->baz" in contents(search(db, "->", mode="literal"))
+
+
+def test_identifiers_are_found_by_their_parts(db) -> None:
+    found = contents(search(db, "connection pool"))
+    assert "TODO: the ConnectionPool should expire idle connections" in found  # PascalCase
+    assert "A pool of open connections; see connection_pool_size." in found  # snake_case
+    phrase = contents(search(db, '"connection pool"'))
+    assert "TODO: the ConnectionPool should expire idle connections" in phrase
+    assert "A pool of open connections; see connection_pool_size." in phrase
+
+
+def test_an_identifier_is_still_found_as_typed_and_ranks_first(db) -> None:
+    result = search(db, "ConnectionPool", path="src/")
+    assert result.hits[0].content == "TODO: the ConnectionPool should expire idle connections"
+    assert "A pool of open connections; see connection_pool_size." in contents(result)  # its parts
+    assert search(db, "connectionpool", path="src/").hits[0].content == result.hits[0].content
+
+
+def test_snippets_mark_identifiers_matched_by_their_parts(db) -> None:
+    hit = next(
+        h for h in search(db, "connection pool", path="src/db/pool.py").hits if h.line_number == 3
+    )
+    assert "[MATCH]ConnectionPool[/MATCH]" in hit.snippet
+
+
+def test_diacritics_and_case_are_ignored_in_words(db) -> None:
+    assert contents(search(db, "UBER NAIVE cafe")) == ["Hello, {name}! Über naïve café."]
+    assert search(db, "naïve").hits == search(db, "naive").hits
+
+
+# --- filters and limits --------------------------------------------------------------------------
+
+
+def test_element_type_filter(db) -> None:
+    for element_type in ("comment", "docstring", "string_literal"):
+        result = search(db, "pool OR open OR timeout", element_type=element_type)
+        assert result.hits and {hit.element_type for hit in result.hits} == {element_type}
+    assert search(db, "TODO", element_type="docstring").hits == ()
+
+
+@pytest.mark.parametrize(
+    "path, expected",
+    [
+        ("src/db/", {"src/db/pool.py", "src/db/timeouts.py"}),
+        ("./src/db/timeouts.py", {"src/db/timeouts.py"}),
+        ("src/db/t", {"src/db/timeouts.py"}),  # a plain prefix
+        ("app", {"app/views.py"}),
+        ("*.py", {"src/db/pool.py", "src/db/timeouts.py", "app/views.py"}),
+        ("**/pool.py", {"src/db/pool.py"}),
+        ("src/*.py", set()),  # * stays inside a folder
+        ("src/**/*.py", {"src/db/pool.py", "src/db/timeouts.py"}),
+        ("src/db/[pq]*.py", {"src/db/pool.py"}),
+        ("nothing/here/", set()),
+        (".", {"src/db/pool.py", "src/db/timeouts.py", "app/views.py"}),
+    ],
+)
+def test_path_filter_takes_a_prefix_or_a_glob(db, path: str, expected: set) -> None:
+    files = {
+        hit.file_path
+        for hit in search(db, "pool OR timeout OR databases OR views", path=path, limit=1000).hits
+    }
+    assert files - {p for p in files if not p.endswith(".py")} == expected
+
+
+def test_an_absolute_path_inside_the_root_works_like_a_relative_one(db, db_path: Path) -> None:
+    root = db_path.parent.parent
+    assert (
+        search(db, "pool", path=str(root / "src" / "db")).hits
+        == search(db, "pool", path="src/db").hits
+    )
+
+
+@pytest.mark.skipif(not (HAVE_RUST and HAVE_CPP), reason="needs the Rust and C++ extractors")
+def test_language_filter_and_its_aliases(db) -> None:
+    for language, suffix in (
+        ("python", ".py"),
+        ("rust", ".rs"),
+        ("rs", ".rs"),
+        ("cpp", ".hpp"),
+        ("C++", ".hpp"),
+    ):
+        result = search(db, "pool OR open", language=language)
+        assert result.hits and {Path(hit.file_path).suffix for hit in result.hits} == {suffix}
+    assert {hit.language for hit in search(db, "open", limit=100).hits} == {"python", "rust", "cpp"}
+    assert search(db, "**/*.rs" and "pool", path="**/*.rs").hits[0].language == "rust"
+
+
+def test_unknown_filter_values_are_usage_errors(db) -> None:
+    with pytest.raises(BadArgument, match="unknown language"):
+        search(db, "pool", language="java")
+    with pytest.raises(BadArgument, match="element type"):
+        search(db, "pool", element_type="comments")
+    with pytest.raises(BadArgument, match="mode"):
+        search(db, "pool", mode="regex")
+
+
+@pytest.mark.parametrize("limit", [0, -1, 1001, 2.5, True, "20"])
+def test_limit_outside_1_to_1000_is_refused(db, limit) -> None:
+    with pytest.raises(BadArgument, match="from 1 to 1000"):
+        search(db, "pool", limit=limit)
+
+
+def test_limit_bounds_are_accepted_and_respected(db) -> None:
+    everything = search(db, "pool OR open OR timeout", limit=1000)
+    assert len(everything.hits) == everything.total > 3
+    one = search(db, "pool OR open OR timeout", limit=1)
+    assert one.hits == everything.hits[:1] and one.total == everything.total
+
+
+# --- ranking and output --------------------------------------------------------------------------
+
+
+def test_ranks_are_in_0_1_and_descending(db) -> None:
+    hits = search(db, "pool OR connection OR open", limit=1000).hits
+    ranks = [hit.rank for hit in hits]
+    assert all(0 < rank <= 1 for rank in ranks)
+    assert ranks == sorted(ranks, reverse=True)
+
+
+def test_equal_ranks_are_ordered_by_path_then_line(tmp_path: Path) -> None:
+    same = "# the same words\nX = 1\n# the same words\n"
+    write_files(tmp_path, {"b.py": same, "a.py": same, "c/a.py": same})
+    with index_db.connected(build(tmp_path)) as db:
+        result = search(db, "same words")
+    assert len({hit.rank for hit in result.hits}) == 1
+    assert places(result) == [
+        ("a.py", 1),
+        ("a.py", 3),
+        ("b.py", 1),
+        ("b.py", 3),
+        ("c/a.py", 1),
+        ("c/a.py", 3),
+    ]
+
+
+def test_the_same_files_indexed_in_another_order_give_the_same_results(tmp_path: Path) -> None:
+    first, second = tmp_path / "one", tmp_path / "two"
+    write_files(first, PYTHON_FILES)
+    write_files(second, dict(reversed(PYTHON_FILES.items())))
+    outputs = []
+    for root in (first, second):
+        with index_db.connected(build(root)) as db:
+            outputs.append(
+                [search(db, q).hits for q in ("pool", "connection pool", "open*", "the")]
+            )
+    assert outputs[0] == outputs[1]
+
+
+def test_a_query_repeated_gives_identical_output(db) -> None:
+    runs = [search(db, "pool OR open OR timeout", limit=1000) for _ in range(3)]
+    assert runs[0].hits == runs[1].hits == runs[2].hits
+
+
+def test_rank_is_a_monotone_map_of_bm25() -> None:
+    scores = [-0.000001, -0.5, -1.0, -7.25, -1000.0]
+    ranks = [query._rank(score) for score in scores]
+    assert ranks == sorted(ranks) and all(0 < rank < 1 for rank in ranks)
+    assert query._rank(0.0) > 0
+
+
+def test_above_the_rank_cap_the_best_of_the_first_matches_are_returned(db, monkeypatch) -> None:
+    everything = search(db, "pool OR open OR timeout", limit=1000)
+    monkeypatch.setattr(query, "RANK_CAP", 3)
+    capped = search(db, "pool OR open OR timeout", limit=2)
+    assert (capped.total, capped.total_exact) == (3, False)
+    assert "more than 3 elements match" in capped.notes[0]
+    assert len(capped.hits) == 2 and set(capped.hits) <= set(everything.hits)
+    assert search(db, "pool OR open OR timeout", limit=2).hits == capped.hits  # deterministic
+
+
+def test_results_carry_file_line_type_symbol_language_content_and_snippet(db) -> None:
+    hit = search(db, "expire idle").hits[0]
+    assert (hit.file_path, hit.line_number, hit.end_line) == ("src/db/pool.py", 3, 3)
+    assert (hit.element_type, hit.symbol_name, hit.language) == ("comment", None, "python")
+    assert hit.content == "TODO: the ConnectionPool should expire idle connections"
+    assert (
+        hit.snippet
+        == "TODO: the ConnectionPool should [MATCH]expire[/MATCH] [MATCH]idle[/MATCH] connections"
+    )
+    docstring = search(db, "thread safe").hits[0]
+    assert (docstring.element_type, docstring.symbol_name) == (
+        "docstring",
+        "ConnectionPool.release",
+    )
+
+
+def test_long_content_is_truncated_with_a_marker_and_the_snippet_finds_the_match(
+    tmp_path: Path,
+) -> None:
+    text = "word " * 1000 + "needle here " + "tail " * 100
+    write_files(tmp_path, {"long.py": f'X = """{text}"""\n'})
+    with index_db.connected(build(tmp_path)) as db:
+        hit = search(db, "needle").hits[0]
+    assert len(text) > query.CONTENT_LIMIT
+    assert (
+        hit.content
+        == text[: query.CONTENT_LIMIT] + f" […{len(text) - query.CONTENT_LIMIT} more characters]"
+    )
+    assert "[MATCH]needle[/MATCH] here" in hit.snippet
+    assert hit.snippet.startswith("…") and hit.snippet.endswith("…")
+    assert 25 <= len(hit.snippet.replace("[MATCH]", "").replace("[/MATCH]", "").split()) <= 36
+
+
+def test_as_dict_has_the_json_shape(db) -> None:
+    data = search(db, "pool").as_dict()
+    assert {"query", "results", "total", "took_ms"} <= set(data)
+    assert set(data["results"][0]) >= {"file_path", "line_number", "element_type", "symbol_name",
+                                       "content", "rank", "snippet", "end_line", "language"}  # fmt: skip
+
+
+# --- literal mode --------------------------------------------------------------------------------
+
+
+def test_literal_finds_exactly_the_elements_containing_the_text(db) -> None:
+    result = search(db, "Failed to open %s: %d", mode="literal")
+    expected = [("src/db/pool.py", 9)] + ([("include/db/vec.hpp", 6)] if HAVE_CPP else [])
+    assert sorted(places(result)) == sorted(expected)
+    assert places(result) == sorted(places(result))  # by (file_path, line_number)
+    assert all(hit.rank == 1.0 for hit in result.hits)
+    assert result.hits[0].snippet.startswith("[MATCH]Failed to open %s: %d[/MATCH]")
+
+
+def test_literal_is_case_sensitive_unless_asked(db) -> None:
+    sensitive = {hit.content for hit in search(db, "Failed to open", mode="literal").hits}
+    assert "failed to open the file" not in sensitive
+    insensitive = {
+        hit.content for hit in search(db, "FAILED TO OPEN", mode="literal", ignore_case=True).hits
+    }
+    assert insensitive == sensitive | {"failed to open the file"}
+    assert search(db, "ÜBER", mode="literal", ignore_case=True).total == 1  # not just ASCII
+
+
+@pytest.mark.parametrize(
+    "text, count",
+    [("->", 1 + HAVE_CPP), ("%d", 1 + HAVE_CPP), ("é", 1), ("{", 1 + HAVE_RUST), ("Q", 0)],
+)
+def test_literals_shorter_than_three_characters_are_scanned(db, text: str, count: int) -> None:
+    result = search(db, text, mode="literal", limit=1000)
+    assert result.total == count and result.total_exact
+    assert all(text in hit.content for hit in result.hits)
+
+
+@pytest.mark.parametrize(
+    "text", ['"', "AND", "*", "content:", "it's", '"%s"', "'; DROP TABLE files; --"]
+)
+def test_literal_text_is_never_syntax(db, text: str) -> None:
+    result = search(db, text, mode="literal")
+    assert all(text in hit.content for hit in result.hits)
+
+
+def test_literal_keeps_spaces_and_finds_nothing_for_absent_text(db) -> None:
+    assert search(db, " pool ", mode="literal").total == sum(
+        " pool " in hit.content for hit in search(db, "pool", limit=1000).hits
+    )
+    assert search(db, "Failed to open %s: %x", mode="literal").hits == ()
+
+
+def test_literal_scan_of_common_text_matches_the_candidate_path(db, monkeypatch) -> None:
+    checked = search(db, "the", mode="literal", limit=1000)
+    monkeypatch.setattr(query, "LITERAL_CAP", 1)  # every query now counts as common: scan
+    scanned_all = search(db, "the", mode="literal", limit=1000)
+    scanned_two = search(db, "the", mode="literal", limit=2)
+    assert scanned_all.hits == checked.hits and scanned_all.total_exact
+    assert scanned_two.hits == checked.hits[:2] and not scanned_two.total_exact
+
+
+def test_literal_filters(db) -> None:
+    assert places(
+        search(db, "Failed", mode="literal", path="src/", element_type="string_literal")
+    ) == [("src/db/pool.py", 9)]
+    assert (
+        search(db, "Failed", mode="literal", language="python", element_type="comment").hits == ()
+    )
+
+
+# --- errors never change or expose the database ----------------------------------------------------
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize(
+    "text", ["", "  ", '"open', "(a", "a)", "a AND", "OR", "NOT a", "*", "a*b", "x" * 4097]
+)
+def test_bad_queries_raise_bad_query_and_leave_the_database_unchanged(
+    db, db_path: Path, text: str
+) -> None:
+    before = digest(db_path)
+    with pytest.raises(BadQuery):
+        search(db, text)
+    assert digest(db_path) == before
+
+
+def test_a_missing_search_table_is_reported_in_our_words(tmp_path: Path) -> None:
+    write_files(tmp_path, {"a.py": "# pool\n"})
+    path = build(tmp_path)
+    with sqlite3.connect(path) as conn:
+        conn.execute("DROP TABLE code_text_literal")
+    with index_db.connected(path) as db, pytest.raises(IndexOutdated) as caught:
+        search(db, "pool", mode="literal")
+    assert "run `repomap index`" in str(caught.value) and "no such table" not in str(caught.value)
+
+
+def test_a_damaged_index_is_reported_in_our_words(tmp_path: Path) -> None:
+    write_files(tmp_path, {f"m{i}.py": f"# pool number {i}\n" * 50 for i in range(40)})
+    path = build(tmp_path)
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        root_page = conn.execute(
+            "SELECT rootpage FROM sqlite_master WHERE name = 'code_text'"
+        ).fetchone()[0]
+        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    with open(path, "r+b") as file:  # scribble over code_text's root page
+        file.seek((root_page - 1) * page_size)
+        file.write(b"\xff" * page_size)
+    # CorruptIndex, from opening or from searching
+    with pytest.raises(RepomapError) as caught, index_db.connected(path) as db:
+        search(db, "pool", mode="literal")
+    assert isinstance(caught.value, CorruptIndex)
+    assert "malformed" not in str(caught.value) and "repomap index" in str(caught.value)
+
+
+# --- the trigram index follows the indexer -------------------------------------------------------
+
+
+def test_the_literal_index_follows_changed_and_deleted_files(tmp_path: Path) -> None:
+    write_files(tmp_path, {"a.py": 'A = "alpha beta"\n', "b.py": 'B = "gamma delta"\n'})
+    path = build(tmp_path)
+    write_files(tmp_path, {"a.py": 'A = "alpha epsilon"\n'})
+    (tmp_path / "b.py").unlink()
+    build(tmp_path)
+    with index_db.connected(path) as db:
+        assert search(db, "alpha beta", mode="literal").hits == ()
+        assert places(search(db, "alpha epsilon", mode="literal")) == [("a.py", 1)]
+        assert search(db, "gamma", mode="literal").hits == ()
+    # Both FTS tables agree with code_text: no row of the old contents is left in them.
+    with sqlite3.connect(path) as conn:
+        for table in ("code_text_literal", "code_text_fts"):
+            conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)")
+
+
+def test_a_v5_index_migrates_and_its_rows_are_searchable(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    write_files(root, {"a.py": '# the ConnectionPool\nX = "Failed to open %s"\n'})
+    path = tmp_path / "index.db"
+    index_db.open_index(path, migrate_to=5).conn.close()
+    conn = sqlite3.connect(path)  # rows as a v5 repomap wrote them
+    conn.execute("INSERT INTO files (id, path, language, size, mtime_ns, hash, line_count, status, "
+                 "indexed_at, text_indexed) VALUES (1, 'a.py', 'python', 1, 1, 'x', 2, 'ok', 'now', 1)")  # fmt: skip
+    conn.execute(
+        "INSERT INTO code_text VALUES (1048576, 1, 2, 2, 3, NULL, 'Failed to open %s', '')"
+    )
+    conn.execute(
+        "INSERT INTO code_text VALUES (1048577, 1, 1, 1, 1, NULL, 'the ConnectionPool', 'connection pool')"
+    )
+    conn.execute(
+        "INSERT INTO code_text_fts (rowid, content, subwords) SELECT id, content, subwords FROM code_text"
+    )
+    conn.commit()
+    conn.close()
+    index_db.open_index(path).conn.close()  # migrates to the current schema
+    with index_db.connected(path) as db:
+        assert db.conn.execute("PRAGMA user_version").fetchone()[0] == index_db.SCHEMA_VERSION
+        assert places(search(db, "open %s", mode="literal")) == [("a.py", 2)]
+        assert places(search(db, "connection pool")) == [("a.py", 1)]
+        assert places(search(db, "Conn*")) == [("a.py", 1)]
+
+
+def test_a_late_migration_never_lowers_the_schema_version(tmp_path: Path) -> None:
+    path = tmp_path / "index.db"
+    index_db.open_index(path).conn.close()
+    with sqlite3.connect(path) as conn:  # as if 0007 had landed after 0008 was applied
+        conn.execute("DELETE FROM _sqlite_migrations WHERE name = '0007_literal'")
+        conn.execute("DROP TABLE code_text_literal")
+    index_db.open_index(path).conn.close()
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == index_db.SCHEMA_VERSION
+        assert (
+            conn.execute(
+                "SELECT count(*) FROM sqlite_master WHERE name = 'code_text_literal'"
+            ).fetchone()[0]
+            == 1
+        )
+
+
+# --- any string: results or a clean error ----------------------------------------------------------
+
+PIECES = st.sampled_from(
+    list("\"()*:^-+.#'{}[]<>;,/\\ \t\n") + [" AND ", " OR ", " NOT ", "NEAR", "pool", "open"]
+)
+QUERY_TEXT = st.lists(st.one_of(PIECES, st.characters()), max_size=30).map("".join)
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(text=st.one_of(QUERY_TEXT, st.text()), literal=st.booleans(), ignore_case=st.booleans())
+def test_any_string_gives_results_or_a_clean_error(
+    db, text: str, literal: bool, ignore_case: bool
+) -> None:
+    try:
+        result = search(db, text, mode="literal" if literal else "fts", ignore_case=ignore_case)
+    except BadQuery as error:
+        assert error.position is not None and 1 <= error.position <= len(text) + 1
+        return
+    assert isinstance(result, SearchResult) and len(result.hits) <= 20
+    if literal and not ignore_case:
+        assert all(text in hit.content for hit in result.hits)
