@@ -13,7 +13,6 @@ CREATE TABLE symbol_ranks (
     file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
     rank REAL NOT NULL
 );
-CREATE INDEX symbol_ranks_file ON symbol_ranks(file_id);
 CREATE INDEX symbol_ranks_rank ON symbol_ranks(rank DESC, file_id, symbol_id);  -- the map's order
 
 -- How many files use each defined name (search_symbols ranks "used from more files" first).

@@ -164,7 +164,8 @@ def shape(name: str) -> float:
         factor *= 0.1
     if len(core) <= 2:  # `e`, `i`, `db`: loop variables and exception names far more often
         return factor * 0.01
-    words = "_" in core or (any(c.isupper() for c in core[1:]) and any(c.islower() for c in core))
+    tail = core[1:]
+    words = "_" in core or (tail != tail.lower() and core != core.upper())  # snake or camel case
     if words:
         return factor * (2.0 if len(core) >= 8 else 1.0)
     if core[0].isupper():  # a type or a constant: rarely a local name

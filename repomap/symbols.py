@@ -26,7 +26,7 @@ from sqlite_utils import Database
 from . import db as index_db
 from .errors import BadQuery, RepomapError
 
-RANK_FORMAT = "2"  # bump when rank.py weighs differently: the next `repomap index` re-ranks
+RANK_FORMAT = "3"  # bump when rank.py weighs differently: the next `repomap index` re-ranks
 NOT_RANKED_KINDS = (
     "impl",
     "namespace",
@@ -400,13 +400,14 @@ def file_hash(path: Path) -> str:
 DEFINITIONS_SQL = f"""SELECT s.id, s.file_id, s.name, s.kind, s.doc IS NOT NULL, s.parent_id IS NULL
 FROM symbols s WHERE s.kind NOT IN ({", ".join(f"'{k}'" for k in NOT_RANKED_KINDS)})
   AND s.declaration_id IS NULL ORDER BY s.id"""
-# Defined names get integer ids in a temporary table, so SQLite counts the uses per (file, name)
-# and Python receives integers: three times faster than counting strings in Python.
-RANK_NAMES_SQL = (
-    "CREATE TEMP TABLE rank_names (name TEXT PRIMARY KEY, id INTEGER NOT NULL) WITHOUT ROWID"
+# How often each file uses each identifier. Cached in rank_arrays between runs (uses_* rows),
+# so a run that changed a few files reads only their refs: aggregating every file's refs costs
+# as much as the rest of the ranking together.
+ALL_USES_SQL = "SELECT file_id, name, count(*) FROM refs GROUP BY file_id, name"
+FILE_USES_SQL = (
+    "SELECT file_id, name, count(*) FROM refs WHERE file_id IN ({ids}) GROUP BY file_id, name"
 )
-USES_SQL = """SELECT r.file_id, n.id, count(*) FROM refs r JOIN temp.rank_names n ON n.name = r.name
-GROUP BY r.file_id, n.id"""
+USES_CACHE = ("uses_file", "uses_name", "uses_count", "uses_names", "uses_file_ids", "uses_hashes")
 
 
 def ranks_fingerprint(db: Database) -> str:
@@ -429,11 +430,11 @@ def refresh_ranks(db: Database, force: bool = False) -> bool:
 
     from . import rank  # numpy: only when ranking
 
-    files = db.conn.execute("SELECT id, path FROM files ORDER BY id").fetchall()
-    file_ids = [file_id for file_id, _ in files]
+    files = db.conn.execute("SELECT id, path, hash FROM files ORDER BY id").fetchall()
+    file_ids = [file_id for file_id, _, _ in files]
     position = {file_id: i for i, file_id in enumerate(file_ids)}
     share = {
-        file_id: rank.TEST_SHARE if rank.is_test_path(path) else 1.0 for file_id, path in files
+        file_id: rank.TEST_SHARE if rank.is_test_path(path) else 1.0 for file_id, path, _ in files
     }
     rows = db.conn.execute(DEFINITIONS_SQL).fetchall()
     definitions = rank.Definitions(
@@ -444,9 +445,25 @@ def refresh_ranks(db: Database, force: bool = False) -> bool:
         [share[row[1]] for row in rows],
     )
     names = sorted(set(definitions.names))
-    uses = np.array(_count_uses(db, names), dtype=np.int64).reshape(-1, 3)
-    if len(uses):
-        uses[:, 0] = np.searchsorted(np.array(file_ids, dtype=np.int64), uses[:, 0])
+    cache = _file_uses(db, files)
+    defined = {name: i for i, name in enumerate(names)}
+    to_defined = np.array([defined.get(name, -1) for name in cache["uses_names"]], dtype=np.int64)
+    name_of_use = to_defined[cache["uses_name"]] if len(to_defined) else np.zeros(0, np.int64)
+    kept = name_of_use >= 0
+    uses = (
+        np.stack(
+            [
+                np.searchsorted(np.array(file_ids, dtype=np.int64), cache["uses_file"][kept]),
+                name_of_use[kept],
+                cache["uses_count"][kept].astype(np.int64),
+            ],
+            axis=1,
+        )
+        if kept.any()
+        else np.zeros((0, 3), dtype=np.int64)
+    )
+    # Canonical order, whatever the cache's history: the same index gives bit-identical ranks.
+    uses = uses[np.lexsort((uses[:, 1], uses[:, 0]))]
     graph = rank.build(file_ids, names, definitions, uses)
     scores = rank.definition_scores(graph, graph.rank)
     ref_files = np.bincount(graph.c_name, minlength=len(names)).tolist()
@@ -477,22 +494,81 @@ def refresh_ranks(db: Database, force: bool = False) -> bool:
             "INSERT INTO rank_arrays (name, dtype, data) VALUES (?, ?, ?)",
             ((name, array.dtype.str, array.tobytes()) for name, array in graph.to_arrays().items()),
         )
+        db.conn.executemany(
+            "INSERT INTO rank_arrays (name, dtype, data) VALUES (?, ?, ?)",
+            ((name, *_pack(value)) for name, value in cache.items()),
+        )
         index_db.set_meta(db, {"rank_fingerprint": fingerprint, "rank_format": RANK_FORMAT})
     return True
 
 
-def _count_uses(db: Database, names: list[str]) -> list[tuple[int, int, int]]:
-    """(file id, name index, uses) for every file and defined name it uses."""
-    db.conn.execute("DROP TABLE IF EXISTS temp.rank_names")
-    db.conn.execute(RANK_NAMES_SQL)
-    try:
-        db.conn.executemany(
-            "INSERT INTO temp.rank_names (name, id) VALUES (?, ?)",
-            ((name, i) for i, name in enumerate(names)),
-        )
-        return db.conn.execute(USES_SQL).fetchall()
-    finally:
-        db.conn.execute("DROP TABLE temp.rank_names")
+def _file_uses(db: Database, files: list[tuple[int, str, str]]) -> dict:
+    """Every (file, identifier, uses) of the index as arrays, read from refs only for the files
+    whose hash changed since the cached copy in rank_arrays was made."""
+    import numpy as np
+
+    cache = (
+        _load_arrays(db, USES_CACHE) if index_db.get_meta(db, "rank_format") == RANK_FORMAT else {}
+    )
+    current = {file_id: file_hash_.encode() for file_id, _, file_hash_ in files}
+    valid: set[int] = set()
+    if len(cache) == len(USES_CACHE):
+        valid = {
+            int(f)
+            for f, h in zip(cache["uses_file_ids"], cache["uses_hashes"], strict=True)
+            if current.get(int(f)) == h
+        }
+    stale = sorted(set(current) - valid)
+    if len(stale) > len(current) // 2:  # cheaper to aggregate everything at once
+        valid, stale, fresh = set(), [], db.conn.execute(ALL_USES_SQL).fetchall()
+    else:
+        fresh = [
+            row
+            for chunk in _chunks(stale, 900)
+            for row in db.conn.execute(FILE_USES_SQL.format(ids=",".join("?" * len(chunk))), chunk)
+        ]
+    names = list(cache.get("uses_names", [])) if valid else []
+    index = {name: i for i, name in enumerate(names)}
+    fresh_names = [index.setdefault(name, len(index)) for _, name, _ in fresh]
+    names.extend(list(index)[len(names) :])
+    keep = np.isin(cache["uses_file"], np.array(sorted(valid), dtype=np.int64)) if valid else None
+
+    def column(key: str, values: list, dtype) -> np.ndarray:
+        old = cache[key][keep] if keep is not None else np.zeros(0, dtype)
+        return np.concatenate([old.astype(dtype), np.array(values, dtype=dtype)])
+
+    used = {
+        "uses_file": column("uses_file", [row[0] for row in fresh], np.int64),
+        "uses_name": column("uses_name", fresh_names, np.int64),
+        "uses_count": column("uses_count", [row[2] for row in fresh], np.int64),
+    }
+    # Forget names no file uses any more, so the list does not grow run after run.
+    alive, used["uses_name"] = np.unique(used["uses_name"], return_inverse=True)
+    return {
+        **used,
+        "uses_names": [names[i] for i in alive.tolist()],
+        "uses_file_ids": np.array(list(current), dtype=np.int64),
+        "uses_hashes": np.array(list(current.values()), dtype="S32"),
+    }
+
+
+def _pack(value) -> tuple[str, bytes]:
+    """(dtype, bytes) for rank_arrays; a list of names is stored as UTF-8 lines."""
+    if isinstance(value, list):
+        return "names", "\n".join(value).encode()
+    return value.dtype.str, value.tobytes()
+
+
+def _load_arrays(db: Database, names: tuple[str, ...]) -> dict:
+    import numpy as np
+
+    sql = f"SELECT name, dtype, data FROM rank_arrays WHERE name IN ({','.join('?' * len(names))})"
+    return {
+        name: (data.decode().split("\n") if data else [])
+        if dtype == "names"
+        else np.frombuffer(data, dtype=np.dtype(dtype))
+        for name, dtype, data in db.conn.execute(sql, names)
+    }
 
 
 def require_ranks(db: Database) -> None:
@@ -502,16 +578,10 @@ def require_ranks(db: Database) -> None:
 
 def load_graph(db: Database):  # -> rank.Graph
     """The stored graph, for personalized PageRank."""
-    import numpy as np
-
     from . import rank
 
     require_ranks(db)
-    arrays = {
-        name: np.frombuffer(data, dtype=np.dtype(dtype))
-        for name, dtype, data in db.conn.execute("SELECT name, dtype, data FROM rank_arrays")
-    }
-    return rank.Graph.from_arrays(arrays)
+    return rank.Graph.from_arrays(_load_arrays(db, rank.ARRAY_NAMES))
 
 
 # --- what the map reads ----------------------------------------------------------------------
