@@ -143,7 +143,8 @@ def _checked_filter(root: Root, text: str) -> str | None:
     if _is_glob(text):
         if text.startswith("/") or ".." in text.split("/"):
             raise OutsideRoot(
-                f"{text}: a path filter is relative to the root and cannot contain `..`"
+                f"{text} could match paths outside the root: a path filter is relative to "
+                "the root and cannot start with / or contain `..`"
             )
         return text
     rel_path = resolve_path(root.path, text).rel_path

@@ -1,0 +1,568 @@
+"""The MCP server: every tool through the SDK's client (in memory, and `repomap mcp` over stdio
+as a real subprocess), budgets, tool errors that leave the server serving, the allowlist of
+roots, freshness, the read-only guarantee and the log of tool calls."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from conftest import run_cli
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
+from repomap.extractors.model import KINDS
+
+from repomap import config, db
+from repomap.errors import BadArgument
+from repomap.mcp_server import build_server
+
+TOOLS = {
+    "search_text", "search_symbols", "get_symbol_content", "get_repo_map", "search_docs",
+    "get_section", "outline", "read_file", "list_sources", "find_files", "index_status",
+    "mcp_help",
+}  # fmt: skip
+
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/pool.py": '''
+        """Connection pooling for the demo."""
+        import os
+
+
+        class ConnectionPool:
+            """A pool of database connections."""
+
+            def acquire(self, timeout=None):
+                # wait for a free connection slot
+                if timeout is not None and timeout < 0:
+                    raise ValueError("Failed to acquire connection: negative timeout")
+                return os.getpid()
+
+            def release(self, connection):
+                """Give a connection back."""
+                return None
+
+
+        def make_pool():
+            return ConnectionPool()
+        ''',
+    "pkg/use.py": """
+        from pkg.pool import ConnectionPool, make_pool
+
+
+        def main():
+            pool = make_pool()
+            return pool.acquire()
+        """,
+    "README.md": """
+        # Demo
+
+        Intro text.
+
+        ## Install
+
+        Run pip install demo.
+
+        ## Usage
+
+        Configure the connection pool.
+        """,
+    "docs/guide.md": """
+        # Guide
+
+        ## Install
+
+        From source: clone, then build.
+        """,
+    "notes.txt": "plain notes about configuring\n",
+    "config.yaml": "a: 1\nb: 2\nc: 3\nd: 4\n",
+    "data.bin": b"\x00\x01\x02binary",
+}
+
+
+@pytest.fixture
+def repo(make_repo, tmp_path: Path) -> Path:
+    root = make_repo(FILES)
+    secret = tmp_path / "outside.txt"
+    secret.write_text("TOP SECRET outside the root\n")
+    (root / "link_out.txt").symlink_to(secret)
+    return root
+
+
+def _settings(root: Path, **kwargs: Any) -> config.Settings:
+    return config.resolve(root, workers=1, **kwargs)
+
+
+async def _calls(server: Any, calls: list[tuple[str, dict]]) -> list[Any]:
+    async with Client(server) as client:
+        return [await client.call_tool(name, arguments) for name, arguments in calls]
+
+
+def call(server: Any, name: str, arguments: dict | None = None) -> Any:
+    """One tool call through the SDK's in-memory client; the CallToolResult."""
+    return anyio.run(_calls, server, [(name, arguments or {})])[0]
+
+
+def ok(server: Any, name: str, arguments: dict | None = None) -> dict:
+    result = call(server, name, arguments)
+    assert not result.is_error, result.content[0].text
+    return result.structured_content
+
+
+def error(server: Any, name: str, arguments: dict | None = None) -> str:
+    result = call(server, name, arguments)
+    assert result.is_error, result.structured_content
+    return result.content[0].text
+
+
+def _tree_hash(root: Path) -> str:
+    """Every file under root but the search log (which records the calls, by design) and
+    SQLite's reader bookkeeping beside a WAL index (an empty -wal and the -shm index)."""
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        if path.name.endswith("-wal"):
+            assert path.stat().st_size == 0
+            continue
+        skipped = "search-log" in path.name or path.name.endswith("-shm")
+        if path.is_file() and not path.is_symlink() and not skipped:
+            digest.update(str(path).encode() + path.read_bytes())
+    return digest.hexdigest()
+
+
+# --- the tools -----------------------------------------------------------------------------------
+
+
+def test_lists_every_tool_with_bounded_input_schemas_and_read_only_annotations(repo: Path) -> None:
+    async def listing() -> Any:
+        async with Client(build_server(_settings(repo))) as client:
+            return (await client.list_tools()).tools
+
+    tools = {tool.name: tool for tool in anyio.run(listing)}
+    assert set(tools) == TOOLS
+    for tool in tools.values():
+        assert tool.annotations.read_only_hint is True
+        assert tool.annotations.destructive_hint is False
+        assert tool.output_schema is not None
+        assert len(tool.description) > 60
+    query = tools["search_text"].input_schema["properties"]["query"]
+    assert (query["minLength"], query["maxLength"]) == (1, 4096)
+    limit = tools["search_text"].input_schema["properties"]["limit"]
+    assert (limit["minimum"], limit["maximum"], limit["default"]) == (1, 1000, 20)
+    element = tools["search_text"].input_schema["properties"]["element_type"]
+    assert set(element["enum"]) == {"all", "comment", "docstring", "string_literal"}
+    kind = tools["search_symbols"].input_schema["properties"]["kind"]["anyOf"][0]
+    assert tuple(kind["enum"]) == KINDS
+    assert tools["search_text"].input_schema["required"] == ["query"]
+    # Each description says when another tool fits better.
+    assert "search_symbols" in tools["search_text"].description
+    assert "search_text" in tools["search_symbols"].description
+
+
+def test_search_text_finds_comments_docstrings_and_exact_messages(repo: Path) -> None:
+    server = build_server(_settings(repo))
+    found = ok(server, "search_text", {"query": "database pool", "limit": 5})
+    assert found["mode"] == "fts"
+    first = found["results"][0]
+    assert (first["file_path"], first["line_number"], first["element_type"]) == (
+        "pkg/pool.py", 6, "docstring",
+    )  # fmt: skip
+    assert 0 < first["rank"] <= 1 and "[MATCH]" in first["snippet"]
+    assert {"file_path", "line_number", "element_type", "symbol_name", "content", "rank",
+            "snippet"} <= set(first)  # fmt: skip
+    literal = ok(
+        server,
+        "search_text",
+        {"query": "Failed to acquire", "element_type": "string_literal", "mode": "literal"},
+    )
+    assert [(r["file_path"], r["line_number"], r["symbol_name"]) for r in literal["results"]] == [
+        ("pkg/pool.py", 11, "ConnectionPool.acquire")
+    ]
+    comments = ok(server, "search_text", {"query": "slot", "element_type": "comment"})
+    assert [r["line_number"] for r in comments["results"]] == [9]
+
+
+def test_search_symbols_and_get_symbol_content_give_definitions_and_current_source(
+    repo: Path,
+) -> None:
+    server = build_server(_settings(repo))
+    found = ok(server, "search_symbols", {"query": "ConnectionPool"})
+    best = found["results"][0]
+    assert (best["qualified_name"], best["kind"], best["file_path"], best["line_number"]) == (
+        "ConnectionPool", "class", "pkg/pool.py", 5,
+    )  # fmt: skip
+    assert best["doc"] == "A pool of database connections."
+    methods = ok(server, "search_symbols", {"query": "acquire", "kind": "method"})
+    assert [r["qualified_name"] for r in methods["results"]] == ["ConnectionPool.acquire"]
+    source = ok(server, "get_symbol_content", {"name": "ConnectionPool.acquire", "context": True})
+    assert source["content"].startswith("    def acquire(self, timeout=None):")
+    assert (source["line_number"], source["end_line"]) == (8, 12)
+    assert source["parents"] == ["5: class ConnectionPool:"] or source["parents"][0].startswith(
+        "5: class ConnectionPool"
+    )
+    assert source["imports"] == ["import os"]
+    assert "did you mean: ConnectionPool" in error(
+        server, "get_symbol_content", {"name": "Conectionpool"}
+    )
+
+
+def test_get_repo_map_stays_within_its_token_budget(repo: Path) -> None:
+    server = build_server(_settings(repo))
+    small = ok(server, "get_repo_map", {"max_tokens": 40})
+    assert small["tokens"] <= 40 == small["budget"]
+    full = ok(server, "get_repo_map", {"max_tokens": 1024, "mentions": ["ConnectionPool"]})
+    assert full["files"][0] == "pkg/pool.py"
+    assert "pkg/pool.py:" in full["text"] and "class ConnectionPool" in full["text"]
+    assert full["unmatched_mentions"] == []
+    assert ok(server, "get_repo_map", {"mentions": ["NoSuchName"]})["unmatched_mentions"] == [
+        "NoSuchName"
+    ]
+
+
+def test_docs_tools_find_sections_and_report_several_matches(repo: Path) -> None:
+    server = build_server(_settings(repo))
+    found = ok(server, "search_docs", {"query": "install"})
+    assert {(r["file"], r["section"]) for r in found["results"]} >= {("README.md", "Install")}
+    section = ok(server, "get_section", {"heading": "install"})
+    assert (section["file"], section["start_line"]) == ("README.md", 5)
+    assert section["content"].startswith("## Install")
+    assert [m["file"] for m in section["matches"]] == ["README.md", "docs/guide.md"]
+    assert any("2 headings match" in notice for notice in section["notices"])
+    chosen = ok(server, "get_section", {"heading": "Install", "file": "docs/guide.md"})
+    assert "From source" in chosen["content"]
+    assert "similar" in error(server, "get_section", {"heading": "Instal"})
+
+
+def test_gateway_tools_outline_read_list_and_find(repo: Path) -> None:
+    server = build_server(_settings(repo))
+    outline = ok(server, "outline", {"path": "pkg/pool.py"})
+    assert [(e["kind"], e["name"]) for e in outline["files"][0]["entries"]] == [
+        ("class", "ConnectionPool"), ("method", "acquire"), ("method", "release"),
+        ("function", "make_pool"),
+    ]  # fmt: skip
+    lines = ok(server, "read_file", {"path": "config.yaml", "start_line": 2, "end_line": 3})
+    assert (lines["content"], lines["start_line"], lines["end_line"]) == ("b: 2\nc: 3\n", 2, 3)
+    assert (lines["total_lines"], lines["next_start_line"], lines["truncated"]) == (4, 4, True)
+    tree = ok(server, "list_sources", {})
+    paths = [entry["path"] for entry in tree["entries"]]
+    assert paths[:2] == ["docs/", "docs/guide.md"] and "config.yaml" in paths
+    assert ok(server, "find_files", {"query": "pool"})["files"] == ["pkg/pool.py"]
+    assert "binary" in error(server, "read_file", {"path": "data.bin"})
+    assert "directory" in error(server, "read_file", {"path": "pkg"})
+    assert "does not exist" in error(server, "read_file", {"path": "missing.py"})
+
+
+def test_index_status_and_help(repo: Path) -> None:
+    server = build_server(_settings(repo))
+    status = ok(server, "index_status")["roots"][0]
+    assert (status["files"], status["docs"], status["symbols"]) == (3, 3, 5)
+    assert status["schema_version"] == status["current_schema_version"] == db.SCHEMA_VERSION
+    assert status["stale_count"] == 0 and status["indexed_at"]
+    assert status["refresh"]["enabled"] is True
+    help_text = ok(server, "mcp_help")["text"]
+    for name in TOOLS - {"mcp_help"}:
+        assert name in help_text
+    assert "grep" in help_text and 'element_type="string_literal"' in help_text
+
+
+# --- budgets -------------------------------------------------------------------------------------
+
+
+def test_every_list_says_when_its_limit_cut_it_and_by_how_much(repo: Path) -> None:
+    server = build_server(_settings(repo))
+    symbols = ok(server, "search_symbols", {"query": "a", "limit": 1})
+    assert symbols["truncated"] and symbols["more"] >= 1 and len(symbols["results"]) == 1
+    text = ok(server, "search_text", {"query": "connection", "limit": 1})
+    assert text["truncated"] and text["more"] == text["total"] - 1 >= 1
+    outline = ok(server, "outline", {"limit": 3})
+    assert outline["truncated"] and outline["more_entries"] >= 1
+    assert sum(len(f["entries"]) for f in outline["files"]) == 3
+    source = ok(server, "get_symbol_content", {"name": "ConnectionPool", "max_lines": 2})
+    assert source["truncated"] and source["more_lines"] == 12 - 2
+    assert len(source["content"].split("\n")) == 2
+    lines = ok(server, "read_file", {"path": "pkg/pool.py", "max_lines": 2})
+    assert (lines["end_line"], lines["next_start_line"], lines["more_lines"]) == (2, 3, 18)
+    files = ok(server, "find_files", {"query": ".py", "limit": 1})
+    assert (files["truncated"], files["more"], files["total"]) == (True, 2, 3)
+    sources = ok(server, "list_sources", {"limit": 2})
+    assert sources["truncated"] and sources["more"] >= 1 and len(sources["entries"]) == 2
+
+
+# --- errors --------------------------------------------------------------------------------------
+
+BAD_ARGUMENTS = [
+    ("search_text", {"query": ""}, "at least 1 character"),
+    ("search_text", {"query": "x" * 4097}, "at most 4096 characters"),
+    ("search_text", {"query": "pool", "limit": 0}, "greater than or equal to 1"),
+    ("search_text", {"query": "pool", "limit": 1001}, "less than or equal to 1000"),
+    ("search_text", {"query": "pool", "limit": "many"}, "limit"),
+    ("search_text", {"query": "pool", "element_type": "code"}, "element_type"),
+    ("search_text", {"query": "pool", "mode": "regex"}, "mode"),
+    ("search_text", {"query": "pool AND"}, "position"),
+    ("search_text", {"query": '"unbalanced'}, "quote"),
+    ("search_text", {"query": "   "}, "empty"),
+    ("search_symbols", {"query": "pool", "kind": "banana"}, "kind"),
+    ("search_symbols", {}, "query: Field required"),
+    ("get_repo_map", {"max_tokens": 5}, "greater than or equal to 32"),
+    ("read_file", {"path": "config.yaml", "start_line": 0}, "start_line"),
+    ("read_file", {"path": "config.yaml", "start_line": 3, "end_line": 2}, "before start_line"),
+    ("read_file", {"path": "config.yaml", "start_line": 99}, "past the end"),
+    ("outline", {"level": 0}, "level"),
+]
+
+
+@pytest.mark.parametrize("tool, arguments, message", BAD_ARGUMENTS)
+def test_invalid_arguments_are_tool_errors_with_a_clear_message(
+    repo: Path, tool: str, arguments: dict, message: str
+) -> None:
+    server = build_server(_settings(repo))
+    assert message in error(server, tool, arguments)
+    assert ok(server, "search_symbols", {"query": "make_pool"})["results"]  # still serving
+
+
+PATH_ESCAPES = [
+    ("read_file", {"path": "../outside.txt"}),
+    ("read_file", {"path": "/etc/passwd"}),
+    ("read_file", {"path": "link_out.txt"}),
+    ("read_file", {"path": "pkg/../../outside.txt"}),
+    ("outline", {"path": "../"}),
+    ("list_sources", {"dir": "../.."}),
+    ("get_section", {"heading": "Install", "file": "../outside.md"}),
+    ("search_text", {"query": "secret", "path": "../"}),
+    ("search_symbols", {"query": "x", "path": "/etc"}),
+    ("search_symbols", {"query": "x", "path": "../**/*.py"}),
+    ("get_symbol_content", {"name": "x", "file": "../../x.py"}),
+    ("get_repo_map", {"focus_files": ["../outside.py"]}),
+]
+
+
+@pytest.mark.parametrize("tool, arguments", PATH_ESCAPES)
+def test_paths_outside_the_root_are_refused(repo: Path, tool: str, arguments: dict) -> None:
+    server = build_server(_settings(repo))
+    result = call(server, tool, arguments)
+    assert result.is_error
+    text = result.content[0].text
+    assert "outside" in text and "TOP SECRET" not in text
+
+
+def test_unknown_tools_are_tool_errors(repo: Path) -> None:
+    assert "Unknown tool" in error(build_server(_settings(repo)), "drop_index", {})
+
+
+# --- freshness and the read-only guarantee -------------------------------------------------------
+
+
+def test_a_missing_index_is_built_on_first_use_and_the_answer_says_so(repo: Path) -> None:
+    settings = _settings(repo)
+    assert not settings.db_path.exists()
+    found = ok(build_server(settings), "search_symbols", {"query": "make_pool"})
+    assert settings.db_path.exists()
+    assert any("built the index" in n and "first use" in n for n in found["notices"])
+    assert found["results"][0]["qualified_name"] == "make_pool"
+
+
+def test_changes_on_disk_are_reflected_in_the_next_call(repo: Path) -> None:
+    server = build_server(_settings(repo))
+    assert ok(server, "search_symbols", {"query": "make_pool"})["results"]
+    (repo / "pkg" / "pool.py").write_text(
+        (repo / "pkg" / "pool.py").read_text().replace("make_pool", "build_pool")
+    )
+    (repo / "pkg" / "sub").mkdir()
+    (repo / "pkg" / "sub" / "extra.py").write_text("def brand_new():\n    return 1\n")
+    (repo / "pkg" / "use.py").unlink()
+    renamed = ok(server, "search_symbols", {"query": "build_pool"})
+    assert [r["file_path"] for r in renamed["results"]] == ["pkg/pool.py"]
+    assert any("re-indexed" in notice for notice in renamed["notices"])
+    assert ok(server, "search_symbols", {"query": "make_pool"})["results"] == []
+    assert ok(server, "search_symbols", {"query": "brand_new"})["results"][0]["file_path"] == (
+        "pkg/sub/extra.py"
+    )
+    assert ok(server, "search_symbols", {"query": "main"})["results"] == []
+    source = ok(server, "get_symbol_content", {"name": "build_pool"})
+    assert source["content"].startswith("def build_pool():")
+
+
+def test_no_refresh_never_writes_and_serves_the_index_as_it_is(repo: Path, index) -> None:
+    index(repo)
+    settings = _settings(repo)
+    server = build_server(settings, refresh=False)
+    before_db = hashlib.sha256(settings.db_path.read_bytes()).hexdigest()
+    (repo / "pkg" / "pool.py").write_text("def only_on_disk():\n    pass\n")
+    before_tree = _tree_hash(repo)
+    calls = [
+        ("search_text", {"query": "pool"}), ("search_symbols", {"query": "ConnectionPool"}),
+        ("get_symbol_content", {"name": "make_pool"}), ("get_repo_map", {}),
+        ("search_docs", {"query": "install"}), ("get_section", {"heading": "Usage"}),
+        ("outline", {}), ("read_file", {"path": "README.md"}), ("list_sources", {}),
+        ("find_files", {"query": "a"}), ("index_status", {}), ("mcp_help", {}),
+        ("read_file", {"path": "../outside.txt"}), ("search_text", {"query": "AND"}),
+    ]  # fmt: skip
+    results = anyio.run(_calls, server, calls)
+    assert [r.is_error for r in results].count(True) == 3  # changed file, escape, bad query
+    assert "changed since it was indexed" in results[2].content[0].text
+    assert results[1].structured_content["results"][0]["name"] == "ConnectionPool"
+    status = results[10].structured_content["roots"][0]
+    assert status["stale_files"] == ["pkg/pool.py"] and status["refresh"]["method"] == "off"
+    assert hashlib.sha256(settings.db_path.read_bytes()).hexdigest() == before_db
+    assert _tree_hash(repo) == before_tree
+
+
+def test_no_refresh_without_an_index_says_how_to_build_one(repo: Path) -> None:
+    message = error(build_server(_settings(repo), refresh=False), "search_symbols", {"query": "x"})
+    assert "repomap index" in message
+    assert not (repo / ".repomap").exists()
+
+
+# --- several roots -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def two_roots(make_repo, tmp_path: Path) -> tuple[Path, Path]:
+    alpha = make_repo({"app.py": "def alpha_main():\n    pass\n"}, tmp_path / "alpha")
+    beta = make_repo(
+        {"lib.py": "def beta_util():\n    pass\n", "README.md": "# Beta\n"}, tmp_path / "beta"
+    )
+    return alpha, beta
+
+
+def test_several_roots_name_paths_by_root_and_route_arguments(two_roots) -> None:
+    alpha, beta = two_roots
+    server = build_server([_settings(alpha), _settings(beta)])
+    found = ok(server, "search_symbols", {"query": "main"})
+    assert [r["file_path"] for r in found["results"]] == ["alpha/app.py"]
+    assert ok(server, "search_symbols", {"query": "util", "path": "alpha/"})["results"] == []
+    assert ok(server, "read_file", {"path": "beta/lib.py"})["content"].startswith("def beta_util")
+    assert ok(server, "read_file", {"path": str(beta / "lib.py")})["path"] == "beta/lib.py"
+    assert "alpha/" in error(server, "read_file", {"path": "lib.py"})
+    assert ok(server, "find_files", {"query": ".py"})["files"] == ["alpha/app.py", "beta/lib.py"]
+    listing = ok(server, "list_sources", {})
+    assert [e["path"] for e in listing["entries"]] == [
+        "alpha/", "alpha/app.py", "beta/", "beta/README.md", "beta/lib.py",
+    ]  # fmt: skip
+    repo_map = ok(server, "get_repo_map", {"max_tokens": 256})
+    assert set(repo_map["files"]) == {"alpha/app.py", "beta/lib.py"}
+    assert "alpha/app.py:" in repo_map["text"] and repo_map["tokens"] <= 256
+    assert [r["label"] for r in ok(server, "index_status")["roots"]] == ["alpha", "beta"]
+    source = ok(server, "get_symbol_content", {"name": "beta_util"})
+    assert source["file_path"] == "beta/lib.py"
+
+
+def test_roots_inside_one_another_are_refused(two_roots) -> None:
+    alpha, _ = two_roots
+    (alpha / "inner").mkdir()
+    with pytest.raises(BadArgument, match="inside"):
+        build_server([_settings(alpha), _settings(alpha / "inner")])
+
+
+# --- the log -------------------------------------------------------------------------------------
+
+
+def test_tool_calls_are_logged_and_summarized_by_repomap_stats(repo: Path) -> None:
+    server = build_server(_settings(repo))
+    calls = [
+        ("search_symbols", {"query": "ConnectionPool"}),
+        ("search_symbols", {"query": "pool", "limit": 0}),
+        ("read_file", {"path": "../outside.txt"}),
+    ]
+    anyio.run(_calls, server, calls)
+    log_file = repo / ".repomap" / "index-search-log.jsonl"
+    events = [json.loads(line) for line in log_file.read_text().splitlines()]
+    tools = [e for e in events if e["kind"] == "tool"]
+    assert [(e["tool"], e["arguments"], e["result_count"]) for e in tools] == [
+        ("search_symbols", {"query": "ConnectionPool"}, 1),
+        ("search_symbols", {"query": "pool", "limit": 0}, None),
+        ("read_file", {"path": "../outside.txt"}, None),
+    ]
+    assert tools[0]["error"] is None and "greater than or equal to 1" in tools[1]["error"]
+    assert all(e["ms"] > 0 for e in tools)
+    stats = run_cli("stats", "--root", repo, "--json")
+    assert stats.returncode == 0, stats.stderr
+    usage = {t["tool"]: t for t in json.loads(stats.stdout)["tools"]}
+    assert (usage["search_symbols"]["calls"], usage["search_symbols"]["errors"]) == (2, 1)
+    assert usage["read_file"]["errors"] == 1
+
+
+# --- the real server over stdio ------------------------------------------------------------------
+
+
+def _stdio(root: Path, *options: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "repomap.cli", "mcp", "--root", str(root), *options],
+        env={**os.environ, "REPOMAP_WORKERS": "1"},
+    )
+
+
+def test_repomap_mcp_over_stdio_builds_answers_every_tool_and_survives_bad_calls(
+    repo: Path,
+) -> None:
+    calls = [
+        ("search_symbols", {"query": "ConnectionPool"}),
+        ("search_text", {"query": "negative timeout", "element_type": "string_literal"}),
+        ("get_symbol_content", {"name": "make_pool"}),
+        ("get_repo_map", {"max_tokens": 128}),
+        ("search_docs", {"query": "configure"}),
+        ("get_section", {"heading": "Usage"}),
+        ("outline", {"path": "README.md"}),
+        ("read_file", {"path": "notes.txt"}),
+        ("list_sources", {"dir": "pkg"}),
+        ("find_files", {"query": "guide"}),
+        ("index_status", {}),
+        ("mcp_help", {}),
+        ("search_text", {"query": ""}),
+        ("read_file", {"path": "../outside.txt"}),
+        ("search_symbols", {"query": "x", "limit": 5000}),
+        ("no_such_tool", {}),
+        ("search_symbols", {"query": "release"}),
+    ]
+
+    async def session() -> tuple[list, list]:
+        async with Client(_stdio(repo)) as client:
+            tools = (await client.list_tools()).tools
+            return tools, [await client.call_tool(name, args) for name, args in calls]
+
+    tools, results = anyio.run(session)
+    assert {tool.name for tool in tools} == TOOLS
+    assert all(tool.input_schema["type"] == "object" for tool in tools)
+    data = [r.structured_content for r in results]
+    assert any("first use" in n for n in data[0]["notices"])
+    assert data[0]["results"][0]["line_number"] == 5
+    assert data[1]["results"][0]["line_number"] == 11
+    assert data[2]["content"].startswith("def make_pool():")
+    assert data[3]["tokens"] <= 128 and data[3]["files"]
+    assert data[4]["results"][0]["file"] in ("README.md", "notes.txt")
+    assert data[5]["content"].startswith("## Usage")
+    assert [e["name"] for e in data[6]["files"][0]["entries"]] == ["Demo", "Install", "Usage"]
+    assert data[7]["content"] == "plain notes about configuring\n"
+    assert [e["path"] for e in data[8]["entries"]] == [
+        "pkg/__init__.py",
+        "pkg/pool.py",
+        "pkg/use.py",
+    ]
+    assert data[9]["files"] == ["docs/guide.md"]
+    assert data[10]["roots"][0]["symbols"] == 5
+    assert "search_symbols" in data[11]["text"]
+    assert [r.is_error for r in results[12:16]] == [True] * 4
+    assert "TOP SECRET" not in results[13].content[0].text
+    assert data[16]["results"][0]["qualified_name"] == "ConnectionPool.release"  # still serving
+
+
+def test_repomap_mcp_over_stdio_reflects_a_changed_file_in_the_next_call(repo: Path) -> None:
+    async def session() -> tuple[dict, dict, dict]:
+        async with Client(_stdio(repo)) as client:
+            before = await client.call_tool("search_symbols", {"query": "release"})
+            path = repo / "pkg" / "pool.py"
+            path.write_text(path.read_text().replace("def release", "def give_back"))
+            after = await client.call_tool("search_symbols", {"query": "give_back"})
+            gone = await client.call_tool("search_symbols", {"query": "release"})
+            return before.structured_content, after.structured_content, gone.structured_content
+
+    before, after, gone = anyio.run(session)
+    assert before["results"][0]["qualified_name"] == "ConnectionPool.release"
+    assert after["results"][0]["qualified_name"] == "ConnectionPool.give_back"
+    assert gone["results"] == []
