@@ -240,3 +240,15 @@ def test_rust_and_cpp_definitions_reach_the_map(make_repo, index) -> None:
     # The in-class declaration represents the method; its out-of-line definition is not repeated.
     assert "geo::GridIndex::cell_count" in by_path["include/grid.h"]
     assert "geo::GridIndex::cell_count" not in by_path.get("src/grid.cpp", [])
+
+
+def test_ranks_after_an_incremental_run_equal_a_full_recomputation(library: Path, index) -> None:
+    (library / "lib" / "module_3.py").write_text("from lib.module_5 import helper_5_rare\n")
+    index(library)  # reads only module_3's refs; the other files' uses come from the cache
+    db_path = config.resolve(library).db_path
+    ranks_sql = "SELECT symbol_id, rank FROM symbol_ranks ORDER BY symbol_id"
+    with connected(db_path, readonly=False) as db:
+        incremental = db.conn.execute(ranks_sql).fetchall()
+        db.conn.execute("DELETE FROM rank_arrays WHERE name LIKE 'uses%'")
+        symbols.refresh_ranks(db, force=True)
+        assert db.conn.execute(ranks_sql).fetchall() == incremental
