@@ -312,7 +312,8 @@ UNINDEX_LITERAL_SQL = """INSERT INTO code_text_literal (code_text_literal, rowid
 ELEMENT_TYPE_CODES = {"comment": 1, "docstring": 2, "string_literal": 3}
 LINK_DECLARATIONS_SQL = """UPDATE symbols SET declaration_id = (
         SELECT d.id FROM symbols d JOIN files f ON f.id = d.file_id
-        WHERE d.qualified_name = symbols.qualified_name AND d.is_definition = 0
+        WHERE d.qualified_name = symbols.qualified_name COLLATE NOCASE  -- uses the index
+          AND d.qualified_name = symbols.qualified_name AND d.is_definition = 0
           AND f.language = 'cpp' ORDER BY d.id LIMIT 1)
     WHERE is_definition = 1 AND kind IN ('method', 'function')
       AND file_id IN (SELECT id FROM files WHERE language = 'cpp')"""
