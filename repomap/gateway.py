@@ -66,7 +66,7 @@ def resolve_path(root: Path, raw: str | os.PathLike[str]) -> InsidePath:
         raise BadArgument(f"{text} cannot be resolved ({error})") from None
     if not _is_inside(real, root):
         raise OutsideRoot(
-            f"{text} is a symbolic link to {real}, outside the repository root {root}; "
+            f"{text} leads through a symbolic link to {real}, outside the repository root {root}; "
             "repomap only reads files inside the root"
         )
     return InsidePath(real, _relative(folded, root), _relative(real, root))
@@ -93,6 +93,8 @@ def existing_file(root: Path, raw: str) -> InsidePath:
             f"{raw} does not exist under {root.resolve()}; "
             f"`repomap files {Path(raw).name}` searches file names"
         )
+    if not inside.path.is_file():  # a FIFO or a device would block or never end
+        raise BadArgument(f"{raw} is not a regular file")
     return inside
 
 
@@ -146,20 +148,35 @@ class FileView:
         return text + (f"... ({self.more_lines} more lines)\n" if self.more_lines else "")
 
 
+READ_CHUNK = 1 << 20
+
+
 def open_file(root: Path, path: str, max_lines: int | None = None) -> FileView:
-    """A file inside ROOT as-is, optionally cut to its first `max_lines` lines."""
+    """A file inside ROOT as-is, optionally cut to its first `max_lines` lines.
+
+    With `max_lines`, only those lines are kept in memory; the rest is streamed to count it.
+    """
     inside = existing_file(root, path)
     try:
-        content = inside.path.read_bytes()
+        with open(inside.path, "rb") as file:
+            if max_lines is None:
+                content = file.read()
+                return FileView(inside.rel_path, content, _count_lines(content), 0)
+            shown = [file.readline() for _ in range(max_lines)]
+            content = b"".join(shown)
+            more, complete = 0, True  # complete: the rest so far ends at a line end
+            while chunk := file.read(READ_CHUNK):
+                more += chunk.count(b"\n")
+                complete = chunk.endswith(b"\n")
+            more += not complete
     except OSError as error:
         raise PathNotFound(f"cannot read {path}: {error.strerror or error}") from None
-    lines = content.split(b"\n")
-    if lines[-1] == b"":
-        lines.pop()
-    more = 0 if max_lines is None else max(0, len(lines) - max_lines)
-    if more:
-        content = b"".join(line + b"\n" for line in lines[:max_lines])
-    return FileView(inside.rel_path, content, len(lines), more)
+    return FileView(inside.rel_path, content, _count_lines(content) + more, more)
+
+
+def _count_lines(content: bytes) -> int:
+    """Lines as editors count them: a final line without a newline still counts."""
+    return content.count(b"\n") + (0 if not content or content.endswith(b"\n") else 1)
 
 
 # --- sources ---------------------------------------------------------------------------------

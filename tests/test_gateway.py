@@ -170,6 +170,33 @@ def test_open_max_lines_on_a_file_without_final_newline(repo):
     assert cli(repo, "open", "short.txt", "--max-lines", "3").stdout == "a\nb\nc"
 
 
+@pytest.mark.parametrize(
+    "content", [b"", b"a", b"a\n", b"a\nb", b"a\n\n", b"\n", b"x\n" * 9 + b"y"]
+)
+@pytest.mark.parametrize("max_lines", [None, 0, 1, 2, 5])
+@pytest.mark.parametrize("chunk", [3, 1 << 20])
+def test_open_counts_lines_like_an_editor_however_the_rest_is_streamed(
+    tmp_path, monkeypatch, content, max_lines, chunk
+):
+    monkeypatch.setattr(gateway, "READ_CHUNK", chunk)
+    (tmp_path / "f").write_bytes(content)
+    lines = content.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()
+    view = gateway.open_file(tmp_path, "f", max_lines)
+    assert view.line_count == len(lines)
+    more = 0 if max_lines is None else max(0, len(lines) - max_lines)
+    assert view.more_lines == more
+    kept = lines if max_lines is None else lines[:max_lines]
+    assert view.content == (content if not more else b"".join(line + b"\n" for line in kept))
+
+
+def test_open_refuses_what_is_not_a_regular_file(repo):
+    os.mkfifo(repo / "pipe")
+    result = cli(repo, "open", "pipe")
+    assert (result.returncode, result.stderr) == (2, "error: pipe is not a regular file\n")
+
+
 def test_open_a_directory_or_a_missing_file_says_what_it_is(repo):
     folder = cli(repo, "open", "docs")
     assert folder.returncode == 2
