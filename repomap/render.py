@@ -133,6 +133,9 @@ def line_cost(line: str) -> int:
 def signature_text(signature: str) -> str:
     """A signature fit for one map row: one line, cut at MAX_SIGNATURE characters."""
     text = _TIGHT_CLOSE.sub(r"\1", _TIGHT_OPEN.sub(r"\1", " ".join(signature.split())))
+    body = text.find(" {")
+    if body > 0 and ";" in text[body:]:  # a header that swallowed its body: keep the header
+        text = text[:body]
     return text if len(text) <= MAX_SIGNATURE else text[: MAX_SIGNATURE - 1] + "…"
 
 

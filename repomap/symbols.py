@@ -26,7 +26,7 @@ from sqlite_utils import Database
 from . import db as index_db
 from .errors import BadQuery, RepomapError
 
-RANK_FORMAT = "3"  # bump when rank.py weighs differently: the next `repomap index` re-ranks
+RANK_FORMAT = "4"  # bump when rank.py weighs differently: the next `repomap index` re-ranks
 NOT_RANKED_KINDS = (
     "impl",
     "namespace",

@@ -228,7 +228,8 @@ def test_rust_and_cpp_definitions_reach_the_map(make_repo, index) -> None:
             "    pub fn acquire_slot(&self) -> u32 { 0 }\n}\n",
             "src/user.rs": "use crate::pool::ConnectionPool;\n"
             "fn run(p: &ConnectionPool) -> u32 { p.acquire_slot() }\n",
-            "include/grid.h": "namespace geo {\nclass GridIndex {\n public:\n  int cell_count(int a);\n};\n}\n",
+            "include/grid.h": "namespace geo {\nclass GridIndex {\n public:\n  int cell_count(int a);\n"
+            "};\n}\n",
             "src/grid.cpp": '#include "grid.h"\nnamespace geo {\nint GridIndex::cell_count(int a) { return a; }\n}\n',
             "src/main.cpp": '#include "grid.h"\nint main() { geo::GridIndex g; return g.cell_count(1); }\n',
         }
