@@ -253,3 +253,13 @@ def test_ranks_after_an_incremental_run_equal_a_full_recomputation(library: Path
         db.conn.execute("DELETE FROM rank_arrays WHERE name LIKE 'uses%'")
         symbols.refresh_ranks(db, force=True)
         assert db.conn.execute(ranks_sql).fetchall() == incremental
+
+
+def test_a_signature_row_is_one_line_without_a_body() -> None:
+    assert render.signature_text("def setup( self,\n    names, )") == "def setup(self, names)"
+    assert render.signature_text("class Ref {public: int size; using T = int;") == "class Ref"
+    assert render.signature_text("def f(x={})") == "def f(x={})"
+    assert (
+        render.signature_text("x" * 300).endswith("…")
+        and len(render.signature_text("x" * 300)) == 200
+    )
