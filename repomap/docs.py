@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import db as index_db
-from . import markdown, querylang
+from . import markdown, querylang, secrets
 from .errors import BadArgument, PathNotFound, RepomapError, StaleIndex
 from .gateway import resolve_path, truncate
 
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 # Suffix (lower case) -> doc_files.format; every other file is not a doc.
 DOC_FORMATS = {".md": "markdown", ".markdown": "markdown", ".txt": "text"}
 # Bump when parsing changes what is stored: every doc file is then re-read once.
-DOCS_PARSER_VERSION = "1"
+DOCS_PARSER_VERSION = "2"
 BATCH_FILES = 400
 MAX_SUGGESTIONS = 5
 EM_DASH_SEPARATOR = " \u2014 "  # "Heading — what it is about": the part after it is dropped
@@ -82,13 +82,16 @@ class DocsSummary:
         return {key: getattr(self, key) for key in keys} | {"sections": self.sections}
 
 
-def doc_rows(rel_path: str, fmt: str, raw: bytes, mtime_ns: int) -> index_db.DocRows | str:
-    """The rows of one doc file, or why it cannot be indexed."""
+def doc_rows(
+    rel_path: str, fmt: str, raw: bytes, mtime_ns: int, redact: bool = True
+) -> index_db.DocRows | str:
+    """The rows of one doc file, or why it cannot be indexed; credentials redacted."""
     source, problem = _decode(raw)
     if source is None:
         return problem or "not text"
     text = source.decode("utf-8")
     document = markdown.parse(text) if fmt == "markdown" else markdown.plain_text_sections(text)
+    clean = secrets.redact if redact else str  # as for code text: keys and PEM blocks go
     sections = []
     ordinal = 0
     for section in document.sections:
@@ -100,7 +103,7 @@ def doc_rows(rel_path: str, fmt: str, raw: bytes, mtime_ns: int) -> index_db.Doc
                 section.level,
                 section.start_line,
                 section.end_line,
-                section.content,
+                clean(section.content),
             )
         )
     return index_db.DocRows(
@@ -114,6 +117,7 @@ def update_docs(
     max_file_size: int,
     force: bool,
     indexed_at: str,
+    redact: bool = True,
 ) -> DocsSummary:
     """Index new and changed doc files, drop removed ones; one transaction per batch."""
     db = writer.db
@@ -146,9 +150,8 @@ def update_docs(
     for start in range(0, len(pending), BATCH_FILES):
         with writer.batch():
             for found, fmt in pending[start : start + BATCH_FILES]:
-                _update_one(
-                    writer, found, fmt, existing.get(found.rel_path), force, indexed_at, summary
-                )
+                old = existing.get(found.rel_path)
+                _update_one(writer, found, fmt, old, force, indexed_at, redact, summary)
     with writer.batch():
         index_db.set_meta(db, {"docs_parser_version": DOCS_PARSER_VERSION})
     summary.files, summary.headings, summary.sections = _totals(db)
@@ -162,6 +165,7 @@ def _update_one(
     old: index_db.IndexedFile | None,
     force: bool,
     indexed_at: str,
+    redact: bool,
     summary: DocsSummary,
 ) -> None:
     try:
@@ -175,7 +179,7 @@ def _update_one(
         summary.unchanged += 1
         writer.touch_doc(old.id, len(raw), found.mtime_ns)
         return
-    rows = doc_rows(found.rel_path, fmt, raw, found.mtime_ns)
+    rows = doc_rows(found.rel_path, fmt, raw, found.mtime_ns, redact)
     if isinstance(rows, str):
         summary.skipped.append((found.rel_path, rows))
         if old is not None:

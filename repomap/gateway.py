@@ -28,7 +28,8 @@ from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .errors import BadArgument, OutsideRoot, PathNotFound, StaleIndex
+from .errors import BadArgument, OutsideRoot, PathNotFound, RepomapError, StaleIndex
+from .secrets import is_secret_file
 
 if TYPE_CHECKING:
     from .db import Database
@@ -95,6 +96,11 @@ def existing_file(root: Path, raw: str) -> InsidePath:
         )
     if not inside.path.is_file():  # a FIFO or a device would block or never end
         raise BadArgument(f"{raw} is not a regular file")
+    if is_secret_file(inside.rel_path) or is_secret_file(inside.real_rel_path):
+        raise RepomapError(
+            f"{raw} is a credentials file (.env, a key or a credential store); "
+            "repomap never indexes or serves those"
+        )
     return inside
 
 

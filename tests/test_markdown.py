@@ -200,3 +200,8 @@ def test_any_document_gives_nested_or_disjoint_sections_inside_the_file(lines: l
     if "~~~~" not in lines and "<!--" not in lines:  # then fences are simply ``` pairs
         for heading in document.headings:
             assert lines[: heading.line - 1].count("```") % 2 == 0
+
+
+def test_blank_lines_after_a_heading_are_not_content() -> None:
+    document = parse("# A\n\n  \nbody\n\n## B\n\n")
+    assert [(s.name, s.content) for s in document.sections] == [("A", "body\n\n## B"), ("B", "")]
