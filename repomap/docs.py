@@ -168,10 +168,11 @@ def _update_one(
     redact: bool,
     summary: DocsSummary,
 ) -> None:
-    try:
-        raw = found.path.read_bytes()
-    except OSError as error:
-        summary.skipped.append((found.rel_path, f"unreadable ({error.strerror or error})"))
+    from .discover import read_file  # here: queries import this module, and skip pathspec
+
+    raw, problem = read_file(found.path)  # never blocks on a FIFO swapped in since the walk
+    if raw is None:
+        summary.skipped.append((found.rel_path, problem or "unreadable"))
         if old is not None:
             writer.delete_doc(old.id)
         return
@@ -223,11 +224,13 @@ class DocSearch:
     ignored: tuple[str, ...] = ()  # query words without letters or digits, left out
 
 
-# Weights per column (file, section, content): a heading counts twice as much as body text.
-SEARCH_DOCS_SQL = """SELECT file, section,
-    snippet(sections, 2, '[MATCH]', '[/MATCH]', '…', 20) AS snippet,
-    bm25(sections, 0.0, 2.0, 1.0) AS rank, start_line, end_line
-FROM sections WHERE sections MATCH :match ORDER BY rank"""
+# Ranked by FTS5's own `rank` column (weights per column file, section, content: a heading
+# counts twice as much as body text), so rows come out sorted without SQLite computing every
+# match's snippet first; snippets are made only for the hits kept (SNIPPET_SQL).
+SEARCH_DOCS_SQL = """SELECT rowid, file, section, rank, start_line, end_line FROM sections
+    WHERE sections MATCH :match AND rank MATCH 'bm25(0.0, 2.0, 1.0)' ORDER BY rank"""
+SNIPPET_SQL = """SELECT snippet(sections, 2, '[MATCH]', '[/MATCH]', '…', 20) FROM sections
+    WHERE sections MATCH :match AND rowid = :rowid"""
 DOC_STATE_SQL = "SELECT size, mtime_ns, hash FROM doc_files WHERE path = ?"
 
 
@@ -239,35 +242,46 @@ def search_docs(db: Database, root: Path, query: str, limit: int = 20) -> DocSea
     match = querylang.to_match(parsed)  # the one query language, shared with search_text
     if match is None:  # every word was punctuation: nothing a word index can find
         return DocSearch(query, [], [], parsed.ignored)
-    hits: list[tuple] = []
-    kept: dict[str, list[tuple[int, int]]] = {}
-    for file, section, snippet, rank, start, end in db.conn.execute(
-        SEARCH_DOCS_SQL, {"match": match}
-    ):
-        ranges = kept.setdefault(file, [])
-        if any(start <= other_end and other_start <= end for other_start, other_end in ranges):
-            continue
-        ranges.append((start, end))
-        hits.append((file, section, snippet, rank, start, end))
-        if len(hits) == limit:
-            break
-    stale = {file for file in {hit[0] for hit in hits} if not _unchanged(db, root, file)}
+    hits = _best_places(db, match, limit)
+    stale = {file for file in {hit[1] for hit in hits} if not _unchanged(db, root, file)}
     return DocSearch(
         query,
         [
             DocHit(
                 file,
                 section,
-                " ".join(snippet.split()),  # one line: newlines and indentation collapsed
+                _snippet(db, match, rowid),
                 round(-rank, 6),
                 *((None, None) if file in stale else (start, end)),
                 file in stale,
             )
-            for file, section, snippet, rank, start, end in hits
+            for rowid, file, section, rank, start, end in hits
         ],
         sorted(stale),
         parsed.ignored,
     )
+
+
+def _best_places(db: Database, match: str, limit: int) -> list[tuple]:
+    """The best `limit` hits, skipping any section that overlaps a better one of its file."""
+    hits: list[tuple] = []
+    kept: dict[str, list[tuple[int, int]]] = {}
+    for row in db.conn.execute(SEARCH_DOCS_SQL, {"match": match}):
+        _, file, _, _, start, end = row
+        ranges = kept.setdefault(file, [])
+        if any(start <= other_end and other_start <= end for other_start, other_end in ranges):
+            continue
+        ranges.append((start, end))
+        hits.append(row)
+        if len(hits) == limit:
+            break
+    return hits
+
+
+def _snippet(db: Database, match: str, rowid: int) -> str:
+    """The hit's best fragment of body text, on one line (newlines and indentation collapsed)."""
+    row = db.conn.execute(SNIPPET_SQL, {"match": match, "rowid": rowid}).fetchone()
+    return " ".join((row[0] if row else "").split())
 
 
 def _unchanged(db: Database, root: Path, rel_path: str) -> bool:
