@@ -185,6 +185,13 @@ def _echo_text(text: str) -> None:
     click.echo(text, nl=False)
 
 
+def _indexed_root(db: Any, settings: config.Settings) -> Path:
+    """The tree the index was built from (so --db works from anywhere), else ROOT."""
+    from .snippets import indexed_root
+
+    return indexed_root(db, settings.root)
+
+
 def _as_dict(value: Any) -> Any:
     from dataclasses import asdict
 
@@ -213,7 +220,7 @@ def outline(
 
     settings = config.resolve(root, db_path)
     with index_db.reading(settings.db_path) as db:
-        result = gateway.outline(db, settings.root, path, level)
+        result = gateway.outline(db, _indexed_root(db, settings), path, level)
     if result.changed:
         shown = ", ".join(result.changed[:5]) + (", …" if len(result.changed) > 5 else "")
         click.echo(
@@ -267,7 +274,7 @@ def show(
         raise click.UsageError("give either a symbol NAME or --section HEADING, not both")
     settings = config.resolve(root, db_path)
     with index_db.reading(settings.db_path) as db:
-        view = docs.show_section(db, settings.root, heading, file, max_lines)
+        view = docs.show_section(db, _indexed_root(db, settings), heading, file, max_lines)
     if view.ambiguous:
         click.echo(f'warning: multiple matches for "{view.query}"; showing first', err=True)
     if as_json:
@@ -312,7 +319,7 @@ def search_docs(
 
     settings = config.resolve(root, db_path)
     with index_db.reading(settings.db_path) as db:
-        result = docs.search_docs(db, settings.root, query, limit)
+        result = docs.search_docs(db, _indexed_root(db, settings), query, limit)
     if result.ignored:
         click.echo(
             f"warning: left out of the search (no letters or digits): {' '.join(result.ignored)}",

@@ -30,6 +30,7 @@ from . import db as index_db
 from . import markdown, querylang, secrets
 from .errors import BadArgument, PathNotFound, RepomapError, StaleIndex
 from .gateway import resolve_path, truncate
+from .symbols import path_filter_params, path_filter_sql
 
 if TYPE_CHECKING:
     from .db import Database
@@ -330,15 +331,16 @@ class HeadingNotFound(RepomapError):
     pass
 
 
-HEADINGS_BY_TEXT_SQL = """SELECT file, text, level, start_line, end_line FROM headings
-    WHERE text = :text COLLATE NOCASE AND (:file IS NULL OR file = :file)
-    ORDER BY file, start_line"""
+def headings_sql(condition: str, file_filter: str) -> str:
+    """Headings meeting `condition` in files meeting `file_filter`, in path then line order."""
+    return f"""SELECT file, text, level, start_line, end_line FROM headings
+        WHERE {condition} AND {file_filter} ORDER BY file, start_line"""
+
+
+BY_TEXT = "text = :text COLLATE NOCASE"  # uses the headings_text index
 # "Install — from source" is found by "Install" too, as the query's own " — …" is dropped.
-HEADINGS_BY_DASH_SQL = """SELECT file, text, level, start_line, end_line FROM headings
-    WHERE text LIKE :pattern ESCAPE '\\' AND (:file IS NULL OR file = :file)
-    ORDER BY file, start_line"""
-ALL_HEADINGS_SQL = """SELECT file, text, level, start_line, end_line FROM headings
-    WHERE (:file IS NULL OR file = :file) ORDER BY file, start_line"""
+BY_DASHED_TEXT = "text LIKE :pattern ESCAPE '\\'"
+ANY_FILE = ("1", {})
 
 
 def normalize_heading(query: str) -> str:
@@ -350,14 +352,18 @@ def normalize_heading(query: str) -> str:
 def show_section(
     db: Database, root: Path, heading: str, file: str | None = None, max_lines: int | None = None
 ) -> SectionView:
-    """The section under `heading` (case-insensitive; the first of several, in path order)."""
+    """The section under `heading` (case-insensitive; the first of several, in path order).
+
+    `file` narrows the search as `repomap show NAME --file` does: a file, a folder, a path tail
+    (`guide.md`) or a glob (`docs/*.md`); a path leading outside ROOT is refused.
+    """
     query = normalize_heading(heading)
     if not query:
         raise BadArgument("the heading is empty; `repomap outline` lists the headings")
-    rel_file = _doc_file(db, root, file) if file is not None else None
-    matches = find_headings(db, query, rel_file)
+    files = doc_file_filter(db, root, file) if file is not None else ANY_FILE
+    matches = find_headings(db, query, files)
     if not matches:
-        raise HeadingNotFound(_not_found_message(db, query, rel_file))
+        raise HeadingNotFound(_not_found_message(db, query, file, files))
     chosen = matches[0]
     lines = _current_lines(db, root, chosen.file)
     content = "".join(line + "\n" for line in lines[chosen.start_line - 1 : chosen.end_line])
@@ -375,18 +381,19 @@ def show_section(
     )
 
 
-def find_headings(db: Database, query: str, file: str | None = None) -> list[HeadingMatch]:
+def find_headings(
+    db: Database, query: str, files: tuple[str, dict] = ANY_FILE
+) -> list[HeadingMatch]:
     """Headings equal to `query` ignoring case, in path order then line order."""
-    params = {"text": query, "file": file}
-    rows = db.conn.execute(HEADINGS_BY_TEXT_SQL, params).fetchall()
+    file_filter, params = files
+    rows = db.conn.execute(headings_sql(BY_TEXT, file_filter), {**params, "text": query}).fetchall()
     if not rows:
-        escaped = re.sub(r"([\\%_])", r"\\\1", query)
-        rows = db.conn.execute(
-            HEADINGS_BY_DASH_SQL, {"pattern": escaped + EM_DASH_SEPARATOR + "%", "file": file}
-        ).fetchall()
+        pattern = re.sub(r"([\\%_])", r"\\\1", query) + EM_DASH_SEPARATOR + "%"
+        sql = headings_sql(BY_DASHED_TEXT, file_filter)
+        rows = db.conn.execute(sql, {**params, "pattern": pattern}).fetchall()
     if not rows and not query.isascii():  # NOCASE folds ASCII only
         folded = query.casefold()
-        rows = [row for row in _all_headings(db, file) if _heading_key(row[1]) == folded]
+        rows = [row for row in _all_headings(db, files) if _heading_key(row[1]) == folded]
     return [HeadingMatch(*row) for row in rows]
 
 
@@ -394,26 +401,34 @@ def _heading_key(text: str) -> str:
     return text.split(EM_DASH_SEPARATOR, 1)[0].strip().casefold()
 
 
-def _all_headings(db: Database, file: str | None) -> list[tuple]:
-    return db.conn.execute(ALL_HEADINGS_SQL, {"file": file}).fetchall()
+def _all_headings(db: Database, files: tuple[str, dict]) -> list[tuple]:
+    return db.conn.execute(headings_sql("1", files[0]), files[1]).fetchall()
 
 
-def _doc_file(db: Database, root: Path, file: str) -> str:
-    """The indexed doc path `file` names (checked to stay inside ROOT)."""
-    inside = resolve_path(root, file)
-    for candidate in (inside.rel_path, inside.real_rel_path):
-        if db.conn.execute(DOC_STATE_SQL, (candidate,)).fetchone():
-            return candidate
-    if not inside.path.exists():
-        raise PathNotFound(f"{file} does not exist under {root}")
-    if doc_format(inside.rel_path) is None:
+def doc_file_filter(db: Database, root: Path, file: str) -> tuple[str, dict]:
+    """SQL condition on headings.file (and params) for --file, checked against the index."""
+    inside = resolve_path(root, file)  # an escape is refused, not silently left unmatched
+    if not inside.rel_path:
+        return ANY_FILE
+    params = path_filter_params(inside.rel_path)
+    if db.conn.execute(DOC_FILTER_SQL.format(path_filter_sql("path")), params).fetchone():
+        return path_filter_sql("file"), params
+    if inside.path.is_file() and doc_format(inside.rel_path) is None:
         raise BadArgument(f"{file} is not a Markdown or text file; `repomap open {file}` shows it")
-    raise StaleIndex(f"{file} is not in the index yet; run `repomap index` to add it")
+    if inside.path.is_file():
+        raise StaleIndex(f"{file} is not in the index yet; run `repomap index` to add it")
+    raise PathNotFound(
+        f"no indexed Markdown or text file matches {file} (a file, a folder, a path tail or a "
+        "glob); `repomap sources --pattern '*.md'` lists them"
+    )
 
 
-def _not_found_message(db: Database, query: str, file: str | None) -> str:
+DOC_FILTER_SQL = "SELECT 1 FROM doc_files WHERE {} LIMIT 1"
+
+
+def _not_found_message(db: Database, query: str, file: str | None, files: tuple) -> str:
     where = f" in {file}" if file else ""
-    headings = _all_headings(db, file)
+    headings = _all_headings(db, files)
     if not headings and not db.conn.execute("SELECT 1 FROM doc_files LIMIT 1").fetchone():
         return f'no heading "{query}"{where}: the index has no Markdown files; run `repomap index`'
     similar = similar_headings(query, headings)
@@ -431,7 +446,7 @@ def similar_headings(query: str, headings: list[tuple]) -> list[tuple[str, str, 
         key = text.casefold()
         if key.startswith(folded):
             ranked.append((0, position, (path, text, start)))
-        elif folded in key or (key and key in folded):
+        elif folded in key or (len(key) >= 3 and key in folded):  # "Install" for "Install guide"
             ranked.append((1, position, (path, text, start)))
     if not ranked:  # a typo: "instalation"
         keys = {row[1].casefold() for row in headings}

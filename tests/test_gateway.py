@@ -676,3 +676,26 @@ def test_credential_files_are_never_served_or_listed(repo):
         assert "is a credentials file" in result.stderr
     assert ".env" not in cli(repo, "sources").stdout
     assert cli(repo, "files", "env").stdout == ""
+
+
+def test_show_file_accepts_a_folder_a_path_tail_or_a_glob_like_show_name(repo):
+    for file in ("guide.md", "docs", "docs/*.md", "./docs/guide.md"):
+        result = cli(repo, "show", "--section", "Install", "--file", file)
+        assert (result.stdout, result.stderr) == (
+            "## Install\n\nInstall from source with pip.\n",
+            "",
+        )
+    missing = cli(repo, "show", "--section", "Install", "--file", "nope.md")
+    assert missing.returncode == 1
+    assert missing.stderr.startswith("error: no indexed Markdown or text file matches nope.md")
+
+
+def test_index_backed_commands_work_from_anywhere_with_db(repo, tmp_path):
+    db = repo / ".repomap" / "index.db"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    shown = run_cli("show", "--section", "Configure", "--db", db, cwd=elsewhere)
+    assert shown.returncode == 0 and shown.stdout.startswith("### Configure\n")
+    found = run_cli("search-docs", "tokenizer", "--db", db, cwd=elsewhere)
+    assert found.stdout.startswith("docs/guide.md:1-4") and found.stderr == ""
+    assert run_cli("outline", "--db", db, cwd=elsewhere).stdout == OUTLINE
