@@ -2,18 +2,20 @@
 
 Python API (the CLI and the MCP server call these; each returns dataclasses, nothing prints):
 
-- `update_docs(writer, files, max_file_size, force, indexed_at)`: bring the `doc_files`,
-  `headings` and `sections` tables up to date with the walked files, incrementally (a file
-  whose size and mtime are unchanged is not read; one whose bytes hash the same is not
-  parsed); called by `repomap index` inside its run.
+- `update_docs(writer, files, max_file_size, force, indexed_at, redact=True)`: bring the
+  `doc_files`, `headings` and `sections` tables up to date with the walked files,
+  incrementally (a file whose size and mtime are unchanged is not read; one whose bytes hash
+  the same is not parsed); credentials are redacted as in code text. Called by
+  `repomap index` inside its run.
 - `search_docs(db, root, query, limit=20)`: sections matching a query in search_text's query
-  language (bare words ANDed, "phrases", prefix*, OR, -exclusion), best BM25 first, with
+  language (bare words ANDed, "phrases", prefix*, OR, NOT; querylang.py), best BM25 first, with
   `[MATCH]…[/MATCH]` snippets. The heading counts twice as much as the body. Sections nest (a
   `#` section contains its `##` sections), so a section overlapping a better-ranked hit from
   the same file is left out: each place in a document is reported once, at its best.
 - `show_section(db, root, heading, file=None, max_lines=None)`: one section's text, found
-  through the `headings` table and read from disk only after checking that the file still has
-  the bytes that were indexed (otherwise StaleIndex: never a wrong line range).
+  through the `headings` table (never by re-parsing) and read from disk only after checking
+  that the file still has the bytes that were indexed (otherwise StaleIndex: never a wrong
+  line range). `file` is a file, folder, path tail or glob, as for `repomap show NAME --file`.
 """
 
 from __future__ import annotations
@@ -79,8 +81,9 @@ class DocsSummary:
     sections: int = 0
 
     def as_dict(self) -> dict[str, int]:
+        """The counts, for `repomap index --json` (the skipped files are in its own list)."""
         keys = ("scanned", "unchanged", "added", "modified", "removed", "files", "headings")
-        return {key: getattr(self, key) for key in keys} | {"sections": self.sections}
+        return {key: getattr(self, key) for key in (*keys, "sections")}
 
 
 def doc_rows(
