@@ -501,24 +501,6 @@ def map_(
 # --- search-text and stats (repomap/query.py, repomap/searchlog.py) ---------------------------
 
 
-def _open_for_query(db_path: Path) -> Any:
-    """index_db.reading(), imported so sqlite_utils skips numpy and pandas.
-
-    sqlite_utils imports them when installed (numpy is, for the repo map) only to convert
-    their values on insert, which queries never do: ~60-100 ms of a CLI query's start-up.
-    """
-    hidden = [name for name in ("numpy", "pandas") if name not in sys.modules]
-    for name in hidden:
-        sys.modules[name] = None  # type: ignore[assignment]  # import raises ImportError
-    try:
-        from . import db as index_db
-    finally:
-        for name in hidden:
-            if sys.modules.get(name, 0) is None:
-                del sys.modules[name]
-    return index_db.reading(db_path)
-
-
 @main.command("search-text")
 @click.argument("query")
 @click.option(
@@ -552,10 +534,11 @@ def search_text(
     root: Path | None,
 ) -> None:
     """Search comments, docstrings and string literals: words, "phrases", AND/OR/NOT, prefix*."""
-    settings = config.resolve(root, db_path)
-    with _open_for_query(settings.db_path) as db:
-        from .query import search_text as run_search
+    from .query import search_text as run_search
+    from .query import searching
 
+    settings = config.resolve(root, db_path)
+    with searching(settings.db_path) as db:
         result = run_search(
             db, query, element_type, limit, path, language,
             "literal" if literal else "fts", ignore_case, log=settings.search_log,

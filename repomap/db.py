@@ -10,9 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
-
-from sqlite_utils import Database
-from sqlite_utils.migrations import Migrations
+from typing import TYPE_CHECKING
 
 from .errors import (
     CorruptIndex,
@@ -23,6 +21,12 @@ from .errors import (
     RepomapError,
     SchemaTooNew,
 )
+
+if TYPE_CHECKING:
+    # Imported where used: sqlite_utils pulls in dateutil, pluggy and click (~30-50 ms), which a
+    # read-only query never needs (connect_readonly).
+    from sqlite_utils import Database
+    from sqlite_utils.migrations import Migrations
 
 ROWS_PER_FILE = 1 << 20  # code_text_fts rowid = files.id * ROWS_PER_FILE + ordinal
 BUSY_TIMEOUT_MS = 30_000
@@ -71,17 +75,26 @@ def _lowers_version(conn: sqlite3.Connection, statement: str) -> bool:
     return bool(found) and int(found[1]) < conn.execute("PRAGMA user_version").fetchone()[0]
 
 
-MIGRATIONS = Migrations("repomap")
-MIGRATION_NAMES: list[str] = []
-for _name, _sql in _migration_files():
+MIGRATION_NAMES: list[str] = [_name for _name, _ in _migration_files()]
+_MIGRATIONS: list[Migrations] = []  # sqlite_utils' registry, built on first use
 
-    def _run(db: Database, sql: str = _sql) -> None:
-        for statement in _statements(sql):
-            if not _lowers_version(db.conn, statement):
-                execute_migration_statement(db.conn, statement)
 
-    MIGRATIONS(name=_name)(_run)
-    MIGRATION_NAMES.append(_name)
+def _migrations() -> Migrations:
+    if not _MIGRATIONS:
+        from sqlite_utils.migrations import Migrations
+
+        registry = Migrations("repomap")
+        for name, sql in _migration_files():
+
+            def _run(db: Database, sql: str = sql) -> None:
+                for statement in _statements(sql):
+                    if not _lowers_version(db.conn, statement):
+                        execute_migration_statement(db.conn, statement)
+
+            registry(name=name)(_run)
+        _MIGRATIONS.append(registry)
+    return _MIGRATIONS[0]
+
 
 SCHEMA_VERSION = int(MIGRATION_NAMES[-1][:4])
 
@@ -122,10 +135,11 @@ def schema_version(conn: sqlite3.Connection, path: Path) -> int:
 
 def open_index(path: Path, *, readonly: bool = False, migrate_to: int | None = None) -> Database:
     """Open (and, unless read-only, create or migrate) the index at `path`."""
-    if readonly and not path.exists():
-        raise IndexNotFound(f"no index at {path}; run `repomap index` first")
-    if not readonly:
-        prepare_folder(path)
+    from sqlite_utils import Database
+
+    if readonly:
+        return Database(connect_readonly(path))
+    prepare_folder(path)
     try:
         conn = _connect(path, readonly)
     except sqlite3.Error as error:
@@ -137,16 +151,34 @@ def open_index(path: Path, *, readonly: bool = False, migrate_to: int | None = N
                 f"{path} has schema v{version}, newer than this repomap (v{SCHEMA_VERSION}); upgrade repomap"
             )
         db = Database(conn)
-        if readonly:
-            if version < SCHEMA_VERSION:
-                raise IndexOutdated(
-                    f"{path} has schema v{version} (current v{SCHEMA_VERSION}); run `repomap index` to upgrade it"
-                )
-            return db
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
         migrate(db, migrate_to)
         return db
+    except BaseException:
+        conn.close()
+        raise
+
+
+def connect_readonly(path: Path) -> sqlite3.Connection:
+    """A read-only connection to a current index, checked like open_index, without sqlite_utils."""
+    if not path.exists():
+        raise IndexNotFound(f"no index at {path}; run `repomap index` first")
+    try:
+        conn = _connect(path, True)
+    except sqlite3.Error as error:
+        raise CorruptIndex(f"cannot open {path}: {error}") from None
+    try:
+        version = schema_version(conn, path)
+        if version > SCHEMA_VERSION:
+            raise SchemaTooNew(
+                f"{path} has schema v{version}, newer than this repomap (v{SCHEMA_VERSION}); upgrade repomap"
+            )
+        if version < SCHEMA_VERSION:
+            raise IndexOutdated(
+                f"{path} has schema v{version} (current v{SCHEMA_VERSION}); run `repomap index` to upgrade it"
+            )
+        return conn
     except BaseException:
         conn.close()
         raise
@@ -158,7 +190,7 @@ def migrate(db: Database, to: int | None = None) -> None:
     if to is not None and to < SCHEMA_VERSION:
         stop_before = first_migration_after(to)
     try:
-        MIGRATIONS.apply(db, stop_before=stop_before)
+        _migrations().apply(db, stop_before=stop_before)
     except sqlite3.DatabaseError as error:
         raise MigrationFailed(
             f"migrating {db.conn.execute('PRAGMA database_list').fetchone()[2]} failed ({error}); "

@@ -55,16 +55,19 @@ import re
 import sqlite3
 import time
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-
-from sqlite_utils import Database
+from typing import TYPE_CHECKING
 
 from . import querylang
-from .db import ELEMENT_TYPE_CODES, ROWS_PER_FILE, get_meta
+from .db import ELEMENT_TYPE_CODES, ROWS_PER_FILE, connect_readonly
 from .errors import BadArgument, CorruptIndex, IndexOutdated, RepomapError
 from .subwords import split_identifier
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database  # noqa: TID251 - a type only; any object with .conn works
 
 RANK_CAP = 4000  # matches ranked per query (see the module docstring)
 LITERAL_CAP = 4000  # trigram candidates checked one by one before scanning in path order
@@ -115,6 +118,27 @@ class SearchResult:
             "took_ms": self.took_ms,
             "notes": list(self.notes),
         }
+
+
+@dataclass(frozen=True, slots=True)
+class Index:
+    """What search_text needs of a sqlite_utils Database: `.conn` (see `searching`)."""
+
+    conn: sqlite3.Connection
+
+
+@contextmanager
+def searching(path: Path) -> Iterator[Index]:
+    """A read-only index for search_text without importing sqlite_utils (CLI start-up time)."""
+    conn = connect_readonly(path)
+    try:
+        yield Index(conn)
+    except sqlite3.DatabaseError:
+        raise CorruptIndex(
+            f"reading {path} failed (the file is damaged); run `repomap index --force` to rebuild it"
+        ) from None
+    finally:
+        conn.close()
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,7 +284,8 @@ def _normalize_path(conn: sqlite3.Connection, path: str | None) -> str:
         return ""
     text = path.strip().replace("\\", "/")
     if text.startswith("/"):
-        root = (get_meta(Database(conn), "root") or "").rstrip("/")
+        row = conn.execute("SELECT value FROM meta WHERE key = 'root'").fetchone()
+        root = (row[0] if row else "").rstrip("/")
         if root and (text + "/").startswith(root + "/"):
             text = text[len(root) :]
         text = text.lstrip("/")

@@ -109,7 +109,7 @@ def db_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def db(db_path: Path) -> Iterator[index_db.Database]:
+def db(db_path: Path) -> Iterator:
     with index_db.connected(db_path) as database:
         yield database
 
