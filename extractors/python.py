@@ -200,7 +200,8 @@ def _symbol(d: Definition, text: SourceText, tokens: list[Token]) -> Symbol:
     end = text.offset(*d.end)
     header_end = text.offset(*d.header_end)
     if d.kind in ("constant", "variable"):  # a module-level name: its first line is enough
-        line_end = text.text.find("\n", start)
+        # Bounded: an unbounded find() scans to the end of a minified line once per name.
+        line_end = text.text.find("\n", start, start + _MAX_VALUE)
         header_end = min(header_end, line_end if line_end >= 0 else header_end, start + _MAX_VALUE)
     return Symbol(
         name=d.name,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Iterator
@@ -93,11 +94,14 @@ def walk(root: Path, skip_dirs: frozenset[Path] = frozenset()) -> Walk:
             found = _classify(entry, root, skip_dirs)
             if found is None:
                 continue
-            kind, entry_stat = found
+            kind, entry_stat, reason = found
             if kind == "outside":
                 result.skipped.append((rel_path, "symlink leads outside the root"))
                 continue
             if _ignored(rules, rel_path, kind == "dir"):
+                continue
+            if reason is not None:
+                result.skipped.append((rel_path, reason))
                 continue
             if kind == "file" and is_secret_file(rel_path):
                 result.skipped.append((rel_path, "secret file (never indexed)"))
@@ -128,25 +132,76 @@ def _is_text_name(rel_path: str) -> bool:
 
 def _classify(
     entry: os.DirEntry, root: Path, skip_dirs: frozenset[Path]
-) -> tuple[str, os.stat_result] | None:
-    """("dir" | "file" | "outside", stat) for an entry worth a look, None for the rest."""
+) -> tuple[str, os.stat_result | None, str | None] | None:
+    """(kind, stat, why it is skipped) for an entry worth a look, None for the rest.
+
+    kind is "dir", "file" or "outside" (a link out of ROOT); a reason is given for what the
+    summary should name: a broken link, a link to a secret file, a FIFO, socket or device.
+    """
+    is_link = entry.is_symlink()
     try:
-        if entry.is_symlink():
+        if is_link:
             target = Path(entry.path).resolve()
             if target != root and root not in target.parents:
-                return ("outside", entry.stat(follow_symlinks=False))
+                return ("outside", entry.stat(follow_symlinks=False), None)
             entry_stat = target.stat()
         else:
             entry_stat = entry.stat(follow_symlinks=False)
-    except (OSError, RuntimeError):  # dangling link, link loop, vanished entry
-        return None
+    except RuntimeError:  # Path.resolve() before Python 3.13
+        return ("file", None, "symlink loop")
+    except OSError as error:
+        if not is_link:
+            return None  # gone since the directory was listed
+        if error.errno == errno.ELOOP:
+            return ("file", None, "symlink loop")
+        return ("file", None, f"broken symlink ({error.strerror})")
     if stat.S_ISDIR(entry_stat.st_mode):
         if entry.name in ALWAYS_SKIPPED_DIRS or Path(entry.path) in skip_dirs:
             return None
-        return ("dir", entry_stat)
-    if stat.S_ISREG(entry_stat.st_mode):
-        return ("file", entry_stat)
-    return None
+        return ("dir", entry_stat, None)
+    if not stat.S_ISREG(entry_stat.st_mode):
+        # Reading a FIFO blocks forever; a device or socket is not source either.
+        return ("file", entry_stat, "not a regular file")
+    if is_link and is_secret_file(target.relative_to(root).as_posix()):
+        # `notes.txt -> .env` must not smuggle the credentials in under another name.
+        return ("file", entry_stat, "secret file (never indexed)")
+    return ("file", entry_stat, None)
+
+
+def read_file(
+    path: Path, root: Path | None = None, max_size: int | None = None
+) -> tuple[bytes | None, str | None]:
+    """A walked file's bytes, or None and why: it may have changed since the walk saw it.
+
+    Never blocks on a FIFO put in its place, never reads more than `max_size` bytes of a file
+    that grew, and (with `root`, where /proc tells what was opened) never follows a link
+    swapped in that leads outside `root`.
+    """
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as error:
+        return None, f"unreadable ({error.strerror or error})"
+    with os.fdopen(descriptor, "rb") as file:
+        try:
+            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+                return None, "not a regular file"
+            if root is not None and not _opened_inside(descriptor, root):
+                return None, "symlink leads outside the root"
+            raw = file.read(-1 if max_size is None else max_size + 1)
+        except OSError as error:
+            return None, f"unreadable ({error.strerror or error})"
+    if max_size is not None and len(raw) > max_size:
+        return None, f"larger than the limit ({max_size} bytes)"
+    return raw, None
+
+
+def _opened_inside(descriptor: int, root: Path) -> bool:
+    try:
+        opened = os.readlink(f"/proc/self/fd/{descriptor}")
+    except OSError:  # no /proc: the walk's own check stands
+        return True
+    top = str(root.resolve())
+    return opened == top or opened.startswith(top.rstrip("/") + "/")
 
 
 def language_of(rel_path: str) -> str | None:

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from . import db as index_db
 from . import secrets
-from .config import Settings
-from .discover import code_files, walk
+from .config import DEFAULT_MAX_FILE_SIZE, Settings
+from .discover import code_files, read_file, walk
 from .docs import update_docs
 from .errors import CorruptIndex, IndexBusy, RepomapError
 from .extractors import extract
@@ -30,7 +30,6 @@ symbol_row = attrgetter(*index_db.SYMBOL_FIELDS)
 EXTRACTOR_VERSION = "1"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
-BINARY_SNIFF = 8192
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +41,8 @@ class Job:
     mtime_ns: int
     old_hash: str | None  # skip extraction when the bytes turn out unchanged
     redact: bool = True  # replace credentials in text elements with [REDACTED]
+    root: str = "/"  # the resolved ROOT: a link swapped in since the walk must stay inside
+    max_size: int = DEFAULT_MAX_FILE_SIZE  # a file that grew since the walk is not read whole
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,6 +204,8 @@ def _index(
                 found.mtime_ns,
                 None if force or old is None else old.hash,
                 settings.redact,
+                str(settings.root),
+                settings.max_file_size,
             )
         )
     writer = index_db.Writer(db)
@@ -293,10 +296,9 @@ def _extract_all(
 
 def read_and_extract(job: Job) -> index_db.FileRows | Unchanged | Skipped:
     """Worker: read one file, and unless its bytes are unchanged, extract its rows."""
-    try:
-        raw = Path(job.path).read_bytes()
-    except OSError as error:
-        return Skipped(job.rel_path, f"unreadable ({error.strerror or error})")
+    raw, problem = read_file(Path(job.path), Path(job.root), job.max_size)
+    if raw is None:
+        return Skipped(job.rel_path, problem or "unreadable")
     digest = hashlib.blake2b(raw, digest_size=16).hexdigest()
     if digest == job.old_hash:
         return Unchanged(job)
@@ -330,6 +332,7 @@ def read_and_extract(job: Job) -> index_db.FileRows | Unchanged | Skipped:
 def _text_rows(texts: list, source: bytes, redact: bool) -> list[tuple]:
     """Text elements as rows, credentials redacted unless turned off."""
     lines: list[str] | None = None
+    cursors: dict[int, int] = {}
     rows = []
     for t in texts:
         content = t.content
@@ -338,10 +341,32 @@ def _text_rows(texts: list, source: bytes, redact: bool) -> list[tuple]:
             if t.element_type == "string_literal" and secrets.could_be_assigned_secret(content):
                 if lines is None:
                     lines = source.decode("utf-8", "replace").split("\n")
-                line_text = lines[t.line - 1] if t.line <= len(lines) else None
+                line_text = _line_before(lines, t.line, content, cursors)
             content = secrets.redact(content, line_text)
         rows.append((t.element_type, content, t.line, t.end_line, t.symbol_name, subwords(content)))
     return rows
+
+
+LONG_LINE = 1000  # characters; a longer line (minified, generated) is searched with a cursor
+
+
+def _line_before(lines: list[str], line: int, content: str, cursors: dict[int, int]) -> str | None:
+    """The source line a literal starts on, for redact(); on a long line only what leads to it.
+
+    A generated line can hold thousands of literals: finding each in the whole line made a 2 MB
+    file take minutes, so a long line is searched on from the previous literal found on it.
+    """
+    if line > len(lines):
+        return None
+    text = lines[line - 1]
+    if len(text) <= LONG_LINE:
+        return text
+    key = content[:40]
+    at = text.find(key, cursors.get(line, 0))
+    if at < 0:
+        return None
+    cursors[line] = at + len(key)
+    return text[max(0, at - 200) : at + len(key)]
 
 
 def decode(raw: bytes) -> tuple[bytes | None, str | None]:
@@ -353,7 +378,9 @@ def decode(raw: bytes) -> tuple[bytes | None, str | None]:
             return None, "binary (bad UTF-16)"
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
-    if b"\0" in raw[:BINARY_SNIFF]:
+    # Anywhere, not only in a first block: a NUL past it used to reach the extractors (ast
+    # rejects it, SQLite's C strings cut at it). One memchr over at most --max-file-size bytes.
+    if b"\0" in raw:
         return None, "binary (NUL bytes)"
     try:
         raw.decode("utf-8")
