@@ -245,7 +245,7 @@ def _personalized(
         p[i] += (1 - UNIFORM_SHARE) / len(targets)
     boost = np.unique(graph.def_name[is_mentioned])
     ranks = rank.pagerank(graph, p, boost)
-    scores = rank.definition_scores(graph, ranks, boost)
+    scores = rank.map_order(graph, ranks, rank.definition_scores(graph, ranks, boost))
     # What was asked for comes first: mentioned definitions, then those of mentioned files.
     top = scores.max() if len(scores) else 0.0
     in_files = np.isin(

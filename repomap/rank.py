@@ -21,7 +21,8 @@ favours long multi-word names (`get_queryset`, `HashMap`), and discounts private
 what flows to it, so an ambiguous `save` spreads thin while `QuerySet` goes where it is defined.
 
 A definition's score is the rank that flows into it from other files; a small prior by kind (and
-docstring) orders definitions nobody references yet. Personalization (focus files, mentioned
+docstring) orders definitions nobody references yet. The map orders definitions by `map_order`:
+the file's rank times the score relative to the best in that file. Personalization (focus files, mentioned
 names) re-runs PageRank from the stored unpersonalized ranking, with mentioned names' edges
 boosted, which converges in a few milliseconds.
 """
@@ -345,6 +346,22 @@ def definition_scores(
         incoming, 0.0
     )  # rounding can leave -1e-18 where only the file itself uses a name
     return ALPHA * incoming + PRIOR_WEIGHT * rank[graph.def_file] * graph.def_prior
+
+
+def map_order(graph: Graph, rank: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """The map's key: the file's rank times the definition's score relative to the best one in
+    its file. Top-ranked files come first, each with its top definitions; a file's lesser
+    definitions compete with the best ones of files ranked below it. (Ordering by the scores
+    alone lets a hub like `make_hashable`, used everywhere, crowd out the files a --focus
+    points at, whose rank is spread over many definitions.)"""
+    best = np.zeros(graph.file_count)
+    np.maximum.at(best, graph.def_file, scores)
+    best_of_def = best[graph.def_file]
+    return np.where(
+        best_of_def > 0,
+        rank[graph.def_file] * scores / np.where(best_of_def > 0, best_of_def, 1.0),
+        0.0,
+    )
 
 
 def _normalized(personalization: np.ndarray | None, n: int) -> np.ndarray:

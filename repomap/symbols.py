@@ -26,7 +26,7 @@ from sqlite_utils import Database
 from . import db as index_db
 from .errors import BadQuery, RepomapError
 
-RANK_FORMAT = "4"  # bump when rank.py weighs differently: the next `repomap index` re-ranks
+RANK_FORMAT = "5"  # bump when rank.py weighs differently: the next `repomap index` re-ranks
 NOT_RANKED_KINDS = (
     "impl",
     "namespace",
@@ -465,7 +465,7 @@ def refresh_ranks(db: Database, force: bool = False) -> bool:
     # Canonical order, whatever the cache's history: the same index gives bit-identical ranks.
     uses = uses[np.lexsort((uses[:, 1], uses[:, 0]))]
     graph = rank.build(file_ids, names, definitions, uses)
-    scores = rank.definition_scores(graph, graph.rank)
+    scores = rank.map_order(graph, graph.rank, rank.definition_scores(graph, graph.rank))
     ref_files = np.bincount(graph.c_name, minlength=len(names)).tolist()
     def_files = Counter(
         name for name, _ in set(zip(definitions.names, definitions.file_indices, strict=True))

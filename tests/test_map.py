@@ -263,3 +263,20 @@ def test_a_signature_row_is_one_line_without_a_body() -> None:
         render.signature_text("x" * 300).endswith("…")
         and len(render.signature_text("x" * 300)) == 200
     )
+
+
+def test_focus_shows_its_neighbours_before_hubs_used_everywhere(make_repo, index) -> None:
+    files = {"hub.py": "def shared_helper():\n    pass\n"}
+    for i in range(80):
+        files[f"user_{i}.py"] = "from hub import shared_helper\nshared_helper()\n"
+    files["big.py"] = "class BigThing:\n" + "".join(
+        f"    def operation_{i}(self):\n        pass\n\n" for i in range(30)
+    )
+    files["focus.py"] = "from big import BigThing\nthing = BigThing()\n" + "".join(
+        f"thing.operation_{i}()\n" for i in range(30)
+    )
+    root = make_repo(files)
+    index(root)
+    result = _map(root, tokens=120, focus=["focus.py"])
+    assert [f.file_path for f in result.files] == ["big.py"]
+    assert len(result.files[0].symbols) >= 3
