@@ -27,7 +27,7 @@ from .subwords import subwords
 symbol_row = attrgetter(*index_db.SYMBOL_FIELDS)
 
 # Bump when extraction changes what it stores: every file is then re-read once.
-EXTRACTOR_VERSION = "1"
+EXTRACTOR_VERSION = "2"  # 2: credentials redacted in signatures and docs too
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 
@@ -313,7 +313,10 @@ def read_and_extract(job: Job) -> index_db.FileRows | Unchanged | Skipped:
         return Skipped(job.rel_path, f"extractor failed ({type(error).__name__}: {error})")
     symbols = [symbol_row(s) for s in extraction.symbols]
     references = [(r.name, r.line, r.symbol) for r in extraction.references]
-    texts = _text_rows(extraction.texts, source, job.redact)
+    hidden: set[str] = set()
+    texts = _text_rows(extraction.texts, source, job.redact, hidden)
+    if job.redact:
+        symbols = [_redacted_symbol(row, hidden) for row in symbols]
     return index_db.FileRows(
         job.rel_path,
         job.language,
@@ -329,8 +332,26 @@ def read_and_extract(job: Job) -> index_db.FileRows | Unchanged | Skipped:
     )
 
 
-def _text_rows(texts: list, source: bytes, redact: bool) -> list[tuple]:
-    """Text elements as rows, credentials redacted unless turned off."""
+_SIGNATURE = index_db.SYMBOL_FIELDS.index("signature")
+_DOC = index_db.SYMBOL_FIELDS.index("doc")
+
+
+def _redacted_symbol(row: tuple, hidden: set[str]) -> tuple:
+    """A symbol row whose signature and doc cannot show what the file's text rows hide."""
+    signature, doc = row[_SIGNATURE], row[_DOC]
+    clean = (secrets.redact_header(signature, hidden), doc and secrets.redact(doc))
+    if clean == (signature, doc):
+        return row
+    fields = list(row)
+    fields[_SIGNATURE], fields[_DOC] = clean
+    return tuple(fields)
+
+
+def _text_rows(
+    texts: list, source: bytes, redact: bool, hidden: set[str] | None = None
+) -> list[tuple]:
+    """Text elements as rows, credentials redacted unless turned off; `hidden` collects the
+    original contents that redaction changed."""
     lines: list[str] | None = None
     cursors: dict[int, int] = {}
     rows = []
@@ -343,6 +364,8 @@ def _text_rows(texts: list, source: bytes, redact: bool) -> list[tuple]:
                     lines = source.decode("utf-8", "replace").split("\n")
                 line_text = _line_before(lines, t.line, content, cursors)
             content = secrets.redact(content, line_text)
+            if hidden is not None and content != t.content:
+                hidden.add(t.content)
         rows.append((t.element_type, content, t.line, t.end_line, t.symbol_name, subwords(content)))
     return rows
 

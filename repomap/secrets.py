@@ -1,7 +1,8 @@
 """Credentials kept out of the index: redaction of text elements, and files never indexed.
 
 The index is served to agents, so a hard-coded credential in a string literal or comment is
-replaced by `[REDACTED]` in `content` (its location is kept). Detected:
+replaced by `[REDACTED]` in `content` (its location is kept), and likewise in the symbols
+table's `signature` (`API_KEY = "…"` headers) and `doc` (docstrings, doc comments). Detected:
 - well-known key formats: AWS access key ids, GitHub tokens, GitLab tokens, Slack tokens and
   webhooks, Stripe live/test secret keys, Google API keys, OpenAI/Anthropic-style `sk-` keys,
   npm and PyPI tokens, JSON Web Tokens;
@@ -17,6 +18,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Iterable
 
 REDACTED = "[REDACTED]"
 
@@ -72,6 +74,18 @@ def redact(content: str, line_text: str | None = None) -> str:
         if _SECRET_NAME.search(before[-80:].rstrip()) and looks_random(content):
             return REDACTED
     return content
+
+
+def redact_header(header: str, hidden: Iterable[str] = ()) -> str:
+    """A symbol's signature with credentials replaced: key formats, and `hidden`, the literals
+    redacted in the same file, which a constant's `NAME = "value"` header repeats (cut short
+    at its length limit too: from the value's first 8 characters on)."""
+    clean = redact(header)
+    for value in hidden:
+        at = clean.find(value[:8])
+        if at >= 0:
+            clean = clean[:at] + REDACTED + clean[at + len(value) :]
+    return clean
 
 
 def could_be_assigned_secret(content: str) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from contextlib import closing
 
@@ -112,3 +113,102 @@ def test_redaction_can_be_turned_off_and_on_again(make_repo):
     assert _texts(db)[("settings.py", 1)] == AWS
     assert run_cli("index", root).returncode == 0  # the switch alone re-reads every file
     assert _texts(db)[("settings.py", 1)] == REDACTED
+
+
+def _symbols(db) -> dict[str, tuple[str, str | None]]:
+    with closing(sqlite3.connect(db)) as conn:
+        rows = conn.execute("SELECT name, signature, doc FROM symbols")
+        return {name: (signature, doc) for name, signature, doc in rows}
+
+
+SYMBOL_FILES = {
+    "conf.py": f'''
+        STRIPE_KEY = "{STRIPE}"
+        DB_PASSWORD = "hX9!kq2Lr0pZ"
+        API_TOKEN = "{"Zq8vN3pL0wX7yR2t" * 20}"
+        GREETING = "hello world"
+
+        def connect():
+            """Connect with {AWS} as the access key."""
+        ''',
+    "conf.rs": f'/// Pushes with {GITHUB}.\npub fn push() {{}}\nconst T: &str = "{GITHUB}";\n',
+    "conf.cpp": f"/// Signs with {AWS}.\nint sign();\n",
+}
+
+
+def test_signatures_and_docs_of_symbols_are_redacted_like_text(make_repo):
+    root = make_repo(SYMBOL_FILES)
+    indexer.run(config.resolve(root, workers=1))
+    symbols = _symbols(root / ".repomap" / "index.db")
+    assert symbols["STRIPE_KEY"] == (f'STRIPE_KEY = "{REDACTED}"', None)
+    assert symbols["DB_PASSWORD"] == (f'DB_PASSWORD = "{REDACTED}"', None)
+    # the header is cut at 200 characters, inside the value: the cut part is hidden too
+    assert symbols["API_TOKEN"] == (f'API_TOKEN = "{REDACTED}', None)
+    assert symbols["GREETING"] == ('GREETING = "hello world"', None)
+    assert symbols["connect"] == ("def connect()", f"Connect with {REDACTED} as the access key.")
+    assert symbols["push"] == ("pub fn push()", f"Pushes with {REDACTED}.")
+    assert symbols["sign"] == ("int sign()", f"Signs with {REDACTED}.")
+    found = run_cli("symbols", "STRIPE_KEY", "--root", root)
+    assert found.returncode == 0 and STRIPE not in found.stdout and REDACTED in found.stdout
+    mapped = run_cli("map", "--root", root, "--tokens", "2000")
+    assert mapped.returncode == 0 and STRIPE not in mapped.stdout and "hX9!" not in mapped.stdout
+
+
+def test_no_redact_keeps_signatures_and_docs_as_written(make_repo):
+    root = make_repo(SYMBOL_FILES)
+    indexer.run(config.resolve(root, workers=1, redact=False))
+    symbols = _symbols(root / ".repomap" / "index.db")
+    assert symbols["STRIPE_KEY"] == (f'STRIPE_KEY = "{STRIPE}"', None)
+    assert symbols["connect"][1] == f"Connect with {AWS} as the access key."
+
+
+@pytest.mark.parametrize("name", ["notes.txt", "settings.py", "docs/readme.md", "key.rs"])
+def test_a_link_with_an_innocent_name_to_a_secret_file_is_neither_indexed_nor_served(
+    make_repo, name
+):
+    root = make_repo({".env": f"AWS_KEY={AWS}\nPASSWORD=hX9!kq2Lr0pZ\n", "ok.py": "X = 1\n"})
+    link = root / name
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(root / ".env")
+    summary = indexer.run(config.resolve(root, workers=1))
+    assert dict(summary.skipped) == {
+        ".env": "secret file (never indexed)",
+        name: "secret file (never indexed)",
+    }
+    with closing(sqlite3.connect(root / ".repomap" / "index.db")) as conn:
+        dump = "\n".join(conn.iterdump())
+    assert AWS not in dump and "hX9!kq2Lr0pZ" not in dump
+    opened = run_cli("open", name, "--root", root)
+    assert opened.returncode != 0 and AWS not in opened.stdout
+    assert opened.stderr.startswith("error: ") and "credentials file" in opened.stderr
+    listed = run_cli("sources", "--root", root, "--format", "json")
+    assert name.rsplit("/", 1)[-1] not in listed.stdout and ".env" not in listed.stdout
+
+
+def test_the_mcp_server_never_reads_a_secret_file_whatever_path_reaches_it(make_repo):
+    import anyio
+    from mcp.client import Client
+
+    from repomap.mcp_server import build_server
+
+    root = make_repo({".env": f"AWS_KEY={AWS}\n", "id_rsa": PEM, "ok.py": "X = 1\n"})
+    (root / "innocent.txt").symlink_to(root / ".env")
+    (root / "sub").mkdir()
+    settings = config.resolve(root, workers=1)
+    indexer.run(settings)
+    paths = [".env", "id_rsa", "innocent.txt", "sub/../.env", str(root / ".env"), "./id_rsa"]
+
+    async def calls() -> list:
+        async with Client(build_server(settings, refresh=False)) as client:
+            results = [await client.call_tool("read_file", {"path": p}) for p in paths]
+            results.append(await client.call_tool("find_files", {"query": "env"}))
+            results.append(await client.call_tool("list_sources", {}))
+            return results
+
+    *reads, found, listed = anyio.run(calls)
+    for path, result in zip(paths, reads, strict=True):
+        assert result.is_error, path
+        assert AWS not in result.content[0].text and "PRIVATE KEY" not in result.content[0].text
+    assert found.structured_content["files"] == []
+    assert ".env" not in json.dumps(listed.structured_content)
+    assert "id_rsa" not in json.dumps(listed.structured_content)
