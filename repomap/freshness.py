@@ -70,14 +70,33 @@ class Refresher:
         self._started_at = 0.0
         self._building = False  # the running thread builds an index that did not exist
         self._pending: list[str] = []  # notices of finished runs, for the next answer
+        self._dirty = self._resync = False  # changes seen by is_fresh(), not yet indexed
         self._last: tuple[str, float, int] | None = None  # (at, seconds, changed files)
         self._last_error: str | None = None
         self._skip_dirs = frozenset({settings.db_path.parent})
 
     # --- the call path -----------------------------------------------------------------------
 
-    def ensure_fresh(self) -> list[str]:
-        """Bring the index up to date if files changed (bounded wait); notices for the answer."""
+    def is_fresh(self) -> bool:
+        """True when an answer needs no refresh and no wait (never blocks; inotify only)."""
+        if not self.enabled:
+            return True
+        with self._lock:
+            watcher = self._watcher
+            if watcher is None or watcher.method != "inotify":
+                return False  # the first call, or a poller whose check may walk the tree
+            if self._thread is not None and self._thread.is_alive():
+                return False
+            changes = watcher.changes()
+            self._dirty = self._dirty or changes.dirty
+            self._resync = self._resync or changes.resync
+            return not self._dirty and self.settings.db_path.exists()
+
+    def ensure_fresh(self, wait: bool = True) -> list[str]:
+        """Bring the index up to date if files changed (bounded wait); notices for the answer.
+
+        `wait=False` starts a refresh that is due without waiting for it (the caller cannot
+        block; the answer then says the index is being updated)."""
         if not self.enabled:
             if not self.settings.db_path.exists():
                 raise IndexNotFound(
@@ -90,7 +109,7 @@ class Refresher:
             if thread is None or not thread.is_alive():
                 thread = self._start_if_needed()
             building = self._building
-        if thread is not None:
+        if thread is not None and wait:
             thread.join(self.first_wait if building else self.wait)
         with self._lock:
             notices, self._pending = self._pending, []
@@ -121,10 +140,12 @@ class Refresher:
             self._building = True
             return self._start(first=False, resync=False)
         changes = self._watcher.changes()
-        if not changes.dirty:
+        dirty, resync = self._dirty or changes.dirty, self._resync or changes.resync
+        if not dirty:
             return None
+        self._dirty = self._resync = False
         self._building = False
-        return self._start(first=False, resync=changes.resync)
+        return self._start(first=False, resync=resync)
 
     def refresh_now(self) -> list[str]:
         """Run the indexer now (a file was found changed before the watcher said so); bounded."""
@@ -133,10 +154,12 @@ class Refresher:
         with self._lock:
             thread = self._thread
             if thread is None or not thread.is_alive():
-                if self._watcher is not None:
-                    self._watcher.changes()  # this run covers what the watcher has seen
+                resync = self._resync
+                if self._watcher is not None:  # this run covers what the watcher has seen
+                    resync = resync or self._watcher.changes().resync
+                self._dirty = self._resync = False
                 self._building = False
-                thread = self._start(first=self._watcher is None, resync=False)
+                thread = self._start(first=self._watcher is None, resync=resync)
         thread.join(self.wait)
         with self._lock:
             notices, self._pending = self._pending, []

@@ -22,11 +22,13 @@ them over stdio or streamable HTTP (on 127.0.0.1 unless told otherwise).
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
-from collections.abc import Sequence
-from typing import Annotated, Any, Literal
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any, Literal, TypeVar
 
+import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp_types import CallToolResult, ToolAnnotations
@@ -42,6 +44,7 @@ from .mcp_service import (
     HelpAnswer,
     OutlineAnswer,
     RepoMapAnswer,
+    RetryInThread,
     Section,
     Service,
     SourcesAnswer,
@@ -49,6 +52,7 @@ from .mcp_service import (
     SymbolSearch,
     SymbolSource,
     TextSearchAnswer,
+    inline,
     touched,
 )
 from .roots import Root, Roots
@@ -213,6 +217,28 @@ def _result_count(tool: str, result: Any) -> int | None:
     return len(value) if isinstance(value, list) else None
 
 
+T = TypeVar("T")
+
+
+async def answer(service: Service, method: Callable[..., T], *args: Any, walks: bool = False) -> T:
+    """Run a tool's work on the event loop when it need not wait, else in a worker thread.
+
+    A thread hop costs about a millisecond of CPU per call (measured: 2.3 against 1.2 ms of
+    server CPU for an empty tool over stdio), and most calls are a few milliseconds of SQLite
+    with nothing to wait for. A call that waits for the indexer, or walks the whole tree
+    (`walks`), runs in a thread so the server stays responsive meanwhile.
+    """
+    if not walks and service.is_fresh():
+        token = inline.set(True)
+        try:
+            return method(*args)
+        except RetryInThread:
+            pass
+        finally:
+            inline.reset(token)
+    return await anyio.to_thread.run_sync(functools.partial(method, *args))
+
+
 def build_server(
     settings: Settings | Sequence[Settings], *, refresh: bool = True, **refresh_options: float
 ) -> RepomapServer:
@@ -223,7 +249,7 @@ def build_server(
     tool = mcp.tool(annotations=READ_ONLY)
 
     @tool
-    def search_text(
+    async def search_text(
         query: Query,
         element_type: ElementType = "all",
         limit: Limit = 20,
@@ -252,10 +278,13 @@ def build_server(
         documented symbol), content, snippet with [MATCH]...[/MATCH], rank in (0, 1].
         Example: search_text("connection pool timeout", element_type="comment").
         """
-        return service.search_text(query, element_type, limit, path, mode, language, ignore_case)
+        return await answer(
+            service, service.search_text, query, element_type, limit, path, mode, language,
+            ignore_case,
+        )  # fmt: skip
 
     @tool
-    def search_symbols(
+    async def search_symbols(
         query: Query,
         kind: Kind | None = None,
         path: Annotated[
@@ -278,10 +307,10 @@ def build_server(
         search_text; for a file by name use find_files.
         Example: search_symbols("QuerySet.filter") or search_symbols("lock", kind="method").
         """
-        return service.search_symbols(query, kind, path, limit, language)
+        return await answer(service, service.search_symbols, query, kind, path, limit, language)
 
     @tool
-    def get_symbol_content(
+    async def get_symbol_content(
         name: Annotated[
             str,
             Field(
@@ -312,10 +341,10 @@ def build_server(
         re-indexed first, so line numbers are never stale. For arbitrary line ranges use
         read_file. Example: get_symbol_content("QuerySet.filter", context=true).
         """
-        return service.get_symbol_content(name, file, max_lines, context)
+        return await answer(service, service.get_symbol_content, name, file, max_lines, context)
 
     @tool
-    def get_repo_map(
+    async def get_repo_map(
         max_tokens: Annotated[
             int,
             Field(
@@ -349,10 +378,10 @@ def build_server(
         file's or folder's full structure use outline; for a definition's body
         get_symbol_content. Example: get_repo_map(max_tokens=2048, mentions=["QuerySet"]).
         """
-        return service.get_repo_map(max_tokens, focus_files, mentions)
+        return await answer(service, service.get_repo_map, max_tokens, focus_files, mentions)
 
     @tool
-    def search_docs(query: Query, limit: Limit = 10) -> DocSearchAnswer:
+    async def search_docs(query: Query, limit: Limit = 10) -> DocSearchAnswer:
         """Search the Markdown (.md) and .txt documentation by section, best match first.
 
         Use it for prose: installation, usage, design notes, changelogs, READMEs. Words are
@@ -361,10 +390,10 @@ def build_server(
         for the whole section. For comments and docstrings in code use search_text.
         Example: search_docs("database migrations").
         """
-        return service.search_docs(query, limit)
+        return await answer(service, service.search_docs, query, limit)
 
     @tool
-    def get_section(
+    async def get_section(
         heading: Annotated[
             str,
             Field(
@@ -385,10 +414,10 @@ def build_server(
         pass file= to choose. None: an error listing similar headings.
         Example: get_section("Installation", file="README.md").
         """
-        return service.get_section(heading, file, max_lines)
+        return await answer(service, service.get_section, heading, file, max_lines)
 
     @tool
-    def outline(
+    async def outline(
         path: Annotated[
             str | None,
             Field(max_length=4096, description="A file or folder; default: the whole root."),
@@ -409,10 +438,10 @@ def build_server(
         whole repository's important parts use get_repo_map instead.
         Example: outline("django/db/models/query.py", level=2).
         """
-        return service.outline(path, level, limit)
+        return await answer(service, service.outline, path, level, limit, walks=path is None)
 
     @tool
-    def read_file(
+    async def read_file(
         path: Annotated[
             str, Field(min_length=1, max_length=4096, description="A file inside the root.")
         ],
@@ -427,10 +456,10 @@ def build_server(
         For one definition prefer get_symbol_content; to find text prefer search_text.
         Example: read_file("setup.cfg", start_line=1, end_line=40).
         """
-        return service.read_file(path, start_line, end_line, max_lines)
+        return await answer(service, service.read_file, path, start_line, end_line, max_lines)
 
     @tool
-    def list_sources(
+    async def list_sources(
         dir: Annotated[
             str | None,
             Field(max_length=4096, description="A folder inside the root; default: the root."),
@@ -454,10 +483,10 @@ def build_server(
         a repository or folder is laid out; for a file by name use find_files, for what is
         inside files use outline. Example: list_sources(dir="src", depth=2).
         """
-        return service.list_sources(dir, depth, pattern, limit)
+        return await answer(service, service.list_sources, dir, depth, pattern, limit, walks=True)
 
     @tool
-    def find_files(
+    async def find_files(
         query: Annotated[
             str,
             Field(
@@ -475,20 +504,20 @@ def build_server(
         find a file by (part of) its name; for definitions use search_symbols, for text in
         files search_text. Example: find_files("settings", ignore_case=true).
         """
-        return service.find_files(query, limit, ignore_case)
+        return await answer(service, service.find_files, query, limit, ignore_case, walks=True)
 
     @tool
-    def index_status() -> StatusAnswer:
+    async def index_status() -> StatusAnswer:
         """What is indexed and how fresh it is, per root.
 
         Files, docs, symbols, references and text elements by type, when it was indexed, the
         schema version, files changed on disk since indexing, and how the server keeps it up
         to date. Use it when results look incomplete or out of date.
         """
-        return service.index_status()
+        return await answer(service, service.index_status, walks=True)
 
     @tool
-    def mcp_help() -> HelpAnswer:
+    async def mcp_help() -> HelpAnswer:
         """How to choose among repomap's tools (a decision tree), the query syntax and budgets.
 
         Call it once when you start using repomap.
