@@ -70,6 +70,7 @@ class Runs:
     summary: dict = field(default_factory=dict)  # the cold run's --json summary
     table_bytes: dict[str, int] = field(default_factory=dict)  # after the last cold run
     warnings: list[str] = field(default_factory=list)
+    load: list[float] = field(default_factory=list)  # 1-minute load average before each run
     profile: list[list[str]] = field(default_factory=list)  # rows of the --profile table
 
 
@@ -173,6 +174,7 @@ def measure(
         runs.changed_file = str(changed.relative_to(tree))
         for number in range(1, run_count + 1):
             progress(f"{corpus.name}: run {number}/{run_count}")
+            runs.load.append(os.getloadavg()[0])
             wall, cpu = parse_floor(sources)
             runs.floor.append(wall)
             runs.floor_cpu.append(cpu)
@@ -406,6 +408,9 @@ def report(corpus: Corpus, runs: Runs, run_count: int) -> str:
         "(each run measures floor, ctags and the three index runs back to back); page cache warm.",
         f"- languages: {', '.join(languages)}; one-file change: a comment line appended to "
         f"`{runs.changed_file}` (the median-sized file), then restored.",
+        f"- machine: {os.cpu_count()} cores; 1-minute load average before each run: "
+        + ", ".join(f"{load:.1f}" for load in runs.load)
+        + " (other work on the machine inflates wall times; CPU seconds suffer less)",
         f"- copying the corpus to a private folder took {fmt_seconds(runs.copy_seconds)} "
         "(not in any figure).",
         f"- cold index: {_summary_line(runs.summary)}",
