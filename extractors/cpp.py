@@ -1,0 +1,905 @@
+"""C++ extractor (C headers are read as C++): symbols, references, comments, docs and strings.
+
+One tree-sitter parse and one query walk (tags.scm and text.scm compiled together); Python then
+visits only captured nodes. Qualified names come from a sweep over the definitions' byte
+ranges, and the enclosing symbol of any offset from a bisect over those ranges.
+
+Decisions:
+- A symbol's range starts at its `template <...>` header, so the signature shows it and a doc
+  comment above the header documents it. Specialisations are named without their arguments
+  (`DenseMapInfo`), as the `Foo<T>::` qualifier of an out-of-line member is.
+- `ret Foo::f() {}` is a method of `Foo` unless `Foo` is known as a namespace in the file
+  (`namespace Foo`, `using namespace Foo`, an alias) and not as a class: `.cpp` files define
+  members of classes declared elsewhere far more often than namespace functions that way.
+- In-class member declarations (`int add(int);`) are methods with is_definition False; an
+  in-class `= default`/`= delete` is a definition. Friend and local declarations and forward
+  declarations (`class Foo;`) are not symbols; hidden friends defined in a class are methods.
+- `typedef struct {...} Name;` is the struct `Name` (C's way to name it); with a tag it is the
+  struct plus a type. Macros are global: qualified name = name, no parent.
+- Namespace-scope variables are symbols, `constant` when `constexpr` or `const` (not behind a
+  pointer); `extern` ones without an initialiser are declarations.
+- Doc comments document the next declaration; when that is not a symbol (a field), or for
+  `///<` the previous one, the enclosing symbol's name is used. Nothing after: None.
+- References are the tags kinds: call targets, types, qualifier segments, `.`/`->` members,
+  macros tested by `#ifdef`/`defined()`, and identifiers in `#define` bodies. As the refs table
+  keeps them, each name appears once per enclosing symbol, at its first line.
+- `class LLVM_ABI Foo {`: an ALL-CAPS word between `class`/`struct` and the name is an export
+  macro. It is blanked before parsing (same length, offsets kept); otherwise tree-sitter reads
+  it as the class name and the class as a function.
+- Text tree-sitter leaves unread is scanned with a small regex lexer: `#define` bodies
+  (preproc_arg) for comments, strings and names, and ERROR nodes for string literals that error
+  recovery split into `"` and words. `#include "x.h"` paths are string literals.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left, bisect_right
+from functools import cache
+from importlib import resources
+from operator import attrgetter, itemgetter
+
+from tree_sitter import Node, Query, QueryCursor
+
+from .model import Extraction, Reference, Symbol, TextElement
+from .treesitter import language, parse
+
+_CLASS_KINDS = {
+    "class_specifier": "class",
+    "struct_specifier": "struct",
+    "union_specifier": "union",
+    "enum_specifier": "enum",
+}
+_MEMBER_SCOPES = frozenset({"class", "struct", "union"})
+_DECLARATION_SCOPES = _MEMBER_SCOPES | {"namespace"}  # where a prototype declares something
+_CONTAINERS = _DECLARATION_SCOPES | {"enum", "function", "method"}  # may hold symbols
+# Capture name -> what _Reader.build makes of it.
+_DEFINITIONS = {
+    "definition.namespace": "namespace",
+    "definition.class": "class",
+    "definition.struct": "struct",
+    "definition.union": "union",
+    "definition.enum": "enum",
+    "definition.function": "function",
+    "definition.method": "method",
+    "definition.declaration": "declaration",
+    "definition.macro": "macro",
+    "definition.type": "type",
+}
+_REFERENCES = (
+    "reference.call",
+    "reference.type",
+    "reference.namespace",
+    "reference.field",
+    "reference.macro",
+)
+_PLAIN_NAMES = frozenset({"identifier", "field_identifier", "type_identifier"})
+_DECLARED_NAMES = _PLAIN_NAMES | {"qualified_identifier"}
+# Declarators that wrap the name a declaration declares.
+_WRAPPERS = frozenset(
+    {
+        "pointer_declarator",
+        "reference_declarator",
+        "array_declarator",
+        "parenthesized_declarator",
+        "attributed_declarator",
+        "init_declarator",
+        "function_declarator",
+    }
+)
+_KEYWORDS = frozenset(
+    b"""alignas alignof auto bool break case catch char class const constexpr continue decltype
+    default defined delete do double else enum explicit extern false float for friend goto if
+    inline int long namespace new noexcept nullptr operator private protected public register
+    return short signed sizeof static static_assert static_cast struct switch template this
+    throw true try typedef typename union unsigned using virtual void volatile while""".split()
+)
+
+# `class LLVM_ABI Foo {`, `struct LLVM_NODISCARD Foo final : Base {`. One regex per keyword:
+# a literal prefix makes the scan several times faster than an alternation.
+_EXPORT_MACROS = tuple(
+    re.compile(
+        keyword + rb"[ \t]+([A-Z][A-Z0-9_]*[A-Z0-9](?:\([^()\n]*\))?)\s+"
+        rb"(?=(?!final\b)[A-Za-z_]\w*\s*(?:final\s*)?[:{])"
+    )
+    for keyword in (b"class", b"struct")
+)
+# A small lexer for text tree-sitter leaves unread: `#define` bodies, `#pragma`/`#error`
+# arguments (preproc_arg), and ERROR nodes, where recovery can split a literal into tokens.
+_TOKEN = re.compile(
+    rb"(?P<comment>//[^\n]*|/\*.*?(?:\*/|\Z))"
+    rb'|(?P<string>(?:u8|[uUL])?R"(?P<delimiter>[^()\\\s]{0,16})\(.*?\)(?P=delimiter)"'
+    rb'|(?:u8|[uUL])?"(?:[^"\\\n]|\\.)*"?)'
+    rb"|(?P<char>(?:u8|[uUL])?'(?:[^'\\\n]|\\.)*'?)"
+    rb"|(?P<number>\.?\d(?:[\w.]|'\w|[eEpP][+-])*)"
+    rb"|(?P<name>[A-Za-z_]\w*)",
+    re.DOTALL,
+)
+_SPACE_OR_CONTINUATION = re.compile(rb"(?:\s|\\\r?\n)*")
+_IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
+_DEFAULTED = re.compile(rb"=\s*(?:default|delete)\s*;?\s*$")
+
+_LINE, _BLOCK = "line", "block"  # plain comments
+_DOC_LINE, _DOC_BLOCK = "doc_line", "doc_block"  # document what follows
+_TRAILING_LINE, _TRAILING_BLOCK = "trailing_line", "trailing_block"  # `///<`: what precedes
+_LINE_KINDS = frozenset({_LINE, _DOC_LINE, _TRAILING_LINE})
+_LEADING_DOCS = frozenset({_DOC_LINE, _DOC_BLOCK})
+_MARKER_LENGTH = {_LINE: 2, _BLOCK: 2, _DOC_LINE: 3, _DOC_BLOCK: 3}
+_MARKER_LENGTH |= {_TRAILING_LINE: 4, _TRAILING_BLOCK: 4}
+# Comment openers: four bytes decide first (`///<`, `////`), then three (`///`).
+_KIND_BY_HEAD = {
+    b"///<": _TRAILING_LINE,
+    b"//!<": _TRAILING_LINE,
+    b"/**<": _TRAILING_BLOCK,
+    b"/*!<": _TRAILING_BLOCK,
+    b"////": _LINE,
+    b"/***": _BLOCK,
+    b"/**/": _BLOCK,
+    b"///": _DOC_LINE,
+    b"//!": _DOC_LINE,
+    b"/**": _DOC_BLOCK,
+    b"/*!": _DOC_BLOCK,
+}
+
+# A comment: start and end offsets, kind, and its node, or its (line, end line) when it was
+# found in a `#define` body.
+_Token = tuple[int, int, str, "Node | tuple[int, int]"]
+
+
+@cache
+def _query() -> Query:
+    """tags.scm and text.scm as one query: one walk of the tree instead of two."""
+    folder = resources.files(__package__).joinpath("queries", "cpp")
+    source = "\n".join(folder.joinpath(f"{p}.scm").read_text() for p in ("tags", "text"))
+    return Query(language("cpp"), source)
+
+
+def extract(source: bytes, rel_path: str) -> Extraction:
+    """Symbols, references, comments, docs and strings of one C++ file; never raises."""
+    root = parse("cpp", _blank_export_macros(source))
+    reader = _Reader(source, QueryCursor(_query()).captures(root))
+    reader.scan_macro_bodies()
+    groups = reader.comment_groups()
+    symbols = reader.symbols()
+    owners = _Owners(symbols)
+    texts = reader.comments(groups, symbols, owners) + reader.strings(owners)
+    texts.sort(key=itemgetter(0))  # document order
+    return Extraction(
+        symbols=symbols,
+        references=reader.references(owners),
+        texts=[element for _, element in texts],
+        note="syntax errors" if root.has_error else None,
+    )
+
+
+def _blank_export_macros(source: bytes) -> bytes:
+    """`source` with the export macro of `class MACRO Name {` replaced by spaces."""
+    spans = [m.span(1) for pattern in _EXPORT_MACROS for m in pattern.finditer(source)]
+    if not spans:
+        return source
+    blanked = bytearray(source)
+    for start, end in spans:
+        blanked[start:end] = b" " * (end - start)
+    return bytes(blanked)
+
+
+class _Owners:
+    """The innermost symbol around any offset: nested ranges flattened into sorted bounds."""
+
+    def __init__(self, symbols: list[Symbol]) -> None:
+        bounds: list[int] = [0]
+        names: list[str | None] = [None]
+        open_spans: list[tuple[int, str | None]] = [(1 << 62, None)]  # the file: never closed
+        for symbol in symbols:  # outer before inner, in start order
+            start, name = symbol.start_byte, symbol.qualified_name
+            while open_spans[-1][0] <= start:  # what ended before: its parent owns from there
+                end = open_spans.pop()[0]
+                if bounds[-1] == end:
+                    names[-1] = open_spans[-1][1]
+                else:
+                    bounds.append(end)
+                    names.append(open_spans[-1][1])
+            if bounds[-1] == start:
+                names[-1] = name
+            else:
+                bounds.append(start)
+                names.append(name)
+            open_spans.append((symbol.end_byte, name))
+        while len(open_spans) > 1:
+            bounds.append(open_spans.pop()[0])
+            names.append(open_spans[-1][1])
+        self.bounds, self.names = bounds, names
+
+    def at(self, position: int) -> str | None:
+        return self.names[bisect_right(self.bounds, position) - 1]
+
+
+class _Group:
+    """A comment, or a run of `//` comments merged into one, with what it documents."""
+
+    __slots__ = ("start", "kind", "content", "line", "end_line", "sibling", "in_macro")
+
+    def __init__(self, start: int, kind: str, content: str, line: int, end_line: int) -> None:
+        self.start, self.kind, self.content = start, kind, content
+        self.line, self.end_line = line, end_line
+        self.sibling: Node | None = None  # the declaration a doc comment sits next to
+        self.in_macro = False  # found in a `#define` body: it documents that macro
+
+
+class _Reader:
+    """Turns the captures of one file into records; holds what the passes share."""
+
+    def __init__(self, source: bytes, found: dict[str, list[Node]]) -> None:
+        self.source = source
+        self.found = found
+        self.comment_nodes, self.comment_starts = _in_order(found.get("comment", []))
+        self.name_starts: set[int] = set()  # definitions' own names: not references
+        self.docs: dict[int, str] = {}  # declaration start -> its doc comment
+        self.macro_comments: list[_Token] = []
+        self.macro_strings: list[tuple[int, TextElement]] = []
+        self.macro_names: list[tuple[bytes, int]] = []
+
+    def text(self, start: int, end: int) -> str:
+        return self.source[start:end].decode("utf-8", "replace")
+
+    def node_text(self, node: Node) -> str:
+        return self.source[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+    def header(self, start: int, end: int) -> str:
+        """Source between two offsets on one line, comments left out: a signature."""
+        raw = self.source[start:end]
+        if b"/" in raw:
+            first = bisect_left(self.comment_starts, start)
+            for node in reversed(self.comment_nodes[first : bisect_left(self.comment_starts, end)]):
+                raw = raw[: node.start_byte - start] + b" " + raw[node.end_byte - start :]
+        return " ".join(raw.decode("utf-8", "replace").split())
+
+    def header_around_body(self, start: int, end: int, type_node: Node | None) -> str:
+        """A signature that shows a class body written inside a declaration as `{…}`."""
+        body = None
+        if type_node is not None and type_node.type in _CLASS_KINDS:
+            body = type_node.child_by_field_name("body")
+        if body is None or not start <= body.start_byte < end:
+            return self.header(start, end)
+        return f"{self.header(start, body.start_byte)} {{…}} {self.header(body.end_byte, end)}"
+
+    # --- comments: grouped and cleaned first, so symbols can take their docs ---------------
+
+    def comment_groups(self) -> list[_Group]:
+        """Comments with `//` runs merged; doc comments note their declaration's start."""
+        source = self.source
+        starts, nodes = self.comment_starts, self.comment_nodes
+        tokens: list[_Token] = list(
+            zip(
+                starts,
+                [node.end_byte for node in nodes],
+                [_comment_kind(source[start : start + 4]) for start in starts],
+                nodes,
+                strict=True,
+            )
+        )
+        if self.macro_comments:
+            tokens = sorted(tokens + self.macro_comments, key=itemgetter(0))
+        groups = []
+        for run in _merge_line_comments(tokens, source):
+            start, end, kind, first = run[0]
+            last = run[-1][3]
+            if len(run) == 1:
+                content = _clean_comment(kind, [source[start:end]])
+            else:
+                content = _clean_comment(kind, [source[t[0] : t[1]] for t in run])
+            if isinstance(first, tuple) or isinstance(last, tuple):  # in a `#define` body
+                group = _Group(start, kind, content, first[0], last[1])
+                group.in_macro = True
+                groups.append(group)
+                continue
+            line, end_line = first.start_point.row + 1, last.end_point.row + 1
+            group = _Group(start, kind, content, line, end_line)
+            if kind is not _LINE and kind is not _BLOCK:
+                self.note_doc(group, first, last)
+            groups.append(group)
+        return groups
+
+    def note_doc(self, group: _Group, first: Node, last: Node) -> None:
+        """Find the declaration a doc comment documents; remember the doc under its start."""
+        if group.kind in _LEADING_DOCS:
+            sibling = last.next_named_sibling
+            while sibling is not None and sibling.type == "comment":
+                sibling = sibling.next_named_sibling
+            if sibling is not None:
+                self.docs[sibling.start_byte] = group.content  # the closest doc wins
+        else:  # `///<` documents what precedes it
+            sibling = first.prev_named_sibling
+            while sibling is not None and sibling.type == "comment":
+                sibling = sibling.prev_named_sibling
+            if sibling is not None:
+                self.docs.setdefault(sibling.start_byte, group.content)
+        group.sibling = sibling
+
+    def comments(
+        self, groups: list[_Group], symbols: list[Symbol], owners: _Owners
+    ) -> list[tuple[int, TextElement]]:
+        """Text elements of the comment groups, docs named after what they document."""
+        by_start: dict[int, Symbol] = {}
+        for symbol in symbols:
+            existing = by_start.get(symbol.start_byte)
+            if existing is None or existing.kind in ("variable", "constant"):
+                by_start[symbol.start_byte] = symbol  # `struct S {...} s;`: the struct
+        starts = [symbol.start_byte for symbol in symbols]
+        texts = []
+        for group in groups:
+            kind, owner = group.kind, owners.at(group.start)
+            if kind is _LINE or kind is _BLOCK:
+                element = TextElement("comment", group.content, group.line, group.end_line, owner)
+            else:
+                name = self.documented(group, owner, by_start, symbols, starts)
+                element = TextElement("docstring", group.content, group.line, group.end_line, name)
+            texts.append((group.start, element))
+        return texts
+
+    def documented(
+        self,
+        group: _Group,
+        owner: str | None,
+        by_start: dict[int, Symbol],
+        symbols: list[Symbol],
+        starts: list[int],
+    ) -> str | None:
+        """The qualified name of what a doc comment documents, else of what encloses it."""
+        sibling = group.sibling
+        if sibling is None:  # nothing follows in this scope: None; nothing precedes: owner
+            return None if group.kind in _LEADING_DOCS and not group.in_macro else owner
+        target = by_start.get(sibling.start_byte)
+        if target is None and sibling.type == "ERROR" and group.kind in _LEADING_DOCS:
+            # A declaration tree-sitter could not read whole: the first symbol in it.
+            index = bisect_left(starts, sibling.start_byte)
+            if index < len(symbols) and starts[index] < sibling.end_byte:
+                target = symbols[index]
+        return target.qualified_name if target is not None else owner
+
+    # --- symbols ---------------------------------------------------------------------------
+
+    def symbols(self) -> list[Symbol]:
+        """Every symbol, outer before inner, qualified by a sweep over nested byte ranges."""
+        templates = _template_anchors(self.found.get("local.template", []))
+        self.friends = {n.start_byte for n in self.found.get("local.friend", ())}
+        self.namespaces = self.namespace_names()
+        candidates = []
+        for capture, kind in _DEFINITIONS.items():
+            for node in self.found.get(capture, ()):
+                start = node.start_byte
+                anchor = templates.get(start)
+                if anchor is None:
+                    candidates.append((start, -node.end_byte, start, kind, node, node))
+                else:
+                    start_end = (anchor.start_byte, -anchor.end_byte)
+                    candidates.append((*start_end, start, kind, node, anchor))
+        candidates.sort(key=itemgetter(0, 1, 2))
+        symbols: list[Symbol] = []
+        open_scopes: list[tuple[int, Symbol]] = []  # (end byte, container symbol)
+        for start, negative_end, _, kind, node, anchor in candidates:
+            while open_scopes and open_scopes[-1][0] <= start:
+                open_scopes.pop()
+            scope = open_scopes[-1][1] if open_scopes else None
+            for symbol in self.build(kind, node, anchor, scope):
+                symbols.append(symbol)
+                if symbol.kind in _CONTAINERS:
+                    open_scopes.append((-negative_end, symbol))
+        return symbols
+
+    def namespace_names(self) -> set[str]:
+        """Names known as namespaces and not as classes: `ns::f() {}` is then a function."""
+        names = {self.node_text(n) for n in self.found.get("local.namespace", ())}
+        for node in self.found.get("definition.namespace", ()):
+            name = node.child_by_field_name("name")
+            if name is not None:
+                names.add(self.node_text(name))
+        names = {name.rsplit("::", 1)[-1].strip() for name in names}
+        for capture in ("definition.class", "definition.struct", "definition.union"):
+            for node in self.found.get(capture, ()):
+                name = node.child_by_field_name("name")
+                if name is not None:
+                    names.discard(self.node_text(name).rsplit("::", 1)[-1].split("<", 1)[0])
+        return names
+
+    def symbol(
+        self,
+        name: str,
+        qualified_name: str,
+        kind: str,
+        anchor: Node,
+        signature: str,
+        parent: str | None,
+        is_definition: bool = True,
+    ) -> Symbol:
+        start_byte, end_byte = anchor.start_byte, anchor.end_byte
+        start_row, start_col = anchor.start_point
+        end_row, end_col = anchor.end_point
+        if end_col == 0 and end_byte > start_byte and self.source[end_byte - 1] == 10:
+            # A `#define` ends after its newline: end it on its own last line instead.
+            end_byte -= 2 if self.source[end_byte - 2 : end_byte] == b"\r\n" else 1
+            end_row -= 1
+            end_col = end_byte - (self.source.rfind(b"\n", 0, end_byte) + 1)
+        return Symbol(
+            name,
+            qualified_name,
+            kind,
+            start_row + 1,
+            end_row + 1,
+            start_col,
+            end_col,
+            start_byte,
+            end_byte,
+            signature,
+            parent,
+            self.docs.get(start_byte),
+            is_definition,
+        )
+
+    def build(self, kind: str, node: Node, anchor: Node, scope: Symbol | None) -> list[Symbol]:
+        """The symbols one captured declaration defines: none, one, or a few."""
+        if kind == "function" or kind == "method":
+            found = self.function(node, anchor, scope, kind == "function")
+        elif kind == "declaration":
+            if scope is not None and scope.kind not in _DECLARATION_SCOPES:
+                return []  # a local declaration (or a vexing parse) in a function body
+            found = self.function(node, anchor, scope, False)
+            if found is None:
+                return self.variables(node, anchor, scope)
+        elif kind == "macro":
+            found = self.macro(node)
+        elif kind == "namespace":
+            found = self.namespace(node, anchor, scope)
+        elif kind == "type":
+            if node.type == "type_definition":
+                return self.typedef(node, anchor, scope)
+            found = self.alias(node, anchor, scope)
+        else:
+            found = self.class_like(kind, node, anchor, scope)
+        return [found] if found is not None else []
+
+    def namespace(self, node: Node, anchor: Node, scope: Symbol | None) -> Symbol | None:
+        name_node = node.child_by_field_name("name")
+        if name_node is None:
+            parts = ["(anonymous)"]
+        else:
+            self.name_starts.add(name_node.start_byte)
+            parts = [p.strip() for p in self.node_text(name_node).split("::") if p.strip()]
+            if not parts:
+                return None
+        body = node.child_by_field_name("body")
+        prefix = scope.qualified_name if scope else None
+        signature = self.header(anchor.start_byte, (body or node).start_byte)
+        parent = _join(prefix, parts[:-1]) or None
+        return self.symbol(parts[-1], _join(prefix, parts), "namespace", anchor, signature, parent)
+
+    def class_like(
+        self, kind: str, node: Node, anchor: Node, scope: Symbol | None
+    ) -> Symbol | None:
+        name_node = node.child_by_field_name("name")
+        body = node.child_by_field_name("body")
+        path = self.name_path(name_node) if name_node is not None else None
+        if path is None or body is None:
+            return None  # anonymous: its members belong to the enclosing symbol
+        parts, is_global = path
+        prefix = None if is_global or scope is None else scope.qualified_name
+        signature = self.header(anchor.start_byte, body.start_byte)
+        parent = _join(prefix, parts[:-1]) or None
+        return self.symbol(parts[-1], _join(prefix, parts), kind, anchor, signature, parent)
+
+    def function(
+        self, node: Node, anchor: Node, scope: Symbol | None, is_definition: bool
+    ) -> Symbol | None:
+        """A function or method, defined or only declared."""
+        if not is_definition and node.start_byte in self.friends:
+            return None  # `friend bool operator==(...);` declares no member
+        declarator = node.child_by_field_name("declarator")
+        name_node = _function_name(declarator) if declarator is not None else None
+        path = self.name_path(name_node) if name_node is not None else None
+        if path is None:
+            return None
+        parts, is_global = path
+        name = parts[-1]
+        prefix = None if is_global or scope is None else scope.qualified_name
+        end = declarator.end_byte
+        signature = self.header(anchor.start_byte, end)
+        if not is_definition and node.end_byte - end > 4:
+            # An in-class `= default` parses as a definition already; this is the safety net.
+            is_definition = _DEFAULTED.search(self.source, end, node.end_byte) is not None
+        if len(parts) == 1:  # the common case, kept cheap
+            member = scope is not None and scope.kind in _MEMBER_SCOPES
+            qualified_name = f"{prefix}::{name}" if prefix else name
+            kind = "method" if member else "function"
+            return self.symbol(name, qualified_name, kind, anchor, signature, prefix, is_definition)
+        parent = _join(prefix, parts[:-1])
+        kind = "function" if parts[-2] in self.namespaces else "method"
+        return self.symbol(
+            name, f"{parent}::{name}", kind, anchor, signature, parent, is_definition
+        )
+
+    def variables(self, node: Node, anchor: Node, scope: Symbol | None) -> list[Symbol]:
+        """Namespace-scope variables and constants: `int a = 1, *b;` declares two."""
+        if (scope is not None and scope.kind != "namespace") or node.has_error:
+            return []  # locals and members are not symbols, nor is a broken parse
+        declarators = node.children_by_field_name("declarator")
+        if not declarators:
+            return []
+        specifiers = {
+            self.node_text(c)
+            for c in node.children
+            if c.type in ("type_qualifier", "storage_class_specifier")
+        }
+        type_node = node.child_by_field_name("type")
+        # The shared type, then each declarator without its initialiser: `const int *b`.
+        type_part = self.header_around_body(anchor.start_byte, declarators[0].start_byte, type_node)
+        if type_node is not None and type_node.type in _CLASS_KINDS:
+            self.docs.pop(anchor.start_byte, None)  # `struct S {...} s;`: the doc is the struct's
+        symbols = []
+        for declarator in declarators:
+            has_value = declarator.type == "init_declarator"
+            inner = declarator.child_by_field_name("declarator") if has_value else declarator
+            name_node, pointer = _declared_name(inner)
+            path = self.name_path(name_node) if name_node is not None else None
+            if inner is None or path is None or not _IDENTIFIER.fullmatch(path[0][-1]):
+                continue
+            parts, is_global = path
+            prefix = None if is_global or scope is None else scope.qualified_name
+            constant = "constexpr" in specifiers or ("const" in specifiers and not pointer)
+            signature = f"{type_part} {self.header(declarator.start_byte, inner.end_byte)}"
+            symbols.append(
+                self.symbol(
+                    parts[-1],
+                    _join(prefix, parts),
+                    "constant" if constant else "variable",
+                    anchor,
+                    signature.strip(),
+                    _join(prefix, parts[:-1]) or None,
+                    has_value or "extern" not in specifiers,
+                )
+            )
+        return symbols
+
+    def macro(self, node: Node) -> Symbol | None:
+        name_node = node.child_by_field_name("name")
+        if name_node is None or name_node.start_byte == name_node.end_byte:
+            return None
+        self.name_starts.add(name_node.start_byte)
+        params = node.child_by_field_name("parameters")
+        name = self.node_text(name_node)
+        signature = self.header(node.start_byte, (params or name_node).end_byte)
+        return self.symbol(name, name, "macro", node, signature, None)  # global, like the CPP
+
+    def typedef(self, node: Node, anchor: Node, scope: Symbol | None) -> list[Symbol]:
+        type_node = node.child_by_field_name("type")
+        signature = self.header_around_body(anchor.start_byte, node.end_byte, type_node)
+        signature = signature.rstrip("; ")
+        prefix = scope.qualified_name if scope else None
+        kind = "type"
+        if type_node is not None and type_node.type in _CLASS_KINDS:
+            anonymous = type_node.child_by_field_name("name") is None
+            if anonymous and type_node.child_by_field_name("body") is not None:
+                kind = _CLASS_KINDS[type_node.type]  # `typedef enum {...} Name;` names the enum
+        symbols = []
+        for declarator in node.children_by_field_name("declarator"):
+            name_node, _ = _declared_name(declarator)
+            if name_node is None or name_node.start_byte == name_node.end_byte:
+                continue
+            self.name_starts.add(name_node.start_byte)
+            name = self.node_text(name_node)
+            symbols.append(
+                self.symbol(name, _join(prefix, [name]), kind, anchor, signature, prefix)
+            )
+            kind = "type"  # `typedef struct {...} A, *B;`: B is an alias
+        return symbols
+
+    def alias(self, node: Node, anchor: Node, scope: Symbol | None) -> Symbol | None:
+        name_node = node.child_by_field_name("name")
+        if name_node is None or name_node.start_byte == name_node.end_byte:
+            return None
+        self.name_starts.add(name_node.start_byte)
+        name = self.node_text(name_node)
+        prefix = scope.qualified_name if scope else None
+        signature = self.header(anchor.start_byte, node.end_byte).rstrip("; ")
+        return self.symbol(name, _join(prefix, [name]), "type", anchor, signature, prefix)
+
+    def name_path(self, node: Node) -> tuple[list[str], bool] | None:
+        """Segments of a maybe qualified name (`A::B<T>::f`: A, B, f) and whether `::` leads."""
+        kind = node.type
+        if kind in _PLAIN_NAMES:  # the common case, kept cheap
+            start = node.start_byte
+            self.name_starts.add(start)
+            name = self.source[start : node.end_byte].decode("utf-8", "replace")
+            return ([name], False) if name else None
+        parts: list[str] = []
+        is_global = False
+        while kind == "qualified_identifier":
+            scope = node.child_by_field_name("scope")
+            if scope is None:
+                is_global = not parts
+            else:
+                parts.append(self.simple_name(scope, scope.type))
+            name = node.child_by_field_name("name")
+            if name is None:
+                return None
+            node, kind = name, name.type
+        self.name_starts.add(node.start_byte)
+        parts.append(self.simple_name(node, kind))
+        return (parts, is_global) if all(parts) else None
+
+    def simple_name(self, node: Node, kind: str) -> str:
+        """`Foo` of `Foo<T>`, `operator bool` of a conversion, else the name as written."""
+        if kind in ("template_type", "template_function", "template_method"):
+            name = node.child_by_field_name("name")
+            if name is not None:
+                return self.node_text(name)
+        elif kind == "operator_cast":
+            declarator = node.child_by_field_name("declarator")
+            return self.header(node.start_byte, (declarator or node).start_byte)
+        return " ".join(self.node_text(node).split())
+
+    # --- strings and `#define` bodies --------------------------------------------------------
+
+    def scan_macro_bodies(self) -> None:
+        """Comments, strings and names in `#define` bodies, which tree-sitter leaves as text."""
+        for node in self.found.get("preproc.argument", ()):
+            start = node.start_byte
+            raw = self.source[start : node.end_byte]
+            row = node.start_point.row + 1
+            string_end = -1  # end of the previous string, to join `"a" "b"`
+            for match in _TOKEN.finditer(raw):
+                group, token, at = match.lastgroup, match[0], match.start()
+                if group == "name":
+                    if token not in _KEYWORDS:
+                        self.macro_names.append((token, start + at))
+                    continue
+                if group != "comment" and group != "string":
+                    continue
+                line = row + raw.count(b"\n", 0, at)
+                end_line = line + token.count(b"\n")
+                if group == "comment":
+                    kind = _comment_kind(token[:4])
+                    self.macro_comments.append(
+                        (start + at, start + match.end(), kind, (line, end_line))
+                    )
+                    continue
+                body = _string_body(token.decode("utf-8", "replace"))
+                gap = _SPACE_OR_CONTINUATION.match(raw, max(string_end, 0), at)
+                if string_end >= 0 and gap is not None and gap.end() == at:
+                    first_start, joined = self.macro_strings[-1]
+                    content = joined.content + body
+                    element = TextElement("string_literal", content, joined.line, end_line, None)
+                    self.macro_strings[-1] = (first_start, element)
+                else:
+                    element = TextElement("string_literal", body, line, end_line, None)
+                    self.macro_strings.append((start + at, element))
+                string_end = match.end()
+
+    def strings(self, owners: _Owners) -> list[tuple[int, TextElement]]:
+        """String literals by start offset; literals the compiler joins are one."""
+        literals = []  # (start, end, body, node)
+        read = []  # ranges tree-sitter read: literals, then macro bodies
+        in_concatenation = set()
+        for node in self.found.get("string.concatenated", ()):
+            parts = [c for c in node.named_children if c.type.endswith("string_literal")]
+            in_concatenation.update(c.start_byte for c in parts)
+            body = "".join(_string_body(self.node_text(c)) for c in parts)
+            literals.append((node.start_byte, node.end_byte, body, node))
+        for node in self.found.get("string", ()):
+            start, end = node.start_byte, node.end_byte
+            read.append((start, end))
+            if start not in in_concatenation:
+                literals.append((start, end, _string_body(self.text(start, end)), node))
+        literals.sort(key=itemgetter(0))
+        texts: list[tuple[int, TextElement]] = []
+        previous_end = -1
+        for start, end, body, node in literals:
+            end_line = node.end_point.row + 1
+            if texts and not self.source[previous_end:start].strip():
+                # Only blanks between: recovery split `"a" PRIu64 "b"` (or `"a"` `"b"`).
+                first, joined = texts[-1]
+                content, line, owner = joined.content + body, joined.line, joined.symbol_name
+                texts[-1] = (first, TextElement("string_literal", content, line, end_line, owner))
+            else:
+                line, owner = node.start_point.row + 1, owners.at(start)
+                texts.append((start, TextElement("string_literal", body, line, end_line, owner)))
+            previous_end = end
+        for start, t in self.macro_strings:
+            owner = owners.at(start)
+            texts.append((start, TextElement(t.element_type, t.content, t.line, t.end_line, owner)))
+        errors = self.found.get("error")
+        if errors:
+            read += [(n.start_byte, n.end_byte) for n in self.found.get("string.concatenated", ())]
+            read += [(n.start_byte, n.end_byte) for n in self.found.get("preproc.argument", ())]
+            texts += self.strings_in_errors(errors, sorted(read), owners)
+        return texts
+
+    def strings_in_errors(
+        self, errors: list[Node], read: list[tuple[int, int]], owners: _Owners
+    ) -> list[tuple[int, TextElement]]:
+        """Literals in ERROR nodes that tree-sitter's recovery split into `"` and words."""
+        texts = []
+        read_starts = [start for start, _ in read]
+        scanned_to = -1
+        for node in sorted(errors, key=attrgetter("start_byte")):
+            start = node.start_byte
+            # On to the end of the line: recovery can split one literal over two ERRORs.
+            end = self.source.find(b"\n", node.end_byte)
+            end = len(self.source) if end < 0 else end
+            raw = self.source[start:end]
+            if start < scanned_to or b'"' not in raw:
+                continue  # inside an ERROR already scanned, or no literal at all
+            scanned_to = end
+            row = node.start_point.row + 1
+            for match in _TOKEN.finditer(raw):
+                if match.lastgroup != "string":
+                    continue
+                at, until = start + match.start(), start + match.end()
+                index = bisect_right(read_starts, until - 1) - 1
+                if index >= 0 and read[index][1] > at:
+                    continue  # tree-sitter read this literal
+                line = row + raw.count(b"\n", 0, match.start())
+                end_line = line + match[0].count(b"\n")
+                body = _string_body(match[0].decode("utf-8", "replace"))
+                texts.append(
+                    (at, TextElement("string_literal", body, line, end_line, owners.at(at)))
+                )
+        return texts
+
+    # --- references ------------------------------------------------------------------------
+
+    def references(self, owners: _Owners) -> list[Reference]:
+        """Names used, each once per enclosing symbol at its first line; definitions skipped."""
+        source, defined = self.source, self.name_starts
+        bounds, names = owners.bounds, owners.names
+        first_use: dict[tuple[bytes, str | None], int] = {}
+        get = first_use.get
+        for capture in _REFERENCES:
+            for node in self.found.get(capture, ()):  # the hottest loop: few attribute reads
+                start = node.start_byte
+                if start not in defined:
+                    key = (source[start : node.end_byte], names[bisect_right(bounds, start) - 1])
+                    if get(key, start) >= start:
+                        first_use[key] = start
+        for name, start in self.macro_names:
+            key = (name, names[bisect_right(bounds, start) - 1])
+            if get(key, start) >= start:
+                first_use[key] = start
+        refs = []
+        line, counted = 1, 0  # newlines are counted up to offset `counted`
+        for (name, owner), start in sorted(first_use.items(), key=itemgetter(1)):
+            line += source.count(b"\n", counted, start)
+            counted = start
+            if name:
+                refs.append(Reference(name.decode("utf-8", "replace"), line, owner))
+        return refs
+
+
+def _in_order(nodes: list[Node]) -> tuple[list[Node], list[int]]:
+    """`nodes` in document order and their start offsets (captures come in set order)."""
+    starts = [n.start_byte for n in nodes]
+    order = sorted(range(len(nodes)), key=starts.__getitem__)
+    return [nodes[i] for i in order], [starts[i] for i in order]
+
+
+def _template_anchors(templates: list[Node]) -> dict[int, Node]:
+    """Start of each templated declaration -> its outermost template_declaration."""
+    anchors: dict[int, Node] = {}
+    for template in sorted(templates, key=attrgetter("start_byte")):  # outer before inner
+        inner = _last_named(template)
+        if inner is not None:
+            anchors[inner.start_byte] = anchors.get(template.start_byte, template)
+    return anchors
+
+
+def _function_name(declarator: Node) -> Node | None:
+    """The name in a function declarator (`Foo::add` of `int *Foo::add(int) const`)."""
+    while True:
+        kind = declarator.type
+        if kind == "function_declarator":
+            name = declarator.child_by_field_name("declarator")
+            if name is None or name.type in ("parenthesized_declarator", "pointer_declarator"):
+                return None  # a pointer to a function, not a function
+            return name
+        if kind == "operator_cast":
+            return declarator
+        if kind == "qualified_identifier":  # `Foo::operator bool() {}` has no function_declarator
+            last = declarator
+            while last is not None and last.type == "qualified_identifier":
+                last = last.child_by_field_name("name")
+            return declarator if last is not None and last.type == "operator_cast" else None
+        if kind not in ("pointer_declarator", "reference_declarator", "attributed_declarator"):
+            return None
+        inner = declarator.child_by_field_name("declarator") or _last_named(declarator)
+        if inner is None:
+            return None
+        declarator = inner
+
+
+def _declared_name(declarator: Node | None) -> tuple[Node | None, bool]:
+    """The name a variable or typedef declarator declares, and whether a pointer wraps it."""
+    pointer = False
+    while declarator is not None:
+        kind = declarator.type
+        if kind in _DECLARED_NAMES:
+            return declarator, pointer
+        if kind not in _WRAPPERS:
+            return None, pointer
+        pointer = pointer or kind == "pointer_declarator"
+        declarator = declarator.child_by_field_name("declarator") or _last_named(declarator)
+    return None, pointer
+
+
+def _last_named(node: Node) -> Node | None:
+    children = [c for c in node.named_children if c.type != "comment"]
+    return children[-1] if children else None
+
+
+def _join(prefix: str | None, parts: list[str]) -> str:
+    return "::".join([prefix, *parts] if prefix else parts)
+
+
+@cache
+def _comment_kind(head: bytes) -> str:
+    """One of the six comment kinds, from a comment's first four bytes."""
+    kind = _KIND_BY_HEAD.get(head) or _KIND_BY_HEAD.get(head[:3])
+    return kind or (_LINE if head[:2] == b"//" else _BLOCK)
+
+
+def _merge_line_comments(tokens: list[_Token], source: bytes) -> list[list[_Token]]:
+    """Runs of `//` comments of one kind on consecutive lines, only blanks between, as one."""
+    groups: list[list[_Token]] = []
+    previous_end, previous_kind = -1, None
+    for token in tokens:
+        start, end, kind, _ = token
+        if kind is previous_kind and kind in _LINE_KINDS:
+            gap = source[previous_end:start]
+            if gap.isspace() and gap.count(b"\n") == 1:
+                groups[-1].append(token)
+                previous_end = end
+                continue
+        groups.append([token])
+        previous_end, previous_kind = end, kind
+    return groups
+
+
+def _clean_comment(kind: str, raws: list[bytes]) -> str:
+    """Comment text without delimiters or `*` margins, dedented like inspect.cleandoc."""
+    cut = _MARKER_LENGTH[kind]
+    if kind in _LINE_KINDS:
+        if len(raws) == 1 and b"\n" not in raws[0]:
+            return raws[0][cut:].decode("utf-8", "replace").strip()
+        body = b"\n".join([raw[cut:] for raw in raws]).decode("utf-8", "replace")
+        lines = [line[1:] if line[:1] == " " else line for line in body.split("\n")]
+        return _dedent(lines)
+    body = raws[0][cut:].decode("utf-8", "replace")
+    lines = (body[:-2] if body.endswith("*/") else body).split("\n")
+    for index in range(1, len(lines)):
+        stripped = lines[index].lstrip()
+        if stripped[:1] == "*":
+            lines[index] = stripped[2:] if stripped[:2] == "* " else stripped[1:]
+    return _dedent(lines)
+
+
+def _dedent(lines: list[str]) -> str:
+    """inspect.cleandoc without tab expansion: first line stripped, common indent removed."""
+    first = lines[0].strip()
+    rest = [line.rstrip() for line in lines[1:]]
+    if any(line[:1] in (" ", "\t") for line in rest):
+        margin = min(len(line) - len(line.lstrip()) for line in rest if line)
+        rest = [line[margin:] for line in rest]
+    return "\n".join([first, *rest]).strip("\n")
+
+
+def _string_body(literal: str) -> str:
+    """A literal without prefix, quotes or raw delimiters; escapes are kept as written."""
+    quote = literal.find('"')
+    if quote < 0:
+        return literal
+    if quote > 0 and literal[quote - 1] == "R":
+        paren = literal.find("(", quote)
+        if paren >= 0:
+            closing = ")" + literal[quote + 1 : paren] + '"'
+            end = len(literal) - len(closing) if literal.endswith(closing) else len(literal)
+            return literal[paren + 1 : max(end, paren + 1)]
+    body = literal[quote + 1 :]
+    return body[:-1] if body.endswith('"') else body

@@ -1,0 +1,486 @@
+"""Rust extractor: items, references, comments, doc comments and string literals via tree-sitter.
+
+One query pass (`queries/rust/tags.scm` + `text.scm` compiled together) finds every node we need;
+Python then only reads the captured nodes, never walks the tree. Node attribute reads cost about
+as much as a Python call, so the hot loops read each one once and slice `source` themselves.
+
+Naming decisions:
+- The module path comes from `rel_path`: the components after the last `src/` (or all of them),
+  without `.rs` and without a final `lib`, `main` or `mod`: `library/std/src/sync/mutex.rs` is
+  `sync::mutex`, `src/lib.rs` is the crate root (empty, so root items are just `Pool`).
+- An `impl` is named after its self type's last path segment without generics, and qualified with
+  its trait named the same way: `impl<T> fmt::Display for io::Pool<T>` in `pool.rs` is the symbol
+  `Pool`, qualified `pool::Display for Pool`. Items inside it are qualified by the self type
+  (`pool::Pool::fmt`) and have the impl as `parent`. Self types that are not paths keep their
+  text without generics (`impl<T> Sync for &'a [T]` is named `&'a [T]`).
+- Items nested in functions, consts or other items are qualified by them (`outer::helper`).
+- Functions declared in `extern { }` blocks are `function`s; `const _` (no name) is not a symbol.
+- An impl's self type and trait are references (they name items defined elsewhere); a definition's
+  own name is not.
+- Outer doc comments (`///`, `/** */`) name the item they document; when that is not a symbol
+  (a field, a variant, a `use`, a macro call) they name the enclosing symbol instead. Inner doc
+  comments (`//!`, `/*! */`) name their enclosing item (an inline module, or an impl/fn body in
+  rare code), or the file's module path at file level (None for a crate root).
+- Plain line comments lose their whole leading run of slashes (`//// x` -> `x`).
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left, bisect_right
+from functools import cache
+from importlib import resources
+from operator import itemgetter
+
+from tree_sitter import Node, Query, QueryCursor
+
+from .model import Extraction, Reference, Symbol, TextElement
+from .treesitter import language, parse
+
+# Capture name -> symbol kind; functions inside an impl or trait become "method".
+_DEFINITIONS = {
+    "definition.function": "function",
+    "definition.struct": "struct",
+    "definition.enum": "enum",
+    "definition.union": "union",
+    "definition.trait": "trait",
+    "definition.impl": "impl",
+    "definition.module": "module",
+    "definition.macro": "macro",
+    "definition.constant": "constant",
+    "definition.type": "type",
+}
+
+# The field where each item's body (or value) starts: the signature stops there.
+_BODY_FIELD = {
+    "function_item": "body",
+    "struct_item": "body",
+    "enum_item": "body",
+    "union_item": "body",
+    "trait_item": "body",
+    "impl_item": "body",
+    "mod_item": "body",
+    "const_item": "value",
+    "static_item": "value",
+    "macro_definition": "name",  # `macro_rules! name`: the rules follow the name
+}
+
+# Siblings between an outer doc comment and the item it documents.
+_BETWEEN_DOC_AND_ITEM = frozenset(("attribute_item", "line_comment", "block_comment"))
+
+# A comment's first three bytes -> its style; `////`, `/***` and `/**/` are plain comments.
+_DOC_STYLES = {b"///": "///", b"//!": "//!", b"/**": "/**", b"/*!": "/*!"}
+_DOCSTRING_STYLES = frozenset(_DOC_STYLES.values())
+
+# A run of line comments of one style, from the first one's marker: each further line holds only
+# whitespace before the same style's marker. Matching the run in C beats visiting each node, and
+# is exact: a line after a line comment starts outside any string or block comment.
+_PLAIN = rb"//(?:(?=//)|(?![/!]))"  # `//` but not `///` (unless `////`) nor `//!`
+_LINE_RUNS = {
+    "///": re.compile(rb"///(?!/)[^\n]*(?:\n[^\S\n]*///(?!/)[^\n]*)*"),
+    "//!": re.compile(rb"//![^\n]*(?:\n[^\S\n]*//![^\n]*)*"),
+    "//": re.compile(rb"//[^\n]*(?:\n[^\S\n]*" + _PLAIN + rb"[^\n]*)*"),
+}
+# The marker (and one space) starting each further line of a run; plain comments lose all slashes.
+_NEXT_MARKERS = {
+    "///": re.compile(rb"\n[^\S\n]*/// ?"),
+    "//!": re.compile(rb"\n[^\S\n]*//! ?"),
+    "//": re.compile(rb"\n[^\S\n]*/+ ?"),
+}
+_TRAILING_SPACE = re.compile(rb"[^\S\n]+$", re.MULTILINE)
+# What may stand between a doc comment and its item: whitespace, comments and attributes with
+# strings and brackets nested three deep; `_documented` asks the tree about anything harder. Each
+# repetition is unrolled (`a*(?:b a*)*`), so a failed match cannot backtrack exponentially.
+_STRING = rb'"[^"\\]*(?:\\.[^"\\]*)*"'
+_BRACKETED = rb'[^\[\]"]*(?:' + _STRING + rb'[^\[\]"]*)*'
+for _ in range(2):
+    _BRACKETED = rb'[^\[\]"]*(?:(?:' + _STRING + rb"|\[" + _BRACKETED + rb'\])[^\[\]"]*)*'
+_BLOCK_COMMENT = rb"/\*[^*/]*(?:(?:\*(?!/)|/(?!\*))[^*/]*)*\*/"  # not nested
+_DOC_GAP = re.compile(
+    rb"(?:\s+|//[^\n]*|" + _BLOCK_COMMENT + rb"|#\[" + _BRACKETED + rb"\])*", re.DOTALL
+)
+
+# Spaces a collapsed multi-line header keeps inside brackets: `fn f( a: u8, )` -> `fn f(a: u8)`.
+_INDENT = (b" ", b"\t")
+_BRACKET_SPACE = re.compile(rb"(?<=[(\[]) |,? (?=[)\]])")
+
+
+@cache
+def _query() -> Query:
+    """tags.scm and text.scm compiled as one query: one traversal per tree instead of two."""
+    folder = resources.files(__package__).joinpath("queries", "rust")
+    source = "\n".join(
+        folder.joinpath(f"{purpose}.scm").read_text() for purpose in ("tags", "text")
+    )
+    return Query(language("rust"), source)
+
+
+def extract(source: bytes, rel_path: str) -> Extraction:
+    """Symbols, references, comments, docstrings and string literals of one Rust file."""
+    root = parse("rust", source)
+    found = QueryCursor(_query()).captures(root)
+    module = module_path(rel_path)
+    items = _items(found, source, module)
+    owners = _Owners(items)
+    texts = _strings(found.get("string", ()), source, owners)
+    texts += _Comments(source, items, owners, module).elements(found.get("comment", ()))
+    texts.sort(key=itemgetter(0))
+    return Extraction(
+        symbols=[_symbol(item, source) for item in items],
+        references=_references(found, source, items, owners),
+        texts=[element for _, element in texts],
+        note="syntax errors" if root.has_error else None,
+    )
+
+
+def module_path(rel_path: str) -> str:
+    """`library/std/src/sync/mutex.rs` -> `sync::mutex`; `src/lib.rs` -> `` (the crate root)."""
+    parts = [part for part in rel_path.replace("\\", "/").split("/") if part not in ("", ".")]
+    src = [i for i, part in enumerate(parts[:-1]) if part == "src"]
+    if src:
+        parts = parts[src[-1] + 1 :]
+    if parts and parts[-1].endswith(".rs"):
+        parts[-1] = parts[-1][:-3]
+    if parts and parts[-1] in ("lib", "main", "mod"):
+        parts.pop()
+    return "::".join(parts)
+
+
+def _join(prefix: str, name: str) -> str:
+    return f"{prefix}::{name}" if prefix else name
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", "replace")
+
+
+class _Item:
+    """A definition being built; becomes a Symbol once its doc comments are known."""
+
+    __slots__ = (
+        "node",
+        "kind",
+        "name",
+        "qualified_name",
+        "parent",
+        "scope",
+        "start",
+        "end",
+        "name_start",
+        "docs",
+    )
+
+    def __init__(self, node: Node, kind: str, start: int, end: int) -> None:
+        self.node, self.kind, self.start, self.end = node, kind, start, end
+        self.name = self.qualified_name = self.scope = ""
+        self.parent: str | None = None
+        self.name_start = -1  # byte offset of the name node; -1 for impls, named by a type
+        self.docs: list[str] = []
+
+
+def _items(found: dict[str, list[Node]], source: bytes, module: str) -> list[_Item]:
+    """Definitions in source order, each named and qualified inside its enclosing definition."""
+    entries = [
+        (node.start_byte, -node.end_byte, kind, node)
+        for capture, kind in _DEFINITIONS.items()
+        for node in found.get(capture, ())
+    ]
+    entries.sort(key=itemgetter(0, 1))  # outer before inner at the same start
+    items: list[_Item] = []
+    stack: list[_Item] = []  # the enclosing definitions of the current one
+    for start, negative_end, kind, node in entries:
+        while stack and stack[-1].end <= start:
+            stack.pop()
+        item = _Item(node, kind, start, -negative_end)
+        if _name(item, stack[-1] if stack else None, source, module):
+            items.append(item)
+            stack.append(item)
+    return items
+
+
+def _name(item: _Item, parent: _Item | None, source: bytes, module: str) -> bool:
+    """Fill in the item's names and kind; False when error recovery (or `const _`) left none."""
+    prefix = parent.scope if parent else module
+    node = item.node
+    if item.kind == "impl":
+        self_type = node.child_by_field_name("type")
+        if self_type is None:
+            return False
+        item.name = _type_name(self_type, source)
+        trait = node.child_by_field_name("trait")
+        label = f"{_type_name(trait, source)} for {item.name}" if trait else item.name
+        item.qualified_name = _join(prefix, label)
+        item.scope = _join(prefix, item.name)
+    else:
+        name = node.child_by_field_name("name")
+        if name is None:
+            return False
+        item.name_start = name.start_byte
+        item.name = _decode(source[item.name_start : name.end_byte])
+        item.qualified_name = item.scope = _join(prefix, item.name)
+        if item.kind == "function" and parent is not None and parent.kind in ("impl", "trait"):
+            item.kind = "method"
+    item.parent = parent.qualified_name if parent else None
+    return True
+
+
+def _type_name(node: Node, source: bytes) -> str:
+    """A type's name without path or generics: `io::Pool<T>` -> `Pool`; `&'a [T]` as written."""
+    if node.type == "generic_type":
+        node = node.child_by_field_name("type") or node
+    if node.type == "scoped_type_identifier":
+        node = node.child_by_field_name("name") or node
+    type_text = _decode(source[node.start_byte : node.end_byte])
+    if node.type == "type_identifier":
+        return type_text
+    return " ".join(_strip_generics(type_text).split())
+
+
+def _strip_generics(type_text: str) -> str:
+    """`Box<dyn Fn() -> T>` -> `Box`: drops balanced `<...>` (an arrow's `>` is no bracket)."""
+    kept = []
+    depth = 0
+    previous = ""
+    for char in type_text:
+        if char == "<":
+            depth += 1
+        elif char == ">" and previous != "-" and depth:
+            depth -= 1
+        elif not depth:
+            kept.append(char)
+        previous = char
+    return "".join(kept)
+
+
+class _Owners:
+    """Innermost enclosing symbol of a byte offset: `names[bisect_right(bounds, offset) - 1]`."""
+
+    def __init__(self, items: list[_Item]) -> None:
+        self.bounds = [0]
+        self.names: list[str | None] = [None]
+        stack: list[_Item] = []
+        for item in items:  # source order, outer first
+            self._close(stack, item.start)
+            self.bounds.append(item.start)
+            self.names.append(item.qualified_name)
+            stack.append(item)
+        self._close(stack, None)
+
+    def _close(self, stack: list[_Item], until: int | None) -> None:
+        while stack and (until is None or stack[-1].end <= until):
+            self.bounds.append(stack.pop().end)
+            self.names.append(stack[-1].qualified_name if stack else None)
+
+    def __call__(self, offset: int) -> str | None:
+        return self.names[bisect_right(self.bounds, offset) - 1]
+
+
+def _symbol(item: _Item, source: bytes) -> Symbol:
+    node = item.node
+    start, end = node.start_point, node.end_point
+    return Symbol(
+        name=item.name,
+        qualified_name=item.qualified_name,
+        kind=item.kind,
+        start_line=start.row + 1,
+        end_line=end.row + 1,
+        start_col=start.column,
+        end_col=end.column,
+        start_byte=item.start,
+        end_byte=item.end,
+        signature=_signature(node, source),
+        parent=item.parent,
+        doc="\n".join(item.docs) if item.docs else None,
+    )
+
+
+def _signature(node: Node, source: bytes) -> str:
+    """The item's header up to its body or value, on one line: `pub fn get(&self) -> u8`."""
+    body_field = _BODY_FIELD.get(node.type)
+    cut = node.child_by_field_name(body_field) if body_field else None
+    if cut is None:
+        end = node.end_byte
+    elif body_field == "name":
+        end = cut.end_byte
+    else:
+        end = cut.start_byte
+    header = b" ".join(source[node.start_byte : end].split())
+    if b"( " in header or b"[ " in header or b" )" in header or b" ]" in header:
+        header = _BRACKET_SPACE.sub(b"", header)
+    return _decode(header.rstrip(b" ;=,"))
+
+
+def _references(
+    found: dict[str, list[Node]], source: bytes, items: list[_Item], owners: _Owners
+) -> list[Reference]:
+    """Names used, once per (name, line, enclosing symbol), leaving out definitions' own names."""
+    defined = {item.name_start for item in items}
+    bounds, names = owners.bounds, owners.names
+    first: dict[tuple[int, bytes, str | None], int] = {}  # each reference's first offset
+    for capture, nodes in found.items():
+        if capture.startswith("reference."):
+            for node in nodes:  # the hottest loop: each node attribute is read once
+                start = node.start_byte
+                if start not in defined:
+                    owner = names[bisect_right(bounds, start) - 1]
+                    key = node.start_point.row, source[start : node.end_byte], owner
+                    if first.setdefault(key, start) > start:
+                        first[key] = start
+    # Captures come in an order that varies from one parse to the next: sort by offset.
+    return [
+        Reference(name.decode("utf-8", "replace"), row + 1, owner)
+        for row, name, owner in sorted(first, key=first.__getitem__)
+    ]
+
+
+def _strings(nodes: list[Node], source: bytes, owners: _Owners) -> list[tuple[int, TextElement]]:
+    """String literals by start byte, as written between their quotes (and raw strings' `#`s)."""
+    bounds, names = owners.bounds, owners.names
+    strings = []
+    for node in nodes:
+        start = node.start_byte
+        raw = source[start : node.end_byte]
+        if raw[:1] == b'"' and raw[-1:] == b'"' and len(raw) > 1:  # the common `"..."`
+            content = raw[1:-1].decode("utf-8", "replace")
+        elif (content := _prefixed_string_content(raw)) is None:
+            continue
+        row = node.start_point.row + 1
+        symbol = names[bisect_right(bounds, start) - 1]
+        element = TextElement("string_literal", content, row, row + raw.count(b"\n"), symbol)
+        strings.append((start, element))
+    return strings
+
+
+def _prefixed_string_content(raw: bytes) -> str | None:
+    """`br#"a"#` -> `a`; None for a node error recovery made up without quotes."""
+    quote = raw.find(b'"')
+    if quote < 0:
+        return None
+    closing = b'"' + b"#" * raw.count(b"#", 0, quote)
+    end = len(raw) - len(closing) if raw.endswith(closing) else len(raw)
+    return _decode(raw[quote + 1 : max(end, quote + 1)])
+
+
+def _style(head: bytes) -> str:
+    """A comment's style from its first four bytes: a doc marker, or `//` / `/*` for plain ones."""
+    style = _DOC_STYLES.get(head[:3])
+    if (
+        style is None
+        or (style == "///" and head[3:4] == b"/")
+        or (style == "/**" and head[3:4] in (b"*", b"/"))
+    ):
+        return "//" if head[:2] == b"//" else "/*"
+    return style
+
+
+class _Comments:
+    """Turns comment nodes into elements, filling outer doc comments into their items."""
+
+    def __init__(self, source: bytes, items: list[_Item], owners: _Owners, module: str) -> None:
+        self.source, self.items, self.owners, self.module = source, items, owners, module
+        self.item_starts = [item.start for item in items]
+
+    def elements(self, nodes: list[Node]) -> list[tuple[int, TextElement]]:
+        """Elements by start byte, one per block comment or run of line comments."""
+        # Captures do not come in source order; runs need it.
+        spans = sorted([(node.start_byte, node) for node in nodes], key=itemgetter(0))
+        starts = [start for start, _ in spans]
+        elements = []
+        index = 0
+        while index < len(spans):
+            start, node = spans[index]
+            style = _style(self.source[start : start + 4])
+            run = _LINE_RUNS[style].match(self.source, start) if style[1] == "/" else None
+            if run is None:
+                end = node.end_byte
+                content = _block_text(self.source[start:end], len(style))
+                rows = self.source.count(b"\n", start, end)
+                index += 1
+            else:
+                end = run.end()
+                content = _line_text(run.group(), style)
+                rows = run.group().count(b"\n")
+                index = bisect_left(starts, end, index + 1)  # skip the run's other lines
+            row = node.start_point.row + 1
+            element = self._element(
+                style, content, row, row + rows, start, end, spans[index - 1][1]
+            )
+            elements.append((start, element))
+        return elements
+
+    def _element(
+        self, style: str, content: str, row: int, end_row: int, start: int, end: int, last: Node
+    ) -> TextElement:
+        if style not in _DOCSTRING_STYLES:
+            return TextElement("comment", content, row, end_row, self.owners(start))
+        if style in ("//!", "/*!"):  # inner docs document what encloses them
+            symbol = self.owners(start) or self.module or None
+        elif (item := self._documented(end, last)) is not None:
+            item.docs.append(content)
+            symbol = item.qualified_name
+        else:
+            symbol = self.owners(start)
+        return TextElement("docstring", content, row, end_row, symbol)
+
+    def _documented(self, end: int, last: Node) -> _Item | None:
+        """The item an outer doc comment ending at `end` documents, if it is a symbol.
+
+        That is the first item after it when only whitespace, comments and attributes lie between;
+        asking the tree (`next_named_sibling`) costs time linear in the file, so only when `_DOC_GAP`
+        stops at an attribute or comment too complex for it.
+        """
+        index = bisect_left(self.item_starts, end)
+        if index == len(self.items):
+            return None
+        item = self.items[index]
+        gap = _DOC_GAP.match(self.source, end, item.start)
+        if gap.end() == item.start:
+            return item
+        if self.source[gap.end() : gap.end() + 1] not in (b"#", b"/"):
+            return None  # some other node (a field, a `use`, a `}`) comes first
+        sibling = last.next_named_sibling
+        while sibling is not None and sibling.type in _BETWEEN_DOC_AND_ITEM:
+            sibling = sibling.next_named_sibling
+        return item if sibling is not None and sibling.start_byte == item.start else None
+
+
+def _line_text(run: bytes, style: str) -> str:
+    """A run of line comments without markers (and one space after them), dedented."""
+    first = run.lstrip(b"/") if style == "//" else run[3:]
+    text = _NEXT_MARKERS[style].sub(b"\n", first[1:] if first[:1] == b" " else first)
+    if b"\r" in text or b" \n" in text or b"\t\n" in text:
+        text = _TRAILING_SPACE.sub(b"", text)
+    text = text.rstrip().lstrip(b"\n")
+    if text[:1] in _INDENT:  # only then can every line be indented
+        return _clean(text.split(b"\n"), 0)
+    return _decode(text)
+
+
+def _block_text(raw: bytes, opener: int) -> str:
+    """A block comment without opener, `*/` and the `*` that starts each continuation line."""
+    body = raw[opener:-2] if raw.endswith(b"*/") and len(raw) >= opener + 2 else raw[opener:]
+    lines = [line.rstrip() for line in body.split(b"\n")]
+    if all(line.lstrip()[:1] == b"*" for line in lines[1:] if line):
+        lines[1:] = [_unstar(line) for line in lines[1:]]
+    lines[0] = lines[0].strip()
+    return _clean(lines, 1)
+
+
+def _unstar(line: bytes) -> bytes:
+    line = line.lstrip()[1:]
+    return line[1:] if line[:1] == b" " else line
+
+
+def _clean(lines: list[bytes], first: int) -> str:
+    """Like inspect.cleandoc: drop the indentation common to lines[first:], then blank end lines."""
+    indented = [line for line in lines[first:] if line]
+    # Most comments have an unindented line, often the first: then there is nothing to drop.
+    if indented and indented[0][:1] in _INDENT and all(line[:1] in _INDENT for line in indented):
+        margin = min(len(line) - len(line.lstrip()) for line in indented)
+        lines[first:] = [line[margin:] for line in lines[first:]]
+    start, end = 0, len(lines)
+    while start < end and not lines[start]:
+        start += 1
+    while end > start and not lines[end - 1]:
+        end -= 1
+    return _decode(b"\n".join(lines[start:end]))

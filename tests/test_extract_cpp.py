@@ -1,0 +1,552 @@
+"""The C++ extractor: symbols, references, comments, docstrings and string literals."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from repomap.extractors import cpp, extract
+from repomap.extractors.treesitter import query
+
+HEADER = b"""\
+// Copyright banner
+// second line
+
+#ifndef DEMO_H
+#define DEMO_H
+
+#include "demo/base.h"
+#include <vector>
+
+#define LLVM_DEBUG(X) do { X; } while (false)
+#define MAX_SIZE 64 // bytes
+
+namespace llvm {
+namespace {
+int hidden() { return 1; }
+}
+
+class Forward;
+
+/// A vector that is small.
+/// Second line of the doc.
+template <typename T, unsigned N = 4>
+class SmallVector : public SmallVectorImpl<T> {
+public:
+  SmallVector();
+  ~SmallVector() { destroy(); }
+  /** Adds \\p A to every element. */
+  int add(int A) const;
+  bool operator==(const SmallVector &RHS) const { return size() == RHS.size(); }
+  unsigned Size = 0; ///< number of elements
+  enum class Kind : unsigned { Small, Large };
+  using value_type = T;
+  friend class Other;
+  friend bool operator<(const SmallVector &, const SmallVector &);
+};
+
+int SmallVector::add(int A) const {
+  const char *Msg = "added " "twice";
+  return helper(A, Msg);
+}
+
+void ns_free(int);
+struct Point { int X, Y; };
+union Bits { int I; float F; };
+typedef unsigned long size_type;
+typedef enum { Red, Green } Color;
+constexpr int Limit = 10;
+} // namespace llvm
+#endif
+"""
+
+
+def symbols(source: bytes) -> list[tuple[str, str, int]]:
+    return [(s.qualified_name, s.kind, s.start_line) for s in cpp.extract(source, "a.h").symbols]
+
+
+def texts(source: bytes) -> list[tuple[str, str, int, str | None]]:
+    return [
+        (t.element_type, t.content, t.line, t.symbol_name) for t in cpp.extract(source, "a.h").texts
+    ]
+
+
+def by_name(source: bytes) -> dict[str, object]:
+    return {s.qualified_name: s for s in cpp.extract(source, "a.h").symbols}
+
+
+# --- symbols --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "qualified_name, kind, line, is_definition",
+    [
+        ("DEMO_H", "macro", 5, True),
+        ("LLVM_DEBUG", "macro", 10, True),
+        ("MAX_SIZE", "macro", 11, True),
+        ("llvm", "namespace", 13, True),
+        ("llvm::(anonymous)", "namespace", 14, True),
+        ("llvm::(anonymous)::hidden", "function", 15, True),
+        ("llvm::SmallVector", "class", 22, True),  # the range starts at `template`
+        ("llvm::SmallVector::SmallVector", "method", 25, False),
+        ("llvm::SmallVector::~SmallVector", "method", 26, True),
+        ("llvm::SmallVector::operator==", "method", 29, True),
+        ("llvm::SmallVector::Kind", "enum", 31, True),
+        ("llvm::SmallVector::value_type", "type", 32, True),
+        ("llvm::ns_free", "function", 42, False),
+        ("llvm::Point", "struct", 43, True),
+        ("llvm::Bits", "union", 44, True),
+        ("llvm::size_type", "type", 45, True),
+        ("llvm::Color", "enum", 46, True),  # typedef enum {...} Color names the enum
+        ("llvm::Limit", "constant", 47, True),
+    ],
+)
+def test_header_symbols_have_kind_line_and_definition_flag(
+    qualified_name: str, kind: str, line: int, is_definition: bool
+) -> None:
+    symbol = by_name(HEADER)[qualified_name]
+    assert (symbol.kind, symbol.start_line, symbol.is_definition) == (kind, line, is_definition)
+
+
+def test_in_class_declaration_and_out_of_line_definition_share_a_qualified_name() -> None:
+    adds = [s for s in cpp.extract(HEADER, "a.h").symbols if s.name == "add"]
+    assert [(s.kind, s.start_line, s.is_definition, s.parent) for s in adds] == [
+        ("method", 28, False, "llvm::SmallVector"),
+        ("method", 37, True, "llvm::SmallVector"),
+    ]
+    assert {s.qualified_name for s in adds} == {"llvm::SmallVector::add"}
+
+
+def test_forward_declarations_and_friends_are_not_symbols() -> None:
+    names = {s.name for s in cpp.extract(HEADER, "a.h").symbols}
+    assert not names & {"Forward", "Other", "operator<"}
+
+
+@pytest.mark.parametrize(
+    "qualified_name, signature",
+    [
+        (
+            "llvm::SmallVector",
+            "template <typename T, unsigned N = 4> class SmallVector : public SmallVectorImpl<T>",
+        ),
+        ("llvm::SmallVector::operator==", "bool operator==(const SmallVector &RHS) const"),
+        ("llvm::SmallVector::Kind", "enum class Kind : unsigned"),
+        ("llvm::SmallVector::value_type", "using value_type = T"),
+        ("LLVM_DEBUG", "#define LLVM_DEBUG(X)"),
+        ("MAX_SIZE", "#define MAX_SIZE"),
+        ("llvm", "namespace llvm"),
+        ("llvm::Color", "typedef enum {…} Color"),
+        ("llvm::Limit", "constexpr int Limit"),
+        ("llvm::ns_free", "void ns_free(int)"),
+    ],
+)
+def test_signature_is_the_header_without_body(qualified_name: str, signature: str) -> None:
+    assert by_name(HEADER)[qualified_name].signature == signature
+
+
+def test_signature_is_one_line_without_comments() -> None:
+    source = b"int add(int a,   // the left side\n        int b) { return a + b; }\n"
+    assert by_name(source)["add"].signature == "int add(int a, int b)"
+
+
+def test_out_of_line_definition_in_a_namespace_is_a_qualified_method() -> None:
+    source = b"namespace ns {\nint Foo::add(int a) const { return a; }\n}\n"
+    add = by_name(source)["ns::Foo::add"]
+    assert (add.name, add.kind, add.parent, add.is_definition) == ("add", "method", "ns::Foo", True)
+    assert add.signature == "int Foo::add(int a) const"
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        # A known namespace qualifier makes a free function; a class or unknown one a method.
+        (b"namespace sys { void f(); }\nvoid sys::f() {}\n", ("sys::f", "function", "sys")),
+        (b"using namespace llvm;\nvoid llvm::g() {}\n", ("llvm::g", "function", "llvm")),
+        (b"struct A { void f(); };\nvoid A::f() {}\n", ("A::f", "method", "A")),
+        (b"void Unknown::f() {}\n", ("Unknown::f", "method", "Unknown")),
+        (b"template <class T> Box<T>::Box() {}\n", ("Box::Box", "method", "Box")),
+        (b"A::~A() {}\n", ("A::~A", "method", "A")),
+        (
+            b"bool A::operator<(const A &o) const { return true; }\n",
+            ("A::operator<", "method", "A"),
+        ),
+        (b"A::operator bool() const { return true; }\n", ("A::operator bool", "method", "A")),
+    ],
+)
+def test_out_of_line_definitions(source: bytes, expected: tuple[str, str, str]) -> None:
+    defined = [s for s in cpp.extract(source, "a.cpp").symbols if s.is_definition]
+    last = defined[-1]
+    assert (last.qualified_name, last.kind, last.parent) == expected
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        (b"struct S {\n  S() = default;\n};\n", [("S", "struct", 1), ("S::S", "method", 2)]),
+        (
+            b"class C {\n  Foo *create();\n  const Foo &get() const;\n  operator bool() const;\n};\n",
+            [
+                ("C", "class", 1),
+                ("C::create", "method", 2),
+                ("C::get", "method", 3),
+                ("C::operator bool", "method", 4),
+            ],
+        ),
+        (b"struct P { void (*callback)(int); int *ptr; };\n", [("P", "struct", 1)]),
+        (b"void f() { int local = 1; void g(int); }\n", [("f", "function", 1)]),
+        (b"namespace a::b { void f(); }\n", [("a::b", "namespace", 1), ("a::b::f", "function", 1)]),
+        (
+            b"struct Outer { struct Inner { void m(); }; };\n",
+            [
+                ("Outer", "struct", 1),
+                ("Outer::Inner", "struct", 1),
+                ("Outer::Inner::m", "method", 1),
+            ],
+        ),
+        (b"template <class T> using Vec = std::vector<T>;\n", [("Vec", "type", 1)]),
+        (b"typedef int (*Callback)(void *);\n", [("Callback", "type", 1)]),
+        (b"typedef struct Node *NodeRef;\n", [("NodeRef", "type", 1)]),
+        (b"typedef struct Tag { int x; } Alias;\n", [("Alias", "type", 1), ("Tag", "struct", 1)]),
+        (
+            b"enum Color { Red };\nenum class E : int { A };\n",
+            [("Color", "enum", 1), ("E", "enum", 2)],
+        ),
+        (
+            b"extern int counter;\nstatic const char *names[] = {0};\n",
+            [
+                ("counter", "variable", 1),
+                ("names", "variable", 2),
+            ],
+        ),
+        (b"const int a = 1, *b = 0;\n", [("a", "constant", 1), ("b", "variable", 1)]),
+        (b'extern "C" {\nvoid c_api(void);\n}\n', [("c_api", "function", 2)]),
+        (b"struct { int x; } anonymous_var;\n", [("anonymous_var", "variable", 1)]),
+        (b"class Fwd;\nstruct Fwd2;\n", []),
+    ],
+)
+def test_symbol_table(source: bytes, expected: list[tuple[str, str, int]]) -> None:
+    assert symbols(source) == expected
+
+
+def test_export_macro_between_class_and_name_is_not_the_class_name() -> None:
+    source = b"class LLVM_ABI Foo : public Bar {\npublic:\n  void run();\n};\n"
+    assert symbols(source) == [("Foo", "class", 1), ("Foo::run", "method", 3)]
+    assert by_name(source)["Foo"].signature == "class LLVM_ABI Foo : public Bar"
+
+
+def test_symbol_positions_are_one_based_lines_and_byte_columns() -> None:
+    source = (
+        b"namespace n {\n  struct S {\n    int f();\n  };\n}\n#define TWICE(x) \\\n  ((x) * 2)\n"
+    )
+    found = by_name(source)
+    s = found["n::S"]
+    assert (s.start_line, s.end_line, s.start_col, s.end_col) == (2, 4, 2, 3)
+    assert source[s.start_byte : s.end_byte] == b"struct S {\n    int f();\n  }"
+    macro = found["TWICE"]  # ends on its last line, not after its newline
+    assert (macro.start_line, macro.end_line, macro.end_col) == (6, 7, 11)
+    assert source[macro.start_byte : macro.end_byte].endswith(b"((x) * 2)")
+
+
+# --- docstrings and comments ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "element",
+    [
+        ("comment", "Copyright banner\nsecond line", 1, None),
+        ("comment", "bytes", 11, "MAX_SIZE"),  # found in the #define body
+        ("docstring", "A vector that is small.\nSecond line of the doc.", 20, "llvm::SmallVector"),
+        ("docstring", "Adds \\p A to every element.", 27, "llvm::SmallVector::add"),
+        ("docstring", "number of elements", 30, "llvm::SmallVector"),  # a field: its class
+        ("comment", "namespace llvm", 48, None),
+        ("string_literal", "demo/base.h", 7, None),
+        ("string_literal", "added twice", 38, "llvm::SmallVector::add"),
+    ],
+)
+def test_header_text_elements(element: tuple[str, str, int, str | None]) -> None:
+    assert element in texts(HEADER)
+
+
+def test_header_has_no_other_text_elements() -> None:
+    assert len(texts(HEADER)) == 8
+
+
+def test_doc_comments_set_the_documented_symbols_doc() -> None:
+    found = by_name(HEADER)
+    assert found["llvm::SmallVector"].doc == "A vector that is small.\nSecond line of the doc."
+    declaration = next(s for s in cpp.extract(HEADER, "a.h").symbols if s.name == "add")
+    assert declaration.doc == "Adds \\p A to every element."
+    assert found["llvm::SmallVector::operator=="].doc is None
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        # Trailing member docs document what precedes them.
+        (b"struct S {\n  int f(); ///< does f\n};\n", ("docstring", "does f", 2, "S::f")),
+        (b"enum E {\n  A, /**< first */\n};\n", ("docstring", "first", 2, "E")),
+        # `//!` and `/*!` are doc comments too.
+        (b"//! Qt style\nvoid f();\n", ("docstring", "Qt style", 1, "f")),
+        (b"/*! Qt block */\nvoid f();\n", ("docstring", "Qt block", 1, "f")),
+        # A doc comment with nothing after it documents nothing.
+        (b"void f();\n/// dangling\n", ("docstring", "dangling", 2, None)),
+        # Template header between doc and declaration.
+        (b"/// Box.\ntemplate <class T>\nstruct Box {};\n", ("docstring", "Box.", 1, "Box")),
+        (b"/// Doubles.\n#define TWICE(x) ((x) * 2)\n", ("docstring", "Doubles.", 1, "TWICE")),
+        # A comment between doc and declaration does not break the link.
+        (b"/// Doc.\n// FIXME\nint g();\n", ("docstring", "Doc.", 1, "g")),
+    ],
+)
+def test_doc_comment_targets(source: bytes, expected: tuple[str, str, int, str | None]) -> None:
+    assert expected in texts(source)
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        # Consecutive `//` lines are one comment; a blank line or code splits them.
+        (b"// a\n// b\n\n// c\n", [("comment", "a\nb", 1, None), ("comment", "c", 4, None)]),
+        (b"int x; // a\n// b\n", [("comment", "a\nb", 1, None)]),
+        (b"// a\nint x;\n// b\n", [("comment", "a", 1, None), ("comment", "b", 3, None)]),
+        # `///` lines are one docstring, dedented like inspect.cleandoc.
+        (
+            b"/// Summary.\n///\n///   indented\n///   block\nvoid f();\n",
+            [("docstring", "Summary.\n\nindented\nblock", 1, "f")],
+        ),
+        # A `//` run and a `///` run next to each other stay apart.
+        (
+            b"// plain\n/// doc\nvoid f();\n",
+            [("comment", "plain", 1, None), ("docstring", "doc", 2, "f")],
+        ),
+        # Banners and `/***`, `/**/` are plain comments.
+        (b"//===- x.h ---===//\n", [("comment", "===- x.h ---===//", 1, None)]),
+        (b"////////\n", [("comment", "//////", 1, None)]),
+        (b"/*** stars ***/\n", [("comment", "** stars **", 1, None)]),
+        (b"/**/\n", [("comment", "", 1, None)]),
+        # Block comments lose their ` * ` margins.
+        (
+            b"/*\n * One.\n *   Two.\n */\n",
+            [("comment", "One.\n  Two.", 1, None)],
+        ),
+        (b"/**\n * Doc.\n */\nint v;\n", [("docstring", "Doc.", 1, "v")]),
+    ],
+)
+def test_comment_merging_and_cleaning(
+    source: bytes, expected: list[tuple[str, str, int, str | None]]
+) -> None:
+    assert texts(source) == expected
+
+
+def test_comments_name_their_innermost_enclosing_symbol() -> None:
+    source = b"namespace n {\nstruct S {\n  void f() {\n    // inside f\n  }\n  // in S\n};\n}\n"
+    assert texts(source) == [("comment", "inside f", 4, "n::S::f"), ("comment", "in S", 6, "n::S")]
+
+
+def test_multi_line_comment_has_first_and_last_line() -> None:
+    element = cpp.extract(b"\n/* a\n   b\n   c */\n", "a.h").texts[0]
+    assert (element.line, element.end_line) == (2, 4)
+
+
+# --- string literals ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "source, content",
+    [
+        (b'const char *s = "plain";', "plain"),
+        (b'auto s = u8"utf8";', "utf8"),
+        (b'auto s = u"utf16";', "utf16"),
+        (b'auto s = U"utf32";', "utf32"),
+        (b'auto s = L"wide";', "wide"),
+        (b'auto s = R"(raw \\n)";', "raw \\n"),
+        (b'auto s = R"x(has )" inside)x";', 'has )" inside'),
+        (b'auto s = "tab\\tand \\"quote\\"";', 'tab\\tand \\"quote\\"'),  # escapes as written
+        (b'auto s = "one" "two"\n  "three";', "onetwothree"),
+        (b'f("a" PRIu64 "b");', "ab"),  # recovery splits it: joined again
+        (b'#define NAME "in a macro"\n', "in a macro"),
+        (b'#define JOINED "a" \\\n  "b"\n', "ab"),
+        (b'#define URL "http://example.com" // not a comment inside\n', "http://example.com"),
+        (b'#include "path/to/file.h"\n', "path/to/file.h"),
+        (b'extern "C" void f();', "C"),
+    ],
+)
+def test_string_literal_content(source: bytes, content: str) -> None:
+    strings = [t[1] for t in texts(source) if t[0] == "string_literal"]
+    assert strings == [content]
+
+
+def test_char_literals_and_system_includes_are_not_strings() -> None:
+    source = b"#include <vector>\nchar c = '\"';\nchar d = 'x';\n"
+    assert [t for t in texts(source) if t[0] == "string_literal"] == []
+
+
+def test_concatenated_string_spans_its_lines() -> None:
+    element = cpp.extract(b'auto s = "one"\n  "two";\n', "a.cpp").texts[0]
+    assert (element.content, element.line, element.end_line) == ("onetwo", 1, 2)
+
+
+def test_comment_in_a_define_body_is_found() -> None:
+    source = b'#define F(x) g(x, "s") /* block */ // line\n'
+    assert texts(source) == [
+        ("string_literal", "s", 1, "F"),
+        ("comment", "block", 1, "F"),
+        ("comment", "line", 1, "F"),
+    ]
+
+
+def test_string_split_by_error_recovery_is_still_one_literal() -> None:
+    # An #include inside an enum body: tree-sitter's recovery reads `"`, words and `"`.
+    source = b'enum : unsigned {\n#define X(a) a,\n#include "llvm/IR/Kinds.def"\n};\n'
+    strings = [t[1:3] for t in texts(source) if t[0] == "string_literal"]
+    assert strings == [("llvm/IR/Kinds.def", 3)]
+
+
+# --- references -----------------------------------------------------------------------------
+
+
+def test_references_are_used_names_with_their_enclosing_symbol() -> None:
+    refs = {(r.name, r.line, r.symbol) for r in cpp.extract(HEADER, "a.h").references}
+    assert {
+        ("SmallVectorImpl", 23, "llvm::SmallVector"),  # a base class
+        ("destroy", 26, "llvm::SmallVector::~SmallVector"),  # a call
+        ("size", 29, "llvm::SmallVector::operator=="),  # a method call through `.`
+        ("SmallVector", 37, "llvm::SmallVector::add"),  # a qualifier segment
+        ("helper", 39, "llvm::SmallVector::add"),
+        ("Forward", 18, "llvm"),  # a type
+        ("DEMO_H", 4, None),  # a macro tested by #ifndef
+        ("X", 10, "LLVM_DEBUG"),  # a name in a #define body
+    } <= refs
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        # Each name once per enclosing symbol, at its first line.
+        (b"void f() {\n  g();\n  g();\n}\nvoid h() { g(); }\n", [("g", 2, "f"), ("g", 5, "h")]),
+        # Definitions' own names are not references; parameter and local names neither.
+        (b"int add(int a, int b) { int c = a; return c; }\n", []),
+        (
+            b"struct S { int x; };\nint get(S s) { return s.x; }\n",
+            [("S", 2, "get"), ("x", 2, "get")],
+        ),
+        (b"auto v = ns::make<int>(1);\n", [("ns", 1, "v"), ("make", 1, "v")]),
+    ],
+)
+def test_reference_table(source: bytes, expected: list[tuple[str, int, str | None]]) -> None:
+    refs = [(r.name, r.line, r.symbol) for r in cpp.extract(source, "a.cpp").references]
+    assert refs == expected
+
+
+# --- robustness, status and plumbing --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        b"",
+        b"\x00\x00\x00",
+        b"\xff\xfe invalid \xc3\x28 utf-8 \x80",
+        b"class A { void f() {",
+        b"}}}} namespace { ]",
+        b'const char *s = "unterminated\n',
+        b"/* unterminated comment",
+        b"/// doc at end of file",
+        b'#define M(x) "unterminated \\\n',
+        b'R"delim(never closed',
+        b"template <",
+        b"int Foo::",
+        b"\xef\xbb\xbfint bom;",
+    ],
+)
+def test_broken_source_is_extracted_without_raising(source: bytes) -> None:
+    result = cpp.extract(source, "broken.h")
+    assert result.status == "ok"
+
+
+def test_syntax_errors_are_noted_and_what_parses_is_kept() -> None:
+    result = cpp.extract(b"class A {\n  void f();\n  int = ;\n};\n/// doc\nvoid g();\n", "a.h")
+    assert result.note == "syntax errors"
+    assert {s.qualified_name for s in result.symbols} >= {"A", "A::f", "g"}
+
+
+def test_clean_source_has_no_note() -> None:
+    assert cpp.extract(b"int f();\n", "a.h").note is None
+
+
+def test_invalid_utf8_is_replaced_not_fatal() -> None:
+    result = cpp.extract(b'// caf\xe9\nconst char *s = "\xff";\n', "a.h")
+    assert [t.content for t in result.texts] == ["caf\ufffd", "\ufffd"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=400))
+def test_any_bytes_are_extracted_without_raising(source: bytes) -> None:
+    cpp.extract(source, "fuzz.h")
+
+
+_CPP_PIECES = st.sampled_from(
+    [
+        "namespace n {",
+        "}",
+        "{",
+        "class C",
+        "struct S",
+        ":",
+        "public B",
+        ";",
+        "template <class T>",
+        "int f(int a)",
+        "const",
+        "/// doc\n",
+        "// c\n",
+        "/*",
+        "*/",
+        '"s"',
+        'R"x(',
+        ')x"',
+        "'c'",
+        "#define M(x) x\n",
+        '#include "h.h"\n',
+        "\\\n",
+        "\n",
+        "::",
+        "~",
+        "operator==",
+        "=",
+        "0",
+        "typedef",
+        "using U =",
+        "enum class E",
+        "friend",
+        'extern "C"',
+        "(",
+        ")",
+        "<",
+        ">",
+    ]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_CPP_PIECES, max_size=60))
+def test_cpp_like_garbage_is_extracted_without_raising(pieces: list[str]) -> None:
+    result = cpp.extract(" ".join(pieces).encode(), "fuzz.h")
+    for symbol in result.symbols:
+        assert 1 <= symbol.start_line <= symbol.end_line
+        assert symbol.start_byte <= symbol.end_byte
+
+
+def test_dispatch_by_language_key() -> None:
+    assert extract("cpp", b"void f();\n", "a.h").symbols[0].name == "f"
+
+
+@pytest.mark.parametrize("purpose", ["tags", "text"])
+def test_every_query_file_compiles(purpose: str) -> None:
+    assert query("cpp", purpose).pattern_count > 0
+
+
+def test_query_files_ship_with_the_package() -> None:
+    folder = resources.files("repomap.extractors").joinpath("queries", "cpp")
+    assert {p.name for p in folder.iterdir() if p.name.endswith(".scm")} == {"tags.scm", "text.scm"}

@@ -1,0 +1,430 @@
+"""Rust extraction: symbols, references, comments, docstrings and string literals."""
+
+from __future__ import annotations
+
+import textwrap
+from importlib import resources
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from repomap.extractors import rust
+from repomap.extractors.treesitter import language
+from tree_sitter import Query
+
+SOURCE = textwrap.dedent("""\
+    //! Connection pools.
+    //! Second line of crate docs.
+
+    use std::fmt::{self, Display};
+    use std::sync::Mutex;
+
+    /// Upper bound on pool size.
+    pub const LIMIT: usize = 10;
+    static COUNTER: AtomicUsize = AtomicUsize::new(0);
+
+    /// A pool of connections.
+    ///
+    ///     indented example
+    #[derive(Debug)]
+    pub struct Pool<T> {
+        /// The idle connections.
+        items: Vec<T>,
+    }
+
+    /** Kinds of pool. */
+    pub enum Kind { Small, Large(u8) }
+
+    pub union Bits { int: u32, float: f32 }
+
+    pub type Shared<T> = Arc<Mutex<Pool<T>>>;
+
+    pub trait Checkout: Clone {
+        /// What a checkout yields.
+        type Item;
+        fn checkout(&self) -> Option<Self::Item>;
+        fn ready(&self) -> bool { true }
+    }
+
+    impl<T: Clone> Pool<T> {
+        pub fn new() -> Self {
+            Pool { items: Vec::new() }
+        }
+
+        /// Get one.
+        pub fn get(
+            &self,
+            key: &str,
+        ) -> Option<&T> {
+            // look it up
+            // in the items
+            let raw = r#"raw "quoted""#;
+            let bytes = b"bytes";
+            let c = 'x';
+            println!("key = {}", key);
+            self.items.first()
+        }
+    }
+
+    impl<T> fmt::Display for Pool<T> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            /* block
+             * comment */
+            write!(f, "pool")
+        }
+    }
+
+    mod inner {
+        //! Inner module docs.
+        pub fn helper() -> u8 { 1 }
+    }
+
+    mod sibling;
+
+    macro_rules! pool {
+        ($x:expr) => {
+            // inside a macro
+            Pool::new()
+        };
+    }
+
+    fn outer() {
+        fn nested() {}
+        //// four slashes: a plain comment
+        let s = "multi
+    line";
+    }
+    """)
+
+
+@pytest.fixture(scope="module")
+def extraction():
+    return rust.extract(SOURCE.encode(), "src/pool.rs")
+
+
+@pytest.mark.parametrize(
+    "rel_path, module",
+    [
+        ("src/pool.rs", "pool"),
+        ("library/std/src/sync/mutex.rs", "sync::mutex"),
+        ("src/lib.rs", ""),
+        ("src/main.rs", ""),
+        ("src/net/mod.rs", "net"),
+        ("crates/a/src/bin/tool/main.rs", "bin::tool"),
+        ("src/tests/src/deep.rs", "deep"),  # after the last `src/`
+        ("tests/smoke.rs", "tests::smoke"),
+        ("build.rs", "build"),
+    ],
+)
+def test_module_path_is_the_path_after_the_last_src(rel_path, module):
+    assert rust.module_path(rel_path) == module
+
+
+@pytest.mark.parametrize(
+    "qualified_name, name, kind, start_line, end_line, parent",
+    [
+        ("pool::LIMIT", "LIMIT", "constant", 8, 8, None),
+        ("pool::COUNTER", "COUNTER", "constant", 9, 9, None),
+        ("pool::Pool", "Pool", "struct", 15, 18, None),
+        ("pool::Kind", "Kind", "enum", 21, 21, None),
+        ("pool::Bits", "Bits", "union", 23, 23, None),
+        ("pool::Shared", "Shared", "type", 25, 25, None),
+        ("pool::Checkout", "Checkout", "trait", 27, 32, None),
+        ("pool::Checkout::Item", "Item", "type", 29, 29, "pool::Checkout"),
+        ("pool::Checkout::checkout", "checkout", "method", 30, 30, "pool::Checkout"),
+        ("pool::Checkout::ready", "ready", "method", 31, 31, "pool::Checkout"),
+        ("pool::Pool::new", "new", "method", 35, 37, "pool::Pool"),
+        ("pool::Pool::get", "get", "method", 40, 51, "pool::Pool"),
+        ("pool::Display for Pool", "Pool", "impl", 54, 60, None),
+        ("pool::Pool::fmt", "fmt", "method", 55, 59, "pool::Display for Pool"),
+        ("pool::inner", "inner", "module", 62, 65, None),
+        ("pool::inner::helper", "helper", "function", 64, 64, "pool::inner"),
+        ("pool::sibling", "sibling", "module", 67, 67, None),
+        ("pool::pool", "pool", "macro", 69, 74, None),
+        ("pool::outer", "outer", "function", 76, 81, None),
+        ("pool::outer::nested", "nested", "function", 77, 77, "pool::outer"),
+    ],
+)
+def test_symbols_have_qualified_names_kinds_lines_and_parents(
+    extraction, qualified_name, name, kind, start_line, end_line, parent
+):
+    symbol = next(s for s in extraction.symbols if s.qualified_name == qualified_name)
+    assert (symbol.name, symbol.kind, symbol.start_line, symbol.end_line, symbol.parent) == (
+        name,
+        kind,
+        start_line,
+        end_line,
+        parent,
+    )
+
+
+def test_every_item_is_one_symbol(extraction):
+    # The inherent impl shares its qualified name `pool::Pool` with the struct.
+    assert len(extraction.symbols) == 21
+    assert [s.kind for s in extraction.symbols if s.qualified_name == "pool::Pool"] == [
+        "struct",
+        "impl",
+    ]
+
+
+@pytest.mark.parametrize(
+    "qualified_name, kind, signature",
+    [
+        ("pool::LIMIT", "constant", "pub const LIMIT: usize"),
+        ("pool::COUNTER", "constant", "static COUNTER: AtomicUsize"),
+        ("pool::Pool", "struct", "pub struct Pool<T>"),
+        ("pool::Kind", "enum", "pub enum Kind"),
+        ("pool::Shared", "type", "pub type Shared<T> = Arc<Mutex<Pool<T>>>"),
+        ("pool::Checkout", "trait", "pub trait Checkout: Clone"),
+        ("pool::Checkout::Item", "type", "type Item"),
+        ("pool::Checkout::checkout", "method", "fn checkout(&self) -> Option<Self::Item>"),
+        ("pool::Pool", "impl", "impl<T: Clone> Pool<T>"),
+        ("pool::Pool::get", "method", "pub fn get(&self, key: &str) -> Option<&T>"),
+        ("pool::Display for Pool", "impl", "impl<T> fmt::Display for Pool<T>"),
+        ("pool::inner", "module", "mod inner"),
+        ("pool::sibling", "module", "mod sibling"),
+        ("pool::pool", "macro", "macro_rules! pool"),
+    ],
+)
+def test_signatures_are_one_line_headers_without_body_or_attributes(
+    extraction, qualified_name, kind, signature
+):
+    symbol = next(
+        s for s in extraction.symbols if (s.qualified_name, s.kind) == (qualified_name, kind)
+    )
+    assert symbol.signature == signature
+
+
+def test_positions_slice_the_symbol_out_of_the_source(extraction):
+    data = SOURCE.encode()
+    symbol = next(s for s in extraction.symbols if s.qualified_name == "pool::Pool::get")
+    assert data[symbol.start_byte : symbol.end_byte].startswith(b"pub fn get(")
+    assert data[symbol.start_byte : symbol.end_byte].endswith(b"self.items.first()\n    }")
+    assert (symbol.start_col, symbol.end_col) == (4, 5)
+
+
+def test_symbols_carry_their_outer_doc_comments(extraction):
+    docs = {(s.qualified_name, s.kind): s.doc for s in extraction.symbols}
+    assert docs["pool::Pool", "struct"] == "A pool of connections.\n\n    indented example"
+    assert docs["pool::LIMIT", "constant"] == "Upper bound on pool size."
+    assert docs["pool::Kind", "enum"] == "Kinds of pool."
+    assert docs["pool::Checkout::Item", "type"] == "What a checkout yields."
+    assert docs["pool::Pool::get", "method"] == "Get one."
+    assert docs["pool::Pool", "impl"] is None
+    assert docs["pool::outer", "function"] is None
+
+
+@pytest.mark.parametrize(
+    "element_type, content, line, end_line, symbol_name",
+    [
+        ("docstring", "Connection pools.\nSecond line of crate docs.", 1, 2, "pool"),
+        ("docstring", "Upper bound on pool size.", 7, 7, "pool::LIMIT"),
+        ("docstring", "A pool of connections.\n\n    indented example", 11, 13, "pool::Pool"),
+        ("docstring", "The idle connections.", 16, 16, "pool::Pool"),  # a field: its struct
+        ("docstring", "Kinds of pool.", 20, 20, "pool::Kind"),
+        ("docstring", "What a checkout yields.", 28, 28, "pool::Checkout::Item"),
+        ("docstring", "Get one.", 39, 39, "pool::Pool::get"),
+        ("comment", "look it up\nin the items", 44, 45, "pool::Pool::get"),
+        ("string_literal", 'raw "quoted"', 46, 46, "pool::Pool::get"),
+        ("string_literal", "bytes", 47, 47, "pool::Pool::get"),
+        ("string_literal", "key = {}", 49, 49, "pool::Pool::get"),
+        ("comment", "block\ncomment", 56, 57, "pool::Pool::fmt"),
+        ("string_literal", "pool", 58, 58, "pool::Pool::fmt"),
+        ("docstring", "Inner module docs.", 63, 63, "pool::inner"),
+        ("comment", "inside a macro", 71, 71, "pool::pool"),
+        ("comment", "four slashes: a plain comment", 78, 78, "pool::outer"),
+        ("string_literal", "multi\nline", 79, 80, "pool::outer"),
+    ],
+)
+def test_text_elements_lose_their_delimiters_and_keep_their_place(
+    extraction, element_type, content, line, end_line, symbol_name
+):
+    found = [
+        (t.element_type, t.content, t.line, t.end_line, t.symbol_name) for t in extraction.texts
+    ]
+    assert (element_type, content, line, end_line, symbol_name) in found
+
+
+def test_every_element_is_listed_once_in_source_order(extraction):
+    assert len(extraction.texts) == 17  # the char literal 'x' is not a string
+    assert [t.line for t in extraction.texts] == sorted(t.line for t in extraction.texts)
+
+
+def test_references_name_used_identifiers_but_not_definitions(extraction):
+    found = {(r.name, r.line, r.symbol) for r in extraction.references}
+    for expected in [
+        ("Mutex", 5, None),  # `use` path
+        ("AtomicUsize", 9, "pool::COUNTER"),
+        ("new", 9, "pool::COUNTER"),  # `AtomicUsize::new(0)`
+        ("Vec", 17, "pool::Pool"),
+        ("Clone", 27, "pool::Checkout"),
+        ("Pool", 34, "pool::Pool"),  # an impl's self type names the struct
+        ("Display", 54, "pool::Display for Pool"),
+        ("println", 49, "pool::Pool::get"),  # macro
+        ("first", 50, "pool::Pool::get"),  # method call
+        ("Formatter", 55, "pool::Pool::fmt"),
+        ("write", 58, "pool::Pool::fmt"),
+        ("new", 72, "pool::pool"),  # `Pool::new()` inside macro_rules
+    ]:
+        assert expected in found
+    names = {name for name, _, _ in found}
+    assert not names & {"LIMIT", "get", "helper", "outer", "nested", "Kind", "Bits", "Shared"}
+    assert "items" not in names  # a field read, never a symbol
+    assert len(found) == len(extraction.references)  # deduplicated
+
+
+def test_a_crate_root_has_no_module_prefix():
+    source = b"//! The crate.\npub struct Pool;\nimpl Pool { pub fn get(&self) {} }\n"
+    result = rust.extract(source, "pool/src/lib.rs")
+    assert [s.qualified_name for s in result.symbols] == ["Pool", "Pool", "Pool::get"]
+    assert result.texts[0].symbol_name is None  # crate docs at the root
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        (
+            b"/// a\n/// b\n\n/// c\nfn f() {}",
+            [("docstring", "a\nb", 1, 2), ("docstring", "c", 4, 4)],
+        ),
+        (b"// a\n    // b\nlet x;\n", [("comment", "a\nb", 1, 2)]),
+        (
+            b"// a\n/// b\n//! c\n",
+            [("comment", "a", 1, 1), ("docstring", "b", 2, 2), ("docstring", "c", 3, 3)],
+        ),
+        (b"x(); // a\n// b\n", [("comment", "a\nb", 1, 2)]),
+        (
+            b"//// a\n/***\n b */ /**/\n",
+            [("comment", "a", 1, 1), ("comment", "**\nb", 2, 3), ("comment", "", 3, 3)],
+        ),
+        (b"/* a /* nested */ b */", [("comment", "a /* nested */ b", 1, 1)]),
+        (
+            b"/*! inner */ /** outer */",
+            [("docstring", "inner", 1, 1), ("docstring", "outer", 1, 1)],
+        ),
+        (b"/**\n * One.\n *\n * Two.\n */\nfn f() {}", [("docstring", "One.\n\nTwo.", 1, 5)]),
+        (b"///   indented\n///   both\n", [("docstring", "indented\nboth", 1, 2)]),
+        (b"//\n", [("comment", "", 1, 1)]),
+    ],
+)
+def test_comment_runs_and_markers(source, expected):
+    texts = rust.extract(source, "src/lib.rs").texts
+    assert [(t.element_type, t.content, t.line, t.end_line) for t in texts] == expected
+
+
+@pytest.mark.parametrize(
+    "literal, content",
+    [
+        (rb'"plain \"escaped\" \n"', r"plain \"escaped\" \n"),
+        (rb'r"raw \d"', r"raw \d"),
+        (rb'r##"hash "# inside"##', 'hash "# inside'),
+        (rb'b"bytes"', "bytes"),
+        (rb'br#"raw bytes"#', "raw bytes"),
+        (rb'c"c string"', "c string"),
+        (rb'cr"raw c"', "raw c"),
+        (rb'""', ""),
+        (b'"caf\xc3\xa9"', "café"),
+    ],
+)
+def test_string_literals_keep_their_text_as_written(literal, content):
+    texts = rust.extract(b"fn f() { let s = " + literal + b"; }", "src/lib.rs").texts
+    assert [(t.element_type, t.content, t.symbol_name) for t in texts] == [
+        ("string_literal", content, "f")
+    ]
+
+
+def test_char_literals_and_lifetimes_are_not_strings():
+    source = b"fn f<'a>(x: &'a str) -> char { let q = '\"'; b'\"'; 'x' }"
+    assert rust.extract(source, "src/lib.rs").texts == []
+
+
+def test_strings_and_comments_inside_macro_calls_are_found():
+    source = b'fn f() { assert_eq!(a, "first", /* why */ "second"); format!("{x}"); }'
+    texts = rust.extract(source, "src/lib.rs").texts
+    assert [t.content for t in texts] == ["first", "why", "second", "{x}"]
+
+
+@pytest.mark.parametrize(
+    "source, qualified_name, kind, doc",
+    [
+        (
+            b'/// Doc.\n#[inline]\n// note\n#[cfg(all(unix, x = "]"))]\nfn f() {}',
+            "f",
+            "function",
+            "Doc.",
+        ),
+        (b"/// One.\n#[attr]\n/// Two.\nstruct S;", "S", "struct", "One.\nTwo."),
+        (b"/// Doc.\nimpl<T> From<T> for io::Wrap<T> {}", "From for Wrap", "impl", "Doc."),
+        (b"/// Doc.\n#[a(b(c(d)))]\nunion U { x: u8 }", "U", "union", "Doc."),
+        (b"/// Not for f.\nuse x;\nfn f() {}", "f", "function", None),
+        (b'/// Doc.\nextern "C" { fn ext(); }', "ext", "function", None),
+    ],
+)
+def test_outer_docs_attach_through_attributes_and_comments(source, qualified_name, kind, doc):
+    symbols = rust.extract(source, "src/lib.rs").symbols
+    assert next(s for s in symbols if s.qualified_name == qualified_name).doc == doc
+    assert next(s for s in symbols if s.qualified_name == qualified_name).kind == kind
+
+
+def test_impls_of_non_path_types_keep_the_type_text():
+    source = (
+        b"unsafe impl<'a, T: ?Sized> Sync for &'a [T] {}\nimpl<T> Trait for Box<dyn Fn() -> T> {}"
+    )
+    symbols = rust.extract(source, "src/lib.rs").symbols
+    assert [(s.name, s.qualified_name) for s in symbols] == [
+        ("&'a [T]", "Sync for &'a [T]"),
+        ("Box", "Trait for Box"),
+    ]
+
+
+def test_syntax_errors_keep_what_was_found():
+    result = rust.extract(b"fn good() {}\nfn broken( {\n/// Doc.\nstruct After;\n", "src/lib.rs")
+    assert result.status == "ok"
+    assert result.note == "syntax errors"
+    assert "good" in {s.name for s in result.symbols}
+    assert rust.extract(b"fn good() {}\n", "src/lib.rs").note is None
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        b"",
+        b"\xff\xfe\x00garbage\x00",
+        b'fn f() { let s = "unterminated',
+        b"/* unterminated /* nested",
+        b'fn f() { let s = r###"open',
+        b"}}}}{{{{" * 100,
+        b"impl for {} impl<T> {} mod ; struct ; fn ( ) -> {}",
+        b"/// dangling doc at the end",
+        b"#[attr(((((",
+        b"\x00" * 100,
+        b"'\\u{}'" * 10,
+    ],
+)
+def test_nothing_raises_on_garbage(source):
+    result = rust.extract(source, "src/lib.rs")
+    assert result.status == "ok"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=300))
+def test_nothing_raises_on_random_bytes(source):
+    rust.extract(source, "src/x.rs")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, len(SOURCE)), st.integers(0, 40), st.binary(max_size=8))
+def test_nothing_raises_on_damaged_rust(position, cut, insert):
+    data = SOURCE.encode()
+    damaged = data[:position] + insert + data[position + cut :]
+    result = rust.extract(damaged, "src/pool.rs")
+    lines = damaged.count(b"\n") + 1
+    assert all(1 <= s.start_line <= s.end_line <= lines for s in result.symbols)
+    assert all(1 <= t.line <= t.end_line <= lines for t in result.texts)
+    assert all(1 <= r.line <= lines for r in result.references)
+
+
+def test_queries_compile():
+    folder = resources.files("repomap.extractors").joinpath("queries", "rust")
+    for purpose in ("tags", "text"):
+        Query(language("rust"), folder.joinpath(f"{purpose}.scm").read_text())
