@@ -243,6 +243,11 @@ class Refresher:
         code_changes = summary.added + summary.modified + summary.removed
         doc_changes = docs.get("added", 0) + docs.get("modified", 0) + docs.get("removed", 0)
         self._last = (_now(), seconds, code_changes + doc_changes)
+        if summary.recovered_from:
+            return (
+                f"the index was damaged: it was moved aside to {summary.recovered_from} and "
+                f"rebuilt in {seconds:.1f} s"
+            )
         if self._building:
             return (
                 f"built the index of {self.settings.root} on first use: {summary.files} code "

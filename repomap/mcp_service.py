@@ -29,6 +29,7 @@ from .errors import BadArgument, PathNotFound, RepomapError
 from .freshness import Refresher
 from .gateway import OutlineEntry, SourceEntry
 from .roots import Root, Roots
+from .secrets import is_secret_file
 
 if TYPE_CHECKING:
     from sqlite_utils import Database  # noqa: TID251 - a type only
@@ -627,7 +628,13 @@ class Service:
         root, inside = self.roots.locate(path)
         if start_line and end_line and end_line < start_line:
             raise BadArgument(f"end_line ({end_line}) is before start_line ({start_line})")
-        real = gateway.existing_file(root.path, inside.rel_path).path
+        checked = gateway.existing_file(root.path, inside.rel_path)
+        if is_secret_file(checked.rel_path) or is_secret_file(checked.real_rel_path):
+            raise BadArgument(
+                f"{path} looks like a file that holds secrets (.env, keys, credentials); "
+                "repomap never indexes or serves such files"
+            )
+        real = checked.path
         first = start_line or 1
         wanted = max_lines or DEFAULT_MAX_LINES
         if end_line is not None:

@@ -350,6 +350,29 @@ def test_paths_outside_the_root_are_refused(repo: Path, tool: str, arguments: di
     assert "outside" in text and "TOP SECRET" not in text
 
 
+def test_secret_files_are_never_served(repo: Path) -> None:
+    (repo / ".env").write_text("API_KEY=sk-live-1234567890abcdef\n")
+    (repo / "deploy").mkdir()
+    (repo / "deploy" / "id_rsa").write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n")
+    (repo / "innocent.txt").symlink_to(repo / ".env")
+    server = build_server(_settings(repo))
+    for path in (".env", "deploy/id_rsa", "innocent.txt"):
+        message = error(server, "read_file", {"path": path})
+        assert "never indexes or serves" in message and "sk-live" not in message
+    assert ok(server, "find_files", {"query": "env"})["files"] == []
+
+
+def test_a_damaged_index_is_rebuilt_or_reported(repo: Path) -> None:
+    settings = _settings(repo)
+    settings.db_path.parent.mkdir(parents=True)
+    settings.db_path.write_bytes(b"SQLite format 3\x00" + b"\xff" * 4000)
+    message = error(build_server(settings, refresh=False), "search_symbols", {"query": "x"})
+    assert "repomap index" in message
+    found = ok(build_server(settings), "search_symbols", {"query": "make_pool"})
+    assert found["results"][0]["qualified_name"] == "make_pool"
+    assert any("damaged" in notice for notice in found["notices"])
+
+
 def test_unknown_tools_are_tool_errors(repo: Path) -> None:
     assert "Unknown tool" in error(build_server(_settings(repo)), "drop_index", {})
 
