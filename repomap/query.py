@@ -70,7 +70,7 @@ if TYPE_CHECKING:
     from sqlite_utils import Database  # noqa: TID251 - a type only; any object with .conn works
 
 RANK_CAP = 4000  # matches ranked per query (see the module docstring)
-LITERAL_CAP = 4000  # trigram candidates checked one by one before scanning in path order
+LITERAL_CAP = 2000  # trigram candidates checked one by one before scanning in path order
 MAX_LIMIT = 1000
 CONTENT_LIMIT = 2000  # characters of `content` returned
 TRUNCATION_MARK = " […{} more characters]"
@@ -347,6 +347,7 @@ def _filter_sql(filters: _Filters, rowid: str) -> tuple[str, dict]:
 
 RANKED_SQL = """SELECT f.rowid, bm25(code_text_fts, 0, 0, 0, 0, {content}, {subwords}, 0, 0)
 FROM code_text_fts f WHERE code_text_fts MATCH :match{filters} LIMIT :cap"""
+FILE_PATHS_SQL = "SELECT id, path FROM files WHERE id IN (SELECT value FROM json_each(:ids))"
 KEYS_SQL = """SELECT t.id, f.path, t.line_number FROM code_text t JOIN files f ON f.id = t.file_id
 WHERE t.id IN (SELECT value FROM json_each(:ids))"""
 
@@ -365,12 +366,38 @@ def _ranked(conn: sqlite3.Connection, parsed: querylang.Query, filters: _Filters
     total = len(rows)
     rows.sort(key=lambda row: row[1])  # bm25: lower is better
     if len(rows) > limit:
+        # The best `limit` rows end inside a group of equal scores: the group's first rows by
+        # (file_path, line_number) complete them.
         cutoff = rows[limit - 1][1]
-        rows = [row for row in rows if row[1] <= cutoff]  # the best `limit`, and every tie
+        head = [row for row in rows if row[1] < cutoff]
+        tied = [row[0] for row in rows if row[1] == cutoff]
+        rows = head + [
+            (row_id, cutoff) for row_id in _first_in_place(conn, tied, limit - len(head))
+        ]
     scores = dict(rows)
     keys = conn.execute(KEYS_SQL, {"ids": json.dumps(list(scores))}).fetchall()
     keys.sort(key=lambda key: (scores[key[0]], key[1], key[2]))  # ties: file_path, line_number
     return [(key[0], _rank(scores[key[0]])) for key in keys[:limit]], total, exact
+
+
+def _first_in_place(conn: sqlite3.Connection, ids: list[int], need: int) -> list[int]:
+    """The `need` ids that come first by (file_path, line_number).
+
+    A common word can tie thousands of rows (the same short string in many files), so only the
+    files that can hold the first `need` rows are read: ids carry their file (ROWS_PER_FILE).
+    """
+    by_file: dict[int, list[int]] = {}
+    for row_id in ids:
+        by_file.setdefault(row_id // ROWS_PER_FILE, []).append(row_id)
+    paths = dict(conn.execute(FILE_PATHS_SQL, {"ids": json.dumps(list(by_file))}))
+    chosen: list[int] = []
+    for file_id in sorted(by_file, key=lambda file_id: paths[file_id]):
+        if len(chosen) >= need:
+            break
+        chosen += by_file[file_id]
+    keys = conn.execute(KEYS_SQL, {"ids": json.dumps(chosen)}).fetchall()
+    keys.sort(key=lambda key: (key[1], key[2]))
+    return [key[0] for key in keys[:need]]
 
 
 def _rank(bm25: float) -> float:
@@ -389,6 +416,15 @@ WHERE t.id IN (SELECT value FROM json_each(:ids)) AND {contains}{filters}"""
 SCAN_SQL = """SELECT t.id, f.path, t.line_number FROM files f CROSS JOIN code_text t
 WHERE t.id >= f.id * 1048576 AND t.id < (f.id + 1) * 1048576 AND {contains}{filters}
 ORDER BY f.path, t.line_number LIMIT :limit"""
+# The same, reading only files with a candidate row: text that is common overall but clustered
+# in a few late files (`aarch64` in LLVM's ARM headers) is found without reading every file
+# before them. `f.id + 0` keeps the planner on the path index instead of driving by candidates.
+SCAN_CANDIDATES_SQL = """WITH candidate_files(id) AS MATERIALIZED (
+    SELECT DISTINCT l.rowid >> 20 FROM code_text_literal l WHERE code_text_literal MATCH :trigrams)
+SELECT t.id, f.path, t.line_number FROM files f CROSS JOIN code_text t
+WHERE f.id + 0 IN candidate_files AND t.id >= f.id * 1048576 AND t.id < (f.id + 1) * 1048576
+    AND {contains}{filters}
+ORDER BY f.path, t.line_number LIMIT :limit"""
 
 
 def _literal(conn: sqlite3.Connection, text: str, filters: _Filters, limit: int,
@@ -397,11 +433,13 @@ def _literal(conn: sqlite3.Connection, text: str, filters: _Filters, limit: int,
     if filters.file_ids == []:
         return [], 0, True
     contains, params = _contains_sql(conn, text, ignore_case)
+    scan, trigrams = SCAN_SQL, {}
     if len(text) >= 3:
+        trigrams = {"trigrams": _trigram_match(text)}
         where, filter_params = _filter_sql(filters, "l.rowid")
         candidates = conn.execute(
             CANDIDATES_SQL.format(filters=where),
-            {"trigrams": _trigram_match(text), "cap": LITERAL_CAP + 1, **filter_params},
+            {**trigrams, "cap": LITERAL_CAP + 1, **filter_params},
         ).fetchall()
         if len(candidates) <= LITERAL_CAP:
             where, filter_params = _filter_sql(filters, "t.id")
@@ -410,9 +448,12 @@ def _literal(conn: sqlite3.Connection, text: str, filters: _Filters, limit: int,
             found = conn.execute(sql, {"ids": ids, **params, **filter_params}).fetchall()
             found.sort(key=lambda row: (row[1], row[2]))
             return [(row[0], 1.0) for row in found[:limit]], len(found), True
+        scan = SCAN_CANDIDATES_SQL
     where, filter_params = _filter_sql(filters, "t.id")
-    sql = SCAN_SQL.format(contains=contains, filters=where)
-    found = conn.execute(sql, {"limit": limit + 1, **params, **filter_params}).fetchall()
+    sql = scan.format(contains=contains, filters=where)
+    found = conn.execute(
+        sql, {"limit": limit + 1, **trigrams, **params, **filter_params}
+    ).fetchall()
     exact = len(found) <= limit
     return [(row[0], 1.0) for row in found[:limit]], len(found) if exact else limit, exact
 
