@@ -34,6 +34,7 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field, ValidationError
 
+from . import searchlog
 from .config import Settings
 from .errors import RepomapError
 from .extractors.model import KINDS
@@ -112,12 +113,21 @@ MaxLines = Annotated[
     int | None,
     Field(ge=1, le=2000, description="Most lines to return (1-2000; default 400), then a marker."),
 ]
-PathArg = Annotated[str, Field(min_length=1, max_length=4096)]
-OptionalPath = Annotated[str | None, Field(max_length=4096)]
-Language = Literal["python", "rust", "cpp"]
-ElementType = Literal["all", "comment", "docstring", "string_literal"]
-Kind = Literal[KINDS]  # type: ignore[valid-type]
-Name = Annotated[str, Field(min_length=1, max_length=4096)]
+Language = Annotated[
+    Literal["python", "rust", "cpp"] | None, Field(description="Only files of this language.")
+]
+ElementType = Annotated[
+    Literal["all", "comment", "docstring", "string_literal"],
+    Field(description="Which text elements to search."),
+]
+Mode = Annotated[
+    Literal["fts", "literal"],
+    Field(description="fts: words, ranked (query syntax in mcp_help); literal: exact text."),
+]
+Kind = Annotated[
+    Literal[KINDS] | None,  # type: ignore[valid-type]
+    Field(description="Only definitions of this kind."),
+]
 
 # The list in each tool's result that counts as its result count in the log.
 RESULT_KEYS = {
@@ -186,8 +196,6 @@ def _log_call(
     started: float,
 ) -> None:
     """Append the call to the log beside the index of each root it read (never fails)."""
-    from . import searchlog
-
     ms = round((time.perf_counter() - started) * 1000, 3)
     shown = {
         key: value[: searchlog.MAX_FIELD] if isinstance(value, str) else value
@@ -261,8 +269,8 @@ def build_server(
                 "like **/*.rs.",
             ),
         ] = None,
-        mode: Literal["fts", "literal"] = "fts",
-        language: Language | None = None,
+        mode: Mode = "fts",
+        language: Language = None,
         ignore_case: Annotated[
             bool, Field(description="literal mode: match regardless of case.")
         ] = False,
@@ -286,7 +294,7 @@ def build_server(
     @tool
     async def search_symbols(
         query: Query,
-        kind: Kind | None = None,
+        kind: Kind = None,
         path: Annotated[
             str | None,
             Field(
@@ -295,7 +303,7 @@ def build_server(
             ),
         ] = None,
         limit: Limit = 20,
-        language: Language | None = None,
+        language: Language = None,
     ) -> SymbolSearch:
         """Find definitions (functions, classes, methods, structs, enums, traits, ...) by name.
 
