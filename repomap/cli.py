@@ -187,7 +187,7 @@ def _echo_text(text: str) -> None:
 
 def _indexed_root(db: Any, settings: config.Settings) -> Path:
     """The tree the index was built from (so --db works from anywhere), else ROOT."""
-    from .snippets import indexed_root
+    from .db import indexed_root
 
     return indexed_root(db, settings.root)
 
@@ -214,12 +214,12 @@ def outline(
     db_path: Path | None,
 ) -> None:
     """Headings of Markdown files and symbols of code files under PATH (default: all), per file."""
-    from . import db as index_db
     from . import gateway
     from .gateway_text import outline_text
+    from .query import searching
 
     settings = config.resolve(root, db_path)
-    with index_db.reading(settings.db_path) as db:
+    with searching(settings.db_path) as db:  # no sqlite_utils: queries start faster
         result = gateway.outline(db, _indexed_root(db, settings), path, level)
     if result.changed:
         shown = ", ".join(result.changed[:5]) + (", …" if len(result.changed) > 5 else "")
@@ -262,8 +262,8 @@ def show(
     db_path: Path | None,
 ) -> None:
     """Show a symbol's source (NAME) or a Markdown section (--section HEADING)."""
-    from . import db as index_db
     from . import docs
+    from .query import searching
 
     if heading is None:
         if name is None:
@@ -273,7 +273,7 @@ def show(
     if name is not None:
         raise click.UsageError("give either a symbol NAME or --section HEADING, not both")
     settings = config.resolve(root, db_path)
-    with index_db.reading(settings.db_path) as db:
+    with searching(settings.db_path) as db:  # no sqlite_utils: queries start faster
         view = docs.show_section(db, _indexed_root(db, settings), heading, file, max_lines)
     if view.ambiguous:
         click.echo(f'warning: multiple matches for "{view.query}"; showing first', err=True)
@@ -313,12 +313,12 @@ def search_docs(
     query: str, limit: int, as_json: bool, root: Path | None, db_path: Path | None
 ) -> None:
     """Search Markdown sections and .txt files (bare words ANDed, porter stemming), best first."""
-    from . import db as index_db
     from . import docs
     from .gateway_text import search_docs_text
+    from .query import searching
 
     settings = config.resolve(root, db_path)
-    with index_db.reading(settings.db_path) as db:
+    with searching(settings.db_path) as db:  # no sqlite_utils: queries start faster
         result = docs.search_docs(db, _indexed_root(db, settings), query, limit)
     if result.ignored:
         click.echo(

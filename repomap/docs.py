@@ -32,7 +32,6 @@ from . import db as index_db
 from . import markdown, querylang, secrets
 from .errors import BadArgument, PathNotFound, RepomapError, StaleIndex
 from .gateway import resolve_path, truncate
-from .symbols import path_filter_params, path_filter_sql
 
 if TYPE_CHECKING:
     from .db import Database
@@ -410,6 +409,9 @@ def _all_headings(db: Database, files: tuple[str, dict]) -> list[tuple]:
 
 def doc_file_filter(db: Database, root: Path, file: str) -> tuple[str, dict]:
     """SQL condition on headings.file (and params) for --file, checked against the index."""
+    # symbols.py imports sqlite_utils (~150 ms of a CLI query): only --file needs its helpers.
+    from .symbols import path_filter_params, path_filter_sql
+
     inside = resolve_path(root, file)  # an escape is refused, not silently left unmatched
     if not inside.rel_path:
         return ANY_FILE
