@@ -69,7 +69,7 @@ class RepoMap:
 
 @dataclass(frozen=True, slots=True)
 class _Ranking:
-    file_rank: dict[int, float]
+    file_rank: dict[int, float] | None  # None: the stored file_ranks
     page: Callable[[int, int], list[tuple[int, float]]]  # (offset, size) -> (symbol id, score)
 
 
@@ -83,36 +83,35 @@ def repo_map(
     if tokens < MIN_TOKENS:
         raise BadArgument(f"--tokens must be at least {MIN_TOKENS}")
     symbols.require_ranks(db)
-    files = symbols.map_files(db)
+    files: dict[int, symbols.MapFileRow] = {}  # loaded as candidates reach them
     focus_ids = _focus_files(db, focus)
     mentioned, unmatched, mention_files = _mentions(db, mentions)
     if focus_ids or mentioned or mention_files:
         ranking = _personalized(db, focus_ids, mentioned, mention_files)
     else:
-        ranking = _Ranking(
-            {file_id: row.rank for file_id, row in files.items()},
-            lambda offset, size: symbols.ranked_symbols(db, size, offset),
-        )
+        ranking = _Ranking(None, lambda offset, size: symbols.ranked_symbols(db, size, offset))
     total_symbols = symbols.ranked_symbol_count(db)
-    builder = render.MapBuilder(tokens, len(files) - len(focus_ids), total_symbols)
+    builder = render.MapBuilder(tokens, symbols.file_count(db) - len(focus_ids), total_symbols)
+    signatures: dict[int, str] = {}
     scores: dict[int, float] = {}
     rows: dict[int, symbols.MapSymbolRow] = {}
     offset, size = 0, max(64, tokens // 4)
     while builder.fits_anything and (page := ranking.page(offset, size)):
         offset += len(page)
         rows.update(symbols.map_symbols(db, [symbol_id for symbol_id, _ in page]))
+        files.update(symbols.map_files(db, {rows[i].file_id for i, _ in page} - set(files)))
         for symbol_id, score in page:
             symbol = rows[symbol_id]
             if symbol.file_id in focus_ids:
                 continue
             scores[symbol_id] = score
-            builder.offer(_candidate(symbol, rows, files[symbol.file_id]))
+            builder.offer(_candidate(symbol, rows, files[symbol.file_id], signatures))
             if not builder.fits_anything:
                 break
     targets = mention_files | {rows[i].file_id for i in mentioned if i in rows}
+    file_rank = ranking.file_rank or {f: row.rank for f, row in files.items()}
     order = {
-        files[f].path: (f not in targets, -ranking.file_rank.get(f, 0.0), files[f].path)
-        for f in files
+        files[f].path: (f not in targets, -file_rank.get(f, 0.0), files[f].path) for f in files
     }
     layout = builder.layout(order)
     by_path = {row.path: row for row in files.values()}
@@ -120,7 +119,7 @@ def repo_map(
         MapFile(
             path,
             by_path[path].language,
-            ranking.file_rank.get(by_path[path].id, 0.0),
+            file_rank.get(by_path[path].id, 0.0),
             [_map_symbol(rows[r.key], scores.get(r.key, 0.0), r.key not in scores) for r in shown],
         )
         for path, shown in layout.files
@@ -139,23 +138,24 @@ def repo_map(
 
 
 def _candidate(
-    symbol: symbols.MapSymbolRow, rows: dict[int, symbols.MapSymbolRow], file: symbols.MapFileRow
+    symbol: symbols.MapSymbolRow,
+    rows: dict[int, symbols.MapSymbolRow],
+    file: symbols.MapFileRow,
+    signatures: dict[int, str],
 ) -> render.Candidate:
     chain = [symbol]
     while chain[-1].parent_id is not None and chain[-1].parent_id in rows and len(chain) < 16:
         chain.append(rows[chain[-1].parent_id])
     chain.reverse()
-    width = len(str(max(file.line_count, symbol.end_line, 1)))
+    for s in chain:
+        if s.id not in signatures:
+            signatures[s.id] = render.signature_text(s.signature)
     return render.Candidate(
         file.path,
-        width,
+        len(str(max(file.line_count, 1))),
         tuple(
             render.Row(
-                s.id,
-                s.start_line,
-                depth,
-                render.signature_text(s.signature),
-                s.kind not in symbols.NOT_RANKED_KINDS,
+                s.id, s.start_line, depth, signatures[s.id], s.kind not in symbols.NOT_RANKED_KINDS
             )
             for depth, s in enumerate(chain)
         ),

@@ -637,11 +637,22 @@ def map_symbols(db: Database, ids: Iterable[int]) -> dict[int, MapSymbolRow]:
     return found
 
 
-def map_files(db: Database) -> dict[int, MapFileRow]:
-    """Every file with its stored rank."""
-    rows = db.conn.execute("""SELECT f.id, f.path, f.language, f.line_count, coalesce(r.rank, 0)
-        FROM files f LEFT JOIN file_ranks r ON r.file_id = f.id""")
-    return {row[0]: MapFileRow(*row) for row in rows}
+def map_files(db: Database, ids: Iterable[int]) -> dict[int, MapFileRow]:
+    """These files with their stored rank."""
+    found: dict[int, MapFileRow] = {}
+    for chunk in _chunks(sorted(ids), 900):
+        rows = db.conn.execute(
+            f"""SELECT f.id, f.path, f.language, f.line_count, coalesce(r.rank, 0)
+            FROM files f LEFT JOIN file_ranks r ON r.file_id = f.id
+            WHERE f.id IN ({",".join("?" * len(chunk))})""",
+            chunk,
+        )
+        found.update((row[0], MapFileRow(*row)) for row in rows)
+    return found
+
+
+def file_count(db: Database) -> int:
+    return db.conn.execute("SELECT count(*) FROM files").fetchone()[0]
 
 
 def ranked_symbol_count(db: Database) -> int:
