@@ -683,9 +683,13 @@ def files_matching(db: Database, path: str) -> list[int]:
 
 def files_with_stem(db: Database, stem: str) -> list[int]:
     """Files named like a mentioned identifier: `query` -> query.py, query.rs, query.h."""
-    rows = db.conn.execute("SELECT id, path FROM files")
+    escaped = _like_escape(stem)
+    rows = db.conn.execute(
+        "SELECT id, path FROM files WHERE path LIKE ? ESCAPE '\\' OR path LIKE ? ESCAPE '\\'",
+        (f"{escaped}.%", f"%/{escaped}.%"),
+    )
     wanted = stem.lower()
-    return [file_id for file_id, path in rows if Path(path).stem.lower() == wanted]
+    return [f for f, path in rows if path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower() == wanted]
 
 
 def _chunks(items: list, size: int) -> Iterator[list]:
