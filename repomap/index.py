@@ -160,10 +160,24 @@ def _exclusive(db_path: Path) -> Iterator[None]:
             raise IndexBusy(
                 f"another `repomap index` is updating {db_path}; try again when it ends"
             ) from None
+        _held_locks.append(lock.fileno())
         try:
             yield
         finally:
+            _held_locks.remove(lock.fileno())
             fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+# The lock's descriptor, which forked workers inherit. A flock is held until every descriptor
+# of it is closed: a worker still parsing after its parent was killed kept the next
+# `repomap index` out (IndexBusy) until it finished. Workers close their copy as they start.
+_held_locks: list[int] = []
+
+
+def _close_inherited_locks() -> None:
+    for descriptor in _held_locks:
+        os.close(descriptor)
+    _held_locks.clear()
 
 
 def _index(
@@ -177,6 +191,11 @@ def _index(
     walked = walk(settings.root, skip_dirs=frozenset({settings.db_path.parent}))
     summary.skipped.extend(walked.skipped)
     existing = index_db.indexed_files(db)
+    if not existing:
+        # No rows of another version or redaction setting can be here: record them now, so a
+        # first run killed midway is resumed from its last batch, not forced to start over.
+        with index_db.Writer(db).batch():
+            index_db.set_meta(db, _version_meta(settings))
     jobs: list[Job] = []
     present: set[str] = set()
     for found, language in code_files(walked):
@@ -240,13 +259,7 @@ def _index(
             if rel_path in existing and rel_path in present:
                 writer.delete_file(existing[rel_path].id)
         index_db.set_meta(
-            db,
-            {
-                "extractor_version": EXTRACTOR_VERSION,
-                "redact": str(int(settings.redact)),
-                "indexed_at": indexed_at,
-                "root": str(settings.root),
-            },
+            db, {**_version_meta(settings), "indexed_at": indexed_at, "root": str(settings.root)}
         )
     if summary.added + summary.modified >= max(OPTIMIZE_AFTER_FILES, summary.scanned // 5):
         with writer.batch():  # a large run leaves the text indexes 2-3x their merged size
@@ -254,6 +267,11 @@ def _index(
     from .symbols import refresh_ranks  # the repo map's PageRank; a no-op when nothing changed
 
     refresh_ranks(db)
+
+
+def _version_meta(settings: Settings) -> dict[str, str]:
+    """What every file's rows were made with; a change forces a re-read of every file."""
+    return {"extractor_version": EXTRACTOR_VERSION, "redact": str(int(settings.redact))}
 
 
 def _take(results: Iterator, count: int) -> Iterator:
@@ -294,7 +312,7 @@ def _extract_all(
     context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
     # Largest first, so one big file does not leave a worker alone at the end.
     ordered = sorted(jobs, key=lambda job: -job.size)
-    with context.Pool(workers) as pool:
+    with context.Pool(workers, initializer=_close_inherited_locks) as pool:
         yield from pool.imap_unordered(read_and_extract, ordered, chunksize=4)
 
 

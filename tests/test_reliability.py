@@ -1,0 +1,208 @@
+"""Faults while indexing: `repomap index` killed at random points, readers racing a writer, two
+writers at once. The index must stay whole: it opens, passes SQLite's and FTS5's checks, answers
+queries, holds every file either wholly or not at all, and the next run completes it to exactly
+what a clean index of the same tree holds."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from contextlib import closing, suppress
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+import pytest
+from index_dump import check_integrity, connect, file_dumps, full_dump
+from synthetic_repo import change_repo, write_repo
+
+from repomap import db as index_db
+from repomap import query
+from repomap.symbols import search_symbols
+
+FILES = 900  # three batches of 400 files: kills land inside and between transactions
+SEED = int(os.environ.get("REPOMAP_CRASH_SEED", "7"))
+
+
+def _index_command(root: Path, db: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "repomap.cli", "index", str(root), "--db", str(db), *extra]
+
+
+def _start_index(root: Path, db: Path, *extra: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        _index_command(root, db, "--workers", "2", "--json", *extra),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,  # no pipes: an orphaned worker would hold them open
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # its own process group: the kill takes the workers too
+    )
+
+
+def _kill_after(process: subprocess.Popen, seconds: float, group: bool = True) -> bool:
+    """SIGKILL the run (and its workers) after `seconds`; False if it finished first."""
+    try:
+        process.wait(timeout=seconds)
+        return False
+    except subprocess.TimeoutExpired:
+        if group:
+            os.killpg(process.pid, signal.SIGKILL)
+        else:
+            process.kill()
+        process.wait()
+        return True
+
+
+def _clean_index(root: Path, db: Path) -> float:
+    started = time.monotonic()
+    result = subprocess.run(
+        _index_command(root, db, "--workers", "2"), capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr
+    return time.monotonic() - started
+
+
+@dataclass(frozen=True)
+class Trees:
+    before: Path  # the repository as first indexed
+    after: Path  # the same after a day of edits (change_repo)
+    before_db: Path  # clean indexes of each
+    after_db: Path
+    before_dump: dict
+    after_dump: dict
+    seconds: float  # how long the clean index of `before` took here, now
+
+
+@pytest.fixture(scope="module")
+def trees(tmp_path_factory) -> Trees:
+    base = tmp_path_factory.mktemp("trees")
+    before, after = base / "before", base / "after"
+    write_repo(before, FILES)
+    shutil.copytree(before, after)
+    change_repo(after, FILES)
+    seconds = _clean_index(before, base / "before.db")
+    _clean_index(after, base / "after.db")
+    return Trees(
+        before,
+        after,
+        base / "before.db",
+        base / "after.db",
+        full_dump(base / "before.db"),
+        full_dump(base / "after.db"),
+        seconds,
+    )
+
+
+def _assert_whole_files(db: Path, *clean_dumps: dict) -> int:
+    """Every file in the index has exactly the rows a clean index has for its bytes."""
+    with closing(connect(db)) as conn:
+        found = file_dumps(conn)
+    for path, rows in found.items():
+        expected = [d["files"][path] for d in clean_dumps if path in d["files"]]
+        matching = [e for e in expected if e[0][1] == rows[0][1]]  # same hash
+        assert matching, f"{path}: hash {rows[0][1]} is in no clean index"
+        assert rows == matching[0], f"{path} is half-written"
+    return len(found)
+
+
+def _assert_answers_queries(db: Path) -> None:
+    with index_db.reading(db) as conn:
+        search_symbols(conn, "record", None, None, None, 5)
+        query.search_text(conn, "connection", limit=5, log=False)
+        query.search_text(conn, "Failed", mode="literal", limit=5, log=False)
+
+
+def _assert_same_as_clean(db: Path, clean: dict) -> None:
+    got = full_dump(db)
+    assert got["files"].keys() == clean["files"].keys()
+    for path, rows in clean["files"].items():
+        assert got["files"][path] == rows, path
+    for key in ("declarations", "file_ranks", "symbol_ranks", "name_stats"):
+        assert got[key] == clean[key], key
+
+
+def _crash_repeatedly(
+    root: Path, db: Path, kills: int, window: float, rng: random.Random, *clean: dict
+) -> list[tuple[float, int]]:
+    """Kill `repomap index` `kills` times at random moments; check the index after each."""
+    history = []
+    for _ in range(kills):
+        delay = rng.uniform(0.2, 1.0) * window
+        killed = _kill_after(_start_index(root, db), delay)
+        if not db.exists():
+            history.append((round(delay, 2), -1))
+            continue
+        check_integrity(db)
+        whole = _assert_whole_files(db, *clean)
+        if whole:
+            _assert_answers_queries(db)
+        history.append((round(delay, 2), whole if killed else -2))
+    return history
+
+
+@pytest.mark.slow
+def test_index_killed_at_random_points_then_resumed_equals_a_clean_index(trees, tmp_path):
+    rng = random.Random(SEED)
+    root = tmp_path / "repo"
+    shutil.copytree(trees.before, root)
+    db = tmp_path / "crash.db"
+    history = _crash_repeatedly(root, db, 4, trees.seconds, rng, trees.before_dump)
+    counts = [files for _, files in history if files >= 0]  # -2: that run finished first
+    assert counts == sorted(counts), f"a restart lost what a killed run wrote: {history}"
+    assert any(0 < files < len(trees.before_dump["files"]) for files in counts), history
+    resumed = subprocess.run(_index_command(root, db, "--workers", "2"), capture_output=True)
+    assert resumed.returncode == 0, resumed.stderr
+    check_integrity(db)
+    _assert_same_as_clean(db, trees.before_dump)
+
+
+@pytest.mark.slow
+def test_update_killed_at_random_points_keeps_old_or_new_files_whole_then_completes(
+    trees, tmp_path
+):
+    rng = random.Random(SEED + 1)
+    root = tmp_path / "repo"
+    shutil.copytree(trees.before, root)  # mtimes kept: the copied index sees nothing changed
+    db = tmp_path / "crash.db"
+    shutil.copy(trees.before_db, db)
+    change_repo(root, FILES)
+    _crash_repeatedly(root, db, 3, trees.seconds / 2, rng, trees.before_dump, trees.after_dump)
+    resumed = subprocess.run(_index_command(root, db, "--workers", "2"), capture_output=True)
+    assert resumed.returncode == 0, resumed.stderr
+    check_integrity(db)
+    _assert_same_as_clean(db, trees.after_dump)
+
+
+def test_a_killed_index_does_not_leave_its_workers_holding_the_lock(make_repo, tmp_path):
+    """The kernel kills the parent (the OOM killer picks one process): a worker still parsing
+    must not keep the next `repomap index` out."""
+    slow = "; ".join(f"name_{i} = {i}" for i in range(80_000)) + "\n"  # 1.7 MB: seconds to parse
+    root = make_repo({"slow.py": slow, **{f"m{i}.py": f"X{i} = {i}\n" for i in range(20)}})
+    db = tmp_path / "index.db"
+    process = _start_index(root, db)
+    parent = psutil.Process(process.pid)
+    deadline = time.monotonic() + 60
+    while len(parent.children()) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)  # a worker is parsing slow.py (the largest file goes first)
+    workers = parent.children()
+    assert _kill_after(process, 0, group=False)
+    try:
+        assert any(w.is_running() and w.status() != psutil.STATUS_ZOMBIE for w in workers)
+        (root / "slow.py").unlink()  # the next run is quick; the orphan still parses it
+        result = subprocess.run(
+            _index_command(root, db, "--workers", "2", "--json"),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert result.returncode == 0, result.stderr
+        assert json.loads(result.stdout)["files"] == 20
+    finally:
+        with suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)  # any orphaned worker
