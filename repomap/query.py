@@ -3,7 +3,9 @@
 `search_text(db, query, element_type="all", limit=20, path=None, language=None, mode="fts",
 ignore_case=False, log=True) -> SearchResult` is the one query layer: the CLI, the MCP server
 and the tests call it. The query language is in repomap/querylang.py; raw user text never
-reaches FTS5 `MATCH`, and no SQLite error text reaches the user.
+reaches FTS5 `MATCH`, and no SQLite error text reaches the user. `db` is anything with a
+`.conn` (a sqlite_utils Database, or `Index` from `searching(path)`, which opens an index
+read-only without importing sqlite_utils: most of a CLI query's start-up otherwise).
 
 Filters: `element_type` is comment, docstring, string_literal or all; `path` is a prefix
 (`src/db/`; a plain string prefix, so `src/db` also matches `src/dbutil.py`) or, when it holds
@@ -17,30 +19,34 @@ Mode `fts` (ranked)
     identifier). rank = s / (1 + s) with s = -bm25 > 0: monotone, in (0, 1), comparable only
     within one query. Results by descending rank, ties by (file_path, line_number).
 
-    Speed: ranking costs about 1 µs per matching row (bm25 reads each row's size and
-    positions), so ranking all 50 000 rows that contain "the" in an index of the three test
-    corpora takes ~45 ms of CPU, while reading the same rows unranked takes ~2 ms. So a query
-    ranks at most RANK_CAP matches: the first RANK_CAP in index order (rowid, i.e. files in the
-    order they were first indexed). Below the cap (the common case) the ranking is exact; above
-    it, the results are the best of those RANK_CAP, `total` is RANK_CAP and `total_exact` is
-    False. This is deterministic (same index, same query, same answer) but can miss the best
-    element of a very broad query; the CLI says so and suggests narrowing. Measured and
-    rejected: FTS5's `ORDER BY rank` (the same bm25, no faster), a precomputed per-word top-k
-    table (exact only for one-word queries, and costly to keep current on every incremental
-    index run), and a prefix index of 1-2 characters (+10 MB per 10 MB of text for queries
-    like `co*`; `prefix='3'` is kept, so 3-character prefixes cost one list instead of a merge).
-    Prefixes of 2 characters work but merge every matching word's list (~15 ms CPU for `co*`
-    on the three corpora); 1-character prefixes are refused by the parser.
+    Speed: ranking costs about 1 µs of CPU per matching row (bm25 reads each row's size and
+    positions), so ranking all 50 000 rows that contain "the" in the index of the three test
+    corpora (332k elements) takes ~45 ms, while reading them unranked takes ~2 ms. So a query
+    ranks at most RANK_CAP matches: the first RANK_CAP in index order (rowid order, i.e. files
+    in the order they were first indexed). Below the cap the ranking is exact; above it, the
+    results are the best of those RANK_CAP, `total` is RANK_CAP and `total_exact` is False, and
+    a note says so and suggests narrowing. This is deterministic (same index, same query, same
+    answer) but can miss the best element of a broad query: in bench/search.py's sample a third
+    of one-word queries (and most `a OR b` of common words) reach the cap. Rows tied at the
+    cut-off are resolved by (file_path, line_number) reading only the files that can hold them.
+    Measured and rejected: FTS5's `ORDER BY rank` (the same bm25, no faster); a precomputed
+    per-word top-k table (exact only for one-word queries, and costly to keep current on every
+    incremental index run); a 2-character prefix index (another ~10 MB on the three corpora).
+    `prefix='3'` is kept (schema v7), so `con*` reads one list instead of merging hundreds;
+    2-character prefixes work but merge (~15 ms CPU for `co*`); 1-character ones are refused.
 
 Mode `literal` (exact)
-    A case-sensitive substring match on code points (`ignore_case=True`: both sides
-    lower-cased with str.lower()), unranked: results by (file_path, line_number), rank 1.0.
-    Queries of 3 or more characters take candidates from the trigram index
-    `code_text_literal` (up to 16 of the query's trigrams, ANDed) and check each with instr();
-    when more than LITERAL_CAP rows are candidates, the text is common, so the files are read
-    in path order instead, and the scan stops once `limit` matches are found (`total` is then
-    a lower bound). Queries of 1 or 2 characters have no trigram, so they always scan in path
-    order: fast when the text is common, a full pass over the index (~100 ms) when it is rare.
+    A case-sensitive substring match on code points, unranked: results by (file_path,
+    line_number), rank 1.0. `ignore_case=True` compares both sides lower-cased with str.lower();
+    for an all-ASCII query SQLite's LIKE picks the rows first, so a non-ASCII letter that
+    lower-cases to ASCII (the Kelvin sign) is not matched. Queries of 3 or more characters take
+    candidates from the trigram index `code_text_literal` (up to MAX_TRIGRAMS of the query's
+    trigrams, ANDed) and check them with instr(). Up to LITERAL_CAP candidates are all checked
+    (`total` exact); beyond that the text is common, so the files holding a candidate are read
+    in path order and reading stops after `limit` matches (`total` is then a lower bound).
+    Queries of 1 or 2 characters have no trigram: they scan every file in path order, which is
+    quick when the text is common and a full pass over the index (~100 ms of CPU on the three
+    corpora) when it is rare; the scan is bounded by `limit`, not by time, so it is complete.
 
 Results: `content` is the whole element up to CONTENT_LIMIT characters, then
 TRUNCATION_MARK; `snippet` is one line of about SNIPPET_WORDS words around the best match,
