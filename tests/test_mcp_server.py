@@ -14,6 +14,8 @@ from typing import Any
 import anyio
 import pytest
 from conftest import run_cli
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 from repomap.extractors.model import KINDS
@@ -589,3 +591,47 @@ def test_repomap_mcp_over_stdio_reflects_a_changed_file_in_the_next_call(repo: P
     assert before["results"][0]["qualified_name"] == "ConnectionPool.release"
     assert after["results"][0]["qualified_name"] == "ConnectionPool.give_back"
     assert gone["results"] == []
+
+
+# --- arbitrary input -----------------------------------------------------------------------------
+
+TEXT_TOOLS = [
+    ("search_text", "query"), ("search_symbols", "query"), ("get_symbol_content", "name"),
+    ("search_docs", "query"), ("get_section", "heading"), ("read_file", "path"),
+    ("outline", "path"), ("list_sources", "dir"), ("find_files", "query"),
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def warm_server(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    root = tmp_path_factory.mktemp("fuzz") / "repo"
+    for rel_path, body in FILES.items():
+        path = root / rel_path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(body if isinstance(body, bytes) else body.encode())
+    server = build_server(_settings(root))
+    anyio.run(_calls, server, [("index_status", {})])
+    return server
+
+
+@settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    tool=st.sampled_from(TEXT_TOOLS),
+    text=st.text(min_size=1, max_size=300),
+    number=st.integers(min_value=-(2**40), max_value=2**40),
+)
+def test_any_argument_gets_an_answer_or_a_clean_tool_error(
+    warm_server: Any, tool: tuple[str, str], text: str, number: int
+) -> None:
+    name, parameter = tool
+    arguments: dict[str, Any] = {parameter: text}
+    if name in ("search_text", "search_symbols", "search_docs", "find_files"):
+        arguments["limit"] = number
+    result = anyio.run(_calls, warm_server, [(name, arguments)])[0]
+    if result.is_error:
+        message = result.content[0].text
+        assert message and not message.startswith("Error executing tool")  # never a crash
+    else:
+        assert result.structured_content is not None
