@@ -33,10 +33,10 @@ def map(
 ) -> RepoMap:
     """The repo map: the best-ranked files and signatures within `tokens` (see repomap.maps)."""
     from . import config
-    from .db import connected
     from .maps import repo_map as build
+    from .symbols import reading
 
-    with connected(config.resolve(root, db).db_path) as index:
+    with reading(config.resolve(root, db).db_path) as index:
         return build(index, tokens, tuple(focus), tuple(mentions))
 
 
@@ -54,9 +54,8 @@ def search_symbols(
 ) -> list[SymbolHit]:
     """Definitions matching `query`, exact > prefix > substring > fuzzy (see repomap.symbols)."""
     from . import config, symbols
-    from .db import connected
 
-    with connected(config.resolve(root, db).db_path) as index:
+    with symbols.reading(config.resolve(root, db).db_path) as index:
         return symbols.search_symbols(index, query, kind, language, path, limit)
 
 

@@ -435,11 +435,10 @@ def symbols_(
     db_path: Path | None,
 ) -> None:
     """Find definitions by name: exact, then prefix, substring, fuzzy; most used first."""
-    from . import db as index_db
-    from .symbols import search_symbols
+    from .symbols import reading, search_symbols
 
     settings = config.resolve(root, db_path)
-    with index_db.connected(settings.db_path) as db:
+    with reading(settings.db_path) as db:
         hits = search_symbols(db, query, kind, language, path, limit)
     if as_json:
         _print_json([_as_dict(hit) for hit in hits])
@@ -482,11 +481,11 @@ def map_(
     db_path: Path | None,
 ) -> None:
     """The most important files and signatures of the repository, within --tokens."""
-    from . import db as index_db
     from .maps import repo_map
+    from .symbols import reading
 
     settings = config.resolve(root, db_path)
-    with index_db.connected(settings.db_path) as db:
+    with reading(settings.db_path) as db:
         result = repo_map(db, tokens, focus, mention)
     if result.unmatched_mentions:
         click.echo(

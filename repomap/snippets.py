@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import config, symbols
-from .db import connected, get_meta
+from .db import get_meta
 from .errors import RepomapError
 
 if TYPE_CHECKING:
@@ -110,7 +110,7 @@ def get_symbol_content(
 ) -> SymbolContent:
     """The source of the best symbol matching `name`; re-indexes a file changed since indexing."""
     try:
-        with connected(settings.db_path) as db:
+        with symbols.reading(settings.db_path) as db:
             return symbol_content(
                 db, name, file, max_lines, context, indexed_root(db, settings.root)
             )
@@ -118,7 +118,7 @@ def get_symbol_content(
         if not reindex:
             raise
         _reindex(settings, changed)
-    with connected(settings.db_path) as db:
+    with symbols.reading(settings.db_path) as db:
         return symbol_content(db, name, file, max_lines, context, indexed_root(db, settings.root))
 
 
@@ -138,7 +138,7 @@ def _reindex(settings: config.Settings, changed: symbols.FileChanged) -> None:
 
 
 def _index_settings(settings: config.Settings) -> config.Settings:
-    with connected(settings.db_path) as db:
+    with symbols.reading(settings.db_path) as db:
         root = indexed_root(db, settings.root)
     return settings if root == settings.root else config.resolve(root, settings.db_path)
 

@@ -16,15 +16,19 @@ from __future__ import annotations
 import difflib
 import hashlib
 import re
+import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from sqlite_utils import Database
+from typing import TYPE_CHECKING
 
 from . import db as index_db
-from .errors import BadQuery, RepomapError
+from .errors import BadQuery, CorruptIndex, RepomapError
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
 
 RANK_FORMAT = "5"  # bump when rank.py weighs differently: the next `repomap index` re-ranks
 NOT_RANKED_KINDS = (
@@ -50,6 +54,31 @@ class FileChanged(RepomapError):
 
 class NoRanking(RepomapError):
     """The index has no ranking yet (made by a repomap without it, or only migrated)."""
+
+
+# --- reading --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Reader:
+    """A read-only index connection without sqlite_utils, whose import alone (it pulls in numpy)
+    costs more than a lookup. The functions here only need `.conn`."""
+
+    conn: sqlite3.Connection
+
+
+@contextmanager
+def reading(path: Path) -> Iterator[Reader]:
+    """A read-only connection to the index at `path` for lookups and maps, always closed."""
+    conn = index_db.connect_readonly(path)
+    try:
+        yield Reader(conn)
+    except sqlite3.DatabaseError as error:
+        raise CorruptIndex(
+            f"reading {path} failed ({error}); delete it and run `repomap index` to rebuild it"
+        ) from None
+    finally:
+        conn.close()
 
 
 # --- records ---------------------------------------------------------------------------------
@@ -109,7 +138,8 @@ _COLUMNS = """s.id, s.file_id, s.name, s.qualified_name, s.kind, f.language, f.p
 SEARCH_SQL = f"""SELECT {_COLUMNS}, coalesce(n.ref_files, 0) AS ref_files
 FROM symbols s JOIN files f ON f.id = s.file_id LEFT JOIN name_stats n ON n.name = s.name
 WHERE ({{match}}) {{filters}}
-ORDER BY ref_files DESC, s.is_definition DESC, length(s.qualified_name), f.path, s.start_line
+ORDER BY (s.name = :q OR s.qualified_name = :q) DESC, ref_files DESC, s.is_definition DESC,
+    length(s.qualified_name), f.path, s.start_line
 LIMIT :cap"""
 MATCH_SQL = {
     "exact": "s.name = :q COLLATE NOCASE OR s.qualified_name = :q COLLATE NOCASE "

@@ -309,3 +309,17 @@ def test_cli_show_warns_on_stderr_when_several_symbols_match(make_repo, index) -
     assert shown.returncode == 0
     assert shown.stderr.startswith("warning: 2 symbols match 'run'")
     assert shown.stdout.startswith("a.py:1-2  function run")
+
+
+def test_the_exactly_cased_name_wins_even_with_limit_one(make_repo, index) -> None:
+    root = make_repo(
+        {
+            "a.py": "class Queryset:\n    pass\n",
+            "b.py": "class F:\n    def queryset(self):\n        pass\n",
+            "c.py": "from b import F\nF().queryset()\n",
+            "d.py": "from b import F\nF().queryset()\n",
+        }
+    )
+    index(root)
+    assert [h.qualified_name for h in _search(root, "Queryset", limit=1)] == ["Queryset"]
+    assert [h.qualified_name for h in _search(root, "queryset", limit=1)] == ["F.queryset"]
