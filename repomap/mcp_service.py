@@ -481,13 +481,16 @@ class Service:
         for _ in range(MAP_PREFIX_RETRIES):
             with self.reading(root) as db:
                 result = maps.repo_map(db, tokens, focus, mentions)
-            text = result.text
-            if self.roots.multi:  # path lines are `path:`; the label goes in front
-                paths = {f"{f.file_path}:" for f in result.files}
-                text = "".join(
-                    f"{root.label}/{line}" if line.rstrip("\n") in paths else line
-                    for line in text.splitlines(keepends=True)
-                )
+            text, used = result.text, result.tokens
+            if not self.roots.multi:
+                break
+            # Several roots: path lines (`path:`) get the root's label in front, and the
+            # longer text is estimated again.
+            paths = {f"{f.file_path}:" for f in result.files}
+            text = "".join(
+                f"{root.label}/{line}" if line.rstrip("\n") in paths else line
+                for line in text.splitlines(keepends=True)
+            )
             used = render.count_tokens(text)
             if used <= budget or tokens <= maps.MIN_TOKENS:
                 break

@@ -20,6 +20,7 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 from repomap.extractors.model import KINDS
 
+import repomap
 from repomap import config, db
 from repomap.errors import BadArgument
 from repomap.mcp_server import build_server
@@ -218,6 +219,8 @@ def test_get_repo_map_stays_within_its_token_budget(repo: Path) -> None:
     small = ok(server, "get_repo_map", {"max_tokens": 40})
     assert small["tokens"] <= 40 == small["budget"]
     full = ok(server, "get_repo_map", {"max_tokens": 1024, "mentions": ["ConnectionPool"]})
+    library = repomap.map(repo, tokens=1024, mentions=["ConnectionPool"])
+    assert (full["text"], full["tokens"]) == (library.text, library.tokens)  # as `repomap map`
     assert full["files"][0] == "pkg/pool.py"
     assert "pkg/pool.py:" in full["text"] and "class ConnectionPool" in full["text"]
     assert full["unmatched_mentions"] == []
