@@ -618,7 +618,7 @@ def warm_server(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 
 @settings(
-    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
     tool=st.sampled_from(TEXT_TOOLS),
