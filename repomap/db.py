@@ -151,6 +151,10 @@ def open_index(path: Path, *, readonly: bool = False, migrate_to: int | None = N
                 f"{path} has schema v{version}, newer than this repomap (v{SCHEMA_VERSION}); upgrade repomap"
             )
         db = Database(conn)
+        if version == 0:
+            # A new index gets its schema before WAL mode: in WAL every schema step would stay
+            # in the log (~270 KB of frames for v8) until a checkpoint copies it over again.
+            migrate(db, migrate_to)
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
         migrate(db, migrate_to)
