@@ -60,7 +60,7 @@ import json
 import re
 import sqlite3
 import time
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -526,6 +526,7 @@ def _truncate(content: str) -> str:
 _WORD = re.compile(r"[^\W_]+")
 _IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 SNIPPET_SCAN = 100_000  # characters of an element searched for the snippet
+MAX_ANCHORS = 64  # matches tried as the start of the snippet's window
 
 
 def _terms_pattern(terms: Sequence[tuple[str, bool]]) -> re.Pattern[str] | None:
@@ -569,28 +570,28 @@ def _literal_spans(content: str, text: str, ignore_case: bool) -> Spans:
 
 
 def snippet(content: str, spans: Spans, words: int = SNIPPET_WORDS) -> str:
-    """One line of about `words` words around the best cluster of spans, spans marked."""
+    """One line of about `words` words around the best cluster of spans, spans marked.
+
+    The best window holds the most distinct matched words (the earliest on a tie); only the
+    first MAX_ANCHORS spans are tried as its anchor, so a long element full of matches costs
+    no more than a short one.
+    """
     words_at = [match.span() for match in _WORD.finditer(content, 0, SNIPPET_SCAN)]
     if not spans or not words_at:
-        start, end = (
-            0,
-            words_at[min(words, len(words_at)) - 1][1] if words_at else min(len(content), 200),
-        )
-        return _one_line(_ellipsis(content, start, end, []))
-    starts = [span[0] for span in words_at]
-    best, best_score = 0, -1
-    for index, (span_start, _) in enumerate(spans):
+        end = words_at[min(words, len(words_at)) - 1][1] if words_at else min(len(content), 200)
+        return _one_line(_ellipsis(content, 0, end, []))
+    starts = [word[0] for word in words_at]
+    span_starts = [span[0] for span in spans]
+    best, best_score = (0, 0), -1
+    for span_start, span_end in spans[:MAX_ANCHORS]:
         first = max(0, _word_index(starts, span_start) - words // 4)
         last = min(len(words_at), first + words) - 1
-        window = (words_at[first][0], words_at[last][1])
-        inside = {content[a:b].lower() for a, b in spans if window[0] <= a and b <= window[1]}
-        if len(inside) > best_score:
-            best, best_score = index, len(inside)
-    first = max(0, _word_index(starts, spans[best][0]) - words // 4)
-    last = min(len(words_at), first + words) - 1
-    start = min(words_at[first][0], spans[best][0])
-    end = max(words_at[last][1], spans[best][1])
-    return _one_line(_ellipsis(content, start, end, spans))
+        window = (min(words_at[first][0], span_start), max(words_at[last][1], span_end))
+        inside = spans[bisect_left(span_starts, window[0]) : bisect_right(span_starts, window[1])]
+        score = len({content[a:b].lower() for a, b in inside if b <= window[1]})
+        if score > best_score:
+            best, best_score = window, score
+    return _one_line(_ellipsis(content, best[0], best[1], spans))
 
 
 def _word_index(starts: list[int], offset: int) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import re
 import sqlite3
 import textwrap
 from collections.abc import Iterator
@@ -622,3 +623,14 @@ def test_any_string_gives_results_or_a_clean_error(
     assert isinstance(result, SearchResult) and len(result.hits) <= 20
     if literal and not ignore_case:
         assert all(text in hit.content for hit in result.hits)
+
+
+def test_the_snippet_window_holds_the_most_distinct_matched_words() -> None:
+    content = "pool " + "filler " * 60 + "connection pool here " + "tail " * 60
+    spans = [(m.start(), m.end()) for m in re.finditer(r"pool|connection", content)]
+    text = query.snippet(content, spans)
+    assert "[MATCH]connection[/MATCH] [MATCH]pool[/MATCH] here" in text
+    assert text.startswith("…") and text.endswith("…")
+    many = "value " * 5000  # a long element full of matches stays cheap and marks its window
+    marked = query.snippet(many, [(i * 6, i * 6 + 5) for i in range(5000)])
+    assert marked.count("[MATCH]") == query.SNIPPET_WORDS
