@@ -182,6 +182,10 @@ def connect_readonly(path: Path) -> sqlite3.Connection:
             raise IndexOutdated(
                 f"{path} has schema v{version} (current v{SCHEMA_VERSION}); run `repomap index` to upgrade it"
             )
+        # One read transaction for the connection's life: every query through it sees the same
+        # snapshot. In autocommit, `repomap index` could commit a batch between two statements
+        # of one search, whose ids then named rows that were gone or replaced (KeyError).
+        conn.execute("BEGIN")
         return conn
     except BaseException:
         conn.close()

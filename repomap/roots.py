@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .config import Settings
-from .errors import BadArgument, OutsideRoot
+from .errors import BadArgument, CorruptIndex, OutsideRoot
 from .gateway import InsidePath, resolve_path
 
 GLOB_CHARS = "*?["
@@ -85,6 +85,11 @@ class Roots:
 
     def out(self, root: Root, rel_path: str) -> str:
         """A path as tools return it: relative to the root, prefixed by its label if several."""
+        if rel_path.startswith("/") or ".." in rel_path.split("/") or "\0" in rel_path:
+            raise CorruptIndex(  # the indexer never stores such a path: a foreign or edited index
+                f"the index of {root.path} lists {rel_path!r}, a path outside the root; "
+                "run `repomap index --force` to rebuild it"
+            )
         if not self.multi:
             return rel_path
         return f"{root.label}/{rel_path}" if rel_path else root.label

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
@@ -376,6 +377,18 @@ def test_a_damaged_index_is_rebuilt_or_reported(repo: Path) -> None:
     found = ok(build_server(settings), "search_symbols", {"query": "make_pool"})
     assert found["results"][0]["qualified_name"] == "make_pool"
     assert any("damaged" in notice for notice in found["notices"])
+
+
+def test_an_index_listing_a_path_outside_the_root_is_refused(repo: Path, index) -> None:
+    index(repo)
+    settings = _settings(repo)
+    conn = sqlite3.connect(settings.db_path)
+    conn.execute("UPDATE files SET path = '../outside.py' WHERE path = 'pkg/pool.py'")
+    conn.commit()
+    conn.close()
+    server = build_server(settings, refresh=False)
+    assert "outside the root" in error(server, "search_symbols", {"query": "ConnectionPool"})
+    assert "outside" in error(server, "get_symbol_content", {"name": "ConnectionPool"})
 
 
 def test_unknown_tools_are_tool_errors(repo: Path) -> None:
