@@ -141,7 +141,9 @@ def test_an_index_of_an_older_schema_says_how_to_upgrade(tmp_path: Path) -> None
     assert "schema v5" in done.stderr and "run `repomap index` to upgrade it" in done.stderr
 
 
-def test_a_json_query_imports_neither_rich_nor_tree_sitter_nor_numpy(root: Path) -> None:
+def test_a_json_query_imports_neither_rich_nor_tree_sitter_nor_numpy_nor_sqlite_utils(
+    root: Path,
+) -> None:
     import subprocess
 
     done = subprocess.run(
@@ -152,7 +154,8 @@ def test_a_json_query_imports_neither_rich_nor_tree_sitter_nor_numpy(root: Path)
     assert done.returncode == 0, done.stderr
     imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if "|" in line}
     assert "repomap.query" in imported
-    assert not {name for name in imported if name.split(".")[0] in ("rich", "tree_sitter", "numpy")}
+    heavy = ("rich", "tree_sitter", "numpy", "sqlite_utils")
+    assert not {name for name in imported if name.split(".")[0] in heavy}
 
 
 def test_searches_are_logged_and_summarized_by_stats(tmp_path: Path) -> None:
