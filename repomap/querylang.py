@@ -27,8 +27,9 @@ Syntax (mode `fts`):
 
 Errors are `BadQuery` with `problem` and a 1-based code-point `position`: an empty query,
 an unbalanced quote or parenthesis, a dangling or misplaced `AND`/`OR`/`NOT`, a `*` outside a
-word's end, empty quotes or parentheses, nesting deeper than MAX_DEPTH, a lone surrogate, or
-more than MAX_QUERY_LENGTH code points.
+word's end, empty quotes or parentheses, nesting deeper than MAX_DEPTH, more than MAX_WORDS
+words (phrases included: ranking reads every word's rows once, and 1,400 repeated common words
+took a minute), a lone surrogate, or more than MAX_QUERY_LENGTH code points.
 
 API: `parse(text) -> Query`, `to_match(query) -> str`, `query_terms(query)` (the words to
 highlight), `check_literal(text)` (literal-mode validation).
@@ -47,6 +48,7 @@ from .unicode61 import is_separator
 MAX_QUERY_LENGTH = 4096  # code points
 MAX_DEPTH = 32  # nested parentheses
 MIN_PREFIX = 2  # characters before a "*"
+MAX_WORDS = 32  # words in a query, phrases included: bm25 costs a pass over each word's rows
 OPERATORS = ("AND", "OR", "NOT")
 LITERAL_HINT = "use literal mode (--literal) to search for exact text"
 
@@ -257,6 +259,7 @@ class _Parser:
         self.tokens = tokens
         self.index = 0
         self.ignored: list[str] = []
+        self.words = 0
 
     def peek(self) -> _Token | None:
         return self.tokens[self.index] if self.index < len(self.tokens) else None
@@ -281,7 +284,8 @@ class _Parser:
         kept = [item for item in items if item is not None]
         if not kept:
             return None
-        return kept[0] if len(kept) == 1 else Or(tuple(_flatten(kept, Or)))
+        flat = _flatten(kept, Or)
+        return flat[0] if len(flat) == 1 else Or(tuple(flat))
 
     def and_group(self, depth: int, after: _Token | None) -> Node | None:
         items: list[Node | None] = []
@@ -312,9 +316,10 @@ class _Parser:
         dropped = [item for item in excluded if item is not None]
         if not kept:
             return None  # only punctuation left to find: nothing a word index can match
-        if len(kept) == 1 and not dropped:
-            return kept[0]
-        return And(tuple(_flatten(kept, And)), tuple(dropped))
+        flat = _flatten(kept, And)
+        if len(flat) == 1 and not dropped:
+            return flat[0]
+        return And(tuple(flat), tuple(_unique(dropped)))
 
     def expect_operand(self, operator: _Token) -> None:
         token = self.peek()
@@ -338,6 +343,13 @@ class _Parser:
             if isinstance(term, str):
                 self.ignored.append(term)
                 return None
+            self.words += len(term.words)
+            if self.words > MAX_WORDS:
+                raise _bad(
+                    f"the query has more than {MAX_WORDS} words; search for fewer, or find a "
+                    "long exact text with literal mode (--literal)",
+                    token.position,
+                )
             return term
         if depth >= MAX_DEPTH:
             raise _bad(f"parentheses are nested deeper than {MAX_DEPTH} levels", token.position)
@@ -359,14 +371,28 @@ def _is_op(token: _Token, name: str) -> bool:
 
 
 def _flatten(items: list[Node], kind: type) -> list[Node]:
-    """(a AND b) AND c -> a AND b AND c; only groups without exclusions are merged."""
+    """(a AND b) AND c -> a AND b AND c (groups without exclusions); a repeated word once.
+
+    `the the the` means `the`, and ranking repeats its work for every copy.
+    """
     flat: list[Node] = []
     for item in items:
         if isinstance(item, kind) and (kind is Or or not item.excluded):
             flat.extend(item.items)
         else:
             flat.append(item)
-    return flat
+    return _unique(flat)
+
+
+def _unique(items: list[Node]) -> list[Node]:
+    seen: set[tuple] = set()
+    unique = []
+    for item in items:
+        key = (item.words, item.prefix, item.quoted) if isinstance(item, Term) else (id(item),)
+        if key not in seen:
+            seen.add(key)
+            unique.append(item)
+    return unique
 
 
 def parse(text: str) -> Query:

@@ -10,6 +10,7 @@ from repomap.errors import BadQuery, ExitCode
 from repomap.querylang import (
     MAX_DEPTH,
     MAX_QUERY_LENGTH,
+    MAX_WORDS,
     Or,
     Term,
     check_literal,
@@ -59,6 +60,10 @@ def words(node) -> object:
         ("((a))", "a"),
         ("a AND (b AND c)", ("AND", "a", "b", "c")),
         ("a OR (b OR c)", ("OR", "a", "b", "c")),
+        ("the the THE", "the"),
+        ("a OR b OR a", ("OR", "a", "b")),
+        ("a b NOT c NOT c", ("AND", "a", "b", ("NOT", "c"))),
+        ('pool "pool" pool*', ("AND", "pool", '"pool"', "pool*")),
         # lower-case operators are words
         ("and or not", ("AND", "and", "or", "not")),
         ("Not", "not"),
@@ -156,6 +161,8 @@ def test_words_without_letters_or_digits_are_left_out_and_reported(
         ("x" * (MAX_QUERY_LENGTH + 1), MAX_QUERY_LENGTH + 1, "longer than 4096 characters"),
         ("(" * (MAX_DEPTH + 1) + "a" + ")" * (MAX_DEPTH + 1), MAX_DEPTH + 1, "nested deeper"),
         ("ab\ud800", 3, "a lone surrogate is not a character"),
+        (" ".join(["w"] * 33), 65, "more than 32 words"),
+        ("a " * 16 + '"' + "b " * 17 + '"', 33, "more than 32 words"),
     ],
 )
 def test_bad_queries_name_the_problem_and_its_position(
@@ -177,6 +184,11 @@ def test_star_errors_suggest_literal_mode() -> None:
 
 def test_a_query_of_exactly_the_maximum_length_parses() -> None:
     assert parse("x" * MAX_QUERY_LENGTH).root is not None
+
+
+def test_a_query_of_exactly_the_maximum_word_count_parses() -> None:
+    assert len(parse(" OR ".join(f"w{i}" for i in range(MAX_WORDS))).root.items) == MAX_WORDS
+    assert parse("-> " * 100 + "w").ignored == ("->",) * 100  # punctuation is not counted
 
 
 def test_nesting_up_to_the_maximum_depth_parses() -> None:
