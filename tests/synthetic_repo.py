@@ -136,14 +136,14 @@ def write_repo(root: Path, files: int = 1500, seed: int = 0) -> list[str]:
 
 
 def change_repo(root: Path, files: int = 1500, seed: int = 1) -> None:
-    """Rewrite every third file, delete every eleventh, add a few new ones."""
+    """Rewrite every other file, delete every eleventh, add a few new ones."""
     rng = random.Random(seed)
     for number in range(files):
         suffix, write = WRITERS[number % 3]
         path = root / _path(suffix, number)
         if number % 11 == 0:
-            path.unlink()
-        elif number % 3 == 1:
+            path.unlink(missing_ok=True)
+        elif number % 2 == 1:
             path.write_text(write(rng, number + 100_000))
     for number in range(files, files + files // 20):
         suffix, write = WRITERS[number % 3]

@@ -10,20 +10,25 @@ import os
 import random
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
+import threading
 import time
+import traceback
 from contextlib import closing, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
 import pytest
+from conftest import run_cli
 from index_dump import check_integrity, connect, file_dumps, full_dump
 from synthetic_repo import change_repo, write_repo
 
 from repomap import db as index_db
 from repomap import query
+from repomap.errors import ExitCode
 from repomap.symbols import search_symbols
 
 FILES = 900  # three batches of 400 files: kills land inside and between transactions
@@ -206,3 +211,145 @@ def test_a_killed_index_does_not_leave_its_workers_holding_the_lock(make_repo, t
     finally:
         with suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)  # any orphaned worker
+
+
+# --- readers and writers at the same time ------------------------------------------------------
+
+
+@dataclass
+class ReaderLog:
+    rounds: int = 0
+    during_write: int = 0  # rounds that started and ended while the writer ran
+    errors: list = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        self.errors = []
+
+
+def _loop(log: ReaderLog, writing: subprocess.Popen, stop: threading.Event, read) -> None:
+    while not stop.is_set():
+        running = writing.poll() is None
+        try:
+            read(log)
+        except Exception as error:  # noqa: BLE001 - every failure is the finding
+            log.errors.append(f"{type(error).__name__}: {error}\n{traceback.format_exc()}")
+        log.rounds += 1
+        log.during_write += running and writing.poll() is None
+
+
+def _editor_reader(db: Path, trees: Trees):
+    """An editor's own connection: plain sqlite3, default 5 s timeout, whole-file snapshots."""
+
+    def read(log: ReaderLog) -> None:
+        with closing(sqlite3.connect(db)) as conn:
+            snapshot = file_dumps(conn)
+        for path, rows in snapshot.items():
+            if rows not in (
+                trees.before_dump["files"].get(path),
+                trees.after_dump["files"].get(path),
+            ):
+                raise AssertionError(f"{path} is half-replaced")
+
+    return read
+
+
+def _api_reader(db: Path):
+    def read(log: ReaderLog) -> None:
+        _assert_answers_queries(db)
+
+    return read
+
+
+def _cli_reader(db: Path, root: Path):
+    def read(log: ReaderLog) -> None:
+        for args in (("search-text", "connection pool"), ("symbols", "record")):
+            result = run_cli(*args, "--db", db, "--root", root, "--json", timeout=60)
+            if result.returncode != 0:
+                raise AssertionError(f"{args[0]}: {result.stderr.strip()}")
+            json.loads(result.stdout)
+
+    return read
+
+
+def _mcp_reader(db: Path, root: Path):
+    import anyio
+    from mcp.client import Client
+
+    from repomap.config import resolve
+    from repomap.mcp_server import build_server
+
+    server = build_server(resolve(root, db), refresh=False)
+    calls = [
+        ("search_text", {"query": "connection pool"}),
+        ("search_symbols", {"query": "record"}),
+        ("outline", {"path": "py/pkg0"}),
+    ]
+
+    async def session() -> list:
+        async with Client(server) as client:
+            return [await client.call_tool(name, arguments) for name, arguments in calls]
+
+    def read(log: ReaderLog) -> None:
+        for (name, _), result in zip(calls, anyio.run(session), strict=True):
+            if result.is_error:
+                raise AssertionError(f"{name}: {result.content[0].text}")
+
+    return read
+
+
+@pytest.mark.slow
+def test_readers_never_see_a_locked_database_or_a_half_replaced_file(trees, tmp_path):
+    root = tmp_path / "repo"
+    shutil.copytree(trees.before, root)
+    db = tmp_path / "index.db"
+    shutil.copy(trees.before_db, db)
+    change_repo(root, FILES)
+    readers = {
+        "editor": _editor_reader(db, trees),
+        "api": _api_reader(db),
+        "cli": _cli_reader(db, root),
+        "mcp": _mcp_reader(db, root),
+    }
+    logs = {name: ReaderLog() for name in readers}
+    stop = threading.Event()
+    writing = _start_index(root, db)
+    threads = [
+        threading.Thread(target=_loop, args=(logs[name], writing, stop, read), daemon=True)
+        for name, read in readers.items()
+    ]
+    for thread in threads:
+        thread.start()
+    assert writing.wait(timeout=300) == 0
+    stop.set()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert {name: log.errors for name, log in logs.items()} == {name: [] for name in logs}
+    assert all(log.during_write > 0 for log in logs.values()), logs
+    _assert_same_as_clean(db, trees.after_dump)
+
+
+def test_a_second_index_of_the_same_database_exits_busy_and_the_first_completes(
+    make_repo, tmp_path
+):
+    slow = "; ".join(f"name_{i} = {i}" for i in range(60_000)) + "\n"
+    files = {f"m{i}.py": f"def f{i}():\n    'doc {i}'\n" for i in range(40)}
+    root = make_repo({"slow.py": slow, **files})
+    clean = make_repo({"slow.py": slow, **files}, root=tmp_path / "clean")
+    _clean_index(clean, tmp_path / "clean.db")
+    db = tmp_path / "index.db"
+    first = _start_index(root, db)
+    parent = psutil.Process(first.pid)
+    deadline = time.monotonic() + 60
+    while len(parent.children()) < 2 and first.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)  # workers run inside the lock: from now on it is held
+    second = subprocess.run(
+        _index_command(root, db, "--workers", "2"), capture_output=True, text=True, timeout=120
+    )
+    assert first.poll() is None, "the first run ended before the second started"
+    assert second.returncode == ExitCode.BUSY
+    assert second.stderr == (
+        f"error: another `repomap index` is updating {db.resolve()}; try again when it ends\n"
+    )
+    assert first.wait(timeout=120) == 0
+    check_integrity(db)
+    assert full_dump(db) == full_dump(tmp_path / "clean.db")
