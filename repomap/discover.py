@@ -21,9 +21,13 @@ ALWAYS_SKIPPED_DIRS = frozenset({".git", ".repomap", ".hg", ".svn"})
 @dataclass(frozen=True, slots=True)
 class FoundFile:
     rel_path: str  # relative to ROOT, '/' separators
-    path: Path
+    abs_path: str  # kept as a string: a Path per file was a third of the walk's time
     size: int
     mtime_ns: int
+
+    @property
+    def path(self) -> Path:
+        return Path(self.abs_path)
 
 
 @dataclass(slots=True)
@@ -67,6 +71,7 @@ def _ignored(rules: list[_Rules], rel_path: str, is_dir: bool) -> bool:
 def walk(root: Path, skip_dirs: frozenset[Path] = frozenset()) -> Walk:
     """Every file under `root` that ignore rules keep, each real file once, links kept inside."""
     root = root.resolve()
+    skip_paths = frozenset(str(path) for path in skip_dirs)  # compared as strings: no Path per dir
     result = Walk()
     base_rules = _read_rules(root / ".git" / "info", "", ("exclude",))
     seen_dirs: set[tuple[int, int]] = set()
@@ -77,7 +82,6 @@ def walk(root: Path, skip_dirs: frozenset[Path] = frozenset()) -> Walk:
     while stack:
         folder, rel_folder, inherited = stack.pop()
         result.dirs.append(rel_folder.rstrip("/"))
-        rules = inherited + _read_rules(folder, rel_folder, IGNORE_FILES)
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError as error:
@@ -85,13 +89,15 @@ def walk(root: Path, skip_dirs: frozenset[Path] = frozenset()) -> Walk:
                 (rel_folder.rstrip("/") or ".", f"unreadable directory ({error.strerror})")
             )
             continue
+        present = [e.name for e in entries if e.name in IGNORE_FILES]
+        rules = inherited + _read_rules(folder, rel_folder, tuple(present)) if present else inherited
         subfolders = []
         for entry in entries:
             rel_path = rel_folder + entry.name
             if not _is_text_name(rel_path):
                 result.skipped.append((repr(rel_path)[1:-1], "file name is not valid UTF-8"))
                 continue
-            found = _classify(entry, root, skip_dirs)
+            found = _classify(entry, root, skip_paths)
             if found is None:
                 continue
             kind, entry_stat, reason = found
@@ -116,7 +122,7 @@ def walk(root: Path, skip_dirs: frozenset[Path] = frozenset()) -> Walk:
                 continue
             seen_files.add(key)
             result.files.append(
-                FoundFile(rel_path, Path(entry.path), entry_stat.st_size, entry_stat.st_mtime_ns)
+                FoundFile(rel_path, entry.path, entry_stat.st_size, entry_stat.st_mtime_ns)
             )
         stack.extend(reversed(subfolders))
     return result
@@ -131,7 +137,7 @@ def _is_text_name(rel_path: str) -> bool:
 
 
 def _classify(
-    entry: os.DirEntry, root: Path, skip_dirs: frozenset[Path]
+    entry: os.DirEntry, root: Path, skip_paths: frozenset[str]
 ) -> tuple[str, os.stat_result | None, str | None] | None:
     """(kind, stat, why it is skipped) for an entry worth a look, None for the rest.
 
@@ -156,7 +162,7 @@ def _classify(
             return ("file", None, "symlink loop")
         return ("file", None, f"broken symlink ({error.strerror})")
     if stat.S_ISDIR(entry_stat.st_mode):
-        if entry.name in ALWAYS_SKIPPED_DIRS or Path(entry.path) in skip_dirs:
+        if entry.name in ALWAYS_SKIPPED_DIRS or entry.path in skip_paths:
             return None
         return ("dir", entry_stat, None)
     if not stat.S_ISREG(entry_stat.st_mode):

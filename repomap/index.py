@@ -218,7 +218,7 @@ def _index(
         jobs.append(
             Job(
                 found.rel_path,
-                str(found.path),
+                found.abs_path,
                 language,
                 found.size,
                 found.mtime_ns,
