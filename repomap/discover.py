@@ -90,7 +90,9 @@ def walk(root: Path, skip_dirs: frozenset[Path] = frozenset()) -> Walk:
             )
             continue
         present = [e.name for e in entries if e.name in IGNORE_FILES]
-        rules = inherited + _read_rules(folder, rel_folder, tuple(present)) if present else inherited
+        rules = (
+            inherited + _read_rules(folder, rel_folder, tuple(present)) if present else inherited
+        )
         subfolders = []
         for entry in entries:
             rel_path = rel_folder + entry.name
