@@ -51,11 +51,34 @@ def structure(source: bytes, text: SourceText) -> Structure:
                 defs.append(_definition(definition, block, name, qualified, kind, parent, text))
                 stack.append((block, qualified, is_class))
                 continue
+            if parent is None and node.type == "expression_statement":
+                defs.extend(_module_names(node, text))
             for child in node.named_children:
                 if child.type in _COMPOUND_BODIES:
                     stack.append((child, parent, in_class))
     defs.sort(key=lambda d: d.start)
     return Structure(defs, starts, _docstring_at(root, text))
+
+
+def _module_names(statement: Node, text: SourceText) -> list[Definition]:
+    """Names bound at module level (`A = 1`, `b: int = 2`, `c, d = ...`, `e = f = ...`), as the
+    ast path finds them: a file with one syntax error keeps its constants."""
+    names: list[str] = []
+    for assignment in statement.named_children:
+        while assignment is not None and assignment.type == "assignment":
+            left = assignment.child_by_field_name("left")
+            if left is not None and left.type == "identifier":
+                names.append(_text(left))
+            elif left is not None and left.type in ("pattern_list", "tuple_pattern"):
+                names += [_text(c) for c in left.named_children if c.type == "identifier"]
+            assignment = assignment.child_by_field_name("right")
+    start, end = _position(statement, text), _end(statement, text)
+    return [
+        Definition(
+            name, name, "constant" if name.isupper() else "variable", start, end, end, None, None
+        )  # fmt: skip
+        for name in names
+    ]
 
 
 def _definition(
