@@ -16,7 +16,6 @@ Sizes are decimal: 1 MB = 1,000,000 bytes.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
@@ -158,14 +157,14 @@ def remove_database(db_path: Path) -> None:
 
 @dataclass(frozen=True, slots=True)
 class Timed:
-    """One finished subprocess: wall time, exit code, output and memory peaks."""
+    """One finished subprocess: wall time, CPU time, exit code, output and memory peaks."""
 
     seconds: float
     returncode: int
     stdout: str
     stderr: str
-    max_process_rss: int  # bytes: the largest single process of the tree (wait4 ru_maxrss)
-    tree_peak_rss: int | None  # bytes: largest sampled sum over the whole tree; None without psutil
+    max_process_rss: int | None  # bytes: the largest VmHWM of any process of the tree
+    tree_peak_rss: int | None  # bytes: the largest sampled sum of RSS over the whole tree
     cpu_seconds: float  # user + system time of the command and its waited-for descendants
 
     def json(self) -> dict:
@@ -180,14 +179,15 @@ class Timed:
 
 
 def timed(command: Sequence[str], cwd: Path | None = None, env: dict | None = None) -> Timed:
-    """Run `command`, timing its wall clock and sampling the RSS of its whole process tree.
+    """Run `command`, timing its wall clock and CPU and sampling the memory of its process tree.
 
-    Two memory figures: `max_process_rss` is the kernel's ru_maxrss from wait4, the peak of the
-    largest single process among the command and its waited-for descendants (exact, but a pool
-    of workers is not summed); `tree_peak_rss` sums RSS over the command and all its descendants
-    every POLL_SECONDS (psutil) and keeps the largest sum: it counts pages shared by forked
-    workers once per process, so it is an upper bound, and a spike shorter than the period can
-    be missed.
+    Every POLL_SECONDS a thread lists the command and all its descendants (psutil) and reads
+    each one's /proc/PID/status. `tree_peak_rss` is the largest sum of VmRSS seen at one instant:
+    pages shared by forked workers count once per process, so it is an upper bound.
+    `max_process_rss` is the largest VmHWM (the kernel's own peak RSS of one process) seen.
+    Both miss what happens in a process's last period. Both are None without psutil.
+    wait4's ru_maxrss is not used: Linux carries the pre-exec RSS of the forked child, i.e. of
+    this (possibly large) Python process, into it.
     """
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.perf_counter()
@@ -198,7 +198,7 @@ def timed(command: Sequence[str], cwd: Path | None = None, env: dict | None = No
         _, status, usage = os.wait4(process.pid, 0)
         seconds = time.perf_counter() - started
         process.returncode = os.waitstatus_to_exitcode(status)
-        tree_peak = sampler.stop()
+        tree_peak, process_peak = sampler.stop()
         out.seek(0)
         err.seek(0)
         return Timed(
@@ -206,14 +206,14 @@ def timed(command: Sequence[str], cwd: Path | None = None, env: dict | None = No
             process.returncode,
             out.read().decode("utf-8", "replace"),
             err.read().decode("utf-8", "replace"),
-            usage.ru_maxrss * 1024,  # Linux reports KiB
+            process_peak,
             tree_peak,
             usage.ru_utime + usage.ru_stime,
         )
 
 
 class _TreeSampler:
-    """Background thread: the largest RSS sum seen over a process and its descendants."""
+    """Background thread: peak RSS sum over a process tree, and the largest per-process peak."""
 
     def __init__(self, pid: int) -> None:
         try:
@@ -222,7 +222,8 @@ class _TreeSampler:
             self.thread = None
             return
         self.psutil = psutil
-        self.peak = 0
+        self.peak_sum = 0
+        self.peak_one = 0
         self.done = threading.Event()
         self.thread = threading.Thread(target=self._run, args=(pid,), daemon=True)
         self.thread.start()
@@ -234,23 +235,39 @@ class _TreeSampler:
         except psutil.Error:
             return
         while not self.done.is_set():
-            total = 0
             try:
-                processes = [top, *top.children(recursive=True)]
+                pids = [pid, *(child.pid for child in top.children(recursive=True))]
             except psutil.Error:
                 return
-            for process in processes:
-                with contextlib.suppress(psutil.Error):  # a worker that just exited
-                    total += process.memory_info().rss
-            self.peak = max(self.peak, total)
+            total = 0
+            for each in pids:
+                rss, hwm = _memory(each)
+                total += rss
+                self.peak_one = max(self.peak_one, hwm)
+            self.peak_sum = max(self.peak_sum, total)
             self.done.wait(POLL_SECONDS)
 
-    def stop(self) -> int | None:
+    def stop(self) -> tuple[int | None, int | None]:
         if self.thread is None:
-            return None
+            return None, None
         self.done.set()
         self.thread.join()
-        return self.peak
+        return self.peak_sum, self.peak_one
+
+
+def _memory(pid: int) -> tuple[int, int]:
+    """(VmRSS, VmHWM) of a live process in bytes; zeros once it has gone."""
+    rss = hwm = 0
+    try:
+        with open(f"/proc/{pid}/status", "rb") as status:
+            for line in status:
+                if line.startswith(b"VmRSS:"):
+                    rss = int(line.split()[1]) * 1024
+                elif line.startswith(b"VmHWM:"):
+                    hwm = int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass  # exited between the listing and the read
+    return rss, hwm
 
 
 # --- statistics --------------------------------------------------------------------------------

@@ -216,7 +216,7 @@ def _index_runs(tree: Path, db: Path, changed: Path, language: str, runs: Runs) 
         cold = common.timed(command).check()
         runs.cold.append(cold.seconds)
         runs.cold_cpu.append(cold.cpu_seconds)
-        runs.cold_process_rss.append(cold.max_process_rss)
+        runs.cold_process_rss.append(cold.max_process_rss or 0)
         runs.cold_tree_rss.append(cold.tree_peak_rss or 0)
         runs.summary = cold.json()
         runs.db_bytes.append(common.database_bytes(db))
@@ -236,7 +236,7 @@ def _index_runs(tree: Path, db: Path, changed: Path, language: str, runs: Runs) 
             os.utime(changed, ns=(original_stat.st_atime_ns, original_stat.st_mtime_ns))
         runs.one_file.append(one_file.seconds)
         _expect(runs, "one-file run", one_file.json(), added=0, modified=1, removed=0)
-        peaks = [run.tree_peak_rss or run.max_process_rss for run in (cold, no_change, one_file)]
+        peaks = [run.tree_peak_rss or 0 for run in (cold, no_change, one_file)]
         runs.max_tree_rss.append(max(peaks))
     finally:
         common.remove_database(db)
@@ -300,8 +300,8 @@ def report(corpus: Corpus, runs: Runs, run_count: int) -> str:
     cold_vs_floor = median(_ratios(runs.cold, runs.floor))
     no_change_share = median(_ratios(runs.no_change, runs.cold))
     one_file_share = median(_ratios(runs.one_file, runs.cold))
-    tree_rss = median(runs.cold_tree_rss) if all(runs.cold_tree_rss) else None
-    peak_rss = tree_rss if tree_rss is not None else median(runs.cold_process_rss)
+    sampled = all(runs.cold_tree_rss)  # False without psutil
+    tree_rss = median(runs.cold_tree_rss)
     db_bytes = median(runs.db_bytes)
     per_10k = db_bytes / max(corpus.lines, 1) * 10_000
     languages = sorted({language for _, language, _ in corpus.files})
@@ -362,19 +362,18 @@ def report(corpus: Corpus, runs: Runs, run_count: int) -> str:
             verdict(one_file_share <= ONE_FILE_VS_COLD),
         ],
         [
-            "peak RSS, cold index, process tree summed"
-            if tree_rss is not None
-            else "peak RSS, cold index, largest process (no psutil)",
-            fmt_bytes(peak_rss),
-            f"{fmt_bytes(min(runs.cold_tree_rss or runs.cold_process_rss))} – "
-            f"{fmt_bytes(max(runs.cold_tree_rss or runs.cold_process_rss))}",
+            "peak RSS, cold index, process tree summed",
+            fmt_bytes(tree_rss) if sampled else "n/a (no psutil)",
+            f"{fmt_bytes(min(runs.cold_tree_rss))} – {fmt_bytes(max(runs.cold_tree_rss))}"
+            if sampled
+            else "",
             "",
             f"< {PEAK_RSS_BYTES / common.MB:g} MB",
-            verdict(peak_rss < PEAK_RSS_BYTES),
+            verdict(tree_rss < PEAK_RSS_BYTES) if sampled else "",
         ],
         [
-            "peak RSS, largest single process",
-            fmt_bytes(median(runs.cold_process_rss)),
+            "peak RSS, cold index, largest single process",
+            fmt_bytes(median(runs.cold_process_rss)) if sampled else "n/a (no psutil)",
             "",
             "",
             "",
@@ -418,10 +417,11 @@ def report(corpus: Corpus, runs: Runs, run_count: int) -> str:
         + ", ".join(
             f"{name} {fmt_bytes(size)}" for name, size in list(runs.table_bytes.items())[:8]
         ),
-        "- peak RSS (target row): largest sum of RSS over `repomap index` and its worker processes, "
-        f"sampled every {common.POLL_SECONDS * 1000:.0f} ms (shared pages counted per process: an "
-        "upper bound); largest single process: wait4's ru_maxrss. Max over all three index "
-        f"runs (tree): {fmt_bytes(median(runs.max_tree_rss))}.",
+        "- peak RSS (the target row): the largest sum of VmRSS over `repomap index` and its "
+        f"worker processes, sampled every {common.POLL_SECONDS * 1000:.0f} ms (pages shared by "
+        "forked workers count once per process: an upper bound); largest single process: the "
+        "largest VmHWM seen. Tree peak over all three index runs: "
+        f"{fmt_bytes(median(runs.max_tree_rss))}.",
     ]
     notes += [f"- **warning**: {warning}" for warning in sorted(set(runs.warnings))]
     text = f"## {corpus.name}: {corpus.label}\n\n{table}\n\n" + "\n".join(notes) + "\n"

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+pytest.importorskip("psutil")  # the harness samples process memory with it
+
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 sys.path.insert(0, str(BENCH))
 
@@ -55,9 +57,24 @@ def test_timed_counts_the_memory_of_a_child_process():
     )
     run = common.timed([sys.executable, "-c", parent]).check()
     assert run.max_process_rss >= 150_000_000
-    if run.tree_peak_rss is not None:  # psutil installed
-        assert run.tree_peak_rss >= 150_000_000
+    assert run.tree_peak_rss >= 150_000_000
     assert run.seconds >= 0.4
+
+
+def test_timed_does_not_charge_the_harness_memory_to_a_small_command():
+    # A forked child's ru_maxrss starts at its parent's RSS; the harness may hold a corpus.
+    script = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import common; "
+        "held = bytearray(300_000_000); held[::4096] = b'x' * len(held[::4096]); "
+        "run = common.timed([sys.executable, '-c', 'import time; time.sleep(0.3)']); "
+        "print(run.max_process_rss, run.tree_peak_rss)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(BENCH)], capture_output=True, text=True, check=True
+    )
+    process_peak, tree_peak = map(int, out.stdout.split())
+    assert 0 < process_peak < 100_000_000
+    assert 0 < tree_peak < 100_000_000
 
 
 def test_timed_reports_a_failing_command():
