@@ -38,24 +38,21 @@ from . import searchlog
 from .config import Settings
 from .errors import RepomapError
 from .extractors.model import KINDS
-from .mcp_service import (
+from .mcp_models import (
     DocSearchAnswer,
     FileContent,
     FilesAnswer,
     HelpAnswer,
     OutlineAnswer,
     RepoMapAnswer,
-    RetryInThread,
     Section,
-    Service,
     SourcesAnswer,
     StatusAnswer,
     SymbolSearch,
     SymbolSource,
     TextSearchAnswer,
-    inline,
-    touched,
 )
+from .mcp_service import RetryInThread, Service, inline, touched
 from .roots import Root, Roots
 
 log = logging.getLogger(__name__)

@@ -1,0 +1,228 @@
+"""The MCP tools' results: pydantic models whose fields are the tools' output schemas.
+
+Every answer carries `notices` (what the server did first, or what to know about the answer),
+and every list that a limit can cut says so (`truncated`, and how many more). Paths are as the
+tools return them (relative to the root; with several roots, prefixed by the root's label).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, Field, WithJsonSchema
+
+from .gateway import OutlineEntry, SourceEntry
+
+# Nullable fields as `"type": [T, "null"]` rather than pydantic's anyOf: the same contract, and
+# a client that checks each result against the output schema (the Python SDK's does, with
+# jsonschema) spends a third less time on it.
+OptionalStr = Annotated[str | None, WithJsonSchema({"type": ["string", "null"]})]
+OptionalInt = Annotated[int | None, WithJsonSchema({"type": ["integer", "null"]})]
+
+
+class Answer(BaseModel):
+    notices: list[str] = Field(
+        default_factory=list,
+        description="What the server did first or what to know about this answer: the index "
+        "was built or re-indexed, a refresh is still running, files changed since indexing.",
+    )
+
+
+class TextMatch(BaseModel):
+    file_path: str
+    line_number: int
+    end_line: OptionalInt = None
+    element_type: str = Field(description="comment | docstring | string_literal")
+    symbol_name: OptionalStr = Field(description="The documented or enclosing symbol.")
+    content: str = Field(description="The whole element (long ones cut, with a marker).")
+    rank: float = Field(description="Relevance in (0, 1], higher is better.")
+    snippet: str = Field(description="Around the best match, terms marked [MATCH]…[/MATCH].")
+    language: OptionalStr = None
+
+
+class TextSearchAnswer(Answer):
+    query: str
+    mode: str
+    results: list[TextMatch]
+    total: int = Field(description="Matches in all (a lower bound when total_exact is false).")
+    total_exact: bool
+    truncated: bool
+    more: int = Field(description="Matches left out by limit (at least this many).")
+
+
+class Symbol(BaseModel):
+    name: str
+    qualified_name: str
+    kind: str
+    language: str
+    file_path: str
+    line_number: int
+    end_line: int
+    signature: str
+    doc: OptionalStr = Field(description="First line of the docstring or doc comment.")
+    match: str = Field(description="exact | prefix | substring | fuzzy")
+    ref_files: int = Field(description="Files that use this name.")
+
+
+class SymbolSearch(Answer):
+    query: str
+    results: list[Symbol]
+    truncated: bool = Field(description="More matches exist than `limit`.")
+    more: int = Field(description="Matches left out (a lower bound when more_exact is false).")
+    more_exact: bool
+
+
+class SymbolSource(Answer):
+    name: str
+    qualified_name: str
+    kind: str
+    language: str
+    file_path: str
+    line_number: int
+    end_line: int
+    signature: str
+    content: str = Field(description="The source lines line_number.. as they are on disk now.")
+    truncated: bool
+    more_lines: int = Field(description="Lines of the symbol left out by max_lines.")
+    leading: OptionalStr = Field(None, description="Comments and decorators just above (context).")
+    leading_line: OptionalInt = None
+    parents: list[str] = Field(default_factory=list, description="Enclosing headers (context).")
+    imports: list[str] = Field(default_factory=list, description="Imports the body uses.")
+    other_imports: int = 0
+    declaration: OptionalStr = Field(None, description="C++: the in-class declaration.")
+    warning: OptionalStr = Field(None, description="Set when several symbols matched.")
+    others: list[str] = Field(
+        default_factory=list, description="Other matches: pass file= or a qualified name."
+    )
+
+
+class RepoMapAnswer(Answer):
+    text: str = Field(description="The map: files best first, `line│signature` rows.")
+    tokens: int = Field(description="Estimated tokens of `text`; never more than budget.")
+    budget: int
+    files: list[str] = Field(description="The files shown, in map order.")
+    truncated: bool = Field(description="Files or symbols were left out (always, past tiny repos).")
+    omitted_files: int
+    omitted_symbols: int
+    unmatched_mentions: list[str]
+
+
+class DocMatch(BaseModel):
+    file: str
+    section: str = Field(description="The heading; empty for text before the first heading.")
+    snippet: str = Field(description="Matched terms marked [MATCH]…[/MATCH].")
+    score: float = Field(description="BM25, higher is better.")
+    start_line: OptionalInt = Field(description="None when the file changed since indexing.")
+    end_line: OptionalInt
+    stale: bool
+
+
+class DocSearchAnswer(Answer):
+    query: str
+    results: list[DocMatch]
+    truncated: bool
+    more: int
+    more_exact: bool
+    ignored: list[str] = Field(
+        default_factory=list, description="Query words without letters or digits, left out."
+    )
+
+
+class HeadingRef(BaseModel):
+    file: str
+    heading: str
+    level: int
+    start_line: int
+    end_line: int
+
+
+class Section(Answer):
+    file: str
+    heading: str
+    level: int
+    start_line: int
+    end_line: int
+    content: str = Field(description="The section's lines; ends with `... (N more lines)` if cut.")
+    truncated: bool
+    more_lines: int
+    matches: list[HeadingRef] = Field(description="Every heading that matched; the first is shown.")
+    more_matches: int = 0
+
+
+class OutlineFile(BaseModel):
+    path: str
+    language: str
+    entries: list[OutlineEntry]
+
+
+class OutlineAnswer(Answer):
+    files: list[OutlineFile]
+    truncated: bool
+    more_entries: int = Field(description="Headings and symbols left out by limit.")
+    more_files: int = Field(description="Files left out entirely by limit.")
+    changed_files: list[str] = Field(
+        description="Files whose outline may be out of date (changed since indexing)."
+    )
+
+
+class FileContent(Answer):
+    path: str
+    start_line: int = Field(description="Line number of the first line of content (1-based).")
+    end_line: int = Field(description="Line number of the last line of content.")
+    total_lines: int
+    content: str = Field(description="The lines as in the file (invalid UTF-8 replaced).")
+    truncated: bool = Field(description="Lines after end_line exist and were not asked for or cut.")
+    more_lines: int = Field(description="Lines of the file after end_line.")
+    next_start_line: OptionalInt = Field(description="Pass as start_line to read on.")
+
+
+class SourcesAnswer(Answer):
+    directory: str
+    depth: int
+    entries: list[SourceEntry]
+    total_files: int
+    truncated: bool
+    more: int = Field(description="Entries left out by limit.")
+
+
+class FilesAnswer(Answer):
+    query: str
+    files: list[str]
+    total: int
+    truncated: bool
+    more: int
+
+
+class RootStatus(BaseModel):
+    root: str
+    label: str = Field(description="The prefix of this root's paths when there are several.")
+    db_path: str
+    exists: bool
+    schema_version: OptionalInt
+    current_schema_version: int
+    files: int = Field(0, description="Code files indexed.")
+    docs: int = Field(0, description="Markdown and .txt files indexed.")
+    symbols: int = 0
+    references: int = 0
+    elements: dict[str, int] = Field(default_factory=dict, description="Text elements by type.")
+    indexed_at: OptionalStr = None
+    stale_files: list[str] = Field(
+        default_factory=list,
+        description="Indexed files changed or removed on disk since (at most 20 listed).",
+    )
+    stale_count: int = 0
+    unindexed_files: int = Field(
+        0,
+        description="Files with an indexed suffix that are not in the index: added since, or "
+        "skipped by the indexer (binary, undecodable, too large).",
+    )
+    refresh: dict[str, Any] = Field(default_factory=dict)
+    error: OptionalStr = None
+
+
+class StatusAnswer(Answer):
+    roots: list[RootStatus]
+
+
+class HelpAnswer(BaseModel):
+    text: str
