@@ -245,12 +245,20 @@ def write_errors(path: Path) -> Iterator[None]:
     except sqlite3.OperationalError as error:
         message = str(error)
         if "readonly" in message or "read-only" in message:
-            raise RepomapError(f"cannot write the index at {path}: the location is read-only; pass --db with a writable location") from None
+            raise RepomapError(
+                f"cannot write the index at {path}: the location is read-only; pass --db with a writable location"
+            ) from None
         if "full" in message:
-            raise RepomapError(f"the disk holding {path} is full; the index keeps what was written before; free space and run `repomap index` again") from None
-        raise RepomapError(f"writing the index at {path} failed ({message}); the index keeps what was written before") from None
+            raise RepomapError(
+                f"the disk holding {path} is full; the index keeps what was written before; free space and run `repomap index` again"
+            ) from None
+        raise RepomapError(
+            f"writing the index at {path} failed ({message}); the index keeps what was written before"
+        ) from None
     except sqlite3.DatabaseError as error:
-        raise CorruptIndex(f"the index at {path} is damaged ({error}); run `repomap index` to rebuild it") from None
+        raise CorruptIndex(
+            f"the index at {path} is damaged ({error}); run `repomap index` to rebuild it"
+        ) from None
 
 
 @contextmanager
@@ -414,6 +422,17 @@ INSERT_SECTION_SQL = """INSERT INTO sections (rowid, file, section, content, sta
     VALUES (?, ?, ?, ?, ?, ?)"""
 
 
+def _enclosing(candidates: Iterable[tuple[int, int, int]], start: int, end: int) -> int | None:
+    """The innermost candidate (id, start, end) whose span holds [start, end), else the first."""
+    best = None
+    for symbol_id, span_start, span_end in candidates:
+        if span_start <= start and end <= span_end and symbol_id != best:
+            best = symbol_id
+    if best is None:
+        best = next((symbol_id for symbol_id, _, _ in candidates), None)
+    return best
+
+
 def _row_range(file_id: int) -> tuple[int, int]:
     """The code_text ids of one file: [first, end)."""
     return file_id * ROWS_PER_FILE, (file_id + 1) * ROWS_PER_FILE
@@ -484,7 +503,16 @@ class Writer:
         self.conn.executemany(
             INSERT_TEXT_SQL,
             (
-                (base + ordinal, file_id, line, end_line, ELEMENT_TYPE_CODES[kind], symbol, content, parts)
+                (
+                    base + ordinal,
+                    file_id,
+                    line,
+                    end_line,
+                    ELEMENT_TYPE_CODES[kind],
+                    symbol,
+                    content,
+                    parts,
+                )
                 for ordinal, (kind, content, line, end_line, symbol, parts) in enumerate(
                     rows.texts[: ROWS_PER_FILE - 1]
                 )
@@ -496,12 +524,18 @@ class Writer:
 
     def _insert_symbols(self, file_id: int, symbols: Iterable) -> dict[str, int]:
         ids: dict[str, int] = {}
+        # One qualified name can belong to several symbols (a Rust struct and its impl, a
+        # Python name redefined): a parent is the one whose span holds the child.
+        spans: dict[str, list[tuple[int, int, int]]] = {}
         values = []
-        for symbol in symbols:
+        for symbol in sorted(symbols, key=lambda s: (s[7], -s[8])):  # outer before inner
             symbol_id = self.next_symbol_id
             self.next_symbol_id += 1
             ids.setdefault(symbol[1], symbol_id)
-            parent = ids.get(symbol[10]) if symbol[10] else None
+            spans.setdefault(symbol[1], []).append((symbol_id, symbol[7], symbol[8]))
+            parent = (
+                _enclosing(spans.get(symbol[10], ()), symbol[7], symbol[8]) if symbol[10] else None
+            )
             values.append((symbol_id, file_id, *symbol[:10], parent, symbol[11], int(symbol[12])))
         self.conn.executemany(INSERT_SYMBOL_SQL, values)
         return ids
