@@ -67,8 +67,8 @@ class Symbol(BaseModel):
 class SymbolSearch(Answer):
     query: str
     results: list[Symbol]
-    truncated: bool = Field(description="More matches exist than `limit`.")
-    more: int = Field(description="Matches left out (a lower bound when more_exact is false).")
+    truncated: bool = Field(description="More matches exist than `limit`: raise it or narrow.")
+    more: int = Field(description="Matches left out: at least this many when more_exact is false.")
     more_exact: bool
 
 

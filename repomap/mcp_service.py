@@ -167,37 +167,31 @@ class Service:
     ) -> SymbolSearch:
         scopes = self.roots.scope(path)
         notices = self.ready([root for root, _ in scopes])
-        probe = _probe(limit)
+        # One search per root, for one more than asked: that one tells whether more exist.
+        # (Counting them all would mean a second, wider search, which doubled the call's cost;
+        # and search_symbols orders its tail by what its limit lets it see.)
         found: list[tuple[Root, symbols.SymbolHit]] = []
-        matching = 0  # matches counted, up to `probe` per root
-        exact = True
+        truncated = False
         for root, path_filter in scopes:
             with self.reading(root) as db:
-                hits = symbols.search_symbols(db, query, kind, language, path_filter, limit)
-                count = len(hits)
-                if count == limit:  # maybe more: count them with a wider search
-                    # (only counted: a wider search may order its tail differently, and the
-                    # answer must be the one `repomap symbols` gives)
-                    count = len(
-                        symbols.search_symbols(db, query, kind, language, path_filter, probe)
-                    )
-            exact = exact and count < probe
-            matching += count
-            found.extend((root, hit) for hit in hits)
+                hits = symbols.search_symbols(db, query, kind, language, path_filter, limit + 1)
+            truncated = truncated or len(hits) > limit
+            found.extend((root, hit) for hit in hits[:limit])
         if self.roots.multi:
             found.sort(key=lambda pair: _symbol_order(pair[1]))
+        truncated = truncated or len(found) > limit
         results = [
             Symbol(**_fields(hit, file_path=self.roots.out(root, hit.file_path)))
             for root, hit in found[:limit]
         ]
-        more = max(0, matching - len(results))
+        more = max(len(found) - limit, 1 if truncated else 0)
         return SymbolSearch(
             notices=notices,
             query=query,
             results=results,
-            truncated=more > 0,
+            truncated=truncated,
             more=more,
-            more_exact=exact,
+            more_exact=not truncated,
         )
 
     def get_symbol_content(
