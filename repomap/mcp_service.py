@@ -80,10 +80,13 @@ class Service:
             root.label: Refresher(root.settings, enabled=refresh, **refresh_options)
             for root in roots.all
         }
+        self.kept = {root.label: index_db.KeptReader(root.settings.db_path) for root in roots.all}
 
     def close(self) -> None:
         for refresher in self.refreshers.values():
             refresher.close()
+        for reader in self.kept.values():
+            reader.close()
 
     def ready(self, roots: list[Root]) -> list[str]:
         """Bring the indexes of `roots` up to date (bounded); the notices for the answer."""
@@ -106,6 +109,12 @@ class Service:
 
     @contextmanager
     def reading(self, root: Root) -> Iterator[Database]:
+        """The index of `root`, read-only: on the event loop through a kept connection (a new
+        snapshot per call), in a worker thread through a connection opened for the call."""
+        if inline.get():
+            with self.kept[root.label].snapshot() as db:
+                yield db
+            return
         with index_db.reading(root.settings.db_path) as db:
             yield db
 

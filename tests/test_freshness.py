@@ -153,3 +153,27 @@ def test_no_refresh_never_builds(repo: Path) -> None:
     with pytest.raises(IndexNotFound, match="--no-refresh"):
         Refresher(settings, enabled=False).ensure_fresh()
     assert not settings.db_path.exists()
+
+
+def test_a_kept_reader_sees_each_update_and_follows_a_rebuilt_file(repo: Path) -> None:
+    from repomap.db import KeptReader, move_aside
+
+    settings = config.resolve(repo, workers=1)
+    indexer.run(settings)
+    reader = KeptReader(settings.db_path)
+
+    def names() -> set[str]:
+        with reader.snapshot() as db:
+            return {row[0] for row in db.conn.execute("SELECT name FROM symbols")}
+
+    assert names() == {"alpha"}
+    assert not reader._conn.in_transaction  # nothing held between snapshots: checkpoints run
+    (repo / "pkg" / "a.py").write_text("def beta():\n    pass\n")
+    indexer.run(settings)
+    assert names() == {"beta"}
+    move_aside(settings.db_path)  # as recovery from a damaged index does
+    indexer.run(settings)  # a new file at the same path
+    (repo / "pkg" / "a.py").write_text("def gamma():\n    pass\n")
+    indexer.run(settings)
+    assert names() == {"gamma"}
+    reader.close()
