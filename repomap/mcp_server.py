@@ -13,8 +13,11 @@ them over stdio or streamable HTTP (on 127.0.0.1 unless told otherwise).
   1-1000, enums as literals), so a bad argument is rejected before the tool runs.
 - Every failure reaches the model as a tool error (an `isError` result with a message that
   says what to do), never as a crash or a protocol error; the server keeps serving.
-- Tools read the index through a read-only connection opened per call; the only writer is
-  the incremental refresh before a call (`repomap.freshness`), the pipeline of `repomap index`.
+- Tools only read, through read-only connections: calls that need not wait run on the event
+  loop, which keeps one connection per index and takes a new snapshot per call; calls that
+  wait for a refresh or walk the tree run in a worker thread with a connection of their own.
+  The only writer is the incremental refresh before a call (`repomap.freshness`), the
+  pipeline of `repomap index`.
 - The allowlist and how paths name several roots: `repomap.roots`.
 - Every call is logged like searches (tool, arguments, result count, ms, error), for
   `repomap stats`; the logic behind each tool is in `repomap.mcp_service`.
