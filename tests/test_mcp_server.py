@@ -651,3 +651,14 @@ def test_any_argument_gets_an_answer_or_a_clean_tool_error(
         assert message and not message.startswith("Error executing tool")  # never a crash
     else:
         assert result.structured_content is not None
+
+
+def test_repomap_mcp_refuses_bad_root_options_before_serving(two_roots, tmp_path: Path) -> None:
+    alpha, beta = two_roots
+    both_with_db = run_cli("mcp", "--root", alpha, "--root", beta, "--db", tmp_path / "x.db")
+    assert both_with_db.returncode == 2
+    assert "--db takes a single --root" in both_with_db.stderr
+    (alpha / "inner").mkdir()
+    nested = run_cli("mcp", "--root", alpha, "--root", alpha / "inner")
+    assert nested.returncode != 0 and "inside" in nested.stderr
+    assert nested.stderr.startswith("error: ") and "Traceback" not in nested.stderr
