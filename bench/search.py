@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -231,7 +232,7 @@ def cli_table(root: Path, db_path: Path, runs: int) -> str:
     repomap = common.repomap_command()
     rg = shutil.which("rg")
     env = {**os.environ, "REPOMAP_SEARCH_LOG": "0"}
-    rows = [["`python -c pass`", f"{_median_ms([sys.executable, '-c', 'pass'], runs, env)}", ""]]
+    rows = [["`python -c pass`", *_median_ms([sys.executable, "-c", "pass"], runs, env), "", ""]]
     for label, args, rg_args in CLI_QUERIES:
         ours = _median_ms(
             [*repomap, "search-text", *args, "--json", "--db", str(db_path)], runs, env
@@ -239,24 +240,31 @@ def cli_table(root: Path, db_path: Path, runs: int) -> str:
         theirs = (
             _median_ms([rg, "--no-config", *rg_args, str(root)], runs, env, ok=(0, 1))
             if rg
-            else "-"
+            else ("-", "-")
         )
-        rows.append([f"{label}: `{' '.join(args)}`", ours, theirs])
-    return (common.markdown_table(["query", "repomap search-text (ms)", "rg over the trees (ms)"], rows, "lrr")
-            + f"\n\nEnd to end, median of {runs} runs each after one warm-up; rg counts matches per "
-            "file (`-c`) over the same hard-linked trees.")  # fmt: skip
+        rows.append([f"{label}: `{' '.join(args)}`", *ours, *theirs])
+    headers = ["query", "repomap wall ms", "repomap CPU ms", "rg wall ms", "rg CPU ms"]
+    return (common.markdown_table(headers, rows, "lrrrr")
+            + f"\n\nEnd to end, median of {runs} runs each after one warm-up (CPU: user + system of the "
+            "process and its children); rg counts matches per file (`-c`) over the same hard-linked "
+            "trees, with its default threads.")  # fmt: skip
 
 
-def _median_ms(command: list[str], runs: int, env: dict, ok: tuple[int, ...] = (0,)) -> str:
+def _median_ms(
+    command: list[str], runs: int, env: dict, ok: tuple[int, ...] = (0,)
+) -> tuple[str, str]:
     subprocess.run(command, env=env, capture_output=True)  # warm-up
-    times = []
+    wall, cpu = [], []
     for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
         done = subprocess.run(command, env=env, capture_output=True)
-        times.append((time.perf_counter() - started) * 1000)
+        wall.append((time.perf_counter() - started) * 1000)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.append((after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000)
         if done.returncode not in ok:
-            return f"failed ({done.returncode}): {done.stderr.decode()[:80]}"
-    return f"{statistics.median(times):.1f}"
+            return f"failed ({done.returncode})", done.stderr.decode()[:80]
+    return f"{statistics.median(wall):.1f}", f"{statistics.median(cpu):.1f}"
 
 
 if __name__ == "__main__":
