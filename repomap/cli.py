@@ -500,7 +500,7 @@ def map_(
 # --- search-text and stats (repomap/query.py, repomap/searchlog.py) ---------------------------
 
 
-@main.command("search-text")
+@main.command("search-text", context_settings={"ignore_unknown_options": True})
 @click.argument("query")
 @click.option(
     "--type",

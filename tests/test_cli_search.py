@@ -70,6 +70,14 @@ def test_every_option_reaches_the_search(root: Path) -> None:
     assert json.loads(search(root, "failed TO open", "--literal", "--json").stdout)["results"] == []
 
 
+def test_a_query_that_starts_with_a_dash_is_a_query_not_an_option(root: Path) -> None:
+    done = search(root, "->", "--literal", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["query"] == "->"
+    typo = search(root, "pool", "--limt", "5")
+    assert typo.returncode == ExitCode.USAGE and "--limt" in typo.stderr
+
+
 def test_no_results_is_an_empty_list_and_exit_0(root: Path) -> None:
     done = search(root, "xylophone", "--json")
     assert done.returncode == 0
