@@ -72,6 +72,7 @@ def _module_names(statement: Node, text: SourceText) -> list[Definition]:
             elif left is not None and left.type in ("pattern_list", "tuple_pattern"):
                 names += [_text(c) for c in left.named_children if c.type == "identifier"]
             assignment = assignment.child_by_field_name("right")
+    names = [name for name in names if name]  # error recovery inserts empty MISSING names
     start, end = _position(statement, text), _end(statement, text)
     return [
         Definition(

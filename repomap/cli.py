@@ -20,10 +20,15 @@ from .errors import ExitCode, RepomapError
 class Group(click.Group):
     def main(self, *args: Any, **kwargs: Any) -> Any:
         """Click's usage errors as one line too: `error: …`, exit 2, no usage block."""
+        argv = kwargs.get("args", args[0] if args else None)
+        for number, argument in enumerate(sys.argv[1:] if argv is None else argv, 1):
+            if _undecodable(argument):  # argv bytes that are not UTF-8 arrive as surrogates
+                click.echo(f"error: argument {number} is not valid UTF-8 text", err=True)
+                sys.exit(ExitCode.USAGE)
         try:
             return super().main(*args, standalone_mode=False, **kwargs)
         except click.UsageError as error:
-            click.echo(f"error: {error.format_message()}", err=True)
+            click.echo(f"error: {_one_line(error.format_message())}", err=True)
             sys.exit(ExitCode.USAGE)
         except click.exceptions.Exit as done:
             sys.exit(done.exit_code)
@@ -35,11 +40,25 @@ class Group(click.Group):
         try:
             return super().invoke(ctx)
         except RepomapError as error:
-            click.echo(f"error: {error}", err=True)
+            click.echo(f"error: {_one_line(str(error))}", err=True)
             ctx.exit(error.exit_code)
         except KeyboardInterrupt:
             click.echo("error: interrupted; the index keeps every file written so far", err=True)
             ctx.exit(130)
+
+
+def _one_line(message: str) -> str:
+    """An error on one line: the user's text inside it may hold line breaks or terminal
+    escapes, shown escaped (`\\n`, `\\x1b`) so they cannot forge more output."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
+
+
+def _undecodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 @click.group(cls=Group)

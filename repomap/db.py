@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import (
+    BadArgument,
     CorruptIndex,
     IndexNotFound,
     IndexOutdated,
@@ -287,6 +288,11 @@ def reading(path: Path) -> Iterator[Database]:
             raise CorruptIndex(
                 f"reading {path} failed ({error}); delete it and run `repomap index` to rebuild it"
             ) from None
+        except UnicodeEncodeError:  # a lone surrogate cannot be bound as SQLite text
+            raise BadArgument(NOT_UNICODE) from None
+
+
+NOT_UNICODE = "the text holds a lone surrogate (it is not valid Unicode); pass UTF-8 text"
 
 
 class KeptReader:

@@ -22,8 +22,9 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
+import sys
 from dataclasses import dataclass, field
-from itertools import groupby
+from itertools import groupby, islice
 from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -168,7 +169,8 @@ def open_file(root: Path, path: str, max_lines: int | None = None) -> FileView:
             if max_lines is None:
                 content = file.read()
                 return FileView(inside.rel_path, content, _count_lines(content), 0)
-            shown = [file.readline() for _ in range(max_lines)]
+            # Ends at EOF (a count of readline() calls grew a list of b"" to gigabytes).
+            shown = list(islice(file, min(max_lines, sys.maxsize)))
             content = b"".join(shown)
             more, complete = 0, True  # complete: the rest so far ends at a line end
             while chunk := file.read(READ_CHUNK):

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from sqlite_utils import Database  # noqa: TID251 - a type only; the SQL is in symbols.py
 
 MIN_TOKENS = 32
+MAX_TOKENS = 1_000_000  # far past any context window; beyond SQLite's integers it overflowed
 UNIFORM_SHARE = 0.1  # of the teleport mass spread over every file when personalized
 
 
@@ -80,8 +81,8 @@ def repo_map(
     mentions: tuple[str, ...] | list[str] = (),
 ) -> RepoMap:
     """The map of the index in `db` within `tokens` estimated tokens."""
-    if tokens < MIN_TOKENS:
-        raise BadArgument(f"--tokens must be at least {MIN_TOKENS}")
+    if not MIN_TOKENS <= tokens <= MAX_TOKENS:
+        raise BadArgument(f"--tokens must be from {MIN_TOKENS} to {MAX_TOKENS}, not {tokens}")
     symbols.require_ranks(db)
     files: dict[int, symbols.MapFileRow] = {}  # loaded as candidates reach them
     focus_ids = _focus_files(db, focus)

@@ -156,6 +156,8 @@ class RepomapServer(MCPServer):
         roots: list[Root] = []
         token = touched.set(roots)
         try:
+            if bad := _not_unicode(arguments):  # JSON may carry "\ud800"; SQLite cannot bind it
+                raise ToolError(f"{bad} holds a lone surrogate (it is not valid Unicode)")
             result = await super().call_tool(name, arguments, context)
             return result
         except UnexpectedToolError as failure:
@@ -171,6 +173,18 @@ class RepomapServer(MCPServer):
         finally:
             touched.reset(token)
             _log_call(roots or self.service.roots.all, name, arguments, result, error, started)
+
+
+def _not_unicode(arguments: dict[str, Any]) -> str | None:
+    """The first argument whose text cannot be encoded as UTF-8, if any."""
+    for key, value in arguments.items():
+        for text in value if isinstance(value, list) else [value]:
+            try:
+                if isinstance(text, str):
+                    text.encode("utf-8")
+            except UnicodeEncodeError:
+                return key
+    return None
 
 
 def _argument_error(tool: str, failure: ToolError) -> str:

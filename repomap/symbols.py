@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from . import db as index_db
 from .errors import BadQuery, CorruptIndex, RepomapError
+from .extractors.model import KINDS
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -38,6 +39,8 @@ NOT_RANKED_KINDS = (
 )  # containers: shown as headers, not reached by name
 MATCH_TIERS = ("exact", "prefix", "substring", "fuzzy")
 FUZZY_CANDIDATES = 2000  # rows a subsequence scan hands to Python for ordering
+MAX_LIMIT = 1000  # as search_text's and the MCP tools': past SQLite's integers it overflowed
+LANGUAGES = ("python", "rust", "cpp")
 
 
 class SymbolNotFound(RepomapError):
@@ -77,6 +80,8 @@ def reading(path: Path) -> Iterator[Reader]:
         raise CorruptIndex(
             f"reading {path} failed ({error}); delete it and run `repomap index` to rebuild it"
         ) from None
+    except UnicodeEncodeError:  # a lone surrogate cannot be bound as SQLite text
+        raise BadQuery(index_db.NOT_UNICODE) from None
     finally:
         conn.close()
 
@@ -168,8 +173,8 @@ def search_symbols(
         raise BadQuery(
             "empty query; give a symbol name or part of one (e.g. `QuerySet` or `Mutex::lock`)"
         )
-    if limit < 1:
-        raise BadQuery("--limit must be at least 1")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise BadQuery(f"--limit must be a whole number from 1 to {MAX_LIMIT}, not {limit!r}")
     params, filters = _filters(kind, language, path)
     params.update(_match_params(query))
     qualified = bool(_SEPARATOR.search(query))
@@ -196,9 +201,13 @@ def _filters(kind: str | None, language: str | None, path: str | None) -> tuple[
     params: dict = {}
     clauses = []
     if kind:
+        if kind.lower() not in KINDS:  # an unknown kind matched nothing, silently
+            raise BadQuery(f"unknown kind {kind!r}; use one of {', '.join(KINDS)}")
         clauses.append("s.kind = :kind")
         params["kind"] = kind.lower()
     if language:
+        if language.lower() not in LANGUAGES:
+            raise BadQuery(f"unknown language {language!r}; use one of {', '.join(LANGUAGES)}")
         clauses.append("f.language = :language")
         params["language"] = language.lower()
     if path:
