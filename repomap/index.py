@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
-import multiprocessing
 import os
 import time
 from collections import Counter
@@ -23,6 +22,7 @@ from .docs import update_docs
 from .errors import CorruptIndex, IndexBusy, RepomapError
 from .extractors import extract
 from .subwords import subwords
+from .workers import run_all
 
 symbol_row = attrgetter(*index_db.SYMBOL_FIELDS)
 
@@ -309,11 +309,19 @@ def _extract_all(
     if len(jobs) < IN_PROCESS_LIMIT or workers <= 1:
         yield from map(read_and_extract, jobs)
         return
-    context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
     # Largest first, so one big file does not leave a worker alone at the end.
     ordered = sorted(jobs, key=lambda job: -job.size)
-    with context.Pool(workers, initializer=_close_inherited_locks) as pool:
-        yield from pool.imap_unordered(read_and_extract, ordered, chunksize=4)
+    yield from run_all(
+        read_and_extract,
+        ordered,
+        workers,
+        on_crash=_crashed,
+        initializer=_close_inherited_locks,
+    )
+
+
+def _crashed(job: Job) -> Skipped:
+    return Skipped(job.rel_path, "its extraction process died (killed, or a parser crashed)")
 
 
 def read_and_extract(job: Job) -> index_db.FileRows | Unchanged | Skipped:

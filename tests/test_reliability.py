@@ -30,6 +30,7 @@ from repomap import db as index_db
 from repomap import query
 from repomap.errors import ExitCode
 from repomap.symbols import search_symbols
+from repomap.workers import run_all
 
 FILES = 900  # three batches of 400 files: kills land inside and between transactions
 SEED = int(os.environ.get("REPOMAP_CRASH_SEED", "7"))
@@ -351,5 +352,38 @@ def test_a_second_index_of_the_same_database_exits_busy_and_the_first_completes(
         f"error: another `repomap index` is updating {db.resolve()}; try again when it ends\n"
     )
     assert first.wait(timeout=120) == 0
+    check_integrity(db)
+    assert full_dump(db) == full_dump(tmp_path / "clean.db")
+
+
+# --- a worker process that dies ----------------------------------------------------------------
+
+
+def _dies_on_3_and_11(item: int) -> int:
+    if item in (3, 11):  # what the OOM killer or a segfault in a parser does
+        os.kill(os.getpid(), signal.SIGKILL)
+    return item * 10
+
+
+def test_run_all_names_the_items_that_kill_their_process_and_does_all_the_others():
+    results = list(run_all(_dies_on_3_and_11, range(40), 2, on_crash=lambda item: -item))
+    assert sorted(r for r in results if r >= 0) == [i * 10 for i in range(40) if i not in (3, 11)]
+    assert sorted(r for r in results if r < 0) == [-11, -3]
+
+
+def test_a_worker_killed_mid_run_neither_hangs_the_index_nor_loses_its_files(tmp_path):
+    """multiprocessing.Pool waited forever for a dead worker's files, holding the lock."""
+    root = tmp_path / "repo"
+    write_repo(root, 300)
+    _clean_index(root, tmp_path / "clean.db")
+    db = tmp_path / "index.db"
+    process = _start_index(root, db)
+    parent = psutil.Process(process.pid)
+    deadline = time.monotonic() + 60
+    while len(parent.children()) < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    parent.children()[0].kill()
+    assert process.poll() is None, "the run ended before a worker could be killed"
+    assert process.wait(timeout=120) == 0
     check_integrity(db)
     assert full_dump(db) == full_dump(tmp_path / "clean.db")

@@ -1,0 +1,96 @@
+"""Run a function over many items in worker processes, and survive a worker that dies.
+
+`run_all(function, items, workers, initializer=None, on_crash=...)` yields `function(item)` for
+every item, in completion order. multiprocessing.Pool loses the tasks of a worker killed by a
+signal (the OOM killer; a crash in a parser's C code) and then waits for them forever, which
+left `repomap index` hung with its lock held. Here a dead worker breaks the pool
+(concurrent.futures' BrokenProcessPool): the items that were in flight are run again one at a
+time, each in a fresh process, so the item that kills its process is named (`on_crash(item)`
+is yielded for it) and the others are done; the remaining items go on in a new pool.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any, TypeVar
+
+Item = TypeVar("Item")
+Result = TypeVar("Result")
+
+CHUNK = 4  # items per task: fewer round trips than one, little to redo after a crash
+IN_FLIGHT_PER_WORKER = 2  # tasks queued per worker: none idles, few are redone after a crash
+
+
+def run_all(
+    function: Callable[[Item], Result],
+    items: Iterable[Item],
+    workers: int,
+    *,
+    on_crash: Callable[[Item], Result],
+    initializer: Callable[[], Any] | None = None,
+) -> Iterator[Result]:
+    """function(item) for each item, computed in `workers` processes, in completion order."""
+    context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
+    pending = deque(items)
+    while pending:
+        suspects: list[Item] = []
+        yield from _pooled(function, pending, workers, context, initializer, suspects)
+        for item in suspects:  # one of them killed its process: find which, alone
+            yield _alone(function, item, context, initializer, on_crash)
+
+
+def _apply(function: Callable[[Item], Result], chunk: list[Item]) -> list[Result]:
+    return [function(item) for item in chunk]
+
+
+def _pooled(
+    function: Callable[[Item], Result],
+    pending: deque,
+    workers: int,
+    context: Any,
+    initializer: Callable[[], Any] | None,
+    suspects: list,
+) -> Iterator[Result]:
+    """Take items from `pending` until it is empty or a worker dies; then `suspects` holds the
+    items that were in flight and got no result."""
+    in_flight: dict[Future, list] = {}
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=initializer) as pool:
+        while pending or in_flight:
+            while pending and len(in_flight) < workers * IN_FLIGHT_PER_WORKER:
+                chunk = [pending.popleft() for _ in range(min(CHUNK, len(pending)))]
+                in_flight[pool.submit(_apply, function, chunk)] = chunk
+            done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+            broken = False
+            for future in done:
+                chunk = in_flight.pop(future)
+                try:
+                    yield from future.result()
+                except BrokenProcessPool:
+                    suspects.extend(chunk)
+                    broken = True
+            if broken:  # every other task in flight fails too, or finished just before
+                for future, chunk in in_flight.items():
+                    try:
+                        yield from future.result()
+                    except BrokenProcessPool:
+                        suspects.extend(chunk)
+                return
+
+
+def _alone(
+    function: Callable[[Item], Result],
+    item: Item,
+    context: Any,
+    initializer: Callable[[], Any] | None,
+    on_crash: Callable[[Item], Result],
+) -> Result:
+    with ProcessPoolExecutor(1, mp_context=context, initializer=initializer) as pool:
+        try:
+            return pool.submit(_apply, function, [item]).result()[0]
+        except BrokenProcessPool:
+            return on_crash(item)
