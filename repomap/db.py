@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
 from collections.abc import Iterable, Iterator
@@ -114,8 +115,10 @@ def first_migration_after(version: int) -> str | None:
 # --- opening ---------------------------------------------------------------------------------
 
 
-def _connect(path: Path, readonly: bool) -> sqlite3.Connection:
+def _connect(path: Path, readonly: bool, immutable: bool = False) -> sqlite3.Connection:
     uri = path.resolve().as_uri() + ("?mode=ro" if readonly else "")
+    if immutable:
+        uri += "&immutable=1"
     conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     return conn
@@ -176,7 +179,7 @@ def connect_readonly(path: Path) -> sqlite3.Connection:
     if not path.exists():
         raise IndexNotFound(f"no index at {path}; run `repomap index` first")
     try:
-        conn = _connect(path, True)
+        conn = _connect(path, True, immutable=_on_read_only_media(path))
     except sqlite3.Error as error:
         raise CorruptIndex(f"cannot open {path}: {error}") from None
     try:
@@ -197,6 +200,14 @@ def connect_readonly(path: Path) -> sqlite3.Connection:
     except BaseException:
         conn.close()
         raise
+
+
+def _on_read_only_media(path: Path) -> bool:
+    """A WAL index in a folder nothing can be written to (a read-only mount, an image): SQLite
+    cannot create the -shm file a WAL reader needs there and refused to open it ("unable to open
+    database file", reported as a damaged index). It is opened immutable instead, which is safe
+    for the same reason: no writer can work where no file can be created."""
+    return not os.access(path.parent, os.W_OK) and not path.with_name(path.name + "-shm").exists()
 
 
 def migrate(db: Database, to: int | None = None) -> None:

@@ -15,8 +15,8 @@ from conftest import run_cli
 REPO = {"a.py": "def alpha():\n    'the alpha docstring'\n", "b.py": "BETA = 'beta value'\n"}
 
 
-def _symbols(db: Path) -> list[str]:
-    with closing(sqlite3.connect(db)) as conn:
+def _symbols(db: Path | str) -> list[str]:
+    with closing(sqlite3.connect(db, uri=isinstance(db, str))) as conn:
         return sorted(row[0] for row in conn.execute("SELECT name FROM symbols"))
 
 
@@ -111,4 +111,9 @@ def test_a_read_only_location_is_a_clear_error_and_the_index_stays_intact(make_r
     result = run_cli("index", root, "--db", db)
     assert result.returncode != 0
     assert "read-only" in result.stderr.lower() and "Traceback" not in result.stderr
-    assert _symbols(db) == ["BETA", "alpha"]
+    # A WAL database whose -shm is gone cannot be opened normally on read-only media; as
+    # immutable it can, and repomap's own reads fall back to that.
+    assert _symbols(f"file:{db}?mode=ro&immutable=1") == ["BETA", "alpha"]
+    found = run_cli("symbols", "alpha", "--db", db, "--root", root, "--json")
+    assert found.returncode == 0, found.stderr
+    assert [hit["name"] for hit in json.loads(found.stdout)] == ["alpha"]
