@@ -132,6 +132,11 @@ def schema_version(conn: sqlite3.Connection, path: Path) -> int:
             row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
         }
     except sqlite3.DatabaseError as error:
+        if not has_sqlite_header(path):  # `repomap index` leaves a file it cannot know alone
+            raise CorruptIndex(
+                f"{path} is not a SQLite database ({error}); if it was a repomap index, delete "
+                "it and run `repomap index`; otherwise pass another --db"
+            ) from None
         raise CorruptIndex(
             f"{path} is not a readable SQLite database ({error}); run `repomap index --force` to rebuild it"
         ) from None
@@ -143,11 +148,52 @@ def schema_version(conn: sqlite3.Connection, path: Path) -> int:
     return version
 
 
+def _pending(conn: sqlite3.Connection) -> bool:
+    """Whether a known migration is missing from the ledger (read without sqlite_utils)."""
+    applied = {
+        row[0]
+        for row in conn.execute(
+            "SELECT name FROM _sqlite_migrations WHERE migration_set = 'repomap'"
+        )
+    }
+    return not applied.issuperset(MIGRATION_NAMES)
+
+
+class Connection:
+    """What the indexer uses of sqlite_utils' Database (`.conn`, `atomic()`), without importing it."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    @contextmanager
+    def atomic(self) -> Iterator[Connection]:
+        """One transaction (a savepoint when nested): all of it lands, or none of it."""
+        if self.conn.in_transaction:
+            self.conn.execute("SAVEPOINT repomap_atomic")
+            try:
+                yield self
+            except BaseException:
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK TO SAVEPOINT repomap_atomic")
+                    self.conn.execute("RELEASE SAVEPOINT repomap_atomic")
+                raise
+            self.conn.execute("RELEASE SAVEPOINT repomap_atomic")
+            return
+        self.conn.execute("BEGIN")
+        try:
+            yield self
+        except BaseException:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+
 def open_index(path: Path, *, readonly: bool = False, migrate_to: int | None = None) -> Database:
     """Open (and, unless read-only, create or migrate) the index at `path`."""
-    from sqlite_utils import Database
-
     if readonly:
+        from sqlite_utils import Database
+
         return Database(connect_readonly(path))
     prepare_folder(path)
     try:
@@ -160,6 +206,14 @@ def open_index(path: Path, *, readonly: bool = False, migrate_to: int | None = N
             raise SchemaTooNew(
                 f"{path} has schema v{version}, newer than this repomap (v{SCHEMA_VERSION}); upgrade repomap"
             )
+        if version == SCHEMA_VERSION and migrate_to is None and not _pending(conn):
+            # Nothing to migrate: skip importing sqlite_utils (and the numpy it pulls in),
+            # a third of a no-change `repomap index`.
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            return Connection(conn)  # type: ignore[return-value]
+        from sqlite_utils import Database
+
         db = Database(conn)
         if version == 0:
             # A new index gets its schema before WAL mode: in WAL every schema step would stay
