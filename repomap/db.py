@@ -223,6 +223,11 @@ def open_index(path: Path, *, readonly: bool = False, migrate_to: int | None = N
         conn.execute("PRAGMA synchronous = NORMAL")
         migrate(db, migrate_to)
         return db
+    except sqlite3.DatabaseError as error:  # a malformed page past the schema (the ledger...)
+        conn.close()
+        raise CorruptIndex(
+            f"the index at {path} is damaged ({error}); run `repomap index` to rebuild it"
+        ) from None
     except BaseException:
         conn.close()
         raise

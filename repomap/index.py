@@ -20,7 +20,7 @@ from . import secrets
 from .config import DEFAULT_MAX_FILE_SIZE, Settings
 from .discover import code_files, read_file, walk
 from .docs import update_docs
-from .errors import CorruptIndex, IndexBusy, RepomapError
+from .errors import CorruptIndex, IndexBusy, NotAnIndex, RepomapError
 from .extractors import extract
 from .subwords import subwords
 from .workers import run_all
@@ -139,14 +139,36 @@ def run(settings: Settings, *, force: bool = False, progress: Progress | None = 
     return summary
 
 
+def _run_once(
+    settings: Settings, force: bool, progress: Progress | None, started: float
+) -> tuple[Summary, dict[str, int]]:
+    summary = Summary(str(settings.root), str(settings.db_path))
+    db = _open_or_recover(settings, summary)
+    try:
+        with index_db.write_errors(settings.db_path):
+            _index(db, settings, force, summary, progress)
+            summary.seconds = time.perf_counter() - started
+            return summary, index_db.counts(db)
+    finally:
+        db.conn.close()
+
+
+def _is_ours(settings: Settings) -> bool:
+    """A broken file repomap may move aside: at the default path, or a SQLite file."""
+    return settings.uses_default_db or index_db.has_sqlite_header(settings.db_path)
+
+
 def _open_or_recover(settings: Settings, summary: Summary):
     """Open the index; a corrupt index of ours is moved aside (never deleted) and rebuilt."""
     try:
         return index_db.open_index(settings.db_path)
     except CorruptIndex:
         path = settings.db_path
-        if not (settings.uses_default_db or index_db.has_sqlite_header(path)):
-            raise
+        if not _is_ours(settings):
+            raise NotAnIndex(
+                f"{path} is not a SQLite database, so not an index repomap made; it was left "
+                "untouched: delete it or pass another --db"
+            ) from None
         summary.recovered_from = str(index_db.move_aside(path))
         return index_db.open_index(path)
 

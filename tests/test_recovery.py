@@ -117,3 +117,114 @@ def test_a_read_only_location_is_a_clear_error_and_the_index_stays_intact(make_r
     found = run_cli("symbols", "alpha", "--db", db, "--root", root, "--json")
     assert found.returncode == 0, found.stderr
     assert [hit["name"] for hit in json.loads(found.stdout)] == ["alpha"]
+
+
+def _damage_table(db: Path, table: str) -> None:
+    """Overwrite the root pages of a table and its indexes; the header and schema stay readable."""
+    with closing(sqlite3.connect(db)) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        page = conn.execute("PRAGMA page_size").fetchone()[0]
+        roots = conn.execute(
+            "SELECT rootpage FROM sqlite_master WHERE tbl_name = ? AND rootpage > 0", (table,)
+        ).fetchall()
+    data = bytearray(db.read_bytes())
+    for (root,) in roots:
+        data[(root - 1) * page : root * page] = os.urandom(page)
+    db.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("table", ["_sqlite_migrations", "files", "symbols", "code_text", "meta"])
+def test_damage_met_past_the_schema_is_moved_aside_and_rebuilt(make_repo, tmp_path, table):
+    """Opening reads the schema; a malformed page met later (the migrations ledger, a table
+    written mid-run) raised a traceback, or made every run stop there saying to run
+    `repomap index`."""
+    files = {f"m{i}.py": f"def f{i}():\n    'doc {i} ' * {i}\n" for i in range(200)}
+    root = make_repo({**REPO, **files})
+    db = tmp_path / "index.db"
+    assert run_cli("index", root, "--db", db).returncode == 0
+    _damage_table(db, table)
+    (root / "a.py").write_text("def alpha_two():\n    pass\n")
+    result = run_cli("index", root, "--db", db, "--json")
+    assert result.returncode == 0, result.stderr
+    moved = Path(json.loads(result.stdout)["recovered_from"])
+    assert moved.name.startswith("index.db.corrupt-") and moved.exists()
+    assert _symbols(db) == sorted(["BETA", "alpha_two", *(f"f{i}" for i in range(200))])
+    with closing(sqlite3.connect(db)) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+def test_a_non_sqlite_file_at_a_chosen_path_is_refused_with_what_to_do(make_repo, tmp_path):
+    root = make_repo(REPO)
+    notes = tmp_path / "notes.db"
+    notes.write_bytes(os.urandom(4096))
+    before = notes.read_bytes()
+    indexed = run_cli("index", root, "--db", notes, "--force")
+    assert indexed.returncode == 1
+    assert indexed.stderr == (
+        f"error: {notes} is not a SQLite database, so not an index repomap made; it was left "
+        "untouched: delete it or pass another --db\n"
+    )
+    searched = run_cli("search-text", "alpha", "--db", notes, "--root", root)
+    assert searched.returncode == 1
+    assert searched.stderr.startswith(f"error: {notes} is not a SQLite database (")
+    assert searched.stderr.endswith(
+        "if it was a repomap index, delete it and run `repomap index`; otherwise pass another --db\n"
+    )
+    assert notes.read_bytes() == before
+
+
+BROKEN = {
+    "random bytes": (lambda db: db.write_bytes(os.urandom(8192)), "is not a SQLite database"),
+    "truncated": (
+        lambda db: db.write_bytes(db.read_bytes()[: len(db.read_bytes()) // 3]),
+        "run `repomap index --force` to rebuild it",
+    ),
+    "another application's": (
+        lambda db: (db.unlink(), _foreign(db)),
+        "is a SQLite database that repomap did not create; pass another --db",
+    ),
+    "newer schema": (lambda db: _set_version(db, 99), "newer than this repomap (v"),
+}
+QUERIES = [
+    ["search-text", "alpha"],
+    ["search-text", "alpha", "--literal"],
+    ["symbols", "alpha"],
+    ["map"],
+    ["outline"],
+    ["show", "alpha"],
+    ["search-docs", "beta"],
+]
+
+
+def _foreign(db: Path) -> None:
+    with closing(sqlite3.connect(db)) as conn:
+        conn.execute("CREATE TABLE users (name TEXT)")
+        conn.commit()
+
+
+def _set_version(db: Path, version: int) -> None:
+    with closing(sqlite3.connect(db)) as conn:
+        conn.execute(f"PRAGMA user_version = {version}")
+        conn.commit()
+
+
+@pytest.mark.parametrize("kind", BROKEN)
+def test_every_query_on_a_broken_or_foreign_index_says_what_to_do(make_repo, tmp_path, kind):
+    from click.testing import CliRunner
+
+    from repomap.cli import main
+
+    root = make_repo(REPO)
+    db = tmp_path / "index.db"
+    assert run_cli("index", root, "--db", db).returncode == 0
+    with closing(sqlite3.connect(db)) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    damage, advice = BROKEN[kind]
+    damage(db)
+    before = db.read_bytes()
+    for query in QUERIES:
+        result = CliRunner().invoke(main, [*query, "--db", str(db), "--root", str(root)])
+        assert result.exception is None or isinstance(result.exception, SystemExit), query
+        assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, query
+        assert advice in result.stderr, (query, result.stderr)
+    assert db.read_bytes() == before  # queries never write, repair or move the file
