@@ -228,3 +228,35 @@ def test_every_query_on_a_broken_or_foreign_index_says_what_to_do(make_repo, tmp
         assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, query
         assert advice in result.stderr, (query, result.stderr)
     assert db.read_bytes() == before  # queries never write, repair or move the file
+
+
+@pytest.mark.parametrize("kind", BROKEN)
+def test_the_mcp_server_reports_a_broken_or_foreign_index_as_a_tool_error(
+    make_repo, tmp_path, kind
+):
+    import anyio
+    from mcp.client import Client
+
+    from repomap import config
+    from repomap.mcp_server import build_server
+
+    root = make_repo(REPO)
+    db = tmp_path / "index.db"
+    assert run_cli("index", root, "--db", db).returncode == 0
+    with closing(sqlite3.connect(db)) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    damage, advice = BROKEN[kind]
+    damage(db)
+    before = db.read_bytes()
+    server = build_server(config.resolve(root, db), refresh=False)
+    calls = [("search_text", {"query": "alpha"}), ("search_symbols", {"query": "alpha"}),
+             ("get_repo_map", {}), ("outline", {})]  # fmt: skip
+
+    async def session() -> list:
+        async with Client(server) as client:
+            return [await client.call_tool(name, arguments) for name, arguments in calls]
+
+    for (name, _), result in zip(calls, anyio.run(session), strict=True):
+        assert result.is_error, name
+        assert advice in result.content[0].text, (name, result.content[0].text)
+    assert db.read_bytes() == before
