@@ -33,9 +33,11 @@ Decisions:
 
 from __future__ import annotations
 
+import gc
 import re
 from bisect import bisect_left, bisect_right
-from functools import cache
+from dataclasses import dataclass, replace
+from functools import cache, lru_cache
 from importlib import resources
 from operator import attrgetter, itemgetter
 
@@ -75,6 +77,14 @@ _REFERENCES = (
 )
 _PLAIN_NAMES = frozenset({"identifier", "field_identifier", "type_identifier"})
 _DECLARED_NAMES = _PLAIN_NAMES | {"qualified_identifier"}
+_FUNCTION_NAMES = _DECLARED_NAMES | {
+    "destructor_name",
+    "operator_name",
+    "operator_cast",
+    "template_function",
+    "template_method",
+    "template_type",
+}
 # Declarators that wrap the name a declaration declares.
 _WRAPPERS = frozenset(
     {
@@ -87,13 +97,18 @@ _WRAPPERS = frozenset(
         "function_declarator",
     }
 )
-_KEYWORDS = frozenset(
-    b"""alignas alignof auto bool break case catch char class const constexpr continue decltype
+# Keywords tree-sitter reads as the names of template calls: `static_cast<T>(x)`.
+_CASTS = frozenset({b"static_cast", b"dynamic_cast", b"const_cast", b"reinterpret_cast"})
+_KEYWORDS = (
+    frozenset(
+        b"""alignas alignof auto bool break case catch char class const constexpr continue decltype
     default defined delete do double else enum explicit extern false float for friend goto if
     inline int long namespace new noexcept nullptr operator private protected public register
-    return short signed sizeof static static_assert static_cast struct switch template this
-    throw true try typedef typename union unsigned using virtual void volatile while""".split()
-)
+    return short signed sizeof static static_assert struct switch template this throw true try
+    typedef typename union unsigned using virtual void volatile while""".split()
+    )
+    | _CASTS
+)  # not names a macro body uses
 
 # `class LLVM_ABI Foo {`, `struct LLVM_NODISCARD Foo final : Base {`. One regex per keyword:
 # a literal prefix makes the scan several times faster than an alternation.
@@ -141,6 +156,11 @@ _KIND_BY_HEAD = {
     b"/*!": _DOC_BLOCK,
 }
 
+_STAR_MARGIN = re.compile(r"^[ \t]*\*(?!/) ?", re.MULTILINE)  # ` * ` of block comment lines
+_TRAILING_BLANKS = re.compile(r"[ \t\r]+$", re.MULTILINE)
+_UNINDENTED = re.compile(r"^\S", re.MULTILINE)
+_NO_NAME: tuple[None, str] = (None, "")
+
 # A comment: start and end offsets, kind, and its node, or its (line, end line) when it was
 # found in a `#define` body.
 _Token = tuple[int, int, str, "Node | tuple[int, int]"]
@@ -156,6 +176,19 @@ def _query() -> Query:
 
 def extract(source: bytes, rel_path: str) -> Extraction:
     """Symbols, references, comments, docs and strings of one C++ file; never raises."""
+    # Thousands of short-lived objects per file and no reference cycles: the cyclic collections
+    # they trigger only rescan the caller's heap (~15% of the time when a caller keeps every
+    # file's records). Reference counting still frees everything.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _extract(source)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _extract(source: bytes) -> Extraction:
     root = parse("cpp", _blank_export_macros(source))
     reader = _Reader(source, QueryCursor(_query()).captures(root))
     reader.scan_macro_bodies()
@@ -214,16 +247,17 @@ class _Owners:
         return self.names[bisect_right(self.bounds, position) - 1]
 
 
+@dataclass(slots=True)
 class _Group:
     """A comment, or a run of `//` comments merged into one, with what it documents."""
 
-    __slots__ = ("start", "kind", "content", "line", "end_line", "sibling", "in_macro")
-
-    def __init__(self, start: int, kind: str, content: str, line: int, end_line: int) -> None:
-        self.start, self.kind, self.content = start, kind, content
-        self.line, self.end_line = line, end_line
-        self.sibling: Node | None = None  # the declaration a doc comment sits next to
-        self.in_macro = False  # found in a `#define` body: it documents that macro
+    start: int
+    kind: str
+    content: str
+    line: int
+    end_line: int
+    sibling: Node | None = None  # the declaration a doc comment sits next to
+    in_macro: bool = False  # found in a `#define` body: it documents that macro
 
 
 class _Reader:
@@ -269,34 +303,38 @@ class _Reader:
         """Comments with `//` runs merged; doc comments note their declaration's start."""
         source = self.source
         starts, nodes = self.comment_starts, self.comment_nodes
-        tokens: list[_Token] = list(
-            zip(
-                starts,
-                [node.end_byte for node in nodes],
-                [_comment_kind(source[start : start + 4]) for start in starts],
-                nodes,
-                strict=True,
+        ends = [node.end_byte for node in nodes]
+        kinds = [_comment_kind(source[start : start + 4]) for start in starts]
+        if self.macro_comments:  # rare: merge them in, in document order
+            merged = sorted(
+                [*zip(starts, ends, kinds, nodes, strict=True), *self.macro_comments],
+                key=itemgetter(0),
             )
-        )
-        if self.macro_comments:
-            tokens = sorted(tokens + self.macro_comments, key=itemgetter(0))
+            starts, ends, kinds, nodes = (list(column) for column in zip(*merged, strict=True))
         groups = []
-        for run in _merge_line_comments(tokens, source):
-            start, end, kind, first = run[0]
-            last = run[-1][3]
-            if len(run) == 1:
-                content = _clean_comment(kind, [source[start:end]])
+        count, first = len(starts), 0
+        while first < count:
+            kind, last = kinds[first], first
+            if kind in _LINE_KINDS:  # one run: same kind, next line, only blanks between
+                while last + 1 < count and kinds[last + 1] is kind:
+                    gap = source[ends[last] : starts[last + 1]]
+                    if not gap.isspace() or gap.count(b"\n") != 1:
+                        break
+                    last += 1
+            start = starts[first]
+            if first == last:
+                content = _clean_comment(kind, [source[start : ends[first]]])
             else:
-                content = _clean_comment(kind, [source[t[0] : t[1]] for t in run])
-            if isinstance(first, tuple) or isinstance(last, tuple):  # in a `#define` body
-                group = _Group(start, kind, content, first[0], last[1])
-                group.in_macro = True
-                groups.append(group)
+                raws = [source[starts[i] : ends[i]] for i in range(first, last + 1)]
+                content = _clean_comment(kind, raws)
+            head, tail = nodes[first], nodes[last]
+            first = last + 1
+            if isinstance(head, tuple) or isinstance(tail, tuple):  # in a `#define` body
+                groups.append(_Group(start, kind, content, head[0], tail[1], in_macro=True))
                 continue
-            line, end_line = first.start_point.row + 1, last.end_point.row + 1
-            group = _Group(start, kind, content, line, end_line)
+            group = _Group(start, kind, content, head.start_point[0] + 1, tail.end_point[0] + 1)
             if kind is not _LINE and kind is not _BLOCK:
-                self.note_doc(group, first, last)
+                self.note_doc(group, head, tail)
             groups.append(group)
         return groups
 
@@ -326,9 +364,10 @@ class _Reader:
             if existing is None or existing.kind in ("variable", "constant"):
                 by_start[symbol.start_byte] = symbol  # `struct S {...} s;`: the struct
         starts = [symbol.start_byte for symbol in symbols]
+        bounds, names = owners.bounds, owners.names
         texts = []
         for group in groups:
-            kind, owner = group.kind, owners.at(group.start)
+            kind, owner = group.kind, names[bisect_right(bounds, group.start) - 1]
             if kind is _LINE or kind is _BLOCK:
                 element = TextElement("comment", group.content, group.line, group.end_line, owner)
             else:
@@ -355,6 +394,8 @@ class _Reader:
             index = bisect_left(starts, sibling.start_byte)
             if index < len(symbols) and starts[index] < sibling.end_byte:
                 target = symbols[index]
+                if target.doc is None:
+                    symbols[index] = replace(target, doc=group.content)
         return target.qualified_name if target is not None else owner
 
     # --- symbols ---------------------------------------------------------------------------
@@ -363,28 +404,29 @@ class _Reader:
         """Every symbol, outer before inner, qualified by a sweep over nested byte ranges."""
         templates = _template_anchors(self.found.get("local.template", []))
         self.friends = {n.start_byte for n in self.found.get("local.friend", ())}
-        self.namespaces = self.namespace_names()
+        self.namespaces: set[str] | None = None  # read when an out-of-line member needs it
         candidates = []
         for capture, kind in _DEFINITIONS.items():
             for node in self.found.get(capture, ()):
                 start = node.start_byte
                 anchor = templates.get(start)
                 if anchor is None:
-                    candidates.append((start, -node.end_byte, start, kind, node, node))
+                    anchor, end = node, node.end_byte
                 else:
-                    start_end = (anchor.start_byte, -anchor.end_byte)
-                    candidates.append((*start_end, start, kind, node, anchor))
-        candidates.sort(key=itemgetter(0, 1, 2))
+                    start, end = anchor.start_byte, anchor.end_byte
+                # One int sorts outer before inner: by start, then the longer first.
+                candidates.append(((start << 32) - end, start, end, kind, node, anchor))
+        candidates.sort(key=itemgetter(0))
         symbols: list[Symbol] = []
         open_scopes: list[tuple[int, Symbol]] = []  # (end byte, container symbol)
-        for start, negative_end, _, kind, node, anchor in candidates:
+        for _, start, end, kind, node, anchor in candidates:
             while open_scopes and open_scopes[-1][0] <= start:
                 open_scopes.pop()
             scope = open_scopes[-1][1] if open_scopes else None
             for symbol in self.build(kind, node, anchor, scope):
                 symbols.append(symbol)
                 if symbol.kind in _CONTAINERS:
-                    open_scopes.append((-negative_end, symbol))
+                    open_scopes.append((end, symbol))
         return symbols
 
     def namespace_names(self) -> set[str]:
@@ -411,6 +453,7 @@ class _Reader:
         signature: str,
         parent: str | None,
         is_definition: bool = True,
+        documented: bool = True,
     ) -> Symbol:
         start_byte, end_byte = anchor.start_byte, anchor.end_byte
         start_row, start_col = anchor.start_point
@@ -432,7 +475,7 @@ class _Reader:
             end_byte,
             signature,
             parent,
-            self.docs.get(start_byte),
+            self.docs.get(start_byte) if documented else None,
             is_definition,
         )
 
@@ -494,8 +537,8 @@ class _Reader:
         if not is_definition and node.start_byte in self.friends:
             return None  # `friend bool operator==(...);` declares no member
         declarator = node.child_by_field_name("declarator")
-        name_node = _function_name(declarator) if declarator is not None else None
-        path = self.name_path(name_node) if name_node is not None else None
+        name_node, name_kind = _function_name(declarator) if declarator is not None else _NO_NAME
+        path = self.name_path(name_node, name_kind) if name_node is not None else None
         if path is None:
             return None
         parts, is_global = path
@@ -512,6 +555,8 @@ class _Reader:
             kind = "method" if member else "function"
             return self.symbol(name, qualified_name, kind, anchor, signature, prefix, is_definition)
         parent = _join(prefix, parts[:-1])
+        if self.namespaces is None:
+            self.namespaces = self.namespace_names()
         kind = "function" if parts[-2] in self.namespaces else "method"
         return self.symbol(
             name, f"{parent}::{name}", kind, anchor, signature, parent, is_definition
@@ -532,8 +577,8 @@ class _Reader:
         type_node = node.child_by_field_name("type")
         # The shared type, then each declarator without its initialiser: `const int *b`.
         type_part = self.header_around_body(anchor.start_byte, declarators[0].start_byte, type_node)
-        if type_node is not None and type_node.type in _CLASS_KINDS:
-            self.docs.pop(anchor.start_byte, None)  # `struct S {...} s;`: the doc is the struct's
+        # `struct S {...} s;`: a doc comment documents the struct, not the variable.
+        documented = type_node is None or type_node.type not in _CLASS_KINDS
         symbols = []
         for declarator in declarators:
             has_value = declarator.type == "init_declarator"
@@ -555,6 +600,7 @@ class _Reader:
                     signature.strip(),
                     _join(prefix, parts[:-1]) or None,
                     has_value or "extern" not in specifiers,
+                    documented,
                 )
             )
         return symbols
@@ -602,9 +648,9 @@ class _Reader:
         signature = self.header(anchor.start_byte, node.end_byte).rstrip("; ")
         return self.symbol(name, _join(prefix, [name]), "type", anchor, signature, prefix)
 
-    def name_path(self, node: Node) -> tuple[list[str], bool] | None:
+    def name_path(self, node: Node, kind: str = "") -> tuple[list[str], bool] | None:
         """Segments of a maybe qualified name (`A::B<T>::f`: A, B, f) and whether `::` leads."""
-        kind = node.type
+        kind = kind or node.type
         if kind in _PLAIN_NAMES:  # the common case, kept cheap
             start = node.start_byte
             self.name_starts.add(start)
@@ -622,6 +668,8 @@ class _Reader:
             if name is None:
                 return None
             node, kind = name, name.type
+        if kind not in _FUNCTION_NAMES:
+            return None  # `A::(anything else)` is a misread macro, not a name
         self.name_starts.add(node.start_byte)
         parts.append(self.simple_name(node, kind))
         return (parts, is_global) if all(parts) else None
@@ -769,7 +817,7 @@ class _Reader:
         for (name, owner), start in sorted(first_use.items(), key=itemgetter(1)):
             line += source.count(b"\n", counted, start)
             counted = start
-            if name:
+            if name and name not in _CASTS:
                 refs.append(Reference(name.decode("utf-8", "replace"), line, owner))
         return refs
 
@@ -791,27 +839,29 @@ def _template_anchors(templates: list[Node]) -> dict[int, Node]:
     return anchors
 
 
-def _function_name(declarator: Node) -> Node | None:
-    """The name in a function declarator (`Foo::add` of `int *Foo::add(int) const`)."""
+def _function_name(declarator: Node) -> tuple[Node | None, str]:
+    """The name in a function declarator (`Foo::add` of `int *Foo::add(int) const`), its type."""
     while True:
         kind = declarator.type
         if kind == "function_declarator":
             name = declarator.child_by_field_name("declarator")
-            if name is None or name.type in ("parenthesized_declarator", "pointer_declarator"):
-                return None  # a pointer to a function, not a function
-            return name
+            name_kind = name.type if name is not None else ""
+            if name_kind not in _FUNCTION_NAMES:
+                return _NO_NAME  # a pointer to a function, or a macro call read as one
+            return name, name_kind
         if kind == "operator_cast":
-            return declarator
+            return declarator, kind
         if kind == "qualified_identifier":  # `Foo::operator bool() {}` has no function_declarator
             last = declarator
             while last is not None and last.type == "qualified_identifier":
                 last = last.child_by_field_name("name")
-            return declarator if last is not None and last.type == "operator_cast" else None
+            is_cast = last is not None and last.type == "operator_cast"
+            return (declarator, kind) if is_cast else _NO_NAME
         if kind not in ("pointer_declarator", "reference_declarator", "attributed_declarator"):
-            return None
+            return _NO_NAME
         inner = declarator.child_by_field_name("declarator") or _last_named(declarator)
         if inner is None:
-            return None
+            return _NO_NAME
         declarator = inner
 
 
@@ -838,28 +888,11 @@ def _join(prefix: str | None, parts: list[str]) -> str:
     return "::".join([prefix, *parts] if prefix else parts)
 
 
-@cache
+@lru_cache(maxsize=4096)  # few distinct heads in real code; bounded for hostile input
 def _comment_kind(head: bytes) -> str:
     """One of the six comment kinds, from a comment's first four bytes."""
     kind = _KIND_BY_HEAD.get(head) or _KIND_BY_HEAD.get(head[:3])
     return kind or (_LINE if head[:2] == b"//" else _BLOCK)
-
-
-def _merge_line_comments(tokens: list[_Token], source: bytes) -> list[list[_Token]]:
-    """Runs of `//` comments of one kind on consecutive lines, only blanks between, as one."""
-    groups: list[list[_Token]] = []
-    previous_end, previous_kind = -1, None
-    for token in tokens:
-        start, end, kind, _ = token
-        if kind is previous_kind and kind in _LINE_KINDS:
-            gap = source[previous_end:start]
-            if gap.isspace() and gap.count(b"\n") == 1:
-                groups[-1].append(token)
-                previous_end = end
-                continue
-        groups.append([token])
-        previous_end, previous_kind = end, kind
-    return groups
 
 
 def _clean_comment(kind: str, raws: list[bytes]) -> str:
@@ -868,26 +901,27 @@ def _clean_comment(kind: str, raws: list[bytes]) -> str:
     if kind in _LINE_KINDS:
         if len(raws) == 1 and b"\n" not in raws[0]:
             return raws[0][cut:].decode("utf-8", "replace").strip()
-        body = b"\n".join([raw[cut:] for raw in raws]).decode("utf-8", "replace")
-        lines = [line[1:] if line[:1] == " " else line for line in body.split("\n")]
-        return _dedent(lines)
+        spaced = cut + 1  # the marker and one space after it go
+        lines = [raw[spaced:] if raw[cut:spaced] == b" " else raw[cut:] for raw in raws]
+        return _dedent(b"\n".join(lines).decode("utf-8", "replace"))
     body = raws[0][cut:].decode("utf-8", "replace")
-    lines = (body[:-2] if body.endswith("*/") else body).split("\n")
-    for index in range(1, len(lines)):
-        stripped = lines[index].lstrip()
-        if stripped[:1] == "*":
-            lines[index] = stripped[2:] if stripped[:2] == "* " else stripped[1:]
-    return _dedent(lines)
+    first, newline, rest = (body[:-2] if body.endswith("*/") else body).partition("\n")
+    if not newline:
+        return first.strip()
+    return _dedent(f"{first}\n{_STAR_MARGIN.sub('', rest)}")
 
 
-def _dedent(lines: list[str]) -> str:
+def _dedent(text: str) -> str:
     """inspect.cleandoc without tab expansion: first line stripped, common indent removed."""
-    first = lines[0].strip()
-    rest = [line.rstrip() for line in lines[1:]]
-    if any(line[:1] in (" ", "\t") for line in rest):
-        margin = min(len(line) - len(line.lstrip()) for line in rest if line)
-        rest = [line[margin:] for line in rest]
-    return "\n".join([first, *rest]).strip("\n")
+    first, _, rest = text.partition("\n")
+    if rest:
+        if " \n" in rest or "\t\n" in rest or "\r" in rest or rest[-1] in " \t":
+            rest = _TRAILING_BLANKS.sub("", rest)
+        if not _UNINDENTED.search(rest):  # every line is indented: remove the margin
+            lines = rest.split("\n")
+            margin = min((len(line) - len(line.lstrip()) for line in lines if line), default=0)
+            rest = "\n".join([line[margin:] for line in lines])
+    return f"{first.strip()}\n{rest}".strip("\n")
 
 
 def _string_body(literal: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from importlib import resources
 
 import pytest
@@ -175,7 +176,9 @@ def test_out_of_line_definition_in_a_namespace_is_a_qualified_method() -> None:
         (b"A::operator bool() const { return true; }\n", ("A::operator bool", "method", "A")),
     ],
 )
-def test_out_of_line_definitions(source: bytes, expected: tuple[str, str, str]) -> None:
+def test_out_of_line_definition_is_a_method_unless_qualified_by_a_namespace(
+    source: bytes, expected: tuple[str, str, str]
+) -> None:
     defined = [s for s in cpp.extract(source, "a.cpp").symbols if s.is_definition]
     last = defined[-1]
     assert (last.qualified_name, last.kind, last.parent) == expected
@@ -209,6 +212,7 @@ def test_out_of_line_definitions(source: bytes, expected: tuple[str, str, str]) 
         (b"typedef int (*Callback)(void *);\n", [("Callback", "type", 1)]),
         (b"typedef struct Node *NodeRef;\n", [("NodeRef", "type", 1)]),
         (b"typedef struct Tag { int x; } Alias;\n", [("Alias", "type", 1), ("Tag", "struct", 1)]),
+        (b"typedef struct { int x; } A, *B;\n", [("A", "struct", 1), ("B", "type", 1)]),
         (
             b"enum Color { Red };\nenum class E : int { A };\n",
             [("Color", "enum", 1), ("E", "enum", 2)],
@@ -226,7 +230,9 @@ def test_out_of_line_definitions(source: bytes, expected: tuple[str, str, str]) 
         (b"class Fwd;\nstruct Fwd2;\n", []),
     ],
 )
-def test_symbol_table(source: bytes, expected: list[tuple[str, str, int]]) -> None:
+def test_declarations_become_these_symbols(
+    source: bytes, expected: list[tuple[str, str, int]]
+) -> None:
     assert symbols(source) == expected
 
 
@@ -273,6 +279,11 @@ def test_header_has_no_other_text_elements() -> None:
     assert len(texts(HEADER)) == 8
 
 
+def test_struct_in_a_variable_declaration_keeps_the_doc() -> None:
+    found = {s.name: s.doc for s in cpp.extract(b"/// The S.\nstruct S {} s;\n", "a.h").symbols}
+    assert found == {"S": "The S.", "s": None}
+
+
 def test_doc_comments_set_the_documented_symbols_doc() -> None:
     found = by_name(HEADER)
     assert found["llvm::SmallVector"].doc == "A vector that is small.\nSecond line of the doc."
@@ -297,9 +308,15 @@ def test_doc_comments_set_the_documented_symbols_doc() -> None:
         (b"/// Doubles.\n#define TWICE(x) ((x) * 2)\n", ("docstring", "Doubles.", 1, "TWICE")),
         # A comment between doc and declaration does not break the link.
         (b"/// Doc.\n// FIXME\nint g();\n", ("docstring", "Doc.", 1, "g")),
+        # A struct defined in a variable declaration takes the doc, not the variable.
+        (b"/// The S.\nstruct S { int a; } s;\n", ("docstring", "The S.", 1, "S")),
+        (b"#define LIMIT 4 ///< the limit\n", ("docstring", "the limit", 1, "LIMIT")),
+        (b"/// Exported.\nclass LLVM_ABI Foo {};\n", ("docstring", "Exported.", 1, "Foo")),
     ],
 )
-def test_doc_comment_targets(source: bytes, expected: tuple[str, str, int, str | None]) -> None:
+def test_doc_comment_names_the_symbol_it_documents(
+    source: bytes, expected: tuple[str, str, int, str | None]
+) -> None:
     assert expected in texts(source)
 
 
@@ -333,7 +350,7 @@ def test_doc_comment_targets(source: bytes, expected: tuple[str, str, int, str |
         (b"/**\n * Doc.\n */\nint v;\n", [("docstring", "Doc.", 1, "v")]),
     ],
 )
-def test_comment_merging_and_cleaning(
+def test_line_comment_runs_merge_and_lose_their_markers(
     source: bytes, expected: list[tuple[str, str, int, str | None]]
 ) -> None:
     assert texts(source) == expected
@@ -372,7 +389,9 @@ def test_multi_line_comment_has_first_and_last_line() -> None:
         (b'extern "C" void f();', "C"),
     ],
 )
-def test_string_literal_content(source: bytes, content: str) -> None:
+def test_string_literal_content_has_no_quotes_prefixes_or_delimiters(
+    source: bytes, content: str
+) -> None:
     strings = [t[1] for t in texts(source) if t[0] == "string_literal"]
     assert strings == [content]
 
@@ -434,7 +453,9 @@ def test_references_are_used_names_with_their_enclosing_symbol() -> None:
         (b"auto v = ns::make<int>(1);\n", [("ns", 1, "v"), ("make", 1, "v")]),
     ],
 )
-def test_reference_table(source: bytes, expected: list[tuple[str, int, str | None]]) -> None:
+def test_each_name_is_referenced_once_per_enclosing_symbol(
+    source: bytes, expected: list[tuple[str, int, str | None]]
+) -> None:
     refs = [(r.name, r.line, r.symbol) for r in cpp.extract(source, "a.cpp").references]
     assert refs == expected
 
@@ -536,6 +557,17 @@ def test_cpp_like_garbage_is_extracted_without_raising(pieces: list[str]) -> Non
     for symbol in result.symbols:
         assert 1 <= symbol.start_line <= symbol.end_line
         assert symbol.start_byte <= symbol.end_byte
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_garbage_collector_is_left_as_it_was(enabled: bool) -> None:
+    was_enabled = gc.isenabled()
+    try:
+        (gc.enable if enabled else gc.disable)()
+        cpp.extract(b"class C { void f(); };\n", "a.h")
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was_enabled else gc.disable)()
 
 
 def test_dispatch_by_language_key() -> None:
