@@ -251,7 +251,9 @@ def test_docstrings_match_ast_get_docstring_on_our_own_code():
                 if doc and "\\" not in doc:
                     expected[(node.name, node.lineno)] = doc
         symbols = py.extract(source, str(path)).symbols
-        found = {(s.name, s.start_line): s.doc for s in symbols if (s.name, s.start_line) in expected}
+        found = {
+            (s.name, s.start_line): s.doc for s in symbols if (s.name, s.start_line) in expected
+        }
         assert found == expected, path
 
 
