@@ -247,6 +247,12 @@ class _Owners:
         return self.names[bisect_right(self.bounds, position) - 1]
 
 
+def _alone_on_line(source: bytes, start: int) -> bool:
+    """Whether only blanks precede `start` on its line."""
+    line_start = source.rfind(b"\n", 0, start) + 1
+    return not source[line_start:start].strip()
+
+
 @dataclass(slots=True)
 class _Group:
     """A comment, or a run of `//` comments merged into one, with what it documents."""
@@ -315,7 +321,9 @@ class _Reader:
         count, first = len(starts), 0
         while first < count:
             kind, last = kinds[first], first
-            if kind in _LINE_KINDS:  # one run: same kind, next line, only blanks between
+            # One run: same kind, next line, only blanks between; a comment after code on its
+            # line describes that line and starts no run.
+            if kind in _LINE_KINDS and _alone_on_line(source, starts[first]):
                 while last + 1 < count and kinds[last + 1] is kind:
                     gap = source[ends[last] : starts[last + 1]]
                     if not gap.isspace() or gap.count(b"\n") != 1:

@@ -325,7 +325,8 @@ def test_doc_comment_names_the_symbol_it_documents(
     [
         # Consecutive `//` lines are one comment; a blank line or code splits them.
         (b"// a\n// b\n\n// c\n", [("comment", "a\nb", 1, None), ("comment", "c", 4, None)]),
-        (b"int x; // a\n// b\n", [("comment", "a\nb", 1, None)]),
+        # A comment after code describes its own line: it starts no run (as in Python).
+        (b"int x; // a\n// b\n", [("comment", "a", 1, None), ("comment", "b", 2, None)]),
         (b"// a\nint x;\n// b\n", [("comment", "a", 1, None), ("comment", "b", 3, None)]),
         # `///` lines are one docstring, dedented like inspect.cleandoc.
         (

@@ -184,7 +184,7 @@ CODE_THEN_COMMENTS = {
     [
         "python",
         pytest.param("rust", marks=pytest.mark.xfail(strict=True, reason="reported: rust.py")),
-        pytest.param("cpp", marks=pytest.mark.xfail(strict=True, reason="reported: cpp.py")),
+        "cpp",
     ],
 )
 def test_a_comment_after_code_is_not_merged_with_the_comment_lines_below(language):
