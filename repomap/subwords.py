@@ -14,6 +14,7 @@ import re
 # run (a 50 kB string literal took a minute).
 _RUN = re.compile(r"[A-Za-z0-9]+")
 _UPPER = re.compile(r"[A-Z]")
+_MIXED = re.compile(r"[A-Za-z0-9][A-Z]")  # linear pre-check: most text has no mixed-case word
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 
@@ -24,6 +25,8 @@ def split_identifier(identifier: str) -> list[str]:
 
 def subwords(content: str) -> str:
     """The parts of every mixed-case identifier in `content`, one identifier's parts adjacent."""
+    if not _MIXED.search(content):
+        return ""
     parts = []
     for identifier in dict.fromkeys(_identifiers(content)):
         split = split_identifier(identifier)
