@@ -4,7 +4,7 @@ One query pass (`queries/rust/tags.scm` + `text.scm` compiled together) finds ev
 Python then only reads the captured nodes, never walks the tree. Node attribute reads cost about
 as much as a Python call, so the hot loops read each one once and slice `source` themselves.
 
-Naming decisions:
+Decisions:
 - The module path comes from `rel_path`: the components after the last `src/` (or all of them),
   without `.rs` and without a final `lib`, `main` or `mod`: `library/std/src/sync/mutex.rs` is
   `sync::mutex`, `src/lib.rs` is the crate root (empty, so root items are just `Pool`).
@@ -15,8 +15,11 @@ Naming decisions:
   text without generics (`impl<T> Sync for &'a [T]` is named `&'a [T]`).
 - Items nested in functions, consts or other items are qualified by them (`outer::helper`).
 - Functions declared in `extern { }` blocks are `function`s; `const _` (no name) is not a symbol.
-- An impl's self type and trait are references (they name items defined elsewhere); a definition's
-  own name is not.
+- References are type names, what is called (functions, methods in `a.b()`, macros), path
+  segments and `use` names, once per (name, line, symbol), in source order. An impl's self type
+  and trait are references (they name items defined elsewhere); a definition's own name is not,
+  nor is a field read (fields are never symbols). Macro arguments are unparsed token trees: there
+  only what is called (`f(..)`, `m!(..)`) counts.
 - Outer doc comments (`///`, `/** */`) name the item they document; when that is not a symbol
   (a field, a variant, a `use`, a macro call) they name the enclosing symbol instead. Inner doc
   comments (`//!`, `/*! */`) name their enclosing item (an inline module, or an impl/fn body in
@@ -31,6 +34,7 @@ from bisect import bisect_left, bisect_right
 from functools import cache
 from importlib import resources
 from operator import itemgetter
+from typing import NamedTuple
 
 from tree_sitter import Node, Query, QueryCursor
 
@@ -67,13 +71,15 @@ _BODY_FIELD = {
 
 # Siblings between an outer doc comment and the item it documents.
 _BETWEEN_DOC_AND_ITEM = frozenset(("attribute_item", "line_comment", "block_comment"))
+_MAX_SIBLINGS_BEFORE_ITEM = 64  # more attributes and comments than any real item has
 
 # A comment's first three bytes -> its style; `////`, `/***` and `/**/` are plain comments.
 _DOC_STYLES = {b"///": "///", b"//!": "//!", b"/**": "/**", b"/*!": "/*!"}
 _DOCSTRING_STYLES = frozenset(_DOC_STYLES.values())
+_OUTER_DOC_STYLES = frozenset(("///", "/**"))
 
 # A run of line comments of one style, from the first one's marker: each further line holds only
-# whitespace before the same style's marker. Matching the run in C beats visiting each node, and
+# whitespace before the same style's marker (the first one too, or it is a run of one). Matching the run in C beats visiting each node, and
 # is exact: a line after a line comment starts outside any string or block comment.
 _PLAIN = rb"//(?:(?=//)|(?![/!]))"  # `//` but not `///` (unless `////`) nor `//!`
 _LINE_RUNS = {
@@ -81,6 +87,7 @@ _LINE_RUNS = {
     "//!": re.compile(rb"//![^\n]*(?:\n[^\S\n]*//![^\n]*)*"),
     "//": re.compile(rb"//[^\n]*(?:\n[^\S\n]*" + _PLAIN + rb"[^\n]*)*"),
 }
+_REST_OF_LINE = re.compile(rb"[^\n]*")
 # The marker (and one space) starting each further line of a run; plain comments lose all slashes.
 _NEXT_MARKERS = {
     "///": re.compile(rb"\n[^\S\n]*/// ?"),
@@ -88,6 +95,7 @@ _NEXT_MARKERS = {
     "//": re.compile(rb"\n[^\S\n]*/+ ?"),
 }
 _TRAILING_SPACE = re.compile(rb"[^\S\n]+$", re.MULTILINE)
+_INDENT = (b" ", b"\t")
 # What may stand between a doc comment and its item: whitespace, comments and attributes with
 # strings and brackets nested three deep; `_documented` asks the tree about anything harder. Each
 # repetition is unrolled (`a*(?:b a*)*`), so a failed match cannot backtrack exponentially.
@@ -95,14 +103,15 @@ _STRING = rb'"[^"\\]*(?:\\.[^"\\]*)*"'
 _BRACKETED = rb'[^\[\]"]*(?:' + _STRING + rb'[^\[\]"]*)*'
 for _ in range(2):
     _BRACKETED = rb'[^\[\]"]*(?:(?:' + _STRING + rb"|\[" + _BRACKETED + rb'\])[^\[\]"]*)*'
-_BLOCK_COMMENT = rb"/\*[^*/]*(?:(?:\*(?!/)|/(?!\*))[^*/]*)*\*/"  # not nested
+# Plain comments only (not nested): the gap stops at the next outer doc comment.
+_PLAIN_BLOCK = rb"/\*(?:(?=\*[*/])|(?!\*))[^*/]*(?:(?:\*(?!/)|/(?!\*))[^*/]*)*\*/"
+_PLAIN_LINE = rb"//(?:(?=//)|(?!/))[^\n]*"
 _DOC_GAP = re.compile(
-    rb"(?:\s+|//[^\n]*|" + _BLOCK_COMMENT + rb"|#\[" + _BRACKETED + rb"\])*", re.DOTALL
+    rb"(?:\s+|" + _PLAIN_LINE + rb"|" + _PLAIN_BLOCK + rb"|#\[" + _BRACKETED + rb"\])*", re.DOTALL
 )
 
 # Spaces a collapsed multi-line header keeps inside brackets: `fn f( a: u8, )` -> `fn f(a: u8)`.
-_INDENT = (b" ", b"\t")
-_BRACKET_SPACE = re.compile(rb"(?<=[(\[]) |,? (?=[)\]])")
+_BRACKET_SPACE = re.compile(r"(?<=[(\[]) |,? (?=[)\]])")
 
 
 @cache
@@ -199,21 +208,23 @@ def _items(found: dict[str, list[Node]], source: bytes, module: str) -> list[_It
 
 
 def _name(item: _Item, parent: _Item | None, source: bytes, module: str) -> bool:
-    """Fill in the item's names and kind; False when error recovery (or `const _`) left none."""
+    """Fill in the item's names and kind; False when it has none (`const _`), or only a MISSING
+    node error recovery made up, zero bytes wide."""
     prefix = parent.scope if parent else module
     node = item.node
     if item.kind == "impl":
         self_type = node.child_by_field_name("type")
-        if self_type is None:
+        item.name = _type_name(self_type, source) if self_type else ""
+        if not item.name:
             return False
-        item.name = _type_name(self_type, source)
         trait = node.child_by_field_name("trait")
-        label = f"{_type_name(trait, source)} for {item.name}" if trait else item.name
+        trait_name = _type_name(trait, source) if trait else ""
+        label = f"{trait_name} for {item.name}" if trait_name else item.name
         item.qualified_name = _join(prefix, label)
         item.scope = _join(prefix, item.name)
     else:
         name = node.child_by_field_name("name")
-        if name is None:
+        if name is None or name.start_byte == name.end_byte:
             return False
         item.name_start = name.start_byte
         item.name = _decode(source[item.name_start : name.end_byte])
@@ -278,19 +289,20 @@ class _Owners:
 def _symbol(item: _Item, source: bytes) -> Symbol:
     node = item.node
     start, end = node.start_point, node.end_point
+    # Positional: keyword arguments would cost a dict per symbol.
     return Symbol(
-        name=item.name,
-        qualified_name=item.qualified_name,
-        kind=item.kind,
-        start_line=start.row + 1,
-        end_line=end.row + 1,
-        start_col=start.column,
-        end_col=end.column,
-        start_byte=item.start,
-        end_byte=item.end,
-        signature=_signature(node, source),
-        parent=item.parent,
-        doc="\n".join(item.docs) if item.docs else None,
+        item.name,
+        item.qualified_name,
+        item.kind,
+        start.row + 1,  # start_line
+        end.row + 1,  # end_line
+        start.column,  # start_col
+        end.column,  # end_col
+        item.start,  # start_byte
+        item.end,  # end_byte
+        _signature(node, source),
+        item.parent,
+        "\n".join(item.docs) if item.docs else None,  # doc
     )
 
 
@@ -304,10 +316,11 @@ def _signature(node: Node, source: bytes) -> str:
         end = cut.end_byte
     else:
         end = cut.start_byte
-    header = b" ".join(source[node.start_byte : end].split())
-    if b"( " in header or b"[ " in header or b" )" in header or b" ]" in header:
-        header = _BRACKET_SPACE.sub(b"", header)
-    return _decode(header.rstrip(b" ;=,"))
+    header = _decode(b" ".join(source[node.start_byte : end].split()).rstrip(b" ;=,"))
+    # str, not bytes: `bytes in bytes` first tries the needle as an int and formats an error.
+    if "( " in header or "[ " in header or " )" in header or " ]" in header:
+        header = _BRACKET_SPACE.sub("", header)
+    return header
 
 
 def _references(
@@ -321,9 +334,10 @@ def _references(
         if capture.startswith("reference."):
             for node in nodes:  # the hottest loop: each node attribute is read once
                 start = node.start_byte
-                if start not in defined:
+                name = source[start : node.end_byte]
+                if name and start not in defined:  # no name: error recovery made the node up
                     owner = names[bisect_right(bounds, start) - 1]
-                    key = node.start_point.row, source[start : node.end_byte], owner
+                    key = node.start_point.row, name, owner
                     if first.setdefault(key, start) > start:
                         first[key] = start
     # Captures come in an order that varies from one parse to the next: sort by offset.
@@ -373,6 +387,18 @@ def _style(head: bytes) -> str:
     return style
 
 
+class _Run(NamedTuple):
+    """A block comment, or a run of line comments of one style on consecutive lines."""
+
+    style: str
+    start: int
+    end: int
+    row: int  # 1-based
+    end_row: int
+    content: str
+    last: Node  # the run's last comment node
+
+
 class _Comments:
     """Turns comment nodes into elements, filling outer doc comments into their items."""
 
@@ -382,15 +408,26 @@ class _Comments:
 
     def elements(self, nodes: list[Node]) -> list[tuple[int, TextElement]]:
         """Elements by start byte, one per block comment or run of line comments."""
+        runs = self._runs(nodes)
+        documented = self._documented(runs)
+        return [(run.start, self._element(run, documented.get(i))) for i, run in enumerate(runs)]
+
+    def _runs(self, nodes: list[Node]) -> list[_Run]:
         # Captures do not come in source order; runs need it.
         spans = sorted([(node.start_byte, node) for node in nodes], key=itemgetter(0))
         starts = [start for start, _ in spans]
-        elements = []
+        runs = []
         index = 0
         while index < len(spans):
             start, node = spans[index]
             style = _style(self.source[start : start + 4])
-            run = _LINE_RUNS[style].match(self.source, start) if style[1] == "/" else None
+            point = node.start_point
+            run = None
+            if (
+                style[1] == "/"
+            ):  # a comment after code on its line stays alone: it is about that line
+                alone = not point.column or self.source[start - point.column : start].isspace()
+                run = (_LINE_RUNS[style] if alone else _REST_OF_LINE).match(self.source, start)
             if run is None:
                 end = node.end_byte
                 content = _block_text(self.source[start:end], len(style))
@@ -401,54 +438,77 @@ class _Comments:
                 content = _line_text(run.group(), style)
                 rows = run.group().count(b"\n")
                 index = bisect_left(starts, end, index + 1)  # skip the run's other lines
-            row = node.start_point.row + 1
-            element = self._element(
-                style, content, row, row + rows, start, end, spans[index - 1][1]
-            )
-            elements.append((start, element))
-        return elements
+            row = point.row + 1
+            runs.append(_Run(style, start, end, row, row + rows, content, spans[index - 1][1]))
+        return runs
 
-    def _element(
-        self, style: str, content: str, row: int, end_row: int, start: int, end: int, last: Node
-    ) -> TextElement:
-        if style not in _DOCSTRING_STYLES:
-            return TextElement("comment", content, row, end_row, self.owners(start))
-        if style in ("//!", "/*!"):  # inner docs document what encloses them
-            symbol = self.owners(start) or self.module or None
-        elif (item := self._documented(end, last)) is not None:
-            item.docs.append(content)
-            symbol = item.qualified_name
-        else:
-            symbol = self.owners(start)
-        return TextElement("docstring", content, row, end_row, symbol)
+    def _documented(self, runs: list[_Run]) -> dict[int, _Item]:
+        """Index of each outer doc comment run -> the item it documents, when that is a symbol.
 
-    def _documented(self, end: int, last: Node) -> _Item | None:
-        """The item an outer doc comment ending at `end` documents, if it is a symbol.
-
-        That is the first item after it when only whitespace, comments and attributes lie between;
-        asking the tree (`next_named_sibling`) costs time linear in the file, so only when `_DOC_GAP`
-        stops at an attribute or comment too complex for it.
+        That is the first item after it when only whitespace, plain comments and attributes lie
+        between, or what the next outer doc comment documents when that comes first: walking
+        backwards, every gap is scanned once. Asking the tree (`_next_item`) starts from the root,
+        so it is asked only when `_DOC_GAP` stops at an attribute or comment too complex for it.
         """
-        index = bisect_left(self.item_starts, end)
-        if index == len(self.items):
+        documented: dict[int, _Item] = {}
+        run_at = {run.start: index for index, run in enumerate(runs)}
+        for index in range(len(runs) - 1, -1, -1):
+            run = runs[index]
+            next_item = bisect_left(self.item_starts, run.end)
+            if run.style not in _OUTER_DOC_STYLES or next_item == len(self.items):
+                continue
+            item = self.items[next_item]
+            stop = _DOC_GAP.match(self.source, run.end, item.start).end()
+            follower = run_at.get(stop)
+            if stop == item.start:
+                documented[index] = item
+            elif follower is not None and runs[follower].style in _OUTER_DOC_STYLES:
+                if follower in documented:  # the next doc comment documents the same item
+                    documented[index] = documented[follower]
+            elif (
+                self.source[stop : stop + 1] in (b"#", b"/") and _next_item(run.last) == item.start
+            ):
+                documented[index] = item
+        return documented
+
+    def _element(self, run: _Run, item: _Item | None) -> TextElement:
+        owner = self.owners(run.start)
+        if run.style not in _DOCSTRING_STYLES:
+            return TextElement("comment", run.content, run.row, run.end_row, owner)
+        if item is not None:
+            item.docs.append(run.content)
+            owner = item.qualified_name
+        elif run.style not in _OUTER_DOC_STYLES:  # inner docs document what encloses them
+            owner = owner or self.module or None
+        return TextElement("docstring", run.content, run.row, run.end_row, owner)
+
+
+def _next_item(node: Node) -> int | None:
+    """Start byte of the first sibling after `node` that is no attribute or comment, if it is near.
+
+    A cursor from the parent steps between siblings in constant time; `next_named_sibling` would
+    search the parent's children again at every step.
+    """
+    parent = node.parent
+    if parent is None:
+        return None
+    cursor = parent.walk()
+    if cursor.goto_first_child_for_byte(node.end_byte) is None:
+        return None
+    for _ in range(_MAX_SIBLINGS_BEFORE_ITEM):
+        sibling = cursor.node
+        if sibling.is_named and sibling.type not in _BETWEEN_DOC_AND_ITEM:
+            return sibling.start_byte if sibling.start_byte >= node.end_byte else None
+        if not cursor.goto_next_sibling():
             return None
-        item = self.items[index]
-        gap = _DOC_GAP.match(self.source, end, item.start)
-        if gap.end() == item.start:
-            return item
-        if self.source[gap.end() : gap.end() + 1] not in (b"#", b"/"):
-            return None  # some other node (a field, a `use`, a `}`) comes first
-        sibling = last.next_named_sibling
-        while sibling is not None and sibling.type in _BETWEEN_DOC_AND_ITEM:
-            sibling = sibling.next_named_sibling
-        return item if sibling is not None and sibling.start_byte == item.start else None
+    return None
 
 
 def _line_text(run: bytes, style: str) -> str:
     """A run of line comments without markers (and one space after them), dedented."""
     first = run.lstrip(b"/") if style == "//" else run[3:]
     text = _NEXT_MARKERS[style].sub(b"\n", first[1:] if first[:1] == b" " else first)
-    if b"\r" in text or b" \n" in text or b"\t\n" in text:
+    if text.find(b"\r") >= 0 or text.find(b" \n") >= 0 or text.find(b"\t\n") >= 0:
         text = _TRAILING_SPACE.sub(b"", text)
     text = text.rstrip().lstrip(b"\n")
     if text[:1] in _INDENT:  # only then can every line be indented

@@ -4,17 +4,23 @@ On a fixed sample of ~150 files from `$REPOMAP_CORPORA/rust` (Rust's standard li
 extractor's text elements are matched with pygments' RustLexer tokens by (start line, text with
 delimiters removed and whitespace collapsed). Pygments' tokens are merged the way the extractor
 merges: adjacent pieces of one comment or string are one token, and consecutive line comments of
-one style on consecutive lines, with only whitespace between, are one element.
+one style on consecutive lines, with only whitespace between, are one element, unless the first
+follows code on its line.
 
 Systematic pygments errors normalised away (each is the lexer's bug, not a disagreement about
 where Rust comments and strings are):
-- Inside attributes (`#[...]`, pygments' Comment.Preproc state) pygments lexes only `"..."`
-  strings: comments there are invisible to it, and raw strings, char literals and nested brackets
-  derail it. Our elements that start inside a Comment.Preproc token are left out of precision.
+- Inside an attribute (`#[...]`, pygments' Comment.Preproc state) pygments lexes `"..."` strings
+  but no comments: a `// why` line inside a multi-line `#[cfg(any(...))]`, common in std, is
+  invisible to it. Our comments inside a span pygments lexed as an attribute are therefore not
+  compared; strings there are, on both sides.
 - Pygments needs a newline to end a `//` comment, so a file's last line is only a comment with one;
   we append a newline to each file before lexing it.
-- Pygments lexes `c"..."`/`cr"..."` as a name `c` followed by a string; the prefix is dropped on
+- Pygments lexes `c"..."`/`cr"..."` as a name `c` followed by a string; prefixes are dropped on
   both sides anyway.
+
+What remains are our own misses, counted as such: the few files where tree-sitter-rust 0.24 does
+not know the syntax (trait aliases, `macro` 2.0 items) and its error recovery loses or mis-splits
+the comments and strings around it (11 of 118k elements over the whole corpus).
 """
 
 from __future__ import annotations
@@ -96,7 +102,7 @@ def _pygments_elements(text: str) -> tuple[Counter, Counter, list[tuple[int, int
     """Comments and strings as (line, normalised text) counters, and the attribute spans."""
     comments: Counter = Counter()
     strings: Counter = Counter()
-    runs: list[list] = []  # [style, first line, last line, end offset, [values]]
+    runs: list[list] = []  # [style, first alone on its line, first line, last line, end, [values]]
     tokens = list(RustLexer().get_tokens_unprocessed(text))
     for kind, start, end, value in _pygments_pieces(tokens):
         line = text.count("\n", 0, start) + 1
@@ -105,19 +111,21 @@ def _pygments_elements(text: str) -> tuple[Counter, Counter, list[tuple[int, int
             strings[line, _normal(body.group(2) if body else value)] += 1
             continue
         style = _line_style(value)
+        alone = not text[text.rfind("\n", 0, start) + 1 : start].strip()  # no code before it
         previous = runs[-1] if runs else None
         if (
             style
             and previous
             and previous[0] == style
-            and previous[2] + 1 == line
-            and not text[previous[3] : start].strip()
+            and previous[1]
+            and previous[3] + 1 == line
+            and not text[previous[4] : start].strip()
         ):
-            previous[2], previous[3] = line, end
-            previous[4].append(value)
+            previous[3], previous[4] = line, end
+            previous[5].append(value)
             continue
-        runs.append([style, line, line, end, [value]])
-    for style, line, _, _, values in runs:
+        runs.append([style, alone, line, line, end, [value]])
+    for style, _, line, _, _, values in runs:
         comments[line, _normal(_comment_text(style, values))] += 1
     return comments, strings, _attributes(text, tokens)
 
@@ -168,7 +176,7 @@ def _ours(source: bytes, attributes: list[tuple[int, int, str]]) -> tuple[Counte
 
 
 def _inside(line: int, content: str, attribute: tuple[int, int, str]) -> bool:
-    """Whether a comment starting on `line` lies in the attribute (not after it on its last line)."""
+    """Whether a comment starting on `line` is in the attribute (not after it on its last line)."""
     first, last, text = attribute
     return first <= line < last or (line == last and content in text)
 

@@ -273,6 +273,13 @@ def test_references_name_used_identifiers_but_not_definitions(extraction):
     assert len(found) == len(extraction.references)  # deduplicated
 
 
+def test_the_same_source_gives_the_same_extraction():
+    # tree-sitter's captures come in an order that changes with every parse.
+    first = rust.extract(SOURCE.encode(), "src/pool.rs")
+    assert all(rust.extract(SOURCE.encode(), "src/pool.rs") == first for _ in range(5))
+    assert [r.line for r in first.references] == sorted(r.line for r in first.references)
+
+
 def test_a_crate_root_has_no_module_prefix():
     source = b"//! The crate.\npub struct Pool;\nimpl Pool { pub fn get(&self) {} }\n"
     result = rust.extract(source, "pool/src/lib.rs")
@@ -292,7 +299,8 @@ def test_a_crate_root_has_no_module_prefix():
             b"// a\n/// b\n//! c\n",
             [("comment", "a", 1, 1), ("docstring", "b", 2, 2), ("docstring", "c", 3, 3)],
         ),
-        (b"x(); // a\n// b\n", [("comment", "a\nb", 1, 2)]),
+        # A comment after code is about its line: it stays out of the run below it.
+        (b"x(); // a\n// b\n// c\n", [("comment", "a", 1, 1), ("comment", "b\nc", 2, 3)]),
         (
             b"//// a\n/***\n b */ /**/\n",
             [("comment", "a", 1, 1), ("comment", "**\nb", 2, 3), ("comment", "", 3, 3)],
@@ -364,6 +372,13 @@ def test_outer_docs_attach_through_attributes_and_comments(source, qualified_nam
     symbols = rust.extract(source, "src/lib.rs").symbols
     assert next(s for s in symbols if s.qualified_name == qualified_name).doc == doc
     assert next(s for s in symbols if s.qualified_name == qualified_name).kind == kind
+
+
+def test_doc_comments_apart_from_their_item_by_plain_comments_all_document_it():
+    # Each doc comment resolves through the next one: linear, however many there are.
+    source = b"/// a\n// plain\n" * 1000 + b"#[inline]\nfn f() {}"
+    (symbol,) = rust.extract(source, "src/lib.rs").symbols
+    assert symbol.doc == "\n".join(["a"] * 1000)
 
 
 def test_impls_of_non_path_types_keep_the_type_text():

@@ -183,7 +183,7 @@ CODE_THEN_COMMENTS = {
     "language",
     [
         "python",
-        pytest.param("rust", marks=pytest.mark.xfail(strict=True, reason="reported: rust.py")),
+        "rust",
         "cpp",
     ],
 )
