@@ -8,11 +8,11 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 import pytest
+from conftest import run_cli
 
 import repomap
 from repomap import config, maps, rank, render, symbols
 from repomap.db import connected, open_index
-from tests.conftest import run_cli
 
 
 def _library(modules: int = 12, functions: int = 8) -> dict[str, str]:

@@ -7,11 +7,11 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 
 from repomap import config, symbols
 from repomap.db import connected
 from repomap.snippets import get_symbol_content
-from tests.conftest import run_cli
 
 PYTHON_REPO = {
     "shop/models.py": '''
