@@ -564,6 +564,20 @@ def _enclosing(candidates: Iterable[tuple[int, int, int]], start: int, end: int)
     return best
 
 
+def _id_runs(ids: list[int]) -> Iterator[tuple[int, int]]:
+    """Sorted ids as runs of consecutive ones: [1, 2, 3, 7] -> (1, 3), (7, 7)."""
+    start = previous = None
+    for item in ids:
+        if previous is not None and item == previous + 1:
+            previous = item
+            continue
+        if start is not None:
+            yield start, previous
+        start = previous = item
+    if start is not None:
+        yield start, previous
+
+
 def _row_range(file_id: int) -> tuple[int, int]:
     """The code_text ids of one file: [first, end)."""
     return file_id * ROWS_PER_FILE, (file_id + 1) * ROWS_PER_FILE
@@ -578,6 +592,11 @@ class Writer:
         self.next_file_id = self._max("files") + 1
         self.next_symbol_id = self._max("symbols") + 1
         self.next_doc_id = self._max("doc_files") + 1
+        # Files whose text rows are written but not yet in the two text indexes: they are added
+        # at the end of the batch, in one statement per run of consecutive ids. FTS5 writes a
+        # new segment for every statement that inserts into it (and merges them as they pile
+        # up), so indexing file by file cost twice the CPU of indexing a batch at once.
+        self._unindexed: set[int] = set()
 
     def _max(self, table: str) -> int:
         return self.conn.execute(f"SELECT coalesce(max(id), 0) FROM {table}").fetchone()[0]
@@ -585,16 +604,29 @@ class Writer:
     @contextmanager
     def batch(self) -> Iterator[None]:
         """One transaction: every file written inside it lands whole or not at all."""
-        with self.db.atomic():
-            yield
+        try:
+            with self.db.atomic():
+                yield
+                self._index_text()
+        finally:
+            self._unindexed.clear()  # rolled back with the rows, or indexed
+
+    def _index_text(self) -> None:
+        for first, last in _id_runs(sorted(self._unindexed)):
+            span = (first * ROWS_PER_FILE, (last + 1) * ROWS_PER_FILE)
+            self.conn.execute(INDEX_TEXT_SQL, span)
+            self.conn.execute(INDEX_LITERAL_SQL, span)
 
     def delete_file(self, file_id: int) -> None:
         conn = self.conn
         rows = _row_range(file_id)
         conn.execute("DELETE FROM refs WHERE file_id = ?", (file_id,))
         conn.execute("DELETE FROM symbols WHERE file_id = ?", (file_id,))
-        conn.execute(UNINDEX_TEXT_SQL, rows)
-        conn.execute(UNINDEX_LITERAL_SQL, rows)
+        if file_id in self._unindexed:  # written in this batch: not in the text indexes yet
+            self._unindexed.discard(file_id)
+        else:  # telling FTS5 to forget rows it never had would corrupt it
+            conn.execute(UNINDEX_TEXT_SQL, rows)
+            conn.execute(UNINDEX_LITERAL_SQL, rows)
         conn.execute("DELETE FROM code_text WHERE id >= ? AND id < ?", rows)
         conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
 
@@ -649,8 +681,7 @@ class Writer:
                 )
             ),
         )
-        self.conn.execute(INDEX_TEXT_SQL, _row_range(file_id))
-        self.conn.execute(INDEX_LITERAL_SQL, _row_range(file_id))
+        self._unindexed.add(file_id)
         return file_id
 
     def _insert_symbols(self, file_id: int, symbols: Iterable) -> dict[str, int]:
