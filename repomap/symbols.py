@@ -17,6 +17,7 @@ import difflib
 import hashlib
 import re
 import sqlite3
+import zlib
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -31,7 +32,10 @@ from .extractors.model import KINDS
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
-RANK_FORMAT = "5"  # bump when rank.py weighs differently: the next `repomap index` re-ranks
+RANK_FORMAT = (
+    "6"  # bump when rank.py weighs or stores differently: the next `repomap index` re-ranks
+)
+# 6: rank_arrays blobs are zlib-compressed, int64 arrays stored as int32 when they fit
 NOT_RANKED_KINDS = (
     "impl",
     "namespace",
@@ -531,7 +535,7 @@ def refresh_ranks(db: Database, force: bool = False) -> bool:
         )
         db.conn.executemany(
             "INSERT INTO rank_arrays (name, dtype, data) VALUES (?, ?, ?)",
-            ((name, array.dtype.str, array.tobytes()) for name, array in graph.to_arrays().items()),
+            ((name, *_pack(array)) for name, array in graph.to_arrays().items()),
         )
         db.conn.executemany(
             "INSERT INTO rank_arrays (name, dtype, data) VALUES (?, ?, ?)",
@@ -592,22 +596,36 @@ def _file_uses(db: Database, files: list[tuple[int, str, str]]) -> dict:
 
 
 def _pack(value) -> tuple[str, bytes]:
-    """(dtype, bytes) for rank_arrays; a list of names is stored as UTF-8 lines."""
+    """(dtype, zlib-compressed bytes) for rank_arrays; a list of names is stored as UTF-8 lines.
+
+    Ids and counts fit in 32 bits and compress well: stored raw as int64 the arrays were 5-6 MB
+    on each test corpus (a tenth of the index), packed they are under 1 MB. Level 1 packs them
+    in ~30 ms and a personalized map unpacks them in ~15 ms.
+    """
+    import numpy as np
+
     if isinstance(value, list):
-        return "names", "\n".join(value).encode()
-    return value.dtype.str, value.tobytes()
+        return "names", zlib.compress("\n".join(value).encode(), 1)
+    info = np.iinfo(np.int32)
+    if value.dtype == np.int64 and (
+        not len(value) or (info.min <= value.min() and value.max() <= info.max)
+    ):
+        value = value.astype("<i4")
+    return value.dtype.str, zlib.compress(value.tobytes(), 1)
 
 
 def _load_arrays(db: Database, names: tuple[str, ...]) -> dict:
     import numpy as np
 
     sql = f"SELECT name, dtype, data FROM rank_arrays WHERE name IN ({','.join('?' * len(names))})"
-    return {
-        name: (data.decode().split("\n") if data else [])
-        if dtype == "names"
-        else np.frombuffer(data, dtype=np.dtype(dtype))
-        for name, dtype, data in db.conn.execute(sql, names)
-    }
+    arrays = {}
+    for name, dtype, packed in db.conn.execute(sql, names):
+        data = zlib.decompress(packed)
+        if dtype == "names":
+            arrays[name] = data.decode().split("\n") if data else []
+        else:
+            arrays[name] = np.frombuffer(data, dtype=np.dtype(dtype))
+    return arrays
 
 
 def require_ranks(db: Database) -> None:
