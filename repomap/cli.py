@@ -13,7 +13,8 @@ from typing import Any
 
 import click
 
-from . import config
+from . import cli_common, config
+from .cli_common import INTERRUPTED, error_line, undecodable
 from .errors import ExitCode, RepomapError
 
 
@@ -22,13 +23,13 @@ class Group(click.Group):
         """Click's usage errors as one line too: `error: …`, exit 2, no usage block."""
         argv = kwargs.get("args", args[0] if args else None)
         for number, argument in enumerate(sys.argv[1:] if argv is None else argv, 1):
-            if _undecodable(argument):  # argv bytes that are not UTF-8 arrive as surrogates
-                click.echo(f"error: argument {number} is not valid UTF-8 text", err=True)
+            if undecodable(argument):
+                click.echo(error_line(f"argument {number} is not valid UTF-8 text"), err=True)
                 sys.exit(ExitCode.USAGE)
         try:
             return super().main(*args, standalone_mode=False, **kwargs)
         except click.UsageError as error:
-            click.echo(f"error: {_one_line(error.format_message())}", err=True)
+            click.echo(error_line(error.format_message()), err=True)
             sys.exit(ExitCode.USAGE)
         except click.exceptions.Exit as done:
             sys.exit(done.exit_code)
@@ -40,25 +41,11 @@ class Group(click.Group):
         try:
             return super().invoke(ctx)
         except RepomapError as error:
-            click.echo(f"error: {_one_line(str(error))}", err=True)
+            click.echo(error_line(str(error)), err=True)
             ctx.exit(error.exit_code)
         except KeyboardInterrupt:
-            click.echo("error: interrupted; the index keeps every file written so far", err=True)
+            click.echo(error_line(INTERRUPTED), err=True)
             ctx.exit(130)
-
-
-def _one_line(message: str) -> str:
-    """An error on one line: the user's text inside it may hold line breaks or terminal
-    escapes, shown escaped (`\\n`, `\\x1b`) so they cannot forge more output."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
-
-
-def _undecodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
 
 
 @click.group(cls=Group)
@@ -524,12 +511,17 @@ def map_(
 @click.option(
     "--type",
     "element_type",
-    type=click.Choice(["comment", "docstring", "string_literal", "all"]),
+    type=click.Choice(cli_common.ELEMENT_TYPE_CHOICES),
     default="all",
     show_default=True,
     help="Which elements to search.",
 )
-@click.option("--limit", type=click.IntRange(1, 1000), default=20, show_default=True)
+@click.option(
+    "--limit",
+    type=click.IntRange(1, cli_common.MAX_LIMIT),
+    default=cli_common.DEFAULT_LIMIT,
+    show_default=True,
+)
 @click.option("--path", help="A path prefix (src/db/) or a glob (**/*.rs, *_test.py).")
 @click.option("--lang", "language", help="python, rust or cpp.")
 @click.option("--literal", is_flag=True, help="Exact, case-sensitive text instead of words.")
@@ -552,21 +544,12 @@ def search_text(
     root: Path | None,
 ) -> None:
     """Search comments, docstrings and string literals: words, "phrases", AND/OR/NOT, prefix*."""
-    from .query import search_text as run_search
-    from .query import searching
-
-    settings = config.resolve(root, db_path)
-    with searching(settings.db_path) as db:
-        result = run_search(
-            db, query, element_type, limit, path, language,
-            "literal" if literal else "fts", ignore_case, log=settings.search_log,
-        )  # fmt: skip
-    if as_json:
-        _print_json(result.as_dict())
-        return
-    from .render_search import print_search
-
-    print_search(result)
+    # repomap/fastcli.py reads these same options without click (keep the two in step) and
+    # runs the same function.
+    cli_common.search_text(
+        query, element_type, limit, path, language, literal, ignore_case, as_json, db_path, root,
+        echo=click.echo,
+    )  # fmt: skip
 
 
 @main.command()
