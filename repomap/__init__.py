@@ -14,8 +14,8 @@ This module imports nothing heavy: each function imports what it needs when call
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: ~3 ms of every CLI start
 if TYPE_CHECKING:
     from .maps import RepoMap
     from .snippets import SymbolContent

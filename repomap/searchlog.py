@@ -22,7 +22,6 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 MAX_BYTES = 16 * 1024 * 1024
 MAX_FIELD = 1000  # characters kept of any string field (queries can be 4096 long)
@@ -38,7 +37,7 @@ def log_path(index: Path) -> Path:
     return index.with_name(f"{index.stem}-search-log.jsonl")
 
 
-def log_event(kind: str, *, index: Path | str | None, **fields: Any) -> None:
+def log_event(kind: str, *, index: Path | str | None, **fields: object) -> None:
     """Append one event to the log beside `index`; never raises, never blocks a search."""
     if index is None or not enabled():
         return
