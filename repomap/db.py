@@ -483,7 +483,7 @@ INSERT_SYMBOL_SQL = """INSERT INTO symbols (id, file_id, name, qualified_name, k
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
 INSERT_REF_SQL = "INSERT OR IGNORE INTO refs (file_id, name, line, symbol_id) VALUES (?, ?, ?, ?)"
 INSERT_TEXT_SQL = """INSERT INTO code_text (id, file_id, line_number, end_line, element_type,
-    symbol_name, content, subwords) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"""
+    symbol_id, symbol_name, content, subwords) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"""
 INDEX_TEXT_SQL = """INSERT INTO code_text_fts (rowid, content, subwords)
     SELECT id, content, subwords FROM code_text WHERE id >= ? AND id < ?"""
 # External-content FTS5 forgets a row only when told its old indexed values.
@@ -672,7 +672,8 @@ class Writer:
                     line,
                     end_line,
                     ELEMENT_TYPE_CODES[kind],
-                    symbol,
+                    symbol_ids.get(symbol),
+                    None if symbol in symbol_ids else symbol,  # a name no symbol has (schema v9)
                     content,
                     parts,
                 )

@@ -222,3 +222,37 @@ def test_cli_index_rejects_bad_arguments_in_one_line(args, message):
     assert message in result.stderr
     assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
     assert "Traceback" not in result.stderr
+
+
+def test_text_indexes_stay_whole_when_a_batch_writes_then_deletes_or_fails(make_repo, index):
+    """The writer adds a batch's text rows to FTS5 when the batch ends: a file written and
+    deleted in one batch must never be 'deleted' from an index that never had it, and a batch
+    that fails leaves nothing pending for the next one."""
+    from index_dump import check_integrity
+
+    from repomap import db as index_db
+
+    repo = make_repo({"a.py": "# alpha comment\nX = 'alpha string'\n", "b.py": "# beta\n"})
+    db_path = repo / ".repomap" / "index.db"
+    index(repo)
+    job = indexer.Job("c.py", str(repo / "a.py"), "python", 40, 1, None)
+    rows = indexer.read_and_extract(job)
+    db = index_db.open_index(db_path)
+    try:
+        writer = index_db.Writer(db)
+        with writer.batch():
+            file_id = writer.replace_file(rows, None, "now")
+            writer.delete_file(file_id)
+        with pytest.raises(RuntimeError), writer.batch():
+            writer.replace_file(rows, None, "now")
+            raise RuntimeError("the batch fails")
+        with writer.batch():
+            writer.replace_file(rows, None, "now")
+    finally:
+        db.conn.close()
+    check_integrity(db_path)
+    with closing(sqlite3.connect(db_path)) as conn:
+        hits = conn.execute(
+            "SELECT file_path FROM code_text_fts WHERE code_text_fts MATCH 'alpha' ORDER BY 1"
+        ).fetchall()
+    assert hits == [("a.py",), ("a.py",), ("c.py",), ("c.py",)]

@@ -135,3 +135,45 @@ def test_a_database_of_another_application_is_refused(tmp_path):
     with pytest.raises(NotAnIndex):
         index_db.open_index(path)
     assert path.read_bytes() == before
+
+
+def test_migrating_v8_text_rows_to_symbol_ids_keeps_every_symbol_name(make_repo, index, tmp_path):
+    """v9 names a text row's symbol by id: the names read through the view and FTS are unchanged,
+    a name no symbol has (a module docstring's module) stays as text, and search still works."""
+    repo = make_repo(FILES)
+    full = tmp_path / "full.db"
+    index(repo, db=full)
+    view_sql = "SELECT id, file_path, line_number, symbol_name FROM code_text_view ORDER BY id"
+    expected = _rows(full, view_sql)
+    assert ("pkg.pool" in {row[3] for row in expected}) and "ConnectionPool.get" in {
+        row[3] for row in expected
+    }
+    v8 = tmp_path / "v8.db"
+    assert run_cli("migrate", "--db", v8, "--to", "8").returncode == 0
+    with closing(sqlite3.connect(v8, isolation_level=None)) as conn:
+        conn.execute("ATTACH ? AS full", (str(full),))
+        conn.execute(
+            "INSERT INTO files SELECT id, path, language, size, mtime_ns, hash, line_count, status,"
+            " note, indexed_at, text_indexed FROM full.files"
+        )
+        conn.execute("INSERT INTO symbols SELECT * FROM full.symbols")
+        conn.execute(  # as v8 stored them: every name spelled out
+            "INSERT INTO code_text SELECT t.id, t.file_id, t.line_number, t.end_line,"
+            " t.element_type, v.symbol_name, t.content, t.subwords"
+            " FROM full.code_text t JOIN full.code_text_view v ON v.id = t.id"
+        )
+        conn.execute("INSERT INTO code_text_fts(code_text_fts) VALUES ('rebuild')")
+    assert _version(v8) == 8
+
+    result = run_cli("migrate", "--db", v8)
+    assert result.returncode == 0, result.stderr
+    assert _version(v8) == index_db.SCHEMA_VERSION
+    assert _rows(v8, view_sql) == expected
+    # Only the module docstring keeps its name as text; the rest point at symbols.
+    assert _rows(v8, "SELECT symbol_name FROM code_text WHERE symbol_name IS NOT NULL") == [
+        ("pkg.pool",)
+    ]
+    assert _rows(
+        v8, "SELECT symbol_name FROM code_text_fts WHERE code_text_fts MATCH 'oldest'"
+    ) == [("ConnectionPool.get",)]
+    assert _rows(v8, "SELECT count(*) FROM code_text WHERE symbol_id IS NOT NULL")[0][0] >= 3
