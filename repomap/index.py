@@ -23,7 +23,6 @@ from .docs import update_docs
 from .errors import CorruptIndex, IndexBusy, NotAnIndex, RepomapError
 from .extractors import extract
 from .subwords import subwords
-from .workers import run_all
 
 symbol_row = attrgetter(*index_db.SYMBOL_FIELDS)
 
@@ -343,6 +342,8 @@ def _extract_all(
     if len(jobs) < IN_PROCESS_LIMIT or workers <= 1:
         yield from map(read_and_extract, jobs)
         return
+    from .workers import run_all  # multiprocessing: ~20 ms of imports a small run never needs
+
     # Largest first, so one big file does not leave a worker alone at the end.
     ordered = sorted(jobs, key=lambda job: -job.size)
     yield from run_all(

@@ -514,6 +514,13 @@ def refresh_ranks(db: Database, force: bool = False) -> bool:
         name for name, _ in set(zip(definitions.names, definitions.file_indices, strict=True))
     )
     with db.atomic():
+        # The map's index on symbol_ranks is built after the rows: half the cost of keeping it
+        # up to date row by row (~55 of 110 ms on Rust's std), a large share of a one-file run.
+        rank_index_sql = db.conn.execute(
+            "SELECT sql FROM sqlite_master WHERE type = 'index' AND name = 'symbol_ranks_rank'"
+        ).fetchone()
+        if rank_index_sql:
+            db.conn.execute("DROP INDEX symbol_ranks_rank")
         for table in ("file_ranks", "symbol_ranks", "name_stats", "rank_arrays"):
             db.conn.execute(f"DELETE FROM {table}")
         db.conn.executemany(
@@ -541,6 +548,8 @@ def refresh_ranks(db: Database, force: bool = False) -> bool:
             "INSERT INTO rank_arrays (name, dtype, data) VALUES (?, ?, ?)",
             ((name, *_pack(value)) for name, value in cache.items()),
         )
+        if rank_index_sql:
+            db.conn.execute(rank_index_sql[0])
         index_db.set_meta(db, {"rank_fingerprint": fingerprint, "rank_format": RANK_FORMAT})
     return True
 
