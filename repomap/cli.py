@@ -199,6 +199,8 @@ def _indexed_root(db: Any, settings: config.Settings) -> Path:
 
 
 def _as_dict(value: Any) -> Any:
+    if hasattr(value, "_asdict"):  # the search path's records are NamedTuples (start-up time)
+        return value._asdict()
     from dataclasses import asdict
 
     return asdict(value)
@@ -352,7 +354,7 @@ def open_(path: str, max_lines: int | None, root: Path | None) -> None:
     from . import gateway
 
     view = gateway.open_file(config.resolve(root).root, path, max_lines)
-    stdout = click.get_binary_stream("stdout")
+    stdout = sys.stdout.buffer  # click.get_binary_stream is deprecated (Click 9 drops it)
     stdout.write(view.content)
     if view.more_lines:
         if view.content and not view.content.endswith(b"\n"):

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 INDEX_DIR = ".repomap"
 DEFAULT_MAX_FILE_SIZE = 2 * 1024 * 1024  # bytes; larger files are skipped as "too large"
 
 
-@dataclass(frozen=True, slots=True)
-class Settings:
+class Settings(NamedTuple):
     root: Path
     db_path: Path
     max_file_size: int = DEFAULT_MAX_FILE_SIZE

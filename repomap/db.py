@@ -7,10 +7,9 @@ import re
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from .errors import (
     BadArgument,
@@ -417,8 +416,7 @@ class KeptReader:
 # --- reading what is indexed -----------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class IndexedFile:
+class IndexedFile(NamedTuple):
     id: int
     path: str
     size: int
@@ -504,8 +502,7 @@ LINK_DECLARATIONS_SQL = """UPDATE symbols SET declaration_id = (
       AND file_id IN (SELECT id FROM files WHERE language = 'cpp')"""
 
 
-@dataclass(frozen=True, slots=True)
-class FileRows:
+class FileRows(NamedTuple):
     """Everything one file contributes, ready to write (made by index.py from an Extraction)."""
 
     path: str
@@ -530,8 +527,7 @@ SYMBOL_FIELDS = (
 )  # fmt: skip
 
 
-@dataclass(frozen=True, slots=True)
-class DocRows:
+class DocRows(NamedTuple):
     """One Markdown or text file's rows (made by docs.py from a markdown.Document)."""
 
     path: str

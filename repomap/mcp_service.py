@@ -602,7 +602,10 @@ def _symbol_order(hit: symbols.SymbolHit) -> tuple:
 
 def _fields(record: Any, **changes: Any) -> dict[str, Any]:
     """A library record's fields as a dict, some replaced."""
-    values = {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}
+    if hasattr(record, "_asdict"):  # the search path's records are NamedTuples (start-up time)
+        values = record._asdict()
+    else:
+        values = {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}
     values.update(changes)
     return values
 

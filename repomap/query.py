@@ -63,15 +63,14 @@ import time
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
 from . import querylang
 from .db import ELEMENT_TYPE_CODES, ROWS_PER_FILE, connect_readonly
 from .errors import BadArgument, CorruptIndex, IndexOutdated, RepomapError
 from .subwords import split_identifier
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: ~3 ms of every search
 if TYPE_CHECKING:
     from sqlite_utils import Database  # noqa: TID251 - a type only; any object with .conn works
 
@@ -90,8 +89,7 @@ ELEMENT_TYPES = ("all", *ELEMENT_TYPE_CODES)
 MODES = ("fts", "literal")
 
 
-@dataclass(frozen=True, slots=True)
-class TextHit:
+class TextHit(NamedTuple):
     file_path: str
     line_number: int
     end_line: int
@@ -103,8 +101,7 @@ class TextHit:
     rank: float
 
 
-@dataclass(frozen=True, slots=True)
-class SearchResult:
+class SearchResult(NamedTuple):
     query: str
     mode: str
     hits: tuple[TextHit, ...]
@@ -118,7 +115,7 @@ class SearchResult:
         return {
             "query": self.query,
             "mode": self.mode,
-            "results": [asdict(hit) for hit in self.hits],
+            "results": [hit._asdict() for hit in self.hits],
             "total": self.total,
             "total_exact": self.total_exact,
             "took_ms": self.took_ms,
@@ -126,8 +123,7 @@ class SearchResult:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Index:
+class Index(NamedTuple):
     """What search_text needs of a sqlite_utils Database: `.conn` (see `searching`)."""
 
     conn: sqlite3.Connection
@@ -147,8 +143,7 @@ def searching(path: Path) -> Iterator[Index]:
         conn.close()
 
 
-@dataclass(frozen=True, slots=True)
-class _Filters:
+class _Filters(NamedTuple):
     file_ids: list[int] | None  # None: every file
     type_code: int | None  # None: every element type
 

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .errors import BadQuery
 from .subwords import split_identifier
@@ -56,8 +56,7 @@ LITERAL_HINT = "use literal mode (--literal) to search for exact text"
 # --- the syntax tree ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Term:
+class Term(NamedTuple):
     """A bare word or a quoted phrase; `words` are folded as the index folds them."""
 
     words: tuple[str, ...]
@@ -72,24 +71,21 @@ class Term:
         return self.text[1:-1] if self.quoted else self.text.removesuffix("*")
 
 
-@dataclass(frozen=True, slots=True)
-class And:
+class And(NamedTuple):
     """Every item matches and no excluded one does (`a b NOT c`)."""
 
     items: tuple[Node, ...]
     excluded: tuple[Node, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Or:
+class Or(NamedTuple):
     items: tuple[Node, ...]
 
 
 Node = Term | And | Or
 
 
-@dataclass(frozen=True, slots=True)
-class Query:
+class Query(NamedTuple):
     """A parsed query; `root` is None when every word was punctuation (see `ignored`)."""
 
     text: str
@@ -152,8 +148,7 @@ def check_literal(text: str) -> None:
 STAR_HINT = f"a prefix search is a word ending in '*', as in connect*; or {LITERAL_HINT}"
 
 
-@dataclass(frozen=True, slots=True)
-class _Token:
+class _Token(NamedTuple):
     kind: str  # "word", "phrase", "op", "(", ")"
     text: str
     position: int  # 1-based

@@ -19,9 +19,9 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import NamedTuple
 
 MAX_BYTES = 16 * 1024 * 1024
 MAX_FIELD = 1000  # characters kept of any string field (queries can be 4096 long)
@@ -62,21 +62,20 @@ def log_event(kind: str, *, index: Path | str | None, **fields: object) -> None:
 # --- summary -----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class LogSummary:
+class LogSummary(NamedTuple):
     log_files: list[str]
     searches: int = 0
     errors: int = 0
-    by_mode: dict[str, int] = field(default_factory=dict)
-    top_queries: list[tuple[str, int]] = field(default_factory=list)
-    zero_result_queries: list[tuple[str, int]] = field(default_factory=list)
+    by_mode: dict[str, int] = {}
+    top_queries: list[tuple[str, int]] = []
+    zero_result_queries: list[tuple[str, int]] = []
     average_results: float = 0.0
-    latency_ms: dict[str, float] = field(default_factory=dict)  # p50, p95, p99, max
+    latency_ms: dict[str, float] = {}  # p50, p95, p99, max
     first: str | None = None
     last: str | None = None
 
     def as_dict(self) -> dict:
-        data = asdict(self)
+        data = self._asdict()
         data["top_queries"] = [{"query": q, "count": n} for q, n in self.top_queries]
         data["zero_result_queries"] = [
             {"query": q, "count": n} for q, n in self.zero_result_queries
@@ -131,8 +130,7 @@ def summarize(index: Path, top: int = 10) -> LogSummary:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class ToolUsage:
+class ToolUsage(NamedTuple):
     """MCP tool calls of one tool (`kind: "tool"` events, logged by repomap/mcp_server.py)."""
 
     tool: str
