@@ -30,6 +30,7 @@ symbol_row = attrgetter(*index_db.SYMBOL_FIELDS)
 EXTRACTOR_VERSION = "2"  # 2: credentials redacted in signatures and docs too
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
+OPTIMIZE_AFTER_FILES = 200  # a run writing this many files (and a fifth) merges FTS segments
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,9 +298,15 @@ def _index(
         index_db.set_meta(
             db, {**_version_meta(settings), "indexed_at": indexed_at, "root": str(settings.root)}
         )
+    optimized = summary.added + summary.modified >= max(OPTIMIZE_AFTER_FILES, summary.scanned // 5)
+    if optimized:
+        with writer.batch():  # one segment per batch: merged, queries read one
+            writer.optimize_text()
     from .symbols import refresh_ranks  # the repo map's PageRank; a no-op when nothing changed
 
     refresh_ranks(db)
+    if optimized:
+        writer.release_free_pages()
 
 
 def _version_meta(settings: Settings) -> dict[str, str]:

@@ -256,3 +256,23 @@ def test_text_indexes_stay_whole_when_a_batch_writes_then_deletes_or_fails(make_
             "SELECT file_path FROM code_text_fts WHERE code_text_fts MATCH 'alpha' ORDER BY 1"
         ).fetchall()
     assert hits == [("a.py",), ("a.py",), ("c.py",), ("c.py",)]
+
+
+def test_a_large_run_merges_the_text_indexes_and_hands_back_the_freed_pages(
+    make_repo, index, monkeypatch
+):
+    """After a run that rewrote many files each text index is one FTS5 segment, and the pages
+    the old segments held leave the file (auto_vacuum = INCREMENTAL) instead of staying free."""
+    files = {f"m{i}.py": f"# note {i} about pools\nVALUE_{i} = 'text {i}'\n" for i in range(30)}
+    repo = make_repo(files)
+    monkeypatch.setattr(indexer, "OPTIMIZE_AFTER_FILES", 10)
+    monkeypatch.setattr(indexer, "BATCH_FILES", 7)  # several batches: several segments to merge
+    index(repo)
+    index(repo, force=True)
+    db = _db(repo)
+    assert _rows(db, "PRAGMA auto_vacuum") == [(2,)]
+    assert _rows(db, "PRAGMA freelist_count") == [(0,)]
+    for table in ("code_text_fts", "code_text_literal"):
+        assert _rows(db, f"SELECT count(DISTINCT segid) FROM {table}_idx") == [(1,)]
+    hits = _rows(db, "SELECT count(*) FROM code_text_fts WHERE code_text_fts MATCH 'pools'")
+    assert hits == [(30,)]
