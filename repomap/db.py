@@ -32,19 +32,35 @@ ROWS_PER_FILE = 1 << 20  # code_text_fts rowid = files.id * ROWS_PER_FILE + ordi
 BUSY_TIMEOUT_MS = 30_000
 
 
-def _migration_files() -> list[tuple[str, str]]:
-    """(name, SQL) of each migration, from the installed package's folder (never the cwd).
+def _migrations_folder() -> str:
+    """The installed package's migrations folder (never the cwd).
 
     Through the package's __path__ rather than importlib.resources, whose import (tempfile,
     zipfile) cost a CLI query ~20 ms of its start-up.
     """
     from . import migrations
 
-    folder = Path(next(iter(migrations.__path__)))
-    names = sorted(
-        p.name for p in folder.iterdir() if p.name.endswith(".sql") and p.name[:4].isdigit()
+    return next(iter(migrations.__path__))
+
+
+def _migration_names() -> list[str]:
+    """Names of the migrations (`0004_symbols`, ...), in order; read without their SQL, which
+    only a run that migrates needs (every search checks the names)."""
+    return sorted(
+        name.removesuffix(".sql")
+        for name in os.listdir(_migrations_folder())
+        if name.endswith(".sql") and name[:4].isdigit()
     )
-    return [(name.removesuffix(".sql"), (folder / name).read_text()) for name in names]
+
+
+def _migration_files() -> list[tuple[str, str]]:
+    """(name, SQL) of each migration."""
+    folder = _migrations_folder()
+    result = []
+    for name in _migration_names():
+        with open(os.path.join(folder, name + ".sql"), encoding="utf-8") as file:
+            result.append((name, file.read()))
+    return result
 
 
 def _statements(sql: str) -> Iterator[str]:
@@ -82,7 +98,7 @@ def _lowers_version(conn: sqlite3.Connection, statement: str) -> bool:
     return bool(found) and int(found[1]) < conn.execute("PRAGMA user_version").fetchone()[0]
 
 
-MIGRATION_NAMES: list[str] = [_name for _name, _ in _migration_files()]
+MIGRATION_NAMES: list[str] = _migration_names()
 _MIGRATIONS: list[Migrations] = []  # sqlite_utils' registry, built on first use
 
 
