@@ -280,3 +280,27 @@ def test_focus_shows_its_neighbours_before_hubs_used_everywhere(make_repo, index
     result = _map(root, tokens=120, focus=["focus.py"])
     assert [f.file_path for f in result.files] == ["big.py"]
     assert len(result.files[0].symbols) >= 3
+
+
+def test_the_loaded_graph_is_kept_per_index_state_and_replaced_when_ranks_change(make_repo, index):
+    """load_graph keeps the graph it unpacked for the same ranks, and reads the new one after a
+    run that re-ranked: a long-running server never serves a stale graph."""
+    repo = make_repo(
+        {"a.py": "def helper():\n    return 1\n", "b.py": "from a import helper\nhelper()\n"}
+    )
+    index(repo)
+    db_path = repo / ".repomap" / "index.db"
+    with connected(db_path) as db:
+        first = symbols.load_graph(db)
+        assert symbols.load_graph(db) is first
+    (repo / "c.py").write_text("def other():\n    return helper()\n")
+    index(repo)
+    with connected(db_path) as db:
+        second = symbols.load_graph(db)
+        assert second is not first
+        assert len(second.file_ids) == 3 and len(first.file_ids) == 2
+        expected = rank.Graph.from_arrays(symbols._load_arrays(db, rank.ARRAY_NAMES))
+        assert all(
+            np.array_equal(getattr(second, name), getattr(expected, name))
+            for name in rank.ARRAY_NAMES
+        )
