@@ -289,12 +289,11 @@ def _index(
         if written >= len(jobs):
             break
     with writer.batch():
-        if gone or any(job.language == "cpp" for job in jobs):
-            writer.link_declarations()
         # Files that vanished or became unreadable since they were indexed: drop their rows.
         for rel_path, _reason in summary.skipped:
             if rel_path in existing and rel_path in present:
                 writer.delete_file(existing[rel_path].id)
+        writer.link_declarations()  # what this run's writes and deletions changed
         index_db.set_meta(
             db, {**_version_meta(settings), "indexed_at": indexed_at, "root": str(settings.root)}
         )

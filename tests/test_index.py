@@ -276,3 +276,60 @@ def test_a_large_run_merges_the_text_indexes_and_hands_back_the_freed_pages(
         assert _rows(db, f"SELECT count(DISTINCT segid) FROM {table}_idx") == [(1,)]
     hits = _rows(db, "SELECT count(*) FROM code_text_fts WHERE code_text_fts MATCH 'pools'")
     assert hits == [(30,)]
+
+
+def _links(db: Path) -> set[tuple]:
+    """(definition file, qualified name, line) -> (declaration file, line), as paths and lines."""
+    return set(
+        _rows(
+            db,
+            """SELECT f.path, s.qualified_name, s.start_line, df.path, d.start_line
+            FROM symbols s JOIN files f ON f.id = s.file_id
+            LEFT JOIN symbols d ON d.id = s.declaration_id LEFT JOIN files df ON df.id = d.file_id
+            WHERE s.is_definition = 1 AND s.kind IN ('method', 'function')""",
+        )
+    )
+
+
+def _links_relinked_in_full(db: Path, tmp: Path) -> set[tuple]:
+    from repomap.db import LINK_DECLARATIONS_SQL
+
+    copy = tmp / "full-link.db"
+    with closing(sqlite3.connect(db)) as source, closing(sqlite3.connect(copy)) as target:
+        source.backup(target)
+        target.execute(LINK_DECLARATIONS_SQL)
+        target.commit()
+    return _links(copy)
+
+
+def test_incremental_runs_link_cpp_definitions_exactly_as_a_full_relink(make_repo, index, tmp_path):
+    """A small run relinks only the definitions its changes can affect; after each kind of
+    change the links equal those of relinking every definition."""
+    header = "namespace n {\nclass Pool {\n public:\n  void get();\n  void put(int x);\n};\n}\n"
+    repo = make_repo(
+        {
+            "pool.h": header,
+            "pool.cc": '#include "pool.h"\nvoid n::Pool::get() {}\nvoid n::Pool::put(int x) {}\n',
+            "other.cc": "void n::Pool::drain() {}\nvoid free_function() {}\n",
+        }
+    )
+    db = _db(repo)
+    index(repo)
+    links = _links(db)
+    assert ("pool.cc", "n::Pool::get", 2, "pool.h", 4) in links
+    assert ("other.cc", "n::Pool::drain", 1, None, None) in links
+
+    steps = [
+        # the header gains the declaration other.cc defines, and loses put
+        lambda: (repo / "pool.h").write_text(header.replace("void put(int x);", "void drain();")),
+        # the header is re-read with the same declarations (new symbol ids)
+        lambda: (repo / "pool.h").write_text("// moved down\n" + header),
+        # a second declaration of get in another header, then the first header is deleted
+        lambda: (repo / "more.h").write_text("namespace n { class Pool { void get(); }; }\n"),
+        lambda: (repo / "pool.h").unlink(),
+    ]
+    for step in steps:
+        step()
+        index(repo)
+        assert _links(db) == _links_relinked_in_full(db, tmp_path)
+    assert ("pool.cc", "n::Pool::get", 2, "more.h", 1) in _links(db)
