@@ -633,6 +633,10 @@ class Writer:
         # in-class declarations removed or added.
         self._linked_files: set[int] = set()
         self._declared_names: set[str] = set()
+        # That tracking lives in memory: a run killed before its final link leaves 'links_pending'
+        # set in meta (written with its first change), and the next run relinks everything.
+        self._relink_all = get_meta(db, "links_pending") == "1"
+        self._links_marked = False
 
     def _max(self, table: str) -> int:
         return self.conn.execute(f"SELECT coalesce(max(id), 0) FROM {table}").fetchone()[0]
@@ -644,8 +648,16 @@ class Writer:
             with self.db.atomic():
                 yield
                 self._index_text()
+        except BaseException:
+            self._links_marked = False  # the mark was rolled back with the batch
+            raise
         finally:
             self._unindexed.clear()  # rolled back with the rows, or indexed
+
+    def _mark_links_pending(self) -> None:
+        if not self._links_marked:
+            set_meta(self.db, {"links_pending": "1"})
+            self._links_marked = True
 
     def _index_text(self) -> None:
         for first, last in _id_runs(sorted(self._unindexed)):
@@ -656,6 +668,7 @@ class Writer:
     def delete_file(self, file_id: int) -> None:
         conn = self.conn
         rows = _row_range(file_id)
+        self._mark_links_pending()
         self._declared_names.update(
             name for (name,) in conn.execute(DECLARATIONS_OF_FILE_SQL, (file_id,))
         )
@@ -677,6 +690,7 @@ class Writer:
 
     def replace_file(self, rows: FileRows, old_id: int | None, indexed_at: str) -> int:
         """Write one file's rows in place of its old ones (call inside batch())."""
+        self._mark_links_pending()
         if old_id is not None:
             self.delete_file(old_id)
         file_id = old_id if old_id is not None else self.next_file_id
@@ -772,7 +786,7 @@ class Writer:
         """Point each C++ out-of-line definition at its in-class declaration: every one after a
         large run, else those the run's writes and deletions can have changed (re-linking all of
         LLVM's headers took ~100 ms of a one-file run)."""
-        if len(self._linked_files) > LINK_ALL_AFTER:
+        if self._relink_all or len(self._linked_files) > LINK_ALL_AFTER:
             self.conn.execute(LINK_DECLARATIONS_SQL)
         elif self._linked_files or self._declared_names:
             self.conn.execute(
@@ -784,6 +798,9 @@ class Writer:
             )
         self._linked_files.clear()
         self._declared_names.clear()
+        if self._relink_all or self._links_marked:
+            set_meta(self.db, {"links_pending": "0"})
+        self._relink_all = self._links_marked = False
 
     def delete_doc(self, doc_id: int) -> None:
         rows = _row_range(doc_id)

@@ -333,3 +333,40 @@ def test_incremental_runs_link_cpp_definitions_exactly_as_a_full_relink(make_rep
         index(repo)
         assert _links(db) == _links_relinked_in_full(db, tmp_path)
     assert ("pool.cc", "n::Pool::get", 2, "more.h", 1) in _links(db)
+
+
+def test_a_run_killed_before_its_final_link_is_relinked_in_full_by_the_next(
+    make_repo, index, tmp_path
+):
+    """The writer marks links pending with its first change; a run that died before linking
+    (here: a batch written without the run's end) leaves the mark, so the next run, which sees
+    nothing changed, still relinks every definition."""
+    from repomap import db as index_db
+
+    repo = make_repo(
+        {
+            "pool.h": "namespace n {\nclass Pool {\n public:\n  void get();\n};\n}\n",
+            "pool.cc": '#include "pool.h"\nvoid n::Pool::get() {}\n',
+        }
+    )
+    db_path = _db(repo)
+    index(repo)
+    before = _links(db_path)
+    assert ("pool.cc", "n::Pool::get", 2, "pool.h", 4) in before
+    header = repo / "pool.h"
+    stat = header.stat()
+    rows = indexer.read_and_extract(
+        indexer.Job("pool.h", str(header), "cpp", stat.st_size, stat.st_mtime_ns, None)
+    )
+    db = index_db.open_index(db_path)
+    try:
+        writer = index_db.Writer(db)
+        old_id = index_db.indexed_files(db)["pool.h"].id
+        with writer.batch():  # the header's rows again, with new symbol ids; then the run "dies"
+            writer.replace_file(rows, old_id, "now")
+    finally:
+        db.conn.close()
+    assert _rows(db_path, "SELECT value FROM meta WHERE key = 'links_pending'") == [("1",)]
+    assert index(repo).unchanged == 2
+    assert _links(db_path) == before == _links_relinked_in_full(db_path, tmp_path)
+    assert _rows(db_path, "SELECT value FROM meta WHERE key = 'links_pending'") == [("0",)]
