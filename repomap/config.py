@@ -27,6 +27,18 @@ def default_db_path(root: Path) -> Path:
     return root / INDEX_DIR / "index.db"
 
 
+def indexed_ancestor(start: Path) -> Path:
+    """The nearest folder from `start` up that holds an index (`.repomap/index.db`), else
+    `start`. The search stops at a repository's top (a folder with `.git`), so an index in a
+    folder above a repository is never updated from inside it."""
+    for folder in (start, *start.parents):
+        if (folder / INDEX_DIR / "index.db").is_file():
+            return folder
+        if (folder / ".git").exists():
+            break
+    return start
+
+
 def resolve(
     root: str | Path | None = None,
     db: str | Path | None = None,
@@ -35,8 +47,14 @@ def resolve(
     redact: bool | None = None,
 ) -> Settings:
     """Settings from explicit arguments, then REPOMAP_* environment variables, then defaults."""
-    root_path = Path(root or os.environ.get("REPOMAP_ROOT") or ".").resolve()
+    root_value = root or os.environ.get("REPOMAP_ROOT")
     db_value = db or os.environ.get("REPOMAP_DB")
+    if root_value:
+        root_path = Path(root_value).resolve()
+    elif db_value:
+        root_path = Path.cwd().resolve()
+    else:  # like git: a command run in a subfolder uses the index of the tree around it
+        root_path = indexed_ancestor(Path.cwd().resolve())
     db_path = Path(db_value).resolve() if db_value else default_db_path(root_path)
     size = max_file_size or int(os.environ.get("REPOMAP_MAX_FILE_SIZE") or DEFAULT_MAX_FILE_SIZE)
     count = workers or int(os.environ.get("REPOMAP_WORKERS") or min(2, os.cpu_count() or 1))
