@@ -218,8 +218,13 @@ def test_damage_below_a_definition_leaves_the_definitions_above_it(language, see
     assert not missing, f"lost {missing} when cut at byte {cut}"
 
 
-@pytest.mark.xfail(strict=True, reason="reported: rust.py names the `{…}` list itself")
 def test_a_use_list_outside_use_gives_no_reference_with_an_empty_name():
-    """Found by test_damaged_real_files_never_raise (seed 2390): a damaged `use` line."""
+    """Found by test_damaged_real_files_never_raise (seed 2390): a damaged `use` line.
+
+    tree-sitter reads `rate::ops::{Deref, DerefMut};` as a struct expression whose type name is
+    MISSING (error recovery made it up): it used to become a reference with an empty name. The
+    path's parts are references; the braces hold shorthand field initializers, which like any
+    plain variable use are not reference positions in the Rust queries.
+    """
     references = extract("rust", b"rate::ops::{Deref, DerefMut};\n", "damaged.rs").references
-    assert [r.name for r in references] == ["rate", "ops", "Deref", "DerefMut"]
+    assert [(r.name, r.line) for r in references] == [("rate", 1), ("ops", 1)]
