@@ -62,8 +62,7 @@ def _check_records(result: Extraction, source: bytes, language: str) -> None:
         assert 1 <= text.line <= text.end_line <= lines, text
         assert isinstance(text.content, str)
     for reference in result.references:
-        # rust.py: a path list outside `use` yields an empty name (the strict xfail below).
-        assert reference.name or language == "rust", reference
+        assert reference.name, reference
         assert 1 <= reference.line <= lines, reference
     assert result.status in ("ok", "fallback")
     pickle.loads(pickle.dumps(result))  # it crosses from a worker process to the writer
