@@ -629,6 +629,7 @@ class Writer:
         # new segment for every statement that inserts into it (and merges them as they pile
         # up), so indexing file by file cost twice the CPU of indexing a batch at once.
         self._unindexed: set[int] = set()
+        self._depth = 0  # batches open: the outermost indexes the text
         # What link_declarations must revisit: C++ files written, and the qualified names of
         # in-class declarations removed or added.
         self._linked_files: set[int] = set()
@@ -643,7 +644,21 @@ class Writer:
 
     @contextmanager
     def batch(self) -> Iterator[None]:
-        """One transaction: every file written inside it lands whole or not at all."""
+        """One transaction: every file written inside it lands whole or not at all. A batch
+        inside a batch is a savepoint; the outermost one adds the text rows to FTS5."""
+        if self._depth:
+            saved = set(self._unindexed), self._links_marked
+            self._depth += 1
+            try:
+                with self.db.atomic():
+                    yield
+            except BaseException:  # rolled back to the savepoint: so is what it wrote
+                self._unindexed, self._links_marked = saved
+                raise
+            finally:
+                self._depth -= 1
+            return
+        self._depth = 1
         try:
             with self.db.atomic():
                 yield
@@ -652,6 +667,7 @@ class Writer:
             self._links_marked = False  # the mark was rolled back with the batch
             raise
         finally:
+            self._depth = 0
             self._unindexed.clear()  # rolled back with the rows, or indexed
 
     def _mark_links_pending(self) -> None:

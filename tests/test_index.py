@@ -248,6 +248,11 @@ def test_text_indexes_stay_whole_when_a_batch_writes_then_deletes_or_fails(make_
             raise RuntimeError("the batch fails")
         with writer.batch():
             writer.replace_file(rows, None, "now")
+        with writer.batch():  # a nested batch that fails takes back only what it wrote
+            writer.replace_file(rows._replace(path="d.py"), None, "now")
+            with pytest.raises(RuntimeError), writer.batch():
+                writer.replace_file(rows._replace(path="e.py"), None, "now")
+                raise RuntimeError("one file fails")
     finally:
         db.conn.close()
     check_integrity(db_path)
@@ -255,7 +260,7 @@ def test_text_indexes_stay_whole_when_a_batch_writes_then_deletes_or_fails(make_
         hits = conn.execute(
             "SELECT file_path FROM code_text_fts WHERE code_text_fts MATCH 'alpha' ORDER BY 1"
         ).fetchall()
-    assert hits == [("a.py",), ("a.py",), ("c.py",), ("c.py",)]
+    assert hits == [("a.py",), ("a.py",), ("c.py",), ("c.py",), ("d.py",), ("d.py",)]
 
 
 def test_a_large_run_merges_the_text_indexes_and_hands_back_the_freed_pages(
