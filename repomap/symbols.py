@@ -664,25 +664,30 @@ def require_ranks(db: Database) -> None:
 def load_graph(db: Database):  # -> rank.Graph
     """The stored graph, for personalized PageRank.
 
-    A long-running process (the MCP server) keeps the last graph it read, keyed by the ranks'
-    fingerprint: unpacking the arrays costs ~5-10 ms per personalized map otherwise. The
-    fingerprint names the exact index state the ranks were computed from, so equal keys mean
-    equal graphs, whichever index file they came from.
+    A long-running process (the MCP server) keeps the last graph it read, keyed by the index
+    file and its ranks' fingerprint: unpacking the arrays costs ~5-10 ms per personalized map
+    otherwise. The fingerprint alone is not enough: two indexes of the same bytes under other
+    paths (a test file's share differs) have equal fingerprints and different graphs.
     """
     from . import rank
 
     require_ranks(db)
     fingerprint = index_db.get_meta(db, "rank_fingerprint")
-    cached = _GRAPH_CACHE.get(fingerprint) if fingerprint else None
+    key = (db.conn.execute("PRAGMA database_list").fetchone()[2], fingerprint)
+    cached = _GRAPH_CACHE.get(key) if fingerprint else None
     if cached is None:
         cached = rank.Graph.from_arrays(_load_arrays(db, rank.ARRAY_NAMES))
-        _GRAPH_CACHE.clear()  # one graph: memory stays that of a single index's arrays
         if fingerprint:
-            _GRAPH_CACHE[fingerprint] = cached
+            for old in [k for k in _GRAPH_CACHE if k[0] == key[0]]:  # that index's older ranks
+                del _GRAPH_CACHE[old]
+            while len(_GRAPH_CACHE) >= GRAPHS_KEPT:  # several roots: the oldest goes
+                del _GRAPH_CACHE[next(iter(_GRAPH_CACHE))]
+            _GRAPH_CACHE[key] = cached
     return cached
 
 
-_GRAPH_CACHE: dict[str, object] = {}
+_GRAPH_CACHE: dict[tuple[str, str], object] = {}
+GRAPHS_KEPT = 4  # indexes whose graph a process keeps (an MCP server may serve several roots)
 
 
 # --- what the map reads ----------------------------------------------------------------------

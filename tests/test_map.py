@@ -304,3 +304,19 @@ def test_the_loaded_graph_is_kept_per_index_state_and_replaced_when_ranks_change
             np.array_equal(getattr(second, name), getattr(expected, name))
             for name in rank.ARRAY_NAMES
         )
+
+
+def test_the_kept_graph_is_never_another_index_of_the_same_bytes(make_repo, index, tmp_path):
+    """Two indexes of identical files under other paths have equal rank fingerprints but
+    different graphs (a test file's definitions get a smaller share): each gets its own."""
+    body = {"a.py": "from b import util\nutil()\n"}
+    first = make_repo({**body, "b.py": "def util():\n    return 1\n"}, root=tmp_path / "one")
+    second = make_repo({**body, "test_b.py": "def util():\n    return 1\n"}, root=tmp_path / "two")
+    graphs = []
+    for repo in (first, second, first):
+        index(repo)
+        with connected(repo / ".repomap" / "index.db") as db:
+            graphs.append(symbols.load_graph(db))
+            fresh = rank.Graph.from_arrays(symbols._load_arrays(db, rank.ARRAY_NAMES))
+            assert np.array_equal(graphs[-1].def_share, fresh.def_share)
+    assert graphs[0] is graphs[2] and graphs[1] is not graphs[0]
