@@ -226,7 +226,7 @@ def outline(
     from .gateway_text import outline_text
     from .query import searching
 
-    settings = config.resolve(root, db_path)
+    settings = config.resolve(root, db_path, find_index=True)
     with searching(settings.db_path) as db:  # no sqlite_utils: queries start faster
         result = gateway.outline(db, _indexed_root(db, settings), path, level)
     if result.changed:
@@ -280,7 +280,7 @@ def show(
         return
     if name is not None:
         raise click.UsageError("give either a symbol NAME or --section HEADING, not both")
-    settings = config.resolve(root, db_path)
+    settings = config.resolve(root, db_path, find_index=True)
     with searching(settings.db_path) as db:  # no sqlite_utils: queries start faster
         view = docs.show_section(db, _indexed_root(db, settings), heading, file, max_lines)
     if view.ambiguous:
@@ -302,7 +302,9 @@ def _show_symbol(
 ) -> None:
     from .snippets import get_symbol_content
 
-    content = get_symbol_content(config.resolve(root, db_path), name, file, max_lines, context)
+    content = get_symbol_content(
+        config.resolve(root, db_path, find_index=True), name, file, max_lines, context
+    )
     if content.warning:
         click.echo(f"warning: {content.warning}", err=True)
     if as_json:
@@ -325,7 +327,7 @@ def search_docs(
     from .gateway_text import search_docs_text
     from .query import searching
 
-    settings = config.resolve(root, db_path)
+    settings = config.resolve(root, db_path, find_index=True)
     with searching(settings.db_path) as db:  # no sqlite_utils: queries start faster
         result = docs.search_docs(db, _indexed_root(db, settings), query, limit)
     if result.ignored:
@@ -445,7 +447,7 @@ def symbols_(
     """Find definitions by name: exact, then prefix, substring, fuzzy; most used first."""
     from .symbols import reading, search_symbols
 
-    settings = config.resolve(root, db_path)
+    settings = config.resolve(root, db_path, find_index=True)
     with reading(settings.db_path) as db:
         hits = search_symbols(db, query, kind, language, path, limit)
     if as_json:
@@ -492,7 +494,7 @@ def map_(
     from .maps import repo_map
     from .symbols import reading
 
-    settings = config.resolve(root, db_path)
+    settings = config.resolve(root, db_path, find_index=True)
     with reading(settings.db_path) as db:
         result = repo_map(db, tokens, focus, mention)
     if result.unmatched_mentions:
@@ -563,7 +565,7 @@ def stats(top: int, as_json: bool, db_path: Path | None, root: Path | None) -> N
     """Summarize the search log: frequent queries, queries with no results, latency, MCP tools."""
     from . import searchlog
 
-    index = config.resolve(root, db_path).db_path
+    index = config.resolve(root, db_path, find_index=True).db_path
     summary = searchlog.summarize(index, top)
     tools = searchlog.summarize_tools(index)
     if as_json:

@@ -60,7 +60,7 @@ def search_text(
     from .query import search_text as run_search
     from .query import searching
 
-    settings = config.resolve(root, db_path)
+    settings = config.resolve(root, db_path, find_index=True)
     with searching(settings.db_path) as db:
         result = run_search(
             db, query, element_type, limit, path, language,

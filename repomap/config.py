@@ -32,9 +32,10 @@ def indexed_ancestor(start: Path) -> Path:
     `start`. The search stops at a repository's top (a folder with `.git`), so an index in a
     folder above a repository is never updated from inside it."""
     for folder in (start, *start.parents):
-        if (folder / INDEX_DIR / "index.db").is_file():
+        # os.path, not Path: a folder this user may not enter answers False, not PermissionError
+        if os.path.isfile(os.path.join(folder, INDEX_DIR, "index.db")):
             return folder
-        if (folder / ".git").exists():
+        if os.path.exists(os.path.join(folder, ".git")):
             break
     return start
 
@@ -45,16 +46,25 @@ def resolve(
     max_file_size: int | None = None,
     workers: int | None = None,
     redact: bool | None = None,
+    find_index: bool = False,
 ) -> Settings:
-    """Settings from explicit arguments, then REPOMAP_* environment variables, then defaults."""
+    """Settings from explicit arguments, then REPOMAP_* environment variables, then defaults.
+
+    `find_index`: for the commands that only read an index, a missing ROOT is the nearest
+    indexed folder upward (indexed_ancestor) rather than the current one. Commands that write
+    (`index`, `migrate`), serve (`mcp`) or read files by path never look upward: run inside a
+    new project below an indexed home folder, they must not take on the whole home folder.
+    """
     root_value = root or os.environ.get("REPOMAP_ROOT")
     db_value = db or os.environ.get("REPOMAP_DB")
     if root_value:
         root_path = Path(root_value).resolve()
     elif db_value:
         root_path = Path.cwd().resolve()
-    else:  # like git: a command run in a subfolder uses the index of the tree around it
+    elif find_index:  # like git: a query run in a subfolder uses the index around it
         root_path = indexed_ancestor(Path.cwd().resolve())
+    else:
+        root_path = Path.cwd().resolve()
     db_path = Path(db_value).resolve() if db_value else default_db_path(root_path)
     size = max_file_size or int(os.environ.get("REPOMAP_MAX_FILE_SIZE") or DEFAULT_MAX_FILE_SIZE)
     count = workers or int(os.environ.get("REPOMAP_WORKERS") or min(2, os.cpu_count() or 1))
