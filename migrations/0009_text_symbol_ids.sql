@@ -7,10 +7,23 @@
 -- comment its crate). code_text_view (and so code_text_fts) still shows the name.
 ALTER TABLE code_text ADD COLUMN symbol_id INTEGER;  -- symbols.id, same file; NULL: see symbol_name
 
+-- Of the symbols of that name in the file (a C++ declaration and its definition, overloads,
+-- a Python name redefined): the innermost one holding the element's lines, else the nearest one
+-- starting after them (a doc comment above its item), else the first. As db.py's _symbol_at.
 UPDATE code_text SET symbol_id = (
-    SELECT s.id FROM symbols s
-    WHERE s.file_id = code_text.file_id AND s.qualified_name = code_text.symbol_name
-    ORDER BY s.start_byte, s.end_byte DESC, s.id LIMIT 1)
+    SELECT id FROM (
+        SELECT s.id AS id, s.start_line AS start_line, s.start_byte AS start_byte,
+               s.end_byte AS end_byte,
+               (s.start_line <= code_text.line_number AND code_text.end_line <= s.end_line)
+                   AS holds,
+               (s.start_line >= code_text.end_line) AS after
+        FROM symbols s
+        WHERE s.file_id = code_text.file_id AND s.qualified_name = code_text.symbol_name)
+    ORDER BY holds DESC,
+             CASE WHEN holds THEN -start_byte END, CASE WHEN holds THEN end_byte END,
+             CASE WHEN holds THEN -id END,
+             after DESC, CASE WHEN after THEN start_line END, id
+    LIMIT 1)
 WHERE symbol_name IS NOT NULL;
 
 UPDATE code_text SET symbol_name = NULL WHERE symbol_id IS NOT NULL;

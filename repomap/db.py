@@ -596,6 +596,26 @@ def _enclosing(candidates: Iterable[tuple[int, int, int]], start: int, end: int)
     return best
 
 
+def _symbol_at(
+    candidates: list[tuple[int, int, int]] | None, line: int, end_line: int
+) -> int | None:
+    """Which of the symbols sharing a qualified name (id, start line, end line; outer first) a
+    text element or reference at [line, end_line] belongs to: the innermost one holding those
+    lines, else the nearest one starting after them (a doc comment above its item, one of
+    several overloads), else the first. migrations/0009 chooses the same way."""
+    if not candidates:
+        return None
+    if len(candidates) == 1:
+        return candidates[0][0]
+    holding = [c for c in candidates if c[1] <= line and end_line <= c[2]]
+    if holding:
+        return holding[-1][0]
+    after = [c for c in candidates if c[1] >= end_line]
+    if after:
+        return min(after, key=lambda c: (c[1], c[0]))[0]
+    return candidates[0][0]
+
+
 def _id_runs(ids: list[int]) -> Iterator[tuple[int, int]]:
     """Sorted ids as runs of consecutive ones: [1, 2, 3, 7] -> (1, 3), (7, 7)."""
     start = previous = None
@@ -726,13 +746,16 @@ class Writer:
                 indexed_at,
             ),
         )
-        symbol_ids = self._insert_symbols(file_id, rows.symbols)
+        named = self._insert_symbols(file_id, rows.symbols)
         if rows.language == "cpp":
             self._linked_files.add(file_id)
             self._declared_names.update(s[1] for s in rows.symbols if not s[12])
         self.conn.executemany(
             INSERT_REF_SQL,
-            ((file_id, name, line, symbol_ids.get(owner)) for name, line, owner in rows.references),
+            (
+                (file_id, name, line, _symbol_at(named.get(owner), line, line) if owner else None)
+                for name, line, owner in rows.references
+            ),
         )
         base = file_id * ROWS_PER_FILE
         self.conn.executemany(
@@ -744,8 +767,8 @@ class Writer:
                     line,
                     end_line,
                     ELEMENT_TYPE_CODES[kind],
-                    symbol_ids.get(symbol),
-                    None if symbol in symbol_ids else symbol,  # a name no symbol has (schema v9)
+                    _symbol_at(named.get(symbol), line, end_line) if symbol else None,
+                    None if symbol in named else symbol,  # a name no symbol has (schema v9)
                     content,
                     parts,
                 )
@@ -757,8 +780,10 @@ class Writer:
         self._unindexed.add(file_id)
         return file_id
 
-    def _insert_symbols(self, file_id: int, symbols: Iterable) -> dict[str, int]:
-        ids: dict[str, int] = {}
+    def _insert_symbols(self, file_id: int, symbols: Iterable) -> dict[str, list[tuple]]:
+        """Insert a file's symbols; return (id, start line, end line) of each, by qualified
+        name, outer before inner."""
+        named: dict[str, list[tuple[int, int, int]]] = {}
         # One qualified name can belong to several symbols (a Rust struct and its impl, a
         # Python name redefined): a parent is the one whose span holds the child.
         spans: dict[str, list[tuple[int, int, int]]] = {}
@@ -766,14 +791,14 @@ class Writer:
         for symbol in sorted(symbols, key=lambda s: (s[7], -s[8])):  # outer before inner
             symbol_id = self.next_symbol_id
             self.next_symbol_id += 1
-            ids.setdefault(symbol[1], symbol_id)
+            named.setdefault(symbol[1], []).append((symbol_id, symbol[3], symbol[4]))
             spans.setdefault(symbol[1], []).append((symbol_id, symbol[7], symbol[8]))
             parent = (
                 _enclosing(spans.get(symbol[10], ()), symbol[7], symbol[8]) if symbol[10] else None
             )
             values.append((symbol_id, file_id, *symbol[:10], parent, symbol[11], int(symbol[12])))
         self.conn.executemany(INSERT_SYMBOL_SQL, values)
-        return ids
+        return named
 
     def optimize_text(self) -> None:
         """Merge each text index into one segment (FTS5 'optimize'), then give the pages of the

@@ -177,3 +177,45 @@ def test_migrating_v8_text_rows_to_symbol_ids_keeps_every_symbol_name(make_repo,
         v8, "SELECT symbol_name FROM code_text_fts WHERE code_text_fts MATCH 'oldest'"
     ) == [("ConnectionPool.get",)]
     assert _rows(v8, "SELECT count(*) FROM code_text WHERE symbol_id IS NOT NULL")[0][0] >= 3
+    # The migration picks the same symbol the writer does, duplicate names included.
+    ids_sql = "SELECT id, symbol_id FROM code_text ORDER BY id"
+    assert _rows(v8, ids_sql) == _rows(full, ids_sql)
+
+
+def test_migration_9_and_the_writer_pick_the_same_symbol_among_duplicate_names(
+    make_repo, index, tmp_path
+):
+    repo = make_repo(
+        {
+            "d.py": "def f():\n    # in the first f\n    return 1\n\n\ndef f():\n"
+            "    # in the second f\n    return 2\n",
+            "p.cc": "namespace n {\nclass P {\n  /// declared\n  void f();\n};\n}\n"
+            "void n::P::f() {\n  // in the definition\n}\n",
+        }
+    )
+    full = tmp_path / "full.db"
+    index(repo, db=full)
+    holder = """SELECT t.content, s.start_line, s.is_definition FROM code_text t
+        JOIN symbols s ON s.id = t.symbol_id ORDER BY t.id"""
+    assert _rows(full, holder) == [
+        ("in the first f", 1, 1),
+        ("in the second f", 6, 1),
+        ("declared", 4, 0),  # a doc comment: the symbol right after it
+        ("in the definition", 7, 1),  # not the in-class declaration of the same name
+    ]
+    v8 = tmp_path / "v8.db"
+    assert run_cli("migrate", "--db", v8, "--to", "8").returncode == 0
+    with closing(sqlite3.connect(v8, isolation_level=None)) as conn:
+        conn.execute("ATTACH ? AS full", (str(full),))
+        conn.execute(
+            "INSERT INTO files SELECT id, path, language, size, mtime_ns, hash, line_count, status,"
+            " note, indexed_at, text_indexed FROM full.files"
+        )
+        conn.execute("INSERT INTO symbols SELECT * FROM full.symbols")
+        conn.execute(
+            "INSERT INTO code_text SELECT t.id, t.file_id, t.line_number, t.end_line,"
+            " t.element_type, v.symbol_name, t.content, t.subwords"
+            " FROM full.code_text t JOIN full.code_text_view v ON v.id = t.id"
+        )
+    assert run_cli("migrate", "--db", v8).returncode == 0
+    assert _rows(v8, holder) == _rows(full, holder)
