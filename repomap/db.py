@@ -655,8 +655,10 @@ class Writer:
         self._linked_files: set[int] = set()
         self._declared_names: set[str] = set()
         # That tracking lives in memory: a run killed before its final link leaves 'links_pending'
-        # set in meta (written with its first change), and the next run relinks everything.
-        self._relink_all = get_meta(db, "links_pending") == "1"
+        # at 1 in meta (written with its first change), and the next run relinks everything.
+        # No mark at all: an index from before the mark existed, whose last run may have died
+        # unlinked too; relinking it once costs what every run cost then.
+        self._relink_all = get_meta(db, "links_pending") != "0"
         self._links_marked = False
 
     def _max(self, table: str) -> int:
