@@ -508,10 +508,11 @@ INDEX_TEXT_SQL = """INSERT INTO code_text_fts (rowid, content, subwords)
 UNINDEX_TEXT_SQL = """INSERT INTO code_text_fts (code_text_fts, rowid, content, subwords)
     SELECT 'delete', id, content, subwords FROM code_text WHERE id >= ? AND id < ?"""
 # The trigram index of literal search (schema v7), kept like code_text_fts.
+# The text as code_text_literal_source gives it (schema v10): with a sentinel after it.
 INDEX_LITERAL_SQL = """INSERT INTO code_text_literal (rowid, content)
-    SELECT id, content FROM code_text WHERE id >= ? AND id < ?"""
+    SELECT id, content || char(57344) FROM code_text WHERE id >= ? AND id < ?"""
 UNINDEX_LITERAL_SQL = """INSERT INTO code_text_literal (code_text_literal, rowid, content)
-    SELECT 'delete', id, content FROM code_text WHERE id >= ? AND id < ?"""
+    SELECT 'delete', id, content || char(57344) FROM code_text WHERE id >= ? AND id < ?"""
 ELEMENT_TYPE_CODES = {"comment": 1, "docstring": 2, "string_literal": 3}
 LINK_DECLARATIONS_SQL = """UPDATE symbols SET declaration_id = (
         SELECT d.id FROM symbols d JOIN files f ON f.id = d.file_id

@@ -44,9 +44,13 @@ Mode `literal` (exact)
     trigrams, ANDed) and check them with instr(). Up to LITERAL_CAP candidates are all checked
     (`total` exact); beyond that the text is common, so the files holding a candidate are read
     in path order and reading stops after `limit` matches (`total` is then a lower bound).
-    Queries of 1 or 2 characters have no trigram: they scan every file in path order, which is
-    quick when the text is common and a full pass over the index (~100 ms of CPU on the three
-    corpora) when it is rare; the scan is bounded by `limit`, not by time, so it is complete.
+    An ASCII query of 2 characters takes its candidates from the indexed trigrams that begin
+    with it (schema v10 adds a sentinel after each element, so a pair at its very end begins
+    one too): none means no element holds it; more than MAX_PAIR_TRIGRAMS means it is common.
+    A common pair, a single character and a non-ASCII pair scan every file in path order,
+    which is quick when the text is common and a full pass over the index (~100 ms of CPU on
+    the three corpora) when it is rare; the scan is bounded by `limit`, not by time, so it is
+    complete.
 
 Results: `content` is the whole element up to CONTENT_LIMIT characters, then
 TRUNCATION_MARK; `snippet` is one line of about SNIPPET_WORDS words around the best match,
@@ -435,8 +439,11 @@ def _literal(conn: sqlite3.Connection, text: str, filters: _Filters, limit: int,
         return [], 0, True
     contains, params = _contains_sql(conn, text, ignore_case)
     scan, trigrams = SCAN_SQL, {}
-    if len(text) >= 3:
-        trigrams = {"trigrams": _trigram_match(text)}
+    match = _trigram_match(text) if len(text) >= 3 else _pair_match(conn, text)
+    if match == NO_TRIGRAM:  # no trigram begins with these two characters: no element holds them
+        return [], 0, True
+    if match:
+        trigrams = {"trigrams": match}
         where, filter_params = _filter_sql(filters, "l.rowid")
         candidates = conn.execute(
             CANDIDATES_SQL.format(filters=where),
@@ -474,6 +481,34 @@ def _contains_sql(conn: sqlite3.Connection, text: str, ignore_case: bool) -> tup
 
 def _icontains(content: str | None, lowered: str) -> bool:
     return content is not None and lowered in content.lower()
+
+
+NO_TRIGRAM = "no trigram"
+PAIR_TERMS_SQL = """SELECT term FROM code_text_literal_terms
+WHERE term >= :low AND term < :high LIMIT :cap"""
+MAX_PAIR_TRIGRAMS = 64  # more trigrams begin with a pair: it is common, and a scan stops early
+
+
+def _pair_match(conn: sqlite3.Connection, text: str) -> str | None:
+    """For a 2-character query: the OR of the indexed trigrams that begin with it (schema v10
+    puts a sentinel after each element, so a pair at the very end begins one too), NO_TRIGRAM
+    when none does, or None (scan) for a common pair, a single character or non-ASCII text,
+    whose case folding in the trigram tokenizer Python may not mirror."""
+    if len(text) != 2 or not text.isascii():
+        return None
+    low = text.lower()
+    high = low[0] + chr(ord(low[1]) + 1)
+    terms = [
+        row[0]
+        for row in conn.execute(
+            PAIR_TERMS_SQL, {"low": low, "high": high, "cap": MAX_PAIR_TRIGRAMS + 1}
+        )
+    ]
+    if len(terms) > MAX_PAIR_TRIGRAMS:
+        return None
+    if not terms:
+        return NO_TRIGRAM
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
 
 
 def _trigram_match(text: str) -> str:

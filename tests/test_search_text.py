@@ -456,6 +456,28 @@ def test_literals_shorter_than_three_characters_are_scanned(db, text: str, count
     assert all(text in hit.content for hit in result.hits)
 
 
+def test_every_two_character_literal_gives_exactly_what_a_scan_gives(db, monkeypatch) -> None:
+    """2-character queries take candidates from the trigrams that begin with them (schema v10's
+    sentinel makes a pair at an element's very end count): every pair of characters that
+    occurs in the index, both cases and a few absent ones, against a plain scan."""
+    rows = db.conn.execute("SELECT content FROM code_text").fetchall()
+    pairs = sorted({text[i : i + 2] for (text,) in rows for i in range(len(text) - 1)})
+    pairs = [p for p in pairs if p.isascii()] + ["Qz", "~~", "zz"]
+    ends = {text[-2:] for (text,) in rows if len(text) >= 2 and text[-2:].isascii()}
+    assert ends - {text[i : i + 2] for (text,) in rows for i in range(len(text) - 2)}  # tested
+    quick = {}
+    for pair in pairs:
+        for ignore_case in (False, True):
+            quick[pair, ignore_case] = search(
+                db, pair, mode="literal", limit=1000, ignore_case=ignore_case
+            )
+    monkeypatch.setattr(query, "MAX_PAIR_TRIGRAMS", -1)  # every pair now scans
+    for (pair, ignore_case), found in quick.items():
+        scanned = search(db, pair, mode="literal", limit=1000, ignore_case=ignore_case)
+        assert (found.hits, found.total) == (scanned.hits, scanned.total), (pair, ignore_case)
+        assert found.total_exact
+
+
 @pytest.mark.parametrize(
     "text", ['"', "AND", "*", "content:", "it's", '"%s"', "'; DROP TABLE files; --"]
 )
