@@ -586,24 +586,14 @@ INSERT_SECTION_SQL = """INSERT INTO sections (rowid, file, section, content, sta
     VALUES (?, ?, ?, ?, ?, ?)"""
 
 
-def _enclosing(candidates: Iterable[tuple[int, int, int]], start: int, end: int) -> int | None:
-    """The innermost candidate (id, start, end) whose span holds [start, end), else the first."""
-    best = None
-    for symbol_id, span_start, span_end in candidates:
-        if span_start <= start and end <= span_end and symbol_id != best:
-            best = symbol_id
-    if best is None:
-        best = next((symbol_id for symbol_id, _, _ in candidates), None)
-    return best
-
-
 def _symbol_at(
     candidates: list[tuple[int, int, int]] | None, line: int, end_line: int
 ) -> int | None:
-    """Which of the symbols sharing a qualified name (id, start line, end line; outer first) a
-    text element or reference at [line, end_line] belongs to: the innermost one holding those
-    lines, else the nearest one starting after them (a doc comment above its item, one of
-    several overloads), else the first. migrations/0009 chooses the same way."""
+    """Which of the symbols sharing a qualified name (id, start, end; outer first) something at
+    [line, end_line] belongs to: the innermost one holding it, else the nearest one starting
+    after it (a doc comment above its item, one of several overloads), else the first.
+    Positions are lines for text elements and references (migrations/0009 chooses the same
+    way) and bytes for a symbol's parent."""
     if not candidates:
         return None
     if len(candidates) == 1:
@@ -807,9 +797,7 @@ class Writer:
             self.next_symbol_id += 1
             named.setdefault(symbol[1], []).append((symbol_id, symbol[3], symbol[4]))
             spans.setdefault(symbol[1], []).append((symbol_id, symbol[7], symbol[8]))
-            parent = (
-                _enclosing(spans.get(symbol[10], ()), symbol[7], symbol[8]) if symbol[10] else None
-            )
+            parent = _symbol_at(spans.get(symbol[10]), symbol[7], symbol[8]) if symbol[10] else None
             values.append((symbol_id, file_id, *symbol[:10], parent, symbol[11], int(symbol[12])))
         self.conn.executemany(INSERT_SYMBOL_SQL, values)
         return named
