@@ -35,18 +35,42 @@ def make_repo(tmp_path: Path) -> Callable[[dict[str, str | bytes]], Path]:
     """Write {relative path: text or bytes} under a fresh root; text is dedented."""
 
     def make(files: dict[str, str | bytes], root: Path | None = None) -> Path:
-        root = root or tmp_path / "repo"
-        for rel_path, body in files.items():
-            path = root / rel_path
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(body, bytes):
-                path.write_bytes(body)
-            else:
-                path.write_text(textwrap.dedent(body).lstrip("\n"), encoding="utf-8")
-        root.mkdir(parents=True, exist_ok=True)
-        return root
+        return write_tree(root or tmp_path / "repo", files)
 
     return make
+
+
+def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:
+    """Write {relative path: text or bytes} under `root`; text is dedented."""
+    for rel_path, body in files.items():
+        path = root / rel_path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(body, bytes):
+            path.write_bytes(body)
+        else:
+            path.write_text(textwrap.dedent(body).lstrip("\n"), encoding="utf-8")
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+# The tree the CLI search tests (click and the fast path) index once per module.
+CLI_FILES = {
+    "src/pool.py": '''
+        """Connection pooling."""
+
+        # TODO: the ConnectionPool should expire idle connections
+        def get():
+            raise ValueError("Failed to open %s: %d" % (1, 2))
+        ''',
+    "src/other.py": "# TODO: nothing about pools here\n",
+}
+
+
+def indexed_tree(root: Path, files: dict[str, str | bytes]) -> Path:
+    """`files` written under `root` and indexed into its default database, in one process."""
+    write_tree(root, files)
+    indexer.run(config.resolve(root, workers=1))
+    return root
 
 
 @pytest.fixture

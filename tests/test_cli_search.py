@@ -8,35 +8,16 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import CLI_FILES, indexed_tree, run_cli
 
 from repomap import config
 from repomap import index as indexer
 from repomap.errors import ExitCode
 
-FILES = {
-    "src/pool.py": '''
-        """Connection pooling."""
-
-        # TODO: the ConnectionPool should expire idle connections
-        def get():
-            raise ValueError("Failed to open %s: %d" % (1, 2))
-        ''',
-    "src/other.py": "# TODO: nothing about pools here\n",
-}
-
 
 @pytest.fixture(scope="module")
 def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    import textwrap
-
-    root = tmp_path_factory.mktemp("cli") / "repo"
-    for rel_path, text in FILES.items():
-        path = root / rel_path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip("\n"))
-    indexer.run(config.resolve(root, workers=1))
-    return root
+    return indexed_tree(tmp_path_factory.mktemp("cli") / "repo", CLI_FILES)
 
 
 def search(root: Path, *args: str, env: dict | None = None):

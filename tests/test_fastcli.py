@@ -14,38 +14,21 @@ import re
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import click
 import pytest
+from conftest import CLI_FILES, indexed_tree
 
-from repomap import cli, cli_common, config, fastcli, query
-from repomap import index as indexer
+from repomap import cli, cli_common, fastcli, query
 from repomap.errors import ExitCode
 
-FILES = {
-    "src/pool.py": '''
-        """Connection pooling."""
-
-        # TODO: the ConnectionPool should expire idle connections
-        def get():
-            raise ValueError("Failed to open %s: %d" % (1, 2))
-        ''',
-    "src/other.py": "# TODO: nothing about pools here\n",
-}
 FAST, CLICK = "fast", "click"
 
 
 @pytest.fixture(scope="module")
 def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("fastcli") / "repo"
-    for rel_path, text in FILES.items():
-        path = root / rel_path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip("\n"))
-    indexer.run(config.resolve(root, workers=1))
-    return root
+    return indexed_tree(tmp_path_factory.mktemp("fastcli") / "repo", CLI_FILES)
 
 
 def run(

@@ -50,6 +50,26 @@ def _make_v4_index_with_symbols(repo: Path, index, tmp_path: Path) -> Path:
     return v4
 
 
+def _as_v8_index(full: Path, v8: Path) -> Path:
+    """A v8 database holding the rows of the current index `full`, its text rows as v8 stored
+    them (every symbol name spelled out), as the last release left it."""
+    assert run_cli("migrate", "--db", v8, "--to", "8").returncode == 0
+    with closing(sqlite3.connect(v8, isolation_level=None)) as conn:
+        conn.execute("ATTACH ? AS full", (str(full),))
+        conn.execute(
+            "INSERT INTO files SELECT id, path, language, size, mtime_ns, hash, line_count, status,"
+            " note, indexed_at, text_indexed FROM full.files"
+        )
+        conn.execute("INSERT INTO symbols SELECT * FROM full.symbols")
+        conn.execute(
+            "INSERT INTO code_text SELECT t.id, t.file_id, t.line_number, t.end_line,"
+            " t.element_type, v.symbol_name, t.content, t.subwords"
+            " FROM full.code_text t JOIN full.code_text_view v ON v.id = t.id"
+        )
+        conn.execute("INSERT INTO code_text_fts(code_text_fts) VALUES ('rebuild')")
+    return v8
+
+
 def _dump(path: Path) -> list[str]:
     with closing(sqlite3.connect(path, isolation_level=None)) as conn:
         return list(conn.iterdump())
@@ -148,21 +168,7 @@ def test_migrating_v8_text_rows_to_symbol_ids_keeps_every_symbol_name(make_repo,
     assert ("pkg.pool" in {row[3] for row in expected}) and "ConnectionPool.get" in {
         row[3] for row in expected
     }
-    v8 = tmp_path / "v8.db"
-    assert run_cli("migrate", "--db", v8, "--to", "8").returncode == 0
-    with closing(sqlite3.connect(v8, isolation_level=None)) as conn:
-        conn.execute("ATTACH ? AS full", (str(full),))
-        conn.execute(
-            "INSERT INTO files SELECT id, path, language, size, mtime_ns, hash, line_count, status,"
-            " note, indexed_at, text_indexed FROM full.files"
-        )
-        conn.execute("INSERT INTO symbols SELECT * FROM full.symbols")
-        conn.execute(  # as v8 stored them: every name spelled out
-            "INSERT INTO code_text SELECT t.id, t.file_id, t.line_number, t.end_line,"
-            " t.element_type, v.symbol_name, t.content, t.subwords"
-            " FROM full.code_text t JOIN full.code_text_view v ON v.id = t.id"
-        )
-        conn.execute("INSERT INTO code_text_fts(code_text_fts) VALUES ('rebuild')")
+    v8 = _as_v8_index(full, tmp_path / "v8.db")
     assert _version(v8) == 8
 
     result = run_cli("migrate", "--db", v8)
@@ -203,19 +209,6 @@ def test_migration_9_and_the_writer_pick_the_same_symbol_among_duplicate_names(
         ("declared", 4, 0),  # a doc comment: the symbol right after it
         ("in the definition", 7, 1),  # not the in-class declaration of the same name
     ]
-    v8 = tmp_path / "v8.db"
-    assert run_cli("migrate", "--db", v8, "--to", "8").returncode == 0
-    with closing(sqlite3.connect(v8, isolation_level=None)) as conn:
-        conn.execute("ATTACH ? AS full", (str(full),))
-        conn.execute(
-            "INSERT INTO files SELECT id, path, language, size, mtime_ns, hash, line_count, status,"
-            " note, indexed_at, text_indexed FROM full.files"
-        )
-        conn.execute("INSERT INTO symbols SELECT * FROM full.symbols")
-        conn.execute(
-            "INSERT INTO code_text SELECT t.id, t.file_id, t.line_number, t.end_line,"
-            " t.element_type, v.symbol_name, t.content, t.subwords"
-            " FROM full.code_text t JOIN full.code_text_view v ON v.id = t.id"
-        )
+    v8 = _as_v8_index(full, tmp_path / "v8.db")
     assert run_cli("migrate", "--db", v8).returncode == 0
     assert _rows(v8, holder) == _rows(full, holder)
