@@ -29,7 +29,6 @@ boosted, which converges in a few milliseconds.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -145,10 +144,10 @@ GENERIC_NAMES = frozenset(
 )
 
 
-def quality(name: str, ref_files: int, total_files: int) -> float:
-    """How much one use of `name` says about the file that defines it (idf x naming shape)."""
-    idf = math.log((1 + total_files) / (1 + ref_files)) + 0.1
-    return idf * shape(name)
+def quality(shapes: np.ndarray, ref_files: np.ndarray, total_files: int) -> np.ndarray:
+    """How much one use of each name says about the file that defines it (idf x naming shape)."""
+    idf = np.log((1 + total_files) / (1 + ref_files)) + 0.1
+    return idf * shapes
 
 
 def shape(name: str) -> float:
@@ -199,13 +198,13 @@ def is_test_path(path: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Definitions:
-    """The definitions that references can reach, as parallel columns."""
+    """The definitions that references can reach, as parallel arrays."""
 
-    symbol_ids: list[int]
-    file_indices: list[int]  # position of the defining file in `file_ids`
-    names: list[str]
-    priors: list[float]  # kind_prior()
-    weights: list[float]  # relative share among the definitions of one name (TEST_SHARE in tests)
+    symbol_ids: np.ndarray  # int64: symbols.id
+    file_indices: np.ndarray  # position of the defining file in `file_ids`
+    name_indices: np.ndarray  # position of the defined name among the names
+    priors: np.ndarray  # kind_prior()
+    weights: np.ndarray  # relative share among the definitions of one name (TEST_SHARE in tests)
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,35 +237,34 @@ class Graph:
 
 
 def build(
-    file_ids: list[int], names: list[str], definitions: Definitions, uses: np.ndarray
+    file_ids: np.ndarray, name_shapes: np.ndarray, definitions: Definitions, uses: np.ndarray
 ) -> Graph:
     """The graph, ranked unpersonalized.
 
-    `names` are the defined names (definitions.names index into it); `uses` has one row
-    (file index, name index, count) per file and defined name it uses.
+    `name_shapes` has the shape() of each defined name (definitions.name_indices index into
+    it); `uses` has one row (file index, name index, count) per file and defined name it uses.
     """
-    index = {name: i for i, name in enumerate(names)}
     total = len(file_ids)
     uses = uses.reshape(-1, 3)
     c_file = uses[:, 0].astype(np.int32)
     c_name = uses[:, 1].astype(np.int32)
-    ref_files = np.bincount(c_name, minlength=len(names))
-    quality_of = np.array([quality(name, int(ref_files[i]), total) for i, name in enumerate(names)])
+    ref_files = np.bincount(c_name, minlength=len(name_shapes))
+    quality_of = quality(np.asarray(name_shapes, dtype=np.float64), ref_files, total)
     c_weight = quality_of[c_name] * np.sqrt(uses[:, 2].astype(np.float64))
-    def_file = np.array(definitions.file_indices, dtype=np.int32)
-    def_name = np.array([index[name] for name in definitions.names], dtype=np.int32)
-    weights = np.array(definitions.weights, dtype=np.float64)
-    name_total = np.bincount(def_name, weights=weights, minlength=len(names))
+    def_file = np.asarray(definitions.file_indices, dtype=np.int32)
+    def_name = np.asarray(definitions.name_indices, dtype=np.int32)
+    weights = np.asarray(definitions.weights, dtype=np.float64)
+    name_total = np.bincount(def_name, weights=weights, minlength=len(name_shapes))
     graph = Graph(
-        file_ids=np.array(file_ids, dtype=np.int64),
+        file_ids=np.asarray(file_ids, dtype=np.int64),
         c_file=c_file,
         c_name=c_name,
         c_weight=c_weight,
-        def_symbol=np.array(definitions.symbol_ids, dtype=np.int64),
+        def_symbol=np.asarray(definitions.symbol_ids, dtype=np.int64),
         def_file=def_file,
         def_name=def_name,
-        def_self=_lookup(c_file, c_name, c_weight, def_file, def_name, len(names)),
-        def_prior=np.array(definitions.priors, dtype=np.float64),
+        def_self=_lookup(c_file, c_name, c_weight, def_file, def_name, len(name_shapes)),
+        def_prior=np.asarray(definitions.priors, dtype=np.float64),
         def_share=weights / name_total[def_name] if len(def_name) else weights,
         name_quality=quality_of,
         rank=np.full(total, 1.0 / total if total else 0.0),

@@ -18,7 +18,6 @@ import hashlib
 import re
 import sqlite3
 import zlib
-from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -33,9 +32,10 @@ if TYPE_CHECKING:
     from sqlite_utils import Database
 
 RANK_FORMAT = (
-    "6"  # bump when rank.py weighs or stores differently: the next `repomap index` re-ranks
+    "7"  # bump when rank.py weighs or stores differently: the next `repomap index` re-ranks
 )
 # 6: rank_arrays blobs are zlib-compressed, int64 arrays stored as int32 when they fit
+# 7: definitions cached per file (defs_* rows) beside the uses
 NOT_RANKED_KINDS = (
     "impl",
     "namespace",
@@ -440,9 +440,23 @@ def file_hash(path: Path) -> str:
 
 # --- rankings: stored at index time -----------------------------------------------------------
 
-DEFINITIONS_SQL = f"""SELECT s.id, s.file_id, s.name, s.kind, s.doc IS NOT NULL, s.parent_id IS NULL
-FROM symbols s WHERE s.kind NOT IN ({", ".join(f"'{k}'" for k in NOT_RANKED_KINDS)})
-  AND s.declaration_id IS NULL ORDER BY s.id"""
+# Every definition the graph can reach, C++ out-of-line definitions linked to a declaration
+# included: a link changes without its file, so each run drops the linked ones it finds then.
+CANDIDATES_SQL = f"""SELECT s.id, s.file_id, s.name, s.kind, s.doc IS NOT NULL, s.parent_id IS NULL
+FROM symbols s WHERE s.kind NOT IN ({", ".join(f"'{k}'" for k in NOT_RANKED_KINDS)})"""
+FILE_CANDIDATES_SQL = CANDIDATES_SQL + " AND s.file_id IN ({ids})"
+LINKED_SQL = "SELECT id FROM symbols WHERE declaration_id IS NOT NULL"  # schema v11's index
+# A file's symbols as one key: any rewrite of its rows gives them new ids.
+FILE_SYMBOLS_SQL = "SELECT file_id, min(id), count(*) FROM symbols GROUP BY file_id"
+DEFS_CACHE = (
+    "defs_symbol",
+    "defs_file",
+    "defs_name",
+    "defs_prior",
+    "defs_names",
+    "defs_shape",
+    "defs_keys",
+)
 # How often each file uses each identifier. Cached in rank_arrays between runs (uses_* rows),
 # so a run that changed a few files reads only their refs: aggregating every file's refs costs
 # as much as the rest of the ranking together.
@@ -474,27 +488,22 @@ def refresh_ranks(db: Database, force: bool = False) -> bool:
     from . import rank  # numpy: only when ranking
 
     files = db.conn.execute("SELECT id, path, hash FROM files ORDER BY id").fetchall()
-    file_ids = [file_id for file_id, _, _ in files]
-    position = {file_id: i for i, file_id in enumerate(file_ids)}
-    share = {
-        file_id: rank.TEST_SHARE if rank.is_test_path(path) else 1.0 for file_id, path, _ in files
-    }
-    rows = db.conn.execute(DEFINITIONS_SQL).fetchall()
-    symbol_ids, row_files, row_names, kinds, documented, top_level = (
-        zip(*rows, strict=True) if rows else ((),) * 6
-    )
-    priors = {  # a handful of distinct (kind, documented, top level): compute each once
-        key: rank.kind_prior(key[0], bool(key[1]), bool(key[2]))
-        for key in set(zip(kinds, documented, top_level, strict=True))
-    }
+    file_ids = np.array([file_id for file_id, _, _ in files], dtype=np.int64)
+    share = np.array([rank.TEST_SHARE if rank.is_test_path(path) else 1.0 for _, path, _ in files])
+    defs = _file_definitions(db, files)
+    linked = np.array([symbol_id for (symbol_id,) in db.conn.execute(LINKED_SQL)], dtype=np.int64)
+    ranked = ~np.isin(defs["defs_symbol"], linked)
+    # defs_names is sorted and np.unique keeps that order: the names are in canonical order.
+    alive, name_indices = np.unique(defs["defs_name"][ranked], return_inverse=True)
+    names = [defs["defs_names"][i] for i in alive.tolist()]
+    file_indices = np.searchsorted(file_ids, defs["defs_file"][ranked])
     definitions = rank.Definitions(
-        list(symbol_ids),
-        [position[file_id] for file_id in row_files],
-        list(row_names),
-        [priors[key] for key in zip(kinds, documented, top_level, strict=True)],
-        [share[file_id] for file_id in row_files],
+        defs["defs_symbol"][ranked],
+        file_indices,
+        name_indices.reshape(-1),
+        defs["defs_prior"][ranked],
+        share[file_indices],
     )
-    names = sorted(set(definitions.names))
     cache = _file_uses(db, files)
     defined = {name: i for i, name in enumerate(names)}
     to_defined = np.array([defined.get(name, -1) for name in cache["uses_names"]], dtype=np.int64)
@@ -503,7 +512,7 @@ def refresh_ranks(db: Database, force: bool = False) -> bool:
     uses = (
         np.stack(
             [
-                np.searchsorted(np.array(file_ids, dtype=np.int64), cache["uses_file"][kept]),
+                np.searchsorted(file_ids, cache["uses_file"][kept]),
                 name_of_use[kept],
                 cache["uses_count"][kept].astype(np.int64),
             ],
@@ -514,13 +523,12 @@ def refresh_ranks(db: Database, force: bool = False) -> bool:
     )
     # Canonical order, whatever the cache's history: the same index gives bit-identical ranks.
     uses = uses[np.lexsort((uses[:, 1], uses[:, 0]))]
-    graph = rank.build(file_ids, names, definitions, uses)
+    graph = rank.build(file_ids, defs["defs_shape"][alive], definitions, uses)
     scores = rank.map_order(graph, graph.rank, rank.definition_scores(graph, graph.rank))
     ref_files = np.bincount(graph.c_name, minlength=len(names)).tolist()
-    def_files = Counter(
-        name for name, _ in set(zip(definitions.names, definitions.file_indices, strict=True))
-    )
-    stats = [(name, ref_files[i], def_files[name]) for i, name in enumerate(names) if ref_files[i]]
+    defining = np.unique(definitions.name_indices * len(file_ids) + definitions.file_indices)
+    def_files = np.bincount(defining // max(len(file_ids), 1), minlength=len(names)).tolist()
+    stats = [(name, ref_files[i], def_files[i]) for i, name in enumerate(names) if ref_files[i]]
     # Most runs leave every name's counts as they were: rewriting 30k rows cost ~40 ms of each.
     stats_digest = hashlib.blake2b(repr(stats).encode(), digest_size=16).hexdigest()
     stats_changed = force or index_db.get_meta(db, "name_stats_digest") != stats_digest
@@ -541,24 +549,23 @@ def refresh_ranks(db: Database, force: bool = False) -> bool:
             )
         db.conn.executemany(
             "INSERT INTO file_ranks (file_id, rank) VALUES (?, ?)",
-            zip(file_ids, graph.rank.tolist(), strict=True),
+            zip(file_ids.tolist(), graph.rank.tolist(), strict=True),
         )
         db.conn.executemany(
             "INSERT INTO symbol_ranks (symbol_id, file_id, rank) VALUES (?, ?, ?)",
             zip(
-                definitions.symbol_ids,
-                (file_ids[i] for i in definitions.file_indices),
+                definitions.symbol_ids.tolist(),
+                file_ids[definitions.file_indices].tolist(),
                 scores.tolist(),
                 strict=True,
             ),
         )
         db.conn.executemany(
             "INSERT INTO rank_arrays (name, dtype, data) VALUES (?, ?, ?)",
-            ((name, *_pack(array)) for name, array in graph.to_arrays().items()),
-        )
-        db.conn.executemany(
-            "INSERT INTO rank_arrays (name, dtype, data) VALUES (?, ?, ?)",
-            ((name, *_pack(value)) for name, value in cache.items()),
+            (
+                (name, *_pack(value))
+                for name, value in {**graph.to_arrays(), **cache, **defs}.items()
+            ),
         )
         if rank_index_sql:
             db.conn.execute(rank_index_sql[0])
@@ -571,6 +578,78 @@ def refresh_ranks(db: Database, force: bool = False) -> bool:
             },
         )
     return True
+
+
+def _file_definitions(db: Database, files: list[tuple[int, str, str]]) -> dict:
+    """Every definition the graph can reach (linked ones too) as arrays, read from symbols only
+    for the files whose rows were rewritten since the cached copy in rank_arrays was made:
+    reading all of them (a scan of the whole table) took ~120 ms of a one-file run on LLVM."""
+    import numpy as np
+
+    from . import rank
+
+    cache = (
+        _load_arrays(db, DEFS_CACHE) if index_db.get_meta(db, "rank_format") == RANK_FORMAT else {}
+    )
+    hashes = {file_id: file_hash_ for file_id, _, file_hash_ in files}
+    keys = {
+        file_id: f"{file_id}:{hashes.get(file_id)}:{first}:{count}"
+        for file_id, first, count in db.conn.execute(FILE_SYMBOLS_SQL)
+    }
+    valid: set[int] = set()
+    if len(cache) == len(DEFS_CACHE):
+        cached_keys = set(cache["defs_keys"])
+        valid = {file_id for file_id, key in keys.items() if key in cached_keys}
+    stale = sorted(set(keys) - valid)
+    if len(stale) > len(keys) // 2:  # cheaper to read everything at once
+        valid, fresh = set(), db.conn.execute(CANDIDATES_SQL).fetchall()
+    else:
+        fresh = [
+            row
+            for chunk in _chunks(stale, 900)
+            for row in db.conn.execute(
+                FILE_CANDIDATES_SQL.format(ids=",".join("?" * len(chunk))), chunk
+            )
+        ]
+    names = list(cache["defs_names"]) if valid else []
+    index = {name: i for i, name in enumerate(names)}
+    fresh_names = [index.setdefault(row[2], len(index)) for row in fresh]
+    added = list(index)[len(names) :]
+    names.extend(added)
+    shapes = np.concatenate(
+        [cache["defs_shape"] if valid else np.zeros(0), np.array([rank.shape(n) for n in added])]
+    )
+    priors = {  # a handful of distinct (kind, documented, top level): compute each once
+        key: rank.kind_prior(key[0], bool(key[1]), bool(key[2]))
+        for key in {row[3:6] for row in fresh}
+    }
+    keep = np.isin(cache["defs_file"], np.array(sorted(valid), dtype=np.int64)) if valid else None
+
+    def column(key: str, values: list, dtype) -> np.ndarray:
+        old = cache[key][keep] if keep is not None else np.zeros(0, dtype)
+        return np.concatenate([old.astype(dtype), np.array(values, dtype=dtype)])
+
+    defs = {
+        "defs_symbol": column("defs_symbol", [row[0] for row in fresh], np.int64),
+        "defs_file": column("defs_file", [row[1] for row in fresh], np.int64),
+        "defs_name": column("defs_name", fresh_names, np.int64),
+        "defs_prior": column("defs_prior", [priors[row[3:6]] for row in fresh], np.float64),
+    }
+    order = np.argsort(defs["defs_symbol"], kind="stable")  # by id, whatever the cache's history
+    defs = {key: value[order] for key, value in defs.items()}
+    # Forget names no definition has any more, and keep the rest sorted.
+    alive, inverse = np.unique(defs["defs_name"], return_inverse=True)
+    alive_names = [names[i] for i in alive.tolist()]
+    by_name = sorted(range(len(alive_names)), key=alive_names.__getitem__)
+    position = np.empty(len(by_name), dtype=np.int64)
+    position[by_name] = np.arange(len(by_name))
+    defs["defs_name"] = position[inverse.reshape(-1)]
+    return {
+        **defs,
+        "defs_names": [alive_names[i] for i in by_name],
+        "defs_shape": shapes[alive][by_name] if len(by_name) else np.zeros(0),
+        "defs_keys": list(keys.values()),
+    }
 
 
 def _file_uses(db: Database, files: list[tuple[int, str, str]]) -> dict:

@@ -199,7 +199,9 @@ def test_generic_and_private_names_weigh_less_than_specific_ones() -> None:
     assert rank.shape("message") > rank.shape("get") > rank.shape("e")
     assert rank.shape("_private_helper") < rank.shape("private_helper")
     assert rank.shape("__init__") < rank.shape("init_value")
-    assert rank.quality("Rare", 2, 1000) > rank.quality("Rare", 900, 1000)
+    rare = np.array([rank.shape("Rare")] * 2)
+    used_by_few, used_by_most = rank.quality(rare, np.array([2, 900]), 1000)
+    assert used_by_few > used_by_most
 
 
 def test_ranks_are_recomputed_only_when_the_index_changed(library: Path, index) -> None:
@@ -250,9 +252,82 @@ def test_ranks_after_an_incremental_run_equal_a_full_recomputation(library: Path
     ranks_sql = "SELECT symbol_id, rank FROM symbol_ranks ORDER BY symbol_id"
     with connected(db_path, readonly=False) as db:
         incremental = db.conn.execute(ranks_sql).fetchall()
-        db.conn.execute("DELETE FROM rank_arrays WHERE name LIKE 'uses%'")
+        db.conn.execute("DELETE FROM rank_arrays")  # no cached uses or definitions
         symbols.refresh_ranks(db, force=True)
         assert db.conn.execute(ranks_sql).fetchall() == incremental
+
+
+def _ranks_match_a_full_recomputation(db_path: Path) -> list[tuple]:
+    """The stored symbol ranks, after checking a recomputation without caches gives the same."""
+    ranks_sql = "SELECT symbol_id, file_id, rank FROM symbol_ranks ORDER BY symbol_id"
+    with connected(db_path, readonly=False) as db:
+        incremental = db.conn.execute(ranks_sql).fetchall()
+        db.conn.execute("DELETE FROM rank_arrays")
+        symbols.refresh_ranks(db, force=True)
+        assert db.conn.execute(ranks_sql).fetchall() == incremental
+    return incremental
+
+
+def test_cached_definitions_follow_links_made_and_broken_in_other_files(make_repo, index) -> None:
+    """An out-of-line definition in a file that did not change leaves the ranking when a header
+    gains its declaration, and comes back when the header loses it: the per-file definitions
+    cache does not keep a link's old state."""
+    header = "namespace geo {\nclass GridIndex {\n public:\n  int cell_count(int a);\n};\n}\n"
+    root = make_repo(
+        {
+            "include/grid.h": "namespace geo {\nclass GridIndex {};\n}\n",
+            "src/grid.cpp": '#include "grid.h"\nnamespace geo {\n'
+            "int GridIndex::cell_count(int a) { return a; }\n}\n",
+            "src/main.cpp": "int main() { geo::GridIndex g; return g.cell_count(1); }\n",
+        }
+    )
+    index(root)
+    db_path = root / ".repomap" / "index.db"
+
+    def ranked_files_of_cell_count() -> set[str]:
+        with connected(db_path) as db:
+            rows = db.conn.execute(
+                """SELECT f.path FROM symbol_ranks r JOIN symbols s ON s.id = r.symbol_id
+                JOIN files f ON f.id = s.file_id WHERE s.name = 'cell_count'"""
+            )
+            return {path for (path,) in rows}
+
+    _ranks_match_a_full_recomputation(db_path)
+    assert ranked_files_of_cell_count() == {"src/grid.cpp"}
+    (root / "include" / "grid.h").write_text(header)
+    index(root)  # src/grid.cpp is not re-read: its definition's link changed all the same
+    assert ranked_files_of_cell_count() == {"include/grid.h"}
+    _ranks_match_a_full_recomputation(db_path)
+    (root / "include" / "grid.h").write_text("namespace geo {\nclass GridIndex {};\n}\n")
+    index(root)
+    assert ranked_files_of_cell_count() == {"src/grid.cpp"}
+    _ranks_match_a_full_recomputation(db_path)
+
+
+def test_cached_definitions_follow_files_added_rewritten_and_deleted(make_repo, index) -> None:
+    root = make_repo(
+        {
+            "a.py": "class Alpha:\n    def run_alpha(self):\n        pass\n",
+            "b.py": "from a import Alpha\nAlpha().run_alpha()\n",
+            "tests/test_a.py": "from a import Alpha\n\ndef test_alpha():\n    Alpha()\n",
+        }
+    )
+    index(root)
+    db_path = root / ".repomap" / "index.db"
+    first = _ranks_match_a_full_recomputation(db_path)
+    (root / "c.py").write_text("class Gamma:\n    pass\n\ndef make_alpha():\n    return 1\n")
+    (root / "a.py").write_text("class Alpha:\n    def run_alpha_fast(self):\n        pass\n")
+    index(root)
+    second = _ranks_match_a_full_recomputation(db_path)
+    assert second != first
+    (root / "c.py").unlink()
+    index(root, force=True)  # every file's rows rewritten with new symbol ids, same bytes
+    _ranks_match_a_full_recomputation(db_path)
+    with connected(db_path) as db:
+        names = db.conn.execute(
+            "SELECT s.name FROM symbol_ranks r JOIN symbols s ON s.id = r.symbol_id"
+        ).fetchall()
+    assert sorted(name for (name,) in names) == ["Alpha", "run_alpha_fast", "test_alpha"]
 
 
 def test_a_signature_row_is_one_line_without_a_body() -> None:
