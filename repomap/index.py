@@ -9,7 +9,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from operator import attrgetter
@@ -30,6 +30,7 @@ symbol_row = attrgetter(*index_db.SYMBOL_FIELDS)
 EXTRACTOR_VERSION = "2"  # 2: credentials redacted in signatures and docs too
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
+EXTRACTED_AHEAD = 1024  # results the workers may have ready before the writer takes them
 OPTIMIZE_AFTER_FILES = 200  # a run writing this many files (and a fifth) merges FTS segments
 
 
@@ -55,6 +56,9 @@ class Unchanged:
 class Skipped:
     rel_path: str
     reason: str
+
+
+Extracted = Iterator["index_db.FileRows | Unchanged | Skipped"]  # has close()
 
 
 @dataclass(slots=True)
@@ -273,21 +277,22 @@ def _index(
         for old in gone:
             writer.delete_file(old.id)
         summary.removed = len(gone)
-    docs = update_docs(
-        writer, walked.files, settings.max_file_size, force, indexed_at, settings.redact
-    )
-    summary.skipped.extend(docs.skipped)
-    summary.docs = docs.as_dict()
-    results = _extract_all(jobs, settings.workers)
-    while True:
-        with writer.batch():
-            for result in _take(results, BATCH_FILES):
-                written += 1
-                _write(writer, result, existing, summary, indexed_at)
-                if progress:
-                    progress(written, len(jobs))
-        if written >= len(jobs):
-            break
+    # Extraction starts now, so the workers run while the docs are indexed.
+    with closing(_extract_all(jobs, settings.workers)) as results:
+        docs = update_docs(
+            writer, walked.files, settings.max_file_size, force, indexed_at, settings.redact
+        )
+        summary.skipped.extend(docs.skipped)
+        summary.docs = docs.as_dict()
+        while True:
+            with writer.batch():
+                for result in _take(results, BATCH_FILES):
+                    written += 1
+                    _write(writer, result, existing, summary, indexed_at)
+                    if progress:
+                        progress(written, len(jobs))
+            if written >= len(jobs):
+                break
     with writer.batch():
         # Files that vanished or became unreadable since they were indexed: drop their rows.
         for rel_path, _reason in summary.skipped:
@@ -342,23 +347,18 @@ def _write(
     writer.replace_file(result, old.id if old else None, indexed_at)
 
 
-def _extract_all(
-    jobs: list[Job], workers: int
-) -> Iterator[index_db.FileRows | Unchanged | Skipped]:
+def _extract_all(jobs: list[Job], workers: int) -> Extracted:
+    """Each job's result, as the writer asks for them; close() it when done (or failed)."""
     if len(jobs) < IN_PROCESS_LIMIT or workers <= 1:
-        yield from map(read_and_extract, jobs)
-        return
-    from .workers import run_all  # multiprocessing: ~20 ms of imports a small run never needs
+        return (read_and_extract(job) for job in jobs)
+    from .workers import Ahead, run_all  # multiprocessing: imports a small run never needs
 
     # Largest first, so one big file does not leave a worker alone at the end.
     ordered = sorted(jobs, key=lambda job: -job.size)
-    yield from run_all(
-        read_and_extract,
-        ordered,
-        workers,
-        on_crash=_crashed,
-        initializer=_close_inherited_locks,
+    results = run_all(
+        read_and_extract, ordered, workers, on_crash=_crashed, initializer=_close_inherited_locks
     )
+    return Ahead(results, EXTRACTED_AHEAD)
 
 
 def _crashed(job: Job) -> Skipped:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import queue
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -94,3 +96,74 @@ def _alone(
             return pool.submit(_apply, function, [item]).result()[0]
         except BrokenProcessPool:
             return on_crash(item)
+
+
+class Ahead(Iterator[Result]):
+    """`results`, taken by a thread as soon as they are ready, up to `limit` before the consumer
+    asks for them; `close()` (or leaving a `with` block) stops the thread and closes `results`.
+
+    run_all only hands out new tasks when its consumer asks for a result. The index's writer
+    stops asking for 0.3-0.8 s at the end of each batch, while SQLite adds the batch's text to
+    FTS5 (without the GIL): both workers then finished their few tasks and sat idle, a tenth of
+    a cold run's wall time. Taken ahead, the workers keep extracting meanwhile.
+    """
+
+    _END = object()
+
+    def __init__(self, results: Iterator[Result], limit: int) -> None:
+        self._results = results
+        self._queue: queue.Queue = queue.Queue(maxsize=limit)
+        self._stop = threading.Event()
+        self._done = False
+        self._thread = threading.Thread(target=self._feed, name="repomap-ahead", daemon=True)
+        self._thread.start()
+
+    def _put(self, item: object) -> bool:
+        while not self._stop.is_set():
+            try:
+                self._queue.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def _feed(self) -> None:
+        try:
+            for result in self._results:
+                if not self._put(result):
+                    return
+            self._put(self._END)
+        except BaseException as error:  # noqa: BLE001 - handed to the consumer, raised there
+            self._put(_Raised(error))
+        finally:
+            close = getattr(self._results, "close", None)
+            if close:
+                close()  # a generator: shuts its pool down
+
+    def __next__(self) -> Result:
+        if self._done:
+            raise StopIteration
+        item = self._queue.get()
+        if item is self._END:
+            self._done = True
+            raise StopIteration
+        if isinstance(item, _Raised):
+            self._done = True
+            raise item.error
+        return item
+
+    def close(self) -> None:
+        self._done = True
+        self._stop.set()
+        self._thread.join()
+
+    def __enter__(self) -> Ahead[Result]:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _Raised:
+    def __init__(self, error: BaseException) -> None:
+        self.error = error

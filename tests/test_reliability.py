@@ -30,7 +30,7 @@ from repomap import db as index_db
 from repomap import query
 from repomap.errors import ExitCode
 from repomap.symbols import search_symbols
-from repomap.workers import run_all
+from repomap.workers import Ahead, run_all
 
 FILES = 900  # three batches of 400 files: kills land inside and between transactions
 SEED = int(os.environ.get("REPOMAP_CRASH_SEED", "7"))
@@ -369,6 +369,51 @@ def test_run_all_names_the_items_that_kill_their_process_and_does_all_the_others
     results = list(run_all(_dies_on_3_and_11, range(40), 2, on_crash=lambda item: -item))
     assert sorted(r for r in results if r >= 0) == [i * 10 for i in range(40) if i not in (3, 11)]
     assert sorted(r for r in results if r < 0) == [-11, -3]
+
+
+def test_results_are_taken_ahead_of_a_busy_consumer_up_to_the_limit():
+    """The workers keep extracting while the writer is busy; no more than `limit` wait."""
+    taken: list[int] = []
+
+    def produce():
+        for i in range(50):
+            taken.append(i)
+            yield i
+
+    with Ahead(produce(), 10) as results:
+        assert next(results) == 0
+        deadline = time.monotonic() + 10
+        while len(taken) < 12 and time.monotonic() < deadline:  # 10 waiting, 1 taken, 1 held
+            time.sleep(0.01)
+        time.sleep(0.1)
+        assert len(taken) == 12
+        assert list(results) == list(range(1, 50))
+
+
+def test_taking_ahead_hands_an_error_to_the_consumer_and_stops_when_closed():
+    def failing():
+        yield 1
+        raise OSError("no more processes")
+
+    with Ahead(failing(), 4) as results:
+        assert next(results) == 1
+        with pytest.raises(OSError, match="no more processes"):
+            next(results)
+    closed = threading.Event()
+
+    def endless():
+        try:
+            while True:
+                yield 0
+        finally:
+            closed.set()  # a pool's generator shuts its pool down here
+
+    results = Ahead(endless(), 4)
+    assert next(results) == 0
+    results.close()  # returns, though the producer never ends
+    assert closed.is_set()
+    with pytest.raises(StopIteration):
+        next(results)
 
 
 def test_a_worker_killed_mid_run_neither_hangs_the_index_nor_loses_its_files(tmp_path):
