@@ -9,6 +9,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -303,14 +304,29 @@ def _index(
             db, {**_version_meta(settings), "indexed_at": indexed_at, "root": str(settings.root)}
         )
     optimized = summary.added + summary.modified >= max(OPTIMIZE_AFTER_FILES, summary.scanned // 5)
-    if optimized:
-        with writer.batch():  # one segment per batch: merged, queries read one
-            writer.optimize_text()
-    from .symbols import refresh_ranks  # the repo map's PageRank; a no-op when nothing changed
+    from .symbols import compute_ranks, store_ranks  # the repo map's PageRank
 
-    refresh_ranks(db)
+    if optimized:
+        # Merging the text indexes (one SQLite statement, without the GIL) and ranking (reads
+        # and arithmetic, on a reader of its own) take a core each: ~0.4 s off a cold run.
+        with ThreadPoolExecutor(1, thread_name_prefix="repomap-merge") as pool:
+            merged = pool.submit(_merge_text, writer)
+            try:
+                with closing(index_db.connect_readonly(settings.db_path)) as reader:
+                    ranking = compute_ranks(index_db.Connection(reader))
+            finally:
+                merged.result()
+    else:
+        ranking = compute_ranks(db)  # None when nothing changed
+    if ranking:
+        store_ranks(db, ranking)
     if optimized:
         writer.release_free_pages()
+
+
+def _merge_text(writer: index_db.Writer) -> None:
+    with writer.batch():  # one segment per batch: merged, queries read one
+        writer.optimize_text()
 
 
 def _version_meta(settings: Settings) -> dict[str, str]:

@@ -29,7 +29,10 @@ from .errors import BadQuery, CorruptIndex, RepomapError
 from .extractors.model import KINDS
 
 if TYPE_CHECKING:
+    import numpy as np
     from sqlite_utils import Database
+
+    from . import rank
 
 RANK_FORMAT = (
     "7"  # bump when rank.py weighs or stores differently: the next `repomap index` re-ranks
@@ -480,9 +483,34 @@ def ranks_fingerprint(db: Database) -> str:
 
 def refresh_ranks(db: Database, force: bool = False) -> bool:
     """Recompute file, symbol and name rankings unless the index is unchanged since the last time."""
+    ranking = compute_ranks(db, force)
+    if ranking is None:
+        return False
+    store_ranks(db, ranking)
+    return True
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """What compute_ranks() found, for store_ranks() to write."""
+
+    fingerprint: str
+    file_ids: np.ndarray
+    graph: rank.Graph
+    definitions: rank.Definitions
+    scores: np.ndarray  # one per definition
+    stats: list[tuple[str, int, int]]  # name_stats rows
+    stats_digest: str
+    stats_changed: bool
+    arrays: list[tuple[str, str, bytes]]  # rank_arrays rows, packed: the graph and the caches
+
+
+def compute_ranks(db: Database, force: bool = False) -> Ranking | None:
+    """The rankings of the index as it is, or None when they are stored already. Only reads, so
+    it can run on a reader connection while a writer merges the text indexes."""
     fingerprint = ranks_fingerprint(db)
     if not force and index_db.get_meta(db, "rank_fingerprint") == fingerprint:
-        return False
+        return None
     import numpy as np
 
     from . import rank  # numpy: only when ranking
@@ -532,6 +560,22 @@ def refresh_ranks(db: Database, force: bool = False) -> bool:
     # Most runs leave every name's counts as they were: rewriting 30k rows cost ~40 ms of each.
     stats_digest = hashlib.blake2b(repr(stats).encode(), digest_size=16).hexdigest()
     stats_changed = force or index_db.get_meta(db, "name_stats_digest") != stats_digest
+    return Ranking(
+        fingerprint,
+        file_ids,
+        graph,
+        definitions,
+        scores,
+        stats,
+        stats_digest,
+        stats_changed,
+        [(name, *_pack(value)) for name, value in {**graph.to_arrays(), **cache, **defs}.items()],
+    )
+
+
+def store_ranks(db: Database, ranking: Ranking) -> None:
+    """Replace the stored rankings with `ranking`, in one transaction."""
+    graph, definitions, file_ids = ranking.graph, ranking.definitions, ranking.file_ids
     with db.atomic():
         # The map's index on symbol_ranks is built after the rows: half the cost of keeping it
         # up to date row by row (~55 of 110 ms on Rust's std), a large share of a one-file run.
@@ -542,10 +586,11 @@ def refresh_ranks(db: Database, force: bool = False) -> bool:
             db.conn.execute("DROP INDEX symbol_ranks_rank")
         for table in ("file_ranks", "symbol_ranks", "rank_arrays"):
             db.conn.execute(f"DELETE FROM {table}")
-        if stats_changed:
+        if ranking.stats_changed:
             db.conn.execute("DELETE FROM name_stats")
             db.conn.executemany(
-                "INSERT INTO name_stats (name, ref_files, def_files) VALUES (?, ?, ?)", stats
+                "INSERT INTO name_stats (name, ref_files, def_files) VALUES (?, ?, ?)",
+                ranking.stats,
             )
         db.conn.executemany(
             "INSERT INTO file_ranks (file_id, rank) VALUES (?, ?)",
@@ -556,28 +601,23 @@ def refresh_ranks(db: Database, force: bool = False) -> bool:
             zip(
                 definitions.symbol_ids.tolist(),
                 file_ids[definitions.file_indices].tolist(),
-                scores.tolist(),
+                ranking.scores.tolist(),
                 strict=True,
             ),
         )
         db.conn.executemany(
-            "INSERT INTO rank_arrays (name, dtype, data) VALUES (?, ?, ?)",
-            (
-                (name, *_pack(value))
-                for name, value in {**graph.to_arrays(), **cache, **defs}.items()
-            ),
+            "INSERT INTO rank_arrays (name, dtype, data) VALUES (?, ?, ?)", ranking.arrays
         )
         if rank_index_sql:
             db.conn.execute(rank_index_sql[0])
         index_db.set_meta(
             db,
             {
-                "rank_fingerprint": fingerprint,
+                "rank_fingerprint": ranking.fingerprint,
                 "rank_format": RANK_FORMAT,
-                "name_stats_digest": stats_digest,
+                "name_stats_digest": ranking.stats_digest,
             },
         )
-    return True
 
 
 def _file_definitions(db: Database, files: list[tuple[int, str, str]]) -> dict:
