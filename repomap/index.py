@@ -32,6 +32,7 @@ EXTRACTOR_VERSION = "2"  # 2: credentials redacted in signatures and docs too
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 EXTRACTED_AHEAD = 1024  # results the workers may have ready before the writer takes them
+WORKER_NICENESS = 5  # the writer first: it fell behind the workers, then wrote alone at the end
 OPTIMIZE_AFTER_FILES = 200  # a run writing this many files (and a fifth) merges FTS segments
 
 
@@ -216,10 +217,11 @@ def _exclusive(db_path: Path) -> Iterator[None]:
 _held_locks: list[int] = []
 
 
-def _close_inherited_locks() -> None:
-    for descriptor in _held_locks:
+def _start_worker() -> None:
+    for descriptor in _held_locks:  # the writer's lock is not the worker's to hold
         os.close(descriptor)
     _held_locks.clear()
+    os.nice(WORKER_NICENESS)
 
 
 def _index(
@@ -372,7 +374,7 @@ def _extract_all(jobs: list[Job], workers: int) -> Extracted:
     # Largest first, so one big file does not leave a worker alone at the end.
     ordered = sorted(jobs, key=lambda job: -job.size)
     results = run_all(
-        read_and_extract, ordered, workers, on_crash=_crashed, initializer=_close_inherited_locks
+        read_and_extract, ordered, workers, on_crash=_crashed, initializer=_start_worker
     )
     return Ahead(results, EXTRACTED_AHEAD)
 
