@@ -18,11 +18,11 @@ import hashlib
 import re
 import sqlite3
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from . import db as index_db
 from .errors import BadQuery, CorruptIndex, RepomapError
@@ -35,10 +35,11 @@ if TYPE_CHECKING:
     from . import rank
 
 RANK_FORMAT = (
-    "7"  # bump when rank.py weighs or stores differently: the next `repomap index` re-ranks
+    "8"  # bump when rank.py weighs or stores differently: the next `repomap index` re-ranks
 )
 # 6: rank_arrays blobs are zlib-compressed, int64 arrays stored as int32 when they fit
 # 7: definitions cached per file (defs_* rows) beside the uses
+# 8: the map's order stored as the map_order row (schema v12 dropped its index)
 NOT_RANKED_KINDS = (
     "impl",
     "namespace",
@@ -569,21 +570,31 @@ def compute_ranks(db: Database, force: bool = False) -> Ranking | None:
         stats,
         stats_digest,
         stats_changed,
-        [(name, *_pack(value)) for name, value in {**graph.to_arrays(), **cache, **defs}.items()],
+        [
+            (name, *_pack(value))
+            for name, value in {
+                **graph.to_arrays(),
+                **cache,
+                **defs,
+                "map_order": _map_order(definitions, file_ids, scores),
+            }.items()
+        ],
     )
+
+
+def _map_order(definitions: rank.Definitions, file_ids: np.ndarray, scores: np.ndarray):
+    """Symbol ids by rank, best first; ties by file id, then symbol id (the map's pages)."""
+    import numpy as np
+
+    ids = np.asarray(definitions.symbol_ids, dtype=np.int64)
+    order = np.lexsort((ids, file_ids[definitions.file_indices], -scores))
+    return ids[order]
 
 
 def store_ranks(db: Database, ranking: Ranking) -> None:
     """Replace the stored rankings with `ranking`, in one transaction."""
     graph, definitions, file_ids = ranking.graph, ranking.definitions, ranking.file_ids
     with db.atomic():
-        # The map's index on symbol_ranks is built after the rows: half the cost of keeping it
-        # up to date row by row (~55 of 110 ms on Rust's std), a large share of a one-file run.
-        rank_index_sql = db.conn.execute(
-            "SELECT sql FROM sqlite_master WHERE type = 'index' AND name = 'symbol_ranks_rank'"
-        ).fetchone()
-        if rank_index_sql:
-            db.conn.execute("DROP INDEX symbol_ranks_rank")
         for table in ("file_ranks", "symbol_ranks", "rank_arrays"):
             db.conn.execute(f"DELETE FROM {table}")
         if ranking.stats_changed:
@@ -608,8 +619,6 @@ def store_ranks(db: Database, ranking: Ranking) -> None:
         db.conn.executemany(
             "INSERT INTO rank_arrays (name, dtype, data) VALUES (?, ?, ?)", ranking.arrays
         )
-        if rank_index_sql:
-            db.conn.execute(rank_index_sql[0])
         index_db.set_meta(
             db,
             {
@@ -781,31 +790,39 @@ def require_ranks(db: Database) -> None:
 
 
 def load_graph(db: Database):  # -> rank.Graph
-    """The stored graph, for personalized PageRank.
-
-    A long-running process (the MCP server) keeps the last graph it read, keyed by the index
-    file and its ranks' fingerprint: unpacking the arrays costs ~5-10 ms per personalized map
-    otherwise. The fingerprint alone is not enough: two indexes of the same bytes under other
-    paths (a test file's share differs) have equal fingerprints and different graphs.
-    """
+    """The stored graph, for personalized PageRank (kept: unpacking it costs ~5-10 ms)."""
     from . import rank
 
+    return _kept(db, "graph", lambda: rank.Graph.from_arrays(_load_arrays(db, rank.ARRAY_NAMES)))
+
+
+Kept = TypeVar("Kept")
+
+
+def _kept(db: Database, what: str, load: Callable[[], Kept]) -> Kept:
+    """`load()`, which reads the stored ranking, kept for the next call on the same state.
+
+    A long-running process (the MCP server) keeps what it read, keyed by the index file and its
+    ranks' fingerprint. The fingerprint alone is not enough: two indexes of the same bytes
+    under other paths (a test file's share differs) have equal fingerprints, other graphs.
+    """
     require_ranks(db)
     fingerprint = index_db.get_meta(db, "rank_fingerprint")
-    key = (db.conn.execute("PRAGMA database_list").fetchone()[2], fingerprint)
-    cached = _GRAPH_CACHE.get(key) if fingerprint else None
-    if cached is None:
-        cached = rank.Graph.from_arrays(_load_arrays(db, rank.ARRAY_NAMES))
-        if fingerprint:
-            for old in [k for k in _GRAPH_CACHE if k[0] == key[0]]:  # that index's older ranks
-                del _GRAPH_CACHE[old]
-            while len(_GRAPH_CACHE) >= GRAPHS_KEPT:  # several roots: the oldest goes
-                del _GRAPH_CACHE[next(iter(_GRAPH_CACHE))]
-            _GRAPH_CACHE[key] = cached
-    return cached
+    path = db.conn.execute("PRAGMA database_list").fetchone()[2]
+    key = (path, fingerprint, what)
+    if fingerprint and key in _KEPT:
+        return _KEPT[key]
+    value = load()
+    if fingerprint:
+        for old in [k for k in _KEPT if k[0] == path and k[2] == what]:  # older ranks
+            del _KEPT[old]
+        while sum(k[2] == what for k in _KEPT) >= GRAPHS_KEPT:  # several roots: oldest goes
+            del _KEPT[next(k for k in _KEPT if k[2] == what)]
+        _KEPT[key] = value
+    return value
 
 
-_GRAPH_CACHE: dict[tuple[str, str], object] = {}
+_KEPT: dict[tuple[str, str, str], object] = {}
 GRAPHS_KEPT = 4  # indexes whose graph a process keeps (an MCP server may serve several roots)
 
 
@@ -813,6 +830,7 @@ GRAPHS_KEPT = 4  # indexes whose graph a process keeps (an MCP server may serve 
 
 RANKED_SYMBOLS_SQL = """SELECT symbol_id, rank FROM symbol_ranks
 ORDER BY rank DESC, file_id, symbol_id LIMIT :limit OFFSET :offset"""
+PAGE_RANKS_SQL = "SELECT symbol_id, rank FROM symbol_ranks WHERE symbol_id IN ({ids})"
 MAP_SYMBOLS_SQL = """SELECT s.id, s.file_id, s.name, s.qualified_name, s.kind, s.start_line,
     s.end_line, s.signature, s.parent_id FROM symbols s WHERE s.id IN ({ids})"""
 
@@ -841,8 +859,16 @@ class MapFileRow:
 
 def ranked_symbols(db: Database, limit: int, offset: int = 0) -> list[tuple[int, float]]:
     """(symbol id, score) of the stored unpersonalized ranking, best first."""
-    require_ranks(db)
-    return db.conn.execute(RANKED_SYMBOLS_SQL, {"limit": limit, "offset": offset}).fetchall()
+    order = _kept(db, "map_order", lambda: _load_arrays(db, ("map_order",)).get("map_order"))
+    if order is None:  # ranked before schema v12 and not since: sort
+        return db.conn.execute(RANKED_SYMBOLS_SQL, {"limit": limit, "offset": offset}).fetchall()
+    page = order[offset : offset + limit].tolist()
+    ranks = dict(
+        row
+        for chunk in _chunks(page, 900)
+        for row in db.conn.execute(PAGE_RANKS_SQL.format(ids=",".join("?" * len(chunk))), chunk)
+    )
+    return [(symbol_id, ranks[symbol_id]) for symbol_id in page if symbol_id in ranks]
 
 
 def map_symbols(db: Database, ids: Iterable[int]) -> dict[int, MapSymbolRow]:

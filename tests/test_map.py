@@ -257,6 +257,34 @@ def test_ranks_after_an_incremental_run_equal_a_full_recomputation(library: Path
         assert db.conn.execute(ranks_sql).fetchall() == incremental
 
 
+def test_the_stored_map_order_is_the_order_of_symbol_ranks(library: Path, index) -> None:
+    """The map pages through rank_arrays' map_order; it must be symbol_ranks sorted by rank
+    (ties by file, then symbol), after a cold run and after one file changed."""
+    db_path = config.resolve(library).db_path
+
+    def check() -> list:
+        with connected(db_path) as db:
+            paged = [
+                row for offset in range(0, 400, 7) for row in symbols.ranked_symbols(db, 7, offset)
+            ]
+            sorted_rows = db.conn.execute(
+                symbols.RANKED_SYMBOLS_SQL, {"limit": 400, "offset": 0}
+            ).fetchall()
+            assert paged == sorted_rows and len(paged) > 20
+            return paged
+
+    before = check()
+    (library / "lib" / "module_4.py").write_text(
+        "def helper_4_rare():\n    return helper_5_rare()\n"
+    )
+    index(library)
+    assert check() != before
+    with connected(db_path, readonly=False) as db:  # an index ranked before schema v12
+        db.conn.execute("DELETE FROM rank_arrays WHERE name = 'map_order'")
+        db.conn.execute("UPDATE meta SET value = 'older' WHERE key = 'rank_fingerprint'")
+    check()
+
+
 def _ranks_match_a_full_recomputation(db_path: Path) -> list[tuple]:
     """The stored symbol ranks, after checking a recomputation without caches gives the same."""
     ranks_sql = "SELECT symbol_id, file_id, rank FROM symbol_ranks ORDER BY symbol_id"
