@@ -472,11 +472,16 @@ USES_CACHE = ("uses_file", "uses_name", "uses_count", "uses_names", "uses_file_i
 
 
 def ranks_fingerprint(db: Database) -> str:
-    """Changes whenever any file's rows were rewritten (ids and hashes) or ranking changed."""
+    """Changes whenever any file's rows were rewritten (ids, paths and hashes) or ranking changed.
+
+    The path counts: ids are reused, and the same bytes under a test path weigh less.
+    """
     digest = hashlib.blake2b(digest_size=16)
     digest.update(RANK_FORMAT.encode())
-    for file_id, file_hash_ in db.conn.execute("SELECT id, hash FROM files ORDER BY id"):
-        digest.update(f"{file_id}:{file_hash_}\n".encode())
+    for file_id, path, file_hash_ in db.conn.execute(
+        "SELECT id, path, hash FROM files ORDER BY id"
+    ):
+        digest.update(f"{file_id}:{path}:{file_hash_}\n".encode())
     count, top = db.conn.execute("SELECT count(*), coalesce(max(id), 0) FROM symbols").fetchone()
     digest.update(f"{count}:{top}".encode())
     return digest.hexdigest()

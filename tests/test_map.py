@@ -296,6 +296,38 @@ def _ranks_match_a_full_recomputation(db_path: Path) -> list[tuple]:
     return incremental
 
 
+def test_the_same_bytes_back_under_a_test_path_are_a_new_ranking_state(make_repo, index) -> None:
+    """A file deleted, then its bytes added under tests/ (same file id, hash and symbol ids):
+    its definitions weigh less, and a process that kept the old map order must not reuse it."""
+    body = "def helper():\n    return 3\n\ndef thing():\n    return helper()\n"
+    files = {
+        "lib/a.py": "def helper():\n    return 1\n",
+        "lib/caller.py": "def go():\n    return mid_0() + mid_1()\n",
+        **{f"lib/m{i}.py": f"def mid_{i}():\n    return helper()\n" for i in range(2)},
+        "lib/zz.py": body,
+    }
+    root = make_repo(files)
+    index(root)
+    db_path = root / ".repomap" / "index.db"
+
+    def pages() -> tuple[list, list]:
+        with connected(db_path) as db:
+            paged = symbols.ranked_symbols(db, 100, 0)
+            return paged, db.conn.execute(
+                symbols.RANKED_SYMBOLS_SQL, {"limit": 100, "offset": 0}
+            ).fetchall()
+
+    paged, sorted_rows = pages()  # this process keeps the map order it read
+    assert paged == sorted_rows
+    (root / "lib" / "zz.py").unlink()
+    index(root)
+    (root / "tests").mkdir()
+    (root / "tests" / "zz.py").write_text(body)
+    index(root)
+    paged, sorted_rows = pages()
+    assert paged == sorted_rows
+
+
 def test_cached_definitions_follow_links_made_and_broken_in_other_files(make_repo, index) -> None:
     """An out-of-line definition in a file that did not change leaves the ranking when a header
     gains its declaration, and comes back when the header loses it: the per-file definitions
