@@ -654,22 +654,9 @@ def _file_definitions(db: Database, files: list[tuple[int, str, str]]) -> dict:
     if len(cache) == len(DEFS_CACHE):
         cached_keys = set(cache["defs_keys"])
         valid = {file_id for file_id, key in keys.items() if key in cached_keys}
-    stale = sorted(set(keys) - valid)
-    if len(stale) > len(keys) // 2:  # cheaper to read everything at once
-        valid, fresh = set(), db.conn.execute(CANDIDATES_SQL).fetchall()
-    else:
-        fresh = [
-            row
-            for chunk in _chunks(stale, 900)
-            for row in db.conn.execute(
-                FILE_CANDIDATES_SQL.format(ids=",".join("?" * len(chunk))), chunk
-            )
-        ]
+    valid, fresh = _fresh_rows(db, set(keys), valid, CANDIDATES_SQL, FILE_CANDIDATES_SQL)
     names = list(cache["defs_names"]) if valid else []
-    index = {name: i for i, name in enumerate(names)}
-    fresh_names = [index.setdefault(row[2], len(index)) for row in fresh]
-    added = list(index)[len(names) :]
-    names.extend(added)
+    added, fresh_names = _interned(names, [row[2] for row in fresh])
     shapes = np.concatenate(
         [cache["defs_shape"] if valid else np.zeros(0), np.array([rank.shape(n) for n in added])]
     )
@@ -677,18 +664,17 @@ def _file_definitions(db: Database, files: list[tuple[int, str, str]]) -> dict:
         key: rank.kind_prior(key[0], bool(key[1]), bool(key[2]))
         for key in {row[3:6] for row in fresh}
     }
-    keep = np.isin(cache["defs_file"], np.array(sorted(valid), dtype=np.int64)) if valid else None
-
-    def column(key: str, values: list, dtype) -> np.ndarray:
-        old = cache[key][keep] if keep is not None else np.zeros(0, dtype)
-        return np.concatenate([old.astype(dtype), np.array(values, dtype=dtype)])
-
-    defs = {
-        "defs_symbol": column("defs_symbol", [row[0] for row in fresh], np.int64),
-        "defs_file": column("defs_file", [row[1] for row in fresh], np.int64),
-        "defs_name": column("defs_name", fresh_names, np.int64),
-        "defs_prior": column("defs_prior", [priors[row[3:6]] for row in fresh], np.float64),
-    }
+    defs = _cached_and_fresh(
+        cache,
+        "defs_file",
+        valid,
+        {
+            "defs_symbol": ([row[0] for row in fresh], np.int64),
+            "defs_file": ([row[1] for row in fresh], np.int64),
+            "defs_name": (fresh_names, np.int64),
+            "defs_prior": ([priors[row[3:6]] for row in fresh], np.float64),
+        },
+    )
     order = np.argsort(defs["defs_symbol"], kind="stable")  # by id, whatever the cache's history
     defs = {key: value[order] for key, value in defs.items()}
     # Forget names no definition has any more, and keep the rest sorted.
@@ -722,30 +708,19 @@ def _file_uses(db: Database, files: list[tuple[int, str, str]]) -> dict:
             for f, h in zip(cache["uses_file_ids"], cache["uses_hashes"], strict=True)
             if current.get(int(f)) == h
         }
-    stale = sorted(set(current) - valid)
-    if len(stale) > len(current) // 2:  # cheaper to aggregate everything at once
-        valid, stale, fresh = set(), [], db.conn.execute(ALL_USES_SQL).fetchall()
-    else:
-        fresh = [
-            row
-            for chunk in _chunks(stale, 900)
-            for row in db.conn.execute(FILE_USES_SQL.format(ids=",".join("?" * len(chunk))), chunk)
-        ]
+    valid, fresh = _fresh_rows(db, set(current), valid, ALL_USES_SQL, FILE_USES_SQL)
     names = list(cache.get("uses_names", [])) if valid else []
-    index = {name: i for i, name in enumerate(names)}
-    fresh_names = [index.setdefault(name, len(index)) for _, name, _ in fresh]
-    names.extend(list(index)[len(names) :])
-    keep = np.isin(cache["uses_file"], np.array(sorted(valid), dtype=np.int64)) if valid else None
-
-    def column(key: str, values: list, dtype) -> np.ndarray:
-        old = cache[key][keep] if keep is not None else np.zeros(0, dtype)
-        return np.concatenate([old.astype(dtype), np.array(values, dtype=dtype)])
-
-    used = {
-        "uses_file": column("uses_file", [row[0] for row in fresh], np.int64),
-        "uses_name": column("uses_name", fresh_names, np.int64),
-        "uses_count": column("uses_count", [row[2] for row in fresh], np.int64),
-    }
+    _, fresh_names = _interned(names, [name for _, name, _ in fresh])
+    used = _cached_and_fresh(
+        cache,
+        "uses_file",
+        valid,
+        {
+            "uses_file": ([row[0] for row in fresh], np.int64),
+            "uses_name": (fresh_names, np.int64),
+            "uses_count": ([row[2] for row in fresh], np.int64),
+        },
+    )
     # Forget names no file uses any more, so the list does not grow run after run.
     alive, used["uses_name"] = np.unique(used["uses_name"], return_inverse=True)
     return {
@@ -754,6 +729,43 @@ def _file_uses(db: Database, files: list[tuple[int, str, str]]) -> dict:
         "uses_file_ids": np.array(list(current), dtype=np.int64),
         "uses_hashes": np.array(list(current.values()), dtype="S32"),
     }
+
+
+def _fresh_rows(
+    db: Database, files: set[int], valid: set[int], all_sql: str, file_sql: str
+) -> tuple[set[int], list[tuple]]:
+    """(files whose cached rows stay, rows read for the others): every row at once, and no
+    cached row kept, when most files are stale."""
+    stale = sorted(files - valid)
+    if len(stale) > len(files) // 2:  # cheaper to read everything at once
+        return set(), db.conn.execute(all_sql).fetchall()
+    rows = [
+        row
+        for chunk in _chunks(stale, 900)
+        for row in db.conn.execute(file_sql.format(ids=",".join("?" * len(chunk))), chunk)
+    ]
+    return valid, rows
+
+
+def _interned(names: list[str], fresh: list[str]) -> tuple[list[str], list[int]]:
+    """Append the new ones of `fresh` to `names`: (those added, each fresh name's index)."""
+    index = {name: i for i, name in enumerate(names)}
+    indices = [index.setdefault(name, len(index)) for name in fresh]
+    added = list(index)[len(names) :]
+    names.extend(added)
+    return added, indices
+
+
+def _cached_and_fresh(cache: dict, file_key: str, valid: set[int], fresh: dict) -> dict:
+    """Each cached column's rows of the `valid` files, then its fresh (values, dtype)."""
+    import numpy as np
+
+    keep = np.isin(cache[file_key], np.array(sorted(valid), dtype=np.int64)) if valid else None
+    columns = {}
+    for key, (values, dtype) in fresh.items():
+        old = cache[key][keep] if keep is not None else np.zeros(0, dtype)
+        columns[key] = np.concatenate([old.astype(dtype), np.array(values, dtype=dtype)])
+    return columns
 
 
 def _pack(value) -> tuple[str, bytes]:
