@@ -137,3 +137,48 @@ def test_run_measures_a_tree_and_leaves_it_untouched(make_repo, tmp_path):
     assert len(raw["cold"]) == len(raw["no_change"]) == len(raw["one_file"]) == 2
     assert raw["lines"] == 25
     assert raw["summary"]["files"] == 5
+
+
+def _budget_rows(stdout: str) -> dict[str, float]:
+    """CPU seconds of each row of budget.py's table, by the row's first words."""
+    rows = {}
+    for line in stdout.splitlines():
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        if len(cells) == 3 and cells[1].endswith((" s", " ms")):
+            number, unit = cells[1].split()
+            rows[cells[0]] = float(number) / (1000 if unit == "ms" else 1)
+    return rows
+
+
+def test_budget_measures_every_part_of_a_cold_index_and_leaves_the_tree_alone(make_repo):
+    root = make_repo(
+        {
+            "pkg/a.py": '"""Doc."""\n\n# note\ndef f():\n    return "s"\n',
+            "src/lib.rs": '/// Doc.\npub fn g() -> &\'static str { "s" } // note\n',
+            "inc/h.h": "// note\nnamespace n { /** Doc. */ int h() { return 1; } }\n",
+        }
+    )
+    before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
+    result = subprocess.run(
+        [sys.executable, str(BENCH / "budget.py"), "--root", str(root), "--runs", "1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    after = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
+    assert after == before
+    rows = _budget_rows(result.stdout)
+    parts = [
+        "parse the design requires (ast; parse + query traversal)",
+        "SQL: rows inserted (files, symbols, refs, text)",
+        "SQL: FTS5 and trigram text indexes, merged",
+        "ranking, from scratch, stored",
+    ]
+    assert all(rows[part] > 0 for part in parts), rows
+    # Rounded to what the table prints: the sum row is the sum of the four rows above it.
+    assert rows["**sum of the fixed parts**"] == pytest.approx(
+        sum(rows[p] for p in parts), abs=0.01
+    )
+    assert rows["cold index: CPU of all its processes"] > 0
+    assert "the cold index took" in result.stdout
