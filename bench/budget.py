@@ -34,7 +34,7 @@ from pathlib import Path
 
 import common
 from common import fmt_seconds, markdown_table, median
-from run import parse_floor
+from run import add_tree_options, check_trees, corpora, parse_floor
 
 # The indexer's batch size; statements and SQL come from repomap itself.
 from repomap import db as index_db
@@ -60,37 +60,19 @@ def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
     command = " ".join(["python", "bench/budget.py", *(sys.argv[1:] if argv is None else argv)])
     print(f"# Where a cold index's CPU goes\n\n{args.runs} runs per corpus, medians; `{command}`\n")
-    for name, label, root in _trees(args):
-        figures = measure(root, args.runs, lambda m, n=name: _progress(f"{n}: {m}"))
-        print(report(name, label, figures), flush=True)
+    for corpus in corpora(args):
+        name = corpus.name
+        figures = measure(corpus.source, args.runs, lambda m, n=name: _progress(f"{n}: {m}"))
+        print(report(name, corpus.label, figures), flush=True)
     return 0
-
-
-def _trees(args: argparse.Namespace) -> list[tuple[str, str, Path]]:
-    """(name, label, root) of each tree to measure: --root trees, else the named corpora."""
-    if args.root:
-        return [(root.resolve().name, str(root), root.resolve()) for root in args.root]
-    names = [name.strip() for name in args.corpus.split(",") if name.strip()]
-    roots = common.materialize(names)
-    return [
-        (name, f"{common.CORPORA[name]} {common.corpus_version(name)}".strip(), roots[name])
-        for name in names
-    ]
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=3, help="runs per corpus (default 3)")
-    parser.add_argument("--corpus", default=",".join(common.CORPORA), help="python,rust,cpp")
-    parser.add_argument(
-        "--root", type=Path, action="append", help="measure this tree instead (repeatable)"
-    )
+    add_tree_options(parser)
     args = parser.parse_args(argv)
-    if args.runs < 1:
-        parser.error("--runs must be at least 1")
-    for root in args.root or []:
-        if not root.is_dir():
-            parser.error(f"--root {root} is not a directory")
+    check_trees(parser, args)
     return args
 
 

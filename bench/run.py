@@ -76,7 +76,7 @@ class Runs:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
-    corpora = _corpora(args)
+    trees = corpora(args)
     command = " ".join(["python", "bench/run.py", *(sys.argv[1:] if argv is None else argv)])
     print(
         f"# repomap index benchmark\n\n{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, "
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         flush=True,
     )
     raw = {}
-    for corpus in corpora:
+    for corpus in trees:
         runs = measure(corpus, args.runs, _progress, profile=args.profile)
         print(report(corpus, runs, args.runs), flush=True)
         raw[corpus.name] = {"corpus": corpus.label, "lines": corpus.lines, **runs.__dict__}
@@ -105,14 +105,7 @@ def main(argv: list[str] | None = None) -> int:
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=3, help="runs per corpus (default 3)")
-    parser.add_argument(
-        "--corpus",
-        default=",".join(common.CORPORA),
-        help="comma-separated corpora (default python,rust,cpp)",
-    )
-    parser.add_argument(
-        "--root", type=Path, action="append", help="measure this tree instead (repeatable)"
-    )
+    add_tree_options(parser)
     parser.add_argument(
         "--json",
         nargs="?",
@@ -129,15 +122,33 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         "--all", action="store_true", help="then run every other bench/*.py that has a main()"
     )
     args = parser.parse_args(argv)
+    check_trees(parser, args)
+    return args
+
+
+def add_tree_options(parser: argparse.ArgumentParser) -> None:
+    """--corpus and --root, as run.py and the benches that measure the same trees take them;
+    check them (and --runs) with check_trees(), list the trees with corpora()."""
+    parser.add_argument(
+        "--corpus",
+        default=",".join(common.CORPORA),
+        help="comma-separated corpora (default python,rust,cpp)",
+    )
+    parser.add_argument(
+        "--root", type=Path, action="append", help="measure this tree instead (repeatable)"
+    )
+
+
+def check_trees(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     if args.runs < 1:
         parser.error("--runs must be at least 1")
     for root in args.root or []:
         if not root.is_dir():
             parser.error(f"--root {root} is not a directory")
-    return args
 
 
-def _corpora(args: argparse.Namespace) -> list[Corpus]:
+def corpora(args: argparse.Namespace) -> list[Corpus]:
+    """The trees to measure: each --root, else the named corpora (materialized)."""
     if args.root:
         return [Corpus(root.resolve().name, str(root), root.resolve()) for root in args.root]
     names = [name.strip() for name in args.corpus.split(",") if name.strip()]

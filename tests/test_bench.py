@@ -102,6 +102,11 @@ def test_indexed_files_follow_repomaps_discovery_and_size_limit(make_repo):
     ]
 
 
+def _snapshot(root: Path) -> dict[Path, tuple[bytes, int]]:
+    """Every file's bytes and mtime: a bench must leave the tree it measures as it was."""
+    return {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
+
+
 def test_run_measures_a_tree_and_leaves_it_untouched(make_repo, tmp_path):
     root = make_repo(
         {
@@ -109,7 +114,7 @@ def test_run_measures_a_tree_and_leaves_it_untouched(make_repo, tmp_path):
             for i in range(5)
         }
     )
-    before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
+    before = _snapshot(root)
     out = tmp_path / "raw.json"
     result = subprocess.run(
         [
@@ -127,8 +132,7 @@ def test_run_measures_a_tree_and_leaves_it_untouched(make_repo, tmp_path):
         timeout=120,
     )
     assert result.returncode == 0, result.stderr
-    after = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
-    assert after == before
+    assert _snapshot(root) == before
     for row in ("cold", "no change", "one file changed", "peak RSS", "database", "ctags -R"):
         assert row in result.stdout
     assert result.stdout.count("PASS") + result.stdout.count("FAIL") == 5
@@ -158,7 +162,7 @@ def test_budget_measures_every_part_of_a_cold_index_and_leaves_the_tree_alone(ma
             "inc/h.h": "// note\nnamespace n { /** Doc. */ int h() { return 1; } }\n",
         }
     )
-    before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
+    before = _snapshot(root)
     result = subprocess.run(
         [sys.executable, str(BENCH / "budget.py"), "--root", str(root), "--runs", "1"],
         capture_output=True,
@@ -166,8 +170,7 @@ def test_budget_measures_every_part_of_a_cold_index_and_leaves_the_tree_alone(ma
         timeout=120,
     )
     assert result.returncode == 0, result.stderr
-    after = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
-    assert after == before
+    assert _snapshot(root) == before
     rows = _budget_rows(result.stdout)
     parts = [
         "parse the design requires (ast; parse + query traversal)",
