@@ -5,8 +5,9 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pathspec
@@ -16,6 +17,7 @@ from .secrets import is_secret_file
 
 IGNORE_FILES = (".gitignore", ".repomapignore")
 ALWAYS_SKIPPED_DIRS = frozenset({".git", ".repomap", ".hg", ".svn"})
+MAX_IGNORED_SHOWN = 3  # examples kept per ignore rule
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,12 +41,25 @@ class Walk:
     # Directories descended into (ignore rules kept them), relative to ROOT, "" for ROOT itself:
     # what the MCP server watches for changes (repomap/freshness.py).
     dirs: list[str] = field(default_factory=list)
+    # Entries (a folder counts once) that ignore rules excluded, by rule (`.gitignore: /*`), with
+    # a few examples each: what a user needs to see when the rules leave nothing to index.
+    ignored: Counter[str] = field(default_factory=Counter)
+    ignored_examples: dict[str, list[str]] = field(default_factory=dict)
+
+    def note_ignored(self, rule: str, shown_path: str) -> None:
+        self.ignored[rule] += 1
+        examples = self.ignored_examples.setdefault(rule, [])
+        # Hidden entries (`.clang-format`) say little about what a rule took away.
+        hidden = shown_path.rstrip("/").rsplit("/", 1)[-1].startswith(".")
+        if len(examples) < MAX_IGNORED_SHOWN and not hidden:
+            examples.append(shown_path)
 
 
 @dataclass(frozen=True, slots=True)
 class _Rules:
     base: str  # directory the patterns are relative to ("" for ROOT), with a trailing "/"
     spec: pathspec.PathSpec
+    source: str  # the ignore file, relative to ROOT (`.git/info/exclude` for that one)
 
 
 def _read_rules(folder: Path, base: str, names: tuple[str, ...]) -> list[_Rules]:
@@ -54,18 +69,26 @@ def _read_rules(folder: Path, base: str, names: tuple[str, ...]) -> list[_Rules]
             lines = (folder / name).read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError:
             continue
-        rules.append(_Rules(base, pathspec.GitIgnoreSpec.from_lines(lines)))
+        rules.append(_Rules(base, pathspec.GitIgnoreSpec.from_lines(lines), base + name))
     return rules
 
 
-def _ignored(rules: list[_Rules], rel_path: str, is_dir: bool) -> bool:
-    """Git's precedence: the deepest file wins, and within a file the last matching pattern."""
+def _ignoring(rules: list[_Rules], rel_path: str, is_dir: bool) -> tuple[_Rules, int] | None:
+    """The rules and pattern index that exclude `rel_path`, or None when it is kept.
+
+    Git's precedence: the deepest file wins, and within a file the last matching pattern.
+    """
     for rule in reversed(rules):
         relative = rel_path[len(rule.base) :] + ("/" if is_dir else "")
         result = rule.spec.check_file(relative)
         if result.include is not None:
-            return bool(result.include)
-    return False
+            return (rule, result.index) if result.include else None  # type: ignore[return-value]
+    return None
+
+
+def _describe(rules: _Rules, index: int) -> str:
+    """`.gitignore: /*`: the file and the pattern that excluded an entry."""
+    return f"{rules.source}: {rules.spec.patterns[index].pattern}"
 
 
 def walk(root: Path, skip_dirs: frozenset[Path] = frozenset()) -> Walk:
@@ -73,7 +96,10 @@ def walk(root: Path, skip_dirs: frozenset[Path] = frozenset()) -> Walk:
     root = root.resolve()
     skip_paths = frozenset(str(path) for path in skip_dirs)  # compared as strings: no Path per dir
     result = Walk()
-    base_rules = _read_rules(root / ".git" / "info", "", ("exclude",))
+    base_rules = [
+        replace(rule, source=".git/info/exclude")
+        for rule in _read_rules(root / ".git" / "info", "", ("exclude",))
+    ]
     seen_dirs: set[tuple[int, int]] = set()
     seen_files: set[tuple[int, int]] = set()
     root_stat = root.stat()
@@ -106,7 +132,8 @@ def walk(root: Path, skip_dirs: frozenset[Path] = frozenset()) -> Walk:
             if kind == "outside":
                 result.skipped.append((rel_path, "symlink leads outside the root"))
                 continue
-            if _ignored(rules, rel_path, kind == "dir"):
+            if excluded := _ignoring(rules, rel_path, kind == "dir"):
+                result.note_ignored(_describe(*excluded), rel_path + ("/" if kind == "dir" else ""))
                 continue
             if reason is not None:
                 result.skipped.append((rel_path, reason))

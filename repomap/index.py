@@ -19,7 +19,7 @@ from pathlib import Path
 from . import db as index_db
 from . import secrets
 from .config import DEFAULT_MAX_FILE_SIZE, Settings
-from .discover import code_files, read_file, walk
+from .discover import Walk, code_files, read_file, walk
 from .docs import update_docs
 from .errors import CorruptIndex, IndexBusy, NotAnIndex, RepomapError
 from .extractors import extract
@@ -81,6 +81,8 @@ class Summary:
     docs: dict[str, int] = field(default_factory=dict)  # docs.DocsSummary.as_dict()
     seconds: float = 0.0
     recovered_from: str | None = None  # where a corrupt index was moved before rebuilding
+    ignored: int = 0  # entries that ignore rules excluded (a folder counts once)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def skipped_by_reason(self) -> dict[str, int]:
@@ -106,6 +108,8 @@ class Summary:
             "docs": self.docs,
             "seconds": round(self.seconds, 3),
             "recovered_from": self.recovered_from,
+            "ignored": self.ignored,
+            "warnings": self.warnings,
         }
 
 
@@ -234,6 +238,7 @@ def _index(
     )
     walked = walk(settings.root, skip_dirs=frozenset({settings.db_path.parent}))
     summary.skipped.extend(walked.skipped)
+    summary.ignored = walked.ignored.total()
     existing = index_db.indexed_files(db)
     if not existing:
         # No rows of another version or redaction setting can be here: record them now, so a
@@ -272,6 +277,8 @@ def _index(
                 settings.max_file_size,
             )
         )
+    if not summary.scanned and walked.ignored:
+        summary.warnings.append(_all_ignored_warning(walked))
     writer = index_db.Writer(db)
     indexed_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     gone = [old for path, old in existing.items() if path not in present]
@@ -324,6 +331,24 @@ def _index(
         store_ranks(db, ranking)
     if optimized:
         writer.release_free_pages()
+
+
+def _all_ignored_warning(walked: Walk) -> str:
+    """Say which rules left nothing to index: an empty index with no reason given misleads."""
+    rules = "; ".join(
+        f"{count} by {rule}"
+        + (
+            f" ({', '.join(walked.ignored_examples[rule])}, ...)"
+            if walked.ignored_examples[rule]
+            else ""
+        )
+        for rule, count in walked.ignored.most_common(3)
+    )
+    return (
+        f"no source files to index: ignore rules excluded {walked.ignored.total()} entries: "
+        f"{rules}. To index them anyway, re-include them with `!` patterns in a .repomapignore "
+        "beside that file: it takes precedence over .gitignore in the same folder."
+    )
 
 
 def _merge_text(writer: index_db.Writer) -> None:

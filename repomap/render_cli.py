@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 
@@ -32,6 +33,8 @@ def print_index_summary(summary: Any) -> None:
         )
     table.add_row("time", f"{summary.seconds:.2f} s")
     console.print(table)
+    for warning in summary.warnings:
+        console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
     for reason, count in sorted(summary.skipped_by_reason.items()):
         console.print(f"  skipped {count}: {reason}")
     for path, reason in summary.skipped[:20]:

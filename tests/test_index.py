@@ -94,6 +94,66 @@ def test_ignore_rules_at_every_level_are_respected(make_repo, index):
     assert _paths(_db(root)) == ["other/local_ok.py", "src/a.py", "src/keep.gen.py"]
 
 
+def test_ignored_entries_are_counted_by_the_rule_that_excluded_them(make_repo):
+    from repomap.discover import walk
+
+    root = make_repo(
+        {
+            ".gitignore": "build/\n*.gen.py\n",
+            "build/out.py": "x = 1\n",
+            "build/more.py": "x = 1\n",
+            "src/a.gen.py": "x = 1\n",
+            "src/b.gen.py": "x = 1\n",
+            "src/.gitignore": "local_*.py\n",
+            "src/local_x.py": "x = 1\n",
+            ".git/info/exclude": "excluded.py\n",
+            "excluded.py": "x = 1\n",
+            "kept.py": "x = 1\n",
+        }
+    )
+    walked = walk(root)
+    # A folder counts once: build/'s two files are not looked at.
+    assert walked.ignored == {
+        ".gitignore: build/": 1,
+        ".gitignore: *.gen.py": 2,
+        "src/.gitignore: local_*.py": 1,
+        ".git/info/exclude: excluded.py": 1,
+    }
+    assert walked.ignored_examples[".gitignore: *.gen.py"] == ["src/a.gen.py", "src/b.gen.py"]
+    assert walked.ignored_examples[".gitignore: build/"] == ["build/"]
+
+
+def test_ignore_rules_that_leave_nothing_to_index_are_named_in_a_warning(make_repo):
+    # Debian's kernel source ships a .gitignore whose `/*` ignores its whole top level.
+    files = {
+        ".gitignore": "*.o\n/*\n!/debian/\n",
+        ".clang-format": "x\n",
+        "kernel/sched.h": "int schedule(void);\n",
+        "include/list.h": "struct list_head { struct list_head *next; };\n",
+        "tools/gen.py": "def gen():\n    pass\n",
+    }
+    root = make_repo(files)
+    result = run_cli("index", root, "--json")
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["scanned"] == 0 and summary["files"] == 0
+    assert summary["ignored"] == 5  # .clang-format, .gitignore and the three folders
+    [warning] = summary["warnings"]
+    assert "ignore rules excluded 5 entries: 5 by .gitignore: /* (include/, kernel/, tools/" in (
+        warning
+    )
+    assert ".clang-format" not in warning  # a hidden entry says little
+    human = run_cli("index", root)
+    assert human.returncode == 0 and "warning: no source files to index" in human.stdout
+    assert "Traceback" not in human.stderr
+
+    # What the warning advises works: a .repomapignore beside it re-includes the tree.
+    (root / ".repomapignore").write_text("!/*\n")
+    summary = json.loads(run_cli("index", root, "--json").stdout)
+    assert summary["files"] == 3 and summary["warnings"] == []
+    assert _paths(_db(root)) == ["include/list.h", "kernel/sched.h", "tools/gen.py"]
+
+
 def test_symlinks_inside_are_followed_once_and_outside_never(make_repo, index, tmp_path):
     outside = make_repo({"secret.py": "TOKEN = 'outside'\n"}, root=tmp_path / "outside")
     root = make_repo({"pkg/real.py": "def real():\n    pass\n"})
