@@ -18,11 +18,11 @@ import hashlib
 import re
 import sqlite3
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import db as index_db
 from .errors import BadQuery, CorruptIndex, RepomapError
@@ -468,6 +468,7 @@ ALL_USES_SQL = "SELECT file_id, name, count(*) FROM refs GROUP BY file_id, name"
 FILE_USES_SQL = (
     "SELECT file_id, name, count(*) FROM refs WHERE file_id IN ({ids}) GROUP BY file_id, name"
 )
+FETCH_ROWS = 50_000  # rows of symbols or refs turned into columns at a time, for ranking
 USES_CACHE = ("uses_file", "uses_name", "uses_count", "uses_names", "uses_file_ids", "uses_hashes")
 
 
@@ -656,25 +657,28 @@ def _file_definitions(db: Database, files: list[tuple[int, str, str]]) -> dict:
         valid = {file_id for file_id, key in keys.items() if key in cached_keys}
     valid, fresh = _fresh_rows(db, set(keys), valid, CANDIDATES_SQL, FILE_CANDIDATES_SQL)
     names = list(cache["defs_names"]) if valid else []
-    added, fresh_names = _interned(names, [row[2] for row in fresh])
+    index = {name: i for i, name in enumerate(names)}
+    priors: dict[tuple, float] = {}  # a handful of (kind, documented, top level): each once
+    columns = _Columns(
+        defs_symbol=np.int64, defs_file=np.int64, defs_name=np.int64, defs_prior=np.float64
+    )
+    for rows in fresh:
+        symbol_ids, file_ids, row_names, kinds, documented, top_level = zip(*rows, strict=True)
+        kinds_of_rows = list(zip(kinds, documented, top_level, strict=True))
+        for key in set(kinds_of_rows).difference(priors):
+            priors[key] = rank.kind_prior(key[0], bool(key[1]), bool(key[2]))
+        columns.add(
+            defs_symbol=symbol_ids,
+            defs_file=file_ids,
+            defs_name=_interned(index, row_names),
+            defs_prior=[priors[key] for key in kinds_of_rows],
+        )
+    added = list(index)[len(names) :]
+    names.extend(added)
     shapes = np.concatenate(
         [cache["defs_shape"] if valid else np.zeros(0), np.array([rank.shape(n) for n in added])]
     )
-    priors = {  # a handful of distinct (kind, documented, top level): compute each once
-        key: rank.kind_prior(key[0], bool(key[1]), bool(key[2]))
-        for key in {row[3:6] for row in fresh}
-    }
-    defs = _cached_and_fresh(
-        cache,
-        "defs_file",
-        valid,
-        {
-            "defs_symbol": ([row[0] for row in fresh], np.int64),
-            "defs_file": ([row[1] for row in fresh], np.int64),
-            "defs_name": (fresh_names, np.int64),
-            "defs_prior": ([priors[row[3:6]] for row in fresh], np.float64),
-        },
-    )
+    defs = _cached_and_fresh(cache, "defs_file", valid, columns.arrays())
     order = np.argsort(defs["defs_symbol"], kind="stable")  # by id, whatever the cache's history
     defs = {key: value[order] for key, value in defs.items()}
     # Forget names no definition has any more, and keep the rest sorted.
@@ -710,17 +714,13 @@ def _file_uses(db: Database, files: list[tuple[int, str, str]]) -> dict:
         }
     valid, fresh = _fresh_rows(db, set(current), valid, ALL_USES_SQL, FILE_USES_SQL)
     names = list(cache.get("uses_names", [])) if valid else []
-    _, fresh_names = _interned(names, [name for _, name, _ in fresh])
-    used = _cached_and_fresh(
-        cache,
-        "uses_file",
-        valid,
-        {
-            "uses_file": ([row[0] for row in fresh], np.int64),
-            "uses_name": (fresh_names, np.int64),
-            "uses_count": ([row[2] for row in fresh], np.int64),
-        },
-    )
+    index = {name: i for i, name in enumerate(names)}
+    columns = _Columns(uses_file=np.int64, uses_name=np.int64, uses_count=np.int64)
+    for rows in fresh:
+        file_ids, row_names, counts = zip(*rows, strict=True)
+        columns.add(uses_file=file_ids, uses_name=_interned(index, row_names), uses_count=counts)
+    names.extend(list(index)[len(names) :])
+    used = _cached_and_fresh(cache, "uses_file", valid, columns.arrays())
     # Forget names no file uses any more, so the list does not grow run after run.
     alive, used["uses_name"] = np.unique(used["uses_name"], return_inverse=True)
     return {
@@ -733,27 +733,53 @@ def _file_uses(db: Database, files: list[tuple[int, str, str]]) -> dict:
 
 def _fresh_rows(
     db: Database, files: set[int], valid: set[int], all_sql: str, file_sql: str
-) -> tuple[set[int], list[tuple]]:
-    """(files whose cached rows stay, rows read for the others): every row at once, and no
-    cached row kept, when most files are stale."""
+) -> tuple[set[int], Iterator[list[tuple]]]:
+    """(files whose cached rows stay, rows read for the others, a chunk at a time): every row,
+    and no cached row kept, when most files are stale. Chunks, because the 2.6M symbol rows of
+    the Linux kernel's headers held as tuples at once took ~0.9 GB."""
     stale = sorted(files - valid)
     if len(stale) > len(files) // 2:  # cheaper to read everything at once
-        return set(), db.conn.execute(all_sql).fetchall()
-    rows = [
-        row
+        return set(), _fetched(db.conn.execute(all_sql))
+    return valid, (
+        rows
         for chunk in _chunks(stale, 900)
-        for row in db.conn.execute(file_sql.format(ids=",".join("?" * len(chunk))), chunk)
-    ]
-    return valid, rows
+        for rows in _fetched(
+            db.conn.execute(file_sql.format(ids=",".join("?" * len(chunk))), chunk)
+        )
+    )
 
 
-def _interned(names: list[str], fresh: list[str]) -> tuple[list[str], list[int]]:
-    """Append the new ones of `fresh` to `names`: (those added, each fresh name's index)."""
-    index = {name: i for i, name in enumerate(names)}
-    indices = [index.setdefault(name, len(index)) for name in fresh]
-    added = list(index)[len(names) :]
-    names.extend(added)
-    return added, indices
+def _fetched(cursor: sqlite3.Cursor) -> Iterator[list[tuple]]:
+    while rows := cursor.fetchmany(FETCH_ROWS):
+        yield rows
+
+
+def _interned(index: dict[str, int], names: Iterable[str]) -> list[int]:
+    """Each name's number in `index`, new names numbered on from its end."""
+    return [index.setdefault(name, len(index)) for name in names]
+
+
+class _Columns:
+    """Typed columns filled a chunk of rows at a time: 8 bytes a value, not a Python object."""
+
+    def __init__(self, **dtypes: Any) -> None:
+        self.dtypes = dtypes
+        self.parts: dict[str, list] = {key: [] for key in dtypes}
+
+    def add(self, **values: Sequence) -> None:
+        import numpy as np
+
+        for key, column in values.items():
+            self.parts[key].append(np.array(column, dtype=self.dtypes[key]))
+
+    def arrays(self) -> dict[str, tuple[Any, Any]]:
+        """{key: (values, dtype)}, as _cached_and_fresh takes them."""
+        import numpy as np
+
+        return {
+            key: (np.concatenate(parts) if parts else [], self.dtypes[key])
+            for key, parts in self.parts.items()
+        }
 
 
 def _cached_and_fresh(cache: dict, file_key: str, valid: set[int], fresh: dict) -> dict:
