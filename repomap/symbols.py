@@ -656,8 +656,7 @@ def _file_definitions(db: Database, files: list[tuple[int, str, str]]) -> dict:
         cached_keys = set(cache["defs_keys"])
         valid = {file_id for file_id, key in keys.items() if key in cached_keys}
     valid, fresh = _fresh_rows(db, set(keys), valid, CANDIDATES_SQL, FILE_CANDIDATES_SQL)
-    names = list(cache["defs_names"]) if valid else []
-    index = {name: i for i, name in enumerate(names)}
+    interned = _Interned(cache["defs_names"] if valid else [])
     priors: dict[tuple, float] = {}  # a handful of (kind, documented, top level): each once
     columns = _Columns(
         defs_symbol=np.int64, defs_file=np.int64, defs_name=np.int64, defs_prior=np.float64
@@ -670,19 +669,21 @@ def _file_definitions(db: Database, files: list[tuple[int, str, str]]) -> dict:
         columns.add(
             defs_symbol=symbol_ids,
             defs_file=file_ids,
-            defs_name=_interned(index, row_names),
+            defs_name=interned.numbers(row_names),
             defs_prior=[priors[key] for key in kinds_of_rows],
         )
-    added = list(index)[len(names) :]
-    names.extend(added)
     shapes = np.concatenate(
-        [cache["defs_shape"] if valid else np.zeros(0), np.array([rank.shape(n) for n in added])]
+        [
+            cache["defs_shape"] if valid else np.zeros(0),
+            np.array([rank.shape(n) for n in interned.added()]),
+        ]
     )
     defs = _cached_and_fresh(cache, "defs_file", valid, columns.arrays())
     order = np.argsort(defs["defs_symbol"], kind="stable")  # by id, whatever the cache's history
     defs = {key: value[order] for key, value in defs.items()}
     # Forget names no definition has any more, and keep the rest sorted.
     alive, inverse = np.unique(defs["defs_name"], return_inverse=True)
+    names = interned.names()
     alive_names = [names[i] for i in alive.tolist()]
     by_name = sorted(range(len(alive_names)), key=alive_names.__getitem__)
     position = np.empty(len(by_name), dtype=np.int64)
@@ -713,16 +714,15 @@ def _file_uses(db: Database, files: list[tuple[int, str, str]]) -> dict:
             if current.get(int(f)) == h
         }
     valid, fresh = _fresh_rows(db, set(current), valid, ALL_USES_SQL, FILE_USES_SQL)
-    names = list(cache.get("uses_names", [])) if valid else []
-    index = {name: i for i, name in enumerate(names)}
+    interned = _Interned(cache.get("uses_names", []) if valid else [])
     columns = _Columns(uses_file=np.int64, uses_name=np.int64, uses_count=np.int64)
     for rows in fresh:
         file_ids, row_names, counts = zip(*rows, strict=True)
-        columns.add(uses_file=file_ids, uses_name=_interned(index, row_names), uses_count=counts)
-    names.extend(list(index)[len(names) :])
+        columns.add(uses_file=file_ids, uses_name=interned.numbers(row_names), uses_count=counts)
     used = _cached_and_fresh(cache, "uses_file", valid, columns.arrays())
     # Forget names no file uses any more, so the list does not grow run after run.
     alive, used["uses_name"] = np.unique(used["uses_name"], return_inverse=True)
+    names = interned.names()
     return {
         **used,
         "uses_names": [names[i] for i in alive.tolist()],
@@ -754,9 +754,22 @@ def _fetched(cursor: sqlite3.Cursor) -> Iterator[list[tuple]]:
         yield rows
 
 
-def _interned(index: dict[str, int], names: Iterable[str]) -> list[int]:
-    """Each name's number in `index`, new names numbered on from its end."""
-    return [index.setdefault(name, len(index)) for name in names]
+class _Interned:
+    """Names numbered in the order first seen: the cached ones first, then the fresh ones."""
+
+    def __init__(self, cached: Iterable[str]) -> None:
+        self.number = {name: i for i, name in enumerate(cached)}
+        self.cached = len(self.number)
+
+    def numbers(self, names: Iterable[str]) -> list[int]:
+        return [self.number.setdefault(name, len(self.number)) for name in names]
+
+    def added(self) -> list[str]:
+        return list(self.number)[self.cached :]
+
+    def names(self) -> list[str]:
+        """Every name, at its number."""
+        return list(self.number)
 
 
 class _Columns:
