@@ -36,10 +36,11 @@ import common
 from common import fmt_seconds, markdown_table, median
 from run import add_tree_options, check_trees, corpora, parse_floor
 
-# The indexer's batch size; statements and SQL come from repomap itself.
-from repomap import db as index_db
-from repomap import index as indexer
 from repomap.config import DEFAULT_MAX_FILE_SIZE
+from repomap.index import pipeline as indexer
+
+# The indexer's batch size; statements and SQL come from repomap itself.
+from repomap.store import db as index_db
 
 COLD_VS_FLOOR = 2.0
 CORES = 2
@@ -225,7 +226,7 @@ def _writer_sql(built: Path, fresh: Path) -> tuple[float, float]:
 
 def _ranking(built: Path, copy: Path) -> float:
     """CPU of ranking `built` from scratch (its per-file caches emptied), stored."""
-    from repomap.symbols import compute_ranks, store_ranks
+    from repomap.search.symbols import compute_ranks, store_ranks
 
     common.remove_database(copy)
     common.database_bytes(built)  # checkpoints the WAL into the file copied

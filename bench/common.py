@@ -82,7 +82,7 @@ def indexed_files(root: Path, max_file_size: int | None = None) -> list[tuple[Pa
     """(path, language, size) of each file `repomap index` reads under `root`, by its own rules:
     discover.walk + code_files, minus files over the size limit (default: repomap's)."""
     from repomap.config import DEFAULT_MAX_FILE_SIZE
-    from repomap.discover import code_files, walk
+    from repomap.index.discover import code_files, walk
 
     limit = max_file_size or DEFAULT_MAX_FILE_SIZE
     return [
@@ -119,7 +119,7 @@ def repomap_command() -> list[str]:
 def database_bytes(db_path: Path, checkpoint: bool = True) -> int:
     """Size of an index on disk: main file plus WAL, after a TRUNCATE checkpoint."""
     if checkpoint:
-        from repomap.db import open_index
+        from repomap.store.db import open_index
 
         db = open_index(db_path)
         try:
@@ -137,7 +137,7 @@ GROUP BY owner ORDER BY bytes DESC"""
 
 def table_bytes(db_path: Path) -> dict[str, int]:
     """Bytes per table (its indexes included; FTS5 shadow tables apart), largest first."""
-    from repomap.db import open_index
+    from repomap.store.db import open_index
 
     db = open_index(db_path, readonly=True)
     try:

@@ -23,9 +23,11 @@ from pathlib import Path
 
 import common
 
-from repomap import config, docs, gateway
-from repomap import db as index_db
-from repomap.discover import walk
+from repomap import config
+from repomap.gateway import files as gateway
+from repomap.index import docs
+from repomap.index.discover import walk
+from repomap.store import db as index_db
 
 API_RUNS = 20
 

@@ -23,9 +23,12 @@ from pathlib import Path
 
 from common import CORPORA, PROJECT_ROOT, fmt_seconds, markdown_table, materialize
 
-from repomap import config, maps, render, symbols
-from repomap import index as indexer
-from repomap.db import connected
+from repomap import config
+from repomap.index import pipeline as indexer
+from repomap.maps import render
+from repomap.maps import repo_map as maps
+from repomap.search import symbols
+from repomap.store.db import connected
 
 RESULTS = PROJECT_ROOT / "bench" / "results"
 BUDGETS = (1024, 4096)

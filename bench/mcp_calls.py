@@ -56,9 +56,12 @@ import psutil
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
-from repomap import config, maps, query, symbols
-from repomap import db as index_db
-from repomap import index as indexer
+from repomap import config
+from repomap.index import pipeline as indexer
+from repomap.maps import repo_map as maps
+from repomap.search import symbols
+from repomap.search import text as query
+from repomap.store import db as index_db
 
 SEED = 20261121
 FREQUENT = 10

@@ -26,8 +26,8 @@ from pathlib import Path
 import common
 
 from repomap import config
-from repomap import index as indexer
-from repomap.workers import run_all
+from repomap.index import pipeline as indexer
+from repomap.index.workers import run_all
 
 LINE = 5_000_000
 HOSTILE = {

@@ -47,10 +47,12 @@ from pathlib import Path
 
 import common
 
-from repomap import config, query, querylang
-from repomap import db as index_db
-from repomap import index as indexer
-from repomap.query import search_text
+from repomap import config
+from repomap.index import pipeline as indexer
+from repomap.search import querylang
+from repomap.search import text as query
+from repomap.search.text import search_text
+from repomap.store import db as index_db
 
 SEED = 20261121
 CLASSES = ("single", "AND", "phrase", "prefix", "OR", "NOT", "literal", "literal <3")

@@ -17,9 +17,9 @@ from pathlib import Path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: ~3 ms of every CLI start
 if TYPE_CHECKING:
-    from .maps import RepoMap
-    from .snippets import SymbolContent
-    from .symbols import SymbolHit
+    from repomap.gateway.show import SymbolContent
+    from repomap.maps.repo_map import RepoMap
+    from repomap.search.symbols import SymbolHit
 
 PathLike = str | Path | None
 
@@ -32,9 +32,9 @@ def map(
     db: PathLike = None,
 ) -> RepoMap:
     """The repo map: the best-ranked files and signatures within `tokens` (see repomap.maps)."""
-    from . import config
-    from .maps import repo_map as build
-    from .symbols import reading
+    from repomap import config
+    from repomap.maps.repo_map import repo_map as build
+    from repomap.search.symbols import reading
 
     with reading(config.resolve(root, db).db_path) as index:
         return build(index, tokens, tuple(focus), tuple(mentions))
@@ -53,7 +53,8 @@ def search_symbols(
     db: PathLike = None,
 ) -> list[SymbolHit]:
     """Definitions matching `query`, exact > prefix > substring > fuzzy (see repomap.symbols)."""
-    from . import config, symbols
+    from repomap import config
+    from repomap.search import symbols
 
     with symbols.reading(config.resolve(root, db).db_path) as index:
         return symbols.search_symbols(index, query, kind, language, path, limit)
@@ -69,7 +70,8 @@ def get_symbol_content(
     reindex: bool = True,
 ) -> SymbolContent:
     """A symbol's current source; a file changed since indexing is re-indexed first."""
-    from . import config, snippets
+    from repomap import config
+    from repomap.gateway import show as snippets
 
     return snippets.get_symbol_content(
         config.resolve(root, db), name, file, max_lines, context, reindex

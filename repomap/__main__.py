@@ -2,6 +2,6 @@
 
 import sys
 
-from .fastcli import main
+from repomap.cli.fast import main
 
 sys.exit(main())

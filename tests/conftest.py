@@ -13,7 +13,7 @@ import pytest
 from hypothesis import settings
 
 from repomap import config
-from repomap import index as indexer
+from repomap.index import pipeline as indexer
 
 # CI runs the property tests on hypothesis' fixed example sequence, so a run is repeatable and a
 # failure found locally at random is a test to add, not a CI coin toss.

@@ -11,8 +11,8 @@ import pytest
 from conftest import CLI_FILES, indexed_tree, run_cli
 
 from repomap import config
-from repomap import index as indexer
 from repomap.errors import ExitCode
+from repomap.index import pipeline as indexer
 
 
 @pytest.fixture(scope="module")
@@ -142,7 +142,7 @@ def test_a_json_query_imports_neither_rich_nor_tree_sitter_nor_numpy_nor_sqlite_
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if "|" in line}
-    assert "repomap.query" in imported
+    assert "repomap.search.text" in imported
     heavy = ("rich", "tree_sitter", "numpy", "sqlite_utils")
     assert not {name for name in imported if name.split(".")[0] in heavy}
 

@@ -8,8 +8,8 @@ import anyio
 import pytest
 
 from repomap import config
-from repomap.cli import main
-from repomap.mcp_server import build_server
+from repomap.cli.main import main
+from repomap.serve.mcp_server import build_server
 
 SKILL = (Path(__file__).resolve().parent.parent / "SKILL.md").read_text(encoding="utf-8")
 

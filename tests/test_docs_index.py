@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from docs_fixture import REPO
 
-from repomap import db as index_db
-from repomap.db import _migration_files, _statements, execute_migration_statement
+from repomap.store import db as index_db
+from repomap.store.db import _migration_files, _statements, execute_migration_statement
 
 
 def _db(root: Path) -> Path:
@@ -210,7 +210,7 @@ def test_unreadable_docs_are_skipped_and_their_old_rows_dropped(repo, index):
 
 def _index_with_limit(root: Path, max_file_size: int):
     from repomap import config
-    from repomap import index as indexer
+    from repomap.index import pipeline as indexer
 
     return indexer.run(config.resolve(root, max_file_size=max_file_size, workers=1))
 
@@ -255,7 +255,7 @@ KEY = "AKIA" + "IOSFODNN7EXAMPLE"  # AWS's documented example key id, split so s
 
 def test_credentials_in_docs_are_redacted_in_the_index_unless_turned_off(make_repo):
     from repomap import config
-    from repomap import index as indexer
+    from repomap.index import pipeline as indexer
 
     root = make_repo({"ops.md": f"# Deploy\n\nUse key {KEY} to deploy.\n"})
     indexer.run(config.resolve(root, workers=1))

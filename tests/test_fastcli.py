@@ -20,8 +20,11 @@ import click
 import pytest
 from conftest import CLI_FILES, indexed_tree
 
-from repomap import cli, cli_common, fastcli, query
+from repomap.cli import common as cli_common
+from repomap.cli import fast as fastcli
+from repomap.cli import main as cli
 from repomap.errors import ExitCode
+from repomap.search import text as query
 
 FAST, CLICK = "fast", "click"
 

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from repomap import config, watch
-from repomap import index as indexer
-from repomap.db import connected
+from repomap import config
 from repomap.errors import IndexNotFound
-from repomap.freshness import Refresher
+from repomap.index import pipeline as indexer
+from repomap.index import watch
+from repomap.index.freshness import Refresher
+from repomap.store.db import connected
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux")
 
@@ -156,7 +157,7 @@ def test_no_refresh_never_builds(repo: Path) -> None:
 
 
 def test_a_kept_reader_sees_each_update_and_follows_a_rebuilt_file(repo: Path) -> None:
-    from repomap.db import KeptReader, move_aside
+    from repomap.store.db import KeptReader, move_aside
 
     settings = config.resolve(repo, workers=1)
     indexer.run(settings)

@@ -12,9 +12,11 @@ import pytest
 from conftest import run_cli
 from docs_fixture import README, REPO
 
-from repomap import config, docs, gateway
-from repomap import db as index_db
+from repomap import config
 from repomap.errors import BadArgument, OutsideRoot, PathNotFound, StaleIndex
+from repomap.gateway import files as gateway
+from repomap.index import docs
+from repomap.store import db as index_db
 
 OUTLINE = """\
 README.md

@@ -16,8 +16,8 @@ import pytest
 from conftest import run_cli
 
 from repomap import config
-from repomap import index as indexer
-from repomap.db import ELEMENT_TYPE_CODES
+from repomap.index import pipeline as indexer
+from repomap.store.db import ELEMENT_TYPE_CODES
 
 GOOD = {
     "good.py": "def good():\n    'the good docstring'\n    return 'good value'\n",

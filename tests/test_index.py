@@ -12,7 +12,7 @@ import pytest
 from conftest import run_cli
 
 from repomap import config
-from repomap import index as indexer
+from repomap.index import pipeline as indexer
 
 
 def _rows(db: Path, sql: str, *args) -> list[tuple]:
@@ -95,7 +95,7 @@ def test_ignore_rules_at_every_level_are_respected(make_repo, index):
 
 
 def test_ignored_entries_are_counted_by_the_rule_that_excluded_them(make_repo):
-    from repomap.discover import walk
+    from repomap.index.discover import walk
 
     root = make_repo(
         {
@@ -290,7 +290,7 @@ def test_text_indexes_stay_whole_when_a_batch_writes_then_deletes_or_fails(make_
     that fails leaves nothing pending for the next one."""
     from index_dump import check_integrity
 
-    from repomap import db as index_db
+    from repomap.store import db as index_db
 
     repo = make_repo({"a.py": "# alpha comment\nX = 'alpha string'\n", "b.py": "# beta\n"})
     db_path = repo / ".repomap" / "index.db"
@@ -357,7 +357,7 @@ def _links(db: Path) -> set[tuple]:
 
 
 def _links_relinked_in_full(db: Path, tmp: Path) -> set[tuple]:
-    from repomap.db import LINK_DECLARATIONS_SQL
+    from repomap.store.db import LINK_DECLARATIONS_SQL
 
     copy = tmp / "full-link.db"
     with closing(sqlite3.connect(db)) as source, closing(sqlite3.connect(copy)) as target:
@@ -406,7 +406,7 @@ def test_a_run_killed_before_its_final_link_is_relinked_in_full_by_the_next(
     """The writer marks links pending with its first change; a run that died before linking
     (here: a batch written without the run's end) leaves the mark, so the next run, which sees
     nothing changed, still relinks every definition."""
-    from repomap import db as index_db
+    from repomap.store import db as index_db
 
     repo = make_repo(
         {

@@ -11,8 +11,12 @@ import pytest
 from conftest import run_cli
 
 import repomap
-from repomap import config, maps, rank, render, symbols
-from repomap.db import connected, open_index
+from repomap import config
+from repomap.index import pagerank as rank
+from repomap.maps import render
+from repomap.maps import repo_map as maps
+from repomap.search import symbols
+from repomap.store.db import connected, open_index
 
 
 def _library(modules: int = 12, functions: int = 8) -> dict[str, str]:

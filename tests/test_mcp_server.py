@@ -22,9 +22,10 @@ from mcp.client.stdio import StdioServerParameters
 from repomap.extractors.model import KINDS
 
 import repomap
-from repomap import config, db
+from repomap import config
 from repomap.errors import BadArgument
-from repomap.mcp_server import build_server
+from repomap.serve.mcp_server import build_server
+from repomap.store import db
 
 TOOLS = {
     "search_text", "search_symbols", "get_symbol_content", "get_repo_map", "search_docs",

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 
-from repomap import db as index_db
 from repomap.errors import NotAnIndex, SchemaTooNew
+from repomap.store import db as index_db
 
 FILES = {
     "pkg/pool.py": '''

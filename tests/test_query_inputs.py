@@ -18,14 +18,18 @@ from hypothesis import strategies as st
 from mcp.client import Client
 from repomap.extractors.model import KINDS
 
-from repomap import config, docs, gateway, maps, query
-from repomap import db as index_db
-from repomap import index as indexer
-from repomap.cli import main
+from repomap import config
+from repomap.cli.main import main
 from repomap.errors import ExitCode, RepomapError
-from repomap.mcp_server import build_server
-from repomap.snippets import get_symbol_content
-from repomap.symbols import find_symbol, search_symbols
+from repomap.gateway import files as gateway
+from repomap.gateway.show import get_symbol_content
+from repomap.index import docs
+from repomap.index import pipeline as indexer
+from repomap.maps import repo_map as maps
+from repomap.search import text as query
+from repomap.search.symbols import find_symbol, search_symbols
+from repomap.serve.mcp_server import build_server
+from repomap.store import db as index_db
 
 EXAMPLES = int(os.environ.get("REPOMAP_FUZZ_EXAMPLES", "60"))
 FUZZ = settings(

@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 
 from repomap.errors import BadQuery, ExitCode
-from repomap.querylang import (
+from repomap.search.querylang import (
     MAX_DEPTH,
     MAX_QUERY_LENGTH,
     MAX_WORDS,
@@ -19,7 +19,7 @@ from repomap.querylang import (
     to_match,
     words_of,
 )
-from repomap.unicode61 import SEPARATOR_BOUNDS, is_separator
+from repomap.search.unicode61 import SEPARATOR_BOUNDS, is_separator
 
 
 def words(node) -> object:

@@ -212,7 +212,7 @@ def _set_version(db: Path, version: int) -> None:
 def test_every_query_on_a_broken_or_foreign_index_says_what_to_do(make_repo, tmp_path, kind):
     from click.testing import CliRunner
 
-    from repomap.cli import main
+    from repomap.cli.main import main
 
     root = make_repo(REPO)
     db = tmp_path / "index.db"
@@ -238,7 +238,7 @@ def test_the_mcp_server_reports_a_broken_or_foreign_index_as_a_tool_error(
     from mcp.client import Client
 
     from repomap import config
-    from repomap.mcp_server import build_server
+    from repomap.serve.mcp_server import build_server
 
     root = make_repo(REPO)
     db = tmp_path / "index.db"

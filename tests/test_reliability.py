@@ -26,11 +26,11 @@ from conftest import run_cli
 from index_dump import check_integrity, connect, file_dumps, full_dump
 from synthetic_repo import change_repo, write_repo
 
-from repomap import db as index_db
-from repomap import query
 from repomap.errors import ExitCode
-from repomap.symbols import search_symbols
-from repomap.workers import Ahead, run_all
+from repomap.index.workers import Ahead, run_all
+from repomap.search import text as query
+from repomap.search.symbols import search_symbols
+from repomap.store import db as index_db
 
 FILES = 900  # three batches of 400 files: kills land inside and between transactions
 SEED = int(os.environ.get("REPOMAP_CRASH_SEED", "7"))
@@ -277,7 +277,7 @@ def _mcp_reader(db: Path, root: Path):
     from mcp.client import Client
 
     from repomap.config import resolve
-    from repomap.mcp_server import build_server
+    from repomap.serve.mcp_server import build_server
 
     server = build_server(resolve(root, db), refresh=False)
     calls = [

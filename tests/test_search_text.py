@@ -14,11 +14,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from repomap import config, query
-from repomap import db as index_db
-from repomap import index as indexer
+from repomap import config
 from repomap.errors import BadArgument, BadQuery, CorruptIndex, IndexOutdated, RepomapError
-from repomap.query import SearchResult, search_text
+from repomap.index import pipeline as indexer
+from repomap.search import text as query
+from repomap.search.text import SearchResult, search_text
+from repomap.store import db as index_db
 
 HAVE_RUST = importlib.util.find_spec("repomap.extractors.rust") is not None
 HAVE_CPP = importlib.util.find_spec("repomap.extractors.cpp") is not None

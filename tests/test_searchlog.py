@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from repomap import config, searchlog
-from repomap import db as index_db
-from repomap import index as indexer
+from repomap import config
 from repomap.errors import BadQuery
-from repomap.query import search_text
+from repomap.index import pipeline as indexer
+from repomap.search import log as searchlog
+from repomap.search.text import search_text
+from repomap.store import db as index_db
 
 
 def lines(index: Path) -> list[dict]:

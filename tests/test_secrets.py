@@ -10,8 +10,8 @@ import pytest
 from conftest import run_cli
 
 from repomap import config
-from repomap import index as indexer
-from repomap.secrets import REDACTED, is_secret_file, redact
+from repomap.index import pipeline as indexer
+from repomap.index.secrets import REDACTED, is_secret_file, redact
 
 # Realistic fakes: right shapes, not real credentials.
 AWS = "AKIAIOSFODNN7EXAMPLE"
@@ -189,7 +189,7 @@ def test_the_mcp_server_never_reads_a_secret_file_whatever_path_reaches_it(make_
     import anyio
     from mcp.client import Client
 
-    from repomap.mcp_server import build_server
+    from repomap.serve.mcp_server import build_server
 
     root = make_repo({".env": f"AWS_KEY={AWS}\n", "id_rsa": PEM, "ok.py": "X = 1\n"})
     (root / "innocent.txt").symlink_to(root / ".env")

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 
-from repomap import config, symbols
-from repomap.db import connected
-from repomap.snippets import get_symbol_content
+from repomap import config
+from repomap.gateway.show import get_symbol_content
+from repomap.search import symbols
+from repomap.store.db import connected
 
 PYTHON_REPO = {
     "shop/models.py": '''

@@ -24,15 +24,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from . import db as index_db
-from .errors import BadQuery, CorruptIndex, RepomapError
-from .extractors.model import KINDS
+from repomap.errors import BadQuery, CorruptIndex, RepomapError
+from repomap.extractors.model import KINDS
+from repomap.store import db as index_db
 
 if TYPE_CHECKING:
     import numpy as np
     from sqlite_utils import Database
 
-    from . import rank
+    from repomap.index import pagerank as rank
 
 RANK_FORMAT = (
     "8"  # bump when rank.py weighs or stores differently: the next `repomap index` re-ranks
@@ -520,7 +520,7 @@ def compute_ranks(db: Database, force: bool = False) -> Ranking | None:
         return None
     import numpy as np
 
-    from . import rank  # numpy: only when ranking
+    from repomap.index import pagerank as rank  # numpy: only when ranking
 
     files = db.conn.execute("SELECT id, path, hash FROM files ORDER BY id").fetchall()
     file_ids = np.array([file_id for file_id, _, _ in files], dtype=np.int64)
@@ -641,7 +641,7 @@ def _file_definitions(db: Database, files: list[tuple[int, str, str]]) -> dict:
     reading all of them (a scan of the whole table) took ~120 ms of a one-file run on LLVM."""
     import numpy as np
 
-    from . import rank
+    from repomap.index import pagerank as rank
 
     cache = (
         _load_arrays(db, DEFS_CACHE) if index_db.get_meta(db, "rank_format") == RANK_FORMAT else {}
@@ -847,7 +847,7 @@ def require_ranks(db: Database) -> None:
 
 def load_graph(db: Database):  # -> rank.Graph
     """The stored graph, for personalized PageRank (kept: unpacking it costs ~5-10 ms)."""
-    from . import rank
+    from repomap.index import pagerank as rank
 
     return _kept(db, "graph", lambda: rank.Graph.from_arrays(_load_arrays(db, rank.ARRAY_NAMES)))
 

@@ -10,8 +10,8 @@ from rich.table import Table
 from rich.text import Text
 
 if TYPE_CHECKING:
-    from .query import SearchResult, TextHit
-    from .searchlog import LogSummary, ToolUsage
+    from repomap.search.log import LogSummary, ToolUsage
+    from repomap.search.text import SearchResult, TextHit
 
 MATCH_STYLE = "bold black on yellow"
 

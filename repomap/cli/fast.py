@@ -17,7 +17,7 @@ import stat
 import sys
 from pathlib import Path
 
-from .cli_common import (
+from repomap.cli.common import (
     DEFAULT_LIMIT,
     ELEMENT_TYPE_CHOICES,
     INTERRUPTED,
@@ -26,7 +26,7 @@ from .cli_common import (
     search_text,
     undecodable,
 )
-from .errors import RepomapError
+from repomap.errors import RepomapError
 
 Options = dict[str, object]  # search_text()'s keyword arguments; typing's Any costs an import
 
@@ -41,7 +41,7 @@ def main() -> int | None:
     """Run `repomap`: the return value is the exit status, as click's main returns it."""
     options = parse_search_text(sys.argv[1:]) if _plain_environment() else None
     if options is None:
-        from .cli import main as click_main
+        from repomap.cli.main import main as click_main
 
         return click_main()
     return run_search_text(options)

@@ -29,11 +29,11 @@ from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .errors import BadArgument, OutsideRoot, PathNotFound, RepomapError, StaleIndex
-from .secrets import is_secret_file
+from repomap.errors import BadArgument, OutsideRoot, PathNotFound, RepomapError, StaleIndex
+from repomap.index.secrets import is_secret_file
 
 if TYPE_CHECKING:
-    from .db import Database
+    from repomap.store.db import Database
 
 DEFAULT_LIMIT = 100
 
@@ -236,7 +236,7 @@ def sources(
     """
     if limit < 1:
         raise BadArgument("--limit must be at least 1")
-    from .discover import walk  # pathspec is loaded only by the commands that walk
+    from repomap.index.discover import walk  # pathspec is loaded only by the commands that walk
 
     base = existing_dir(root, directory).real_rel_path if directory else ""
     prefix = f"{base}/" if base else ""
@@ -324,7 +324,7 @@ def find_files(
         raise BadArgument("the query is empty; give part of a file name")
     if limit < 1:
         raise BadArgument("--limit must be at least 1")
-    from .discover import walk
+    from repomap.index.discover import walk
 
     needle = query.casefold() if ignore_case else query
     matches = []

@@ -20,12 +20,17 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import db as index_db
-from . import docs, gateway, maps, render, snippets, symbols
-from .errors import BadArgument, PathNotFound, RepomapError
-from .freshness import Refresher
-from .gateway import SourceEntry
-from .mcp_models import (
+from repomap.errors import BadArgument, PathNotFound, RepomapError
+from repomap.gateway import files as gateway
+from repomap.gateway import show as snippets
+from repomap.gateway.files import SourceEntry
+from repomap.index import docs
+from repomap.index.freshness import Refresher
+from repomap.index.secrets import is_secret_file
+from repomap.maps import render
+from repomap.maps import repo_map as maps
+from repomap.search import symbols
+from repomap.serve.mcp_models import (
     DocMatch,
     DocSearchAnswer,
     FileContent,
@@ -44,8 +49,8 @@ from .mcp_models import (
     TextMatch,
     TextSearchAnswer,
 )
-from .roots import Root, Roots
-from .secrets import is_secret_file
+from repomap.serve.roots import Root, Roots
+from repomap.store import db as index_db
 
 if TYPE_CHECKING:
     from sqlite_utils import Database  # noqa: TID251 - a type only
@@ -130,7 +135,7 @@ class Service:
         language: str | None,
         ignore_case: bool,
     ) -> TextSearchAnswer:
-        from . import query as text_query
+        from repomap.search import text as text_query
 
         scopes = self.roots.scope(path)
         notices = self.ready([root for root, _ in scopes])
@@ -676,8 +681,8 @@ def index_status_facts(
     db: Database, root: Path, skip_dirs: frozenset[Path] = frozenset()
 ) -> dict[str, Any]:
     """Counts, schema, indexed_at, and the files changed on disk since they were indexed."""
-    from .discover import walk
-    from .watch import is_indexed_name
+    from repomap.index.discover import walk
+    from repomap.index.watch import is_indexed_name
 
     counts = index_db.counts(db)
     conn = db.conn

@@ -70,10 +70,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from . import querylang
-from .db import ELEMENT_TYPE_CODES, ROWS_PER_FILE, connect_readonly
-from .errors import BadArgument, CorruptIndex, IndexOutdated, RepomapError
-from .subwords import split_identifier
+from repomap.errors import BadArgument, CorruptIndex, IndexOutdated, RepomapError
+from repomap.search import querylang
+from repomap.store.db import ELEMENT_TYPE_CODES, ROWS_PER_FILE, connect_readonly
+from repomap.subwords import split_identifier
 
 if TYPE_CHECKING:
     from sqlite_utils import Database  # noqa: TID251 - a type only; any object with .conn works
@@ -658,7 +658,7 @@ def _one_line(text: str) -> str:
 def _log(db: Database, query: str, mode: str, element_type: str, limit: int, path: str | None,
          language: str | None, ignore_case: bool, result: SearchResult | None, error: str | None,
          started: float) -> None:  # fmt: skip
-    from . import searchlog
+    from repomap.search import log as searchlog
 
     searchlog.log_event(
         "search_text",

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, WithJsonSchema
 
-from .gateway import OutlineEntry, SourceEntry
+from repomap.gateway.files import OutlineEntry, SourceEntry
 
 # Nullable fields as `"type": [T, "null"]` rather than pydantic's anyOf: the same contract, and
 # a client that checks each result against the output schema (the Python SDK's does, with

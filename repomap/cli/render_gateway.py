@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .gateway import truncate
+from repomap.gateway.files import truncate
 
 if TYPE_CHECKING:  # docs.py imports the database layer; sources and files never need it
-    from .docs import DocSearch
-    from .gateway import FileMatches, Outline, SourceTree
+    from repomap.gateway.files import FileMatches, Outline, SourceTree
+    from repomap.index.docs import DocSearch
 
 INDENT = "  "
 

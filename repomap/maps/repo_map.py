@@ -19,8 +19,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
-from . import render, symbols
-from .errors import BadArgument
+from repomap.errors import BadArgument
+from repomap.maps import render
+from repomap.search import symbols
 
 if TYPE_CHECKING:
     from sqlite_utils import Database  # noqa: TID251 - a type only; the SQL is in symbols.py
@@ -233,7 +234,7 @@ def _personalized(
 ) -> _Ranking:
     import numpy as np
 
-    from . import rank
+    from repomap.index import pagerank as rank
 
     graph = symbols.load_graph(db)
     position = {int(file_id): i for i, file_id in enumerate(graph.file_ids)}

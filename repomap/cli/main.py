@@ -13,9 +13,10 @@ from typing import Any
 
 import click
 
-from . import cli_common, config
-from .cli_common import INTERRUPTED, error_line, undecodable
-from .errors import ExitCode, RepomapError
+from repomap import config
+from repomap.cli import common as cli_common
+from repomap.cli.common import INTERRUPTED, error_line, undecodable
+from repomap.errors import ExitCode, RepomapError
 
 
 class Group(click.Group):
@@ -93,7 +94,7 @@ def index(
     as_json: bool,
 ) -> None:
     """Index ROOT (default: the current directory), incrementally."""
-    from . import index as indexer
+    from repomap.index import pipeline as indexer
 
     if root is not None and not root.is_dir():
         raise click.BadParameter(f"{root} is not a directory", param_hint="ROOT")
@@ -107,7 +108,7 @@ def index(
     if as_json:
         _print_json(summary.as_dict())
     else:
-        from .render_cli import print_index_summary
+        from repomap.cli.render_index import print_index_summary
 
         print_index_summary(summary)
 
@@ -145,7 +146,7 @@ def _index_with_progress(indexer: Any, settings: config.Settings, force: bool) -
 @click.option("--to", "to_version", type=int, help="Stop at this schema version (e.g. 4).")
 def migrate(db_path: Path | None, root: Path | None, to_version: int | None) -> None:
     """Create or upgrade an index's schema in place (each step one transaction)."""
-    from . import db as index_db
+    from repomap.store import db as index_db
 
     settings = config.resolve(root, db_path)
     if to_version is not None and not 4 <= to_version <= index_db.SCHEMA_VERSION:
@@ -193,7 +194,7 @@ def _echo_text(text: str) -> None:
 
 def _indexed_root(db: Any, settings: config.Settings) -> Path:
     """The tree the index was built from (so --db works from anywhere), else ROOT."""
-    from .db import indexed_root
+    from repomap.store.db import indexed_root
 
     return indexed_root(db, settings.root)
 
@@ -222,9 +223,9 @@ def outline(
     db_path: Path | None,
 ) -> None:
     """Headings of Markdown files and symbols of code files under PATH (default: all), per file."""
-    from . import gateway
-    from .gateway_text import outline_text
-    from .query import searching
+    from repomap.cli.render_gateway import outline_text
+    from repomap.gateway import files as gateway
+    from repomap.search.text import searching
 
     settings = config.resolve(root, db_path, find_index=True)
     with searching(settings.db_path) as db:  # no sqlite_utils: queries start faster
@@ -270,8 +271,8 @@ def show(
     db_path: Path | None,
 ) -> None:
     """Show a symbol's source (NAME) or a Markdown section (--section HEADING)."""
-    from . import docs
-    from .query import searching
+    from repomap.index import docs
+    from repomap.search.text import searching
 
     if heading is None:
         if name is None:
@@ -300,7 +301,7 @@ def _show_symbol(
     root: Path | None,
     db_path: Path | None,
 ) -> None:
-    from .snippets import get_symbol_content
+    from repomap.gateway.show import get_symbol_content
 
     content = get_symbol_content(
         config.resolve(root, db_path, find_index=True), name, file, max_lines, context
@@ -323,9 +324,9 @@ def search_docs(
     query: str, limit: int, as_json: bool, root: Path | None, db_path: Path | None
 ) -> None:
     """Search Markdown sections and .txt files (bare words ANDed, porter stemming), best first."""
-    from . import docs
-    from .gateway_text import search_docs_text
-    from .query import searching
+    from repomap.cli.render_gateway import search_docs_text
+    from repomap.index import docs
+    from repomap.search.text import searching
 
     settings = config.resolve(root, db_path, find_index=True)
     with searching(settings.db_path) as db:  # no sqlite_utils: queries start faster
@@ -353,7 +354,7 @@ def search_docs(
 @_root_option
 def open_(path: str, max_lines: int | None, root: Path | None) -> None:
     """Print a file inside ROOT as it is."""
-    from . import gateway
+    from repomap.gateway import files as gateway
 
     view = gateway.open_file(config.resolve(root).root, path, max_lines)
     stdout = sys.stdout.buffer  # click.get_binary_stream is deprecated (Click 9 drops it)
@@ -385,8 +386,8 @@ def sources(
     root: Path | None,
 ) -> None:
     """The files under ROOT as a tree (ignore rules applied), directories first."""
-    from . import gateway
-    from .gateway_text import sources_text
+    from repomap.cli.render_gateway import sources_text
+    from repomap.gateway import files as gateway
 
     tree = gateway.sources(config.resolve(root).root, directory, depth, pattern, limit)
     if fmt == "json":
@@ -403,8 +404,8 @@ def sources(
 @_root_option
 def files(query: str, limit: int, ignore_case: bool, as_json: bool, root: Path | None) -> None:
     """Files whose name contains QUERY (a literal substring; on the path if it contains /)."""
-    from . import gateway
-    from .gateway_text import files_text
+    from repomap.cli.render_gateway import files_text
+    from repomap.gateway import files as gateway
 
     found = gateway.find_files(config.resolve(root).root, query, limit, ignore_case)
     if as_json:
@@ -445,7 +446,7 @@ def symbols_(
     db_path: Path | None,
 ) -> None:
     """Find definitions by name: exact, then prefix, substring, fuzzy; most used first."""
-    from .symbols import reading, search_symbols
+    from repomap.search.symbols import reading, search_symbols
 
     settings = config.resolve(root, db_path, find_index=True)
     with reading(settings.db_path) as db:
@@ -491,8 +492,8 @@ def map_(
     db_path: Path | None,
 ) -> None:
     """The most important files and signatures of the repository, within --tokens."""
-    from .maps import repo_map
-    from .symbols import reading
+    from repomap.maps.repo_map import repo_map
+    from repomap.search.symbols import reading
 
     settings = config.resolve(root, db_path, find_index=True)
     with reading(settings.db_path) as db:
@@ -563,7 +564,7 @@ def search_text(
 @_root_option
 def stats(top: int, as_json: bool, db_path: Path | None, root: Path | None) -> None:
     """Summarize the search log: frequent queries, queries with no results, latency, MCP tools."""
-    from . import searchlog
+    from repomap.search import log as searchlog
 
     index = config.resolve(root, db_path, find_index=True).db_path
     summary = searchlog.summarize(index, top)
@@ -571,7 +572,7 @@ def stats(top: int, as_json: bool, db_path: Path | None, root: Path | None) -> N
     if as_json:
         _print_json(summary.as_dict() | {"tools": [_as_dict(usage) for usage in tools]})
         return
-    from .render_search import print_stats, print_tool_stats
+    from repomap.cli.render_search import print_stats, print_tool_stats
 
     print_stats(summary)
     print_tool_stats(tools)
@@ -616,7 +617,7 @@ def mcp(
     no_refresh: bool,
 ) -> None:
     """Serve repomap's tools to AI agents over MCP (stdio, or streamable HTTP at /mcp)."""
-    from .mcp_server import build_server, run
+    from repomap.serve.mcp_server import build_server, run
 
     if db_path is not None and len(roots) > 1:
         raise click.UsageError(

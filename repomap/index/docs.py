@@ -28,14 +28,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import db as index_db
-from . import markdown, querylang, secrets
-from .errors import BadArgument, PathNotFound, RepomapError, StaleIndex
-from .gateway import resolve_path, truncate
+from repomap.errors import BadArgument, PathNotFound, RepomapError, StaleIndex
+from repomap.gateway.files import resolve_path, truncate
+from repomap.index import markdown, secrets
+from repomap.search import querylang
+from repomap.store import db as index_db
 
 if TYPE_CHECKING:
-    from .db import Database
-    from .discover import FoundFile
+    from repomap.index.discover import FoundFile
+    from repomap.store.db import Database
 
 # Suffix (lower case) -> doc_files.format; every other file is not a doc.
 DOC_FORMATS = {".md": "markdown", ".markdown": "markdown", ".txt": "text"}
@@ -54,7 +55,9 @@ def doc_format(rel_path: str) -> str | None:
 
 def _decode(raw: bytes) -> tuple[bytes | None, str | None]:
     """index.decode (BOMs, UTF-16, binary and encoding checks), the same rule as for code."""
-    from .index import decode  # imported here: index imports this module, and queries skip it
+    from repomap.index.pipeline import (
+        decode,  # imported here: index imports this module, and queries skip it
+    )
 
     return decode(raw)
 
@@ -171,7 +174,9 @@ def _update_one(
     redact: bool,
     summary: DocsSummary,
 ) -> None:
-    from .discover import read_file  # here: queries import this module, and skip pathspec
+    from repomap.index.discover import (
+        read_file,  # here: queries import this module, and skip pathspec
+    )
 
     raw, problem = read_file(found.path)  # never blocks on a FIFO swapped in since the walk
     if raw is None:
@@ -410,7 +415,7 @@ def _all_headings(db: Database, files: tuple[str, dict]) -> list[tuple]:
 def doc_file_filter(db: Database, root: Path, file: str) -> tuple[str, dict]:
     """SQL condition on headings.file (and params) for --file, checked against the index."""
     # symbols.py imports sqlite_utils (~150 ms of a CLI query): only --file needs its helpers.
-    from .symbols import path_filter_params, path_filter_sql
+    from repomap.search.symbols import path_filter_params, path_filter_sql
 
     inside = resolve_path(root, file)  # an escape is refused, not silently left unmatched
     if not inside.rel_path:

@@ -41,9 +41,9 @@ import re
 import unicodedata
 from typing import NamedTuple
 
-from .errors import BadQuery
-from .subwords import split_identifier
-from .unicode61 import is_separator
+from repomap.errors import BadQuery
+from repomap.search.unicode61 import is_separator
+from repomap.subwords import split_identifier
 
 MAX_QUERY_LENGTH = 4096  # code points
 MAX_DEPTH = 32  # nested parentheses

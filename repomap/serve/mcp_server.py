@@ -37,11 +37,11 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field, ValidationError
 
-from . import searchlog
-from .config import Settings
-from .errors import RepomapError
-from .extractors.model import KINDS
-from .mcp_models import (
+from repomap.config import Settings
+from repomap.errors import RepomapError
+from repomap.extractors.model import KINDS
+from repomap.search import log as searchlog
+from repomap.serve.mcp_models import (
     DocSearchAnswer,
     FileContent,
     FilesAnswer,
@@ -55,8 +55,8 @@ from .mcp_models import (
     SymbolSource,
     TextSearchAnswer,
 )
-from .mcp_service import RetryInThread, Service, inline, touched
-from .roots import Root, Roots
+from repomap.serve.mcp_service import RetryInThread, Service, inline, touched
+from repomap.serve.roots import Root, Roots
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from .errors import (
+from repomap.errors import (
     BadArgument,
     CorruptIndex,
     IndexNotFound,
@@ -39,7 +39,7 @@ def _migrations_folder() -> str:
     Through the package's __path__ rather than importlib.resources, whose import (tempfile,
     zipfile) cost a CLI query ~20 ms of its start-up.
     """
-    from . import migrations
+    from repomap import migrations
 
     return next(iter(migrations.__path__))
 

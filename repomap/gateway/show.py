@@ -19,9 +19,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import config, symbols
-from .db import get_meta
-from .errors import RepomapError
+from repomap import config
+from repomap.errors import RepomapError
+from repomap.search import symbols
+from repomap.store.db import get_meta
 
 if TYPE_CHECKING:
     from sqlite_utils import Database  # noqa: TID251 - a type only
@@ -129,7 +130,7 @@ def indexed_root(db: Database, fallback: Path) -> Path:
 
 
 def _reindex(settings: config.Settings, changed: symbols.FileChanged) -> None:
-    from . import index
+    from repomap.index import pipeline as index
 
     try:
         index.run(_index_settings(settings))

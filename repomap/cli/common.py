@@ -56,9 +56,9 @@ def search_text(
     echo: Echo,
 ) -> None:
     """`repomap search-text` with its options already read: search, then print."""
-    from . import config
-    from .query import search_text as run_search
-    from .query import searching
+    from repomap import config
+    from repomap.search.text import search_text as run_search
+    from repomap.search.text import searching
 
     settings = config.resolve(root, db_path, find_index=True)
     with searching(settings.db_path) as db:
@@ -69,6 +69,6 @@ def search_text(
     if as_json:
         echo(json.dumps(result.as_dict(), ensure_ascii=False, indent=2))
         return
-    from .render_search import print_search
+    from repomap.cli.render_search import print_search
 
     print_search(result)

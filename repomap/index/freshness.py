@@ -25,10 +25,10 @@ import threading
 import time
 from dataclasses import dataclass
 
-from . import db as index_db
-from . import watch
-from .config import Settings
-from .errors import IndexBusy, IndexNotFound, IndexOutdated, RepomapError
+from repomap.config import Settings
+from repomap.errors import IndexBusy, IndexNotFound, IndexOutdated, RepomapError
+from repomap.index import watch
+from repomap.store import db as index_db
 
 log = logging.getLogger(__name__)
 
@@ -219,7 +219,7 @@ class Refresher:
 
     def _index(self) -> str | None:
         """Run the incremental indexer; the notice the next answer carries, if any."""
-        from . import index
+        from repomap.index import pipeline as index
 
         started = time.perf_counter()
         try:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pathspec
 
-from .extractors import LANGUAGE_BY_SUFFIX
-from .secrets import is_secret_file
+from repomap.extractors import LANGUAGE_BY_SUFFIX
+from repomap.index.secrets import is_secret_file
 
 IGNORE_FILES = (".gitignore", ".repomapignore")
 ALWAYS_SKIPPED_DIRS = frozenset({".git", ".repomap", ".hg", ".svn"})

@@ -20,9 +20,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import Settings
-from .errors import BadArgument, CorruptIndex, OutsideRoot
-from .gateway import InsidePath, resolve_path
+from repomap.config import Settings
+from repomap.errors import BadArgument, CorruptIndex, OutsideRoot
+from repomap.gateway.files import InsidePath, resolve_path
 
 GLOB_CHARS = "*?["
 

@@ -16,14 +16,14 @@ from datetime import datetime, timezone
 from operator import attrgetter
 from pathlib import Path
 
-from . import db as index_db
-from . import secrets
-from .config import DEFAULT_MAX_FILE_SIZE, Settings
-from .discover import Walk, code_files, read_file, walk
-from .docs import update_docs
-from .errors import CorruptIndex, IndexBusy, NotAnIndex, RepomapError
-from .extractors import extract
-from .subwords import subwords
+from repomap.config import DEFAULT_MAX_FILE_SIZE, Settings
+from repomap.errors import CorruptIndex, IndexBusy, NotAnIndex, RepomapError
+from repomap.extractors import extract
+from repomap.index import secrets
+from repomap.index.discover import Walk, code_files, read_file, walk
+from repomap.index.docs import update_docs
+from repomap.store import db as index_db
+from repomap.subwords import subwords
 
 symbol_row = attrgetter(*index_db.SYMBOL_FIELDS)
 
@@ -313,7 +313,7 @@ def _index(
             db, {**_version_meta(settings), "indexed_at": indexed_at, "root": str(settings.root)}
         )
     optimized = summary.added + summary.modified >= max(OPTIMIZE_AFTER_FILES, summary.scanned // 5)
-    from .symbols import compute_ranks, store_ranks  # the repo map's PageRank
+    from repomap.search.symbols import compute_ranks, store_ranks  # the repo map's PageRank
 
     if optimized:
         # Merging the text indexes (one SQLite statement, without the GIL) and ranking (reads
@@ -394,7 +394,10 @@ def _extract_all(jobs: list[Job], workers: int) -> Extracted:
     """Each job's result, as the writer asks for them; close() it when done (or failed)."""
     if len(jobs) < IN_PROCESS_LIMIT or workers <= 1:
         return (read_and_extract(job) for job in jobs)
-    from .workers import Ahead, run_all  # multiprocessing: imports a small run never needs
+    from repomap.index.workers import (  # multiprocessing: imports a small run never needs
+        Ahead,
+        run_all,
+    )
 
     # Largest first, so one big file does not leave a worker alone at the end.
     ordered = sorted(jobs, key=lambda job: -job.size)

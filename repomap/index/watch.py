@@ -29,8 +29,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .discover import ALWAYS_SKIPPED_DIRS, IGNORE_FILES, Walk, walk
-from .extractors import LANGUAGE_BY_SUFFIX
+from repomap.extractors import LANGUAGE_BY_SUFFIX
+from repomap.index.discover import ALWAYS_SKIPPED_DIRS, IGNORE_FILES, Walk, walk
 
 log = logging.getLogger(__name__)
 

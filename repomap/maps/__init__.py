@@ -1,0 +1,1 @@
+"""The repo map: the ranking chosen per query (focus, mentions) and its token-budgeted rendering."""

@@ -1,0 +1,1 @@
+"""Serving repomap to other programs: the MCP server (stdio and streamable HTTP)."""
