@@ -36,11 +36,11 @@ import common
 from common import fmt_seconds, markdown_table, median
 from run import add_tree_options, check_trees, corpora, parse_floor
 
+# The indexer's batch size; statements and SQL come from repomap itself.
+from repomap import store
 from repomap.config import DEFAULT_MAX_FILE_SIZE
 from repomap.index import pipeline as indexer
-
-# The indexer's batch size; statements and SQL come from repomap itself.
-from repomap.store import db as index_db
+from repomap.store import writer as writer_sql
 
 COLD_VS_FLOOR = 2.0
 CORES = 2
@@ -182,7 +182,7 @@ def _required_parse(sources: list[tuple[bytes, str]]) -> float:
 def _writer_sql(built: Path, fresh: Path) -> tuple[float, float]:
     """CPU of the writer's SQL on `built`'s rows: (inserting the rows, indexing their text)."""
     common.remove_database(fresh)
-    source = index_db.open_index(built, readonly=True)
+    source = store.open_index(built, readonly=True)
     by_file: dict[str, dict[int, list[tuple]]] = {}
     for table, key in (
         ("files", "id"),
@@ -195,7 +195,7 @@ def _writer_sql(built: Path, fresh: Path) -> tuple[float, float]:
             grouped[row[-1]].append(row[:-1])
         by_file[table] = grouped
     source.conn.close()
-    db = index_db.open_index(fresh)
+    db = store.open_index(fresh)
     conn = db.conn
     file_ids = sorted(by_file["files"])
     rows_cpu = text_cpu = 0.0
@@ -209,15 +209,15 @@ def _writer_sql(built: Path, fresh: Path) -> tuple[float, float]:
                 marks = ", ".join("?" * len(rows[0]))
                 conn.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
         middle = time.process_time()
-        span = (batch[0] * index_db.ROWS_PER_FILE, (batch[-1] + 1) * index_db.ROWS_PER_FILE)
-        conn.execute(index_db.INDEX_TEXT_SQL, span)
-        conn.execute(index_db.INDEX_LITERAL_SQL, span)
+        span = (batch[0] * store.ROWS_PER_FILE, (batch[-1] + 1) * store.ROWS_PER_FILE)
+        conn.execute(writer_sql.INDEX_TEXT_SQL, span)
+        conn.execute(writer_sql.INDEX_LITERAL_SQL, span)
         conn.execute("COMMIT")
         rows_cpu += middle - started
         text_cpu += time.process_time() - middle
     started = time.process_time()
     conn.execute("BEGIN")
-    index_db.Writer(db).optimize_text()
+    store.Writer(db).optimize_text()
     conn.execute("COMMIT")
     text_cpu += time.process_time() - started
     conn.close()
@@ -231,7 +231,7 @@ def _ranking(built: Path, copy: Path) -> float:
     common.remove_database(copy)
     common.database_bytes(built)  # checkpoints the WAL into the file copied
     shutil.copyfile(built, copy)
-    db = index_db.open_index(copy)
+    db = store.open_index(copy)
     db.conn.execute("DELETE FROM rank_arrays")
     started = time.process_time()
     ranking = compute_ranks(db, force=True)

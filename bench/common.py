@@ -119,7 +119,7 @@ def repomap_command() -> list[str]:
 def database_bytes(db_path: Path, checkpoint: bool = True) -> int:
     """Size of an index on disk: main file plus WAL, after a TRUNCATE checkpoint."""
     if checkpoint:
-        from repomap.store.db import open_index
+        from repomap.store import open_index
 
         db = open_index(db_path)
         try:
@@ -137,7 +137,7 @@ GROUP BY owner ORDER BY bytes DESC"""
 
 def table_bytes(db_path: Path) -> dict[str, int]:
     """Bytes per table (its indexes included; FTS5 shadow tables apart), largest first."""
-    from repomap.store.db import open_index
+    from repomap.store import open_index
 
     db = open_index(db_path, readonly=True)
     try:

@@ -23,11 +23,10 @@ from pathlib import Path
 
 import common
 
-from repomap import config
+from repomap import config, store
 from repomap.gateway import files as gateway
 from repomap.index import docs
 from repomap.index.discover import walk
-from repomap.store import db as index_db
 
 API_RUNS = 20
 
@@ -80,10 +79,10 @@ def _docs_index_runs(files: list, scratch: Path, runs: int) -> tuple[list[float]
     cold, unchanged = [], []
     for run in range(runs):
         db_path = scratch / f"docs-{run}.db"
-        db = index_db.open_index(db_path)
+        db = store.open_index(db_path)
         try:
             for times in (cold, unchanged):
-                writer = index_db.Writer(db)
+                writer = store.Writer(db)
                 started = time.perf_counter()
                 docs.update_docs(writer, files, config.DEFAULT_MAX_FILE_SIZE, False, "bench")
                 times.append(time.perf_counter() - started)
@@ -94,7 +93,7 @@ def _docs_index_runs(files: list, scratch: Path, runs: int) -> tuple[list[float]
 
 
 def _gateway_rows(root: Path, db_path: Path, runs: int) -> list[list[str]]:
-    db = index_db.open_index(db_path, readonly=True)
+    db = store.open_index(db_path, readonly=True)
     try:
         largest = db.conn.execute(
             "SELECT file, text FROM headings WHERE file = (SELECT d.path FROM doc_files d "

@@ -28,7 +28,7 @@ from repomap.index import pipeline as indexer
 from repomap.maps import render
 from repomap.maps import repo_map as maps
 from repomap.search import symbols
-from repomap.store.db import connected
+from repomap.store import reading, writing
 
 RESULTS = PROJECT_ROOT / "bench" / "results"
 BUDGETS = (1024, 4096)
@@ -71,11 +71,11 @@ def _bench_corpus(name: str, root: Path, runs: int) -> list[list[str]]:
         started = time.perf_counter()
         indexer.run(settings)
         cold = time.perf_counter() - started
-        with connected(db_path, readonly=False) as db:
+        with writing(db_path) as db:
             started = time.perf_counter()
             symbols.refresh_ranks(db, force=True)
             ranking = time.perf_counter() - started
-        with connected(db_path) as db:
+        with reading(db_path) as db:
             focus, mention = _personalization(db)
             rows = []
             for tokens in BUDGETS:

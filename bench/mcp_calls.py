@@ -56,12 +56,11 @@ import psutil
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
-from repomap import config
+from repomap import config, store
 from repomap.index import pipeline as indexer
 from repomap.maps import repo_map as maps
 from repomap.search import symbols
 from repomap.search import text as query
-from repomap.store import db as index_db
 
 SEED = 20261121
 FREQUENT = 10
@@ -131,7 +130,7 @@ def prepare(name: str, root: Path, fresh: bool) -> Path:
 def sample(db_path: Path, count: int) -> dict[str, list]:
     """{"text": [(query, mode)], "symbols": [name], "maps": [mentions]}, fixed by the seed."""
     rng = random.Random(SEED)
-    with index_db.connected(db_path) as db:
+    with store.reading(db_path) as db:
         conn = db.conn
         text_ids = [row[0] for row in conn.execute("SELECT id FROM code_text ORDER BY id")]
         names = [row[0] for row in conn.execute("SELECT name FROM symbols ORDER BY id")]
@@ -301,7 +300,7 @@ async def _settled(client: Client) -> None:
 
 def _library(db_path: Path, make) -> tuple[float, list]:
     started = time.perf_counter()
-    with index_db.reading(db_path) as db:  # a connection per call, as the tool opens one
+    with store.reading(db_path) as db:  # a connection per call, as the tool opens one
         result = make(db)
     return (time.perf_counter() - started) * 1000, result
 

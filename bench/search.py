@@ -47,12 +47,11 @@ from pathlib import Path
 
 import common
 
-from repomap import config
+from repomap import config, store
 from repomap.index import pipeline as indexer
 from repomap.search import querylang
 from repomap.search import text as query
 from repomap.search.text import search_text
-from repomap.store import db as index_db
 
 SEED = 20261121
 CLASSES = ("single", "AND", "phrase", "prefix", "OR", "NOT", "literal", "literal <3")
@@ -73,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cli-runs", type=int, default=15)
     args = parser.parse_args(argv)
     root, db_path = prepare(args.fresh)
-    with index_db.connected(db_path) as db:
+    with store.reading(db_path) as db:
         rows = db.conn.execute("SELECT count(*) FROM code_text").fetchone()[0]
         lines = db.conn.execute("SELECT sum(line_count) FROM files").fetchone()[0]
         queries = sample(db, args.per_class)

@@ -34,7 +34,7 @@ def map(
     """The repo map: the best-ranked files and signatures within `tokens` (see repomap.maps)."""
     from repomap import config
     from repomap.maps.repo_map import repo_map as build
-    from repomap.search.symbols import reading
+    from repomap.store import reading
 
     with reading(config.resolve(root, db).db_path) as index:
         return build(index, tokens, tuple(focus), tuple(mentions))
@@ -53,10 +53,10 @@ def search_symbols(
     db: PathLike = None,
 ) -> list[SymbolHit]:
     """Definitions matching `query`, exact > prefix > substring > fuzzy (see repomap.symbols)."""
-    from repomap import config
+    from repomap import config, store
     from repomap.search import symbols
 
-    with symbols.reading(config.resolve(root, db).db_path) as index:
+    with store.reading(config.resolve(root, db).db_path) as index:
         return symbols.search_symbols(index, query, kind, language, path, limit)
 
 

@@ -7,7 +7,7 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
-from repomap.store.db import ROWS_PER_FILE
+from repomap.store import ROWS_PER_FILE
 
 FTS_TABLES = ("code_text_fts", "code_text_literal", "sections")
 

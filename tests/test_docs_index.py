@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from docs_fixture import REPO
 
-from repomap.store import db as index_db
-from repomap.store.db import _migration_files, _statements, execute_migration_statement
+from repomap import store
+from repomap.store.migrate import _migration_files, _statements, execute_migration_statement
 
 
 def _db(root: Path) -> Path:
@@ -100,12 +100,12 @@ def test_the_index_records_the_porter_tokenizer_and_stems_with_it(repo):
 
 
 def test_without_porter_the_migration_falls_back_to_unicode61_and_says_so(tmp_path):
-    db = index_db.open_index(tmp_path / "index.db", migrate_to=7)
+    db = store.open_index(tmp_path / "index.db", migrate_to=7)
     sql = dict(_migration_files())["0008_docs"].replace("porter", "no_such_tokenizer")
     with db.atomic():
         for statement in _statements(sql):
             execute_migration_statement(db.conn, statement)
-    assert index_db.get_meta(db, "docs_tokenizer") == "unicode61"
+    assert store.get_meta(db, "docs_tokenizer") == "unicode61"
     db.conn.execute(
         "INSERT INTO sections (file, section, content) VALUES ('a.md', 'A', 'configure')"
     )
@@ -128,10 +128,10 @@ def test_a_statement_with_no_tokenizer_problem_still_raises(tmp_path):
 
 def test_an_older_index_migrates_and_its_next_run_indexes_the_docs(make_repo, index, tmp_path):
     root = make_repo(REPO)
-    old = index_db.open_index(_db(root), migrate_to=5)
+    old = store.open_index(_db(root), migrate_to=5)
     old.conn.close()
     summary = index(root)
-    assert _rows(root, "PRAGMA user_version") == [(index_db.SCHEMA_VERSION,)]
+    assert _rows(root, "PRAGMA user_version") == [(store.SCHEMA_VERSION,)]
     assert summary.docs["added"] == 3 and summary.docs["headings"] == 8
 
 

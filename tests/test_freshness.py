@@ -15,13 +15,13 @@ from repomap.errors import IndexNotFound
 from repomap.index import pipeline as indexer
 from repomap.index import watch
 from repomap.index.freshness import Refresher
-from repomap.store.db import connected
+from repomap.store import reading
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux")
 
 
 def _symbols(settings: config.Settings) -> set[str]:
-    with connected(settings.db_path) as db:
+    with reading(settings.db_path) as db:
         return {row[0] for row in db.conn.execute("SELECT name FROM symbols")}
 
 
@@ -157,7 +157,7 @@ def test_no_refresh_never_builds(repo: Path) -> None:
 
 
 def test_a_kept_reader_sees_each_update_and_follows_a_rebuilt_file(repo: Path) -> None:
-    from repomap.store.db import KeptReader, move_aside
+    from repomap.store import KeptReader, move_aside
 
     settings = config.resolve(repo, workers=1)
     indexer.run(settings)

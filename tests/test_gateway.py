@@ -12,11 +12,10 @@ import pytest
 from conftest import run_cli
 from docs_fixture import README, REPO
 
-from repomap import config
+from repomap import config, store
 from repomap.errors import BadArgument, OutsideRoot, PathNotFound, StaleIndex
 from repomap.gateway import files as gateway
 from repomap.index import docs
-from repomap.store import db as index_db
 
 OUTLINE = """\
 README.md
@@ -477,7 +476,7 @@ def test_show_suggests_at_most_five(make_repo, index):
     root = make_repo({f"d{i}.md": f"# Setup step {i}\n" for i in range(8)})
     index(root)
     db_path = config.resolve(root).db_path
-    with pytest.raises(docs.HeadingNotFound) as error, index_db.reading(db_path) as db:
+    with pytest.raises(docs.HeadingNotFound) as error, store.reading(db_path) as db:
         docs.show_section(db, root, "setup")
     assert str(error.value).count("Setup step") == 5
 
@@ -559,7 +558,7 @@ def test_show_needs_a_name_or_a_section(repo):
 def test_unicode_headings_match_regardless_of_case(make_repo, index):
     root = make_repo({"de.md": "# Über uns\ntext\n"})
     index(root)
-    with index_db.reading(config.resolve(root).db_path) as db:
+    with store.reading(config.resolve(root).db_path) as db:
         assert docs.show_section(db, root, "ÜBER UNS").heading == "Über uns"
 
 
@@ -567,7 +566,7 @@ def test_path_errors_have_their_own_classes(repo):
     with pytest.raises(PathNotFound):
         gateway.open_file(repo, "missing.txt")
     (repo / "added.md").write_text("# Added\n")
-    with pytest.raises(StaleIndex), index_db.reading(config.resolve(repo).db_path) as db:
+    with pytest.raises(StaleIndex), store.reading(config.resolve(repo).db_path) as db:
         gateway.outline(db, repo, "added.md")
 
 

@@ -17,7 +17,7 @@ from conftest import run_cli
 
 from repomap import config
 from repomap.index import pipeline as indexer
-from repomap.store.db import ELEMENT_TYPE_CODES
+from repomap.store import ELEMENT_TYPE_CODES
 
 GOOD = {
     "good.py": "def good():\n    'the good docstring'\n    return 'good value'\n",

@@ -290,16 +290,16 @@ def test_text_indexes_stay_whole_when_a_batch_writes_then_deletes_or_fails(make_
     that fails leaves nothing pending for the next one."""
     from index_dump import check_integrity
 
-    from repomap.store import db as index_db
+    from repomap import store
 
     repo = make_repo({"a.py": "# alpha comment\nX = 'alpha string'\n", "b.py": "# beta\n"})
     db_path = repo / ".repomap" / "index.db"
     index(repo)
     job = indexer.Job("c.py", str(repo / "a.py"), "python", 40, 1, None)
     rows = indexer.read_and_extract(job)
-    db = index_db.open_index(db_path)
+    db = store.open_index(db_path)
     try:
-        writer = index_db.Writer(db)
+        writer = store.Writer(db)
         with writer.batch():
             file_id = writer.replace_file(rows, None, "now")
             writer.delete_file(file_id)
@@ -357,7 +357,7 @@ def _links(db: Path) -> set[tuple]:
 
 
 def _links_relinked_in_full(db: Path, tmp: Path) -> set[tuple]:
-    from repomap.store.db import LINK_DECLARATIONS_SQL
+    from repomap.store.writer import LINK_DECLARATIONS_SQL
 
     copy = tmp / "full-link.db"
     with closing(sqlite3.connect(db)) as source, closing(sqlite3.connect(copy)) as target:
@@ -406,7 +406,7 @@ def test_a_run_killed_before_its_final_link_is_relinked_in_full_by_the_next(
     """The writer marks links pending with its first change; a run that died before linking
     (here: a batch written without the run's end) leaves the mark, so the next run, which sees
     nothing changed, still relinks every definition."""
-    from repomap.store import db as index_db
+    from repomap import store
 
     repo = make_repo(
         {
@@ -423,10 +423,10 @@ def test_a_run_killed_before_its_final_link_is_relinked_in_full_by_the_next(
     rows = indexer.read_and_extract(
         indexer.Job("pool.h", str(header), "cpp", stat.st_size, stat.st_mtime_ns, None)
     )
-    db = index_db.open_index(db_path)
+    db = store.open_index(db_path)
     try:
-        writer = index_db.Writer(db)
-        old_id = index_db.indexed_files(db)["pool.h"].id
+        writer = store.Writer(db)
+        old_id = store.indexed_files(db)["pool.h"].id
         with writer.batch():  # the header's rows again, with new symbol ids; then the run "dies"
             writer.replace_file(rows, old_id, "now")
     finally:

@@ -16,7 +16,7 @@ from repomap.index import pagerank as rank
 from repomap.maps import render
 from repomap.maps import repo_map as maps
 from repomap.search import symbols
-from repomap.store.db import connected, open_index
+from repomap.store import open_index, reading, writing
 
 
 def _library(modules: int = 12, functions: int = 8) -> dict[str, str]:
@@ -99,7 +99,7 @@ def test_the_map_ends_with_what_was_left_out(library: Path) -> None:
         == f"({result.omitted_files} more files and {result.omitted_symbols} more symbols left out)"
     )
     shown = sum(1 for f in result.files for s in f.symbols if not s.header)
-    with connected(config.resolve(library).db_path) as db:
+    with reading(config.resolve(library).db_path) as db:
         assert result.omitted_symbols == symbols.ranked_symbol_count(db) - shown
     assert result.omitted_files == 13 - len(result.files)
 
@@ -162,7 +162,7 @@ def test_json_gives_ranked_files_and_symbols_with_scores(library: Path) -> None:
 
 
 def test_pagerank_is_networkx_pagerank_on_the_file_graph(library: Path) -> None:
-    with connected(config.resolve(library).db_path) as db:
+    with reading(config.resolve(library).db_path) as db:
         graph = symbols.load_graph(db)
     n = graph.file_count
     weights = np.zeros((n, n))
@@ -210,12 +210,12 @@ def test_generic_and_private_names_weigh_less_than_specific_ones() -> None:
 
 def test_ranks_are_recomputed_only_when_the_index_changed(library: Path, index) -> None:
     db_path = config.resolve(library).db_path
-    with connected(db_path, readonly=False) as db:
+    with writing(db_path) as db:
         assert symbols.refresh_ranks(db) is False
     before = _map(library, tokens=200).text
     (library / "lib" / "module_2.py").write_text("def helper_2_rare():\n    return 1\n")
     index(library)
-    with connected(db_path, readonly=False) as db:
+    with writing(db_path) as db:
         assert symbols.refresh_ranks(db) is False  # the index run already re-ranked
     assert _map(library, tokens=200).text != before
 
@@ -254,7 +254,7 @@ def test_ranks_after_an_incremental_run_equal_a_full_recomputation(library: Path
     index(library)  # reads only module_3's refs; the other files' uses come from the cache
     db_path = config.resolve(library).db_path
     ranks_sql = "SELECT symbol_id, rank FROM symbol_ranks ORDER BY symbol_id"
-    with connected(db_path, readonly=False) as db:
+    with writing(db_path) as db:
         incremental = db.conn.execute(ranks_sql).fetchall()
         db.conn.execute("DELETE FROM rank_arrays")  # no cached uses or definitions
         symbols.refresh_ranks(db, force=True)
@@ -267,7 +267,7 @@ def test_the_stored_map_order_is_the_order_of_symbol_ranks(library: Path, index)
     db_path = config.resolve(library).db_path
 
     def check() -> list:
-        with connected(db_path) as db:
+        with reading(db_path) as db:
             paged = [
                 row for offset in range(0, 400, 7) for row in symbols.ranked_symbols(db, 7, offset)
             ]
@@ -283,7 +283,7 @@ def test_the_stored_map_order_is_the_order_of_symbol_ranks(library: Path, index)
     )
     index(library)
     assert check() != before
-    with connected(db_path, readonly=False) as db:  # an index ranked before schema v12
+    with writing(db_path) as db:  # an index ranked before schema v12
         db.conn.execute("DELETE FROM rank_arrays WHERE name = 'map_order'")
         db.conn.execute("UPDATE meta SET value = 'older' WHERE key = 'rank_fingerprint'")
     check()
@@ -292,7 +292,7 @@ def test_the_stored_map_order_is_the_order_of_symbol_ranks(library: Path, index)
 def _ranks_match_a_full_recomputation(db_path: Path) -> list[tuple]:
     """The stored symbol ranks, after checking a recomputation without caches gives the same."""
     ranks_sql = "SELECT symbol_id, file_id, rank FROM symbol_ranks ORDER BY symbol_id"
-    with connected(db_path, readonly=False) as db:
+    with writing(db_path) as db:
         incremental = db.conn.execute(ranks_sql).fetchall()
         db.conn.execute("DELETE FROM rank_arrays")
         symbols.refresh_ranks(db, force=True)
@@ -315,7 +315,7 @@ def test_the_same_bytes_back_under_a_test_path_are_a_new_ranking_state(make_repo
     db_path = root / ".repomap" / "index.db"
 
     def pages() -> tuple[list, list]:
-        with connected(db_path) as db:
+        with reading(db_path) as db:
             paged = symbols.ranked_symbols(db, 100, 0)
             return paged, db.conn.execute(
                 symbols.RANKED_SYMBOLS_SQL, {"limit": 100, "offset": 0}
@@ -349,7 +349,7 @@ def test_cached_definitions_follow_links_made_and_broken_in_other_files(make_rep
     db_path = root / ".repomap" / "index.db"
 
     def ranked_files_of_cell_count() -> set[str]:
-        with connected(db_path) as db:
+        with reading(db_path) as db:
             rows = db.conn.execute(
                 """SELECT f.path FROM symbol_ranks r JOIN symbols s ON s.id = r.symbol_id
                 JOIN files f ON f.id = s.file_id WHERE s.name = 'cell_count'"""
@@ -387,7 +387,7 @@ def test_cached_definitions_follow_files_added_rewritten_and_deleted(make_repo, 
     (root / "c.py").unlink()
     index(root, force=True)  # every file's rows rewritten with new symbol ids, same bytes
     _ranks_match_a_full_recomputation(db_path)
-    with connected(db_path) as db:
+    with reading(db_path) as db:
         names = db.conn.execute(
             "SELECT s.name FROM symbol_ranks r JOIN symbols s ON s.id = r.symbol_id"
         ).fetchall()
@@ -429,12 +429,12 @@ def test_the_loaded_graph_is_kept_per_index_state_and_replaced_when_ranks_change
     )
     index(repo)
     db_path = repo / ".repomap" / "index.db"
-    with connected(db_path) as db:
+    with reading(db_path) as db:
         first = symbols.load_graph(db)
         assert symbols.load_graph(db) is first
     (repo / "c.py").write_text("def other():\n    return helper()\n")
     index(repo)
-    with connected(db_path) as db:
+    with reading(db_path) as db:
         second = symbols.load_graph(db)
         assert second is not first
         assert len(second.file_ids) == 3 and len(first.file_ids) == 2
@@ -454,7 +454,7 @@ def test_the_kept_graph_is_never_another_index_of_the_same_bytes(make_repo, inde
     graphs = []
     for repo in (first, second, first):
         index(repo)
-        with connected(repo / ".repomap" / "index.db") as db:
+        with reading(repo / ".repomap" / "index.db") as db:
             graphs.append(symbols.load_graph(db))
             fresh = rank.Graph.from_arrays(symbols._load_arrays(db, rank.ARRAY_NAMES))
             assert np.array_equal(graphs[-1].def_share, fresh.def_share)

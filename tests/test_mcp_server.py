@@ -22,10 +22,9 @@ from mcp.client.stdio import StdioServerParameters
 from repomap.extractors.model import KINDS
 
 import repomap
-from repomap import config
+from repomap import config, store
 from repomap.errors import BadArgument
 from repomap.serve.mcp_server import build_server
-from repomap.store import db
 
 TOOLS = {
     "search_text", "search_symbols", "get_symbol_content", "get_repo_map", "search_docs",
@@ -268,7 +267,7 @@ def test_index_status_and_help(repo: Path) -> None:
     server = build_server(_settings(repo))
     status = ok(server, "index_status")["roots"][0]
     assert (status["files"], status["docs"], status["symbols"]) == (3, 3, 5)
-    assert status["schema_version"] == status["current_schema_version"] == db.SCHEMA_VERSION
+    assert status["schema_version"] == status["current_schema_version"] == store.SCHEMA_VERSION
     assert status["stale_count"] == 0 and status["indexed_at"]
     assert status["refresh"]["enabled"] is True
     help_text = ok(server, "mcp_help")["text"]

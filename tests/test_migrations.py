@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 
+from repomap import store
 from repomap.errors import NotAnIndex, SchemaTooNew
-from repomap.store import db as index_db
 
 FILES = {
     "pkg/pool.py": '''
@@ -101,7 +101,7 @@ def test_migrating_a_v4_index_keeps_its_symbols_and_the_next_index_fills_text(
 
     result = run_cli("migrate", "--db", v4)
     assert result.returncode == 0, result.stderr
-    assert _version(v4) == index_db.SCHEMA_VERSION
+    assert _version(v4) == store.SCHEMA_VERSION
     assert _rows(v4, "SELECT * FROM symbols ORDER BY id") == symbols_before
     assert _rows(v4, "SELECT * FROM refs ORDER BY file_id, line, name") == refs_before
     assert _rows(v4, "SELECT count(*) FROM code_text") == [(0,)]
@@ -137,10 +137,10 @@ def test_a_newer_schema_is_refused_and_never_written(tmp_path):
     path = tmp_path / "future.db"
     assert run_cli("migrate", "--db", path).returncode == 0
     with closing(sqlite3.connect(path, isolation_level=None)) as conn:
-        conn.execute(f"PRAGMA user_version = {index_db.SCHEMA_VERSION + 1}")
+        conn.execute(f"PRAGMA user_version = {store.SCHEMA_VERSION + 1}")
     before = path.read_bytes()
     with pytest.raises(SchemaTooNew):
-        index_db.open_index(path)
+        store.open_index(path)
     result = run_cli("index", tmp_path, "--db", path)
     assert result.returncode == 4
     assert "newer than this repomap" in result.stderr
@@ -153,7 +153,7 @@ def test_a_database_of_another_application_is_refused(tmp_path):
         conn.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)")
     before = path.read_bytes()
     with pytest.raises(NotAnIndex):
-        index_db.open_index(path)
+        store.open_index(path)
     assert path.read_bytes() == before
 
 
@@ -173,7 +173,7 @@ def test_migrating_v8_text_rows_to_symbol_ids_keeps_every_symbol_name(make_repo,
 
     result = run_cli("migrate", "--db", v8)
     assert result.returncode == 0, result.stderr
-    assert _version(v8) == index_db.SCHEMA_VERSION
+    assert _version(v8) == store.SCHEMA_VERSION
     assert _rows(v8, view_sql) == expected
     # Only the module docstring keeps its name as text; the rest point at symbols.
     assert _rows(v8, "SELECT symbol_name FROM code_text WHERE symbol_name IS NOT NULL") == [

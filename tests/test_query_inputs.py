@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from mcp.client import Client
 from repomap.extractors.model import KINDS
 
-from repomap import config
+from repomap import config, store
 from repomap.cli.main import main
 from repomap.errors import ExitCode, RepomapError
 from repomap.gateway import files as gateway
@@ -29,7 +29,6 @@ from repomap.maps import repo_map as maps
 from repomap.search import text as query
 from repomap.search.symbols import find_symbol, search_symbols
 from repomap.serve.mcp_server import build_server
-from repomap.store import db as index_db
 
 EXAMPLES = int(os.environ.get("REPOMAP_FUZZ_EXAMPLES", "60"))
 FUZZ = settings(
@@ -133,7 +132,7 @@ def _query(root: Path, ask) -> object:
     """_api() over a read connection, as the CLI and the MCP server open it per call."""
 
     def call() -> object:
-        with index_db.reading(_db(root)) as db:
+        with store.reading(_db(root)) as db:
             return ask(db)
 
     return _api(call)

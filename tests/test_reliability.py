@@ -26,11 +26,11 @@ from conftest import run_cli
 from index_dump import check_integrity, connect, file_dumps, full_dump
 from synthetic_repo import change_repo, write_repo
 
+from repomap import store
 from repomap.errors import ExitCode
 from repomap.index.workers import Ahead, run_all
 from repomap.search import text as query
 from repomap.search.symbols import search_symbols
-from repomap.store import db as index_db
 
 FILES = 900  # three batches of 400 files: kills land inside and between transactions
 SEED = int(os.environ.get("REPOMAP_CRASH_SEED", "7"))
@@ -117,7 +117,7 @@ def _assert_whole_files(db: Path, *clean_dumps: dict) -> int:
 
 
 def _assert_answers_queries(db: Path) -> None:
-    with index_db.reading(db) as conn:
+    with store.reading(db) as conn:
         search_symbols(conn, "record", None, None, None, 5)
         query.search_text(conn, "connection", limit=5, log=False)
         query.search_text(conn, "Failed", mode="literal", limit=5, log=False)

@@ -14,12 +14,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from repomap import config
+from repomap import config, store
 from repomap.errors import BadArgument, BadQuery, CorruptIndex, IndexOutdated, RepomapError
 from repomap.index import pipeline as indexer
 from repomap.search import text as query
 from repomap.search.text import SearchResult, search_text
-from repomap.store import db as index_db
 
 HAVE_RUST = importlib.util.find_spec("repomap.extractors.rust") is not None
 HAVE_CPP = importlib.util.find_spec("repomap.extractors.cpp") is not None
@@ -112,7 +111,7 @@ def db_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def db(db_path: Path) -> Iterator:
-    with index_db.connected(db_path) as database:
+    with store.reading(db_path) as database:
         yield database
 
 
@@ -341,7 +340,7 @@ def test_equal_ranks_are_ordered_by_path_then_line(tmp_path: Path) -> None:
     write_files(tmp_path, {"c/a.py": same, "b.py": same})
     build(tmp_path)  # a.py comes later, so its rows have the highest ids
     write_files(tmp_path, {"a.py": same})
-    with index_db.connected(build(tmp_path)) as db:
+    with store.reading(build(tmp_path)) as db:
         result = search(db, "same words")
         first_three = search(db, "same words", limit=3)
     assert len({hit.rank for hit in result.hits}) == 1
@@ -356,7 +355,7 @@ def test_the_same_files_indexed_in_another_order_give_the_same_results(tmp_path:
     write_files(second, dict(reversed(PYTHON_FILES.items())))
     outputs = []
     for root in (first, second):
-        with index_db.connected(build(root)) as db:
+        with store.reading(build(root)) as db:
             outputs.append(
                 [search(db, q).hits for q in ("pool", "connection pool", "open*", "the")]
             )
@@ -406,7 +405,7 @@ def test_long_content_is_truncated_with_a_marker_and_the_snippet_finds_the_match
 ) -> None:
     text = "word " * 1000 + "needle here " + "tail " * 100
     write_files(tmp_path, {"long.py": f'X = """{text}"""\n'})
-    with index_db.connected(build(tmp_path)) as db:
+    with store.reading(build(tmp_path)) as db:
         hit = search(db, "needle").hits[0]
     assert len(text) > query.CONTENT_LIMIT
     assert (
@@ -536,7 +535,7 @@ def test_a_missing_search_table_is_reported_in_our_words(tmp_path: Path) -> None
     path = build(tmp_path)
     with sqlite3.connect(path) as conn:
         conn.execute("DROP TABLE code_text_literal")
-    with index_db.connected(path) as db, pytest.raises(IndexOutdated) as caught:
+    with store.reading(path) as db, pytest.raises(IndexOutdated) as caught:
         search(db, "pool", mode="literal")
     assert "run `repomap index`" in str(caught.value) and "no such table" not in str(caught.value)
 
@@ -554,7 +553,7 @@ def test_a_damaged_index_is_reported_in_our_words(tmp_path: Path) -> None:
         file.seek((root_page - 1) * page_size)
         file.write(b"\xff" * page_size)
     # CorruptIndex, from opening or from searching
-    with pytest.raises(RepomapError) as caught, index_db.connected(path) as db:
+    with pytest.raises(RepomapError) as caught, store.reading(path) as db:
         search(db, "pool", mode="literal")
     assert isinstance(caught.value, CorruptIndex)
     assert "malformed" not in str(caught.value) and "repomap index" in str(caught.value)
@@ -569,7 +568,7 @@ def test_the_literal_index_follows_changed_and_deleted_files(tmp_path: Path) -> 
     write_files(tmp_path, {"a.py": 'A = "alpha epsilon"\n'})
     (tmp_path / "b.py").unlink()
     build(tmp_path)
-    with index_db.connected(path) as db:
+    with store.reading(path) as db:
         assert search(db, "alpha beta", mode="literal").hits == ()
         assert places(search(db, "alpha epsilon", mode="literal")) == [("a.py", 1)]
         assert search(db, "gamma", mode="literal").hits == ()
@@ -583,7 +582,7 @@ def test_a_v5_index_migrates_and_its_rows_are_searchable(tmp_path: Path) -> None
     root = tmp_path / "repo"
     write_files(root, {"a.py": '# the ConnectionPool\nX = "Failed to open %s"\n'})
     path = tmp_path / "index.db"
-    index_db.open_index(path, migrate_to=5).conn.close()
+    store.open_index(path, migrate_to=5).conn.close()
     conn = sqlite3.connect(path)  # rows as a v5 repomap wrote them
     conn.execute("INSERT INTO files (id, path, language, size, mtime_ns, hash, line_count, status, "
                  "indexed_at, text_indexed) VALUES (1, 'a.py', 'python', 1, 1, 'x', 2, 'ok', 'now', 1)")  # fmt: skip
@@ -598,9 +597,9 @@ def test_a_v5_index_migrates_and_its_rows_are_searchable(tmp_path: Path) -> None
     )
     conn.commit()
     conn.close()
-    index_db.open_index(path).conn.close()  # migrates to the current schema
-    with index_db.connected(path) as db:
-        assert db.conn.execute("PRAGMA user_version").fetchone()[0] == index_db.SCHEMA_VERSION
+    store.open_index(path).conn.close()  # migrates to the current schema
+    with store.reading(path) as db:
+        assert db.conn.execute("PRAGMA user_version").fetchone()[0] == store.SCHEMA_VERSION
         assert places(search(db, "open %s", mode="literal")) == [("a.py", 2)]
         assert places(search(db, "connection pool")) == [("a.py", 1)]
         assert places(search(db, "Conn*")) == [("a.py", 1)]
@@ -608,13 +607,13 @@ def test_a_v5_index_migrates_and_its_rows_are_searchable(tmp_path: Path) -> None
 
 def test_a_late_migration_never_lowers_the_schema_version(tmp_path: Path) -> None:
     path = tmp_path / "index.db"
-    index_db.open_index(path).conn.close()
+    store.open_index(path).conn.close()
     with sqlite3.connect(path) as conn:  # as if 0007 had landed after 0008 was applied
         conn.execute("DELETE FROM _sqlite_migrations WHERE name = '0007_literal'")
         conn.execute("DROP TABLE code_text_literal")
-    index_db.open_index(path).conn.close()
+    store.open_index(path).conn.close()
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == index_db.SCHEMA_VERSION
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == store.SCHEMA_VERSION
         assert (
             conn.execute(
                 "SELECT count(*) FROM sqlite_master WHERE name = 'code_text_literal'"

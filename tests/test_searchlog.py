@@ -7,12 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from repomap import config
+from repomap import config, store
 from repomap.errors import BadQuery
 from repomap.index import pipeline as indexer
 from repomap.search import log as searchlog
 from repomap.search.text import search_text
-from repomap.store import db as index_db
 
 
 def lines(index: Path) -> list[dict]:
@@ -75,7 +74,7 @@ def test_search_text_logs_results_and_errors_unless_told_not_to(tmp_path: Path) 
     root.mkdir()
     (root / "a.py").write_text("# the pool\n")
     path = Path(indexer.run(config.resolve(root, workers=1)).db_path)
-    with index_db.connected(path) as db:
+    with store.reading(path) as db:
         search_text(db, "pool")
         with pytest.raises(BadQuery):
             search_text(db, "(pool")

@@ -12,7 +12,7 @@ from conftest import run_cli
 from repomap import config
 from repomap.gateway.show import get_symbol_content
 from repomap.search import symbols
-from repomap.store.db import connected
+from repomap.store import reading
 
 PYTHON_REPO = {
     "shop/models.py": '''
@@ -135,7 +135,7 @@ def _db(root: Path) -> Path:
 
 
 def _search(root: Path, query: str, **kwargs) -> list[symbols.SymbolHit]:
-    with connected(_db(root)) as db:
+    with reading(_db(root)) as db:
         return symbols.search_symbols(db, query, **kwargs)
 
 
@@ -183,7 +183,7 @@ def test_search_filters_by_kind_language_and_path(python_repo: Path) -> None:
 
 
 def test_an_unknown_name_suggests_close_names(python_repo: Path) -> None:
-    with connected(_db(python_repo)) as db, pytest.raises(symbols.SymbolNotFound) as raised:
+    with reading(_db(python_repo)) as db, pytest.raises(symbols.SymbolNotFound) as raised:
         symbols.find_symbol(db, "Conection")
     assert "did you mean: Connection" in str(raised.value)
 

@@ -58,7 +58,7 @@ def search_text(
     """`repomap search-text` with its options already read: search, then print."""
     from repomap import config
     from repomap.search.text import search_text as run_search
-    from repomap.search.text import searching
+    from repomap.store import reading as searching
 
     settings = config.resolve(root, db_path, find_index=True)
     with searching(settings.db_path) as db:

@@ -146,14 +146,14 @@ def _index_with_progress(indexer: Any, settings: config.Settings, force: bool) -
 @click.option("--to", "to_version", type=int, help="Stop at this schema version (e.g. 4).")
 def migrate(db_path: Path | None, root: Path | None, to_version: int | None) -> None:
     """Create or upgrade an index's schema in place (each step one transaction)."""
-    from repomap.store import db as index_db
+    from repomap import store
 
     settings = config.resolve(root, db_path)
-    if to_version is not None and not 4 <= to_version <= index_db.SCHEMA_VERSION:
+    if to_version is not None and not 4 <= to_version <= store.SCHEMA_VERSION:
         raise click.BadParameter(
-            f"must be between 4 and {index_db.SCHEMA_VERSION}", param_hint="--to"
+            f"must be between 4 and {store.SCHEMA_VERSION}", param_hint="--to"
         )
-    db = index_db.open_index(settings.db_path, migrate_to=to_version)
+    db = store.open_index(settings.db_path, migrate_to=to_version)
     version = db.conn.execute("PRAGMA user_version").fetchone()[0]
     db.conn.close()
     click.echo(f"{settings.db_path}: schema v{version}")
@@ -194,7 +194,7 @@ def _echo_text(text: str) -> None:
 
 def _indexed_root(db: Any, settings: config.Settings) -> Path:
     """The tree the index was built from (so --db works from anywhere), else ROOT."""
-    from repomap.store.db import indexed_root
+    from repomap.store import indexed_root
 
     return indexed_root(db, settings.root)
 
@@ -225,7 +225,7 @@ def outline(
     """Headings of Markdown files and symbols of code files under PATH (default: all), per file."""
     from repomap.cli.render_gateway import outline_text
     from repomap.gateway import files as gateway
-    from repomap.search.text import searching
+    from repomap.store import reading as searching
 
     settings = config.resolve(root, db_path, find_index=True)
     with searching(settings.db_path) as db:  # no sqlite_utils: queries start faster
@@ -272,7 +272,7 @@ def show(
 ) -> None:
     """Show a symbol's source (NAME) or a Markdown section (--section HEADING)."""
     from repomap.index import docs
-    from repomap.search.text import searching
+    from repomap.store import reading as searching
 
     if heading is None:
         if name is None:
@@ -326,7 +326,7 @@ def search_docs(
     """Search Markdown sections and .txt files (bare words ANDed, porter stemming), best first."""
     from repomap.cli.render_gateway import search_docs_text
     from repomap.index import docs
-    from repomap.search.text import searching
+    from repomap.store import reading as searching
 
     settings = config.resolve(root, db_path, find_index=True)
     with searching(settings.db_path) as db:  # no sqlite_utils: queries start faster
@@ -446,7 +446,8 @@ def symbols_(
     db_path: Path | None,
 ) -> None:
     """Find definitions by name: exact, then prefix, substring, fuzzy; most used first."""
-    from repomap.search.symbols import reading, search_symbols
+    from repomap.search.symbols import search_symbols
+    from repomap.store import reading
 
     settings = config.resolve(root, db_path, find_index=True)
     with reading(settings.db_path) as db:
@@ -493,7 +494,7 @@ def map_(
 ) -> None:
     """The most important files and signatures of the repository, within --tokens."""
     from repomap.maps.repo_map import repo_map
-    from repomap.search.symbols import reading
+    from repomap.store import reading
 
     settings = config.resolve(root, db_path, find_index=True)
     with reading(settings.db_path) as db:

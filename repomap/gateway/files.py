@@ -33,7 +33,7 @@ from repomap.errors import BadArgument, OutsideRoot, PathNotFound, RepomapError,
 from repomap.index.secrets import is_secret_file
 
 if TYPE_CHECKING:
-    from repomap.store.db import Database
+    from repomap.store import Store
 
 DEFAULT_LIMIT = 100
 
@@ -383,7 +383,7 @@ OUTLINE_FILES_SQL = """SELECT path, language, size, mtime_ns FROM files
     UNION ALL SELECT path, format, size, mtime_ns FROM doc_files"""
 
 
-def outline(db: Database, root: Path, path: str | None = None, level: int | None = None) -> Outline:
+def outline(db: Store, root: Path, path: str | None = None, level: int | None = None) -> Outline:
     """Headings and symbols per file under `path` (a file, a directory, or all of ROOT)."""
     if level is not None and level < 1:
         raise BadArgument("--level must be at least 1")

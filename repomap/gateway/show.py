@@ -19,13 +19,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from repomap import config
+from repomap import config, store
 from repomap.errors import RepomapError
 from repomap.search import symbols
-from repomap.store.db import get_meta
+from repomap.store import get_meta
 
 if TYPE_CHECKING:
-    from sqlite_utils import Database  # noqa: TID251 - a type only
+    from repomap.store import Store
 
 MAX_OTHERS = 10  # other matches listed in the warning
 
@@ -111,7 +111,7 @@ def get_symbol_content(
 ) -> SymbolContent:
     """The source of the best symbol matching `name`; re-indexes a file changed since indexing."""
     try:
-        with symbols.reading(settings.db_path) as db:
+        with store.reading(settings.db_path) as db:
             return symbol_content(
                 db, name, file, max_lines, context, indexed_root(db, settings.root)
             )
@@ -119,11 +119,11 @@ def get_symbol_content(
         if not reindex:
             raise
         _reindex(settings, changed)
-    with symbols.reading(settings.db_path) as db:
+    with store.reading(settings.db_path) as db:
         return symbol_content(db, name, file, max_lines, context, indexed_root(db, settings.root))
 
 
-def indexed_root(db: Database, fallback: Path) -> Path:
+def indexed_root(db: Store, fallback: Path) -> Path:
     """The root the index was built from (meta 'root'), or `fallback` if that folder is gone."""
     stored = get_meta(db, "root")
     return Path(stored) if stored and Path(stored).is_dir() else fallback
@@ -139,13 +139,13 @@ def _reindex(settings: config.Settings, changed: symbols.FileChanged) -> None:
 
 
 def _index_settings(settings: config.Settings) -> config.Settings:
-    with symbols.reading(settings.db_path) as db:
+    with store.reading(settings.db_path) as db:
         root = indexed_root(db, settings.root)
     return settings if root == settings.root else config.resolve(root, settings.db_path)
 
 
 def symbol_content(
-    db: Database,
+    db: Store,
     name: str,
     file: str | None = None,
     max_lines: int | None = None,
@@ -185,7 +185,7 @@ def symbol_content(
     return SymbolContent(**{**asdict(result), **extra})
 
 
-def _current_lines(db: Database, symbol: symbols.SymbolRow, root: Path | None) -> list[str]:
+def _current_lines(db: Store, symbol: symbols.SymbolRow, root: Path | None) -> list[str]:
     path = (root or indexed_root(db, Path("."))) / symbol.file_path
     try:
         raw = path.read_bytes()
@@ -206,7 +206,7 @@ def _current_lines(db: Database, symbol: symbols.SymbolRow, root: Path | None) -
     return [line.removesuffix("\r") for line in raw.decode("utf-8", "replace").split("\n")]
 
 
-def _context(db: Database, symbol: symbols.SymbolRow, lines: list[str], body: list[str]) -> dict:
+def _context(db: Store, symbol: symbols.SymbolRow, lines: list[str], body: list[str]) -> dict:
     start = leading_start(lines, symbol.start_line - 1, symbol.language)
     used = set(_IDENTIFIER.findall("\n".join(body)))
     imports, skipped = import_statements(lines, symbol.language, used)

@@ -28,15 +28,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from repomap import store
 from repomap.errors import BadArgument, PathNotFound, RepomapError, StaleIndex
 from repomap.gateway.files import resolve_path, truncate
 from repomap.index import markdown, secrets
 from repomap.search import querylang
-from repomap.store import db as index_db
 
 if TYPE_CHECKING:
     from repomap.index.discover import FoundFile
-    from repomap.store.db import Database
+    from repomap.store import Store
 
 # Suffix (lower case) -> doc_files.format; every other file is not a doc.
 DOC_FORMATS = {".md": "markdown", ".markdown": "markdown", ".txt": "text"}
@@ -90,7 +90,7 @@ class DocsSummary:
 
 def doc_rows(
     rel_path: str, fmt: str, raw: bytes, mtime_ns: int, redact: bool = True
-) -> index_db.DocRows | str:
+) -> store.DocRows | str:
     """The rows of one doc file, or why it cannot be indexed; credentials redacted."""
     source, problem = _decode(raw)
     if source is None:
@@ -112,13 +112,13 @@ def doc_rows(
                 clean(section.content),
             )
         )
-    return index_db.DocRows(
+    return store.DocRows(
         rel_path, fmt, len(raw), mtime_ns, content_hash(raw), document.line_count, sections
     )
 
 
 def update_docs(
-    writer: index_db.Writer,
+    writer: store.Writer,
     files: Iterable[FoundFile],
     max_file_size: int,
     force: bool,
@@ -127,8 +127,8 @@ def update_docs(
 ) -> DocsSummary:
     """Index new and changed doc files, drop removed ones; one transaction per batch."""
     db = writer.db
-    force = force or index_db.get_meta(db, "docs_parser_version") != DOCS_PARSER_VERSION
-    existing = index_db.indexed_docs(db)
+    force = force or store.get_meta(db, "docs_parser_version") != DOCS_PARSER_VERSION
+    existing = store.indexed_docs(db)
     summary = DocsSummary()
     present: set[str] = set()
     pending: list[tuple[FoundFile, str]] = []
@@ -159,16 +159,16 @@ def update_docs(
                 old = existing.get(found.rel_path)
                 _update_one(writer, found, fmt, old, force, indexed_at, redact, summary)
     with writer.batch():
-        index_db.set_meta(db, {"docs_parser_version": DOCS_PARSER_VERSION})
+        store.set_meta(db, {"docs_parser_version": DOCS_PARSER_VERSION})
     summary.files, summary.headings, summary.sections = _totals(db)
     return summary
 
 
 def _update_one(
-    writer: index_db.Writer,
+    writer: store.Writer,
     found: FoundFile,
     fmt: str,
-    old: index_db.IndexedFile | None,
+    old: store.IndexedFile | None,
     force: bool,
     indexed_at: str,
     redact: bool,
@@ -201,7 +201,7 @@ def _update_one(
         summary.modified += 1
 
 
-def _totals(db: Database) -> tuple[int, int, int]:
+def _totals(db: Store) -> tuple[int, int, int]:
     conn = db.conn
     return (
         conn.execute("SELECT count(*) FROM doc_files").fetchone()[0],
@@ -242,7 +242,7 @@ SNIPPET_SQL = """SELECT snippet(sections, 2, '[MATCH]', '[/MATCH]', '…', 20) F
 DOC_STATE_SQL = "SELECT size, mtime_ns, hash FROM doc_files WHERE path = ?"
 
 
-def search_docs(db: Database, root: Path, query: str, limit: int = 20) -> DocSearch:
+def search_docs(db: Store, root: Path, query: str, limit: int = 20) -> DocSearch:
     """Sections matching `query`, best first; overlapping sections of one file reported once."""
     if limit < 1:
         raise BadArgument("--limit must be at least 1")
@@ -270,7 +270,7 @@ def search_docs(db: Database, root: Path, query: str, limit: int = 20) -> DocSea
     )
 
 
-def _best_places(db: Database, match: str, limit: int) -> list[tuple]:
+def _best_places(db: Store, match: str, limit: int) -> list[tuple]:
     """The best `limit` hits, skipping any section that overlaps a better one of its file."""
     hits: list[tuple] = []
     kept: dict[str, list[tuple[int, int]]] = {}
@@ -286,13 +286,13 @@ def _best_places(db: Database, match: str, limit: int) -> list[tuple]:
     return hits
 
 
-def _snippet(db: Database, match: str, rowid: int) -> str:
+def _snippet(db: Store, match: str, rowid: int) -> str:
     """The hit's best fragment of body text, on one line (newlines and indentation collapsed)."""
     row = db.conn.execute(SNIPPET_SQL, {"match": match, "rowid": rowid}).fetchone()
     return " ".join((row[0] if row else "").split())
 
 
-def _unchanged(db: Database, root: Path, rel_path: str) -> bool:
+def _unchanged(db: Store, root: Path, rel_path: str) -> bool:
     """The file still has the bytes that were indexed (stat first; hash only if it moved)."""
     row = db.conn.execute(DOC_STATE_SQL, (rel_path,)).fetchone()
     path = root / rel_path
@@ -357,7 +357,7 @@ def normalize_heading(query: str) -> str:
 
 
 def show_section(
-    db: Database, root: Path, heading: str, file: str | None = None, max_lines: int | None = None
+    db: Store, root: Path, heading: str, file: str | None = None, max_lines: int | None = None
 ) -> SectionView:
     """The section under `heading` (case-insensitive; the first of several, in path order).
 
@@ -389,7 +389,7 @@ def show_section(
 
 
 def find_headings(
-    db: Database, query: str, files: tuple[str, dict] = ANY_FILE
+    db: Store, query: str, files: tuple[str, dict] = ANY_FILE
 ) -> list[HeadingMatch]:
     """Headings equal to `query` ignoring case, in path order then line order."""
     file_filter, params = files
@@ -408,11 +408,11 @@ def _heading_key(text: str) -> str:
     return text.split(EM_DASH_SEPARATOR, 1)[0].strip().casefold()
 
 
-def _all_headings(db: Database, files: tuple[str, dict]) -> list[tuple]:
+def _all_headings(db: Store, files: tuple[str, dict]) -> list[tuple]:
     return db.conn.execute(headings_sql("1", files[0]), files[1]).fetchall()
 
 
-def doc_file_filter(db: Database, root: Path, file: str) -> tuple[str, dict]:
+def doc_file_filter(db: Store, root: Path, file: str) -> tuple[str, dict]:
     """SQL condition on headings.file (and params) for --file, checked against the index."""
     # symbols.py imports sqlite_utils (~150 ms of a CLI query): only --file needs its helpers.
     from repomap.search.symbols import path_filter_params, path_filter_sql
@@ -436,7 +436,7 @@ def doc_file_filter(db: Database, root: Path, file: str) -> tuple[str, dict]:
 DOC_FILTER_SQL = "SELECT 1 FROM doc_files WHERE {} LIMIT 1"
 
 
-def _not_found_message(db: Database, query: str, file: str | None, files: tuple) -> str:
+def _not_found_message(db: Store, query: str, file: str | None, files: tuple) -> str:
     where = f" in {file}" if file else ""
     headings = _all_headings(db, files)
     if not headings and not db.conn.execute("SELECT 1 FROM doc_files LIMIT 1").fetchone():
@@ -469,7 +469,7 @@ def similar_headings(query: str, headings: list[tuple]) -> list[tuple[str, str, 
     return [entry for _, _, entry in sorted(ranked)[:MAX_SUGGESTIONS]]
 
 
-def _current_lines(db: Database, root: Path, rel_path: str) -> list[str]:
+def _current_lines(db: Store, root: Path, rel_path: str) -> list[str]:
     """The file's lines, after checking its bytes are the ones that were indexed."""
     row = db.conn.execute(DOC_STATE_SQL, (rel_path,)).fetchone()
     try:

@@ -25,10 +25,10 @@ import threading
 import time
 from dataclasses import dataclass
 
+from repomap import store
 from repomap.config import Settings
 from repomap.errors import IndexBusy, IndexNotFound, IndexOutdated, RepomapError
 from repomap.index import watch
-from repomap.store import db as index_db
 
 log = logging.getLogger(__name__)
 
@@ -168,7 +168,7 @@ class Refresher:
     def _index_usable(self) -> bool:
         """An index exists at the current schema (else the first run builds or migrates it)."""
         try:
-            with index_db.connected(self.settings.db_path):
+            with store.reading(self.settings.db_path):
                 return True
         except (IndexNotFound, IndexOutdated):
             return False

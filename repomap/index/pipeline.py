@@ -16,16 +16,16 @@ from datetime import datetime, timezone
 from operator import attrgetter
 from pathlib import Path
 
+from repomap import store
 from repomap.config import DEFAULT_MAX_FILE_SIZE, Settings
 from repomap.errors import CorruptIndex, IndexBusy, NotAnIndex, RepomapError
 from repomap.extractors import extract
 from repomap.index import secrets
 from repomap.index.discover import Walk, code_files, read_file, walk
 from repomap.index.docs import update_docs
-from repomap.store import db as index_db
 from repomap.subwords import subwords
 
-symbol_row = attrgetter(*index_db.SYMBOL_FIELDS)
+symbol_row = attrgetter(*store.SYMBOL_FIELDS)
 
 # Bump when extraction changes what it stores: every file is then re-read once.
 EXTRACTOR_VERSION = "2"  # 2: credentials redacted in signatures and docs too
@@ -60,7 +60,7 @@ class Skipped:
     reason: str
 
 
-Extracted = Iterator["index_db.FileRows | Unchanged | Skipped"]  # has close()
+Extracted = Iterator["store.FileRows | Unchanged | Skipped"]  # has close()
 
 
 @dataclass(slots=True)
@@ -133,7 +133,7 @@ def run(settings: Settings, *, force: bool = False, progress: Progress | None = 
                 # to run `repomap index`.
                 if not _is_ours(settings):
                     raise
-                moved = str(index_db.move_aside(settings.db_path))
+                moved = str(store.move_aside(settings.db_path))
                 summary, totals = _run_once(settings, True, progress, started)
                 summary.recovered_from = moved
     except OSError as error:
@@ -154,23 +154,23 @@ def _run_once(
     summary = Summary(str(settings.root), str(settings.db_path))
     db = _open_or_recover(settings, summary)
     try:
-        with index_db.write_errors(settings.db_path):
+        with store.write_errors(settings.db_path):
             _index(db, settings, force, summary, progress)
             summary.seconds = time.perf_counter() - started
-            return summary, index_db.counts(db)
+            return summary, store.counts(db)
     finally:
         db.conn.close()
 
 
 def _is_ours(settings: Settings) -> bool:
     """A broken file repomap may move aside: at the default path, or a SQLite file."""
-    return settings.uses_default_db or index_db.has_sqlite_header(settings.db_path)
+    return settings.uses_default_db or store.has_sqlite_header(settings.db_path)
 
 
 def _open_or_recover(settings: Settings, summary: Summary):
     """Open the index; a corrupt index of ours is moved aside (never deleted) and rebuilt."""
     try:
-        return index_db.open_index(settings.db_path)
+        return store.open_index(settings.db_path)
     except CorruptIndex:
         path = settings.db_path
         if not _is_ours(settings):
@@ -178,8 +178,8 @@ def _open_or_recover(settings: Settings, summary: Summary):
                 f"{path} is not a SQLite database, so not an index repomap made; it was left "
                 "untouched: delete it or pass another --db"
             ) from None
-        summary.recovered_from = str(index_db.move_aside(path))
-        return index_db.open_index(path)
+        summary.recovered_from = str(store.move_aside(path))
+        return store.open_index(path)
 
 
 @contextmanager
@@ -198,7 +198,7 @@ def _no_cyclic_gc() -> Iterator[None]:
 @contextmanager
 def _exclusive(db_path: Path) -> Iterator[None]:
     """One `repomap index` per database at a time; readers are never blocked (WAL)."""
-    index_db.prepare_folder(db_path)
+    store.prepare_folder(db_path)
     lock_path = db_path.with_name(db_path.name + ".lock")
     with open(lock_path, "a+b") as lock:
         try:
@@ -233,18 +233,18 @@ def _index(
 ) -> None:
     force = (
         force
-        or index_db.get_meta(db, "extractor_version") != EXTRACTOR_VERSION
-        or index_db.get_meta(db, "redact") != str(int(settings.redact))
+        or store.get_meta(db, "extractor_version") != EXTRACTOR_VERSION
+        or store.get_meta(db, "redact") != str(int(settings.redact))
     )
     walked = walk(settings.root, skip_dirs=frozenset({settings.db_path.parent}))
     summary.skipped.extend(walked.skipped)
     summary.ignored = walked.ignored.total()
-    existing = index_db.indexed_files(db)
+    existing = store.indexed_files(db)
     if not existing:
         # No rows of another version or redaction setting can be here: record them now, so a
         # first run killed midway is resumed from its last batch, not forced to start over.
-        with index_db.Writer(db).batch():
-            index_db.set_meta(db, _version_meta(settings))
+        with store.Writer(db).batch():
+            store.set_meta(db, _version_meta(settings))
     jobs: list[Job] = []
     present: set[str] = set()
     for found, language in code_files(walked):
@@ -279,7 +279,7 @@ def _index(
         )
     if not summary.scanned and walked.ignored:
         summary.warnings.append(_all_ignored_warning(walked))
-    writer = index_db.Writer(db)
+    writer = store.Writer(db)
     indexed_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     gone = [old for path, old in existing.items() if path not in present]
     written = 0
@@ -309,7 +309,7 @@ def _index(
             if rel_path in existing and rel_path in present:
                 writer.delete_file(existing[rel_path].id)
         writer.link_declarations()  # what this run's writes and deletions changed
-        index_db.set_meta(
+        store.set_meta(
             db, {**_version_meta(settings), "indexed_at": indexed_at, "root": str(settings.root)}
         )
     optimized = summary.added + summary.modified >= max(OPTIMIZE_AFTER_FILES, summary.scanned // 5)
@@ -321,8 +321,8 @@ def _index(
         with ThreadPoolExecutor(1, thread_name_prefix="repomap-merge") as pool:
             merged = pool.submit(_merge_text, writer)
             try:
-                with closing(index_db.connect_readonly(settings.db_path)) as reader:
-                    ranking = compute_ranks(index_db.Connection(reader))
+                with store.reading(settings.db_path) as reader:
+                    ranking = compute_ranks(reader)
             finally:
                 merged.result()
     else:
@@ -351,7 +351,7 @@ def _all_ignored_warning(walked: Walk) -> str:
     )
 
 
-def _merge_text(writer: index_db.Writer) -> None:
+def _merge_text(writer: store.Writer) -> None:
     with writer.batch():  # one segment per batch: merged, queries read one
         writer.optimize_text()
 
@@ -370,7 +370,7 @@ def _take(results: Iterator, count: int) -> Iterator:
 
 
 def _write(
-    writer: index_db.Writer, result, existing: dict, summary: Summary, indexed_at: str
+    writer: store.Writer, result, existing: dict, summary: Summary, indexed_at: str
 ) -> None:
     if isinstance(result, Skipped):
         summary.skipped.append((result.rel_path, result.reason))
@@ -411,7 +411,7 @@ def _crashed(job: Job) -> Skipped:
     return Skipped(job.rel_path, "its extraction process died (killed, or a parser crashed)")
 
 
-def read_and_extract(job: Job) -> index_db.FileRows | Unchanged | Skipped:
+def read_and_extract(job: Job) -> store.FileRows | Unchanged | Skipped:
     """Worker: read one file, and unless its bytes are unchanged, extract its rows."""
     raw, problem = read_file(Path(job.path), Path(job.root), job.max_size)
     if raw is None:
@@ -434,7 +434,7 @@ def read_and_extract(job: Job) -> index_db.FileRows | Unchanged | Skipped:
     texts = _text_rows(extraction.texts, source, job.redact, hidden)
     if job.redact:
         symbols = [_redacted_symbol(row, hidden) for row in symbols]
-    return index_db.FileRows(
+    return store.FileRows(
         job.rel_path,
         job.language,
         len(raw),
@@ -449,8 +449,8 @@ def read_and_extract(job: Job) -> index_db.FileRows | Unchanged | Skipped:
     )
 
 
-_SIGNATURE = index_db.SYMBOL_FIELDS.index("signature")
-_DOC = index_db.SYMBOL_FIELDS.index("doc")
+_SIGNATURE = store.SYMBOL_FIELDS.index("signature")
+_DOC = store.SYMBOL_FIELDS.index("doc")
 
 
 def _redacted_symbol(row: tuple, hidden: set[str]) -> tuple:

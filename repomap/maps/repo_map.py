@@ -24,7 +24,7 @@ from repomap.maps import render
 from repomap.search import symbols
 
 if TYPE_CHECKING:
-    from sqlite_utils import Database  # noqa: TID251 - a type only; the SQL is in symbols.py
+    from repomap.store import Store
 
 MIN_TOKENS = 32
 MAX_TOKENS = 1_000_000  # far past any context window; beyond SQLite's integers it overflowed
@@ -76,7 +76,7 @@ class _Ranking:
 
 
 def repo_map(
-    db: Database,
+    db: Store,
     tokens: int = 1024,
     focus: tuple[str, ...] | list[str] = (),
     mentions: tuple[str, ...] | list[str] = (),
@@ -177,7 +177,7 @@ def _map_symbol(row: symbols.MapSymbolRow, score: float, header: bool) -> MapSym
     )
 
 
-def _focus_files(db: Database, focus: tuple[str, ...] | list[str]) -> set[int]:
+def _focus_files(db: Store, focus: tuple[str, ...] | list[str]) -> set[int]:
     found: set[int] = set()
     for path in focus:
         ids = symbols.files_matching(db, path)
@@ -190,7 +190,7 @@ def _focus_files(db: Database, focus: tuple[str, ...] | list[str]) -> set[int]:
 
 
 def _mentions(
-    db: Database, mentions: tuple[str, ...] | list[str]
+    db: Store, mentions: tuple[str, ...] | list[str]
 ) -> tuple[set[int], list[str], set[int]]:
     """Mentioned symbol ids, mentions that matched nothing, and files named by mentions."""
     named = symbols.symbol_ids_named(db, [m for m in mentions if m.strip()])
@@ -230,7 +230,7 @@ def _has_suffix(mention: str) -> bool:
 
 
 def _personalized(
-    db: Database, focus_ids: set[int], mentioned: set[int], mention_files: set[int]
+    db: Store, focus_ids: set[int], mentioned: set[int], mention_files: set[int]
 ) -> _Ranking:
     import numpy as np
 

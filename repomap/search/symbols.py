@@ -19,18 +19,17 @@ import re
 import sqlite3
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from repomap.errors import BadQuery, CorruptIndex, RepomapError
+from repomap import store
+from repomap.errors import BadQuery, RepomapError
 from repomap.extractors.model import KINDS
-from repomap.store import db as index_db
+from repomap.store import Store
 
 if TYPE_CHECKING:
     import numpy as np
-    from sqlite_utils import Database
 
     from repomap.index import pagerank as rank
 
@@ -68,30 +67,6 @@ class NoRanking(RepomapError):
 
 
 # --- reading --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Reader:
-    """A read-only index connection without sqlite_utils, whose import alone (it pulls in numpy)
-    costs more than a lookup. The functions here only need `.conn`."""
-
-    conn: sqlite3.Connection
-
-
-@contextmanager
-def reading(path: Path) -> Iterator[Reader]:
-    """A read-only connection to the index at `path` for lookups and maps, always closed."""
-    conn = index_db.connect_readonly(path)
-    try:
-        yield Reader(conn)
-    except sqlite3.DatabaseError as error:
-        raise CorruptIndex(
-            f"reading {path} failed ({error}); delete it and run `repomap index` to rebuild it"
-        ) from None
-    except UnicodeEncodeError:  # a lone surrogate cannot be bound as SQLite text
-        raise BadQuery(index_db.NOT_UNICODE) from None
-    finally:
-        conn.close()
 
 
 # --- records ---------------------------------------------------------------------------------
@@ -168,7 +143,7 @@ _SEPARATOR = re.compile(r"::|\.")
 
 
 def search_symbols(
-    db: Database,
+    db: Store,
     query: str,
     kind: str | None = None,
     language: str | None = None,
@@ -355,7 +330,7 @@ KIND_ORDER = {
 }
 
 
-def find_symbol(db: Database, name: str, file: str | None = None) -> SymbolMatch:
+def find_symbol(db: Store, name: str, file: str | None = None) -> SymbolMatch:
     """The symbol called `name` (or whose qualified name is or ends with it), best first."""
     name = name.strip()
     if not name:
@@ -373,12 +348,12 @@ def find_symbol(db: Database, name: str, file: str | None = None) -> SymbolMatch
     return SymbolMatch(rows[0], rows[1:])
 
 
-def symbol_by_id(db: Database, symbol_id: int) -> SymbolRow | None:
+def symbol_by_id(db: Store, symbol_id: int) -> SymbolRow | None:
     row = db.conn.execute(SYMBOL_BY_ID_SQL, (symbol_id,)).fetchone()
     return _row(row) if row else None
 
 
-def ancestors(db: Database, symbol: SymbolRow) -> list[SymbolRow]:
+def ancestors(db: Store, symbol: SymbolRow) -> list[SymbolRow]:
     """The enclosing symbols, outermost first (class of a method, impl of a Rust fn, namespaces)."""
     chain: list[SymbolRow] = []
     parent_id = symbol.parent_id
@@ -406,7 +381,7 @@ def _find_key(name: str, row: SymbolRow) -> tuple:
     )
 
 
-def suggest(db: Database, name: str, file: str | None = None, limit: int = 5) -> list[str]:
+def suggest(db: Store, name: str, file: str | None = None, limit: int = 5) -> list[str]:
     """Up to `limit` qualified names close to `name`: prefix and fuzzy matches, then typos."""
     last = [p for p in _SEPARATOR.split(name) if p][-1:] or [name]
     target = last[0].lower()
@@ -428,7 +403,7 @@ def suggest(db: Database, name: str, file: str | None = None, limit: int = 5) ->
     return list(dict.fromkeys(suggestions))[:limit]
 
 
-def _qualified_for(db: Database, name: str, limit: int) -> list[str]:
+def _qualified_for(db: Store, name: str, limit: int) -> list[str]:
     rows = db.conn.execute(
         """SELECT s.qualified_name FROM symbols s LEFT JOIN name_stats n ON n.name = s.name
         WHERE s.name = ? ORDER BY coalesce(n.ref_files, 0) DESC, s.qualified_name LIMIT ?""",
@@ -472,7 +447,7 @@ FETCH_ROWS = 50_000  # rows of symbols or refs turned into columns at a time, fo
 USES_CACHE = ("uses_file", "uses_name", "uses_count", "uses_names", "uses_file_ids", "uses_hashes")
 
 
-def ranks_fingerprint(db: Database) -> str:
+def ranks_fingerprint(db: Store) -> str:
     """Changes whenever any file's rows were rewritten (ids, paths and hashes) or ranking changed.
 
     The path counts: ids are reused, and the same bytes under a test path weigh less.
@@ -488,7 +463,7 @@ def ranks_fingerprint(db: Database) -> str:
     return digest.hexdigest()
 
 
-def refresh_ranks(db: Database, force: bool = False) -> bool:
+def refresh_ranks(db: Store, force: bool = False) -> bool:
     """Recompute file, symbol and name rankings unless the index is unchanged since the last time."""
     ranking = compute_ranks(db, force)
     if ranking is None:
@@ -512,11 +487,11 @@ class Ranking:
     arrays: list[tuple[str, str, bytes]]  # rank_arrays rows, packed: the graph and the caches
 
 
-def compute_ranks(db: Database, force: bool = False) -> Ranking | None:
+def compute_ranks(db: Store, force: bool = False) -> Ranking | None:
     """The rankings of the index as it is, or None when they are stored already. Only reads, so
     it can run on a reader connection while a writer merges the text indexes."""
     fingerprint = ranks_fingerprint(db)
-    if not force and index_db.get_meta(db, "rank_fingerprint") == fingerprint:
+    if not force and store.get_meta(db, "rank_fingerprint") == fingerprint:
         return None
     import numpy as np
 
@@ -566,7 +541,7 @@ def compute_ranks(db: Database, force: bool = False) -> Ranking | None:
     stats = [(name, ref_files[i], def_files[i]) for i, name in enumerate(names) if ref_files[i]]
     # Most runs leave every name's counts as they were: rewriting 30k rows cost ~40 ms of each.
     stats_digest = hashlib.blake2b(repr(stats).encode(), digest_size=16).hexdigest()
-    stats_changed = force or index_db.get_meta(db, "name_stats_digest") != stats_digest
+    stats_changed = force or store.get_meta(db, "name_stats_digest") != stats_digest
     return Ranking(
         fingerprint,
         file_ids,
@@ -597,7 +572,7 @@ def _map_order(definitions: rank.Definitions, file_ids: np.ndarray, scores: np.n
     return ids[order]
 
 
-def store_ranks(db: Database, ranking: Ranking) -> None:
+def store_ranks(db: Store, ranking: Ranking) -> None:
     """Replace the stored rankings with `ranking`, in one transaction."""
     graph, definitions, file_ids = ranking.graph, ranking.definitions, ranking.file_ids
     with db.atomic():
@@ -625,7 +600,7 @@ def store_ranks(db: Database, ranking: Ranking) -> None:
         db.conn.executemany(
             "INSERT INTO rank_arrays (name, dtype, data) VALUES (?, ?, ?)", ranking.arrays
         )
-        index_db.set_meta(
+        store.set_meta(
             db,
             {
                 "rank_fingerprint": ranking.fingerprint,
@@ -635,7 +610,7 @@ def store_ranks(db: Database, ranking: Ranking) -> None:
         )
 
 
-def _file_definitions(db: Database, files: list[tuple[int, str, str]]) -> dict:
+def _file_definitions(db: Store, files: list[tuple[int, str, str]]) -> dict:
     """Every definition the graph can reach (linked ones too) as arrays, read from symbols only
     for the files whose rows were rewritten since the cached copy in rank_arrays was made:
     reading all of them (a scan of the whole table) took ~120 ms of a one-file run on LLVM."""
@@ -644,7 +619,7 @@ def _file_definitions(db: Database, files: list[tuple[int, str, str]]) -> dict:
     from repomap.index import pagerank as rank
 
     cache = (
-        _load_arrays(db, DEFS_CACHE) if index_db.get_meta(db, "rank_format") == RANK_FORMAT else {}
+        _load_arrays(db, DEFS_CACHE) if store.get_meta(db, "rank_format") == RANK_FORMAT else {}
     )
     hashes = {file_id: file_hash_ for file_id, _, file_hash_ in files}
     keys = {
@@ -697,13 +672,13 @@ def _file_definitions(db: Database, files: list[tuple[int, str, str]]) -> dict:
     }
 
 
-def _file_uses(db: Database, files: list[tuple[int, str, str]]) -> dict:
+def _file_uses(db: Store, files: list[tuple[int, str, str]]) -> dict:
     """Every (file, identifier, uses) of the index as arrays, read from refs only for the files
     whose hash changed since the cached copy in rank_arrays was made."""
     import numpy as np
 
     cache = (
-        _load_arrays(db, USES_CACHE) if index_db.get_meta(db, "rank_format") == RANK_FORMAT else {}
+        _load_arrays(db, USES_CACHE) if store.get_meta(db, "rank_format") == RANK_FORMAT else {}
     )
     current = {file_id: file_hash_.encode() for file_id, _, file_hash_ in files}
     valid: set[int] = set()
@@ -732,7 +707,7 @@ def _file_uses(db: Database, files: list[tuple[int, str, str]]) -> dict:
 
 
 def _fresh_rows(
-    db: Database, files: set[int], valid: set[int], all_sql: str, file_sql: str
+    db: Store, files: set[int], valid: set[int], all_sql: str, file_sql: str
 ) -> tuple[set[int], Iterator[list[tuple]]]:
     """(files whose cached rows stay, rows read for the others, a chunk at a time): every row,
     and no cached row kept, when most files are stale. Chunks, because the 2.6M symbol rows of
@@ -826,7 +801,7 @@ def _pack(value) -> tuple[str, bytes]:
     return value.dtype.str, zlib.compress(value.tobytes(), 1)
 
 
-def _load_arrays(db: Database, names: tuple[str, ...]) -> dict:
+def _load_arrays(db: Store, names: tuple[str, ...]) -> dict:
     import numpy as np
 
     sql = f"SELECT name, dtype, data FROM rank_arrays WHERE name IN ({','.join('?' * len(names))})"
@@ -840,12 +815,12 @@ def _load_arrays(db: Database, names: tuple[str, ...]) -> dict:
     return arrays
 
 
-def require_ranks(db: Database) -> None:
-    if index_db.get_meta(db, "rank_format") != RANK_FORMAT:
+def require_ranks(db: Store) -> None:
+    if store.get_meta(db, "rank_format") != RANK_FORMAT:
         raise NoRanking("this index has no repo-map ranking yet; run `repomap index` to compute it")
 
 
-def load_graph(db: Database):  # -> rank.Graph
+def load_graph(db: Store):  # -> rank.Graph
     """The stored graph, for personalized PageRank (kept: unpacking it costs ~5-10 ms)."""
     from repomap.index import pagerank as rank
 
@@ -855,7 +830,7 @@ def load_graph(db: Database):  # -> rank.Graph
 Kept = TypeVar("Kept")
 
 
-def _kept(db: Database, what: str, load: Callable[[], Kept]) -> Kept:
+def _kept(db: Store, what: str, load: Callable[[], Kept]) -> Kept:
     """`load()`, which reads the stored ranking, kept for the next call on the same state.
 
     A long-running process (the MCP server) keeps what it read, keyed by the index file and its
@@ -863,7 +838,7 @@ def _kept(db: Database, what: str, load: Callable[[], Kept]) -> Kept:
     under other paths (a test file's share differs) have equal fingerprints, other graphs.
     """
     require_ranks(db)
-    fingerprint = index_db.get_meta(db, "rank_fingerprint")
+    fingerprint = store.get_meta(db, "rank_fingerprint")
     path = db.conn.execute("PRAGMA database_list").fetchone()[2]
     key = (path, fingerprint, what)
     if fingerprint and key in _KEPT:
@@ -913,7 +888,7 @@ class MapFileRow:
     rank: float
 
 
-def ranked_symbols(db: Database, limit: int, offset: int = 0) -> list[tuple[int, float]]:
+def ranked_symbols(db: Store, limit: int, offset: int = 0) -> list[tuple[int, float]]:
     """(symbol id, score) of the stored unpersonalized ranking, best first."""
     order = _kept(db, "map_order", lambda: _load_arrays(db, ("map_order",)).get("map_order"))
     if order is None:  # ranked before schema v12 and not since: sort
@@ -927,7 +902,7 @@ def ranked_symbols(db: Database, limit: int, offset: int = 0) -> list[tuple[int,
     return [(symbol_id, ranks[symbol_id]) for symbol_id in page if symbol_id in ranks]
 
 
-def map_symbols(db: Database, ids: Iterable[int]) -> dict[int, MapSymbolRow]:
+def map_symbols(db: Store, ids: Iterable[int]) -> dict[int, MapSymbolRow]:
     """The rows of these symbols and of every symbol enclosing them."""
     found: dict[int, MapSymbolRow] = {}
     wanted = set(ids)
@@ -944,7 +919,7 @@ def map_symbols(db: Database, ids: Iterable[int]) -> dict[int, MapSymbolRow]:
     return found
 
 
-def map_files(db: Database, ids: Iterable[int]) -> dict[int, MapFileRow]:
+def map_files(db: Store, ids: Iterable[int]) -> dict[int, MapFileRow]:
     """These files with their stored rank."""
     found: dict[int, MapFileRow] = {}
     for chunk in _chunks(sorted(ids), 900):
@@ -958,15 +933,15 @@ def map_files(db: Database, ids: Iterable[int]) -> dict[int, MapFileRow]:
     return found
 
 
-def file_count(db: Database) -> int:
+def file_count(db: Store) -> int:
     return db.conn.execute("SELECT count(*) FROM files").fetchone()[0]
 
 
-def ranked_symbol_count(db: Database) -> int:
+def ranked_symbol_count(db: Store) -> int:
     return db.conn.execute("SELECT count(*) FROM symbol_ranks").fetchone()[0]
 
 
-def symbol_ids_named(db: Database, names: Iterable[str]) -> dict[str, list[int]]:
+def symbol_ids_named(db: Store, names: Iterable[str]) -> dict[str, list[int]]:
     """Symbols whose name or qualified name is one of `names` (case-insensitive), by name."""
     found: dict[str, list[int]] = {}
     for name in names:
@@ -982,13 +957,13 @@ def symbol_ids_named(db: Database, names: Iterable[str]) -> dict[str, list[int]]
     return found
 
 
-def files_matching(db: Database, path: str) -> list[int]:
+def files_matching(db: Store, path: str) -> list[int]:
     """Ids of the files a --focus or --mention path names (a file, folder, tail or glob)."""
     sql = f"SELECT id FROM files f WHERE {path_filter_sql('f.path')} ORDER BY id"
     return [row[0] for row in db.conn.execute(sql, path_filter_params(path))]
 
 
-def files_with_stem(db: Database, stem: str) -> list[int]:
+def files_with_stem(db: Store, stem: str) -> list[int]:
     """Files named like a mentioned identifier: `query` -> query.py, query.rs, query.h."""
     escaped = _like_escape(stem)
     rows = db.conn.execute(

@@ -4,7 +4,7 @@
 ignore_case=False, log=True) -> SearchResult` is the one query layer: the CLI, the MCP server
 and the tests call it. The query language is in repomap/querylang.py; raw user text never
 reaches FTS5 `MATCH`, and no SQLite error text reaches the user. `db` is anything with a
-`.conn` (a sqlite_utils Database, or `Index` from `searching(path)`, which opens an index
+`.conn` (a sqlite_utils Store, or `Index` from `searching(path)`, which opens an index
 read-only without importing sqlite_utils: most of a CLI query's start-up otherwise).
 
 Filters: `element_type` is comment, docstring, string_literal or all; `path` is a prefix
@@ -65,18 +65,14 @@ import re
 import sqlite3
 import time
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 from repomap.errors import BadArgument, CorruptIndex, IndexOutdated, RepomapError
 from repomap.search import querylang
-from repomap.store.db import ELEMENT_TYPE_CODES, ROWS_PER_FILE, connect_readonly
+from repomap.store import ELEMENT_TYPE_CODES, ROWS_PER_FILE, Store
 from repomap.subwords import split_identifier
-
-if TYPE_CHECKING:
-    from sqlite_utils import Database  # noqa: TID251 - a type only; any object with .conn works
 
 RANK_CAP = 4000  # matches ranked per query (see the module docstring)
 LITERAL_CAP = 2000  # trigram candidates checked one by one before scanning in path order
@@ -127,26 +123,6 @@ class SearchResult(NamedTuple):
         }
 
 
-class Index(NamedTuple):
-    """What search_text needs of a sqlite_utils Database: `.conn` (see `searching`)."""
-
-    conn: sqlite3.Connection
-
-
-@contextmanager
-def searching(path: Path) -> Iterator[Index]:
-    """A read-only index for search_text without importing sqlite_utils (CLI start-up time)."""
-    conn = connect_readonly(path)
-    try:
-        yield Index(conn)
-    except sqlite3.DatabaseError:
-        raise CorruptIndex(
-            f"reading {path} failed (the file is damaged); run `repomap index --force` to rebuild it"
-        ) from None
-    finally:
-        conn.close()
-
-
 class _Filters(NamedTuple):
     file_ids: list[int] | None  # None: every file
     type_code: int | None  # None: every element type
@@ -156,7 +132,7 @@ class _Filters(NamedTuple):
 
 
 def search_text(
-    db: Database,
+    db: Store,
     query: str,
     element_type: str = "all",
     limit: int = 20,
@@ -182,7 +158,7 @@ def search_text(
                  started)  # fmt: skip
 
 
-def _search(db: Database, query: str, element_type: str, limit: int, path: str | None,
+def _search(db: Store, query: str, element_type: str, limit: int, path: str | None,
             language: str | None, mode: str, ignore_case: bool, started: float) -> SearchResult:  # fmt: skip
     _check_arguments(element_type, limit, mode)
     conn = db.conn
@@ -655,7 +631,7 @@ def _one_line(text: str) -> str:
 # --- the search log ----------------------------------------------------------------------------
 
 
-def _log(db: Database, query: str, mode: str, element_type: str, limit: int, path: str | None,
+def _log(db: Store, query: str, mode: str, element_type: str, limit: int, path: str | None,
          language: str | None, ignore_case: bool, result: SearchResult | None, error: str | None,
          started: float) -> None:  # fmt: skip
     from repomap.search import log as searchlog
@@ -677,7 +653,7 @@ def _log(db: Database, query: str, mode: str, element_type: str, limit: int, pat
     )
 
 
-def _database_path(db: Database) -> Path | None:
+def _database_path(db: Store) -> Path | None:
     try:
         row = db.conn.execute("PRAGMA database_list").fetchone()
     except sqlite3.Error:

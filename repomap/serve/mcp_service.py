@@ -20,6 +20,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from repomap import store
 from repomap.errors import BadArgument, PathNotFound, RepomapError
 from repomap.gateway import files as gateway
 from repomap.gateway import show as snippets
@@ -50,10 +51,9 @@ from repomap.serve.mcp_models import (
     TextSearchAnswer,
 )
 from repomap.serve.roots import Root, Roots
-from repomap.store import db as index_db
 
 if TYPE_CHECKING:
-    from sqlite_utils import Database  # noqa: TID251 - a type only
+    from repomap.store import Store
 
 DEFAULT_MAX_LINES = 400  # lines a source or section answer holds when max_lines is not given
 MAX_LINE_CHARS = 2000  # longer lines (minified code) are cut in read_file
@@ -85,7 +85,7 @@ class Service:
             root.label: Refresher(root.settings, enabled=refresh, **refresh_options)
             for root in roots.all
         }
-        self.kept = {root.label: index_db.KeptReader(root.settings.db_path) for root in roots.all}
+        self.kept = {root.label: store.KeptReader(root.settings.db_path) for root in roots.all}
 
     def close(self) -> None:
         for refresher in self.refreshers.values():
@@ -113,14 +113,14 @@ class Service:
         return self.refreshers[root.label].refresh_now()
 
     @contextmanager
-    def reading(self, root: Root) -> Iterator[Database]:
+    def reading(self, root: Root) -> Iterator[Store]:
         """The index of `root`, read-only: on the event loop through a kept connection (a new
         snapshot per call), in a worker thread through a connection opened for the call."""
         if inline.get():
             with self.kept[root.label].snapshot() as db:
                 yield db
             return
-        with index_db.reading(root.settings.db_path) as db:
+        with store.reading(root.settings.db_path) as db:
             yield db
 
     # --- text ------------------------------------------------------------------------------
@@ -568,14 +568,14 @@ class Service:
             db_path=str(settings.db_path),
             exists=settings.db_path.exists(),
             schema_version=None,
-            current_schema_version=index_db.SCHEMA_VERSION,
+            current_schema_version=store.SCHEMA_VERSION,
             refresh=dataclasses.asdict(self.refreshers[root.label].state()),
             error=error,
         )
         if not status.exists:
             return status
         try:
-            with index_db.connected(settings.db_path) as db:
+            with store.reading(settings.db_path) as db:
                 facts = index_status_facts(db, root.path, frozenset({settings.db_path.parent}))
         except RepomapError as failure:
             status.error = str(failure)
@@ -667,7 +667,7 @@ def _schema_of(db_path: Path) -> int | None:
             header = file.read(100)
     except OSError:
         return None
-    if header[:16] != index_db.SQLITE_HEADER:
+    if header[:16] != store.SQLITE_HEADER:
         return None
     return int.from_bytes(header[60:64], "big")  # SQLite's user_version lives at offset 60
 
@@ -678,13 +678,13 @@ DOC_COUNT_SQL = "SELECT count(*) FROM doc_files"
 
 
 def index_status_facts(
-    db: Database, root: Path, skip_dirs: frozenset[Path] = frozenset()
+    db: Store, root: Path, skip_dirs: frozenset[Path] = frozenset()
 ) -> dict[str, Any]:
     """Counts, schema, indexed_at, and the files changed on disk since they were indexed."""
     from repomap.index.discover import walk
     from repomap.index.watch import is_indexed_name
 
-    counts = index_db.counts(db)
+    counts = store.counts(db)
     conn = db.conn
     indexed = {row[0]: (row[1], row[2]) for row in conn.execute(INDEXED_STATE_SQL)}
     walked = walk(root, skip_dirs)
@@ -700,7 +700,7 @@ def index_status_facts(
         "symbols": counts.pop("symbols"),
         "references": counts.pop("references"),
         "elements": {k: counts.get(k, 0) for k in ("comment", "docstring", "string_literal")},
-        "indexed_at": index_db.get_meta(db, "indexed_at"),
+        "indexed_at": store.get_meta(db, "indexed_at"),
         "stale": stale,
         "unindexed_files": unindexed,
     }

@@ -1,2 +1,42 @@
-"""The index database: the one connection type, PRAGMAs, the schema and its migrations, the
-writer, and the reads each table's owner answers. Imports nothing of repomap above it."""
+"""The index database, and the only package that opens one.
+
+`from repomap import store` gives the store's interface: the one connection type (`Store`),
+opened for one query (`reading`), kept by a server (`KeptReader`) or as the writer of a run
+(`open_index`, `writing`); the schema (`SCHEMA_VERSION`, `migrate`); the writer (`Writer` and
+the rows it takes); and the reads of `files`, `doc_files` and `meta`. Each table has one owning
+module here (docs/architecture.md lists them). Nothing in this package imports repomap above it.
+"""
+
+from repomap.store.connection import (
+    NOT_UNICODE,
+    SQLITE_HEADER,
+    KeptReader,
+    Store,
+    has_sqlite_header,
+    move_aside,
+    open_index,
+    prepare_folder,
+    reading,
+    schema_version,
+    write_errors,
+    writing,
+)
+from repomap.store.files import IndexedFile, counts, indexed_docs, indexed_files
+from repomap.store.meta import get_meta, indexed_root, set_meta
+from repomap.store.migrate import MIGRATION_NAMES, SCHEMA_VERSION, first_migration_after, migrate
+from repomap.store.writer import (
+    ELEMENT_TYPE_CODES,
+    ROWS_PER_FILE,
+    SYMBOL_FIELDS,
+    DocRows,
+    FileRows,
+    Writer,
+)
+
+__all__ = [
+    "ELEMENT_TYPE_CODES", "MIGRATION_NAMES", "NOT_UNICODE", "ROWS_PER_FILE", "SCHEMA_VERSION",
+    "SQLITE_HEADER", "SYMBOL_FIELDS", "DocRows", "FileRows", "IndexedFile", "KeptReader", "Store",
+    "Writer", "counts", "first_migration_after", "get_meta", "has_sqlite_header", "indexed_docs",
+    "indexed_files", "indexed_root", "migrate", "move_aside", "open_index", "prepare_folder",
+    "reading", "schema_version", "set_meta", "write_errors", "writing",
+]  # fmt: skip

@@ -1,0 +1,142 @@
+"""The schema: migrations/NNNN_*.sql applied in order, each in one transaction with its ledger
+row (sqlite-utils' migrations table, `_sqlite_migrations`) and PRAGMA user_version.
+
+sqlite-utils is imported here and nowhere else, and only when a migration runs: its import
+(dateutil, pluggy, click) costs a read-only query 30-50 ms it never needs.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from repomap.errors import MigrationFailed
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
+    from sqlite_utils.migrations import Migrations
+
+
+def _migrations_folder() -> str:
+    """The installed package's migrations folder (never the cwd).
+
+    Through the package's __path__ rather than importlib.resources, whose import (tempfile,
+    zipfile) cost a CLI query ~20 ms of its start-up.
+    """
+    from repomap import migrations
+
+    return next(iter(migrations.__path__))
+
+
+def _migration_names() -> list[str]:
+    """Names of the migrations (`0004_symbols`, ...), in order; read without their SQL, which
+    only a run that migrates needs (every search checks the names)."""
+    return sorted(
+        name.removesuffix(".sql")
+        for name in os.listdir(_migrations_folder())
+        if name.endswith(".sql") and name[:4].isdigit()
+    )
+
+
+def _migration_files() -> list[tuple[str, str]]:
+    """(name, SQL) of each migration."""
+    folder = _migrations_folder()
+    result = []
+    for name in _migration_names():
+        with open(os.path.join(folder, name + ".sql"), encoding="utf-8") as file:
+            result.append((name, file.read()))
+    return result
+
+
+def _statements(sql: str) -> Iterator[str]:
+    """Split a migration into statements; executescript() would COMMIT mid-migration."""
+    pending = ""
+    for line in sql.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            yield pending
+            pending = ""
+    if pending.strip() and not pending.strip().startswith("--"):
+        yield pending
+
+
+def execute_migration_statement(conn: sqlite3.Connection, statement: str) -> None:
+    """Run one statement; an FTS5 tokenizer this SQLite lacks (porter) is dropped from the chain.
+
+    `tokenize='porter unicode61'` becomes `tokenize='unicode61'`, and the migration records the
+    tokenizer it ended up with (0008 reads it back from sqlite_master into meta).
+    """
+    try:
+        conn.execute(statement)
+    except sqlite3.OperationalError as error:
+        missing = str(error).removeprefix("no such tokenizer: ")
+        fallback = statement.replace(f"tokenize='{missing} ", "tokenize='")
+        if missing == str(error) or fallback == statement:
+            raise
+        conn.execute(fallback)
+
+
+def _lowers_version(conn: sqlite3.Connection, statement: str) -> bool:
+    """A migration numbered below one already applied (0007 landing after 0008) keeps the version."""
+    code = "\n".join(line for line in statement.splitlines() if not line.lstrip().startswith("--"))
+    found = re.fullmatch(r"\s*PRAGMA\s+user_version\s*=\s*(\d+)\s*;?\s*", code, re.IGNORECASE)
+    return bool(found) and int(found[1]) < conn.execute("PRAGMA user_version").fetchone()[0]
+
+
+MIGRATION_NAMES: list[str] = _migration_names()
+_MIGRATIONS: list[Migrations] = []  # sqlite_utils' registry, built on first use
+
+
+def _migrations() -> Migrations:
+    if not _MIGRATIONS:
+        from sqlite_utils.migrations import Migrations
+
+        registry = Migrations("repomap")
+        for name, sql in _migration_files():
+
+            def _run(db: Database, sql: str = sql) -> None:
+                for statement in _statements(sql):
+                    if not _lowers_version(db.conn, statement):
+                        execute_migration_statement(db.conn, statement)
+
+            registry(name=name)(_run)
+        _MIGRATIONS.append(registry)
+    return _MIGRATIONS[0]
+
+
+SCHEMA_VERSION = int(MIGRATION_NAMES[-1][:4])
+
+
+def first_migration_after(version: int) -> str | None:
+    """Name of the first migration that takes the schema past `version`."""
+    return next((name for name in MIGRATION_NAMES if int(name[:4]) > version), None)
+
+
+def pending(conn: sqlite3.Connection) -> bool:
+    """Whether a known migration is missing from the ledger (read without sqlite_utils)."""
+    applied = {
+        row[0]
+        for row in conn.execute(
+            "SELECT name FROM _sqlite_migrations WHERE migration_set = 'repomap'"
+        )
+    }
+    return not applied.issuperset(MIGRATION_NAMES)
+
+
+def migrate(conn: sqlite3.Connection, to: int | None = None) -> None:
+    """Apply pending migrations, each in one transaction with its ledger row and user_version."""
+    stop_before = None
+    if to is not None and to < SCHEMA_VERSION:
+        stop_before = first_migration_after(to)
+    try:
+        from sqlite_utils import Database
+
+        _migrations().apply(Database(conn), stop_before=stop_before)
+    except sqlite3.DatabaseError as error:
+        raise MigrationFailed(
+            f"migrating {conn.execute('PRAGMA database_list').fetchone()[2]} failed ({error}); "
+            "it was left at its previous schema version"
+        ) from None
