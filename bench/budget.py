@@ -226,7 +226,7 @@ def _writer_sql(built: Path, fresh: Path) -> tuple[float, float]:
 
 def _ranking(built: Path, copy: Path) -> float:
     """CPU of ranking `built` from scratch (its per-file caches emptied), stored."""
-    from repomap.search.symbols import compute_ranks, store_ranks
+    from repomap.index.ranking import compute_ranks, store_ranks
 
     common.remove_database(copy)
     common.database_bytes(built)  # checkpoints the WAL into the file copied

@@ -25,9 +25,9 @@ from common import CORPORA, PROJECT_ROOT, fmt_seconds, markdown_table, materiali
 
 from repomap import config
 from repomap.index import pipeline as indexer
+from repomap.index import ranking as ranks
 from repomap.maps import render
 from repomap.maps import repo_map as maps
-from repomap.search import symbols
 from repomap.store import reading, writing
 
 RESULTS = PROJECT_ROOT / "bench" / "results"
@@ -73,7 +73,7 @@ def _bench_corpus(name: str, root: Path, runs: int) -> list[list[str]]:
         cold = time.perf_counter() - started
         with writing(db_path) as db:
             started = time.perf_counter()
-            symbols.refresh_ranks(db, force=True)
+            ranks.refresh_ranks(db, force=True)
             ranking = time.perf_counter() - started
         with reading(db_path) as db:
             focus, mention = _personalization(db)

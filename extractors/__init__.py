@@ -11,16 +11,6 @@ from types import ModuleType
 
 from .model import Extraction
 
-# Extension -> language; every other file is skipped by discovery.
-LANGUAGE_BY_SUFFIX = {
-    ".py": "python",
-    ".pyi": "python",
-    ".rs": "rust",
-    **dict.fromkeys(
-        (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h", ".ipp", ".inl"), "cpp"
-    ),
-}
-
 
 @cache
 def _extractor(language: str) -> ModuleType:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from .python import Definition, SourceText, Structure
+from .python_structure import Definition, SourceText, Structure
 from .treesitter import parse
 
 _BODIES = ("block", "module")

@@ -54,10 +54,3 @@ def matches(lang: str, purpose: str, node: Node) -> list[tuple[int, dict[str, li
 def text(node: Node) -> str:
     """The source text of `node`, decoded leniently (sources may hold invalid UTF-8)."""
     return node.text.decode("utf-8", "replace") if node.text is not None else ""
-
-
-def line_count(source: bytes) -> int:
-    """Number of lines in `source` as an editor shows them."""
-    if not source:
-        return 0
-    return source.count(b"\n") + (0 if source.endswith(b"\n") else 1)

@@ -15,7 +15,7 @@ from docs_fixture import README, REPO
 from repomap import config, store
 from repomap.errors import BadArgument, OutsideRoot, PathNotFound, StaleIndex
 from repomap.gateway import files as gateway
-from repomap.index import docs
+from repomap.gateway import section as docs
 
 OUTLINE = """\
 README.md

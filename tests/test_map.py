@@ -13,9 +13,10 @@ from conftest import run_cli
 import repomap
 from repomap import config
 from repomap.index import pagerank as rank
+from repomap.index import ranking
 from repomap.maps import render
 from repomap.maps import repo_map as maps
-from repomap.search import symbols
+from repomap.maps import rows as map_rows
 from repomap.store import open_index, reading, writing
 
 
@@ -100,7 +101,7 @@ def test_the_map_ends_with_what_was_left_out(library: Path) -> None:
     )
     shown = sum(1 for f in result.files for s in f.symbols if not s.header)
     with reading(config.resolve(library).db_path) as db:
-        assert result.omitted_symbols == symbols.ranked_symbol_count(db) - shown
+        assert result.omitted_symbols == map_rows.ranked_symbol_count(db) - shown
     assert result.omitted_files == 13 - len(result.files)
 
 
@@ -163,7 +164,7 @@ def test_json_gives_ranked_files_and_symbols_with_scores(library: Path) -> None:
 
 def test_pagerank_is_networkx_pagerank_on_the_file_graph(library: Path) -> None:
     with reading(config.resolve(library).db_path) as db:
-        graph = symbols.load_graph(db)
+        graph = ranking.load_graph(db)
     n = graph.file_count
     weights = np.zeros((n, n))
     for f, name, w in zip(graph.c_file, graph.c_name, graph.c_weight, strict=True):
@@ -211,18 +212,18 @@ def test_generic_and_private_names_weigh_less_than_specific_ones() -> None:
 def test_ranks_are_recomputed_only_when_the_index_changed(library: Path, index) -> None:
     db_path = config.resolve(library).db_path
     with writing(db_path) as db:
-        assert symbols.refresh_ranks(db) is False
+        assert ranking.refresh_ranks(db) is False
     before = _map(library, tokens=200).text
     (library / "lib" / "module_2.py").write_text("def helper_2_rare():\n    return 1\n")
     index(library)
     with writing(db_path) as db:
-        assert symbols.refresh_ranks(db) is False  # the index run already re-ranked
+        assert ranking.refresh_ranks(db) is False  # the index run already re-ranked
     assert _map(library, tokens=200).text != before
 
 
 def test_an_index_without_ranks_asks_for_repomap_index(tmp_path: Path) -> None:
     db = open_index(tmp_path / "empty.db")
-    with pytest.raises(symbols.NoRanking, match="run `repomap index`"):
+    with pytest.raises(ranking.NoRanking, match="run `repomap index`"):
         maps.repo_map(db)
     db.conn.close()
 
@@ -257,7 +258,7 @@ def test_ranks_after_an_incremental_run_equal_a_full_recomputation(library: Path
     with writing(db_path) as db:
         incremental = db.conn.execute(ranks_sql).fetchall()
         db.conn.execute("DELETE FROM rank_arrays")  # no cached uses or definitions
-        symbols.refresh_ranks(db, force=True)
+        ranking.refresh_ranks(db, force=True)
         assert db.conn.execute(ranks_sql).fetchall() == incremental
 
 
@@ -269,10 +270,10 @@ def test_the_stored_map_order_is_the_order_of_symbol_ranks(library: Path, index)
     def check() -> list:
         with reading(db_path) as db:
             paged = [
-                row for offset in range(0, 400, 7) for row in symbols.ranked_symbols(db, 7, offset)
+                row for offset in range(0, 400, 7) for row in map_rows.ranked_symbols(db, 7, offset)
             ]
             sorted_rows = db.conn.execute(
-                symbols.RANKED_SYMBOLS_SQL, {"limit": 400, "offset": 0}
+                map_rows.RANKED_SYMBOLS_SQL, {"limit": 400, "offset": 0}
             ).fetchall()
             assert paged == sorted_rows and len(paged) > 20
             return paged
@@ -295,7 +296,7 @@ def _ranks_match_a_full_recomputation(db_path: Path) -> list[tuple]:
     with writing(db_path) as db:
         incremental = db.conn.execute(ranks_sql).fetchall()
         db.conn.execute("DELETE FROM rank_arrays")
-        symbols.refresh_ranks(db, force=True)
+        ranking.refresh_ranks(db, force=True)
         assert db.conn.execute(ranks_sql).fetchall() == incremental
     return incremental
 
@@ -316,9 +317,9 @@ def test_the_same_bytes_back_under_a_test_path_are_a_new_ranking_state(make_repo
 
     def pages() -> tuple[list, list]:
         with reading(db_path) as db:
-            paged = symbols.ranked_symbols(db, 100, 0)
+            paged = map_rows.ranked_symbols(db, 100, 0)
             return paged, db.conn.execute(
-                symbols.RANKED_SYMBOLS_SQL, {"limit": 100, "offset": 0}
+                map_rows.RANKED_SYMBOLS_SQL, {"limit": 100, "offset": 0}
             ).fetchall()
 
     paged, sorted_rows = pages()  # this process keeps the map order it read
@@ -430,15 +431,15 @@ def test_the_loaded_graph_is_kept_per_index_state_and_replaced_when_ranks_change
     index(repo)
     db_path = repo / ".repomap" / "index.db"
     with reading(db_path) as db:
-        first = symbols.load_graph(db)
-        assert symbols.load_graph(db) is first
+        first = ranking.load_graph(db)
+        assert ranking.load_graph(db) is first
     (repo / "c.py").write_text("def other():\n    return helper()\n")
     index(repo)
     with reading(db_path) as db:
-        second = symbols.load_graph(db)
+        second = ranking.load_graph(db)
         assert second is not first
         assert len(second.file_ids) == 3 and len(first.file_ids) == 2
-        expected = rank.Graph.from_arrays(symbols._load_arrays(db, rank.ARRAY_NAMES))
+        expected = rank.Graph.from_arrays(ranking.load_arrays(db, rank.ARRAY_NAMES))
         assert all(
             np.array_equal(getattr(second, name), getattr(expected, name))
             for name in rank.ARRAY_NAMES
@@ -455,7 +456,7 @@ def test_the_kept_graph_is_never_another_index_of_the_same_bytes(make_repo, inde
     for repo in (first, second, first):
         index(repo)
         with reading(repo / ".repomap" / "index.db") as db:
-            graphs.append(symbols.load_graph(db))
-            fresh = rank.Graph.from_arrays(symbols._load_arrays(db, rank.ARRAY_NAMES))
+            graphs.append(ranking.load_graph(db))
+            fresh = rank.Graph.from_arrays(ranking.load_arrays(db, rank.ARRAY_NAMES))
             assert np.array_equal(graphs[-1].def_share, fresh.def_share)
     assert graphs[0] is graphs[2] and graphs[1] is not graphs[0]

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from repomap.index.markdown import parse, plain_text_sections, split_lines
+from repomap.index.markdown import parse, plain_text_sections
+from repomap.textfile import split_lines
 
 
 def headings(text: str) -> list[tuple[str, int, int]]:

@@ -22,10 +22,11 @@ from repomap import config, store
 from repomap.cli.main import main
 from repomap.errors import ExitCode, RepomapError
 from repomap.gateway import files as gateway
+from repomap.gateway import section
 from repomap.gateway.show import get_symbol_content
-from repomap.index import docs
 from repomap.index import pipeline as indexer
 from repomap.maps import repo_map as maps
+from repomap.search import docs
 from repomap.search import text as query
 from repomap.search.symbols import find_symbol, search_symbols
 from repomap.serve.mcp_server import build_server
@@ -190,7 +191,7 @@ def test_docs_answer_or_refuse_cleanly(
     repo, unchanged_index, text, limit, heading, file, max_lines
 ):
     _query(repo, lambda db: docs.search_docs(db, repo, text, limit))
-    _query(repo, lambda db: docs.show_section(db, repo, heading, file, max_lines))
+    _query(repo, lambda db: section.show_section(db, repo, heading, file, max_lines))
 
 
 @FUZZ

@@ -29,6 +29,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from repomap import textfile
 from repomap.errors import BadArgument, OutsideRoot, PathNotFound, RepomapError, StaleIndex
 from repomap.index.secrets import is_secret_file
 
@@ -168,7 +169,7 @@ def open_file(root: Path, path: str, max_lines: int | None = None) -> FileView:
         with open(inside.path, "rb") as file:
             if max_lines is None:
                 content = file.read()
-                return FileView(inside.rel_path, content, _count_lines(content), 0)
+                return FileView(inside.rel_path, content, textfile.line_count(content), 0)
             # Ends at EOF (a count of readline() calls grew a list of b"" to gigabytes).
             shown = list(islice(file, min(max_lines, sys.maxsize)))
             content = b"".join(shown)
@@ -179,12 +180,7 @@ def open_file(root: Path, path: str, max_lines: int | None = None) -> FileView:
             more += not complete
     except OSError as error:
         raise PathNotFound(f"cannot read {path}: {error.strerror or error}") from None
-    return FileView(inside.rel_path, content, _count_lines(content) + more, more)
-
-
-def _count_lines(content: bytes) -> int:
-    """Lines as editors count them: a final line without a newline still counts."""
-    return content.count(b"\n") + (0 if not content or content.endswith(b"\n") else 1)
+    return FileView(inside.rel_path, content, textfile.line_count(content) + more, more)
 
 
 # --- sources ---------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from repomap import config, store
+from repomap import config, store, textfile
 from repomap.errors import RepomapError
 from repomap.search import symbols
 from repomap.store import get_meta
@@ -194,7 +194,7 @@ def _current_lines(db: Store, symbol: symbols.SymbolRow, root: Path | None) -> l
             f"{symbol.file_path} is gone since it was indexed; run `repomap index`",
             symbol.file_path,
         ) from None
-    if symbols.file_hash(path) != symbol.file_hash:
+    if textfile.file_hash(path) != symbol.file_hash:
         raise symbols.FileChanged(
             f"{symbol.file_path} changed since it was indexed; run `repomap index`",
             symbol.file_path,

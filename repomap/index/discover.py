@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pathspec
 
-from repomap.extractors import LANGUAGE_BY_SUFFIX
 from repomap.index.secrets import is_secret_file
+from repomap.languages import language_of
 
 IGNORE_FILES = (".gitignore", ".repomapignore")
 ALWAYS_SKIPPED_DIRS = frozenset({".git", ".repomap", ".hg", ".svn"})
@@ -237,12 +237,6 @@ def _opened_inside(descriptor: int, root: Path) -> bool:
         return True
     top = str(root.resolve())
     return opened == top or opened.startswith(top.rstrip("/") + "/")
-
-
-def language_of(rel_path: str) -> str | None:
-    """The language repomap reads `rel_path` as, or None to skip it."""
-    dot = rel_path.rfind(".")
-    return LANGUAGE_BY_SUFFIX.get(rel_path[dot:].lower()) if dot > rel_path.rfind("/") else None
 
 
 def code_files(walked: Walk) -> Iterator[tuple[FoundFile, str]]:

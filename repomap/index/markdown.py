@@ -23,6 +23,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from repomap.textfile import split_lines
+
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
 _ATX_CLOSING = re.compile(r"(?:^|[ \t]+)#+$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
@@ -55,14 +57,6 @@ class Document:
     headings: list[Heading]
     sections: list[Section]  # the preamble (if any) first, then one per heading, in file order
     line_count: int
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines split on \\n only (as editors and line numbers count them), without \\r\\n endings."""
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
 def find_headings(lines: list[str]) -> list[Heading]:

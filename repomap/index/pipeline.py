@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import fcntl
 import gc
-import hashlib
 import os
 import time
 from collections import Counter
@@ -16,7 +15,7 @@ from datetime import datetime, timezone
 from operator import attrgetter
 from pathlib import Path
 
-from repomap import store
+from repomap import store, textfile
 from repomap.config import DEFAULT_MAX_FILE_SIZE, Settings
 from repomap.errors import CorruptIndex, IndexBusy, NotAnIndex, RepomapError
 from repomap.extractors import extract
@@ -313,7 +312,7 @@ def _index(
             db, {**_version_meta(settings), "indexed_at": indexed_at, "root": str(settings.root)}
         )
     optimized = summary.added + summary.modified >= max(OPTIMIZE_AFTER_FILES, summary.scanned // 5)
-    from repomap.search.symbols import compute_ranks, store_ranks  # the repo map's PageRank
+    from repomap.index.ranking import compute_ranks, store_ranks  # numpy: imported when ranking
 
     if optimized:
         # Merging the text indexes (one SQLite statement, without the GIL) and ranking (reads
@@ -416,10 +415,10 @@ def read_and_extract(job: Job) -> store.FileRows | Unchanged | Skipped:
     raw, problem = read_file(Path(job.path), Path(job.root), job.max_size)
     if raw is None:
         return Skipped(job.rel_path, problem or "unreadable")
-    digest = hashlib.blake2b(raw, digest_size=16).hexdigest()
+    digest = textfile.content_hash(raw)
     if digest == job.old_hash:
         return Unchanged(job)
-    source, problem = decode(raw)
+    source, problem = textfile.decode(raw)
     if source is None:
         return Skipped(job.rel_path, problem or "not text")
     try:
@@ -440,7 +439,7 @@ def read_and_extract(job: Job) -> store.FileRows | Unchanged | Skipped:
         len(raw),
         job.mtime_ns,
         digest,
-        _line_count(source),
+        textfile.line_count(source),
         extraction.status,
         extraction.note,
         symbols,
@@ -507,47 +506,3 @@ def _line_before(lines: list[str], line: int, content: str, cursors: dict[int, i
         return None
     cursors[line] = at + len(key)
     return text[max(0, at - 200) : at + len(key)]
-
-
-def decode(raw: bytes) -> tuple[bytes | None, str | None]:
-    """UTF-8 bytes for the extractors (BOMs handled), or None and why the file is not text."""
-    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
-        try:
-            return raw.decode("utf-16").encode("utf-8"), None
-        except UnicodeDecodeError:
-            return None, "binary (bad UTF-16)"
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raw = raw[3:]
-    # Anywhere, not only in a first block: a NUL past it used to reach the extractors (ast
-    # rejects it, SQLite's C strings cut at it). One memchr over at most --max-file-size bytes.
-    if b"\0" in raw:
-        return None, "binary (NUL bytes)"
-    try:
-        raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        if _python_cookie(raw):
-            return _recode(raw)
-        return None, f"not UTF-8 (invalid byte at offset {error.start})"
-    return raw, None
-
-
-def _python_cookie(raw: bytes) -> bool:
-    return b"coding" in raw[:200]
-
-
-def _recode(raw: bytes) -> tuple[bytes | None, str | None]:
-    """A Python file that declares its encoding (PEP 263): re-encode it as UTF-8."""
-    import io
-    import tokenize
-
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
-        return raw.decode(encoding).encode("utf-8"), None
-    except (SyntaxError, LookupError, UnicodeDecodeError):
-        return None, "not decodable (bad encoding declaration)"
-
-
-def _line_count(source: bytes) -> int:
-    if not source:
-        return 0
-    return source.count(b"\n") + (0 if source.endswith(b"\n") else 1)

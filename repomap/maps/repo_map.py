@@ -1,7 +1,7 @@
 """The repo map: the most important files and signatures that fit a token budget.
 
 `repo_map(db, tokens=1024, focus=(), mentions=())` reads the ranking stored at index time
-(`symbols.refresh_ranks`); with focus files or mentioned identifiers it re-runs PageRank from it,
+(`index_ranking.refresh_ranks`); with focus files or mentioned identifiers it re-runs PageRank from it,
 personalized (`rank.pagerank`), and then fills the budget (`render.MapBuilder`). The same index
 and arguments give byte-identical text.
 
@@ -20,8 +20,9 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
 from repomap.errors import BadArgument
+from repomap.index import ranking as index_ranking
 from repomap.maps import render
-from repomap.search import symbols
+from repomap.maps import rows as map_rows
 
 if TYPE_CHECKING:
     from repomap.store import Store
@@ -84,24 +85,24 @@ def repo_map(
     """The map of the index in `db` within `tokens` estimated tokens."""
     if not MIN_TOKENS <= tokens <= MAX_TOKENS:
         raise BadArgument(f"--tokens must be from {MIN_TOKENS} to {MAX_TOKENS}, not {tokens}")
-    symbols.require_ranks(db)
-    files: dict[int, symbols.MapFileRow] = {}  # loaded as candidates reach them
+    index_ranking.require_ranks(db)
+    files: dict[int, map_rows.MapFileRow] = {}  # loaded as candidates reach them
     focus_ids = _focus_files(db, focus)
     mentioned, unmatched, mention_files = _mentions(db, mentions)
     if focus_ids or mentioned or mention_files:
         ranking = _personalized(db, focus_ids, mentioned, mention_files)
     else:
-        ranking = _Ranking(None, lambda offset, size: symbols.ranked_symbols(db, size, offset))
-    total_symbols = symbols.ranked_symbol_count(db)
-    builder = render.MapBuilder(tokens, symbols.file_count(db) - len(focus_ids), total_symbols)
+        ranking = _Ranking(None, lambda offset, size: map_rows.ranked_symbols(db, size, offset))
+    total_symbols = map_rows.ranked_symbol_count(db)
+    builder = render.MapBuilder(tokens, map_rows.file_count(db) - len(focus_ids), total_symbols)
     signatures: dict[int, str] = {}
     scores: dict[int, float] = {}
-    rows: dict[int, symbols.MapSymbolRow] = {}
+    rows: dict[int, map_rows.MapSymbolRow] = {}
     offset, size = 0, max(64, tokens // 4)
     while builder.fits_anything and (page := ranking.page(offset, size)):
         offset += len(page)
-        rows.update(symbols.map_symbols(db, [symbol_id for symbol_id, _ in page]))
-        files.update(symbols.map_files(db, {rows[i].file_id for i, _ in page} - set(files)))
+        rows.update(map_rows.map_symbols(db, [symbol_id for symbol_id, _ in page]))
+        files.update(map_rows.map_files(db, {rows[i].file_id for i, _ in page} - set(files)))
         for symbol_id, score in page:
             symbol = rows[symbol_id]
             if symbol.file_id in focus_ids:
@@ -140,9 +141,9 @@ def repo_map(
 
 
 def _candidate(
-    symbol: symbols.MapSymbolRow,
-    rows: dict[int, symbols.MapSymbolRow],
-    file: symbols.MapFileRow,
+    symbol: map_rows.MapSymbolRow,
+    rows: dict[int, map_rows.MapSymbolRow],
+    file: map_rows.MapFileRow,
     signatures: dict[int, str],
 ) -> render.Candidate:
     chain = [symbol]
@@ -157,14 +158,14 @@ def _candidate(
         len(str(max(file.line_count, 1))),
         tuple(
             render.Row(
-                s.id, s.start_line, depth, signatures[s.id], s.kind not in symbols.NOT_RANKED_KINDS
+                s.id, s.start_line, depth, signatures[s.id], s.kind not in index_ranking.NOT_RANKED_KINDS
             )
             for depth, s in enumerate(chain)
         ),
     )
 
 
-def _map_symbol(row: symbols.MapSymbolRow, score: float, header: bool) -> MapSymbol:
+def _map_symbol(row: map_rows.MapSymbolRow, score: float, header: bool) -> MapSymbol:
     return MapSymbol(
         row.name,
         row.qualified_name,
@@ -180,7 +181,7 @@ def _map_symbol(row: symbols.MapSymbolRow, score: float, header: bool) -> MapSym
 def _focus_files(db: Store, focus: tuple[str, ...] | list[str]) -> set[int]:
     found: set[int] = set()
     for path in focus:
-        ids = symbols.files_matching(db, path)
+        ids = map_rows.files_matching(db, path)
         if not ids:
             raise BadArgument(
                 f"--focus {path}: no indexed file matches it (give a path relative to the root)"
@@ -193,7 +194,7 @@ def _mentions(
     db: Store, mentions: tuple[str, ...] | list[str]
 ) -> tuple[set[int], list[str], set[int]]:
     """Mentioned symbol ids, mentions that matched nothing, and files named by mentions."""
-    named = symbols.symbol_ids_named(db, [m for m in mentions if m.strip()])
+    named = map_rows.symbol_ids_named(db, [m for m in mentions if m.strip()])
     ids = {symbol_id for found in named.values() for symbol_id in found}
     files: set[int] = set()
     unmatched = []
@@ -203,9 +204,9 @@ def _mentions(
             if "/" in mention or _has_suffix(mention)
             else mention
         )
-        by_name = symbols.files_with_stem(db, stem) if stem else []
+        by_name = map_rows.files_with_stem(db, stem) if stem else []
         by_path = (
-            symbols.files_matching(db, mention) if "/" in mention or _has_suffix(mention) else []
+            map_rows.files_matching(db, mention) if "/" in mention or _has_suffix(mention) else []
         )
         files.update(by_name, by_path)
         if not named.get(mention) and not by_name and not by_path:
@@ -236,7 +237,7 @@ def _personalized(
 
     from repomap.index import pagerank as rank
 
-    graph = symbols.load_graph(db)
+    graph = index_ranking.load_graph(db)
     position = {int(file_id): i for i, file_id in enumerate(graph.file_ids)}
     n = graph.file_count
     p = np.full(n, UNIFORM_SHARE / n)

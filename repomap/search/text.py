@@ -70,6 +70,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from repomap.errors import BadArgument, CorruptIndex, IndexOutdated, RepomapError
+from repomap.languages import resolve_language
 from repomap.search import querylang
 from repomap.store import ELEMENT_TYPE_CODES, ROWS_PER_FILE, Store
 from repomap.subwords import split_identifier
@@ -83,8 +84,6 @@ SNIPPET_WORDS = 32
 MAX_TRIGRAMS = 16
 W_CONTENT, W_SUBWORDS = 1.0, 0.5
 MATCH_OPEN, MATCH_CLOSE = "[MATCH]", "[/MATCH]"
-LANGUAGES = {"python": "python", "py": "python", "rust": "rust", "rs": "rust", "cpp": "cpp",
-             "c++": "cpp", "cxx": "cpp", "cc": "cpp"}  # fmt: skip
 ELEMENT_TYPES = ("all", *ELEMENT_TYPE_CODES)
 MODES = ("fts", "literal")
 
@@ -237,11 +236,7 @@ FILES_SQL = "SELECT id, path FROM files WHERE path >= :low AND path < :high"
 def _filters(conn: sqlite3.Connection, element_type: str, path: str | None,
              language: str | None) -> _Filters:  # fmt: skip
     type_code = None if element_type == "all" else ELEMENT_TYPE_CODES[element_type]
-    lang = None
-    if language is not None:
-        lang = LANGUAGES.get(language.strip().lower())
-        if lang is None:
-            raise BadArgument(f"unknown language {language!r}; use python, rust or cpp")
+    lang = None if language is None else resolve_language(language)
     prefix = _normalize_path(conn, path)
     if not prefix and lang is None:
         return _Filters(None, type_code)

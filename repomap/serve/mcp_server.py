@@ -39,7 +39,7 @@ from pydantic import Field, ValidationError
 
 from repomap.config import Settings
 from repomap.errors import RepomapError
-from repomap.extractors.model import KINDS
+from repomap.index.vocabulary import KINDS
 from repomap.search import log as searchlog
 from repomap.serve.mcp_models import (
     DocSearchAnswer,

@@ -23,13 +23,14 @@ from typing import TYPE_CHECKING, Any
 from repomap import store
 from repomap.errors import BadArgument, PathNotFound, RepomapError
 from repomap.gateway import files as gateway
+from repomap.gateway import section
 from repomap.gateway import show as snippets
 from repomap.gateway.files import SourceEntry
-from repomap.index import docs
 from repomap.index.freshness import Refresher
 from repomap.index.secrets import is_secret_file
 from repomap.maps import render
 from repomap.maps import repo_map as maps
+from repomap.search import docs as doc_search
 from repomap.search import symbols
 from repomap.serve.mcp_models import (
     DocMatch,
@@ -318,13 +319,13 @@ class Service:
     def search_docs(self, query: str, limit: int) -> DocSearchAnswer:
         notices = self.ready(self.roots.all)
         probe = _probe(limit)
-        found: list[tuple[Root, docs.DocHit]] = []
+        found: list[tuple[Root, doc_search.DocHit]] = []
         ignored: list[str] = []
         exact = True
         stale: list[str] = []
         for root in self.roots.all:
             with self.reading(root) as db:
-                result = docs.search_docs(db, root.path, query, probe)
+                result = doc_search.search_docs(db, root.path, query, probe)
             exact = exact and len(result.hits) < probe
             found.extend((root, hit) for hit in result.hits)
             stale.extend(self.roots.out(root, path) for path in result.stale_files)
@@ -358,10 +359,10 @@ class Service:
         for root, rel_file in scopes:
             try:
                 with self.reading(root) as db:
-                    view = docs.show_section(
+                    view = section.show_section(
                         db, root.path, heading, rel_file, max_lines or DEFAULT_MAX_LINES
                     )
-            except docs.HeadingNotFound as error:
+            except section.HeadingNotFound as error:
                 missing.append(error)
                 continue
             readable(root.path, view.file)  # the file still lies inside the root

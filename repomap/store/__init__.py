@@ -12,6 +12,7 @@ from repomap.store.connection import (
     SQLITE_HEADER,
     KeptReader,
     Store,
+    chunks,
     has_sqlite_header,
     move_aside,
     open_index,
@@ -36,7 +37,7 @@ from repomap.store.writer import (
 __all__ = [
     "ELEMENT_TYPE_CODES", "MIGRATION_NAMES", "NOT_UNICODE", "ROWS_PER_FILE", "SCHEMA_VERSION",
     "SQLITE_HEADER", "SYMBOL_FIELDS", "DocRows", "FileRows", "IndexedFile", "KeptReader", "Store",
-    "Writer", "counts", "first_migration_after", "get_meta", "has_sqlite_header", "indexed_docs",
+    "Writer", "chunks", "counts", "first_migration_after", "get_meta", "has_sqlite_header", "indexed_docs",
     "indexed_files", "indexed_root", "migrate", "move_aside", "open_index", "prepare_folder",
     "reading", "schema_version", "set_meta", "write_errors", "writing",
 ]  # fmt: skip

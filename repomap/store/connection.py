@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TypeVar
 
 from repomap.errors import (
     BadArgument,
@@ -27,6 +28,7 @@ from repomap.errors import (
 from repomap.store.migrate import SCHEMA_VERSION, migrate, pending
 
 BUSY_TIMEOUT_MS = 30_000
+T = TypeVar("T")
 NOT_UNICODE = "the text holds a lone surrogate (it is not valid Unicode); pass UTF-8 text"
 
 
@@ -300,3 +302,12 @@ class KeptReader:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+
+
+SQLITE_MAX_PARAMETERS = 900  # per statement: under SQLite's old default limit of 999
+
+
+def chunks(items: list[T], size: int = SQLITE_MAX_PARAMETERS) -> Iterator[list[T]]:
+    """`items` in slices of at most `size`, for `IN (?, ?, ...)` lists SQLite can bind."""
+    for start in range(0, len(items), size):
+        yield items[start : start + size]

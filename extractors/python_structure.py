@@ -1,0 +1,70 @@
+"""What a Python parser (`ast`, or tree-sitter for files `ast` rejects) tells the extractor:
+definitions and statement starts, with offsets into the decoded source."""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from itertools import accumulate
+
+
+@dataclass(frozen=True, slots=True)
+class Definition:
+    """A definition found by a parser, before byte offsets and text are attached."""
+
+    name: str
+    qualified_name: str
+    kind: str
+    start: tuple[int, int]  # (1-based line, 0-based character column) of `def`/`class`/name
+    end: tuple[int, int]
+    header_end: tuple[int, int]  # where the body starts: the signature stops here
+    parent: str | None
+    docstring_at: tuple[int, int] | None  # start of the docstring token, if any
+
+
+@dataclass(slots=True)
+class Structure:
+    """What a parser tells about a file beyond the lexer: definitions and statement starts."""
+
+    defs: list[Definition]
+    statement_starts: set[tuple[int, int]]  # (line, column) where each statement begins
+    module_docstring_at: tuple[int, int] | None
+
+
+class SourceText:
+    """Offsets in one decoded source: (line, column) <-> character offset, UTF-8 columns."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self.ascii = text.isascii()
+
+    def offset(self, line: int, col: int) -> int:
+        return self.line_starts[min(line, len(self.line_starts)) - 1] + col
+
+    def line_of(self, offset: int) -> int:
+        return bisect.bisect_right(self.line_starts, offset)
+
+    def char_col(self, line: int, byte_col: int) -> int:
+        """ast reports UTF-8 byte columns; turn one into a character column."""
+        if self.ascii:
+            return byte_col
+        start = self.line_starts[line - 1]
+        return len(
+            self.text[start : start + byte_col * 4].encode()[:byte_col].decode("utf-8", "ignore")
+        )
+
+    def byte_offset(self, offset: int) -> int:
+        if self.ascii:
+            return offset
+        line_start = self.line_starts[self.line_of(offset) - 1]
+        return self.line_byte_starts[self.line_of(offset) - 1] + len(
+            self.text[line_start:offset].encode()
+        )
+
+    @cached_property
+    def line_byte_starts(self) -> list[int]:
+        lengths = [len(line.encode()) for line in self.text.split("\n")]
+        return [0, *accumulate(length + 1 for length in lengths)]

@@ -1,0 +1,202 @@
+"""One Markdown section's text: `show_section(db, root, heading, file=None, max_lines=None)`.
+
+Found through the `headings` table (never by re-parsing) and read from disk only after checking
+that the file still has the bytes that were indexed (otherwise StaleIndex: never a wrong line
+range). `file` is a file, folder, path tail or glob, as for `repomap show NAME --file`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from repomap import textfile
+from repomap.errors import BadArgument, PathNotFound, RepomapError, StaleIndex
+from repomap.gateway.files import resolve_path, truncate
+from repomap.languages import doc_format
+from repomap.search.docs import DOC_STATE_SQL
+from repomap.store import Store
+
+MAX_SUGGESTIONS = 5
+EM_DASH_SEPARATOR = " \u2014 "  # "Heading — what it is about": the part after it is dropped
+
+
+@dataclass(frozen=True, slots=True)
+class HeadingMatch:
+    file: str
+    heading: str
+    level: int
+    start_line: int
+    end_line: int
+
+
+@dataclass(frozen=True, slots=True)
+class SectionView:
+    query: str  # the heading asked for, after trimming and dropping " — …"
+    file: str
+    heading: str
+    level: int
+    start_line: int
+    end_line: int
+    content: str  # the section's lines as in the file, cut to max_lines with a marker
+    more_lines: int  # lines left out by max_lines
+    matches: list[HeadingMatch]  # every heading that matched; the first is shown
+
+    @property
+    def ambiguous(self) -> bool:
+        return len(self.matches) > 1
+
+
+class HeadingNotFound(RepomapError):
+    pass
+
+
+def headings_sql(condition: str, file_filter: str) -> str:
+    """Headings meeting `condition` in files meeting `file_filter`, in path then line order."""
+    return f"""SELECT file, text, level, start_line, end_line FROM headings
+        WHERE {condition} AND {file_filter} ORDER BY file, start_line"""
+
+
+BY_TEXT = "text = :text COLLATE NOCASE"  # uses the headings_text index
+# "Install — from source" is found by "Install" too, as the query's own " — …" is dropped.
+BY_DASHED_TEXT = "text LIKE :pattern ESCAPE '\\'"
+ANY_FILE = ("1", {})
+
+
+def normalize_heading(query: str) -> str:
+    """Trim, drop everything from " — " (em dash between spaces) on, and leading `#` marks."""
+    text = query.split(EM_DASH_SEPARATOR, 1)[0].strip()  # "Install — " loses its dash too
+    return re.sub(r"^#{1,6}\s+", "", text)
+
+
+def show_section(
+    db: Store, root: Path, heading: str, file: str | None = None, max_lines: int | None = None
+) -> SectionView:
+    """The section under `heading` (case-insensitive; the first of several, in path order).
+
+    `file` narrows the search as `repomap show NAME --file` does: a file, a folder, a path tail
+    (`guide.md`) or a glob (`docs/*.md`); a path leading outside ROOT is refused.
+    """
+    query = normalize_heading(heading)
+    if not query:
+        raise BadArgument("the heading is empty; `repomap outline` lists the headings")
+    files = doc_file_filter(db, root, file) if file is not None else ANY_FILE
+    matches = find_headings(db, query, files)
+    if not matches:
+        raise HeadingNotFound(_not_found_message(db, query, file, files))
+    chosen = matches[0]
+    lines = _current_lines(db, root, chosen.file)
+    content = "".join(line + "\n" for line in lines[chosen.start_line - 1 : chosen.end_line])
+    cut = truncate(content, max_lines)
+    return SectionView(
+        query,
+        chosen.file,
+        chosen.heading,
+        chosen.level,
+        chosen.start_line,
+        chosen.end_line,
+        cut.text,
+        cut.more_lines,
+        matches,
+    )
+
+
+def find_headings(
+    db: Store, query: str, files: tuple[str, dict] = ANY_FILE
+) -> list[HeadingMatch]:
+    """Headings equal to `query` ignoring case, in path order then line order."""
+    file_filter, params = files
+    rows = db.conn.execute(headings_sql(BY_TEXT, file_filter), {**params, "text": query}).fetchall()
+    if not rows:
+        pattern = re.sub(r"([\\%_])", r"\\\1", query) + EM_DASH_SEPARATOR + "%"
+        sql = headings_sql(BY_DASHED_TEXT, file_filter)
+        rows = db.conn.execute(sql, {**params, "pattern": pattern}).fetchall()
+    if not rows and not query.isascii():  # NOCASE folds ASCII only
+        folded = query.casefold()
+        rows = [row for row in _all_headings(db, files) if _heading_key(row[1]) == folded]
+    return [HeadingMatch(*row) for row in rows]
+
+
+def _heading_key(text: str) -> str:
+    return text.split(EM_DASH_SEPARATOR, 1)[0].strip().casefold()
+
+
+def _all_headings(db: Store, files: tuple[str, dict]) -> list[tuple]:
+    return db.conn.execute(headings_sql("1", files[0]), files[1]).fetchall()
+
+
+def doc_file_filter(db: Store, root: Path, file: str) -> tuple[str, dict]:
+    """SQL condition on headings.file (and params) for --file, checked against the index."""
+    # symbols.py imports sqlite_utils (~150 ms of a CLI query): only --file needs its helpers.
+    from repomap.search.symbols import path_filter_params, path_filter_sql
+
+    inside = resolve_path(root, file)  # an escape is refused, not silently left unmatched
+    if not inside.rel_path:
+        return ANY_FILE
+    params = path_filter_params(inside.rel_path)
+    if db.conn.execute(DOC_FILTER_SQL.format(path_filter_sql("path")), params).fetchone():
+        return path_filter_sql("file"), params
+    if inside.path.is_file() and doc_format(inside.rel_path) is None:
+        raise BadArgument(f"{file} is not a Markdown or text file; `repomap open {file}` shows it")
+    if inside.path.is_file():
+        raise StaleIndex(f"{file} is not in the index yet; run `repomap index` to add it")
+    raise PathNotFound(
+        f"no indexed Markdown or text file matches {file} (a file, a folder, a path tail or a "
+        "glob); `repomap sources --pattern '*.md'` lists them"
+    )
+
+
+DOC_FILTER_SQL = "SELECT 1 FROM doc_files WHERE {} LIMIT 1"
+
+
+def _not_found_message(db: Store, query: str, file: str | None, files: tuple) -> str:
+    where = f" in {file}" if file else ""
+    headings = _all_headings(db, files)
+    if not headings and not db.conn.execute("SELECT 1 FROM doc_files LIMIT 1").fetchone():
+        return f'no heading "{query}"{where}: the index has no Markdown files; run `repomap index`'
+    similar = similar_headings(query, headings)
+    if not similar:
+        return f'no heading "{query}"{where}; `repomap outline` lists the headings'
+    listed = ", ".join(f'"{text}" ({path}:{line})' for path, text, line in similar)
+    return f'no heading "{query}"{where}; similar: {listed}'
+
+
+def similar_headings(query: str, headings: list[tuple]) -> list[tuple[str, str, int]]:
+    """Up to five (file, heading, line): prefix matches, then substrings, then close spellings."""
+    folded = query.casefold()
+    ranked: list[tuple[int, int, tuple]] = []
+    for position, (path, text, _level, start, _end) in enumerate(headings):
+        key = text.casefold()
+        if key.startswith(folded):
+            ranked.append((0, position, (path, text, start)))
+        elif folded in key or (len(key) >= 3 and key in folded):  # "Install" for "Install guide"
+            ranked.append((1, position, (path, text, start)))
+    if not ranked:  # a typo: "instalation"
+        keys = {row[1].casefold() for row in headings}
+        close = set(difflib.get_close_matches(folded, keys, n=MAX_SUGGESTIONS, cutoff=0.75))
+        ranked = [
+            (2, position, (row[0], row[1], row[3]))
+            for position, row in enumerate(headings)
+            if row[1].casefold() in close
+        ]
+    return [entry for _, _, entry in sorted(ranked)[:MAX_SUGGESTIONS]]
+
+
+def _current_lines(db: Store, root: Path, rel_path: str) -> list[str]:
+    """The file's lines, after checking its bytes are the ones that were indexed."""
+    row = db.conn.execute(DOC_STATE_SQL, (rel_path,)).fetchone()
+    try:
+        raw = (root / rel_path).read_bytes()
+    except OSError:
+        raise StaleIndex(
+            f"{rel_path} was removed since it was indexed; run `repomap index` to update the index"
+        ) from None
+    if row is None or textfile.content_hash(raw) != row[2]:
+        raise StaleIndex(
+            f"{rel_path} changed since it was indexed, so its section lines are out of date; "
+            "run `repomap index` and try again"
+        )
+    source, _ = textfile.decode(raw)
+    return textfile.split_lines((source or b"").decode("utf-8"))

@@ -1,0 +1,125 @@
+"""What the repo map reads: the stored ranking (`symbol_ranks`, `file_ranks`, the map's order
+kept by index/ranking.py) and the symbols and files it names."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from repomap.index import ranking
+from repomap.search import symbols
+from repomap.store import Store, chunks
+
+RANKED_SYMBOLS_SQL = """SELECT symbol_id, rank FROM symbol_ranks
+ORDER BY rank DESC, file_id, symbol_id LIMIT :limit OFFSET :offset"""
+PAGE_RANKS_SQL = "SELECT symbol_id, rank FROM symbol_ranks WHERE symbol_id IN ({ids})"
+MAP_SYMBOLS_SQL = """SELECT s.id, s.file_id, s.name, s.qualified_name, s.kind, s.start_line,
+    s.end_line, s.signature, s.parent_id FROM symbols s WHERE s.id IN ({ids})"""
+
+
+@dataclass(frozen=True, slots=True)
+class MapSymbolRow:
+    id: int
+    file_id: int
+    name: str
+    qualified_name: str
+    kind: str
+    start_line: int
+    end_line: int
+    signature: str
+    parent_id: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class MapFileRow:
+    id: int
+    path: str
+    language: str
+    line_count: int
+    rank: float
+
+
+def ranked_symbols(db: Store, limit: int, offset: int = 0) -> list[tuple[int, float]]:
+    """(symbol id, score) of the stored unpersonalized ranking, best first."""
+    order = ranking.kept(db, "map_order", lambda: ranking.load_arrays(db, ("map_order",)).get("map_order"))
+    if order is None:  # ranked before schema v12 and not since: sort
+        return db.conn.execute(RANKED_SYMBOLS_SQL, {"limit": limit, "offset": offset}).fetchall()
+    page = order[offset : offset + limit].tolist()
+    ranks = dict(
+        row
+        for chunk in chunks(page, 900)
+        for row in db.conn.execute(PAGE_RANKS_SQL.format(ids=",".join("?" * len(chunk))), chunk)
+    )
+    return [(symbol_id, ranks[symbol_id]) for symbol_id in page if symbol_id in ranks]
+
+
+def map_symbols(db: Store, ids: Iterable[int]) -> dict[int, MapSymbolRow]:
+    """The rows of these symbols and of every symbol enclosing them."""
+    found: dict[int, MapSymbolRow] = {}
+    wanted = set(ids)
+    while wanted:
+        for chunk in chunks(sorted(wanted), 900):
+            sql = MAP_SYMBOLS_SQL.format(ids=",".join("?" * len(chunk)))
+            for row in db.conn.execute(sql, chunk):
+                found[row[0]] = MapSymbolRow(*row)
+        wanted = {
+            row.parent_id
+            for row in found.values()
+            if row.parent_id is not None and row.parent_id not in found
+        } - set(found)
+    return found
+
+
+def map_files(db: Store, ids: Iterable[int]) -> dict[int, MapFileRow]:
+    """These files with their stored rank."""
+    found: dict[int, MapFileRow] = {}
+    for chunk in chunks(sorted(ids), 900):
+        rows = db.conn.execute(
+            f"""SELECT f.id, f.path, f.language, f.line_count, coalesce(r.rank, 0)
+            FROM files f LEFT JOIN file_ranks r ON r.file_id = f.id
+            WHERE f.id IN ({",".join("?" * len(chunk))})""",
+            chunk,
+        )
+        found.update((row[0], MapFileRow(*row)) for row in rows)
+    return found
+
+
+def file_count(db: Store) -> int:
+    return db.conn.execute("SELECT count(*) FROM files").fetchone()[0]
+
+
+def ranked_symbol_count(db: Store) -> int:
+    return db.conn.execute("SELECT count(*) FROM symbol_ranks").fetchone()[0]
+
+
+def symbol_ids_named(db: Store, names: Iterable[str]) -> dict[str, list[int]]:
+    """Symbols whose name or qualified name is one of `names` (case-insensitive), by name."""
+    found: dict[str, list[int]] = {}
+    for name in names:
+        params = symbols.match_params(name)
+        rows = db.conn.execute(
+            """SELECT id, name, qualified_name FROM symbols WHERE name = :last COLLATE NOCASE
+            OR qualified_name = :q COLLATE NOCASE OR qualified_name = :q_alt COLLATE NOCASE""",
+            params,
+        )
+        matches = [row for row in rows if symbols.match_tier(name, row[1], row[2]) == 0]
+        exact_case = [row for row in matches if name in (row[1], row[2]) or row[2].endswith(name)]
+        found[name] = sorted(row[0] for row in exact_case or matches)
+    return found
+
+
+def files_matching(db: Store, path: str) -> list[int]:
+    """Ids of the files a --focus or --mention path names (a file, folder, tail or glob)."""
+    sql = f"SELECT id FROM files f WHERE {symbols.path_filter_sql('f.path')} ORDER BY id"
+    return [row[0] for row in db.conn.execute(sql, symbols.path_filter_params(path))]
+
+
+def files_with_stem(db: Store, stem: str) -> list[int]:
+    """Files named like a mentioned identifier: `query` -> query.py, query.rs, query.h."""
+    escaped = symbols.like_escape(stem)
+    rows = db.conn.execute(
+        "SELECT id, path FROM files WHERE path LIKE ? ESCAPE '\\' OR path LIKE ? ESCAPE '\\'",
+        (f"{escaped}.%", f"%/{escaped}.%"),
+    )
+    wanted = stem.lower()
+    return [f for f, path in rows if path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower() == wanted]
