@@ -261,7 +261,10 @@ def test_element_type_filter(db) -> None:
     [
         ("src/db/", {"src/db/pool.py", "src/db/timeouts.py"}),
         ("./src/db/timeouts.py", {"src/db/timeouts.py"}),
-        ("src/db/t", {"src/db/timeouts.py"}),  # a plain prefix
+        ("src/db/t", set()),  # a path names whole segments (paths.py), not a string prefix
+        ("src/db/t*", {"src/db/timeouts.py"}),
+        ("timeouts.py", {"src/db/timeouts.py"}),  # nothing at the root: a path tail
+        ("db/", {"src/db/pool.py", "src/db/timeouts.py"}),  # a folder's tail
         ("app", {"app/views.py"}),
         ("*.py", {"src/db/pool.py", "src/db/timeouts.py", "app/views.py"}),
         ("**/pool.py", {"src/db/pool.py"}),

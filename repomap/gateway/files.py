@@ -19,7 +19,6 @@ UTF-8 paths is also their bytewise order.
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import os
 import sys
@@ -29,7 +28,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from repomap import textfile
+from repomap import paths, textfile
 from repomap.errors import BadArgument, OutsideRoot, PathNotFound, RepomapError, StaleIndex
 from repomap.index.secrets import is_secret_file
 
@@ -227,8 +226,8 @@ def sources(
 
     Directories come before files at each level, each group in bytewise order. Directories
     deeper than `depth` are collapsed to `name/ (N files)`. Without `depth`, the deepest level
-    whose whole tree fits in `limit` entries is shown. `pattern` is a glob matched against
-    file names, or against paths relative to ROOT when it contains `/`.
+    whose whole tree fits in `limit` entries is shown. `pattern` keeps the files it matches, a
+    path filter in repomap's one dialect (paths.py): a glob, a folder, a file or a path tail.
     """
     if limit < 1:
         raise BadArgument("--limit must be at least 1")
@@ -236,23 +235,16 @@ def sources(
 
     base = existing_dir(root, directory).real_rel_path if directory else ""
     prefix = f"{base}/" if base else ""
+    wanted = paths.parse(pattern, root)
     tree = _Dir()
-    for found in walk(root).files:
-        if not found.rel_path.startswith(prefix) or not _glob(pattern, found.rel_path):
-            continue
-        _add(tree, found.rel_path[len(prefix) :].split("/"))
+    under = [found.rel_path for found in walk(root).files if found.rel_path.startswith(prefix)]
+    for rel_path in paths.select(wanted, under):
+        _add(tree, rel_path[len(prefix) :].split("/"))
     if depth is None:
         depth = _fitting_depth(tree, limit)
     entries: list[SourceEntry] = []
     _list(tree, prefix, 1, depth, entries)
     return SourceTree(base, depth, entries[:limit], max(0, len(entries) - limit), tree.count)
-
-
-def _glob(pattern: str | None, rel_path: str) -> bool:
-    if not pattern:
-        return True
-    subject = rel_path if "/" in pattern else rel_path.rsplit("/", 1)[-1]
-    return fnmatch.fnmatchcase(subject, pattern.strip("/"))
 
 
 def _add(tree: _Dir, parts: list[str]) -> None:
@@ -309,12 +301,17 @@ class FileMatches:
 
 
 def find_files(
-    root: Path, query: str, limit: int = DEFAULT_LIMIT, ignore_case: bool = False
+    root: Path,
+    query: str,
+    limit: int = DEFAULT_LIMIT,
+    ignore_case: bool = False,
+    path: str | None = None,
 ) -> FileMatches:
     """Files under ROOT (ignore rules applied) whose name contains `query`, in path order.
 
     The match is a literal substring on code points (no globbing, no Unicode normalization);
-    a query containing `/` is matched against the whole path relative to ROOT.
+    a query containing `/` is matched against the whole path relative to ROOT. `path` keeps
+    only the files under a path filter (paths.py).
     """
     if not query:
         raise BadArgument("the query is empty; give part of a file name")
@@ -323,11 +320,12 @@ def find_files(
     from repomap.index.discover import walk
 
     needle = query.casefold() if ignore_case else query
+    wanted = paths.parse(path, root)
     matches = []
-    for found in walk(root).files:
-        subject = found.rel_path if "/" in query else found.rel_path.rsplit("/", 1)[-1]
+    for rel_path in paths.select(wanted, (found.rel_path for found in walk(root).files)):
+        subject = rel_path if "/" in query else rel_path.rsplit("/", 1)[-1]
         if needle in (subject.casefold() if ignore_case else subject):
-            matches.append(found.rel_path)
+            matches.append(rel_path)
     matches.sort()
     return FileMatches(query, matches[:limit], len(matches))
 
@@ -402,16 +400,25 @@ def outline(db: Store, root: Path, path: str | None = None, level: int | None = 
 
 def _outline_scope(root: Path, path: str | None, indexed: dict) -> tuple[set[str], bool]:
     """The indexed files to outline, and whether one file was asked for."""
-    if path is None:
+    path_filter = paths.parse(path, root)
+    if path is None or path_filter is None:
         return set(indexed), False
-    inside = resolve_path(root, path)
-    if inside.path.is_dir():
-        prefixes = {f"{p}/" if p else "" for p in (inside.rel_path, inside.real_rel_path)}
-        return {p for p in indexed if any(p.startswith(x) for x in prefixes)}, False
-    for candidate in (inside.rel_path, inside.real_rel_path):
-        if candidate in indexed:
-            return {candidate}, True
-    existing_file(root, path)  # raises for a missing path
+    inside = None if path_filter.glob else resolve_path(root, path)
+    if inside is not None and inside.path.is_file():
+        for candidate in (inside.rel_path, inside.real_rel_path):
+            if candidate in indexed:
+                return {candidate}, True
+    filters = [path_filter]
+    if inside is not None and inside.path.is_dir() and inside.real_rel_path != inside.rel_path:
+        filters.append(paths.PathFilter(inside.real_rel_path, False, True, False))  # a link's target
+    matched = {p for f in filters for p in f.select(indexed)}
+    if matched or (inside is not None and inside.path.is_dir()) or path_filter.glob:
+        return matched, False
+    if inside is not None and not inside.path.exists():
+        raise PathNotFound(
+            f"no file or folder matches {path} (a file, a folder, a path tail or a glob); "
+            "`repomap files NAME` finds files by name"
+        )
     raise StaleIndex(
         f"{path} is not in the index: outline covers Markdown (.md), text (.txt) and Python, "
         "Rust and C++ files; if it is one, run `repomap index` to add it, "

@@ -8,15 +8,16 @@ range). `file` is a file, folder, path tail or glob, as for `repomap show NAME -
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from repomap import textfile
+from repomap import paths, textfile
 from repomap.errors import BadArgument, PathNotFound, RepomapError, StaleIndex
 from repomap.gateway.files import resolve_path, truncate
 from repomap.languages import doc_format
-from repomap.search.docs import DOC_STATE_SQL
+from repomap.search.docs import DOC_PATHS_SQL, DOC_STATE_SQL
 from repomap.store import Store
 
 MAX_SUGGESTIONS = 5
@@ -129,18 +130,18 @@ def _all_headings(db: Store, files: tuple[str, dict]) -> list[tuple]:
 
 def doc_file_filter(db: Store, root: Path, file: str) -> tuple[str, dict]:
     """SQL condition on headings.file (and params) for --file, checked against the index."""
-    # symbols.py imports sqlite_utils (~150 ms of a CLI query): only --file needs its helpers.
-    from repomap.search.symbols import path_filter_params, path_filter_sql
-
-    inside = resolve_path(root, file)  # an escape is refused, not silently left unmatched
-    if not inside.rel_path:
+    path_filter = paths.parse(file, root)
+    if path_filter is None:
         return ANY_FILE
-    params = path_filter_params(inside.rel_path)
-    if db.conn.execute(DOC_FILTER_SQL.format(path_filter_sql("path")), params).fetchone():
-        return path_filter_sql("file"), params
-    if inside.path.is_file() and doc_format(inside.rel_path) is None:
+    if not path_filter.glob:  # an escape is refused, not silently left unmatched
+        resolve_path(root, path_filter.text)
+    matched = path_filter.select(path for (path,) in db.conn.execute(DOC_PATHS_SQL))
+    if matched:
+        return "file IN (SELECT value FROM json_each(:files))", {"files": json.dumps(matched)}
+    inside = None if path_filter.glob else resolve_path(root, path_filter.text)
+    if inside is not None and inside.path.is_file() and doc_format(inside.rel_path) is None:
         raise BadArgument(f"{file} is not a Markdown or text file; `repomap open {file}` shows it")
-    if inside.path.is_file():
+    if inside is not None and inside.path.is_file():
         raise StaleIndex(f"{file} is not in the index yet; run `repomap index` to add it")
     raise PathNotFound(
         f"no indexed Markdown or text file matches {file} (a file, a folder, a path tail or a "
@@ -148,7 +149,6 @@ def doc_file_filter(db: Store, root: Path, file: str) -> tuple[str, dict]:
     )
 
 
-DOC_FILTER_SQL = "SELECT 1 FROM doc_files WHERE {} LIMIT 1"
 
 
 def _not_found_message(db: Store, query: str, file: str | None, files: tuple) -> str:

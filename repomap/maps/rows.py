@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from repomap import store
 from repomap.index import ranking
 from repomap.search import symbols
 from repomap.store import Store, chunks
@@ -110,8 +111,7 @@ def symbol_ids_named(db: Store, names: Iterable[str]) -> dict[str, list[int]]:
 
 def files_matching(db: Store, path: str) -> list[int]:
     """Ids of the files a --focus or --mention path names (a file, folder, tail or glob)."""
-    sql = f"SELECT id FROM files f WHERE {symbols.path_filter_sql('f.path')} ORDER BY id"
-    return [row[0] for row in db.conn.execute(sql, symbols.path_filter_params(path))]
+    return store.filtered_ids(db, path) or []
 
 
 def files_with_stem(db: Store, stem: str) -> list[int]:

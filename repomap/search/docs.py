@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from repomap import textfile
+from repomap import paths, textfile
 from repomap.errors import BadArgument
 from repomap.search import querylang
 from repomap.store import Store
@@ -44,18 +44,26 @@ SEARCH_DOCS_SQL = """SELECT rowid, file, section, rank, start_line, end_line FRO
     WHERE sections MATCH :match AND rank MATCH 'bm25(0.0, 2.0, 1.0)' ORDER BY rank"""
 SNIPPET_SQL = """SELECT snippet(sections, 2, '[MATCH]', '[/MATCH]', '…', 20) FROM sections
     WHERE sections MATCH :match AND rowid = :rowid"""
+DOC_PATHS_SQL = "SELECT path FROM doc_files"
 DOC_STATE_SQL = "SELECT size, mtime_ns, hash FROM doc_files WHERE path = ?"
 
 
-def search_docs(db: Store, root: Path, query: str, limit: int = 20) -> DocSearch:
-    """Sections matching `query`, best first; overlapping sections of one file reported once."""
+def search_docs(
+    db: Store, root: Path, query: str, limit: int = 20, path: str | None = None
+) -> DocSearch:
+    """Sections matching `query`, best first; overlapping sections of one file reported once.
+    `path` keeps only the files under a path filter (paths.py)."""
     if limit < 1:
         raise BadArgument("--limit must be at least 1")
     parsed = querylang.parse(query)  # raises BadQuery; raw text in MATCH would be FTS5 syntax
     match = querylang.to_match(parsed)  # the one query language, shared with search_text
     if match is None:  # every word was punctuation: nothing a word index can find
         return DocSearch(query, [], [], parsed.ignored)
-    hits = _best_places(db, match, limit)
+    path_filter = paths.parse(path, root)
+    wanted = None
+    if path_filter is not None:
+        wanted = set(path_filter.select(path for (path,) in db.conn.execute(DOC_PATHS_SQL)))
+    hits = _best_places(db, match, limit, wanted)
     stale = {file for file in {hit[1] for hit in hits} if not _unchanged(db, root, file)}
     return DocSearch(
         query,
@@ -75,12 +83,14 @@ def search_docs(db: Store, root: Path, query: str, limit: int = 20) -> DocSearch
     )
 
 
-def _best_places(db: Store, match: str, limit: int) -> list[tuple]:
+def _best_places(db: Store, match: str, limit: int, wanted: set[str] | None) -> list[tuple]:
     """The best `limit` hits, skipping any section that overlaps a better one of its file."""
     hits: list[tuple] = []
     kept: dict[str, list[tuple[int, int]]] = {}
     for row in db.conn.execute(SEARCH_DOCS_SQL, {"match": match}):
         _, file, _, _, start, end = row
+        if wanted is not None and file not in wanted:
+            continue
         ranges = kept.setdefault(file, [])
         if any(start <= other_end and other_start <= end for other_start, other_end in ranges):
             continue

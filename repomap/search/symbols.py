@@ -14,10 +14,12 @@ Python API (each takes an open index, `repomap.db.open_index(path)`):
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from repomap import store
 from repomap.errors import BadQuery, RepomapError
 from repomap.index.vocabulary import KINDS
 from repomap.languages import resolve_language
@@ -136,7 +138,7 @@ def search_symbols(
         )
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
         raise BadQuery(f"--limit must be a whole number from 1 to {MAX_LIMIT}, not {limit!r}")
-    params, filters = _filters(kind, language, path)
+    params, filters = _filters(db, kind, language, path)
     params.update(match_params(query))
     qualified = bool(_SEPARATOR.search(query))
     sources = (
@@ -158,7 +160,9 @@ def search_symbols(
     ]
 
 
-def _filters(kind: str | None, language: str | None, path: str | None) -> tuple[dict, str]:
+def _filters(
+    db: Store, kind: str | None, language: str | None, path: str | None
+) -> tuple[dict, str]:
     params: dict = {}
     clauses = []
     if kind:
@@ -169,30 +173,11 @@ def _filters(kind: str | None, language: str | None, path: str | None) -> tuple[
     if language:
         clauses.append("f.language = :language")
         params["language"] = resolve_language(language)
-    if path:
-        clauses.append(path_filter_sql("f.path"))
-        params.update(path_filter_params(path))
+    file_ids = store.filtered_ids(db, path)
+    if file_ids is not None:
+        clauses.append("f.id IN (SELECT value FROM json_each(:file_ids))")
+        params["file_ids"] = json.dumps(file_ids)
     return params, "".join(f" AND {clause}" for clause in clauses)
-
-
-def path_filter_sql(column: str) -> str:
-    """A file, a folder (everything under it), a path tail, or a glob when it has * ? or [."""
-    return (
-        f"({column} = :path OR {column} LIKE :path_under ESCAPE '\\' "
-        f"OR {column} LIKE :path_tail ESCAPE '\\' OR {column} GLOB :path_glob)"
-    )
-
-
-def path_filter_params(path: str) -> dict[str, str]:
-    path = path.strip().strip("/").removeprefix("./")
-    escaped = like_escape(path)
-    glob = path if any(c in path for c in "*?[") else _glob_escape(path)
-    return {
-        "path": path,
-        "path_under": f"{escaped}/%",
-        "path_tail": f"%/{escaped}",
-        "path_glob": glob,
-    }
 
 
 def match_params(query: str) -> dict[str, str]:
@@ -216,10 +201,6 @@ def match_params(query: str) -> dict[str, str]:
 
 def like_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
-def _glob_escape(text: str) -> str:
-    return re.sub(r"([*?\[])", r"[\1]", text)
 
 
 def _normalize(qualified: str) -> str:
@@ -311,7 +292,7 @@ def find_symbol(db: Store, name: str, file: str | None = None) -> SymbolMatch:
     name = name.strip()
     if not name:
         raise BadQuery("give a symbol name, e.g. `QuerySet.filter`")
-    params, filters = _filters(None, None, file)
+    params, filters = _filters(db, None, None, file)
     params.update(match_params(name))
     sql = FIND_SQL.format(filters=filters)
     rows = [_row(row) for row in db.conn.execute(sql, params) if match_tier(name, row[2], row[3]) == 0]

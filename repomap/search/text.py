@@ -69,6 +69,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from repomap import store
 from repomap.errors import BadArgument, CorruptIndex, IndexOutdated, RepomapError
 from repomap.languages import resolve_language
 from repomap.search import querylang
@@ -164,13 +165,13 @@ def _search(db: Store, query: str, element_type: str, limit: int, path: str | No
     try:
         if mode == "literal":
             querylang.check_literal(query)
-            filters = _filters(conn, element_type, path, language)
+            filters = _filters(db, element_type, path, language)
             ids, total, exact = _literal(conn, query, filters, limit, ignore_case)
             hits = _hits(conn, ids, lambda text: _literal_spans(text, query, ignore_case))
             notes = [] if exact else [f"stopped after the first {total} matches in path order"]
         else:
             parsed = querylang.parse(query)
-            filters = _filters(conn, element_type, path, language)
+            filters = _filters(db, element_type, path, language)
             ranked, total, exact = _ranked(conn, parsed, filters, limit)
             pattern = _terms_pattern(querylang.query_terms(parsed))
             hits = _hits(conn, ranked, lambda text: _term_spans(text, pattern))
@@ -229,79 +230,11 @@ def _fts_notes(parsed: querylang.Query, total: int, exact: bool) -> list[str]:
 
 # --- filters -----------------------------------------------------------------------------------
 
-FILES_BY_PREFIX_SQL = "SELECT id FROM files WHERE path >= :low AND path < :high"
-FILES_SQL = "SELECT id, path FROM files WHERE path >= :low AND path < :high"
-
-
-def _filters(conn: sqlite3.Connection, element_type: str, path: str | None,
+def _filters(db: Store, element_type: str, path: str | None,
              language: str | None) -> _Filters:  # fmt: skip
     type_code = None if element_type == "all" else ELEMENT_TYPE_CODES[element_type]
     lang = None if language is None else resolve_language(language)
-    prefix = _normalize_path(conn, path)
-    if not prefix and lang is None:
-        return _Filters(None, type_code)
-    glob = any(char in prefix for char in "*?[")
-    fixed = prefix[: min((prefix.find(c) for c in "*?[" if c in prefix), default=len(prefix))]
-    if glob and "/" not in prefix:
-        fixed = ""  # `*.rs` matches a file name at any depth
-    sql = FILES_SQL + (" AND language = :lang" if lang else "")
-    rows = conn.execute(sql, {"low": fixed, "high": fixed + "\U0010ffff", "lang": lang})
-    if glob:
-        matcher = _glob_regex(prefix)
-        ids = [file_id for file_id, file_path in rows if matcher.fullmatch(file_path)]
-    else:
-        ids = [file_id for file_id, _ in rows]
-    return _Filters(sorted(ids), type_code)
-
-
-def _normalize_path(conn: sqlite3.Connection, path: str | None) -> str:
-    """A path filter relative to the indexed root, '/'-separated; "" means everything."""
-    if path is None:
-        return ""
-    text = path.strip().replace("\\", "/")
-    if text.startswith("/"):
-        row = conn.execute("SELECT value FROM meta WHERE key = 'root'").fetchone()
-        root = (row[0] if row else "").rstrip("/")
-        if root and (text + "/").startswith(root + "/"):
-            text = text[len(root) :]
-        text = text.lstrip("/")
-    while text.startswith("./"):
-        text = text[2:]
-    return "" if text in (".", "") else text
-
-
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    """gitignore-style: `*` and `?` stay within a folder, `**` crosses; no `/` means any depth."""
-    anchored = "/" in pattern.rstrip("/")
-    body, index = [], 0
-    while index < len(pattern):
-        char = pattern[index]
-        if pattern.startswith("**/", index):
-            body.append("(?:.*/)?")
-            index += 3
-            continue
-        if pattern.startswith("**", index):
-            body.append(".*")
-            index += 2
-            continue
-        if char == "*":
-            body.append("[^/]*")
-        elif char == "?":
-            body.append("[^/]")
-        elif char == "[" and (close := pattern.find("]", index + 2)) > 0:
-            inner = pattern[index + 1 : close]
-            negate = inner[:1] in ("!", "^")
-            inner = inner[1:] if negate else inner
-            body.append(("[^" if negate else "[") + inner.replace("\\", "\\\\") + "]")
-            index = close + 1
-            continue
-        else:
-            body.append(re.escape(char))
-        index += 1
-    regex = "".join(body)
-    if pattern.endswith("/"):
-        regex += ".*"  # a folder: everything below it
-    return re.compile(regex if anchored else "(?:.*/)?" + regex, re.DOTALL)
+    return _Filters(store.filtered_ids(db, path, language=lang), type_code)
 
 
 def _filter_sql(filters: _Filters, rowid: str) -> tuple[str, dict]:

@@ -108,6 +108,13 @@ READ_ONLY = ToolAnnotations(
 Query = Annotated[
     str, Field(min_length=1, max_length=4096, description="The search text (1-4096 characters).")
 ]
+PATH_DIALECT = (
+    "a folder (django/db/), a file, a path tail (default.py, _transports/) or a glob "
+    "(**/tests/**, *.rs), the same in every tool."
+)
+PathFilterArg = Annotated[
+    str | None, Field(max_length=4096, description="Only these files: " + PATH_DIALECT)
+]
 Limit = Annotated[int, Field(ge=1, le=1000, description="Most results to return (1-1000).")]
 MaxLines = Annotated[
     int | None,
@@ -275,14 +282,7 @@ def build_server(
         query: Query,
         element_type: ElementType = "all",
         limit: Limit = 20,
-        path: Annotated[
-            str | None,
-            Field(
-                max_length=4096,
-                description="Only files under this folder, this file, a path tail, or a glob "
-                "like **/*.rs.",
-            ),
-        ] = None,
+        path: PathFilterArg = None,
         mode: Mode = "fts",
         language: Language = None,
         ignore_case: Annotated[
@@ -309,13 +309,7 @@ def build_server(
     async def search_symbols(
         query: Query,
         kind: Kind = None,
-        path: Annotated[
-            str | None,
-            Field(
-                max_length=4096,
-                description="Only files under this folder, this file, a path tail, or a glob.",
-            ),
-        ] = None,
+        path: PathFilterArg = None,
         limit: Limit = 20,
         language: Language = None,
     ) -> SymbolSearch:
@@ -403,7 +397,9 @@ def build_server(
         return await answer(service, service.get_repo_map, max_tokens, focus_files, mentions)
 
     @tool
-    async def search_docs(query: Query, limit: Limit = 10) -> DocSearchAnswer:
+    async def search_docs(
+        query: Query, limit: Limit = 10, path: PathFilterArg = None
+    ) -> DocSearchAnswer:
         """Search the Markdown (.md) and .txt documentation by section, best match first.
 
         Use it for prose: installation, usage, design notes, changelogs, READMEs. Words are
@@ -412,7 +408,7 @@ def build_server(
         for the whole section. For comments and docstrings in code use search_text.
         Example: search_docs("database migrations").
         """
-        return await answer(service, service.search_docs, query, limit)
+        return await answer(service, service.search_docs, query, limit, path)
 
     @tool
     async def get_section(
@@ -425,7 +421,8 @@ def build_server(
             ),
         ],
         file: Annotated[
-            str | None, Field(max_length=4096, description="The Markdown file to look in.")
+            str | None,
+            Field(max_length=4096, description="The Markdown files to look in: " + PATH_DIALECT),
         ] = None,
         max_lines: MaxLines = None,
     ) -> Section:
@@ -442,7 +439,7 @@ def build_server(
     async def outline(
         path: Annotated[
             str | None,
-            Field(max_length=4096, description="A file or folder; default: the whole root."),
+            Field(max_length=4096, description="What to outline (default: the whole root): " + PATH_DIALECT),
         ] = None,
         level: Annotated[
             int | None,
@@ -494,7 +491,7 @@ def build_server(
             str | None,
             Field(
                 max_length=1024,
-                description="Only files matching this glob (on the name; on the path if it has /).",
+                description="Only these files: " + PATH_DIALECT,
             ),
         ] = None,
         limit: Limit = 100,
@@ -519,6 +516,7 @@ def build_server(
         ],
         limit: Annotated[int, Field(ge=1, le=1000, description="Most paths (1-1000).")] = 50,
         ignore_case: bool = False,
+        path: PathFilterArg = None,
     ) -> FilesAnswer:
         """Files whose name contains the query (a literal substring), in path order.
 
@@ -526,7 +524,9 @@ def build_server(
         find a file by (part of) its name; for definitions use search_symbols, for text in
         files search_text. Example: find_files("settings", ignore_case=true).
         """
-        return await answer(service, service.find_files, query, limit, ignore_case, walks=True)
+        return await answer(
+            service, service.find_files, query, limit, ignore_case, path, walks=True
+        )
 
     @tool
     async def index_status() -> StatusAnswer:

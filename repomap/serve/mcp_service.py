@@ -316,16 +316,17 @@ class Service:
 
     # --- docs --------------------------------------------------------------------------------
 
-    def search_docs(self, query: str, limit: int) -> DocSearchAnswer:
-        notices = self.ready(self.roots.all)
+    def search_docs(self, query: str, limit: int, path: str | None = None) -> DocSearchAnswer:
+        scopes = self.roots.scope(path)
+        notices = self.ready([root for root, _ in scopes])
         probe = _probe(limit)
         found: list[tuple[Root, doc_search.DocHit]] = []
         ignored: list[str] = []
         exact = True
         stale: list[str] = []
-        for root in self.roots.all:
+        for root, path_filter in scopes:
             with self.reading(root) as db:
-                result = doc_search.search_docs(db, root.path, query, probe)
+                result = doc_search.search_docs(db, root.path, query, probe, path_filter)
             exact = exact and len(result.hits) < probe
             found.extend((root, hit) for hit in result.hits)
             stale.extend(self.roots.out(root, path) for path in result.stale_files)
@@ -349,11 +350,7 @@ class Service:
         )
 
     def get_section(self, heading: str, file: str | None, max_lines: int | None) -> Section:
-        if file is not None:
-            root, inside = self.roots.locate(file)
-            scopes: list[tuple[Root, str | None]] = [(root, inside.rel_path)]
-        else:
-            scopes = [(root, None) for root in self.roots.all]
+        scopes = self.roots.scope(file)
         notices = self.ready([root for root, _ in scopes])
         missing: list[RepomapError] = []
         for root, rel_file in scopes:
@@ -392,11 +389,7 @@ class Service:
     # --- the gateway -------------------------------------------------------------------------
 
     def outline(self, path: str | None, level: int | None, limit: int) -> OutlineAnswer:
-        if path is not None:
-            root, inside = self.roots.locate(path)
-            scopes: list[tuple[Root, str | None]] = [(root, inside.rel_path or None)]
-        else:
-            scopes = [(root, None) for root in self.roots.all]
+        scopes = self.roots.scope(path)
         notices = self.ready([root for root, _ in scopes])
         files: list[OutlineFile] = []
         changed: list[str] = []
@@ -525,16 +518,19 @@ class Service:
             more=more,
         )
 
-    def find_files(self, query: str, limit: int, ignore_case: bool) -> FilesAnswer:
-        scopes = [(root, query) for root in self.roots.all]
+    def find_files(
+        self, query: str, limit: int, ignore_case: bool, path: str | None = None
+    ) -> FilesAnswer:
+        scopes = [(root, query, path_filter) for root, path_filter in self.roots.scope(path)]
         if self.roots.multi and "/" in query:
             head, _, rest = query.partition("/")
             if head in self.roots.by_label and rest:
-                scopes = [(self.roots.by_label[head], rest)]
+                chosen = self.roots.by_label[head]
+                scopes = [(root, rest, f) for root, _, f in scopes if root is chosen]
         paths: list[str] = []
         total = 0
-        for root, needle in scopes:
-            found = gateway.find_files(root.path, needle, limit, ignore_case)
+        for root, needle, path_filter in scopes:
+            found = gateway.find_files(root.path, needle, limit, ignore_case, path_filter)
             total += found.total
             paths.extend(self.roots.out(root, p) for p in found.paths)
         paths.sort()

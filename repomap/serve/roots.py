@@ -23,8 +23,7 @@ from pathlib import Path
 from repomap.config import Settings
 from repomap.errors import BadArgument, CorruptIndex, OutsideRoot
 from repomap.gateway.files import InsidePath, resolve_path
-
-GLOB_CHARS = "*?["
+from repomap.paths import is_glob
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +122,7 @@ class Roots:
             root, rest = self._split(raw)
             if root is not None:
                 return [(root, _checked_filter(root, rest))]
-        if os.path.isabs(raw) and not _is_glob(raw):
+        if os.path.isabs(raw) and not is_glob(raw):
             root, inside = self.locate(raw)
             return [(root, inside.rel_path or None)]
         return [(root, _checked_filter(root, raw)) for root in self.all]
@@ -137,15 +136,11 @@ class Roots:
         return ", ".join(f"{root.label}/ ({root.path})" for root in self.all)
 
 
-def _is_glob(text: str) -> bool:
-    return any(char in text for char in GLOB_CHARS)
-
-
 def _checked_filter(root: Root, text: str) -> str | None:
     """A filter that cannot name anything outside the root: `..` and escapes are refused."""
     if not text.strip("/"):
         return None
-    if _is_glob(text):
+    if is_glob(text):
         if text.startswith("/") or ".." in text.split("/"):
             raise OutsideRoot(
                 f"{text} could match paths outside the root: a path filter is relative to "

@@ -22,7 +22,14 @@ from repomap.store.connection import (
     write_errors,
     writing,
 )
-from repomap.store.files import IndexedFile, counts, indexed_docs, indexed_files
+from repomap.store.files import (
+    IndexedFile,
+    counts,
+    filtered_ids,
+    ids_matching,
+    indexed_docs,
+    indexed_files,
+)
 from repomap.store.meta import get_meta, indexed_root, set_meta
 from repomap.store.migrate import MIGRATION_NAMES, SCHEMA_VERSION, first_migration_after, migrate
 from repomap.store.writer import (
@@ -37,7 +44,7 @@ from repomap.store.writer import (
 __all__ = [
     "ELEMENT_TYPE_CODES", "MIGRATION_NAMES", "NOT_UNICODE", "ROWS_PER_FILE", "SCHEMA_VERSION",
     "SQLITE_HEADER", "SYMBOL_FIELDS", "DocRows", "FileRows", "IndexedFile", "KeptReader", "Store",
-    "Writer", "chunks", "counts", "first_migration_after", "get_meta", "has_sqlite_header", "indexed_docs",
+    "Writer", "chunks", "counts", "filtered_ids", "first_migration_after", "get_meta", "has_sqlite_header", "ids_matching", "indexed_docs",
     "indexed_files", "indexed_root", "migrate", "move_aside", "open_index", "prepare_folder",
     "reading", "schema_version", "set_meta", "write_errors", "writing",
 ]  # fmt: skip

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from repomap import paths
+from repomap.paths import PathFilter
 from repomap.store.connection import Store
 from repomap.store.writer import ELEMENT_TYPE_CODES
 
@@ -44,3 +46,44 @@ def counts(db: Store) -> dict[str, int]:
     ):
         result[names[code]] = count
     return result
+
+
+PATHS_SQL = "SELECT id, path FROM {table} WHERE path >= :low AND path < :high"
+
+
+def ids_matching(
+    db: Store, path_filter: PathFilter | None, *, table: str = "files", language: str | None = None
+) -> list[int]:
+    """Ids (ascending) of the rows of `files` or `doc_files` whose path passes the filter (None:
+    every path) and, for files, in `language`; scans only the paths under the filter's prefix."""
+    assert table in ("files", "doc_files")
+    sql = PATHS_SQL.format(table=table) + (" AND language = :language" if language else "")
+
+    def read(prefix: str) -> dict[str, int]:
+        params = {"low": prefix, "high": prefix + "\U0010ffff", "language": language}
+        return {path: file_id for file_id, path in db.conn.execute(sql, params)}
+
+    if path_filter is None:
+        return sorted(read("").values())
+    found = read(path_filter.prefix)  # what the filter can name from the root
+    kept = path_filter.select(found)
+    if not kept and path_filter.prefix:  # nothing there: tails can be anywhere
+        found = read("")
+        kept = path_filter.select(found)
+    return sorted(found[path] for path in kept)
+
+
+def filtered_ids(
+    db: Store, raw: str | None, *, table: str = "files", language: str | None = None
+) -> list[int] | None:
+    """ids_matching() for a filter as the user typed it (an absolute path inside the indexed
+    root is made relative); None when neither the path nor a language filters anything."""
+    path_filter = paths.parse(raw, root=_root(db))
+    if path_filter is None and language is None:
+        return None
+    return ids_matching(db, path_filter, table=table, language=language)
+
+
+def _root(db: Store) -> str | None:
+    row = db.conn.execute("SELECT value FROM meta WHERE key = 'root'").fetchone()
+    return row[0] if row else None

@@ -1,0 +1,133 @@
+"""The one path-filter dialect: what `--path`, `--file`, `--focus`, `--pattern`, `outline PATH`
+and every MCP tool's `path` mean, everywhere.
+
+A filter is one of:
+
+- a **glob**, when it holds `*`, `?` or `[`: a gitignore-style pattern (pathspec's
+  `GitIgnoreSpec`). Without a `/` before its end it matches at any depth (`*.rs`, `tests/`);
+  with one it is anchored at the root (`django/db/*.py`); `**` crosses folders
+  (`**/tests/**`); a trailing `/` means a folder and everything under it.
+- a **path**, otherwise: a file or a folder named from the root (`django/db/models.py`,
+  `django/db/`, `src`). When nothing lies there, it is a **tail** at a segment boundary
+  (`default.py` matches `.../backends/default.py`; `_transports/` matches every file under
+  any `_transports` folder; `db/models.py` matches `django/db/models.py`). A trailing `/`
+  keeps folders only; a leading `/` never falls back to tails.
+
+Paths are '/'-separated and relative to the root: `\\` is read as `/`, `./` is dropped, and an
+absolute path inside the root is made relative. Matching is case-sensitive, as git's is.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pathspec
+
+GLOB_CHARS = "*?["
+
+
+def is_glob(text: str) -> bool:
+    return any(char in text for char in GLOB_CHARS)
+
+
+@dataclass(frozen=True)
+class PathFilter:
+    """One parsed filter; `matches(rel_path)` is the whole meaning."""
+
+    text: str  # normalized: '/'-separated, relative; a glob kept as given
+    glob: bool
+    anchored: bool  # a path given from the root (leading `/`): no tails
+    folder_only: bool  # a path given with a trailing `/`
+
+    @cached_property
+    def _spec(self) -> pathspec.GitIgnoreSpec:
+        import pathspec  # ~10 ms: only a glob needs it
+
+        return pathspec.GitIgnoreSpec.from_lines([self.text])
+
+    @cached_property
+    def _name(self) -> str:
+        return self.text.strip("/")
+
+    def from_root(self, rel_path: str) -> bool:
+        """Whether `rel_path` is the file or lies in the folder this path names from the root
+        (for a glob: whether the glob matches it)."""
+        if self.glob:
+            return self._spec.match_file(rel_path)
+        name = self._name
+        return rel_path.startswith(name + "/") or (rel_path == name and not self.folder_only)
+
+    def as_tail(self, rel_path: str) -> bool:
+        """Whether `rel_path` ends with this path at a segment boundary, or lies in a folder
+        whose path ends with it."""
+        if self.glob or self.anchored:
+            return False
+        name = self._name
+        if f"/{name}/" in rel_path:
+            return True
+        return not self.folder_only and rel_path.endswith("/" + name)
+
+    def select(self, rel_paths: Iterable[str]) -> list[str]:
+        """The paths this filter keeps, in the order given: those named from the root, or, when
+        there are none, those it matches as a tail."""
+        candidates = list(rel_paths)
+        rooted = [rel_path for rel_path in candidates if self.from_root(rel_path)]
+        if rooted or self.glob or self.anchored:
+            return rooted
+        return [rel_path for rel_path in candidates if self.as_tail(rel_path)]
+
+    @property
+    def prefix(self) -> str:
+        """A leading part every path named from the root starts with: lets a caller read only
+        that range of a sorted table before select() (tails need the whole table)."""
+        if self.glob:
+            if "/" not in self.text.rstrip("/"):
+                return ""
+            fixed = self.text[: min(self.text.find(c) for c in GLOB_CHARS if c in self.text)]
+            fixed = fixed.lstrip("/")
+            return fixed[: fixed.rfind("/") + 1]
+        return self._name
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def parse(raw: str | None, root: Path | str | None = None) -> PathFilter | None:
+    """The filter `raw` means, or None when it keeps everything (None, "", ".", "/" alone).
+
+    `root`, when given, turns an absolute path inside it into a relative one.
+    """
+    if raw is None:
+        return None
+    text = raw.strip().replace("\\", "/")
+    if root is not None and text.startswith("/") and not is_glob(text):
+        base = os.fspath(root).replace("\\", "/").rstrip("/")
+        if base and (text + "/").startswith(base + "/"):
+            text = "/" + text[len(base) :].lstrip("/") if text != base else ""
+    while text.startswith("./"):
+        text = text[2:]
+    if text in ("", ".", "/"):
+        return None
+    if ".." in text.split("/"):
+        from repomap.errors import OutsideRoot
+
+        raise OutsideRoot(f"{raw} leads outside the root: a path filter is relative to the root")
+    if is_glob(text):
+        return PathFilter(text, glob=True, anchored=text.startswith("/"), folder_only=False)
+    anchored = text.startswith("/")
+    folder_only = text.endswith("/")
+    name = text.strip("/")
+    if not name or name == ".":
+        return None
+    return PathFilter(name + ("/" if folder_only else ""), False, anchored, folder_only)
+
+
+def select(path_filter: PathFilter | None, rel_paths: Iterable[str]) -> list[str]:
+    """`path_filter.select(rel_paths)`, or every path when there is no filter."""
+    return list(rel_paths) if path_filter is None else path_filter.select(rel_paths)
