@@ -3,7 +3,11 @@ runs the real incremental indexer only then, bounded in time, quietly skipping a
 
 from __future__ import annotations
 
+import errno
 import fcntl
+import logging
+import os
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -17,6 +21,8 @@ from repomap.index import watch
 from repomap.index.freshness import Refresher
 from repomap.store import reading
 
+# The watcher tests expect a change to be reported by the very next changes(): watchfiles on
+# inotify, where one kernel queue keeps ROOT's events and the marker's in order.
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux")
 
 
@@ -37,34 +43,107 @@ def repo(make_repo) -> Path:
 
 
 @linux_only
-def test_inotify_reports_indexed_files_and_ignores_other_writes(repo: Path) -> None:
+def test_watcher_reports_indexed_files_and_ignores_other_writes(repo: Path) -> None:
     watcher = watch.start_watcher(repo, poll_interval=60)
-    assert watcher.method == "inotify"
+    assert watcher.method == "watchfiles" and watcher.event_driven
     assert watcher.changes() == watch.Changes()
     (repo / "pkg" / "notes.log").write_text("noise\n")
     (repo / "pkg" / "__pycache__").mkdir()
-    (repo / "pkg" / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"\0")
-    assert not watcher.changes().dirty
+    (repo / "pkg" / "__pycache__" / "a.cpython-311.py").write_text("")
+    (repo / ".repomap").mkdir()
+    (repo / ".repomap" / "index.md").write_text("")
+    assert watcher.changes() == watch.Changes()
     (repo / "pkg" / "a.py").write_text("def alpha():\n    return 1\n")
-    assert watcher.changes() == watch.Changes(dirty=True)
-    assert not watcher.changes().dirty  # drained
+    assert watcher.changes() == watch.Changes(dirty=True)  # seen at once, no waiting
+    assert watcher.changes() == watch.Changes()  # taken
     (repo / "README.md").unlink()
-    assert watcher.changes().dirty
+    assert watcher.changes() == watch.Changes(dirty=True)
+    (repo / "pkg" / "a.py").rename(repo / "pkg" / "b.py")
+    assert watcher.changes() == watch.Changes(dirty=True)
+    (repo / "pkg" / ".gitignore").write_text("*.log\n")
+    assert watcher.changes() == watch.Changes(dirty=True, resync=True)  # the rules changed
     watcher.close()
 
 
 @linux_only
-def test_inotify_sees_files_in_directories_that_were_empty_or_new(repo: Path) -> None:
+def test_watcher_sees_files_in_folders_that_were_empty_or_created_later(
+    repo: Path, tmp_path: Path
+) -> None:
     watcher = watch.start_watcher(repo, poll_interval=60)
     (repo / "empty" / "b.py").write_text("def beta(): pass\n")
-    assert watcher.changes().dirty
-    (repo / "newpkg").mkdir()
-    changes = watcher.changes()
-    assert changes.dirty and changes.resync
+    assert watcher.changes() == watch.Changes(dirty=True)
+    (repo / "newpkg" / "deeper").mkdir(parents=True)
+    assert watcher.changes() == watch.Changes(dirty=True, resync=True)
+    (repo / "newpkg" / "deeper" / "c.py").write_text("def gamma(): pass\n")
+    assert watcher.changes().dirty  # watched without a resync in between
     watcher.resync()
-    (repo / "newpkg" / "c.py").write_text("def gamma(): pass\n")
-    assert watcher.changes().dirty
+    (repo / "newpkg" / "deeper" / "c.py").write_text("def delta(): pass\n")
+    assert watcher.changes() == watch.Changes(dirty=True)  # a kept folder now
+    outside = tmp_path / "outside"
+    (outside / "sub").mkdir(parents=True)
+    (outside / "sub" / "d.py").write_text("def moved_in(): pass\n")
+    outside.rename(repo / "moved")  # files arrive with the folder, without events of their own
+    assert watcher.changes() == watch.Changes(dirty=True, resync=True)
+    (repo / "pkg").rename(repo / "renamed")
+    assert watcher.changes() == watch.Changes(dirty=True, resync=True)
+    shutil.rmtree(repo / "empty")
+    assert watcher.changes() == watch.Changes(dirty=True, resync=True)
     watcher.close()
+
+
+@linux_only
+def test_watcher_drops_events_in_folders_the_ignore_rules_exclude(make_repo) -> None:
+    repo = make_repo({"a.py": "", ".gitignore": "build/\nout/\n", "build/gen.py": ""})
+    watcher = watch.start_watcher(repo, poll_interval=60)
+    # The first event from a folder no walk kept counts (it could be new); the walk that
+    # follows files it as excluded, and its events stop counting.
+    (repo / "build" / "gen.py").write_text("x = 1\n")
+    assert watcher.changes() == watch.Changes(dirty=True, resync=True)
+    watcher.resync()
+    (repo / "build" / "gen.py").write_text("x = 2\n")
+    (repo / "build" / "sub").mkdir()
+    (repo / "build" / "sub" / "more.py").write_text("")
+    assert watcher.changes() == watch.Changes()
+    (repo / "out").mkdir()  # created later, excluded from the start
+    assert watcher.changes() == watch.Changes(dirty=True, resync=True)
+    watcher.resync()
+    (repo / "out" / "x.py").write_text("")
+    assert watcher.changes() == watch.Changes()
+    (repo / ".gitignore").write_text("out/\n")  # build/ is kept from now on
+    assert watcher.changes() == watch.Changes(dirty=True, resync=True)
+    watcher.resync()
+    (repo / "build" / "gen.py").write_text("x = 3\n")
+    assert watcher.changes() == watch.Changes(dirty=True)
+    (repo / "out" / "x.py").write_text("y = 1\n")
+    assert watcher.changes() == watch.Changes()
+    watcher.close()
+
+
+@linux_only
+def test_a_watch_that_fails_asks_for_a_resync_which_says_so(repo: Path) -> None:
+    watcher = watch.start_watcher(repo, poll_interval=60)
+    # watchfiles stops on a file name that is not UTF-8 (the walk skips such files).
+    os.close(os.open(bytes(repo / "pkg") + b"/bad\xff.py", os.O_CREAT | os.O_WRONLY))
+    assert watcher.changes() == watch.Changes(dirty=True, resync=True)
+    with pytest.raises(watch.WatchFailed, match="stopped watching"):
+        watcher.resync()
+    assert watcher.changes() == watch.Changes(dirty=True, resync=True)  # until replaced
+    watcher.close()
+
+
+def test_watchfiles_unable_to_start_means_polling(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def out_of_watches(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "OS file watch limit reached")
+        yield  # a generator, like watchfiles.watch
+
+    monkeypatch.setattr(watch.watchfiles, "watch", out_of_watches)
+    watcher = watch.start_watcher(repo, poll_interval=0.0)
+    assert watcher.method == "polling" and not watcher.event_driven
+    assert "polling every 0.0 s instead" in caplog.text
+    (repo / "pkg" / "a.py").write_text("def alpha():\n    return 1\n")
+    assert watcher.changes().dirty
 
 
 def test_poller_compares_fingerprints_at_most_once_per_interval(repo: Path) -> None:
@@ -106,6 +185,54 @@ def test_a_change_is_indexed_before_the_next_answer(repo: Path) -> None:
     notices = refresher.ensure_fresh()
     assert _symbols(settings) == {"renamed"}
     assert any("re-indexed 1 changed files" in notice for notice in notices)
+    refresher.close()
+
+
+@linux_only
+def test_a_file_in_a_folder_made_after_the_refresher_started_is_indexed_and_watched(
+    repo: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings = config.resolve(repo, workers=1)
+    indexer.run(settings)
+    refresher = Refresher(settings)
+    assert refresher.ensure_fresh() == []
+    assert refresher.state().method == "watchfiles"
+    (repo / "later" / "deeper").mkdir(parents=True)
+    (repo / "later" / "deeper" / "c.py").write_text("def gamma():\n    pass\n")
+    assert not refresher.is_fresh()
+    notices = refresher.ensure_fresh()
+    assert _symbols(settings) == {"alpha", "gamma"}
+    assert any("re-indexed 1 changed files (1 added" in notice for notice in notices)
+    assert refresher.is_fresh()
+    # The new folder is watched like the others: an edit inside it is seen and indexed.
+    (repo / "later" / "deeper" / "c.py").write_text("def delta():\n    pass\n")
+    assert not refresher.is_fresh()
+    refresher.ensure_fresh()
+    assert _symbols(settings) == {"alpha", "delta"}
+    assert refresher.is_fresh()
+    assert refresher.state().method == "watchfiles"
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text
+    refresher.close()
+
+
+@linux_only
+def test_a_refresher_whose_watch_fails_polls_instead(
+    repo: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings = config.resolve(repo, workers=1)
+    indexer.run(settings)
+    refresher = Refresher(settings, poll_interval=0.0)
+    refresher.ensure_fresh()
+    assert refresher.state().method == "watchfiles"
+    os.close(os.open(bytes(repo / "pkg") + b"/bad\xff.py", os.O_CREAT | os.O_WRONLY))
+    (repo / "pkg" / "b.py").write_text("def beta():\n    pass\n")
+    refresher.ensure_fresh()
+    assert refresher.state().method == "polling"
+    assert "stopped watching" in caplog.text and "polling instead" in caplog.text
+    assert _symbols(settings) == {"alpha", "beta"}
+    (repo / "pkg" / "b.py").write_text("def gamma():\n    pass\n")
+    refresher.ensure_fresh()
+    assert _symbols(settings) == {"alpha", "gamma"}
     refresher.close()
 
 

@@ -4,12 +4,13 @@
 for the answer (what it built or re-indexed, or why the answer may miss recent changes) and
 raises only when there is no index to answer from.
 
-- The first call starts a watcher (`repomap.watch`: inotify, or polling where inotify is not
-  available) and then runs the incremental indexer (`repomap.index.run`, the same pipeline as
-  `repomap index`), which catches up with whatever changed while no server was running, and
-  builds the index when there is none ("built on first use").
-- Later calls ask the watcher, which costs a system call; only when it saw a change that can
-  affect the index does the indexer run again.
+- The first call starts a watcher (`repomap.index.watch`: watchfiles, or polling where
+  watchfiles cannot watch) and then runs the incremental indexer (`repomap.index.run`, the same
+  pipeline as `repomap index`), which catches up with whatever changed while no server was
+  running, and builds the index when there is none ("built on first use").
+- Later calls ask the watcher, which costs two or three milliseconds; only when it saw a change
+  that can affect the index does the indexer run again. When it saw folders come or go, or an
+  ignore file change, the run first takes a new walk for the watcher (`_resync`).
 - Every run happens in a background thread, and a call waits for it at most `wait` seconds
   (`first_wait` while there is no index at all). A call that stops waiting answers from the
   index as it is (readers never block on the writer, and each file is replaced atomically)
@@ -34,7 +35,7 @@ log = logging.getLogger(__name__)
 
 WAIT_SECONDS = 5.0  # a call waits this long for a refresh before answering without it
 FIRST_WAIT_SECONDS = 120.0  # ... and this long when there is no index to answer from
-POLL_SECONDS = 2.0  # where inotify is unavailable: a stat walk at most this often
+POLL_SECONDS = 2.0  # where watchfiles cannot watch: a stat walk at most this often
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +43,7 @@ class RefreshState:
     """What index_status reports about the refresh."""
 
     enabled: bool
-    method: str  # inotify | polling | off | not started
+    method: str  # watchfiles | polling | off | not started
     running: bool
     last_run_at: str | None  # UTC, ISO 8601
     last_run_seconds: float | None
@@ -70,7 +71,8 @@ class Refresher:
         self._started_at = 0.0
         self._building = False  # the running thread builds an index that did not exist
         self._pending: list[str] = []  # notices of finished runs, for the next answer
-        self._dirty = self._resync = False  # changes seen by is_fresh(), not yet indexed
+        # Changes seen by is_fresh(), not yet indexed (`_resync_due`: a new walk for the watcher)
+        self._dirty = self._resync_due = False
         self._last: tuple[str, float, int] | None = None  # (at, seconds, changed files)
         self._last_error: str | None = None
         self._skip_dirs = frozenset({settings.db_path.parent})
@@ -78,18 +80,19 @@ class Refresher:
     # --- the call path -----------------------------------------------------------------------
 
     def is_fresh(self) -> bool:
-        """True when an answer needs no refresh and no wait (never blocks; inotify only)."""
+        """True when an answer needs no refresh and no wait (watchfiles only: a few
+        milliseconds, never a walk)."""
         if not self.enabled:
             return True
         with self._lock:
             watcher = self._watcher
-            if watcher is None or watcher.method != "inotify":
+            if watcher is None or not watcher.event_driven:
                 return False  # the first call, or a poller whose check may walk the tree
             if self._thread is not None and self._thread.is_alive():
                 return False
             changes = watcher.changes()
             self._dirty = self._dirty or changes.dirty
-            self._resync = self._resync or changes.resync
+            self._resync_due = self._resync_due or changes.resync
             return not self._dirty and self.settings.db_path.exists()
 
     def ensure_fresh(self, wait: bool = True) -> list[str]:
@@ -140,10 +143,10 @@ class Refresher:
             self._building = True
             return self._start(first=False, resync=False)
         changes = self._watcher.changes()
-        dirty, resync = self._dirty or changes.dirty, self._resync or changes.resync
+        dirty, resync = self._dirty or changes.dirty, self._resync_due or changes.resync
         if not dirty:
             return None
-        self._dirty = self._resync = False
+        self._dirty = self._resync_due = False
         self._building = False
         return self._start(first=False, resync=resync)
 
@@ -154,10 +157,10 @@ class Refresher:
         with self._lock:
             thread = self._thread
             if thread is None or not thread.is_alive():
-                resync = self._resync
+                resync = self._resync_due
                 if self._watcher is not None:  # this run covers what the watcher has seen
                     resync = resync or self._watcher.changes().resync
-                self._dirty = self._resync = False
+                self._dirty = self._resync_due = False
                 self._building = False
                 thread = self._start(first=self._watcher is None, resync=resync)
         thread.join(self.wait)
@@ -200,7 +203,7 @@ class Refresher:
                     self._watcher = watcher
             elif resync:
                 self._resync()
-        except Exception:  # noqa: BLE001 - no watcher yet: the next call starts over
+        except OSError:  # the walk failed (ROOT gone or unreadable): the next call starts over
             log.exception("watching %s for changes failed", self.settings.root)
         notice = self._index()
         with self._lock:
@@ -208,14 +211,17 @@ class Refresher:
                 self._pending.append(notice)
 
     def _resync(self) -> None:
+        """A new walk for the watcher; a watcher that stopped watching is replaced by polling."""
+        watcher = self._watcher
         try:
-            self._watcher.resync()
-        except watch.WatchLimit as error:
-            log.warning("%s; polling %s instead", error, self.settings.root)
-            self._watcher.close()
+            watcher.resync()
+        except watch.WatchFailed as error:
+            log.warning("%s; polling instead", error)
             poller = watch.Poller(self.settings.root, self.poll_interval, self._skip_dirs)
             poller.resync()
-            self._watcher = poller
+            with self._lock:
+                self._watcher = poller
+            watcher.close()
 
     def _index(self) -> str | None:
         """Run the incremental indexer; the notice the next answer carries, if any."""
