@@ -1,7 +1,7 @@
-"""`python -m repomap`: the same as the `repomap` console script (fast search-text included)."""
+"""`python -m repomap`: the same as the `repomap` console script and `python -m repomap.cli`."""
 
 import sys
 
-from repomap.cli.fast import main
+from repomap.cli.main import main
 
 sys.exit(main())

@@ -1,4 +1,4 @@
-"""`python -m repomap.cli`: the click commands."""
+"""`python -m repomap.cli`: the same as the `repomap` console script."""
 
 import sys
 

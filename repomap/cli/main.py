@@ -1,12 +1,16 @@
 """The `repomap` command: parse arguments, call the library, print (rich for people, --json for programs).
 
-The one place the CLI turns RepomapError into `error: …` and an exit code. Heavy modules (rich,
-tree-sitter) are imported inside the commands that need them, so queries start fast.
+The one place the CLI turns RepomapError into `error: …` and an exit code, and its only argument
+parser: the `repomap` console script, `python -m repomap` and `python -m repomap.cli` all run
+`main` below. Start-up time is the cost of this module's imports, so it imports only click and
+what every command needs; everything else (rich, sqlite_utils, tree-sitter, the search and index
+modules, mcp) is imported inside the command that uses it. `search-text`, which agents and
+editors run most, then costs click plus the search itself: click adds ~7 ms to a ~42 ms
+`search-text … --json` (2 cores), the price of one parser instead of a hand-written second one.
 """
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,12 +18,88 @@ from typing import Any
 import click
 
 from repomap import config
-from repomap.cli import common as cli_common
-from repomap.cli.common import INTERRUPTED, error_line, undecodable
+from repomap.cli.shared import db_option, print_json, root_option
 from repomap.errors import ExitCode, RepomapError
+
+# search-text's --type, in the order --help lists them, and its --limit bounds: the values of
+# repomap.search.text (ELEMENT_TYPES, MAX_LIMIT), which is not imported before a search runs
+ELEMENT_TYPE_CHOICES = ("comment", "docstring", "string_literal", "all")
+MAX_LIMIT = 1000
+DEFAULT_LIMIT = 20
+INTERRUPTED = "interrupted; the index keeps every file written so far"
+
+
+def one_line(message: str) -> str:
+    """An error on one line: the user's text inside it may hold line breaks or terminal
+    escapes, shown escaped (`\\n`, `\\x1b`) so they cannot forge more output."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
+
+
+def error_line(message: str) -> str:
+    """The line the CLI prints for an error, on stderr."""
+    return f"error: {one_line(message)}"
+
+
+def undecodable(text: str) -> bool:
+    """An argument whose argv bytes were not UTF-8 (Python hands them over as surrogates)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+class Commands(dict):
+    """A group's command table, name -> click.Command, that adds the commands defined in
+    repomap/cli/commands.py, importing it, the first time a name it does not hold yet is looked
+    up, or the table is listed (--help, a typo's suggestions, shell completion).
+
+    So `search-text`, the command agents and editors run most, starts without setting up the
+    other commands' ~60 options (~1 ms of its start-up).
+    """
+
+    complete = False  # commands.py's commands are in
+
+    def _all(self) -> Commands:
+        if not self.complete:
+            from repomap.cli import commands
+
+            for value in vars(commands).values():
+                if isinstance(value, click.Command):
+                    dict.__setitem__(self, value.name, value)
+            self.complete = True
+        return self
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return dict.get(self if dict.__contains__(self, name) else self._all(), name, default)
+
+    def __getitem__(self, name: str) -> Any:
+        return dict.__getitem__(self if dict.__contains__(self, name) else self._all(), name)
+
+    def __contains__(self, name: object) -> bool:
+        return dict.__contains__(self, name) or dict.__contains__(self._all(), name)
+
+    def __iter__(self) -> Any:
+        return dict.__iter__(self._all())
+
+    def __len__(self) -> int:
+        return dict.__len__(self._all())
+
+    def keys(self) -> Any:
+        return dict.keys(self._all())
+
+    def values(self) -> Any:
+        return dict.values(self._all())
+
+    def items(self) -> Any:
+        return dict.items(self._all())
 
 
 class Group(click.Group):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.commands = Commands(self.commands)
+
     def main(self, *args: Any, **kwargs: Any) -> Any:
         """Click's usage errors as one line too: `error: …`, exit 2, no usage block."""
         argv = kwargs.get("args", args[0] if args else None)
@@ -55,461 +135,7 @@ def main() -> None:
     """repomap: an offline index of symbols, comments, docstrings and strings in a repository."""
 
 
-def _print_json(value: Any) -> None:
-    click.echo(json.dumps(value, ensure_ascii=False, indent=2))
-
-
-@main.command()
-@click.argument("root", required=False, type=click.Path(file_okay=False, path_type=Path))
-@click.option(
-    "--db",
-    "db_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Index file (default ROOT/.repomap/index.db).",
-)
-@click.option("--force", is_flag=True, help="Re-read every file, even unchanged ones.")
-@click.option(
-    "--max-file-size",
-    type=click.IntRange(min=1),
-    help="Skip files larger than this many bytes (default 2 MiB).",
-)
-@click.option(
-    "--workers",
-    type=click.IntRange(min=1),
-    help="Extraction processes (default: 2, or the CPU count if lower).",
-)
-@click.option(
-    "--no-redact",
-    is_flag=True,
-    help="Keep credentials found in strings and comments (they are [REDACTED] by default).",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def index(
-    root: Path | None,
-    db_path: Path | None,
-    force: bool,
-    max_file_size: int | None,
-    workers: int | None,
-    no_redact: bool,
-    as_json: bool,
-) -> None:
-    """Index ROOT (default: the current directory), incrementally."""
-    from repomap.index import pipeline as indexer
-
-    if root is not None and not root.is_dir():
-        raise click.BadParameter(f"{root} is not a directory", param_hint="ROOT")
-    settings = config.resolve(
-        root, db_path, max_file_size, workers, redact=False if no_redact else None
-    )
-    if as_json or not sys.stderr.isatty():
-        summary = indexer.run(settings, force=force)
-    else:
-        summary = _index_with_progress(indexer, settings, force)
-    if as_json:
-        _print_json(summary.as_dict())
-    else:
-        from repomap.cli.render_index import print_index_summary
-
-        print_index_summary(summary)
-
-
-def _index_with_progress(indexer: Any, settings: config.Settings, force: bool) -> Any:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
-    with Progress(
-        "[progress.description]{task.description}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        transient=True,
-    ) as bar:
-        task = bar.add_task("indexing", total=None)
-
-        def advance(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
-        return indexer.run(settings, force=force, progress=advance)
-
-
-@main.command()
-@click.option(
-    "--db",
-    "db_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Index file (default ./.repomap/index.db).",
-)
-@click.option(
-    "--root",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Repository root whose default index to migrate.",
-)
-@click.option("--to", "to_version", type=int, help="Stop at this schema version (e.g. 4).")
-def migrate(db_path: Path | None, root: Path | None, to_version: int | None) -> None:
-    """Create or upgrade an index's schema in place (each step one transaction)."""
-    from repomap import store
-
-    settings = config.resolve(root, db_path)
-    if to_version is not None and not 4 <= to_version <= store.SCHEMA_VERSION:
-        raise click.BadParameter(
-            f"must be between 4 and {store.SCHEMA_VERSION}", param_hint="--to"
-        )
-    db = store.open_index(settings.db_path, migrate_to=to_version)
-    version = db.conn.execute("PRAGMA user_version").fetchone()[0]
-    db.conn.close()
-    click.echo(f"{settings.db_path}: schema v{version}")
-
-
-# --- the gateway: outline / show / open / sources / files / search-docs (repomap/gateway.py,
-# repomap/docs.py); every path argument goes through gateway.resolve_path ---------------------
-
-
-def _root_option(command: Any) -> Any:
-    return click.option(
-        "--root",
-        type=click.Path(file_okay=False, path_type=Path),
-        help="Repository root (default: REPOMAP_ROOT or the current directory).",
-    )(command)
-
-
-def _db_option(command: Any) -> Any:
-    return click.option(
-        "--db",
-        "db_path",
-        type=click.Path(dir_okay=False, path_type=Path),
-        help="Index file (default ROOT/.repomap/index.db).",
-    )(command)
-
-
-def _max_lines_option(command: Any) -> Any:
-    return click.option(
-        "--max-lines",
-        type=click.IntRange(min=0),
-        help="Show at most N lines, then `... (N more lines)`.",
-    )(command)
-
-
-def _echo_text(text: str) -> None:
-    click.echo(text, nl=False)
-
-
-def _indexed_root(db: Any, settings: config.Settings) -> Path:
-    """The tree the index was built from (so --db works from anywhere), else ROOT."""
-    from repomap.store import indexed_root
-
-    return indexed_root(db, settings.root)
-
-
-def _as_dict(value: Any) -> Any:
-    if hasattr(value, "_asdict"):  # the search path's records are NamedTuples (start-up time)
-        return value._asdict()
-    from dataclasses import asdict
-
-    return asdict(value)
-
-
-@main.command()
-@click.argument("path", required=False)
-@click.option("--level", type=click.IntRange(min=1), help="Heading levels / symbol depth to show.")
-@_max_lines_option
-@click.option("--json", "as_json", is_flag=True, help="Print the outline as JSON.")
-@_root_option
-@_db_option
-def outline(
-    path: str | None,
-    level: int | None,
-    max_lines: int | None,
-    as_json: bool,
-    root: Path | None,
-    db_path: Path | None,
-) -> None:
-    """Headings of Markdown files and symbols of code files under PATH (default: all), per file."""
-    from repomap.cli.render_gateway import outline_text
-    from repomap.gateway import files as gateway
-    from repomap.store import reading as searching
-
-    settings = config.resolve(root, db_path, find_index=True)
-    with searching(settings.db_path) as db:  # no sqlite_utils: queries start faster
-        result = gateway.outline(db, _indexed_root(db, settings), path, level)
-    if result.changed:
-        shown = ", ".join(result.changed[:5]) + (", …" if len(result.changed) > 5 else "")
-        click.echo(
-            f"warning: {len(result.changed)} files changed since they were indexed ({shown}); "
-            "run `repomap index` for their current outline",
-            err=True,
-        )
-    if as_json:
-        _print_json(_as_dict(result))
-    else:
-        _echo_text(outline_text(result, max_lines))
-
-
-@main.command()
-@click.argument("name", required=False)
-@click.option("--section", "heading", help="A Markdown heading (case-insensitive; ` — …` dropped).")
-@click.option(
-    "--file",
-    "file",
-    help="Only this file: the symbol's (a path, folder, tail or glob) or the Markdown one.",
-)
-@_max_lines_option
-@click.option(
-    "--context",
-    is_flag=True,
-    help="Symbols: add leading comments/decorators, enclosing headers, used imports.",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the section and its matches as JSON.")
-@_root_option
-@_db_option
-def show(
-    name: str | None,
-    heading: str | None,
-    file: str | None,
-    max_lines: int | None,
-    context: bool,
-    as_json: bool,
-    root: Path | None,
-    db_path: Path | None,
-) -> None:
-    """Show a symbol's source (NAME) or a Markdown section (--section HEADING)."""
-    from repomap.index import docs
-    from repomap.store import reading as searching
-
-    if heading is None:
-        if name is None:
-            raise click.UsageError("give a symbol NAME or --section HEADING")
-        _show_symbol(name, file, max_lines, context, as_json, root, db_path)
-        return
-    if name is not None:
-        raise click.UsageError("give either a symbol NAME or --section HEADING, not both")
-    settings = config.resolve(root, db_path, find_index=True)
-    with searching(settings.db_path) as db:  # no sqlite_utils: queries start faster
-        view = docs.show_section(db, _indexed_root(db, settings), heading, file, max_lines)
-    if view.ambiguous:
-        click.echo(f'warning: multiple matches for "{view.query}"; showing first', err=True)
-    if as_json:
-        _print_json(_as_dict(view))
-    else:
-        _echo_text(view.content)
-
-
-def _show_symbol(
-    name: str,
-    file: str | None,
-    max_lines: int | None,
-    context: bool,
-    as_json: bool,
-    root: Path | None,
-    db_path: Path | None,
-) -> None:
-    from repomap.gateway.show import get_symbol_content
-
-    content = get_symbol_content(
-        config.resolve(root, db_path, find_index=True), name, file, max_lines, context
-    )
-    if content.warning:
-        click.echo(f"warning: {content.warning}", err=True)
-    if as_json:
-        _print_json(content.as_dict())
-    else:
-        _echo_text(content.as_text())
-
-
-@main.command("search-docs")
-@click.argument("query")
-@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print the hits as JSON.")
-@_root_option
-@_db_option
-def search_docs(
-    query: str, limit: int, as_json: bool, root: Path | None, db_path: Path | None
-) -> None:
-    """Search Markdown sections and .txt files (bare words ANDed, porter stemming), best first."""
-    from repomap.cli.render_gateway import search_docs_text
-    from repomap.index import docs
-    from repomap.store import reading as searching
-
-    settings = config.resolve(root, db_path, find_index=True)
-    with searching(settings.db_path) as db:  # no sqlite_utils: queries start faster
-        result = docs.search_docs(db, _indexed_root(db, settings), query, limit)
-    if result.ignored:
-        click.echo(
-            f"warning: left out of the search (no letters or digits): {' '.join(result.ignored)}",
-            err=True,
-        )
-    if result.stale_files:
-        click.echo(
-            f"warning: {', '.join(result.stale_files)} changed since indexing (line numbers "
-            "left out); run `repomap index`",
-            err=True,
-        )
-    if as_json:
-        _print_json([_as_dict(hit) for hit in result.hits])
-    else:
-        _echo_text(search_docs_text(result))
-
-
-@main.command("open")
-@click.argument("path")
-@_max_lines_option
-@_root_option
-def open_(path: str, max_lines: int | None, root: Path | None) -> None:
-    """Print a file inside ROOT as it is."""
-    from repomap.gateway import files as gateway
-
-    view = gateway.open_file(config.resolve(root).root, path, max_lines)
-    stdout = sys.stdout.buffer  # click.get_binary_stream is deprecated (Click 9 drops it)
-    stdout.write(view.content)
-    if view.more_lines:
-        if view.content and not view.content.endswith(b"\n"):
-            stdout.write(b"\n")
-        stdout.write(f"... ({view.more_lines} more lines)\n".encode())
-    stdout.flush()
-
-
-@main.command()
-@click.option("--dir", "directory", help="List this directory (inside ROOT) instead of ROOT.")
-@click.option("--depth", type=click.IntRange(min=1), help="Levels to expand (default: what fits).")
-@click.option(
-    "--pattern", help="Only files matching this glob (on the name; on the path if it has /)."
-)
-@click.option("--limit", type=click.IntRange(min=1), default=100, show_default=True)
-@click.option(
-    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
-)
-@_root_option
-def sources(
-    directory: str | None,
-    depth: int | None,
-    pattern: str | None,
-    limit: int,
-    fmt: str,
-    root: Path | None,
-) -> None:
-    """The files under ROOT as a tree (ignore rules applied), directories first."""
-    from repomap.cli.render_gateway import sources_text
-    from repomap.gateway import files as gateway
-
-    tree = gateway.sources(config.resolve(root).root, directory, depth, pattern, limit)
-    if fmt == "json":
-        _print_json(_as_dict(tree) | {"truncated": tree.truncated})
-    else:
-        _echo_text(sources_text(tree))
-
-
-@main.command()
-@click.argument("query")
-@click.option("--limit", type=click.IntRange(min=1), default=100, show_default=True)
-@click.option("--ignore-case", "-i", is_flag=True, help="Match regardless of case.")
-@click.option("--json", "as_json", is_flag=True, help="Print paths and a `truncated` flag as JSON.")
-@_root_option
-def files(query: str, limit: int, ignore_case: bool, as_json: bool, root: Path | None) -> None:
-    """Files whose name contains QUERY (a literal substring; on the path if it contains /)."""
-    from repomap.cli.render_gateway import files_text
-    from repomap.gateway import files as gateway
-
-    found = gateway.find_files(config.resolve(root).root, query, limit, ignore_case)
-    if as_json:
-        _print_json(
-            {
-                "query": found.query,
-                "files": found.paths,
-                "total": found.total,
-                "truncated": found.truncated,
-            }
-        )
-    else:
-        _echo_text(files_text(found))
-
-
-# --- symbols and the repo map (repomap/symbols.py, repomap/maps.py) ----------------------------
-
-
-@main.command("symbols")
-@click.argument("query")
-@click.option("--kind", help="Only this kind: class function method struct enum trait impl ...")
-@click.option(
-    "--language", type=click.Choice(["python", "rust", "cpp"]), help="Only this language."
-)
-@click.option("--path", help="Only files under this path (a file, folder, path tail or glob).")
-@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print the matches as JSON.")
-@_root_option
-@_db_option
-def symbols_(
-    query: str,
-    kind: str | None,
-    language: str | None,
-    path: str | None,
-    limit: int,
-    as_json: bool,
-    root: Path | None,
-    db_path: Path | None,
-) -> None:
-    """Find definitions by name: exact, then prefix, substring, fuzzy; most used first."""
-    from repomap.search.symbols import search_symbols
-    from repomap.store import reading
-
-    settings = config.resolve(root, db_path, find_index=True)
-    with reading(settings.db_path) as db:
-        hits = search_symbols(db, query, kind, language, path, limit)
-    if as_json:
-        _print_json([_as_dict(hit) for hit in hits])
-        return
-    if not hits:
-        click.echo(f"no symbol matches {query!r}", err=True)
-    for hit in hits:
-        doc = f"  # {hit.doc}" if hit.doc else ""
-        click.echo(
-            f"{hit.file_path}:{hit.line_number}-{hit.end_line}  {hit.kind} {hit.qualified_name}"
-            f"  {hit.signature}{doc}"
-        )
-
-
-@main.command("map")
-@click.option(
-    "--tokens",
-    type=click.IntRange(min=32),
-    default=1024,
-    show_default=True,
-    help="Hard maximum size of the map, in estimated tokens.",
-)
-@click.option(
-    "--focus", multiple=True, help="A file you work on (repeatable): rank toward it, leave it out."
-)
-@click.option(
-    "--mention", multiple=True, help="An identifier or file name (repeatable): rank toward it."
-)
-@click.option(
-    "--json", "as_json", is_flag=True, help="Print the ranked files and symbols with scores."
-)
-@_root_option
-@_db_option
-def map_(
-    tokens: int,
-    focus: tuple[str, ...],
-    mention: tuple[str, ...],
-    as_json: bool,
-    root: Path | None,
-    db_path: Path | None,
-) -> None:
-    """The most important files and signatures of the repository, within --tokens."""
-    from repomap.maps.repo_map import repo_map
-    from repomap.store import reading
-
-    settings = config.resolve(root, db_path, find_index=True)
-    with reading(settings.db_path) as db:
-        result = repo_map(db, tokens, focus, mention)
-    if result.unmatched_mentions:
-        click.echo(
-            f"warning: no symbol or file matches {', '.join(result.unmatched_mentions)}", err=True
-        )
-    if as_json:
-        _print_json(result.as_dict())
-    else:
-        _echo_text(result.text)
-
-
-# --- search-text and stats (repomap/query.py, repomap/searchlog.py) ---------------------------
+# --- search-text (repomap/search/text.py); every other command is in repomap/cli/commands.py ---
 
 
 @main.command("search-text", context_settings={"ignore_unknown_options": True})
@@ -517,16 +143,13 @@ def map_(
 @click.option(
     "--type",
     "element_type",
-    type=click.Choice(cli_common.ELEMENT_TYPE_CHOICES),
+    type=click.Choice(ELEMENT_TYPE_CHOICES),
     default="all",
     show_default=True,
     help="Which elements to search.",
 )
 @click.option(
-    "--limit",
-    type=click.IntRange(1, cli_common.MAX_LIMIT),
-    default=cli_common.DEFAULT_LIMIT,
-    show_default=True,
+    "--limit", type=click.IntRange(1, MAX_LIMIT), default=DEFAULT_LIMIT, show_default=True
 )
 @click.option("--path", help="A path prefix (src/db/) or a glob (**/*.rs, *_test.py).")
 @click.option("--lang", "language", help="python, rust or cpp.")
@@ -535,8 +158,8 @@ def map_(
     "-i", "--ignore-case", is_flag=True, help="With --literal: ignore case (words always do)."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
-@_db_option
-@_root_option
+@db_option
+@root_option
 def search_text(
     query: str,
     element_type: str,
@@ -550,87 +173,21 @@ def search_text(
     root: Path | None,
 ) -> None:
     """Search comments, docstrings and string literals: words, "phrases", AND/OR/NOT, prefix*."""
-    # repomap/fastcli.py reads these same options without click (keep the two in step) and
-    # runs the same function.
-    cli_common.search_text(
-        query, element_type, limit, path, language, literal, ignore_case, as_json, db_path, root,
-        echo=click.echo,
-    )  # fmt: skip
+    from repomap.search.text import search_text as run_search
+    from repomap.store import reading as searching
 
-
-@main.command()
-@click.option("--top", type=click.IntRange(1, 1000), default=10, show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-@_db_option
-@_root_option
-def stats(top: int, as_json: bool, db_path: Path | None, root: Path | None) -> None:
-    """Summarize the search log: frequent queries, queries with no results, latency, MCP tools."""
-    from repomap.search import log as searchlog
-
-    index = config.resolve(root, db_path, find_index=True).db_path
-    summary = searchlog.summarize(index, top)
-    tools = searchlog.summarize_tools(index)
+    settings = config.resolve(root, db_path, find_index=True)
+    with searching(settings.db_path) as db:  # no sqlite_utils: queries start faster
+        result = run_search(
+            db, query, element_type, limit, path, language,
+            "literal" if literal else "fts", ignore_case, log=settings.search_log,
+        )  # fmt: skip
     if as_json:
-        _print_json(summary.as_dict() | {"tools": [_as_dict(usage) for usage in tools]})
+        print_json(result.as_dict())
         return
-    from repomap.cli.render_search import print_stats, print_tool_stats
+    from repomap.cli.render_search import print_search  # rich: for people only
 
-    print_stats(summary)
-    print_tool_stats(tools)
-
-
-# --- the MCP server (repomap/mcp_server.py) ----------------------------------------------------
-
-
-@main.command("mcp")
-@click.option(
-    "--root",
-    "roots",
-    multiple=True,
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="A repository the tools may read (repeatable; default: REPOMAP_ROOT or the current "
-    "directory). Nothing outside the roots is served.",
-)
-@click.option(
-    "--db",
-    "db_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Index file, with a single root (default ROOT/.repomap/index.db).",
-)
-@click.option(
-    "--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True
-)
-@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP: address to bind.")
-@click.option(
-    "--port", type=click.IntRange(1, 65535), default=8765, show_default=True, help="HTTP: port."
-)
-@click.option(
-    "--no-refresh",
-    is_flag=True,
-    help="Never update the index (read-only); by default changed files are re-indexed first.",
-)
-def mcp(
-    roots: tuple[Path, ...],
-    db_path: Path | None,
-    transport: str,
-    host: str,
-    port: int,
-    no_refresh: bool,
-) -> None:
-    """Serve repomap's tools to AI agents over MCP (stdio, or streamable HTTP at /mcp)."""
-    from repomap.serve.mcp_server import build_server, run
-
-    if db_path is not None and len(roots) > 1:
-        raise click.UsageError(
-            "--db takes a single --root; several roots each keep their own index"
-        )
-    if len(roots) > 1:  # REPOMAP_DB cannot name one index for several roots
-        settings = [config.resolve(r, config.default_db_path(r.resolve())) for r in roots]
-    else:
-        settings = [config.resolve(roots[0] if roots else None, db_path)]
-    if transport == "http" and host not in ("127.0.0.1", "localhost", "::1"):
-        click.echo(f"warning: serving on {host} without authentication", err=True)
-    run(build_server(settings, refresh=not no_refresh), transport, host, port)
+    print_search(result)
 
 
 if __name__ == "__main__":

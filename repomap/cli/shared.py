@@ -1,0 +1,30 @@
+"""What several commands share: the --root and --db options, and the JSON printer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+
+def print_json(value: Any) -> None:
+    click.echo(json.dumps(value, ensure_ascii=False, indent=2))
+
+
+def root_option(command: Any) -> Any:
+    return click.option(
+        "--root",
+        type=click.Path(file_okay=False, path_type=Path),
+        help="Repository root (default: REPOMAP_ROOT or the current directory).",
+    )(command)
+
+
+def db_option(command: Any) -> Any:
+    return click.option(
+        "--db",
+        "db_path",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="Index file (default ROOT/.repomap/index.db).",
+    )(command)
