@@ -12,7 +12,7 @@ from repomap.gateway.files import truncate
 
 if TYPE_CHECKING:  # docs.py imports the database layer; sources and files never need it
     from repomap.gateway.files import FileMatches, Outline, SourceTree
-    from repomap.index.docs import DocSearch
+    from repomap.search.docs import DocSearch
 
 INDENT = "  "
 
