@@ -117,7 +117,9 @@ def parse(raw: str | None, root: Path | str | None = None) -> PathFilter | None:
     if ".." in text.split("/"):
         from repomap.errors import OutsideRoot
 
-        raise OutsideRoot(f"{raw} leads outside the root: a path filter is relative to the root")
+        raise OutsideRoot(
+            f"{raw} is outside the repository root; a path filter is relative to the root"
+        )
     if is_glob(text):
         return PathFilter(text, glob=True, anchored=text.startswith("/"), folder_only=False)
     anchored = text.startswith("/")

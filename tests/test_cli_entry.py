@@ -107,8 +107,8 @@ def test_a_search_for_people_adds_only_rich(root: Path) -> None:
 
 
 def test_every_option_and_its_equals_form_give_the_same_results(root: Path) -> None:
-    spaced = ["TODO", "--type", "comment", "--limit", "1", "--path", "src/o", "--lang", "python"]
-    joined = ["TODO", "--type=comment", "--limit=1", "--path=src/o", "--lang=python"]
+    spaced = ["TODO", "--type", "comment", "--limit", "1", "--path", "other.py", "--lang", "python"]
+    joined = ["TODO", "--type=comment", "--limit=1", "--path=other.py", "--lang=python"]
     for args in (spaced, joined):
         done = run(["search-text", *args, "--json", f"--root={root}"])
         assert done.code == 0, done.stderr

@@ -40,7 +40,7 @@ def test_json_output_has_the_documented_shape(root: Path) -> None:
 
 
 def test_every_option_reaches_the_search(root: Path) -> None:
-    done = search(root, "TODO", "--type", "comment", "--limit", "1", "--path", "src/o", "--lang",
+    done = search(root, "TODO", "--type", "comment", "--limit", "1", "--path", "other.py", "--lang",
                   "python", "--json")  # fmt: skip
     data = json.loads(done.stdout)
     assert [(r["file_path"], r["element_type"]) for r in data["results"]] == [
