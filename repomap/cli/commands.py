@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from repomap import config
-from repomap.cli.shared import db_option, print_json, root_option
+from repomap.cli.shared import PATH_FILTER_HELP, db_option, path_option, print_json, root_option
 
 # --- index and migrate (repomap/index/pipeline.py, repomap/store/) ------------------------------
 
@@ -186,7 +186,7 @@ def outline(
 @click.option(
     "--file",
     "file",
-    help="Only this file: the symbol's (a path, folder, tail or glob) or the Markdown one.",
+    help="Only these files (a folder, a file, a path tail or a glob), for the symbol or the section.",
 )
 @_max_lines_option
 @click.option(
@@ -254,11 +254,17 @@ def _show_symbol(
 @click.command("search-docs")
 @click.argument("query")
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
+@path_option
 @click.option("--json", "as_json", is_flag=True, help="Print the hits as JSON.")
 @root_option
 @db_option
 def search_docs(
-    query: str, limit: int, as_json: bool, root: Path | None, db_path: Path | None
+    query: str,
+    limit: int,
+    path: str | None,
+    as_json: bool,
+    root: Path | None,
+    db_path: Path | None,
 ) -> None:
     """Search Markdown sections and .txt files (bare words ANDed, porter stemming), best first."""
     from repomap.cli.render_gateway import search_docs_text
@@ -267,7 +273,7 @@ def search_docs(
 
     settings = config.resolve(root, db_path, find_index=True)
     with searching(settings.db_path) as db:  # no sqlite_utils: queries start faster
-        result = run_search(db, _indexed_root(db, settings), query, limit)
+        result = run_search(db, _indexed_root(db, settings), query, limit, path)
     if result.ignored:
         click.echo(
             f"warning: left out of the search (no letters or digits): {' '.join(result.ignored)}",
@@ -306,9 +312,7 @@ def open_(path: str, max_lines: int | None, root: Path | None) -> None:
 @click.command()
 @click.option("--dir", "directory", help="List this directory (inside ROOT) instead of ROOT.")
 @click.option("--depth", type=click.IntRange(min=1), help="Levels to expand (default: what fits).")
-@click.option(
-    "--pattern", help="Only files matching this glob (on the name; on the path if it has /)."
-)
+@click.option("--pattern", help=PATH_FILTER_HELP)
 @click.option("--limit", type=click.IntRange(min=1), default=100, show_default=True)
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
@@ -337,14 +341,17 @@ def sources(
 @click.argument("query")
 @click.option("--limit", type=click.IntRange(min=1), default=100, show_default=True)
 @click.option("--ignore-case", "-i", is_flag=True, help="Match regardless of case.")
+@path_option
 @click.option("--json", "as_json", is_flag=True, help="Print paths and a `truncated` flag as JSON.")
 @root_option
-def files(query: str, limit: int, ignore_case: bool, as_json: bool, root: Path | None) -> None:
+def files(
+    query: str, limit: int, ignore_case: bool, path: str | None, as_json: bool, root: Path | None
+) -> None:
     """Files whose name contains QUERY (a literal substring; on the path if it contains /)."""
     from repomap.cli.render_gateway import files_text
     from repomap.gateway import files as gateway
 
-    found = gateway.find_files(config.resolve(root).root, query, limit, ignore_case)
+    found = gateway.find_files(config.resolve(root).root, query, limit, ignore_case, path)
     if as_json:
         print_json(
             {
@@ -367,7 +374,7 @@ def files(query: str, limit: int, ignore_case: bool, as_json: bool, root: Path |
 @click.option(
     "--language", type=click.Choice(["python", "rust", "cpp"]), help="Only this language."
 )
-@click.option("--path", help="Only files under this path (a file, folder, path tail or glob).")
+@path_option
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the matches as JSON.")
 @root_option

@@ -18,7 +18,7 @@ from typing import Any
 import click
 
 from repomap import config
-from repomap.cli.shared import db_option, print_json, root_option
+from repomap.cli.shared import db_option, path_option, print_json, root_option
 from repomap.errors import ExitCode, RepomapError
 
 # search-text's --type, in the order --help lists them, and its --limit bounds: the values of
@@ -151,7 +151,7 @@ def main() -> None:
 @click.option(
     "--limit", type=click.IntRange(1, MAX_LIMIT), default=DEFAULT_LIMIT, show_default=True
 )
-@click.option("--path", help="A path prefix (src/db/) or a glob (**/*.rs, *_test.py).")
+@path_option
 @click.option("--lang", "language", help="python, rust or cpp.")
 @click.option("--literal", is_flag=True, help="Exact, case-sensitive text instead of words.")
 @click.option(

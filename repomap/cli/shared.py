@@ -1,4 +1,4 @@
-"""What several commands share: the --root and --db options, and the JSON printer."""
+"""What several commands share: the --root, --db and --path options, and the JSON printer."""
 
 from __future__ import annotations
 
@@ -28,3 +28,14 @@ def db_option(command: Any) -> Any:
         type=click.Path(dir_okay=False, path_type=Path),
         help="Index file (default ROOT/.repomap/index.db).",
     )(command)
+
+
+# One help text for every option that takes a path filter: repomap/paths.py is its meaning.
+PATH_FILTER_HELP = (
+    "Only these files: a folder (src/db/), a file, a path tail (default.py, _transports/) "
+    "or a glob (**/tests/**, *.rs)."
+)
+
+
+def path_option(command: Any) -> Any:
+    return click.option("--path", "path", help=PATH_FILTER_HELP)(command)

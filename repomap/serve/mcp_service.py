@@ -185,12 +185,15 @@ class Service:
         # One search per root, for one more than asked: that one tells whether more exist.
         # (Counting them all would mean a second, wider search, which doubled the call's cost;
         # and search_symbols orders its tail by what its limit lets it see.)
+        # At the largest limit there is no room for the one more: a full page then says "maybe
+        # more" (truncated, not exact) rather than asking past the bound (an error, before).
+        probe = min(limit + 1, symbols.MAX_LIMIT)
         found: list[tuple[Root, symbols.SymbolHit]] = []
         truncated = False
         for root, path_filter in scopes:
             with self.reading(root) as db:
-                hits = symbols.search_symbols(db, query, kind, language, path_filter, limit + 1)
-            truncated = truncated or len(hits) > limit
+                hits = symbols.search_symbols(db, query, kind, language, path_filter, probe)
+            truncated = truncated or len(hits) > limit or (probe == limit == len(hits))
             found.extend((root, hit) for hit in hits[:limit])
         if self.roots.multi:
             found.sort(key=lambda pair: _symbol_order(pair[1]))
