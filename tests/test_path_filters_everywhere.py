@@ -39,7 +39,7 @@ def _code(rel_path: str) -> str:
     )
 
 
-FILES = {**{p: _code(p) for p in CODE}, **{p: "# Marker\n\nThe marker text.\n" for p in DOCS}}
+FILES = {**{p: _code(p) for p in CODE}, **dict.fromkeys(DOCS, "# Marker\n\nThe marker text.\n")}
 
 # filter -> the files it names (code and docs), per repomap/paths.py
 TABLE = {
