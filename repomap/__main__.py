@@ -1,7 +1,7 @@
-"""`python -m repomap`: the same as the `repomap` console script and `python -m repomap.cli`."""
+"""`python -m repomap`: the same as the `repomap` console script (search-text's fast path)."""
 
 import sys
 
-from repomap.cli.main import main
+from repomap.cli.fastpath import main
 
 sys.exit(main())

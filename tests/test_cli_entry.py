@@ -1,10 +1,12 @@
-"""`repomap search-text` as the console script runs it: `python -m repomap`, the same `main` as the
-`repomap` script and `python -m repomap.cli`, in subprocesses on one index.
+"""`repomap search-text` as the console script runs it (`python -m repomap`: the fast path) and
+as click runs it (`python -m repomap.cli`), in subprocesses on one index.
 
-The CLI has one parser, the click commands of repomap/cli/; these tests pin what a search reads
-from its arguments, prints and exits with, and (through `-X importtime`) that it starts without
-the modules it does not need: rich for --json, sqlite_utils, tree-sitter, numpy, mcp, and the
-other commands' definitions.
+The CLI has one definition, the click commands of repomap/cli/; the fast path reads
+search-text's options from a table generated from it. These tests pin that the table is the
+definition, that both paths answer every argument list alike, what a search reads from its
+arguments, prints and exits with, and (through `-X importtime`) that it starts without the
+modules it does not need: click on the fast path, rich for --json, sqlite_utils, tree-sitter,
+numpy, mcp, and the other commands' definitions.
 """
 
 from __future__ import annotations
@@ -73,29 +75,65 @@ def run(
 
 
 def _comparable(output: str) -> str:
-    """The output without what changes from run to run: took_ms, and `(1.2 ms)` in the footer."""
+    """The output without what changes from run to run (took_ms, `(1.2 ms)` in the footer) or
+    with the module run (the program name in a usage line)."""
     output = re.sub(r'^  "took_ms": [0-9.e+-]+,$', '  "took_ms": …,', output, flags=re.MULTILINE)
+    output = output.replace("python -m repomap.cli ", "python -m repomap ")  # the usage line
     return re.sub(r"\(\d+\.\d ms\)", "(… ms)", output)
 
 
-def test_the_script_and_both_modules_run_the_one_click_main(root: Path) -> None:
+# Argument lists the fast path reads itself, and ones it hands to click (--help, a repeated
+# option, `--`, a refused value, a short-option cluster, a flag given a value, ...).
+SAME_ANSWER = [
+    ["pool", "--json"],
+    ["TODO"],
+    ['"unclosed'],
+    ["TODO", "--type=comment", "--limit=1", "--path=other.py", "--lang=python", "--json"],
+    ["TODO", "--type", "comment", "--limit", "+1", "--json"],
+    ["failed TO open", "--literal", "-i", "--json"],
+    ["failed TO open", "--ignore-case", "--literal"],
+    ["pool", "--path", "--json"],
+    ["pool", "--limit", "1", "--limit", "2", "--json"],
+    ["--", "->", "--literal", "--json"],
+    ["pool", "--limit", "0"],
+    ["pool", "--type", "Comment"],
+    ["pool", "--json=1"],
+    ["pool", "-ij"],
+    ["pool", "--lang", "java"],
+    ["pool", "--nope"],
+    ["pool", "extra"],
+    ["--help"],
+]
+
+
+@pytest.mark.parametrize("args", SAME_ANSWER, ids=lambda args: " ".join(args))
+def test_the_fast_path_answers_as_click_does(root: Path, args: list[str]) -> None:
+    argv = ["search-text", *args, "--root", str(root)]
+    fast, click_path = run(argv), run(argv, module="repomap.cli")
+    assert (fast.code, _comparable(fast.stdout), _comparable(fast.stderr)) == (
+        click_path.code, _comparable(click_path.stdout), _comparable(click_path.stderr)
+    )  # fmt: skip
+    assert "click" in click_path.imported
+
+
+def test_the_script_is_the_fast_path_and_its_table_is_the_click_definition() -> None:
+    from repomap.cli import search_text_spec, spec
+
     pyproject = (REPO / "pyproject.toml").read_text()
     scripts = pyproject.split("[project.scripts]\n", 1)[1].split("\n\n", 1)[0]
-    assert scripts == 'repomap = "repomap.cli.main:main"'
-    for args in (["search-text", "pool", "--json", "--root", str(root)],
-                 ["search-text", "TODO", "--root", str(root)],
-                 ["search-text", '"unclosed', "--root", str(root)]):  # fmt: skip
-        entry, package = run(args), run(args, module="repomap.cli")
-        assert (entry.code, _comparable(entry.stdout), _comparable(entry.stderr)) == (
-            package.code, _comparable(package.stdout), _comparable(package.stderr)
-        )  # fmt: skip
+    assert scripts == 'repomap = "repomap.cli.fastpath:main"'
+    generated = spec.spec_of(cli.main.commands["search-text"])
+    assert generated == search_text_spec.SPEC, "run `python -m repomap.cli.spec`"
+    committed = (REPO / "repomap" / "cli" / "search_text_spec.py").read_text()
+    assert committed == spec.source(generated)
 
 
 def test_a_json_search_imports_only_what_it_needs(root: Path) -> None:
     done = run(["search-text", "connection pool", "--json", "--root", str(root)])
     assert (done.code, done.stderr) == (0, "")
     assert [hit["line_number"] for hit in json.loads(done.stdout)["results"]] == [3]
-    assert {"click", "repomap.cli.main", "repomap.search.text"} <= done.imported
+    assert {"repomap.cli.fastpath", "repomap.search.text"} <= done.imported
+    assert "click" not in done.imported  # the fast path read the arguments
     assert "rich" not in done.imported  # rich is for people
     assert done.heavy() == set()
 
@@ -277,13 +315,15 @@ def test_an_interrupted_search_says_so_in_one_line(root: Path) -> None:
         "    raise KeyboardInterrupt\n"
         "text.search_text = interrupted\n"
         f"sys.argv = ['repomap', 'search-text', 'pool', '--json', '--root', {str(root)!r}]\n"
-        "from repomap.cli.main import main\n"
+        "from repomap.cli.MODULE import main\n"
         "sys.exit(main())\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env={**os.environ, "REPOMAP_SEARCH_LOG": "0"})  # fmt: skip
-    assert (done.returncode, done.stdout) == (130, "")
-    assert done.stderr == f"error: {cli.INTERRUPTED}\n"
+    for module in ("main", "fastpath"):
+        done = subprocess.run([sys.executable, "-c", code.replace("MODULE", module)],
+                              capture_output=True, text=True,
+                              env={**os.environ, "REPOMAP_SEARCH_LOG": "0"})  # fmt: skip
+        assert (done.returncode, done.stdout) == (130, ""), module
+        assert done.stderr == f"error: {cli.INTERRUPTED}\n", module
 
 
 def test_searches_and_failed_searches_are_logged(root: Path, tmp_path: Path) -> None:

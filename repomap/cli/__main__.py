@@ -1,4 +1,5 @@
-"""`python -m repomap.cli`: the same as the `repomap` console script."""
+"""`python -m repomap.cli`: click's parser for every command, search-text included (what the
+fast path of the `repomap` script is checked against)."""
 
 import sys
 

@@ -1,12 +1,12 @@
 """The `repomap` command: parse arguments, call the library, print (rich for people, --json for programs).
 
-The one place the CLI turns RepomapError into `error: …` and an exit code, and its only argument
-parser: the `repomap` console script, `python -m repomap` and `python -m repomap.cli` all run
-`main` below. Start-up time is the cost of this module's imports, so it imports only click and
-what every command needs; everything else (rich, sqlite_utils, tree-sitter, the search and index
-modules, mcp) is imported inside the command that uses it. `search-text`, which agents and
-editors run most, then costs click plus the search itself: click adds ~7 ms to a ~42 ms
-`search-text … --json` (2 cores), the price of one parser instead of a hand-written second one.
+The CLI's one definition and the place it turns RepomapError into `error: …` and an exit code.
+Start-up time is the cost of this module's imports, so it imports only click and what every
+command needs; everything else (rich, sqlite_utils, tree-sitter, the search and index modules,
+mcp) is imported inside the command that uses it. Importing click still adds ~7 ms to a ~40 ms
+`search-text … --json` (2 cores), so the `repomap` script (repomap/cli/fastpath.py) reads
+search-text's options from a table generated from the definition below and comes here for
+everything else; `python -m repomap.cli` always comes here.
 """
 
 from __future__ import annotations
@@ -17,36 +17,16 @@ from typing import Any
 
 import click
 
-from repomap import config
-from repomap.cli.shared import db_option, path_option, print_json, root_option
+from repomap.cli.search_text import (
+    DEFAULT_LIMIT,
+    ELEMENT_TYPE_CHOICES,
+    INTERRUPTED,
+    MAX_LIMIT,
+    error_line,
+    undecodable,
+)
+from repomap.cli.shared import db_option, path_option, root_option
 from repomap.errors import ExitCode, RepomapError
-
-# search-text's --type, in the order --help lists them, and its --limit bounds: the values of
-# repomap.search.text (ELEMENT_TYPES, MAX_LIMIT), which is not imported before a search runs
-ELEMENT_TYPE_CHOICES = ("comment", "docstring", "string_literal", "all")
-MAX_LIMIT = 1000
-DEFAULT_LIMIT = 20
-INTERRUPTED = "interrupted; the index keeps every file written so far"
-
-
-def one_line(message: str) -> str:
-    """An error on one line: the user's text inside it may hold line breaks or terminal
-    escapes, shown escaped (`\\n`, `\\x1b`) so they cannot forge more output."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
-
-
-def error_line(message: str) -> str:
-    """The line the CLI prints for an error, on stderr."""
-    return f"error: {one_line(message)}"
-
-
-def undecodable(text: str) -> bool:
-    """An argument whose argv bytes were not UTF-8 (Python hands them over as surrogates)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
 
 
 class Commands(dict):
@@ -173,21 +153,12 @@ def search_text(
     root: Path | None,
 ) -> None:
     """Search comments, docstrings and string literals: words, "phrases", AND/OR/NOT, prefix*."""
-    from repomap.search.text import search_text as run_search
-    from repomap.store import reading as searching
+    from repomap.cli import search_text as body
 
-    settings = config.resolve(root, db_path, find_index=True)
-    with searching(settings.db_path) as db:  # no sqlite_utils: queries start faster
-        result = run_search(
-            db, query, element_type, limit, path, language,
-            "literal" if literal else "fts", ignore_case, log=settings.search_log,
-        )  # fmt: skip
-    if as_json:
-        print_json(result.as_dict())
-        return
-    from repomap.cli.render_search import print_search  # rich: for people only
-
-    print_search(result)
+    body.run(
+        click.echo, query, element_type, limit, path, language, literal, ignore_case, as_json,
+        db_path, root,
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

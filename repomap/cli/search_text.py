@@ -1,0 +1,74 @@
+"""`repomap search-text`'s body and the error lines every command prints, without click.
+
+Both ways into search-text run `run()` below: click's command (repomap/cli/main.py) and the
+fast path (repomap/cli/fastpath.py), which parses the same options from a table generated
+from the click definition. So their output, messages, exit codes and search log are the same.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from repomap import config
+
+# search-text's --type, in the order --help lists them, and its --limit bounds: the values of
+# repomap.search.text (ELEMENT_TYPES, MAX_LIMIT), which is not imported before a search runs
+ELEMENT_TYPE_CHOICES = ("comment", "docstring", "string_literal", "all")
+MAX_LIMIT = 1000
+DEFAULT_LIMIT = 20
+INTERRUPTED = "interrupted; the index keeps every file written so far"
+
+Echo = Callable[..., None]
+
+
+def one_line(message: str) -> str:
+    """An error on one line: the user's text inside it may hold line breaks or terminal
+    escapes, shown escaped (`\\n`, `\\x1b`) so they cannot forge more output."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
+
+
+def error_line(message: str) -> str:
+    """The line the CLI prints for an error, on stderr."""
+    return f"error: {one_line(message)}"
+
+
+def undecodable(text: str) -> bool:
+    """An argument whose argv bytes were not UTF-8 (Python hands them over as surrogates)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def run(
+    echo: Echo,
+    query: str,
+    element_type: str,
+    limit: int,
+    path: str | None,
+    language: str | None,
+    literal: bool,
+    ignore_case: bool,
+    as_json: bool,
+    db_path: Path | None,
+    root: Path | None,
+) -> None:
+    """Search comments, docstrings and string literals; print JSON with `echo`, or rich text."""
+    from repomap.search.text import search_text
+    from repomap.store import reading
+
+    settings = config.resolve(root, db_path, find_index=True)
+    with reading(settings.db_path) as db:
+        result = search_text(
+            db, query, element_type, limit, path, language,
+            "literal" if literal else "fts", ignore_case, log=settings.search_log,
+        )  # fmt: skip
+    if as_json:
+        echo(json.dumps(result.as_dict(), ensure_ascii=False, indent=2))
+        return
+    from repomap.cli.render_search import print_search  # rich: for people only
+
+    print_search(result)
