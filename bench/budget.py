@@ -14,7 +14,7 @@ one process with the cycle collector paused (as the indexer runs), it measures C
 - the whole extraction the workers do (`index.read_and_extract` on every file);
 - the writer's SQL, on the rows of a real cold index: its files, symbols, refs and text rows
   inserted into a fresh database in batches of the indexer's size, then the FTS5 and trigram
-  text indexes of each batch and their final merge (the statements `repomap.db` runs);
+  text indexes of each batch and their final merge (the statements `repomap.store.writer` runs);
 - the ranking: compute_ranks and store_ranks with their caches emptied;
 and a real cold `repomap index` (its CPU over all processes, and its wall time).
 """

@@ -5,7 +5,7 @@
     python bench/docs.py --root ~/src/myrepo   # any tree instead of the corpora
 
 Per corpus, with the corpus itself only read (the index goes to a scratch folder):
-- `docs index cold` / `docs index no change`: repomap.docs.update_docs alone, in process, into a
+- `docs index cold` / `docs index no change`: repomap.index.docs.update_docs alone, in process, into a
   fresh migrated database, then again with nothing changed (medians of --runs);
 - one `repomap index` of the whole tree (code and docs) so outline has symbols to show;
 - each gateway call in process (median of 20 after one warm-up call) and through the real CLI

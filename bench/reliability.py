@@ -6,7 +6,7 @@ hostile one-line files take to extract.
 
 1. Extraction of every file of a corpus (read + extract + rows, no database) with 2 workers,
    through `multiprocessing.Pool.imap_unordered(chunksize=4)` (what index.py used) and through
-   `repomap.workers.run_all` (what it uses: it survives a worker that dies). Largest files
+   `repomap.index.workers.run_all` (what it uses: it survives a worker that dies). Largest files
    first in both, as index.py orders them. Median wall time of the runs, and the range.
 2. `index.read_and_extract` on 5 MB single-line files (what a raised --max-file-size lets in):
    one line of string literals, one string, a comment, and a line of minified assignments
