@@ -1,6 +1,6 @@
 """repomap: an offline index of symbols, references, comments, docstrings and strings.
 
-The Python API answers from an index made by `repomap index ROOT` (or `repomap.index.run`);
+The Python API answers from an index made by `repomap index ROOT` (or `repomap.index.pipeline.run`);
 `root` defaults to REPOMAP_ROOT or the current directory, `db` to ROOT/.repomap/index.db.
 
     import repomap
@@ -52,7 +52,7 @@ def search_symbols(
     root: PathLike = None,
     db: PathLike = None,
 ) -> list[SymbolHit]:
-    """Definitions matching `query`, exact > prefix > substring > fuzzy (see repomap.symbols)."""
+    """Definitions matching `query`, exact > prefix > substring > fuzzy (see repomap.search.symbols)."""
     from repomap import config, store
     from repomap.search import symbols
 
