@@ -169,7 +169,7 @@ _Token = tuple[int, int, str, "Node | tuple[int, int]"]
 @cache
 def _query() -> Query:
     """tags.scm and text.scm as one query: one walk of the tree instead of two."""
-    folder = resources.files(__package__).joinpath("queries", "cpp")
+    folder = resources.files(__package__) / "queries" / "cpp"
     source = "\n".join(folder.joinpath(f"{p}.scm").read_text() for p in ("tags", "text"))
     return Query(language("cpp"), source)
 
@@ -545,7 +545,9 @@ class _Reader:
         if not is_definition and node.start_byte in self.friends:
             return None  # `friend bool operator==(...);` declares no member
         declarator = node.child_by_field_name("declarator")
-        name_node, name_kind = _function_name(declarator) if declarator is not None else _NO_NAME
+        if declarator is None:
+            return None
+        name_node, name_kind = _function_name(declarator)
         path = self.name_path(name_node, name_kind) if name_node is not None else None
         if path is None:
             return None
@@ -672,10 +674,10 @@ class _Reader:
                 is_global = not parts
             else:
                 parts.append(self.simple_name(scope, scope.type))
-            name = node.child_by_field_name("name")
-            if name is None:
+            child = node.child_by_field_name("name")
+            if child is None:
                 return None
-            node, kind = name, name.type
+            node, kind = child, child.type
         if kind not in _FUNCTION_NAMES:
             return None  # `A::(anything else)` is a misread macro, not a name
         self.name_starts.add(node.start_byte)
@@ -734,7 +736,7 @@ class _Reader:
         """String literals by start offset; literals the compiler joins are one."""
         literals = []  # (start, end, body, node)
         read = []  # ranges tree-sitter read: literals, then macro bodies
-        in_concatenation = set()
+        in_concatenation: set[int] = set()
         for node in self.found.get("string.concatenated", ()):
             parts = [c for c in node.named_children if c.type.endswith("string_literal")]
             in_concatenation.update(c.start_byte for c in parts)
@@ -860,7 +862,7 @@ def _function_name(declarator: Node) -> tuple[Node | None, str]:
         if kind == "operator_cast":
             return declarator, kind
         if kind == "qualified_identifier":  # `Foo::operator bool() {}` has no function_declarator
-            last = declarator
+            last: Node | None = declarator
             while last is not None and last.type == "qualified_identifier":
                 last = last.child_by_field_name("name")
             is_cast = last is not None and last.type == "operator_cast"

@@ -40,7 +40,9 @@ def extract(source: bytes, rel_path: str) -> Extraction:
         status, note = "fallback", f"{type(error).__name__}: {getattr(error, 'msg', error)}"
     symbols = [_symbol(d, text, tokens) for d in structure.defs]
     owners = _owners(symbols, len(text.line_starts))
-    documented = {d.docstring_at: d.qualified_name for d in structure.defs if d.docstring_at}
+    documented: dict[tuple[int, int], str | None] = {
+        d.docstring_at: d.qualified_name for d in structure.defs if d.docstring_at
+    }
     if structure.module_docstring_at:
         documented[structure.module_docstring_at] = _module_name(rel_path)
     texts = list(_texts(tokens, documented, structure.statement_starts, text, owners))

@@ -64,7 +64,8 @@ def _module_names(statement: Node, text: SourceText) -> list[Definition]:
     """Names bound at module level (`A = 1`, `b: int = 2`, `c, d = ...`, `e = f = ...`), as the
     ast path finds them: a file with one syntax error keeps its constants."""
     names: list[str] = []
-    for assignment in statement.named_children:
+    for child in statement.named_children:
+        assignment: Node | None = child
         while assignment is not None and assignment.type == "assignment":
             left = assignment.child_by_field_name("left")
             if left is not None and left.type == "identifier":

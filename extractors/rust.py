@@ -117,7 +117,7 @@ _BRACKET_SPACE = re.compile(r"(?<=[(\[]) |,? (?=[)\]])")
 @cache
 def _query() -> Query:
     """tags.scm and text.scm compiled as one query: one traversal per tree instead of two."""
-    folder = resources.files(__package__).joinpath("queries", "rust")
+    folder = resources.files(__package__) / "queries" / "rust"
     source = "\n".join(
         folder.joinpath(f"{purpose}.scm").read_text() for purpose in ("tags", "text")
     )
@@ -131,8 +131,8 @@ def extract(source: bytes, rel_path: str) -> Extraction:
     module = module_path(rel_path)
     items = _items(found, source, module)
     owners = _Owners(items)
-    texts = _strings(found.get("string", ()), source, owners)
-    texts += _Comments(source, items, owners, module).elements(found.get("comment", ()))
+    texts = _strings(found.get("string", []), source, owners)
+    texts += _Comments(source, items, owners, module).elements(found.get("comment", []))
     texts.sort(key=itemgetter(0))
     return Extraction(
         symbols=[_symbol(item, source) for item in items],
@@ -354,6 +354,7 @@ def _strings(nodes: list[Node], source: bytes, owners: _Owners) -> list[tuple[in
     for node in nodes:
         start = node.start_byte
         raw = source[start : node.end_byte]
+        content: str | None
         if raw[:1] == b'"' and raw[-1:] == b'"' and len(raw) > 1:  # the common `"..."`
             content = raw[1:-1].decode("utf-8", "replace")
         elif (content := _prefixed_string_content(raw)) is None:
@@ -458,7 +459,8 @@ class _Comments:
             if run.style not in _OUTER_DOC_STYLES or next_item == len(self.items):
                 continue
             item = self.items[next_item]
-            stop = _DOC_GAP.match(self.source, run.end, item.start).end()
+            gap = _DOC_GAP.match(self.source, run.end, item.start)  # never None: matches ""
+            stop = gap.end() if gap is not None else run.end
             follower = run_at.get(stop)
             if stop == item.start:
                 documented[index] = item
@@ -497,6 +499,8 @@ def _next_item(node: Node) -> int | None:
         return None
     for _ in range(_MAX_SIBLINGS_BEFORE_ITEM):
         sibling = cursor.node
+        if sibling is None:  # a cursor on a child always has a node
+            return None
         if sibling.is_named and sibling.type not in _BETWEEN_DOC_AND_ITEM:
             return sibling.start_byte if sibling.start_byte >= node.end_byte else None
         if not cursor.goto_next_sibling():

@@ -32,7 +32,7 @@ def parser(name: str) -> Parser:
 @cache
 def query(lang: str, purpose: str) -> Query:
     """The compiled query `queries/<lang>/<purpose>.scm`, read from the installed package."""
-    source = resources.files(__package__).joinpath("queries", lang, f"{purpose}.scm").read_text()
+    source = (resources.files(__package__) / "queries" / lang / f"{purpose}.scm").read_text()
     return Query(language(lang), source)
 
 
