@@ -138,6 +138,7 @@ def walk(root: Path, skip_dirs: frozenset[Path] = frozenset()) -> Walk:
             if reason is not None:
                 result.skipped.append((rel_path, reason))
                 continue
+            assert entry_stat is not None  # _classify gives no stat only with a reason
             if kind == "file" and is_secret_file(rel_path):
                 result.skipped.append((rel_path, "secret file (never indexed)"))
                 continue
@@ -166,7 +167,7 @@ def _is_text_name(rel_path: str) -> bool:
 
 
 def _classify(
-    entry: os.DirEntry, root: Path, skip_paths: frozenset[str]
+    entry: os.DirEntry[str], root: Path, skip_paths: frozenset[str]
 ) -> tuple[str, os.stat_result | None, str | None] | None:
     """(kind, stat, why it is skipped) for an entry worth a look, None for the rest.
 

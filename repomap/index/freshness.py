@@ -213,6 +213,8 @@ class Refresher:
     def _resync(self) -> None:
         """A new walk for the watcher; a watcher that stopped watching is replaced by polling."""
         watcher = self._watcher
+        if watcher is None:  # only a first run has none, and it starts one with a new walk
+            return
         try:
             watcher.resync()
         except watch.WatchFailed as error:

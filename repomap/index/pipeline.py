@@ -14,11 +14,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from operator import attrgetter
 from pathlib import Path
+from typing import Any, Protocol, TypeAlias, TypeVar
 
 from repomap import store, textfile
 from repomap.config import DEFAULT_MAX_FILE_SIZE, Settings
 from repomap.errors import CorruptIndex, IndexBusy, NotAnIndex, RepomapError
 from repomap.extractors import extract
+from repomap.extractors.model import TextElement
 from repomap.index import secrets
 from repomap.index.discover import Walk, code_files, read_file, walk
 from repomap.index.docs import update_docs
@@ -59,7 +61,14 @@ class Skipped:
     reason: str
 
 
-Extracted = Iterator["store.FileRows | Unchanged | Skipped"]  # has close()
+Result: TypeAlias = store.FileRows | Unchanged | Skipped  # what the writer takes for a job
+T = TypeVar("T")
+
+
+class Extracted(Iterator[Result], Protocol):
+    """The results of a run's jobs: a generator, or workers.Ahead over worker processes."""
+
+    def close(self) -> None: ...
 
 
 @dataclass(slots=True)
@@ -87,7 +96,7 @@ class Summary:
     def skipped_by_reason(self) -> dict[str, int]:
         return dict(Counter(_reason_kind(reason) for _, reason in self.skipped))
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "root": self.root,
             "db_path": self.db_path,
@@ -166,7 +175,7 @@ def _is_ours(settings: Settings) -> bool:
     return settings.uses_default_db or store.has_sqlite_header(settings.db_path)
 
 
-def _open_or_recover(settings: Settings, summary: Summary):
+def _open_or_recover(settings: Settings, summary: Summary) -> store.Store:
     """Open the index; a corrupt index of ours is moved aside (never deleted) and rebuilt."""
     try:
         return store.open_index(settings.db_path)
@@ -228,7 +237,7 @@ def _start_worker() -> None:
 
 
 def _index(
-    db, settings: Settings, force: bool, summary: Summary, progress: Progress | None
+    db: store.Store, settings: Settings, force: bool, summary: Summary, progress: Progress | None
 ) -> None:
     force = (
         force
@@ -360,7 +369,7 @@ def _version_meta(settings: Settings) -> dict[str, str]:
     return {"extractor_version": EXTRACTOR_VERSION, "redact": str(int(settings.redact))}
 
 
-def _take(results: Iterator, count: int) -> Iterator:
+def _take(results: Iterator[T], count: int) -> Iterator[T]:
     for _ in range(count):
         try:
             yield next(results)
@@ -369,7 +378,11 @@ def _take(results: Iterator, count: int) -> Iterator:
 
 
 def _write(
-    writer: store.Writer, result, existing: dict, summary: Summary, indexed_at: str
+    writer: store.Writer,
+    result: Result,
+    existing: dict[str, store.IndexedFile],
+    summary: Summary,
+    indexed_at: str,
 ) -> None:
     if isinstance(result, Skipped):
         summary.skipped.append((result.rel_path, result.reason))
@@ -410,7 +423,7 @@ def _crashed(job: Job) -> Skipped:
     return Skipped(job.rel_path, "its extraction process died (killed, or a parser crashed)")
 
 
-def read_and_extract(job: Job) -> store.FileRows | Unchanged | Skipped:
+def read_and_extract(job: Job) -> Result:
     """Worker: read one file, and unless its bytes are unchanged, extract its rows."""
     raw, problem = read_file(Path(job.path), Path(job.root), job.max_size)
     if raw is None:
@@ -452,7 +465,7 @@ _SIGNATURE = store.SYMBOL_FIELDS.index("signature")
 _DOC = store.SYMBOL_FIELDS.index("doc")
 
 
-def _redacted_symbol(row: tuple, hidden: set[str]) -> tuple:
+def _redacted_symbol(row: tuple[Any, ...], hidden: set[str]) -> tuple[Any, ...]:
     """A symbol row whose signature and doc cannot show what the file's text rows hide."""
     signature, doc = row[_SIGNATURE], row[_DOC]
     clean = (secrets.redact_header(signature, hidden), doc and secrets.redact(doc))
@@ -464,8 +477,8 @@ def _redacted_symbol(row: tuple, hidden: set[str]) -> tuple:
 
 
 def _text_rows(
-    texts: list, source: bytes, redact: bool, hidden: set[str] | None = None
-) -> list[tuple]:
+    texts: list[TextElement], source: bytes, redact: bool, hidden: set[str] | None = None
+) -> list[tuple[str, str, int, int, str | None, str]]:
     """Text elements as rows, credentials redacted unless turned off; `hidden` collects the
     original contents that redaction changed."""
     lines: list[str] | None = None

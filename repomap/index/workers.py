@@ -52,15 +52,15 @@ def _apply(function: Callable[[Item], Result], chunk: list[Item]) -> list[Result
 
 def _pooled(
     function: Callable[[Item], Result],
-    pending: deque,
+    pending: deque[Item],
     workers: int,
     context: Any,
     initializer: Callable[[], Any] | None,
-    suspects: list,
+    suspects: list[Item],
 ) -> Iterator[Result]:
     """Take items from `pending` until it is empty or a worker dies; then `suspects` holds the
     items that were in flight and got no result."""
-    in_flight: dict[Future, list] = {}
+    in_flight: dict[Future[list[Result]], list[Item]] = {}
     with ProcessPoolExecutor(workers, mp_context=context, initializer=initializer) as pool:
         while pending or in_flight:
             while pending and len(in_flight) < workers * IN_FLIGHT_PER_WORKER:
@@ -112,7 +112,8 @@ class Ahead(Iterator[Result]):
 
     def __init__(self, results: Iterator[Result], limit: int) -> None:
         self._results = results
-        self._queue: queue.Queue = queue.Queue(maxsize=limit)
+        # results, then _END or a _Raised: no one type
+        self._queue: queue.Queue[Any] = queue.Queue(maxsize=limit)
         self._stop = threading.Event()
         self._done = False
         self._thread = threading.Thread(target=self._feed, name="repomap-ahead", daemon=True)
