@@ -12,6 +12,7 @@ everything else; `python -m repomap.cli` always comes here.
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -80,15 +81,24 @@ class Group(click.Group):
         super().__init__(*args, **kwargs)
         self.commands = Commands(self.commands)
 
-    def main(self, *args: Any, **kwargs: Any) -> Any:
-        """Click's usage errors as one line too: `error: …`, exit 2, no usage block."""
-        argv = kwargs.get("args", args[0] if args else None)
-        for number, argument in enumerate(sys.argv[1:] if argv is None else argv, 1):
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        """Click's usage errors as one line too: `error: …`, exit 2, no usage block.
+
+        Always run as click's non-standalone mode: the errors are handled here instead, so
+        `standalone_mode` is accepted for click's signature only."""
+        for number, argument in enumerate(sys.argv[1:] if args is None else args, 1):
             if undecodable(argument):
                 click.echo(error_line(f"argument {number} is not valid UTF-8 text"), err=True)
                 sys.exit(ExitCode.USAGE)
         try:
-            return super().main(*args, standalone_mode=False, **kwargs)
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click.UsageError as error:
             click.echo(error_line(error.format_message()), err=True)
             sys.exit(ExitCode.USAGE)

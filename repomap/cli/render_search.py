@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
@@ -105,8 +105,11 @@ def print_tool_stats(tools: list[ToolUsage]) -> None:
         out.print("\nno MCP tool calls logged yet")
         return
     table = Table(box=None, pad_edge=False, title="MCP tool calls", title_justify="left")
-    for name, justify in (("tool", "left"), ("calls", "right"), ("errors", "right"),
-                          ("avg results", "right"), ("p50 ms", "right"), ("p95 ms", "right")):  # fmt: skip
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
+        ("tool", "left"), ("calls", "right"), ("errors", "right"),
+        ("avg results", "right"), ("p50 ms", "right"), ("p95 ms", "right"),
+    )  # fmt: skip
+    for name, justify in columns:
         table.add_column(name, justify=justify)
     for usage in tools:
         table.add_row(

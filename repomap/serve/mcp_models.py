@@ -84,13 +84,15 @@ class SymbolSource(Answer):
     content: str = Field(description="The source lines line_number.. as they are on disk now.")
     truncated: bool
     more_lines: int = Field(description="Lines of the symbol left out by max_lines.")
-    leading: OptionalStr = Field(None, description="Comments and decorators just above (context).")
+    leading: OptionalStr = Field(
+        default=None, description="Comments and decorators just above (context)."
+    )
     leading_line: OptionalInt = None
     parents: list[str] = Field(default_factory=list, description="Enclosing headers (context).")
     imports: list[str] = Field(default_factory=list, description="Imports the body uses.")
     other_imports: int = 0
-    declaration: OptionalStr = Field(None, description="C++: the in-class declaration.")
-    warning: OptionalStr = Field(None, description="Set when several symbols matched.")
+    declaration: OptionalStr = Field(default=None, description="C++: the in-class declaration.")
+    warning: OptionalStr = Field(default=None, description="Set when several symbols matched.")
     others: list[str] = Field(
         default_factory=list, description="Other matches: pass file= or a qualified name."
     )
@@ -200,8 +202,8 @@ class RootStatus(BaseModel):
     exists: bool
     schema_version: OptionalInt
     current_schema_version: int
-    files: int = Field(0, description="Code files indexed.")
-    docs: int = Field(0, description="Markdown and .txt files indexed.")
+    files: int = Field(default=0, description="Code files indexed.")
+    docs: int = Field(default=0, description="Markdown and .txt files indexed.")
     symbols: int = 0
     references: int = 0
     elements: dict[str, int] = Field(default_factory=dict, description="Text elements by type.")
@@ -212,7 +214,7 @@ class RootStatus(BaseModel):
     )
     stale_count: int = 0
     unindexed_files: int = Field(
-        0,
+        default=0,
         description="Files with an indexed suffix that are not in the index: added since, or "
         "skipped by the indexer (binary, undecodable, too large).",
     )

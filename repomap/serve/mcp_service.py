@@ -595,7 +595,7 @@ def _probe(limit: int) -> int:
     return max(limit * 2, limit + 10)
 
 
-def _symbol_order(hit: symbols.SymbolHit) -> tuple:
+def _symbol_order(hit: symbols.SymbolHit) -> tuple[int, int, int, str, int]:
     return (
         symbols.MATCH_TIERS.index(hit.match),
         -hit.ref_files,
@@ -608,7 +608,7 @@ def _symbol_order(hit: symbols.SymbolHit) -> tuple:
 def _fields(record: Any, **changes: Any) -> dict[str, Any]:
     """A library record's fields as a dict, some replaced."""
     if hasattr(record, "_asdict"):  # the search path's records are NamedTuples (start-up time)
-        values = record._asdict()
+        values: dict[str, Any] = record._asdict()
     else:
         values = {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}
     values.update(changes)

@@ -105,13 +105,13 @@ class Roots:
                 except OutsideRoot:
                     continue
             raise OutsideRoot(f"{raw} is outside every root ({self.describe()})")
-        root, rest = self._split(raw)
-        if root is None:
+        named, rest = self._split(raw)
+        if named is None:
             raise OutsideRoot(
                 f"{raw} does not start with a root name; this server has several roots, so "
                 f"paths start with one of: {self.describe()}"
             )
-        return root, resolve_path(root.path, rest)
+        return named, resolve_path(named.path, rest)
 
     def scope(self, raw: str | None) -> list[tuple[Root, str | None]]:
         """The roots a search filter applies to, each with the filter left for that root."""
