@@ -30,7 +30,7 @@ def main() -> int | None:
     if options is None:
         from repomap.cli.main import main as click_main
 
-        return click_main()  # type: ignore[no-any-return]
+        return click_main()
     return _run(options)
 
 
