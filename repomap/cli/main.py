@@ -22,12 +22,12 @@ from repomap.cli.search_text import (
     DEFAULT_LIMIT,
     ELEMENT_TYPE_CHOICES,
     INTERRUPTED,
-    MAX_LIMIT,
     error_line,
     undecodable,
 )
 from repomap.cli.shared import db_option, path_option, root_option
 from repomap.errors import ExitCode, RepomapError
+from repomap.limits import MAX_LIMIT
 
 
 class Commands(dict):

@@ -13,10 +13,9 @@ from pathlib import Path
 
 from repomap import config
 
-# search-text's --type, in the order --help lists them, and its --limit bounds: the values of
-# repomap.search.text (ELEMENT_TYPES, MAX_LIMIT), which is not imported before a search runs
+# search-text's --type, in the order --help lists them: repomap.search.text's ELEMENT_TYPES,
+# which is not imported before a search runs (a test checks they are the same)
 ELEMENT_TYPE_CHOICES = ("comment", "docstring", "string_literal", "all")
-MAX_LIMIT = 1000
 DEFAULT_LIMIT = 20
 INTERRUPTED = "interrupted; the index keeps every file written so far"
 
