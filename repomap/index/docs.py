@@ -158,9 +158,8 @@ def _update_one(
 
 
 def _totals(db: Store) -> tuple[int, int, int]:
-    conn = db.conn
     return (
-        conn.execute("SELECT count(*) FROM doc_files").fetchone()[0],
-        conn.execute("SELECT count(*) FROM headings").fetchone()[0],
-        conn.execute("SELECT count(*) FROM sections").fetchone()[0],
+        db.scalar("SELECT count(*) FROM doc_files"),
+        db.scalar("SELECT count(*) FROM headings"),
+        db.scalar("SELECT count(*) FROM sections"),
     )

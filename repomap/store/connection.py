@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from repomap.errors import (
     BadArgument,
@@ -29,6 +29,7 @@ from repomap.store.migrate import SCHEMA_VERSION, migrate, pending
 
 BUSY_TIMEOUT_MS = 30_000
 T = TypeVar("T")
+Parameters = Sequence[Any] | Mapping[str, Any]  # what sqlite3 binds: by position or by name
 NOT_UNICODE = "the text holds a lone surrogate (it is not valid Unicode); pass UTF-8 text"
 
 
@@ -62,6 +63,11 @@ class Store:
             raise
         self.conn.execute("COMMIT")
 
+    def scalar(self, sql: str, params: Parameters = ()) -> Any:
+        """The first column of the first row `sql` returns, or None when it returns no row."""
+        row = self.conn.execute(sql, params).fetchone()
+        return None if row is None else row[0]
+
     def close(self) -> None:
         self.conn.close()
 
@@ -78,9 +84,9 @@ def _connect(path: Path, readonly: bool, immutable: bool = False) -> sqlite3.Con
 def schema_version(conn: sqlite3.Connection, path: Path) -> int:
     """user_version of an index, after checking the file is a SQLite database repomap made."""
     try:
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        (version,) = conn.execute("PRAGMA user_version").fetchone()
         tables = {
-            row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
+            name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
         }
     except sqlite3.DatabaseError as error:
         if not has_sqlite_header(path):  # `repomap index` leaves a file it cannot know alone

@@ -7,6 +7,7 @@ from typing import NamedTuple
 from repomap import paths
 from repomap.paths import PathFilter
 from repomap.store.connection import Store
+from repomap.store.meta import get_meta
 from repomap.store.writer import ELEMENT_TYPE_CODES
 
 
@@ -22,26 +23,29 @@ class IndexedFile(NamedTuple):
 def indexed_files(db: Store) -> dict[str, IndexedFile]:
     rows = db.conn.execute("SELECT id, path, size, mtime_ns, hash, text_indexed FROM files")
     return {
-        row[1]: IndexedFile(row[0], row[1], row[2], row[3], row[4], bool(row[5])) for row in rows
+        path: IndexedFile(file_id, path, size, mtime_ns, file_hash, bool(text_indexed))
+        for file_id, path, size, mtime_ns, file_hash, text_indexed in rows
     }
 
 
 def indexed_docs(db: Store) -> dict[str, IndexedFile]:
     """The Markdown and text files in the docs index (schema v8), by path."""
     rows = db.conn.execute("SELECT id, path, size, mtime_ns, hash FROM doc_files")
-    return {row[1]: IndexedFile(row[0], row[1], row[2], row[3], row[4], True) for row in rows}
+    return {
+        path: IndexedFile(doc_id, path, size, mtime_ns, file_hash, True)
+        for doc_id, path, size, mtime_ns, file_hash in rows
+    }
 
 
 def counts(db: Store) -> dict[str, int]:
     """Rows per table and text elements per type, for summaries."""
-    conn = db.conn
     result = {
-        "files": conn.execute("SELECT count(*) FROM files").fetchone()[0],
-        "symbols": conn.execute("SELECT count(*) FROM symbols").fetchone()[0],
-        "references": conn.execute("SELECT count(*) FROM refs").fetchone()[0],
+        "files": db.scalar("SELECT count(*) FROM files"),
+        "symbols": db.scalar("SELECT count(*) FROM symbols"),
+        "references": db.scalar("SELECT count(*) FROM refs"),
     }
     names = {code: name for name, code in ELEMENT_TYPE_CODES.items()}
-    for code, count in conn.execute(
+    for code, count in db.conn.execute(
         "SELECT element_type, count(*) FROM code_text GROUP BY element_type"
     ):
         result[names[code]] = count
@@ -78,12 +82,7 @@ def filtered_ids(
 ) -> list[int] | None:
     """ids_matching() for a filter as the user typed it (an absolute path inside the indexed
     root is made relative); None when neither the path nor a language filters anything."""
-    path_filter = paths.parse(raw, root=_root(db))
+    path_filter = paths.parse(raw, root=get_meta(db, "root"))
     if path_filter is None and language is None:
         return None
     return ids_matching(db, path_filter, table=table, language=language)
-
-
-def _root(db: Store) -> str | None:
-    row = db.conn.execute("SELECT value FROM meta WHERE key = 'root'").fetchone()
-    return row[0] if row else None

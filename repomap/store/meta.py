@@ -14,8 +14,7 @@ def indexed_root(db: Store, fallback: Path) -> Path:
 
 
 def get_meta(db: Store, key: str) -> str | None:
-    row = db.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-    return row[0] if row else None
+    return db.scalar("SELECT value FROM meta WHERE key = ?", (key,))
 
 
 def set_meta(db: Store, values: dict[str, str]) -> None:

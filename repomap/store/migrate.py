@@ -82,8 +82,11 @@ def execute_migration_statement(conn: sqlite3.Connection, statement: str) -> Non
 def _lowers_version(conn: sqlite3.Connection, statement: str) -> bool:
     """A migration numbered below one already applied (0007 landing after 0008) keeps the version."""
     code = "\n".join(line for line in statement.splitlines() if not line.lstrip().startswith("--"))
-    found = re.fullmatch(r"\s*PRAGMA\s+user_version\s*=\s*(\d+)\s*;?\s*", code, re.IGNORECASE)
-    return bool(found) and int(found[1]) < conn.execute("PRAGMA user_version").fetchone()[0]
+    setting = re.fullmatch(r"\s*PRAGMA\s+user_version\s*=\s*(\d+)\s*;?\s*", code, re.IGNORECASE)
+    if setting is None:
+        return False
+    (current,) = conn.execute("PRAGMA user_version").fetchone()
+    return int(setting.group(1)) < current
 
 
 MIGRATION_NAMES: list[str] = _migration_names()
@@ -118,8 +121,8 @@ def first_migration_after(version: int) -> str | None:
 def pending(conn: sqlite3.Connection) -> bool:
     """Whether a known migration is missing from the ledger (read without sqlite_utils)."""
     applied = {
-        row[0]
-        for row in conn.execute(
+        name
+        for (name,) in conn.execute(
             "SELECT name FROM _sqlite_migrations WHERE migration_set = 'repomap'"
         )
     }
@@ -136,7 +139,8 @@ def migrate(conn: sqlite3.Connection, to: int | None = None) -> None:
 
         _migrations().apply(Database(conn), stop_before=stop_before)
     except sqlite3.DatabaseError as error:
+        _seq, _name, path = conn.execute("PRAGMA database_list").fetchone()
         raise MigrationFailed(
-            f"migrating {conn.execute('PRAGMA database_list').fetchone()[2]} failed ({error}); "
+            f"migrating {path} failed ({error}); "
             "it was left at its previous schema version"
         ) from None

@@ -56,6 +56,17 @@ DECLARATIONS_OF_FILE_SQL = (
 )
 LINK_ALL_AFTER = 200  # files: a run that wrote more relinks every definition in one pass
 
+# extractors.model.Symbol's fields, in the order FileRows.symbols tuples hold them.
+SYMBOL_FIELDS = (
+    "name", "qualified_name", "kind", "start_line", "end_line", "start_col", "end_col",
+    "start_byte", "end_byte", "signature", "parent", "doc", "is_definition",
+)  # fmt: skip
+SymbolFields = tuple[str, str, str, int, int, int, int, int, int, str, str | None, str | None, bool]
+ReferenceFields = tuple[str, int, str | None]  # name, line, enclosing qualified name
+# element_type, content, line, end_line, symbol_name, subwords
+TextFields = tuple[str, str, int, int, str | None, str]
+Span = tuple[int, int, int]  # a symbol's id, start and end (lines, or bytes)
+
 
 class FileRows(NamedTuple):
     """Everything one file contributes, ready to write (made by index.py from an Extraction)."""
@@ -70,16 +81,9 @@ class FileRows(NamedTuple):
     note: str | None
     # Plain tuples, not the extractor's dataclasses: they cross from worker processes, and
     # pickling tuples costs a tenth of pickling slotted dataclasses.
-    symbols: list[tuple]  # SYMBOL_FIELDS order
-    references: list[tuple]  # (name, line, enclosing qualified name)
-    texts: list[tuple]  # (element_type, content, line, end_line, symbol_name, subwords)
-
-
-# extractors.model.Symbol's fields, in the order FileRows.symbols tuples hold them.
-SYMBOL_FIELDS = (
-    "name", "qualified_name", "kind", "start_line", "end_line", "start_col", "end_col",
-    "start_byte", "end_byte", "signature", "parent", "doc", "is_definition",
-)  # fmt: skip
+    symbols: list[SymbolFields]  # SYMBOL_FIELDS order
+    references: list[ReferenceFields]
+    texts: list[TextFields]
 
 
 class DocRows(NamedTuple):
@@ -104,9 +108,7 @@ INSERT_SECTION_SQL = """INSERT INTO sections (rowid, file, section, content, sta
     VALUES (?, ?, ?, ?, ?, ?)"""
 
 
-def _symbol_at(
-    candidates: list[tuple[int, int, int]] | None, line: int, end_line: int
-) -> int | None:
+def _symbol_at(candidates: list[Span] | None, line: int, end_line: int) -> int | None:
     """Which of the symbols sharing a qualified name (id, start, end; outer first) something at
     [line, end_line] belongs to: the innermost one holding it, else the nearest one starting
     after it (a doc comment above its item, one of several overloads), else the first.
@@ -114,29 +116,40 @@ def _symbol_at(
     way) and bytes for a symbol's parent."""
     if not candidates:
         return None
+    first_id, _, _ = candidates[0]
     if len(candidates) == 1:
-        return candidates[0][0]
-    holding = [c for c in candidates if c[1] <= line and end_line <= c[2]]
+        return first_id
+    holding = [
+        symbol_id for symbol_id, start, end in candidates if start <= line and end_line <= end
+    ]
     if holding:
-        return holding[-1][0]
-    after = [c for c in candidates if c[1] >= end_line]
+        return holding[-1]
+    after = [(start, symbol_id) for symbol_id, start, _ in candidates if start >= end_line]
     if after:
-        return min(after, key=lambda c: (c[1], c[0]))[0]
-    return candidates[0][0]
+        _, nearest_id = min(after)
+        return nearest_id
+    return first_id
+
+
+def _outer_first(symbol: SymbolFields) -> tuple[int, int]:
+    """Sort key: a symbol before the symbols inside it (by start byte, the longer span first)."""
+    (_name, _qualified_name, _kind, _start_line, _end_line, _start_col, _end_col, start_byte,
+     end_byte, _signature, _parent, _doc, _is_definition) = symbol  # fmt: skip
+    return start_byte, -end_byte
 
 
 def _id_runs(ids: list[int]) -> Iterator[tuple[int, int]]:
     """Sorted ids as runs of consecutive ones: [1, 2, 3, 7] -> (1, 3), (7, 7)."""
-    start = previous = None
-    for item in ids:
-        if previous is not None and item == previous + 1:
+    if not ids:
+        return
+    start = previous = ids[0]
+    for item in ids[1:]:
+        if item == previous + 1:
             previous = item
             continue
-        if start is not None:
-            yield start, previous
-        start = previous = item
-    if start is not None:
         yield start, previous
+        start = previous = item
+    yield start, previous
 
 
 def _row_range(file_id: int) -> tuple[int, int]:
@@ -171,7 +184,7 @@ class Writer:
         self._links_marked = False
 
     def _max(self, table: str) -> int:
-        return self.conn.execute(f"SELECT coalesce(max(id), 0) FROM {table}").fetchone()[0]
+        return self.db.scalar(f"SELECT coalesce(max(id), 0) FROM {table}")
 
     @contextmanager
     def batch(self) -> Iterator[None]:
@@ -257,14 +270,20 @@ class Writer:
                 indexed_at,
             ),
         )
-        named = self._insert_symbols(file_id, rows.symbols)
+        named, declarations = self._insert_symbols(file_id, rows.symbols)
         # Most names have one symbol: a lookup; _symbol_at chooses among several (per row, a
-        # call cost ~0.4 s of CPU on Django's 500k references and text rows).
-        first = {name: candidates[0][0] for name, candidates in named.items()}
-        shared = {name for name, candidates in named.items() if len(candidates) > 1}
+        # call cost ~0.4 s of CPU on Django's 500k references and text rows). Keyed by the
+        # owner a row names, None (top level) included, which no symbol has.
+        first: dict[str | None, int] = {}
+        for name, candidates in named.items():
+            first_id, _, _ = candidates[0]
+            first[name] = first_id
+        shared: dict[str | None, list[Span]] = {
+            name: candidates for name, candidates in named.items() if len(candidates) > 1
+        }
         if rows.language == "cpp":
             self._linked_files.add(file_id)
-            self._declared_names.update(s[1] for s in rows.symbols if not s[12])
+            self._declared_names.update(declarations)
         self.conn.executemany(
             INSERT_REF_SQL,
             (
@@ -272,7 +291,7 @@ class Writer:
                     file_id,
                     name,
                     line,
-                    _symbol_at(named[owner], line, line) if owner in shared else first.get(owner),
+                    _symbol_at(shared[owner], line, line) if owner in shared else first.get(owner),
                 )
                 for name, line, owner in rows.references
             ),
@@ -287,7 +306,7 @@ class Writer:
                     line,
                     end_line,
                     ELEMENT_TYPE_CODES[kind],
-                    _symbol_at(named[symbol], line, end_line)
+                    _symbol_at(shared[symbol], line, end_line)
                     if symbol in shared
                     else first.get(symbol),
                     None if symbol in first else symbol,  # a name no symbol has (schema v9)
@@ -302,23 +321,36 @@ class Writer:
         self._unindexed.add(file_id)
         return file_id
 
-    def _insert_symbols(self, file_id: int, symbols: Iterable) -> dict[str, list[tuple]]:
+    def _insert_symbols(
+        self, file_id: int, symbols: Iterable[SymbolFields]
+    ) -> tuple[dict[str, list[Span]], list[str]]:
         """Insert a file's symbols; return (id, start line, end line) of each, by qualified
-        name, outer before inner."""
-        named: dict[str, list[tuple[int, int, int]]] = {}
+        name, outer before inner, and the qualified names of the declarations among them."""
+        named: dict[str, list[Span]] = {}
+        declarations: list[str] = []
         # One qualified name can belong to several symbols (a Rust struct and its impl, a
         # Python name redefined): a parent is the one whose span holds the child.
-        spans: dict[str, list[tuple[int, int, int]]] = {}
+        spans: dict[str, list[Span]] = {}
         values = []
-        for symbol in sorted(symbols, key=lambda s: (s[7], -s[8])):  # outer before inner
+        for (
+            name, qualified_name, kind, start_line, end_line, start_col, end_col, start_byte,
+            end_byte, signature, parent_name, doc, is_definition,
+        ) in sorted(symbols, key=_outer_first):  # fmt: skip
+            if not is_definition:
+                declarations.append(qualified_name)
             symbol_id = self.next_symbol_id
             self.next_symbol_id += 1
-            named.setdefault(symbol[1], []).append((symbol_id, symbol[3], symbol[4]))
-            spans.setdefault(symbol[1], []).append((symbol_id, symbol[7], symbol[8]))
-            parent = _symbol_at(spans.get(symbol[10]), symbol[7], symbol[8]) if symbol[10] else None
-            values.append((symbol_id, file_id, *symbol[:10], parent, symbol[11], int(symbol[12])))
+            named.setdefault(qualified_name, []).append((symbol_id, start_line, end_line))
+            spans.setdefault(qualified_name, []).append((symbol_id, start_byte, end_byte))
+            parent = (
+                _symbol_at(spans.get(parent_name), start_byte, end_byte) if parent_name else None
+            )
+            values.append((
+                symbol_id, file_id, name, qualified_name, kind, start_line, end_line, start_col,
+                end_col, start_byte, end_byte, signature, parent, doc, int(is_definition),
+            ))  # fmt: skip
         self.conn.executemany(INSERT_SYMBOL_SQL, values)
-        return named
+        return named, declarations
 
     def optimize_text(self) -> None:
         """Merge each text index into one segment (FTS5 'optimize'), then give the pages of the
@@ -335,8 +367,8 @@ class Writer:
     def release_free_pages(self) -> None:
         """Shrink the file by its free pages (a no-op unless the index was created with
         auto_vacuum = INCREMENTAL)."""
-        free = self.conn.execute("PRAGMA freelist_count").fetchone()[0]
-        if not free or self.conn.execute("PRAGMA auto_vacuum").fetchone()[0] != 2:
+        free: int = self.db.scalar("PRAGMA freelist_count")
+        if not free or self.db.scalar("PRAGMA auto_vacuum") != 2:
             return
         with self.db.atomic():
             # Python's sqlite3 steps this pragma once, and each step frees one page (~40 µs).
@@ -394,20 +426,20 @@ class Writer:
             ),
         )
         base = doc_id * ROWS_PER_FILE
-        sections = [s for s in rows.sections if s[0] < ROWS_PER_FILE]
         self.conn.executemany(
             INSERT_HEADING_SQL,
             (
                 (base + ordinal, rows.path, name, level, start, end)
-                for ordinal, name, level, start, end, _ in sections
-                if level > 0
+                for ordinal, name, level, start, end, _ in rows.sections
+                if ordinal < ROWS_PER_FILE and level > 0
             ),
         )
         self.conn.executemany(
             INSERT_SECTION_SQL,
             (
                 (base + ordinal, rows.path, name, content, start, end)
-                for ordinal, name, _, start, end, content in sections
+                for ordinal, name, _, start, end, content in rows.sections
+                if ordinal < ROWS_PER_FILE
             ),
         )
         return doc_id
