@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from repomap import paths, textfile
 from repomap.errors import BadArgument
@@ -35,6 +36,17 @@ class DocSearch:
     hits: list[DocHit]
     stale_files: list[str]  # result files that changed since indexing
     ignored: tuple[str, ...] = ()  # query words without letters or digits, left out
+
+
+class _Place(NamedTuple):
+    """A SEARCH_DOCS_SQL row, in its column order."""
+
+    rowid: int
+    file: str
+    section: str
+    rank: float  # BM25 with FTS5's sign: lower is better
+    start_line: int
+    end_line: int
 
 
 # Ranked by FTS5's own `rank` column (weights per column file, section, content: a heading
@@ -63,29 +75,30 @@ def search_docs(
     wanted = None
     if path_filter is not None:
         wanted = set(path_filter.select(path for (path,) in db.conn.execute(DOC_PATHS_SQL)))
-    hits = _best_places(db, match, limit, wanted)
-    stale = {file for file in {hit[1] for hit in hits} if not _unchanged(db, root, file)}
+    places = _best_places(db, match, limit, wanted)
+    stale = {file for file in {place.file for place in places} if not _unchanged(db, root, file)}
     return DocSearch(
         query,
         [
             DocHit(
-                file,
-                section,
-                _snippet(db, match, rowid),
-                round(-rank, 6),
-                *((None, None) if file in stale else (start, end)),
-                file in stale,
+                place.file,
+                place.section,
+                _snippet(db, match, place.rowid),
+                round(-place.rank, 6),
+                None if place.file in stale else place.start_line,
+                None if place.file in stale else place.end_line,
+                place.file in stale,
             )
-            for rowid, file, section, rank, start, end in hits
+            for place in places
         ],
         sorted(stale),
         parsed.ignored,
     )
 
 
-def _best_places(db: Store, match: str, limit: int, wanted: set[str] | None) -> list[tuple]:
+def _best_places(db: Store, match: str, limit: int, wanted: set[str] | None) -> list[_Place]:
     """The best `limit` hits, skipping any section that overlaps a better one of its file."""
-    hits: list[tuple] = []
+    places: list[_Place] = []
     kept: dict[str, list[tuple[int, int]]] = {}
     for row in db.conn.execute(SEARCH_DOCS_SQL, {"match": match}):
         _, file, _, _, start, end = row
@@ -95,26 +108,29 @@ def _best_places(db: Store, match: str, limit: int, wanted: set[str] | None) -> 
         if any(start <= other_end and other_start <= end for other_start, other_end in ranges):
             continue
         ranges.append((start, end))
-        hits.append(row)
-        if len(hits) == limit:
+        places.append(_Place(*row))
+        if len(places) == limit:
             break
-    return hits
+    return places
 
 
 def _snippet(db: Store, match: str, rowid: int) -> str:
     """The hit's best fragment of body text, on one line (newlines and indentation collapsed)."""
-    row = db.conn.execute(SNIPPET_SQL, {"match": match, "rowid": rowid}).fetchone()
-    return " ".join((row[0] if row else "").split())
+    fragment = db.scalar(SNIPPET_SQL, {"match": match, "rowid": rowid})
+    return " ".join((fragment or "").split())
 
 
 def _unchanged(db: Store, root: Path, rel_path: str) -> bool:
     """The file still has the bytes that were indexed (stat first; hash only if it moved)."""
     row = db.conn.execute(DOC_STATE_SQL, (rel_path,)).fetchone()
+    if row is None:
+        return False
+    size, mtime_ns, indexed_hash = row
     path = root / rel_path
     try:
         stat = path.stat()
-        if row and (stat.st_size, stat.st_mtime_ns) == (row[0], row[1]):
+        if (stat.st_size, stat.st_mtime_ns) == (size, mtime_ns):
             return True
-        return bool(row) and textfile.content_hash(path.read_bytes()) == row[2]
+        return textfile.content_hash(path.read_bytes()) == indexed_hash
     except OSError:
         return False

@@ -41,7 +41,10 @@ def log_event(kind: str, *, index: Path | str | None, **fields: object) -> None:
     """Append one event to the log beside `index`; never raises, never blocks a search."""
     if index is None or not enabled():
         return
-    record = {"time": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), "kind": kind}
+    record: dict[str, object] = {
+        "time": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+        "kind": kind,
+    }
     record.update({k: v[:MAX_FIELD] if isinstance(v, str) else v for k, v in fields.items()})
     try:
         line = json.dumps(record, ensure_ascii=False, default=str) + "\n"

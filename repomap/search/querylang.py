@@ -169,7 +169,9 @@ def _tokens(text: str) -> list[_Token]:
     while index < end:
         char = text[index]
         if char.isspace():
-            index = _SPACE.match(text, index).end()
+            space = _SPACE.match(text, index)
+            assert space is not None  # \s is what str.isspace() calls whitespace
+            index = space.end()
         elif char == '"':
             close = text.find('"', index + 1)
             if close < 0:
@@ -302,6 +304,7 @@ class _Parser:
         if not items and not excluded:
             self.missing_operand(after)
         if not items:
+            assert first_not is not None  # only exclusions: each came after a NOT
             raise _bad(
                 "NOT has nothing to exclude from; put the words to find first, as in: "
                 "pool NOT thread",
@@ -329,6 +332,7 @@ class _Parser:
             raise _bad("OR has nothing after it", after.position)
         if token is not None and _is_op(token, "OR"):
             raise _bad("OR has nothing before it", token.position)
+        assert token is not None  # check_text refuses a blank query, item() an empty group
         raise _bad("this ')' closes nothing", token.position)  # "()" is caught in item()
 
     def item(self, depth: int) -> Node | None:
@@ -365,14 +369,16 @@ def _is_op(token: _Token, name: str) -> bool:
     return token.kind == "op" and token.text == name
 
 
-def _flatten(items: list[Node], kind: type) -> list[Node]:
+def _flatten(items: list[Node], kind: type[And] | type[Or]) -> list[Node]:
     """(a AND b) AND c -> a AND b AND c (groups without exclusions); a repeated word once.
 
     `the the the` means `the`, and ranking repeats its work for every copy.
     """
     flat: list[Node] = []
     for item in items:
-        if isinstance(item, kind) and (kind is Or or not item.excluded):
+        if (kind is Or and isinstance(item, Or)) or (
+            kind is And and isinstance(item, And) and not item.excluded
+        ):
             flat.extend(item.items)
         else:
             flat.append(item)
@@ -443,8 +449,8 @@ def query_terms(query: Query) -> list[tuple[str, bool]]:
         if isinstance(node, Term):
             for index, word in enumerate(node.words):
                 found.append((word, node.prefix and index == len(node.words) - 1))
-            parts = identifier_parts(node)
-            for index, part in enumerate(parts or ()):
+            parts = identifier_parts(node) or ()
+            for index, part in enumerate(parts):
                 found.append((part, node.prefix and index == len(parts) - 1))
         else:
             for item in node.items:

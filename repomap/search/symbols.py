@@ -17,7 +17,7 @@ import difflib
 import json
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from repomap import store
 from repomap.errors import BadQuery, RepomapError
@@ -71,7 +71,7 @@ class SymbolHit:
 
 @dataclass(frozen=True, slots=True)
 class SymbolRow:
-    """A symbols row with its file, as lookups need it."""
+    """A symbols row with its file, as lookups need it: _COLUMNS, then the symbol's rank."""
 
     id: int
     file_id: int
@@ -99,13 +99,44 @@ class SymbolMatch:
     others: list[SymbolRow] = field(default_factory=list)
 
 
-# --- search_symbols --------------------------------------------------------------------------
-
+# SymbolRow's columns but the rank, in its order (FIND_SQL and SYMBOL_BY_ID_SQL add the rank).
 _COLUMNS = """s.id, s.file_id, s.name, s.qualified_name, s.kind, f.language, f.path, s.start_line,
     s.end_line, s.signature, s.parent_id, s.doc, s.is_definition, s.declaration_id, f.hash"""
-SEARCH_SQL = f"""SELECT {_COLUMNS}, coalesce(n.ref_files, 0) AS ref_files
+
+
+def _symbol_row(row: tuple[Any, ...]) -> SymbolRow:
+    """A row of _COLUMNS and a rank as a SymbolRow."""
+    (symbol_id, file_id, name, qualified_name, kind, language, file_path, start_line, end_line,
+     signature, parent_id, doc, is_definition, declaration_id, file_hash, rank) = row  # fmt: skip
+    return SymbolRow(symbol_id, file_id, name, qualified_name, kind, language, file_path,
+                     start_line, end_line, signature, parent_id, doc, bool(is_definition),
+                     declaration_id, file_hash, rank)  # fmt: skip
+
+
+# --- search_symbols --------------------------------------------------------------------------
+
+
+class _Candidate(NamedTuple):
+    """A SEARCH_SQL row, in its column order."""
+
+    id: int
+    name: str
+    qualified_name: str
+    kind: str
+    language: str
+    file_path: str
+    start_line: int
+    end_line: int
+    signature: str
+    doc: str | None
+    is_definition: int
+    ref_files: int  # files that use the name
+
+
+SEARCH_SQL = """SELECT s.id, s.name, s.qualified_name, s.kind, f.language, f.path, s.start_line,
+    s.end_line, s.signature, s.doc, s.is_definition, coalesce(n.ref_files, 0) AS ref_files
 FROM symbols s JOIN files f ON f.id = s.file_id LEFT JOIN name_stats n ON n.name = s.name
-WHERE ({{match}}) {{filters}}
+WHERE ({match}) {filters}
 ORDER BY (s.name = :q OR s.qualified_name = :q) DESC, ref_files DESC, s.is_definition DESC,
     length(s.qualified_name), f.path, s.start_line
 LIMIT :cap"""
@@ -146,24 +177,28 @@ def search_symbols(
         if qualified
         else ("exact", "prefix", "subsequence")
     )
-    found: dict[int, tuple] = {}
+    found: dict[int, _Candidate] = {}
     for source in sources:
         cap = limit + len(found) if source != sources[-1] else max(FUZZY_CANDIDATES, limit)
         sql = SEARCH_SQL.format(match=MATCH_SQL[source], filters=filters)
         for row in db.conn.execute(sql, {**params, "cap": cap}):
-            found.setdefault(row[0], row)
-        if sum(match_tier(query, row[2], row[3]) == 0 for row in found.values()) >= limit:
+            candidate = _Candidate(*row)
+            found.setdefault(candidate.id, candidate)
+        exact = sum(match_tier(query, c.name, c.qualified_name) == 0 for c in found.values())
+        if exact >= limit:
             break
-    ranked = sorted(found.values(), key=lambda row: _search_key(query, row))
-    return [_hit(query, row) for row in ranked if match_tier(query, row[2], row[3]) < len(MATCH_TIERS)][
-        :limit
-    ]
+    ranked = sorted(found.values(), key=lambda candidate: _search_key(query, candidate))
+    return [
+        _hit(query, candidate)
+        for candidate in ranked
+        if match_tier(query, candidate.name, candidate.qualified_name) < len(MATCH_TIERS)
+    ][:limit]
 
 
 def _filters(
     db: Store, kind: str | None, language: str | None, path: str | None
-) -> tuple[dict, str]:
-    params: dict = {}
+) -> tuple[dict[str, str], str]:
+    params: dict[str, str] = {}
     clauses = []
     if kind:
         if kind.lower() not in KINDS:  # an unknown kind matched nothing, silently
@@ -237,27 +272,28 @@ def _fuzzy_spread(query: str, name: str) -> int:
     return (pos - start) - len(q) if start >= 0 and pos >= 0 else len(n)
 
 
-def _search_key(query: str, row: tuple) -> tuple:
-    tier = match_tier(query, row[2], row[3])
-    spread = _fuzzy_spread(query, row[2]) if tier == 3 else 0
-    exact_case = 0 if query in (row[2], row[3]) else 1
-    return (tier, spread, exact_case, -row[-1], -row[12], len(row[3]), row[6], row[7])
+def _search_key(query: str, c: _Candidate) -> tuple[int, int, int, int, int, int, str, int]:
+    tier = match_tier(query, c.name, c.qualified_name)
+    spread = _fuzzy_spread(query, c.name) if tier == 3 else 0
+    exact_case = 0 if query in (c.name, c.qualified_name) else 1
+    return (tier, spread, exact_case, -c.ref_files, -c.is_definition, len(c.qualified_name),
+            c.file_path, c.start_line)  # fmt: skip
 
 
-def _hit(query: str, row: tuple) -> SymbolHit:
-    doc = row[11].strip().splitlines()[0] if row[11] and row[11].strip() else None
+def _hit(query: str, c: _Candidate) -> SymbolHit:
+    doc = c.doc.strip().splitlines()[0] if c.doc and c.doc.strip() else None
     return SymbolHit(
-        row[2],
-        row[3],
-        row[4],
-        row[5],
-        row[6],
-        row[7],
-        row[8],
-        row[9],
+        c.name,
+        c.qualified_name,
+        c.kind,
+        c.language,
+        c.file_path,
+        c.start_line,
+        c.end_line,
+        c.signature,
         doc,
-        MATCH_TIERS[match_tier(query, row[2], row[3])],
-        row[-1],
+        MATCH_TIERS[match_tier(query, c.name, c.qualified_name)],
+        c.ref_files,
     )
 
 
@@ -295,7 +331,8 @@ def find_symbol(db: Store, name: str, file: str | None = None) -> SymbolMatch:
     params, filters = _filters(db, None, None, file)
     params.update(match_params(name))
     sql = FIND_SQL.format(filters=filters)
-    rows = [_row(row) for row in db.conn.execute(sql, params) if match_tier(name, row[2], row[3]) == 0]
+    found = (_symbol_row(row) for row in db.conn.execute(sql, params))
+    rows = [row for row in found if match_tier(name, row.name, row.qualified_name) == 0]
     if not rows:
         where = f" in files matching {file!r}" if file else ""
         suggestions = suggest(db, name, file)
@@ -307,7 +344,7 @@ def find_symbol(db: Store, name: str, file: str | None = None) -> SymbolMatch:
 
 def symbol_by_id(db: Store, symbol_id: int) -> SymbolRow | None:
     row = db.conn.execute(SYMBOL_BY_ID_SQL, (symbol_id,)).fetchone()
-    return _row(row) if row else None
+    return _symbol_row(row) if row else None
 
 
 def ancestors(db: Store, symbol: SymbolRow) -> list[SymbolRow]:
@@ -320,11 +357,7 @@ def ancestors(db: Store, symbol: SymbolRow) -> list[SymbolRow]:
     return chain[::-1]
 
 
-def _row(row: tuple) -> SymbolRow:
-    return SymbolRow(*row[:12], bool(row[12]), row[13], row[14], row[15])
-
-
-def _find_key(name: str, row: SymbolRow) -> tuple:
+def _find_key(name: str, row: SymbolRow) -> tuple[int, int, bool, int, float, str, int]:
     exact_case = 0 if name in (row.name, row.qualified_name) else 1
     qualified = 0 if _normalize(name) == _normalize(row.qualified_name) else 1
     return (
@@ -366,4 +399,4 @@ def _qualified_for(db: Store, name: str, limit: int) -> list[str]:
         WHERE s.name = ? ORDER BY coalesce(n.ref_files, 0) DESC, s.qualified_name LIMIT ?""",
         (name, limit),
     )
-    return [row[0] for row in rows]
+    return [qualified_name for (qualified_name,) in rows]

@@ -65,9 +65,9 @@ import re
 import sqlite3
 import time
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from repomap import store
 from repomap.errors import BadArgument, CorruptIndex, IndexOutdated, RepomapError
@@ -110,7 +110,7 @@ class SearchResult(NamedTuple):
     took_ms: float
     notes: tuple[str, ...] = ()  # what the user should know: words left out, a cap reached
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         """The `--json` shape: query, results, total, took_ms (and the rest)."""
         return {
             "query": self.query,
@@ -237,9 +237,10 @@ def _filters(db: Store, element_type: str, path: str | None,
     return _Filters(store.filtered_ids(db, path, language=lang), type_code)
 
 
-def _filter_sql(filters: _Filters, rowid: str) -> tuple[str, dict]:
+def _filter_sql(filters: _Filters, rowid: str) -> tuple[str, dict[str, int | str]]:
     """WHERE terms (and parameters) that keep only rows passing the filters."""
-    sql, params = "", {}
+    sql = ""
+    params: dict[str, int | str] = {}
     if filters.file_ids is not None:
         ids = filters.file_ids
         sql += (f" AND {rowid} >= :low_row AND {rowid} < :high_row"
@@ -259,6 +260,18 @@ FROM code_text_fts f WHERE code_text_fts MATCH :match{filters} LIMIT :cap"""
 FILE_PATHS_SQL = "SELECT id, path FROM files WHERE id IN (SELECT value FROM json_each(:ids))"
 KEYS_SQL = """SELECT t.id, f.path, t.line_number FROM code_text t JOIN files f ON f.id = t.file_id
 WHERE t.id IN (SELECT value FROM json_each(:ids))"""
+Scored = tuple[int, float]  # a RANKED_SQL row: (id, bm25)
+Placed = tuple[int, str, int]  # a KEYS_SQL, CHECK_SQL or SCAN_SQL row: (id, file_path, line_number)
+
+
+def _bm25(row: Scored) -> float:
+    _, bm25 = row
+    return bm25
+
+
+def _place(row: Placed) -> tuple[str, int]:
+    _, file_path, line_number = row
+    return file_path, line_number
 
 
 def _ranked(conn: sqlite3.Connection, parsed: querylang.Query, filters: _Filters,
@@ -269,24 +282,39 @@ def _ranked(conn: sqlite3.Connection, parsed: querylang.Query, filters: _Filters
         return [], 0, True
     where, params = _filter_sql(filters, "f.rowid")
     sql = RANKED_SQL.format(content=W_CONTENT, subwords=W_SUBWORDS, filters=where)
-    rows = conn.execute(sql, {"match": match, "cap": RANK_CAP + 1, **params}).fetchall()
+    rows: list[Scored] = conn.execute(
+        sql, {"match": match, "cap": RANK_CAP + 1, **params}
+    ).fetchall()
     exact = len(rows) <= RANK_CAP
     del rows[RANK_CAP:]
     total = len(rows)
-    rows.sort(key=lambda row: row[1])  # bm25: lower is better
+    rows.sort(key=_bm25)  # lower is better
     if len(rows) > limit:
         # The best `limit` rows end inside a group of equal scores: the group's first rows by
         # (file_path, line_number) complete them.
-        cutoff = rows[limit - 1][1]
-        head = [row for row in rows if row[1] < cutoff]
-        tied = [row[0] for row in rows if row[1] == cutoff]
+        _, cutoff = rows[limit - 1]
+        head: list[Scored] = []
+        tied: list[int] = []
+        for row in rows:
+            row_id, bm25 = row
+            if bm25 < cutoff:
+                head.append(row)
+            elif bm25 == cutoff:
+                tied.append(row_id)
+            else:
+                break  # sorted: no later row ties
         rows = head + [
             (row_id, cutoff) for row_id in _first_in_place(conn, tied, limit - len(head))
         ]
     scores = dict(rows)
-    keys = conn.execute(KEYS_SQL, {"ids": json.dumps(list(scores))}).fetchall()
-    keys.sort(key=lambda key: (scores[key[0]], key[1], key[2]))  # ties: file_path, line_number
-    return [(key[0], _rank(scores[key[0]])) for key in keys[:limit]], total, exact
+    keys: list[Placed] = conn.execute(KEYS_SQL, {"ids": json.dumps(list(scores))}).fetchall()
+
+    def best_first(key: Placed) -> tuple[float, str, int]:  # ties: file_path, line_number
+        row_id, file_path, line_number = key
+        return scores[row_id], file_path, line_number
+
+    keys.sort(key=best_first)
+    return [(row_id, _rank(scores[row_id])) for row_id, _, _ in keys[:limit]], total, exact
 
 
 def _first_in_place(conn: sqlite3.Connection, ids: list[int], need: int) -> list[int]:
@@ -304,9 +332,9 @@ def _first_in_place(conn: sqlite3.Connection, ids: list[int], need: int) -> list
         if len(chosen) >= need:
             break
         chosen += by_file[file_id]
-    keys = conn.execute(KEYS_SQL, {"ids": json.dumps(chosen)}).fetchall()
-    keys.sort(key=lambda key: (key[1], key[2]))
-    return [key[0] for key in keys[:need]]
+    keys: list[Placed] = conn.execute(KEYS_SQL, {"ids": json.dumps(chosen)}).fetchall()
+    keys.sort(key=_place)
+    return [row_id for row_id, _, _ in keys[:need]]
 
 
 def _rank(bm25: float) -> float:
@@ -342,7 +370,7 @@ def _literal(conn: sqlite3.Connection, text: str, filters: _Filters, limit: int,
     if filters.file_ids == []:
         return [], 0, True
     contains, params = _contains_sql(conn, text, ignore_case)
-    scan, trigrams = SCAN_SQL, {}
+    scan, trigrams = SCAN_SQL, dict[str, str]()
     match = _trigram_match(text) if len(text) >= 3 else _pair_match(conn, text)
     if match == NO_TRIGRAM:  # no trigram begins with these two characters: no element holds them
         return [], 0, True
@@ -356,10 +384,12 @@ def _literal(conn: sqlite3.Connection, text: str, filters: _Filters, limit: int,
         if len(candidates) <= LITERAL_CAP:
             where, filter_params = _filter_sql(filters, "t.id")
             sql = CHECK_SQL.format(contains=contains, filters=where)
-            ids = json.dumps([row[0] for row in candidates])
-            found = conn.execute(sql, {"ids": ids, **params, **filter_params}).fetchall()
-            found.sort(key=lambda row: (row[1], row[2]))
-            return [(row[0], 1.0) for row in found[:limit]], len(found), True
+            ids = json.dumps([row_id for (row_id,) in candidates])
+            found: list[Placed] = conn.execute(
+                sql, {"ids": ids, **params, **filter_params}
+            ).fetchall()
+            found.sort(key=_place)
+            return [(row_id, 1.0) for row_id, _, _ in found[:limit]], len(found), True
         scan = SCAN_CANDIDATES_SQL
     where, filter_params = _filter_sql(filters, "t.id")
     sql = scan.format(contains=contains, filters=where)
@@ -367,10 +397,12 @@ def _literal(conn: sqlite3.Connection, text: str, filters: _Filters, limit: int,
         sql, {"limit": limit + 1, **trigrams, **params, **filter_params}
     ).fetchall()
     exact = len(found) <= limit
-    return [(row[0], 1.0) for row in found[:limit]], len(found) if exact else limit, exact
+    return [(row_id, 1.0) for row_id, _, _ in found[:limit]], len(found) if exact else limit, exact
 
 
-def _contains_sql(conn: sqlite3.Connection, text: str, ignore_case: bool) -> tuple[str, dict]:
+def _contains_sql(
+    conn: sqlite3.Connection, text: str, ignore_case: bool
+) -> tuple[str, dict[str, str]]:
     if not ignore_case:
         return "instr(t.content, :needle) > 0", {"needle": text}
     lowered = text.lower()
@@ -403,8 +435,8 @@ def _pair_match(conn: sqlite3.Connection, text: str) -> str | None:
     low = text.lower()
     high = low[0] + chr(ord(low[1]) + 1)
     terms = [
-        row[0]
-        for row in conn.execute(
+        term
+        for (term,) in conn.execute(
             PAIR_TERMS_SQL, {"low": low, "high": high, "cap": MAX_PAIR_TRIGRAMS + 1}
         )
     ]
@@ -426,6 +458,19 @@ def _trigram_match(text: str) -> str:
 
 # --- results -----------------------------------------------------------------------------------
 
+class _Details(NamedTuple):
+    """A DETAILS_SQL row, in its column order."""
+
+    id: int
+    file_path: str
+    line_number: int
+    end_line: int
+    type_code: int
+    symbol_name: str | None
+    language: str
+    content: str
+
+
 DETAILS_SQL = """SELECT t.id, f.path, t.line_number, t.end_line, t.element_type,
     coalesce(t.symbol_name, s.qualified_name), f.language, t.content
 FROM code_text t JOIN files f ON f.id = t.file_id LEFT JOIN symbols s ON s.id = t.symbol_id
@@ -434,19 +479,22 @@ TYPE_NAMES = {code: name for name, code in ELEMENT_TYPE_CODES.items()}
 Spans = list[tuple[int, int]]
 
 
-def _hits(conn: sqlite3.Connection, ranked: list[tuple[int, float]], spans_of) -> list[TextHit]:
+def _hits(
+    conn: sqlite3.Connection, ranked: list[tuple[int, float]], spans_of: Callable[[str], Spans]
+) -> list[TextHit]:
     """TextHits in `ranked` order, with snippets marked where spans_of(content) says."""
     if not ranked:
         return []
-    rows = {
-        row[0]: row
-        for row in conn.execute(DETAILS_SQL, {"ids": json.dumps([r[0] for r in ranked])})
-    }
+    ids = json.dumps([row_id for row_id, _ in ranked])
+    rows = map(_Details._make, conn.execute(DETAILS_SQL, {"ids": ids}))
+    details = {row.id: row for row in rows}
     hits = []
     for row_id, rank in ranked:
-        _, file_path, line, end_line, type_code, symbol, language, content = rows[row_id]
-        hits.append(TextHit(file_path, line, end_line, TYPE_NAMES[type_code], symbol, language,
-                            _truncate(content), snippet(content, spans_of(content)), rank))  # fmt: skip
+        row = details[row_id]
+        content = row.content
+        hits.append(TextHit(row.file_path, row.line_number, row.end_line, TYPE_NAMES[row.type_code],
+                            row.symbol_name, row.language, _truncate(content),
+                            snippet(content, spans_of(content)), rank))  # fmt: skip
     return hits
 
 
@@ -513,20 +561,24 @@ def snippet(content: str, spans: Spans, words: int = SNIPPET_WORDS) -> str:
     """
     words_at = [match.span() for match in _WORD.finditer(content, 0, SNIPPET_SCAN)]
     if not spans or not words_at:
-        end = words_at[min(words, len(words_at)) - 1][1] if words_at else min(len(content), 200)
+        end = min(len(content), 200)
+        if words_at:
+            _, end = words_at[min(words, len(words_at)) - 1]
         return _one_line(_ellipsis(content, 0, end, []))
-    starts = [word[0] for word in words_at]
-    span_starts = [span[0] for span in spans]
-    best, best_score = (0, 0), -1
+    starts = [start for start, _ in words_at]
+    span_starts = [start for start, _ in spans]
+    best_start, best_end, best_score = 0, 0, -1
     for span_start, span_end in spans[:MAX_ANCHORS]:
         first = max(0, _word_index(starts, span_start) - words // 4)
         last = min(len(words_at), first + words) - 1
-        window = (min(words_at[first][0], span_start), max(words_at[last][1], span_end))
-        inside = spans[bisect_left(span_starts, window[0]) : bisect_right(span_starts, window[1])]
-        score = len({content[a:b].lower() for a, b in inside if b <= window[1]})
+        first_start, _ = words_at[first]
+        _, last_end = words_at[last]
+        start, end = min(first_start, span_start), max(last_end, span_end)
+        inside = spans[bisect_left(span_starts, start) : bisect_right(span_starts, end)]
+        score = len({content[a:b].lower() for a, b in inside if b <= end})
         if score > best_score:
-            best, best_score = window, score
-    return _one_line(_ellipsis(content, best[0], best[1], spans))
+            best_start, best_end, best_score = start, end, score
+    return _one_line(_ellipsis(content, best_start, best_end, spans))
 
 
 def _word_index(starts: list[int], offset: int) -> int:
@@ -583,7 +635,10 @@ def _log(db: Store, query: str, mode: str, element_type: str, limit: int, path: 
 
 def _database_path(db: Store) -> Path | None:
     try:
-        row = db.conn.execute("PRAGMA database_list").fetchone()
+        main = db.conn.execute("PRAGMA database_list").fetchone()
     except sqlite3.Error:
         return None
-    return Path(row[2]) if row and row[2] else None
+    if main is None:
+        return None
+    _seq, _name, file = main
+    return Path(file) if file else None
