@@ -22,11 +22,11 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import groupby, islice
-from operator import itemgetter
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from repomap import paths, textfile
 from repomap.errors import BadArgument, OutsideRoot, PathNotFound, RepomapError, StaleIndex
@@ -377,28 +377,59 @@ OUTLINE_FILES_SQL = """SELECT path, language, size, mtime_ns FROM files
     UNION ALL SELECT path, format, size, mtime_ns FROM doc_files"""
 
 
+class _Indexed(NamedTuple):
+    """What the index holds of a file, code or docs (OUTLINE_FILES_SQL but the path)."""
+
+    language: str  # the format of a doc file: markdown | text
+    size: int
+    mtime_ns: int
+
+
+# An outline_symbols_sql() row: path, id, parent_id, kind, name, start_line, end_line.
+_SymbolRow = tuple[str, int, int | None, str, str, int, int]
+# An outline_headings_sql() row: file, text, level, start_line, end_line.
+_HeadingRow = tuple[str, str, int, int, int]
+
+
+def _symbol_file(row: _SymbolRow) -> str:
+    file_path, _, _, _, _, _, _ = row
+    return file_path
+
+
+def _heading_file(row: _HeadingRow) -> str:
+    file_path, _, _, _, _ = row
+    return file_path
+
+
 def outline(db: Store, root: Path, path: str | None = None, level: int | None = None) -> Outline:
     """Headings and symbols per file under `path` (a file, a directory, or all of ROOT)."""
     if level is not None and level < 1:
         raise BadArgument("--level must be at least 1")
-    indexed = {row[0]: row[1:] for row in db.conn.execute(OUTLINE_FILES_SQL)}
+    indexed = {
+        file_path: _Indexed(language, size, mtime_ns)
+        for file_path, language, size, mtime_ns in db.conn.execute(OUTLINE_FILES_SQL)
+    }
     wanted, single = _outline_scope(root, path, indexed)
     filtered = path is not None
     params = {"paths": json.dumps(sorted(wanted))} if filtered else {}
     entries: dict[str, list[OutlineEntry]] = {p: [] for p in wanted}
     symbols = db.conn.execute(outline_symbols_sql(filtered), params)
-    for file_path, rows in groupby(symbols, key=itemgetter(0)):
-        entries[file_path] = _symbol_entries([row[1:] for row in rows], level)
+    for file_path, rows in groupby(symbols, key=_symbol_file):
+        entries[file_path] = _symbol_entries(list(rows), level)
     headings = db.conn.execute(outline_headings_sql(filtered), params)
-    for file_path, rows in groupby(headings, key=itemgetter(0)):
-        entries[file_path] = _heading_entries([row[1:] for row in rows], level)
+    for file_path, rows in groupby(headings, key=_heading_file):
+        entries[file_path] = _heading_entries(rows, level)
     files = [
-        FileOutline(p, indexed[p][0], entries[p]) for p in sorted(entries) if entries[p] or single
+        FileOutline(p, indexed[p].language, entries[p])
+        for p in sorted(entries)
+        if entries[p] or single
     ]
     return Outline(files, _changed(root, [f.path for f in files], indexed))
 
 
-def _outline_scope(root: Path, path: str | None, indexed: dict) -> tuple[set[str], bool]:
+def _outline_scope(
+    root: Path, path: str | None, indexed: dict[str, _Indexed]
+) -> tuple[set[str], bool]:
     """The indexed files to outline, and whether one file was asked for."""
     path_filter = paths.parse(path, root)
     if path is None or path_filter is None:
@@ -426,28 +457,30 @@ def _outline_scope(root: Path, path: str | None, indexed: dict) -> tuple[set[str
     )
 
 
-def _symbol_entries(rows: list[tuple], max_depth: int | None) -> list[OutlineEntry]:
-    parents = {row[0]: row[1] for row in rows}
+def _symbol_entries(rows: list[_SymbolRow], max_depth: int | None) -> list[OutlineEntry]:
+    parents = {symbol_id: parent_id for _, symbol_id, parent_id, _, _, _, _ in rows}
     depths: dict[int, int] = {}
 
     def depth_of(symbol_id: int) -> int:
         if symbol_id not in depths:
             parent = parents.get(symbol_id)
-            depths[symbol_id] = 1 if parent not in parents else depth_of(parent) + 1
+            depths[symbol_id] = (
+                1 if parent is None or parent not in parents else depth_of(parent) + 1
+            )
         return depths[symbol_id]
 
     entries = []
-    for symbol_id, _, kind, name, start, end in rows:
+    for _, symbol_id, _, kind, name, start, end in rows:
         depth = depth_of(symbol_id)
         if max_depth is None or depth <= max_depth:
             entries.append(OutlineEntry(depth, kind, name, depth, start, end))
     return entries
 
 
-def _heading_entries(rows: list[tuple], max_level: int | None) -> list[OutlineEntry]:
+def _heading_entries(rows: Iterable[_HeadingRow], max_level: int | None) -> list[OutlineEntry]:
     entries = []
     open_levels: list[int] = []  # levels of the enclosing headings
-    for text, level, start, end in rows:
+    for _, text, level, start, end in rows:
         while open_levels and open_levels[-1] >= level:
             open_levels.pop()
         open_levels.append(level)
@@ -456,7 +489,7 @@ def _heading_entries(rows: list[tuple], max_level: int | None) -> list[OutlineEn
     return entries
 
 
-def _changed(root: Path, paths: list[str], indexed: dict) -> list[str]:
+def _changed(root: Path, paths: list[str], indexed: dict[str, _Indexed]) -> list[str]:
     """Files whose size or mtime no longer match the index (a cheap stat, no reading)."""
     changed = []
     for path in paths:
@@ -465,6 +498,6 @@ def _changed(root: Path, paths: list[str], indexed: dict) -> list[str]:
         except OSError:
             changed.append(path)
             continue
-        if (stat.st_size, stat.st_mtime_ns) != tuple(indexed[path][1:3]):
+        if (stat.st_size, stat.st_mtime_ns) != (indexed[path].size, indexed[path].mtime_ns):
             changed.append(path)
     return changed

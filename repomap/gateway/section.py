@@ -17,7 +17,7 @@ from repomap import paths, textfile
 from repomap.errors import BadArgument, PathNotFound, RepomapError, StaleIndex
 from repomap.gateway.files import resolve_path, truncate
 from repomap.languages import doc_format
-from repomap.search.docs import DOC_PATHS_SQL, DOC_STATE_SQL
+from repomap.search.docs import DOC_PATHS_SQL
 from repomap.store import Store
 
 MAX_SUGGESTIONS = 5
@@ -26,6 +26,8 @@ EM_DASH_SEPARATOR = " \u2014 "  # "Heading — what it is about": the part after
 
 @dataclass(frozen=True, slots=True)
 class HeadingMatch:
+    """A headings_sql() row, in its column order."""
+
     file: str
     heading: str
     level: int
@@ -63,7 +65,9 @@ def headings_sql(condition: str, file_filter: str) -> str:
 BY_TEXT = "text = :text COLLATE NOCASE"  # uses the headings_text index
 # "Install — from source" is found by "Install" too, as the query's own " — …" is dropped.
 BY_DASHED_TEXT = "text LIKE :pattern ESCAPE '\\'"
-ANY_FILE = ("1", {})
+FileFilter = tuple[str, dict[str, str]]  # an SQL condition on headings.file, its parameters
+ANY_FILE: FileFilter = ("1", {})
+DOC_HASH_SQL = "SELECT hash FROM doc_files WHERE path = ?"
 
 
 def normalize_heading(query: str) -> str:
@@ -104,9 +108,7 @@ def show_section(
     )
 
 
-def find_headings(
-    db: Store, query: str, files: tuple[str, dict] = ANY_FILE
-) -> list[HeadingMatch]:
+def find_headings(db: Store, query: str, files: FileFilter = ANY_FILE) -> list[HeadingMatch]:
     """Headings equal to `query` ignoring case, in path order then line order."""
     file_filter, params = files
     rows = db.conn.execute(headings_sql(BY_TEXT, file_filter), {**params, "text": query}).fetchall()
@@ -116,7 +118,7 @@ def find_headings(
         rows = db.conn.execute(sql, {**params, "pattern": pattern}).fetchall()
     if not rows and not query.isascii():  # NOCASE folds ASCII only
         folded = query.casefold()
-        rows = [row for row in _all_headings(db, files) if _heading_key(row[1]) == folded]
+        return [match for match in _all_headings(db, files) if _heading_key(match.heading) == folded]
     return [HeadingMatch(*row) for row in rows]
 
 
@@ -124,11 +126,12 @@ def _heading_key(text: str) -> str:
     return text.split(EM_DASH_SEPARATOR, 1)[0].strip().casefold()
 
 
-def _all_headings(db: Store, files: tuple[str, dict]) -> list[tuple]:
-    return db.conn.execute(headings_sql("1", files[0]), files[1]).fetchall()
+def _all_headings(db: Store, files: FileFilter) -> list[HeadingMatch]:
+    file_filter, params = files
+    return [HeadingMatch(*row) for row in db.conn.execute(headings_sql("1", file_filter), params)]
 
 
-def doc_file_filter(db: Store, root: Path, file: str) -> tuple[str, dict]:
+def doc_file_filter(db: Store, root: Path, file: str) -> FileFilter:
     """SQL condition on headings.file (and params) for --file, checked against the index."""
     path_filter = paths.parse(file, root)
     if path_filter is None:
@@ -151,7 +154,7 @@ def doc_file_filter(db: Store, root: Path, file: str) -> tuple[str, dict]:
 
 
 
-def _not_found_message(db: Store, query: str, file: str | None, files: tuple) -> str:
+def _not_found_message(db: Store, query: str, file: str | None, files: FileFilter) -> str:
     where = f" in {file}" if file else ""
     headings = _all_headings(db, files)
     if not headings and not db.conn.execute("SELECT 1 FROM doc_files LIMIT 1").fetchone():
@@ -163,37 +166,37 @@ def _not_found_message(db: Store, query: str, file: str | None, files: tuple) ->
     return f'no heading "{query}"{where}; similar: {listed}'
 
 
-def similar_headings(query: str, headings: list[tuple]) -> list[tuple[str, str, int]]:
+def similar_headings(query: str, headings: list[HeadingMatch]) -> list[tuple[str, str, int]]:
     """Up to five (file, heading, line): prefix matches, then substrings, then close spellings."""
     folded = query.casefold()
-    ranked: list[tuple[int, int, tuple]] = []
-    for position, (path, text, _level, start, _end) in enumerate(headings):
-        key = text.casefold()
+    ranked: list[tuple[int, int, tuple[str, str, int]]] = []
+    for position, match in enumerate(headings):
+        key = match.heading.casefold()
         if key.startswith(folded):
-            ranked.append((0, position, (path, text, start)))
+            ranked.append((0, position, (match.file, match.heading, match.start_line)))
         elif folded in key or (len(key) >= 3 and key in folded):  # "Install" for "Install guide"
-            ranked.append((1, position, (path, text, start)))
+            ranked.append((1, position, (match.file, match.heading, match.start_line)))
     if not ranked:  # a typo: "instalation"
-        keys = {row[1].casefold() for row in headings}
+        keys = {match.heading.casefold() for match in headings}
         close = set(difflib.get_close_matches(folded, keys, n=MAX_SUGGESTIONS, cutoff=0.75))
         ranked = [
-            (2, position, (row[0], row[1], row[3]))
-            for position, row in enumerate(headings)
-            if row[1].casefold() in close
+            (2, position, (match.file, match.heading, match.start_line))
+            for position, match in enumerate(headings)
+            if match.heading.casefold() in close
         ]
     return [entry for _, _, entry in sorted(ranked)[:MAX_SUGGESTIONS]]
 
 
 def _current_lines(db: Store, root: Path, rel_path: str) -> list[str]:
     """The file's lines, after checking its bytes are the ones that were indexed."""
-    row = db.conn.execute(DOC_STATE_SQL, (rel_path,)).fetchone()
+    indexed_hash = db.scalar(DOC_HASH_SQL, (rel_path,))
     try:
         raw = (root / rel_path).read_bytes()
     except OSError:
         raise StaleIndex(
             f"{rel_path} was removed since it was indexed; run `repomap index` to update the index"
         ) from None
-    if row is None or textfile.content_hash(raw) != row[2]:
+    if indexed_hash is None or textfile.content_hash(raw) != indexed_hash:
         raise StaleIndex(
             f"{rel_path} changed since it was indexed, so its section lines are out of date; "
             "run `repomap index` and try again"

@@ -11,7 +11,7 @@ import sqlite3  # noqa: TID251 - a cursor's type, read in chunks
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from repomap import store
 from repomap.errors import RepomapError
@@ -118,7 +118,9 @@ def compute_ranks(db: Store, force: bool = False) -> Ranking | None:
 
     from repomap.index import pagerank as rank  # numpy: only when ranking
 
-    files = db.conn.execute("SELECT id, path, hash FROM files ORDER BY id").fetchall()
+    files: list[tuple[int, str, str]] = db.conn.execute(
+        "SELECT id, path, hash FROM files ORDER BY id"
+    ).fetchall()
     file_ids = np.array([file_id for file_id, _, _ in files], dtype=np.int64)
     share = np.array([rank.TEST_SHARE if rank.is_test_path(path) else 1.0 for _, path, _ in files])
     defs = _file_definitions(db, files)
@@ -184,7 +186,9 @@ def compute_ranks(db: Store, force: bool = False) -> Ranking | None:
     )
 
 
-def _map_order(definitions: rank.Definitions, file_ids: np.ndarray, scores: np.ndarray):
+def _map_order(
+    definitions: rank.Definitions, file_ids: np.ndarray, scores: np.ndarray
+) -> np.ndarray:
     """Symbol ids by rank, best first; ties by file id, then symbol id (the map's pages)."""
     import numpy as np
 
@@ -260,8 +264,10 @@ def _file_definitions(db: Store, files: list[tuple[int, str, str]]) -> dict:
     for rows in fresh:
         symbol_ids, file_ids, row_names, kinds, documented, top_level = zip(*rows, strict=True)
         kinds_of_rows = list(zip(kinds, documented, top_level, strict=True))
-        for key in set(kinds_of_rows).difference(priors):
-            priors[key] = rank.kind_prior(key[0], bool(key[1]), bool(key[2]))
+        for kind, documented, top_level in set(kinds_of_rows).difference(priors):
+            priors[kind, documented, top_level] = rank.kind_prior(
+                kind, bool(documented), bool(top_level)
+            )
         columns.add(
             defs_symbol=symbol_ids,
             defs_file=file_ids,
@@ -403,7 +409,7 @@ def _cached_and_fresh(cache: dict, file_key: str, valid: set[int], fresh: dict) 
     return columns
 
 
-def _pack(value) -> tuple[str, bytes]:
+def _pack(value: np.ndarray | list[str]) -> tuple[str, bytes]:
     """(dtype, zlib-compressed bytes) for rank_arrays; a list of names is stored as UTF-8 lines.
 
     Ids and counts fit in 32 bits and compress well: stored raw as int64 the arrays were 5-6 MB
@@ -422,11 +428,12 @@ def _pack(value) -> tuple[str, bytes]:
     return value.dtype.str, zlib.compress(value.tobytes(), 1)
 
 
-def load_arrays(db: Store, names: tuple[str, ...]) -> dict:
+def load_arrays(db: Store, names: tuple[str, ...]) -> dict[str, Any]:
+    """The rank_arrays rows named: numpy arrays, and lists of names (dtype "names")."""
     import numpy as np
 
     sql = f"SELECT name, dtype, data FROM rank_arrays WHERE name IN ({','.join('?' * len(names))})"
-    arrays = {}
+    arrays: dict[str, Any] = {}
     for name, dtype, packed in db.conn.execute(sql, names):
         data = zlib.decompress(packed)
         if dtype == "names":
@@ -441,7 +448,7 @@ def require_ranks(db: Store) -> None:
         raise NoRanking("this index has no repo-map ranking yet; run `repomap index` to compute it")
 
 
-def load_graph(db: Store):  # -> rank.Graph
+def load_graph(db: Store) -> rank.Graph:
     """The stored graph, for personalized PageRank (kept: unpacking it costs ~5-10 ms)."""
     from repomap.index import pagerank as rank
 
@@ -460,19 +467,27 @@ def kept(db: Store, what: str, load: Callable[[], Kept]) -> Kept:
     """
     require_ranks(db)
     fingerprint = store.get_meta(db, "rank_fingerprint")
-    path = db.conn.execute("PRAGMA database_list").fetchone()[2]
-    key = (path, fingerprint, what)
-    if fingerprint and key in _KEPT:
+    if not fingerprint:
+        return load()
+    _seq, _name, path = db.conn.execute("PRAGMA database_list").fetchone()
+    key = _KeptKey(path, fingerprint, what)
+    if key in _KEPT:
         return _KEPT[key]
     value = load()
-    if fingerprint:
-        for old in [k for k in _KEPT if k[0] == path and k[2] == what]:  # older ranks
-            del _KEPT[old]
-        while sum(k[2] == what for k in _KEPT) >= GRAPHS_KEPT:  # several roots: oldest goes
-            del _KEPT[next(k for k in _KEPT if k[2] == what)]
-        _KEPT[key] = value
+    for old in [k for k in _KEPT if k.path == path and k.what == what]:  # older ranks
+        del _KEPT[old]
+    while sum(k.what == what for k in _KEPT) >= GRAPHS_KEPT:  # several roots: oldest goes
+        del _KEPT[next(k for k in _KEPT if k.what == what)]
+    _KEPT[key] = value
     return value
 
 
-_KEPT: dict[tuple[str, str, str], object] = {}
+class _KeptKey(NamedTuple):
+    path: str  # the index file
+    fingerprint: str  # of its ranks
+    what: str  # what load() read: "graph", "map_order"
+
+
+# What kept() read: values of several types, each returned as typed by the `load` that read it.
+_KEPT: dict[_KeptKey, Any] = {}
 GRAPHS_KEPT = 4  # indexes whose graph a process keeps (an MCP server may serve several roots)

@@ -14,12 +14,12 @@ from repomap.store import Store, chunks
 RANKED_SYMBOLS_SQL = """SELECT symbol_id, rank FROM symbol_ranks
 ORDER BY rank DESC, file_id, symbol_id LIMIT :limit OFFSET :offset"""
 PAGE_RANKS_SQL = "SELECT symbol_id, rank FROM symbol_ranks WHERE symbol_id IN ({ids})"
-MAP_SYMBOLS_SQL = """SELECT s.id, s.file_id, s.name, s.qualified_name, s.kind, s.start_line,
-    s.end_line, s.signature, s.parent_id FROM symbols s WHERE s.id IN ({ids})"""
 
 
 @dataclass(frozen=True, slots=True)
 class MapSymbolRow:
+    """A MAP_SYMBOLS_SQL row, in its column order."""
+
     id: int
     file_id: int
     name: str
@@ -31,8 +31,14 @@ class MapSymbolRow:
     parent_id: int | None
 
 
+MAP_SYMBOLS_SQL = """SELECT s.id, s.file_id, s.name, s.qualified_name, s.kind, s.start_line,
+    s.end_line, s.signature, s.parent_id FROM symbols s WHERE s.id IN ({ids})"""
+
+
 @dataclass(frozen=True, slots=True)
 class MapFileRow:
+    """A MAP_FILES_SQL row, in its column order."""
+
     id: int
     path: str
     language: str
@@ -40,17 +46,23 @@ class MapFileRow:
     rank: float
 
 
+MAP_FILES_SQL = """SELECT f.id, f.path, f.language, f.line_count, coalesce(r.rank, 0)
+FROM files f LEFT JOIN file_ranks r ON r.file_id = f.id WHERE f.id IN ({ids})"""
+
+
 def ranked_symbols(db: Store, limit: int, offset: int = 0) -> list[tuple[int, float]]:
     """(symbol id, score) of the stored unpersonalized ranking, best first."""
     order = ranking.kept(db, "map_order", lambda: ranking.load_arrays(db, ("map_order",)).get("map_order"))
     if order is None:  # ranked before schema v12 and not since: sort
         return db.conn.execute(RANKED_SYMBOLS_SQL, {"limit": limit, "offset": offset}).fetchall()
-    page = order[offset : offset + limit].tolist()
-    ranks = dict(
-        row
+    page: list[int] = order[offset : offset + limit].tolist()
+    ranks: dict[int, float] = {
+        symbol_id: rank
         for chunk in chunks(page, 900)
-        for row in db.conn.execute(PAGE_RANKS_SQL.format(ids=",".join("?" * len(chunk))), chunk)
-    )
+        for symbol_id, rank in db.conn.execute(
+            PAGE_RANKS_SQL.format(ids=",".join("?" * len(chunk))), chunk
+        )
+    }
     return [(symbol_id, ranks[symbol_id]) for symbol_id in page if symbol_id in ranks]
 
 
@@ -62,7 +74,8 @@ def map_symbols(db: Store, ids: Iterable[int]) -> dict[int, MapSymbolRow]:
         for chunk in chunks(sorted(wanted), 900):
             sql = MAP_SYMBOLS_SQL.format(ids=",".join("?" * len(chunk)))
             for row in db.conn.execute(sql, chunk):
-                found[row[0]] = MapSymbolRow(*row)
+                symbol = MapSymbolRow(*row)
+                found[symbol.id] = symbol
         wanted = {
             row.parent_id
             for row in found.values()
@@ -75,22 +88,19 @@ def map_files(db: Store, ids: Iterable[int]) -> dict[int, MapFileRow]:
     """These files with their stored rank."""
     found: dict[int, MapFileRow] = {}
     for chunk in chunks(sorted(ids), 900):
-        rows = db.conn.execute(
-            f"""SELECT f.id, f.path, f.language, f.line_count, coalesce(r.rank, 0)
-            FROM files f LEFT JOIN file_ranks r ON r.file_id = f.id
-            WHERE f.id IN ({",".join("?" * len(chunk))})""",
-            chunk,
-        )
-        found.update((row[0], MapFileRow(*row)) for row in rows)
+        sql = MAP_FILES_SQL.format(ids=",".join("?" * len(chunk)))
+        for row in db.conn.execute(sql, chunk):
+            file = MapFileRow(*row)
+            found[file.id] = file
     return found
 
 
 def file_count(db: Store) -> int:
-    return db.conn.execute("SELECT count(*) FROM files").fetchone()[0]
+    return db.scalar("SELECT count(*) FROM files")
 
 
 def ranked_symbol_count(db: Store) -> int:
-    return db.conn.execute("SELECT count(*) FROM symbol_ranks").fetchone()[0]
+    return db.scalar("SELECT count(*) FROM symbol_ranks")
 
 
 def symbol_ids_named(db: Store, names: Iterable[str]) -> dict[str, list[int]]:
@@ -103,9 +113,17 @@ def symbol_ids_named(db: Store, names: Iterable[str]) -> dict[str, list[int]]:
             OR qualified_name = :q COLLATE NOCASE OR qualified_name = :q_alt COLLATE NOCASE""",
             params,
         )
-        matches = [row for row in rows if symbols.match_tier(name, row[1], row[2]) == 0]
-        exact_case = [row for row in matches if name in (row[1], row[2]) or row[2].endswith(name)]
-        found[name] = sorted(row[0] for row in exact_case or matches)
+        matches = [
+            (symbol_id, symbol_name, qualified_name)
+            for symbol_id, symbol_name, qualified_name in rows
+            if symbols.match_tier(name, symbol_name, qualified_name) == 0
+        ]
+        exact_case = [
+            symbol_id
+            for symbol_id, symbol_name, qualified_name in matches
+            if name in (symbol_name, qualified_name) or qualified_name.endswith(name)
+        ]
+        found[name] = sorted(exact_case or [symbol_id for symbol_id, _, _ in matches])
     return found
 
 
