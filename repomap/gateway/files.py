@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from repomap import paths, textfile
 from repomap.errors import BadArgument, OutsideRoot, PathNotFound, RepomapError, StaleIndex
 from repomap.index.secrets import is_secret_file
+from repomap.limits import check_limit
 
 if TYPE_CHECKING:
     from repomap.store import Store
@@ -229,8 +230,7 @@ def sources(
     whose whole tree fits in `limit` entries is shown. `pattern` keeps the files it matches, a
     path filter in repomap's one dialect (paths.py): a glob, a folder, a file or a path tail.
     """
-    if limit < 1:
-        raise BadArgument("--limit must be at least 1")
+    check_limit(limit, maximum=None)
     from repomap.index.discover import walk  # pathspec is loaded only by the commands that walk
 
     base = existing_dir(root, directory).real_rel_path if directory else ""
@@ -315,8 +315,7 @@ def find_files(
     """
     if not query:
         raise BadArgument("the query is empty; give part of a file name")
-    if limit < 1:
-        raise BadArgument("--limit must be at least 1")
+    check_limit(limit, maximum=None)
     from repomap.index.discover import walk
 
     needle = query.casefold() if ignore_case else query
@@ -441,7 +440,9 @@ def _outline_scope(
                 return {candidate}, True
     filters = [path_filter]
     if inside is not None and inside.path.is_dir() and inside.real_rel_path != inside.rel_path:
-        filters.append(paths.PathFilter(inside.real_rel_path, False, True, False))  # a link's target
+        filters.append(
+            paths.PathFilter(inside.real_rel_path, False, True, False)
+        )  # a link's target
     matched = {p for f in filters for p in f.select(indexed)}
     if matched or (inside is not None and inside.path.is_dir()) or path_filter.glob:
         return matched, False

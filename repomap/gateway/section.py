@@ -118,7 +118,9 @@ def find_headings(db: Store, query: str, files: FileFilter = ANY_FILE) -> list[H
         rows = db.conn.execute(sql, {**params, "pattern": pattern}).fetchall()
     if not rows and not query.isascii():  # NOCASE folds ASCII only
         folded = query.casefold()
-        return [match for match in _all_headings(db, files) if _heading_key(match.heading) == folded]
+        return [
+            match for match in _all_headings(db, files) if _heading_key(match.heading) == folded
+        ]
     return [HeadingMatch(*row) for row in rows]
 
 
@@ -150,8 +152,6 @@ def doc_file_filter(db: Store, root: Path, file: str) -> FileFilter:
         f"no indexed Markdown or text file matches {file} (a file, a folder, a path tail or a "
         "glob); `repomap sources --pattern '*.md'` lists them"
     )
-
-
 
 
 def _not_found_message(db: Store, query: str, file: str | None, files: FileFilter) -> str:

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING
 from repomap import config, store, textfile
 from repomap.errors import RepomapError
 from repomap.search import symbols
-from repomap.store import get_meta
 
 if TYPE_CHECKING:
     from repomap.store import Store
@@ -113,20 +112,16 @@ def get_symbol_content(
     try:
         with store.reading(settings.db_path) as db:
             return symbol_content(
-                db, name, file, max_lines, context, indexed_root(db, settings.root)
+                db, name, file, max_lines, context, store.indexed_root(db, settings.root)
             )
     except symbols.FileChanged as changed:
         if not reindex:
             raise
         _reindex(settings, changed)
     with store.reading(settings.db_path) as db:
-        return symbol_content(db, name, file, max_lines, context, indexed_root(db, settings.root))
-
-
-def indexed_root(db: Store, fallback: Path) -> Path:
-    """The root the index was built from (meta 'root'), or `fallback` if that folder is gone."""
-    stored = get_meta(db, "root")
-    return Path(stored) if stored and Path(stored).is_dir() else fallback
+        return symbol_content(
+            db, name, file, max_lines, context, store.indexed_root(db, settings.root)
+        )
 
 
 def _reindex(settings: config.Settings, changed: symbols.FileChanged) -> None:
@@ -140,7 +135,7 @@ def _reindex(settings: config.Settings, changed: symbols.FileChanged) -> None:
 
 def _index_settings(settings: config.Settings) -> config.Settings:
     with store.reading(settings.db_path) as db:
-        root = indexed_root(db, settings.root)
+        root = store.indexed_root(db, settings.root)
     return settings if root == settings.root else config.resolve(root, settings.db_path)
 
 
@@ -186,7 +181,7 @@ def symbol_content(
 
 
 def _current_lines(db: Store, symbol: symbols.SymbolRow, root: Path | None) -> list[str]:
-    path = (root or indexed_root(db, Path("."))) / symbol.file_path
+    path = (root or store.indexed_root(db, Path("."))) / symbol.file_path
     try:
         raw = path.read_bytes()
     except OSError:

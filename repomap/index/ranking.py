@@ -34,6 +34,7 @@ NOT_RANKED_KINDS = (
     "module",
 )  # containers: shown as headers, not reached by name
 
+
 class NoRanking(RepomapError):
     """The index has no ranking yet (made by a repomap without it, or only migrated)."""
 
@@ -243,9 +244,7 @@ def _file_definitions(db: Store, files: list[tuple[int, str, str]]) -> dict:
 
     from repomap.index import pagerank as rank
 
-    cache = (
-        load_arrays(db, DEFS_CACHE) if store.get_meta(db, "rank_format") == RANK_FORMAT else {}
-    )
+    cache = load_arrays(db, DEFS_CACHE) if store.get_meta(db, "rank_format") == RANK_FORMAT else {}
     hashes = {file_id: file_hash_ for file_id, _, file_hash_ in files}
     keys = {
         file_id: f"{file_id}:{hashes.get(file_id)}:{first}:{count}"
@@ -304,9 +303,7 @@ def _file_uses(db: Store, files: list[tuple[int, str, str]]) -> dict:
     whose hash changed since the cached copy in rank_arrays was made."""
     import numpy as np
 
-    cache = (
-        load_arrays(db, USES_CACHE) if store.get_meta(db, "rank_format") == RANK_FORMAT else {}
-    )
+    cache = load_arrays(db, USES_CACHE) if store.get_meta(db, "rank_format") == RANK_FORMAT else {}
     current = {file_id: file_hash_.encode() for file_id, _, file_hash_ in files}
     valid: set[int] = set()
     if len(cache) == len(USES_CACHE):

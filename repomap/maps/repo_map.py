@@ -158,7 +158,11 @@ def _candidate(
         len(str(max(file.line_count, 1))),
         tuple(
             render.Row(
-                s.id, s.start_line, depth, signatures[s.id], s.kind not in index_ranking.NOT_RANKED_KINDS
+                s.id,
+                s.start_line,
+                depth,
+                signatures[s.id],
+                s.kind not in index_ranking.NOT_RANKED_KINDS,
             )
             for depth, s in enumerate(chain)
         ),

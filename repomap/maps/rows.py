@@ -52,7 +52,9 @@ FROM files f LEFT JOIN file_ranks r ON r.file_id = f.id WHERE f.id IN ({ids})"""
 
 def ranked_symbols(db: Store, limit: int, offset: int = 0) -> list[tuple[int, float]]:
     """(symbol id, score) of the stored unpersonalized ranking, best first."""
-    order = ranking.kept(db, "map_order", lambda: ranking.load_arrays(db, ("map_order",)).get("map_order"))
+    order = ranking.kept(
+        db, "map_order", lambda: ranking.load_arrays(db, ("map_order",)).get("map_order")
+    )
     if order is None:  # ranked before schema v12 and not since: sort
         return db.conn.execute(RANKED_SYMBOLS_SQL, {"limit": limit, "offset": offset}).fetchall()
     page: list[int] = order[offset : offset + limit].tolist()

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from repomap import paths, textfile
-from repomap.errors import BadArgument
+from repomap.limits import check_limit
 from repomap.search import querylang
 from repomap.store import Store
 
@@ -65,8 +65,7 @@ def search_docs(
 ) -> DocSearch:
     """Sections matching `query`, best first; overlapping sections of one file reported once.
     `path` keeps only the files under a path filter (paths.py)."""
-    if limit < 1:
-        raise BadArgument("--limit must be at least 1")
+    check_limit(limit)
     parsed = querylang.parse(query)  # raises BadQuery; raw text in MATCH would be FTS5 syntax
     match = querylang.to_match(parsed)  # the one query language, shared with search_text
     if match is None:  # every word was punctuation: nothing a word index can find

@@ -23,15 +23,14 @@ from repomap import store
 from repomap.errors import BadQuery, RepomapError
 from repomap.index.vocabulary import KINDS
 from repomap.languages import resolve_language
+from repomap.limits import check_limit
 from repomap.store import Store
 
 if TYPE_CHECKING:
-
     pass
 
 MATCH_TIERS = ("exact", "prefix", "substring", "fuzzy")
 FUZZY_CANDIDATES = 2000  # rows a subsequence scan hands to Python for ordering
-MAX_LIMIT = 1000  # as search_text's and the MCP tools': past SQLite's integers it overflowed
 
 
 class SymbolNotFound(RepomapError):
@@ -167,8 +166,7 @@ def search_symbols(
         raise BadQuery(
             "empty query; give a symbol name or part of one (e.g. `QuerySet` or `Mutex::lock`)"
         )
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-        raise BadQuery(f"--limit must be a whole number from 1 to {MAX_LIMIT}, not {limit!r}")
+    check_limit(limit)
     params, filters = _filters(db, kind, language, path)
     params.update(match_params(query))
     qualified = bool(_SEPARATOR.search(query))

@@ -72,13 +72,13 @@ from typing import Any, NamedTuple
 from repomap import store
 from repomap.errors import BadArgument, CorruptIndex, IndexOutdated, RepomapError
 from repomap.languages import resolve_language
+from repomap.limits import check_limit
 from repomap.search import querylang
 from repomap.store import ELEMENT_TYPE_CODES, ROWS_PER_FILE, Store
 from repomap.subwords import split_identifier
 
 RANK_CAP = 4000  # matches ranked per query (see the module docstring)
 LITERAL_CAP = 2000  # trigram candidates checked one by one before scanning in path order
-MAX_LIMIT = 1000
 CONTENT_LIMIT = 2000  # characters of `content` returned
 TRUNCATION_MARK = " […{} more characters]"
 SNIPPET_WORDS = 32
@@ -192,8 +192,7 @@ def _check_arguments(element_type: str, limit: int, mode: str) -> None:
         raise BadArgument(
             f"unknown element type {element_type!r}; use one of {', '.join(ELEMENT_TYPES)}"
         )
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-        raise BadArgument(f"limit must be a whole number from 1 to {MAX_LIMIT}, not {limit!r}")
+    check_limit(limit)
     if mode not in MODES:
         raise BadArgument(f"unknown mode {mode!r}; use fts or literal")
 
@@ -229,6 +228,7 @@ def _fts_notes(parsed: querylang.Query, total: int, exact: bool) -> list[str]:
 
 
 # --- filters -----------------------------------------------------------------------------------
+
 
 def _filters(db: Store, element_type: str, path: str | None,
              language: str | None) -> _Filters:  # fmt: skip
@@ -457,6 +457,7 @@ def _trigram_match(text: str) -> str:
 
 
 # --- results -----------------------------------------------------------------------------------
+
 
 class _Details(NamedTuple):
     """A DETAILS_SQL row, in its column order."""

@@ -439,7 +439,10 @@ def build_server(
     async def outline(
         path: Annotated[
             str | None,
-            Field(max_length=4096, description="What to outline (default: the whole root): " + PATH_DIALECT),
+            Field(
+                max_length=4096,
+                description="What to outline (default: the whole root): " + PATH_DIALECT,
+            ),
         ] = None,
         level: Annotated[
             int | None,

@@ -28,6 +28,7 @@ from repomap.gateway import show as snippets
 from repomap.gateway.files import SourceEntry
 from repomap.index.freshness import Refresher
 from repomap.index.secrets import is_secret_file
+from repomap.limits import MAX_LIMIT
 from repomap.maps import render
 from repomap.maps import repo_map as maps
 from repomap.search import docs as doc_search
@@ -187,7 +188,7 @@ class Service:
         # and search_symbols orders its tail by what its limit lets it see.)
         # At the largest limit there is no room for the one more: a full page then says "maybe
         # more" (truncated, not exact) rather than asking past the bound (an error, before).
-        probe = min(limit + 1, symbols.MAX_LIMIT)
+        probe = min(limit + 1, MAX_LIMIT)
         found: list[tuple[Root, symbols.SymbolHit]] = []
         truncated = False
         for root, path_filter in scopes:

@@ -116,10 +116,7 @@ def open_index(path: Path, *, readonly: bool = False, migrate_to: int | None = N
         raise CorruptIndex(f"cannot open {path}: {error}") from None
     try:
         version = schema_version(conn, path)
-        if version > SCHEMA_VERSION:
-            raise SchemaTooNew(
-                f"{path} has schema v{version}, newer than this repomap (v{SCHEMA_VERSION}); upgrade repomap"
-            )
+        _refuse_newer(version, path)
         if version == 0:
             # Settable only before the first table: lets a run hand back the pages an FTS5
             # 'optimize' frees (Writer.release_free_pages) instead of keeping them in the file.
@@ -142,6 +139,13 @@ def open_index(path: Path, *, readonly: bool = False, migrate_to: int | None = N
         raise
 
 
+def _refuse_newer(version: int, path: Path) -> None:
+    if version > SCHEMA_VERSION:
+        raise SchemaTooNew(
+            f"{path} has schema v{version}, newer than this repomap (v{SCHEMA_VERSION}); upgrade repomap"
+        )
+
+
 def _open_readonly(path: Path) -> sqlite3.Connection:
     """A read-only connection to a current index, checked like open_index."""
     if not path.exists():
@@ -152,10 +156,7 @@ def _open_readonly(path: Path) -> sqlite3.Connection:
         raise CorruptIndex(f"cannot open {path}: {error}") from None
     try:
         version = schema_version(conn, path)
-        if version > SCHEMA_VERSION:
-            raise SchemaTooNew(
-                f"{path} has schema v{version}, newer than this repomap (v{SCHEMA_VERSION}); upgrade repomap"
-            )
+        _refuse_newer(version, path)
         if version < SCHEMA_VERSION:
             raise IndexOutdated(
                 f"{path} has schema v{version} (current v{SCHEMA_VERSION}); run `repomap index` to upgrade it"

@@ -141,6 +141,5 @@ def migrate(conn: sqlite3.Connection, to: int | None = None) -> None:
     except sqlite3.DatabaseError as error:
         _seq, _name, path = conn.execute("PRAGMA database_list").fetchone()
         raise MigrationFailed(
-            f"migrating {path} failed ({error}); "
-            "it was left at its previous schema version"
+            f"migrating {path} failed ({error}); it was left at its previous schema version"
         ) from None
