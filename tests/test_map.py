@@ -18,6 +18,7 @@ from repomap.maps import render
 from repomap.maps import repo_map as maps
 from repomap.maps import rows as map_rows
 from repomap.store import open_index, reading, writing
+from repomap.store import ranks as store_ranks
 
 
 def _library(modules: int = 12, functions: int = 8) -> dict[str, str]:
@@ -439,7 +440,7 @@ def test_the_loaded_graph_is_kept_per_index_state_and_replaced_when_ranks_change
         second = ranking.load_graph(db)
         assert second is not first
         assert len(second.file_ids) == 3 and len(first.file_ids) == 2
-        expected = rank.Graph.from_arrays(ranking.load_arrays(db, rank.ARRAY_NAMES))
+        expected = rank.Graph.from_arrays(store_ranks.load_arrays(db, rank.ARRAY_NAMES))
         assert all(
             np.array_equal(getattr(second, name), getattr(expected, name))
             for name in rank.ARRAY_NAMES
@@ -457,6 +458,6 @@ def test_the_kept_graph_is_never_another_index_of_the_same_bytes(make_repo, inde
         index(repo)
         with reading(repo / ".repomap" / "index.db") as db:
             graphs.append(ranking.load_graph(db))
-            fresh = rank.Graph.from_arrays(ranking.load_arrays(db, rank.ARRAY_NAMES))
+            fresh = rank.Graph.from_arrays(store_ranks.load_arrays(db, rank.ARRAY_NAMES))
             assert np.array_equal(graphs[-1].def_share, fresh.def_share)
     assert graphs[0] is graphs[2] and graphs[1] is not graphs[0]

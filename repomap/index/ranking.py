@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3  # noqa: TID251 - a cursor's type, read in chunks
-import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 from repomap import store
 from repomap.errors import RepomapError
 from repomap.store import Store, chunks
+from repomap.store import ranks as store_ranks_tables
 
 if TYPE_CHECKING:
     import numpy as np
@@ -176,7 +176,7 @@ def compute_ranks(db: Store, force: bool = False) -> Ranking | None:
         stats_digest,
         stats_changed,
         [
-            (name, *_pack(value))
+            (name, *store_ranks_tables.pack(value))
             for name, value in {
                 **graph.to_arrays(),
                 **cache,
@@ -201,39 +201,23 @@ def _map_order(
 def store_ranks(db: Store, ranking: Ranking) -> None:
     """Replace the stored rankings with `ranking`, in one transaction."""
     graph, definitions, file_ids = ranking.graph, ranking.definitions, ranking.file_ids
-    with db.atomic():
-        for table in ("file_ranks", "symbol_ranks", "rank_arrays"):
-            db.conn.execute(f"DELETE FROM {table}")
-        if ranking.stats_changed:
-            db.conn.execute("DELETE FROM name_stats")
-            db.conn.executemany(
-                "INSERT INTO name_stats (name, ref_files, def_files) VALUES (?, ?, ?)",
-                ranking.stats,
-            )
-        db.conn.executemany(
-            "INSERT INTO file_ranks (file_id, rank) VALUES (?, ?)",
-            zip(file_ids.tolist(), graph.rank.tolist(), strict=True),
-        )
-        db.conn.executemany(
-            "INSERT INTO symbol_ranks (symbol_id, file_id, rank) VALUES (?, ?, ?)",
-            zip(
-                definitions.symbol_ids.tolist(),
-                file_ids[definitions.file_indices].tolist(),
-                ranking.scores.tolist(),
-                strict=True,
-            ),
-        )
-        db.conn.executemany(
-            "INSERT INTO rank_arrays (name, dtype, data) VALUES (?, ?, ?)", ranking.arrays
-        )
-        store.set_meta(
-            db,
-            {
-                "rank_fingerprint": ranking.fingerprint,
-                "rank_format": RANK_FORMAT,
-                "name_stats_digest": ranking.stats_digest,
-            },
-        )
+    store_ranks_tables.replace(
+        db,
+        file_ranks=zip(file_ids.tolist(), graph.rank.tolist(), strict=True),
+        symbol_ranks=zip(
+            definitions.symbol_ids.tolist(),
+            file_ids[definitions.file_indices].tolist(),
+            ranking.scores.tolist(),
+            strict=True,
+        ),
+        arrays=ranking.arrays,
+        name_stats=ranking.stats if ranking.stats_changed else None,
+        meta={
+            "rank_fingerprint": ranking.fingerprint,
+            "rank_format": RANK_FORMAT,
+            "name_stats_digest": ranking.stats_digest,
+        },
+    )
 
 
 def _file_definitions(db: Store, files: list[tuple[int, str, str]]) -> dict:
@@ -244,7 +228,11 @@ def _file_definitions(db: Store, files: list[tuple[int, str, str]]) -> dict:
 
     from repomap.index import pagerank as rank
 
-    cache = load_arrays(db, DEFS_CACHE) if store.get_meta(db, "rank_format") == RANK_FORMAT else {}
+    cache = (
+        store_ranks_tables.load_arrays(db, DEFS_CACHE)
+        if store.get_meta(db, "rank_format") == RANK_FORMAT
+        else {}
+    )
     hashes = {file_id: file_hash_ for file_id, _, file_hash_ in files}
     keys = {
         file_id: f"{file_id}:{hashes.get(file_id)}:{first}:{count}"
@@ -303,7 +291,11 @@ def _file_uses(db: Store, files: list[tuple[int, str, str]]) -> dict:
     whose hash changed since the cached copy in rank_arrays was made."""
     import numpy as np
 
-    cache = load_arrays(db, USES_CACHE) if store.get_meta(db, "rank_format") == RANK_FORMAT else {}
+    cache = (
+        store_ranks_tables.load_arrays(db, USES_CACHE)
+        if store.get_meta(db, "rank_format") == RANK_FORMAT
+        else {}
+    )
     current = {file_id: file_hash_.encode() for file_id, _, file_hash_ in files}
     valid: set[int] = set()
     if len(cache) == len(USES_CACHE):
@@ -406,40 +398,6 @@ def _cached_and_fresh(cache: dict, file_key: str, valid: set[int], fresh: dict) 
     return columns
 
 
-def _pack(value: np.ndarray | list[str]) -> tuple[str, bytes]:
-    """(dtype, zlib-compressed bytes) for rank_arrays; a list of names is stored as UTF-8 lines.
-
-    Ids and counts fit in 32 bits and compress well: stored raw as int64 the arrays were 5-6 MB
-    on each test corpus (a tenth of the index), packed they are under 1 MB. Level 1 packs them
-    in ~30 ms and a personalized map unpacks them in ~15 ms.
-    """
-    import numpy as np
-
-    if isinstance(value, list):
-        return "names", zlib.compress("\n".join(value).encode(), 1)
-    info = np.iinfo(np.int32)
-    if value.dtype == np.int64 and (
-        not len(value) or (info.min <= value.min() and value.max() <= info.max)
-    ):
-        value = value.astype("<i4")
-    return value.dtype.str, zlib.compress(value.tobytes(), 1)
-
-
-def load_arrays(db: Store, names: tuple[str, ...]) -> dict[str, Any]:
-    """The rank_arrays rows named: numpy arrays, and lists of names (dtype "names")."""
-    import numpy as np
-
-    sql = f"SELECT name, dtype, data FROM rank_arrays WHERE name IN ({','.join('?' * len(names))})"
-    arrays: dict[str, Any] = {}
-    for name, dtype, packed in db.conn.execute(sql, names):
-        data = zlib.decompress(packed)
-        if dtype == "names":
-            arrays[name] = data.decode().split("\n") if data else []
-        else:
-            arrays[name] = np.frombuffer(data, dtype=np.dtype(dtype))
-    return arrays
-
-
 def require_ranks(db: Store) -> None:
     if store.get_meta(db, "rank_format") != RANK_FORMAT:
         raise NoRanking("this index has no repo-map ranking yet; run `repomap index` to compute it")
@@ -449,7 +407,11 @@ def load_graph(db: Store) -> rank.Graph:
     """The stored graph, for personalized PageRank (kept: unpacking it costs ~5-10 ms)."""
     from repomap.index import pagerank as rank
 
-    return kept(db, "graph", lambda: rank.Graph.from_arrays(load_arrays(db, rank.ARRAY_NAMES)))
+    return kept(
+        db,
+        "graph",
+        lambda: rank.Graph.from_arrays(store_ranks_tables.load_arrays(db, rank.ARRAY_NAMES)),
+    )
 
 
 Kept = TypeVar("Kept")

@@ -10,6 +10,7 @@ from repomap import store
 from repomap.index import ranking
 from repomap.search import symbols
 from repomap.store import Store, chunks
+from repomap.store import ranks as store_ranks
 
 RANKED_SYMBOLS_SQL = """SELECT symbol_id, rank FROM symbol_ranks
 ORDER BY rank DESC, file_id, symbol_id LIMIT :limit OFFSET :offset"""
@@ -53,7 +54,7 @@ FROM files f LEFT JOIN file_ranks r ON r.file_id = f.id WHERE f.id IN ({ids})"""
 def ranked_symbols(db: Store, limit: int, offset: int = 0) -> list[tuple[int, float]]:
     """(symbol id, score) of the stored unpersonalized ranking, best first."""
     order = ranking.kept(
-        db, "map_order", lambda: ranking.load_arrays(db, ("map_order",)).get("map_order")
+        db, "map_order", lambda: store_ranks.load_arrays(db, ("map_order",)).get("map_order")
     )
     if order is None:  # ranked before schema v12 and not since: sort
         return db.conn.execute(RANKED_SYMBOLS_SQL, {"limit": limit, "offset": offset}).fetchall()

@@ -1,0 +1,75 @@
+"""The ranking tables: `file_ranks`, `symbol_ranks`, `rank_arrays` and `name_stats`, written in
+one transaction by each ranking (index/ranking.py computes it), and the packed arrays read back.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from repomap.store.connection import Store
+from repomap.store.meta import set_meta
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+def replace(
+    db: Store,
+    *,
+    file_ranks: Iterable[tuple[int, float]],
+    symbol_ranks: Iterable[tuple[int, int, float]],
+    arrays: list[tuple[str, str, bytes]],
+    name_stats: list[tuple[str, int, int]] | None,
+    meta: dict[str, str],
+) -> None:
+    """Replace every stored ranking; `name_stats` None keeps the stored counts (unchanged)."""
+    with db.atomic():
+        for table in ("file_ranks", "symbol_ranks", "rank_arrays"):
+            db.conn.execute(f"DELETE FROM {table}")
+        if name_stats is not None:
+            db.conn.execute("DELETE FROM name_stats")
+            db.conn.executemany(
+                "INSERT INTO name_stats (name, ref_files, def_files) VALUES (?, ?, ?)", name_stats
+            )
+        db.conn.executemany("INSERT INTO file_ranks (file_id, rank) VALUES (?, ?)", file_ranks)
+        db.conn.executemany(
+            "INSERT INTO symbol_ranks (symbol_id, file_id, rank) VALUES (?, ?, ?)", symbol_ranks
+        )
+        db.conn.executemany("INSERT INTO rank_arrays (name, dtype, data) VALUES (?, ?, ?)", arrays)
+        set_meta(db, meta)
+
+
+def pack(value: np.ndarray | list[str]) -> tuple[str, bytes]:
+    """(dtype, zlib-compressed bytes) for rank_arrays; a list of names is stored as UTF-8 lines.
+
+    Ids and counts fit in 32 bits and compress well: stored raw as int64 the arrays were 5-6 MB
+    on each test corpus (a tenth of the index), packed they are under 1 MB. Level 1 packs them
+    in ~30 ms and a personalized map unpacks them in ~15 ms.
+    """
+    import numpy as np
+
+    if isinstance(value, list):
+        return "names", zlib.compress("\n".join(value).encode(), 1)
+    info = np.iinfo(np.int32)
+    if value.dtype == np.int64 and (
+        not len(value) or (info.min <= value.min() and value.max() <= info.max)
+    ):
+        value = value.astype("<i4")
+    return value.dtype.str, zlib.compress(value.tobytes(), 1)
+
+
+def load_arrays(db: Store, names: tuple[str, ...]) -> dict[str, Any]:
+    """The rank_arrays rows named: numpy arrays, and lists of names (dtype "names")."""
+    import numpy as np
+
+    sql = f"SELECT name, dtype, data FROM rank_arrays WHERE name IN ({','.join('?' * len(names))})"
+    arrays: dict[str, Any] = {}
+    for name, dtype, packed in db.conn.execute(sql, names):
+        data = zlib.decompress(packed)
+        if dtype == "names":
+            arrays[name] = data.decode().split("\n") if data else []
+        else:
+            arrays[name] = np.frombuffer(data, dtype=np.dtype(dtype))
+    return arrays
