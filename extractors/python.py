@@ -71,6 +71,9 @@ def _structure_from_ast(tree: ast.Module, text: SourceText) -> Structure:
     while stack:
         body, parent, in_class = stack.pop()
         for node in body:
+            if isinstance(node, ast.match_case):  # a `case` block: no position of its own
+                stack.append((node.body, parent, in_class))
+                continue
             starts.add((node.lineno, text.char_col(node.lineno, node.col_offset)))
             if isinstance(node, (*_FUNCTIONS, ast.ClassDef)):
                 qualified = f"{parent}.{node.name}" if parent else node.name

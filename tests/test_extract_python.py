@@ -266,3 +266,25 @@ def test_lexer_agrees_with_tokenize_on_django():
     paths = sorted(CORPUS.rglob("*.py"))
     compared = _assert_lexer_agrees_with_tokenize(paths)
     assert compared > 2500
+
+
+def test_match_statements_are_read_by_ast_with_their_cases() -> None:
+    # `case` blocks have no position of their own in ast; the whole file was once lost to them.
+    source = textwrap.dedent(
+        '''
+        def handle(command):
+            match command:
+                case ["go", direction]:
+                    # move the player
+                    def step():
+                        return "moved"
+                    return step()
+                case _:
+                    return "unknown command"
+        '''
+    ).lstrip().encode()
+    extraction = py.extract(source, "game.py")
+    assert extraction.status == "ok", extraction.note
+    assert [s.qualified_name for s in extraction.symbols] == ["handle", "handle.step"]
+    texts = {t.content for t in extraction.texts}
+    assert {"move the player", "moved", "unknown command"} <= texts
