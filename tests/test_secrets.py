@@ -212,3 +212,16 @@ def test_the_mcp_server_never_reads_a_secret_file_whatever_path_reaches_it(make_
     assert found.structured_content["files"] == []
     assert ".env" not in json.dumps(listed.structured_content)
     assert "id_rsa" not in json.dumps(listed.structured_content)
+
+
+def test_a_signature_is_redacted_the_same_whatever_order_the_secrets_come_in() -> None:
+    from repomap.index.secrets import REDACTED, redact_header
+
+    # Two values that share their first 8 characters, as hidden (a set) can hand them over in
+    # either order; each must go, whole, and the rest of the header stay.
+    header = 'TOKENS = ("Xq7vPz9LmWn4", "Xq7vPz9LmWn4Rt8sKd2Y")'
+    hidden = ["Xq7vPz9LmWn4", "Xq7vPz9LmWn4Rt8sKd2Y"]
+    forward, backward = redact_header(header, hidden), redact_header(header, hidden[::-1])
+    assert forward == backward == f'TOKENS = ("{REDACTED}", "{REDACTED}")'
+    cut = 'TOKEN = "Xq7vPz9LmWn4Rt8'  # a header cut short at its length limit
+    assert redact_header(cut, ["Xq7vPz9LmWn4Rt8sKd2Y"]) == f'TOKEN = "{REDACTED}'

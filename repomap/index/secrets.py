@@ -81,7 +81,12 @@ def redact_header(header: str, hidden: Iterable[str] = ()) -> str:
     redacted in the same file, which a constant's `NAME = "value"` header repeats (cut short
     at its length limit too: from the value's first 8 characters on)."""
     clean = redact(header)
-    for value in hidden:
+    # In one order whatever order they come in (a set's order changes with the hash seed, and
+    # two values can share their first 8 characters): longest first, then by text.
+    for value in sorted(hidden, key=lambda value: (-len(value), value)):
+        if value in clean:
+            clean = clean.replace(value, REDACTED)
+            continue
         at = clean.find(value[:8])
         if at >= 0:
             clean = clean[:at] + REDACTED + clean[at + len(value) :]
