@@ -185,7 +185,13 @@ def _phrase(rng: random.Random, content: str) -> tuple[str, str]:
 
 def _prefix(rng: random.Random, content: str) -> tuple[str, str]:
     word = rng.choice(WORD.findall(content))
-    return word[: rng.randint(3, len(word) - 1)] + "*", "fts"
+    cut = word[: rng.randint(3, len(word) - 1)]
+    # The query language splits identifiers at `_`: `shrink_t*` ends in a 1-letter prefix,
+    # which it refuses (it would match nearly everything); cut before such a part instead.
+    head, _, tail = cut.rpartition("_")
+    if head and len(tail) < 2:
+        cut = head
+    return cut + "*", "fts"
 
 
 def _literal(rng: random.Random, content: str) -> tuple[str, str]:
