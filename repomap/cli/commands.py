@@ -162,10 +162,10 @@ def outline(
     """Headings of Markdown files and symbols of code files under PATH (default: all), per file."""
     from repomap.cli.render_gateway import outline_text
     from repomap.gateway import files as gateway
-    from repomap.store import reading as searching
+    from repomap.store import reading
 
     settings = config.resolve(root, db_path, find_index=True)
-    with searching(settings.db_path) as db:  # no sqlite_utils: queries start faster
+    with reading(settings.db_path) as db:
         result = gateway.outline(db, _indexed_root(db, settings), path, level)
     if result.changed:
         shown = ", ".join(result.changed[:5]) + (", …" if len(result.changed) > 5 else "")
@@ -209,7 +209,7 @@ def show(
 ) -> None:
     """Show a symbol's source (NAME) or a Markdown section (--section HEADING)."""
     from repomap.gateway.section import show_section
-    from repomap.store import reading as searching
+    from repomap.store import reading
 
     if heading is None:
         if name is None:
@@ -219,7 +219,7 @@ def show(
     if name is not None:
         raise click.UsageError("give either a symbol NAME or --section HEADING, not both")
     settings = config.resolve(root, db_path, find_index=True)
-    with searching(settings.db_path) as db:  # no sqlite_utils: queries start faster
+    with reading(settings.db_path) as db:
         view = show_section(db, _indexed_root(db, settings), heading, file, max_lines)
     if view.ambiguous:
         click.echo(f'warning: multiple matches for "{view.query}"; showing first', err=True)
@@ -269,10 +269,10 @@ def search_docs(
     """Search Markdown sections and .txt files (bare words ANDed, porter stemming), best first."""
     from repomap.cli.render_gateway import search_docs_text
     from repomap.search.docs import search_docs as run_search
-    from repomap.store import reading as searching
+    from repomap.store import reading
 
     settings = config.resolve(root, db_path, find_index=True)
-    with searching(settings.db_path) as db:  # no sqlite_utils: queries start faster
+    with reading(settings.db_path) as db:
         result = run_search(db, _indexed_root(db, settings), query, limit, path)
     if result.ignored:
         click.echo(
