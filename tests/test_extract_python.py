@@ -270,8 +270,9 @@ def test_lexer_agrees_with_tokenize_on_django():
 
 def test_match_statements_are_read_by_ast_with_their_cases() -> None:
     # `case` blocks have no position of their own in ast; the whole file was once lost to them.
-    source = textwrap.dedent(
-        '''
+    source = (
+        textwrap.dedent(
+            """
         def handle(command):
             match command:
                 case ["go", direction]:
@@ -281,8 +282,11 @@ def test_match_statements_are_read_by_ast_with_their_cases() -> None:
                     return step()
                 case _:
                     return "unknown command"
-        '''
-    ).lstrip().encode()
+        """
+        )
+        .lstrip()
+        .encode()
+    )
     extraction = py.extract(source, "game.py")
     assert extraction.status == "ok", extraction.note
     assert [s.qualified_name for s in extraction.symbols] == ["handle", "handle.step"]

@@ -108,7 +108,7 @@ def migrate(db_path: Path | None, root: Path | None, to_version: int | None) -> 
     if to_version is not None and not 4 <= to_version <= store.SCHEMA_VERSION:
         raise click.BadParameter(f"must be between 4 and {store.SCHEMA_VERSION}", param_hint="--to")
     db = store.open_index(settings.db_path, migrate_to=to_version)
-    version = db.conn.execute("PRAGMA user_version").fetchone()[0]
+    version = db.scalar("PRAGMA user_version")
     db.conn.close()
     click.echo(f"{settings.db_path}: schema v{version}")
 

@@ -673,11 +673,6 @@ def _schema_of(db_path: Path) -> int | None:
     return int.from_bytes(header[60:64], "big")  # SQLite's user_version lives at offset 60
 
 
-INDEXED_STATE_SQL = """SELECT path, size, mtime_ns FROM files
-    UNION ALL SELECT path, size, mtime_ns FROM doc_files"""
-DOC_COUNT_SQL = "SELECT count(*) FROM doc_files"
-
-
 def index_status_facts(
     db: Store, root: Path, skip_dirs: frozenset[Path] = frozenset()
 ) -> dict[str, Any]:
@@ -686,8 +681,11 @@ def index_status_facts(
     from repomap.index.watch import is_indexed_name
 
     counts = store.counts(db)
-    conn = db.conn
-    indexed = {row[0]: (row[1], row[2]) for row in conn.execute(INDEXED_STATE_SQL)}
+    docs = store.indexed_docs(db)
+    indexed = {
+        path: (row.size, row.mtime_ns)
+        for path, row in (*store.indexed_files(db).items(), *docs.items())
+    }
     walked = walk(root, skip_dirs)
     on_disk = {f.rel_path: (f.size, f.mtime_ns) for f in walked.files}
     stale = sorted(path for path, state in indexed.items() if on_disk.get(path) != state)
@@ -695,9 +693,9 @@ def index_status_facts(
         1 for path in on_disk if path not in indexed and is_indexed_name(path.rsplit("/", 1)[-1])
     )
     return {
-        "schema_version": conn.execute("PRAGMA user_version").fetchone()[0],
+        "schema_version": db.scalar("PRAGMA user_version"),
         "files": counts.pop("files"),
-        "docs": conn.execute(DOC_COUNT_SQL).fetchone()[0],
+        "docs": len(docs),
         "symbols": counts.pop("symbols"),
         "references": counts.pop("references"),
         "elements": {k: counts.get(k, 0) for k in ("comment", "docstring", "string_literal")},
