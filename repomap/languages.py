@@ -15,6 +15,7 @@ LANGUAGE_BY_SUFFIX = {
     ),
 }
 LANGUAGES = ("python", "rust", "cpp")
+LANGUAGE_NAMES = {"python": "Python", "rust": "Rust", "cpp": "C++"}  # as people write them
 # What a filter accepts (lower case) -> the language it means.
 LANGUAGE_ALIASES = {
     "python": "python", "py": "python",

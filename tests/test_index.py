@@ -154,6 +154,20 @@ def test_ignore_rules_that_leave_nothing_to_index_are_named_in_a_warning(make_re
     assert _paths(_db(root)) == ["include/list.h", "kernel/sched.h", "tools/gen.py"]
 
 
+def test_a_tree_of_other_languages_says_which_ones_repomap_reads(make_repo):
+    root = make_repo({"src/app.js": "console.log('hi')\n", "package.json": "{}\n"})
+    summary = json.loads(run_cli("index", root, "--json").stdout)
+    assert summary["files"] == 0
+    [warning] = summary["warnings"]
+    assert warning.startswith("no files repomap reads here (2 other files)")
+    assert all(name in warning for name in ("Python (.py .pyi)", "Rust (.rs)", "C++", ".md"))
+    human = run_cli("index", root)
+    assert human.returncode == 0 and "warning: no files repomap reads here" in human.stdout
+    # Docs alone are something to index: no warning then.
+    (root / "README.md").write_text("# App\n")
+    assert json.loads(run_cli("index", root, "--json").stdout)["warnings"] == []
+
+
 def test_symlinks_inside_are_followed_once_and_outside_never(make_repo, index, tmp_path):
     outside = make_repo({"secret.py": "TOKEN = 'outside'\n"}, root=tmp_path / "outside")
     root = make_repo({"pkg/real.py": "def real():\n    pass\n"})

@@ -212,3 +212,16 @@ def test_migration_9_and_the_writer_pick_the_same_symbol_among_duplicate_names(
     v8 = _as_v8_index(full, tmp_path / "v8.db")
     assert run_cli("migrate", "--db", v8).returncode == 0
     assert _rows(v8, holder) == _rows(full, holder)
+
+
+def test_migrating_backwards_is_a_one_line_error_that_changes_nothing(tmp_path):
+    db = tmp_path / "index.db"
+    store.open_index(db).close()
+    before = db.read_bytes()
+    result = run_cli("migrate", "--db", db, "--to", "5")
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == (
+        f"error: {db} is at schema v{store.SCHEMA_VERSION}; migrations only go forward, so --to "
+        f"must be from {store.SCHEMA_VERSION} to {store.SCHEMA_VERSION}\n"
+    )
+    assert db.read_bytes() == before

@@ -24,6 +24,7 @@ from repomap.extractors.model import TextElement
 from repomap.index import secrets
 from repomap.index.discover import Walk, code_files, read_file, walk
 from repomap.index.docs import update_docs
+from repomap.languages import DOC_FORMATS, LANGUAGE_BY_SUFFIX, LANGUAGE_NAMES, doc_format
 from repomap.subwords import subwords
 
 symbol_row = attrgetter(*store.SYMBOL_FIELDS)
@@ -287,6 +288,8 @@ def _index(
         )
     if not summary.scanned and walked.ignored:
         summary.warnings.append(_all_ignored_warning(walked))
+    elif not summary.scanned and not any(doc_format(f.rel_path) for f in walked.files):
+        summary.warnings.append(_nothing_readable_warning(len(walked.files)))
     writer = store.Writer(db)
     indexed_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     gone = [old for path, old in existing.items() if path not in present]
@@ -356,6 +359,20 @@ def _all_ignored_warning(walked: Walk) -> str:
         f"no source files to index: ignore rules excluded {walked.ignored.total()} entries: "
         f"{rules}. To index them anyway, re-include them with `!` patterns in a .repomapignore "
         "beside that file: it takes precedence over .gitignore in the same folder."
+    )
+
+
+def _nothing_readable_warning(other_files: int) -> str:
+    """An empty index from a tree of other languages (a JavaScript project) says so."""
+    suffixes: dict[str, list[str]] = {}
+    for suffix, language in LANGUAGE_BY_SUFFIX.items():
+        suffixes.setdefault(language, []).append(suffix)
+    languages = ", ".join(
+        f"{LANGUAGE_NAMES[name]} ({' '.join(found)})" for name, found in suffixes.items()
+    )
+    return (
+        f"no files repomap reads here ({other_files} other files): it indexes {languages} "
+        f"source, and Markdown and .txt docs ({' '.join(DOC_FORMATS)})"
     )
 
 

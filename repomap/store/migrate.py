@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from repomap.errors import MigrationFailed
+from repomap.errors import BadArgument, MigrationFailed
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -133,6 +133,13 @@ def migrate(conn: sqlite3.Connection, to: int | None = None) -> None:
     """Apply pending migrations, each in one transaction with its ledger row and user_version."""
     stop_before = None
     if to is not None and to < SCHEMA_VERSION:
+        (current,) = conn.execute("PRAGMA user_version").fetchone()
+        if to < current:  # migrations only go forward: sqlite-utils raised a bare ValueError
+            _seq, _name, path = conn.execute("PRAGMA database_list").fetchone()
+            raise BadArgument(
+                f"{path} is at schema v{current}; migrations only go forward, so --to must be "
+                f"from {current} to {SCHEMA_VERSION}"
+            )
         stop_before = first_migration_after(to)
     try:
         from sqlite_utils import Database
