@@ -29,15 +29,20 @@ def extract(source: bytes, rel_path: str) -> Extraction:
     """Symbols, references, comments, docstrings and strings of one Python file."""
     text = SourceText(source.decode("utf-8", "replace"))
     tokens = lex(text.text)
+    note: str | None
     try:
         tree = ast.parse(text.text, filename=rel_path, type_comments=False)
-        structure = _structure_from_ast(tree, text)
-        status, note = "ok", None
     except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
-        from . import python_fallback  # tree-sitter is only loaded for files ast rejects
-
-        structure = python_fallback.structure(source, text)
-        status, note = "fallback", f"{type(error).__name__}: {getattr(error, 'msg', error)}"
+        structure, status, note = _fallback(source, text, error)
+    else:
+        try:
+            structure = _structure_from_ast(tree, text)
+            status, note = "ok", None
+        except (AttributeError, TypeError, KeyError, IndexError, RecursionError) as error:
+            # A node shape this reader does not know (a newer Python's grammar, as `match`
+            # once was): the file is read with tree-sitter rather than lost, and the note
+            # names what failed so the gap is seen and fixed.
+            structure, status, note = _fallback(source, text, error, "reading ast failed: ")
     symbols = [_symbol(d, text, tokens) for d in structure.defs]
     owners = _owners(symbols, len(text.line_starts))
     documented: dict[tuple[int, int], str | None] = {
@@ -50,6 +55,15 @@ def extract(source: bytes, rel_path: str) -> Extraction:
     doc_by_symbol = {t.symbol_name: t.content for t in texts if t.element_type == "docstring"}
     symbols = [_with_doc(s, doc_by_symbol.get(s.qualified_name)) for s in symbols]
     return Extraction(symbols, references, texts, status, note)
+
+
+def _fallback(
+    source: bytes, text: SourceText, error: BaseException, why: str = ""
+) -> tuple[Structure, str, str]:
+    from . import python_fallback  # tree-sitter is only loaded for files ast cannot serve
+
+    detail = f"{why}{type(error).__name__}: {getattr(error, 'msg', error)}"
+    return python_fallback.structure(source, text), "fallback", detail
 
 
 def _module_name(rel_path: str) -> str | None:

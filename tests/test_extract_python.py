@@ -292,3 +292,127 @@ def test_match_statements_are_read_by_ast_with_their_cases() -> None:
     assert [s.qualified_name for s in extraction.symbols] == ["handle", "handle.step"]
     texts = {t.content for t in extraction.texts}
     assert {"move the player", "moved", "unknown command"} <= texts
+
+
+# Every statement and expression kind, with a comment and a string near each; the parts only
+# newer grammars have are added when the running Python reads them.
+GRAMMAR = '''
+"""Module docstring."""
+import os
+from os import path as p
+GLOBAL: int = 1  # AnnAssign
+counter = 0  # Assign
+counter += 1  # AugAssign
+del p  # Delete
+assert counter, "assert message"
+
+
+class Shape:
+    """A class."""
+
+    sides = 3
+
+    def area(self, *args, scale=1.0, **kwargs):
+        """A method."""
+        found = {x for x in args} or {1, 2}
+        return [x * scale for x in args] or {k: v for k, v in kwargs.items()} or found
+
+
+async def fetch(items):
+    """An async function."""
+    async with items as stream:  # AsyncWith
+        async for item in stream:  # AsyncFor
+            await item
+    return (lambda x: x if x else -x)(len(items))
+
+
+def generator(n):
+    global GLOBAL
+    total = 0
+
+    def inner():
+        nonlocal total
+        total += 1
+
+    for i in range(n):
+        if i % 2 and not i or i > 3:
+            continue
+        elif (j := i) >= 2:
+            yield j
+        else:
+            break
+    while n > 0:
+        n -= 1
+        pass
+    yield from (i for i in range(n))
+    with open(os.devnull) as handle:
+        handle.write(f"{n!r:>10} done")
+    try:
+        raise ValueError("bad value")
+    except ValueError:
+        pass
+    finally:
+        print(*[1, 2], sep="")
+    items = [1, 2, 3][1:2], (4, 5), {"k": "v"}
+    match items:
+        case [first, *rest] if first:
+            return "first"
+        case {"k": value}:
+            return value
+        case Shape(sides=3) | None:
+            return "shape"
+        case _:
+            return "other"
+'''
+GRAMMAR_311 = """
+
+def groups():
+    try:
+        pass
+    except* ValueError:  # TryStar
+        pass
+"""
+GRAMMAR_312 = """
+
+type Pair = tuple[int, int]  # TypeAlias
+
+
+def first[T](items: list[T]) -> T:  # type parameters
+    return items[0]
+"""
+
+
+def test_every_statement_and_expression_kind_of_this_python_is_read_by_ast() -> None:
+    import sys
+
+    source = GRAMMAR
+    if sys.version_info >= (3, 11):
+        source += GRAMMAR_311
+    if sys.version_info >= (3, 12):
+        source += GRAMMAR_312
+    tree = ast.parse(source)
+    seen = {type(node) for node in ast.walk(tree)}
+    for base in (ast.stmt, ast.expr):
+        missing = {kind.__name__ for kind in base.__subclasses__()} - {k.__name__ for k in seen}
+        assert not missing, f"add {sorted(missing)} to GRAMMAR: this Python has them"
+    extraction = py.extract(source.encode(), "grammar.py")
+    assert extraction.status == "ok", extraction.note
+    names = {s.qualified_name for s in extraction.symbols}
+    assert {"Shape", "Shape.area", "fetch", "generator", "generator.inner"} <= names
+    texts = {t.content for t in extraction.texts}
+    assert {"assert message", "bad value", "A method.", "AsyncWith", "first"} <= texts
+
+
+def test_a_file_ast_reads_but_the_reader_cannot_falls_back_to_tree_sitter(monkeypatch) -> None:
+    def unknown_shape(tree: ast.Module, text: object) -> None:
+        raise AttributeError("'NewNode' object has no attribute 'lineno'")
+
+    monkeypatch.setattr(py, "_structure_from_ast", unknown_shape)
+    extraction = py.extract(b"def kept():\n    '''Still here.'''\n", "new.py")
+    assert extraction.status == "fallback"
+    assert (
+        extraction.note
+        == "reading ast failed: AttributeError: 'NewNode' object has no attribute 'lineno'"
+    )
+    assert [s.qualified_name for s in extraction.symbols] == ["kept"]
+    assert [t.content for t in extraction.texts] == ["Still here."]
