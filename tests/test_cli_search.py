@@ -180,3 +180,12 @@ def test_a_log_that_cannot_be_written_does_not_fail_the_search(root: Path, tmp_p
     done = run_cli("search-text", "pool", "--db", db, "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["total"] == 1 and done.stderr == ""
+
+
+def test_output_to_a_pipe_is_never_wrapped(tmp_path: Path) -> None:
+    words = " ".join(f"word{n}" for n in range(40))  # a comment far wider than 80 columns
+    root = indexed_tree(tmp_path / "repo", {"wide.py": f"# needle {words}\n"})
+    done = run_cli("search-text", "needle", "--root", root, env={"COLUMNS": "80"})
+    assert done.returncode == 0, done.stderr
+    [snippet] = [line for line in done.stdout.splitlines() if "needle" in line]
+    assert len(snippet) > 80 and "word0" in snippet and "word30" in snippet  # one line

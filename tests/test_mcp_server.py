@@ -662,3 +662,13 @@ def test_repomap_mcp_refuses_bad_root_options_before_serving(two_roots, tmp_path
     nested = run_cli("mcp", "--root", alpha, "--root", alpha / "inner")
     assert nested.returncode != 0 and "inside" in nested.stderr
     assert nested.stderr.startswith("error: ") and "Traceback" not in nested.stderr
+
+
+def test_the_server_says_its_version(repo: Path) -> None:
+    from importlib.metadata import version
+
+    result = call(build_server(_settings(repo)), "mcp_help")
+    assert result.meta["io.modelcontextprotocol/serverInfo"] == {
+        "name": "repomap",
+        "version": version("repomap"),
+    }

@@ -18,8 +18,8 @@ MATCH_STYLE = "bold black on yellow"
 
 def print_search(result: SearchResult) -> None:
     """Hits grouped by file (files in order of their best hit): `path:line`, symbol, snippet."""
-    out = Console(highlight=False)
-    err = Console(stderr=True, highlight=False)
+    out = _console()
+    err = _console(stderr=True)
     groups: dict[str, list[TextHit]] = {}
     for hit in result.hits:
         groups.setdefault(hit.file_path, []).append(hit)
@@ -33,6 +33,15 @@ def print_search(result: SearchResult) -> None:
     for note in result.notes:
         err.print(f"[yellow]note:[/] {escape(note)}")
     err.print(_footer(result), style="dim")
+
+
+def _console(stderr: bool = False) -> Console:
+    """A console that never wraps lines when its stream is not a terminal (as rg does): a
+    pipe or a file gets each hit on one line, however long, for grep and editors to read."""
+    console = Console(stderr=stderr, highlight=False)
+    if not console.is_terminal:
+        console.soft_wrap = True
+    return console
 
 
 def _heading(hit: TextHit, mode: str) -> Text:

@@ -182,6 +182,16 @@ class RepomapServer(MCPServer):
             _log_call(roots or self.service.roots.all, name, arguments, result, error, started)
 
 
+def _package_version() -> str:
+    """The installed repomap's version, as clients see it in serverInfo."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("repomap")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "0+unknown"
+
+
 def _not_unicode(arguments: dict[str, Any]) -> str | None:
     """The first argument whose text cannot be encoded as UTF-8, if any."""
     for key, value in arguments.items():
@@ -274,7 +284,13 @@ def build_server(
     """The MCP server over the indexes of `settings` (one per root); the roots are the allowlist."""
     items = [settings] if isinstance(settings, Settings) else list(settings)
     service = Service(Roots(items), refresh=refresh, **refresh_options)
-    mcp = RepomapServer(service, name="repomap", instructions=INSTRUCTIONS, log_level="WARNING")
+    mcp = RepomapServer(
+        service,
+        name="repomap",
+        version=_package_version(),
+        instructions=INSTRUCTIONS,
+        log_level="WARNING",
+    )
     tool = mcp.tool(annotations=READ_ONLY)
 
     @tool
