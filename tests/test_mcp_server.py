@@ -672,3 +672,16 @@ def test_the_server_says_its_version(repo: Path) -> None:
         "name": "repomap",
         "version": version("repomap"),
     }
+
+
+def test_an_unknown_argument_is_an_error_naming_it_and_the_valid_ones(repo: Path) -> None:
+    server = build_server(_settings(repo))
+    message = error(server, "search_text", {"query": "pool", "limt": 5})
+    assert message == (
+        "search_text does not take limt; it takes: element_type, ignore_case, language, limit, "
+        "mode, path, query"
+    )
+    assert error(server, "index_status", {"verbose": True}) == (
+        "index_status does not take verbose; it takes: no arguments"
+    )
+    assert ok(server, "search_text", {"query": "pool", "limit": 5})["results"] is not None

@@ -155,6 +155,7 @@ class RepomapServer(MCPServer):
     def __init__(self, service: Service, **options: Any) -> None:
         super().__init__(**options)
         self.service = service
+        self._parameters: dict[str, set[str]] | None = None  # tool -> its argument names
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         started = time.perf_counter()
@@ -165,6 +166,8 @@ class RepomapServer(MCPServer):
         try:
             if bad := _not_unicode(arguments):  # JSON may carry "\ud800"; SQLite cannot bind it
                 raise ToolError(f"{bad} holds a lone surrogate (it is not valid Unicode)")
+            if unknown := await self._unknown_arguments(name, arguments):
+                raise ToolError(unknown)
             result = await super().call_tool(name, arguments, context)
             return result
         except UnexpectedToolError as failure:
@@ -180,6 +183,21 @@ class RepomapServer(MCPServer):
         finally:
             touched.reset(token)
             _log_call(roots or self.service.roots.all, name, arguments, result, error, started)
+
+    async def _unknown_arguments(self, name: str, arguments: dict[str, Any]) -> str | None:
+        """An argument the tool does not take is an error naming it and the valid ones (the
+        SDK dropped it silently, so a misspelled `limt` or `paht` did nothing)."""
+        if self._parameters is None:
+            self._parameters = {
+                tool.name: set(tool.input_schema.get("properties", {}))
+                for tool in await self.list_tools()
+            }
+        valid = self._parameters.get(name)
+        unknown = sorted(set(arguments) - valid) if valid is not None else []
+        if not unknown:
+            return None
+        takes = ", ".join(sorted(valid or ())) or "no arguments"
+        return f"{name} does not take {', '.join(unknown)}; it takes: {takes}"
 
 
 def _package_version() -> str:
