@@ -304,7 +304,7 @@ def _exit_code(result) -> int:
     "args, message",
     [
         (["symbols", "x", "--limit", str(10**23)], "error: limit must be a whole number"),
-        (["map", "--tokens", str(10**20)], "error: --tokens must be from 32 to 1000000"),
+        (["map", "--tokens", str(10**20)], "error: the token budget must be from 32 to 1000000"),
         (["symbols", "x", "--kind", "bogus"], "error: unknown kind 'bogus'; use one of class"),
     ],
 )

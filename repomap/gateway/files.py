@@ -403,7 +403,7 @@ def _heading_file(row: _HeadingRow) -> str:
 def outline(db: Store, root: Path, path: str | None = None, level: int | None = None) -> Outline:
     """Headings and symbols per file under `path` (a file, a directory, or all of ROOT)."""
     if level is not None and level < 1:
-        raise BadArgument("--level must be at least 1")
+        raise BadArgument("the outline level must be at least 1")
     indexed = {
         file_path: _Indexed(language, size, mtime_ns)
         for file_path, language, size, mtime_ns in db.conn.execute(OUTLINE_FILES_SQL)

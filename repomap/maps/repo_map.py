@@ -84,7 +84,9 @@ def repo_map(
 ) -> RepoMap:
     """The map of the index in `db` within `tokens` estimated tokens."""
     if not MIN_TOKENS <= tokens <= MAX_TOKENS:
-        raise BadArgument(f"--tokens must be from {MIN_TOKENS} to {MAX_TOKENS}, not {tokens}")
+        raise BadArgument(
+            f"the token budget must be from {MIN_TOKENS} to {MAX_TOKENS}, not {tokens}"
+        )
     index_ranking.require_ranks(db)
     files: dict[int, map_rows.MapFileRow] = {}  # loaded as candidates reach them
     focus_ids = _focus_files(db, focus)
@@ -188,7 +190,7 @@ def _focus_files(db: Store, focus: tuple[str, ...] | list[str]) -> set[int]:
         ids = map_rows.files_matching(db, path)
         if not ids:
             raise BadArgument(
-                f"--focus {path}: no indexed file matches it (give a path relative to the root)"
+                f"focus file {path}: no indexed file matches it (give a path relative to the root)"
             )
         found.update(ids)
     return found
