@@ -78,10 +78,15 @@ class PathFilter:
         name = self._name
         return rel_path.startswith(name + "/") or (rel_path == name and not self.folder_only)
 
+    @property
+    def tails(self) -> bool:
+        """Whether this filter can match as a tail (when nothing lies at it from the root)."""
+        return not (self.glob or self.anchored)
+
     def as_tail(self, rel_path: str) -> bool:
         """Whether `rel_path` ends with this path at a segment boundary, or lies in a folder
         whose path ends with it."""
-        if self.glob or self.anchored:
+        if not self.tails:
             return False
         name = self._name
         if f"/{name}/" in rel_path:
@@ -93,7 +98,7 @@ class PathFilter:
         there are none, those it matches as a tail."""
         candidates = list(rel_paths)
         rooted = [rel_path for rel_path in candidates if self.from_root(rel_path)]
-        if rooted or self.glob or self.anchored:
+        if rooted or not self.tails:
             return rooted
         return [rel_path for rel_path in candidates if self.as_tail(rel_path)]
 

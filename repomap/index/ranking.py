@@ -428,7 +428,7 @@ def kept(db: Store, what: str, load: Callable[[], Kept]) -> Kept:
     fingerprint = store.get_meta(db, "rank_fingerprint")
     if not fingerprint:
         return load()
-    _seq, _name, path = db.conn.execute("PRAGMA database_list").fetchone()
+    path = str(db.path.resolve())  # one key however the index's path was spelled
     key = _KeptKey(path, fingerprint, what)
     if key in _KEPT:
         return _KEPT[key]

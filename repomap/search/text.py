@@ -66,7 +66,6 @@ import sqlite3
 import time
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any, NamedTuple
 
 from repomap import store
@@ -619,7 +618,7 @@ def _log(db: Store, query: str, mode: str, element_type: str, limit: int, path: 
 
     searchlog.log_event(
         "search_text",
-        index=_database_path(db),
+        index=db.path,
         query=query,
         mode=mode,
         element_type=element_type,
@@ -632,14 +631,3 @@ def _log(db: Store, query: str, mode: str, element_type: str, limit: int, path: 
         ms=round((time.perf_counter() - started) * 1000, 3),
         error=error,
     )
-
-
-def _database_path(db: Store) -> Path | None:
-    try:
-        main = db.conn.execute("PRAGMA database_list").fetchone()
-    except sqlite3.Error:
-        return None
-    if main is None:
-        return None
-    _seq, _name, file = main
-    return Path(file) if file else None

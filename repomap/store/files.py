@@ -71,7 +71,7 @@ def ids_matching(
         return sorted(read("").values())
     found = read(path_filter.prefix)  # what the filter can name from the root
     kept = path_filter.select(found)
-    if not kept and path_filter.prefix:  # nothing there: tails can be anywhere
+    if not kept and path_filter.prefix and path_filter.tails:  # tails can be anywhere
         found = read("")
         kept = path_filter.select(found)
     return sorted(found[path] for path in kept)
