@@ -138,12 +138,11 @@ def doc_file_filter(db: Store, root: Path, file: str) -> FileFilter:
     path_filter = paths.parse(file, root)
     if path_filter is None:
         return ANY_FILE
-    if not path_filter.glob:  # an escape is refused, not silently left unmatched
-        resolve_path(root, path_filter.text)
+    # An escape (a link out of the root) is refused, not silently left unmatched.
+    inside = None if path_filter.glob else resolve_path(root, path_filter.text)
     matched = path_filter.select(path for (path,) in db.conn.execute(DOC_PATHS_SQL))
     if matched:
         return "file IN (SELECT value FROM json_each(:files))", {"files": json.dumps(matched)}
-    inside = None if path_filter.glob else resolve_path(root, path_filter.text)
     if inside is not None and inside.path.is_file() and doc_format(inside.rel_path) is None:
         raise BadArgument(f"{file} is not a Markdown or text file; `repomap open {file}` shows it")
     if inside is not None and inside.path.is_file():
