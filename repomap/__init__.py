@@ -30,6 +30,8 @@ def map(
     focus: list[str] | tuple[str, ...] = (),
     mentions: list[str] | tuple[str, ...] = (),
     db: PathLike = None,
+    path: str | None = None,
+    exclude: list[str] | tuple[str, ...] = (),
 ) -> RepoMap:
     """The repo map: the best-ranked files and signatures within `tokens` (see repomap.maps)."""
     from repomap import config
@@ -37,7 +39,7 @@ def map(
     from repomap.store import reading
 
     with reading(config.resolve(root, db).db_path) as index:
-        return build(index, tokens, tuple(focus), tuple(mentions))
+        return build(index, tokens, tuple(focus), tuple(mentions), path, tuple(exclude))
 
 
 repo_map = map

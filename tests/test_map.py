@@ -319,9 +319,13 @@ def test_the_same_bytes_back_under_a_test_path_are_a_new_ranking_state(make_repo
     def pages() -> tuple[list, list]:
         with reading(db_path) as db:
             paged = map_rows.ranked_symbols(db, 100, 0)
-            return paged, db.conn.execute(
-                map_rows.RANKED_SYMBOLS_SQL, {"limit": 100, "offset": 0}
+            rows = db.conn.execute(
+                "SELECT r.symbol_id, r.rank, r.file_id, f.path FROM symbol_ranks r "
+                "JOIN files f ON f.id = r.file_id"
             ).fetchall()
+        # Test files' definitions after the others, then by rank, file and symbol.
+        rows.sort(key=lambda r: (rank.is_test_path(r[3]), -r[1], r[2], r[0]))
+        return paged, [(symbol_id, score) for symbol_id, score, _, _ in rows]
 
     paged, sorted_rows = pages()  # this process keeps the map order it read
     assert paged == sorted_rows
@@ -461,3 +465,116 @@ def test_the_kept_graph_is_never_another_index_of_the_same_bytes(make_repo, inde
             fresh = rank.Graph.from_arrays(store_ranks.load_arrays(db, rank.ARRAY_NAMES))
             assert np.array_equal(graphs[-1].def_share, fresh.def_share)
     assert graphs[0] is graphs[2] and graphs[1] is not graphs[0]
+
+
+# --- tests, examples and #defines rank last; --path / --exclude ------------------------------
+
+
+def _with_tests_and_defines() -> dict[str, str]:
+    """lib/ with a rarely used function; tests/ and examples/ whose helpers every test uses
+    (so PageRank alone ranks them high); a C++ header whose #define everything uses; and a Rust
+    macro_rules! (a real definition) used as often."""
+    files = {
+        "lib/core.py": "def core_function():\n    return 1\n",
+        "lib/rare.py": "def rarely_used_function():\n    return 2\n",
+        "lib/user.py": "from lib.rare import rarely_used_function\n\nrarely_used_function()\n",
+        "tests/helpers.py": "def make_test_fixture():\n    return 3\n",
+        "examples/demo_helpers.py": "def example_helper_function():\n    return 4\n",
+        "include/config.h": "#define LIBRARY_EXPORT_MACRO __attribute__((visibility))\n",
+        "src/macros.rs": "macro_rules! shared_rust_macro { () => {} }\n",
+    }
+    for i in range(8):
+        files[f"tests/test_case_{i}.py"] = (
+            "from tests.helpers import make_test_fixture\n"
+            "from examples.demo_helpers import example_helper_function\n"
+            "from lib.core import core_function\n\n"
+            f"def test_{i}():\n"
+            "    make_test_fixture(); make_test_fixture(); example_helper_function()\n"
+            "    core_function()\n"
+        )
+        files[f"include/unit_{i}.h"] = f"LIBRARY_EXPORT_MACRO int unit_function_{i}(int value);\n"
+        files[f"src/user_{i}.rs"] = f"fn rust_user_{i}() {{ shared_rust_macro!(); }}\n"
+    return files
+
+
+def test_tests_examples_and_defines_rank_after_every_other_definition(make_repo, index) -> None:
+    root = make_repo(_with_tests_and_defines())
+    index(root)
+    db_path = config.resolve(root).db_path
+    with reading(db_path) as db:
+        order = [symbol_id for symbol_id, _ in map_rows.ranked_symbols(db, 1000)]
+        where = dict(
+            db.conn.execute(
+                "SELECT s.id, f.path || ':' || s.name FROM symbols s JOIN files f ON f.id = s.file_id"
+            ).fetchall()
+        )
+        scores = dict(db.conn.execute("SELECT symbol_id, rank FROM symbol_ranks").fetchall())
+    names = [where[i] for i in order]
+    demoted = [
+        n for n in names if n.startswith(("tests/", "examples/")) or "LIBRARY_EXPORT_MACRO" in n
+    ]
+    assert len(demoted) == 8 + 1 + 1 + 1  # test_0..7, the two helpers, the #define
+    assert names[-len(demoted) :] == demoted  # all of them after every other definition
+    # ... though PageRank alone puts them first: the order moved, not the scores.
+    score = {where[i]: scores[i] for i in order}
+    rare = score["lib/rare.py:rarely_used_function"]
+    assert score["tests/helpers.py:make_test_fixture"] > rare
+    assert score["include/config.h:LIBRARY_EXPORT_MACRO"] > rare
+    assert "src/macros.rs:shared_rust_macro" in names[: -len(demoted)]  # Rust macros are code
+    small = _map(root, tokens=120)
+    shown = {f.file_path for f in small.files}
+    assert "tests/helpers.py" not in shown and "include/config.h" not in shown
+    assert "rarely_used_function" in small.text
+    everything = _map(root, tokens=4000)  # room for all: they still show, last
+    assert {"tests/helpers.py", "include/config.h"} <= {f.file_path for f in everything.files}
+    # Mentioned, a demoted definition comes first; personalized, the others still come last.
+    mentioned = _map(root, tokens=120, mentions=["LIBRARY_EXPORT_MACRO"])
+    assert mentioned.files[0].file_path == "include/config.h"
+    focused = _map(root, tokens=120, focus=["lib/user.py"])
+    assert "make_test_fixture" not in focused.text and "rarely_used_function" in focused.text
+
+
+def test_map_path_and_exclude_choose_the_files_shown(make_repo, index) -> None:
+    root = make_repo(_with_tests_and_defines())
+    index(root)
+    excluded = _map(root, tokens=4000, exclude=["tests/", "*.h"])
+    paths = {f.file_path for f in excluded.files}
+    assert not any(p.startswith("tests/") or p.endswith(".h") for p in paths)
+    assert {"lib/core.py", "examples/demo_helpers.py", "src/macros.rs"} <= paths
+    # The totals are of the files kept: only lib/user.py, which defines nothing, is left out.
+    assert excluded.omitted_files == 1 and excluded.omitted_symbols == 0
+    tests_only = _map(root, tokens=4000, path="tests/")
+    assert {f.file_path for f in tests_only.files} == {
+        "tests/helpers.py",
+        *(f"tests/test_case_{i}.py" for i in range(8)),
+    }
+    both = _map(root, tokens=4000, path="tests/", exclude=["test_case_*.py"])
+    assert [f.file_path for f in both.files] == ["tests/helpers.py"]
+    mentioned = _map(root, tokens=4000, mentions=["core_function"], exclude=["lib/"])
+    assert "lib/core.py" not in {f.file_path for f in mentioned.files}
+    for tokens in (40, 100, 300):
+        small = _map(root, tokens=tokens, exclude=["tests/"])
+        assert small.tokens <= tokens
+    # The CLI: the same bytes as the library, twice; a filter matching nothing is an error.
+    args = ("map", "--root", root, "--tokens", "300", "--path", "lib/", "--exclude", "lib/rare.py")
+    first, second = run_cli(*args), run_cli(*args)
+    assert first.returncode == 0, first.stderr
+    assert (
+        first.stdout
+        == second.stdout
+        == _map(root, tokens=300, path="lib/", exclude=["lib/rare.py"]).text
+    )
+    assert "lib/core.py:" in first.stdout and "lib/rare.py" not in first.stdout
+    missing = run_cli("map", "--root", root, "--path", "nowhere/")
+    assert missing.returncode == 2
+    assert missing.stderr.strip() == "error: path filter 'nowhere/': no indexed file matches it"
+    outside = run_cli("map", "--root", root, "--exclude", "../x")
+    assert outside.returncode == 2 and "Traceback" not in outside.stderr
+    assert len(outside.stderr.strip().splitlines()) == 1
+
+
+def test_map_help_says_tests_and_defines_rank_last() -> None:
+    result = run_cli("map", "--help")
+    text = " ".join(result.stdout.split())
+    assert "--exclude" in text and "--path" in text
+    assert "test, benchmark and example files" in text and "#define macros" in text

@@ -230,6 +230,20 @@ def test_get_repo_map_stays_within_its_token_budget(repo: Path) -> None:
     ]
 
 
+def test_get_repo_map_takes_path_and_exclude_filters(repo: Path) -> None:
+    server = build_server(_settings(repo))
+    everything = ok(server, "get_repo_map", {"max_tokens": 1024})
+    assert {"pkg/pool.py", "pkg/use.py"} <= set(everything["files"])
+    only_use = ok(server, "get_repo_map", {"max_tokens": 1024, "path": "use.py"})
+    assert only_use["files"] == ["pkg/use.py"]
+    excluded = ok(server, "get_repo_map", {"max_tokens": 1024, "exclude": ["pool.py"]})
+    assert "pkg/pool.py" not in excluded["files"] and "pkg/use.py" in excluded["files"]
+    library = repomap.map(repo, tokens=1024, exclude=["pool.py"])
+    assert excluded["text"] == library.text  # as `repomap map --exclude pool.py`
+    assert "no indexed file matches" in error(server, "get_repo_map", {"path": "nowhere/"})
+    assert "outside" in error(server, "get_repo_map", {"exclude": ["../x"]})
+
+
 def test_docs_tools_find_sections_and_report_several_matches(repo: Path) -> None:
     server = build_server(_settings(repo))
     found = ok(server, "search_docs", {"query": "install"})

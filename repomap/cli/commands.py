@@ -423,6 +423,12 @@ def symbols_(
 @click.option(
     "--mention", multiple=True, help="An identifier or file name (repeatable): rank toward it."
 )
+@path_option
+@click.option(
+    "--exclude",
+    multiple=True,
+    help="Leave these files out (repeatable; a path filter like --path): --exclude tests/.",
+)
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the ranked files and symbols with scores."
 )
@@ -432,17 +438,24 @@ def map_(
     tokens: int,
     focus: tuple[str, ...],
     mention: tuple[str, ...],
+    path: str | None,
+    exclude: tuple[str, ...],
     as_json: bool,
     root: Path | None,
     db_path: Path | None,
 ) -> None:
-    """The most important files and signatures of the repository, within --tokens."""
+    """The most important files and signatures of the repository, within --tokens.
+
+    Definitions in test, benchmark and example files (tests/, test_*.py, *_test.rs,
+    conftest.py, examples/, benches/) and C/C++ #define macros are ranked after all the others:
+    they show when the rest fits, when mentioned, or with --path tests/.
+    """
     from repomap.maps.repo_map import repo_map
     from repomap.store import reading
 
     settings = config.resolve(root, db_path, find_index=True)
     with reading(settings.db_path) as db:
-        result = repo_map(db, tokens, focus, mention)
+        result = repo_map(db, tokens, focus, mention, path, exclude)
     if result.unmatched_mentions:
         click.echo(
             f"warning: no symbol or file matches {', '.join(result.unmatched_mentions)}", err=True

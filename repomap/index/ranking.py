@@ -23,11 +23,13 @@ if TYPE_CHECKING:
     from repomap.index import pagerank as rank
 
 RANK_FORMAT = (
-    "8"  # bump when rank.py weighs or stores differently: the next `repomap index` re-ranks
+    "9"  # bump when rank.py weighs or stores differently: the next `repomap index` re-ranks
 )
 # 6: rank_arrays blobs are zlib-compressed, int64 arrays stored as int32 when they fit
 # 7: definitions cached per file (defs_* rows) beside the uses
 # 8: the map's order stored as the map_order row (schema v12 dropped its index)
+# 9: tests, examples and C/C++ macros after the other definitions in map_order (map_demoted);
+#    map_order_file for the map's path filters
 NOT_RANKED_KINDS = (
     "impl",
     "namespace",
@@ -54,6 +56,7 @@ DEFS_CACHE = (
     "defs_file",
     "defs_name",
     "defs_prior",
+    "defs_macro",
     "defs_names",
     "defs_shape",
     "defs_keys",
@@ -123,7 +126,8 @@ def compute_ranks(db: Store, force: bool = False) -> Ranking | None:
         "SELECT id, path, hash FROM files ORDER BY id"
     ).fetchall()
     file_ids = np.array([file_id for file_id, _, _ in files], dtype=np.int64)
-    share = np.array([rank.TEST_SHARE if rank.is_test_path(path) else 1.0 for _, path, _ in files])
+    test_file = np.array([rank.is_test_path(path) for _, path, _ in files], dtype=bool)
+    share = np.where(test_file, rank.TEST_SHARE, 1.0)
     defs = _file_definitions(db, files)
     linked = np.array([symbol_id for (symbol_id,) in db.conn.execute(LINKED_SQL)], dtype=np.int64)
     ranked = ~np.isin(defs["defs_symbol"], linked)
@@ -155,6 +159,9 @@ def compute_ranks(db: Store, force: bool = False) -> Ranking | None:
         if kept.any()
         else np.zeros((0, 3), dtype=np.int64)
     )
+    demoted = test_file[file_indices] | (
+        defs["defs_macro"][ranked].astype(bool) & _macro_files(db, file_ids)[file_indices]
+    )
     # Canonical order, whatever the cache's history: the same index gives bit-identical ranks.
     uses = uses[np.lexsort((uses[:, 1], uses[:, 0]))]
     graph = rank.build(file_ids, defs["defs_shape"][alive], definitions, uses)
@@ -181,21 +188,45 @@ def compute_ranks(db: Store, force: bool = False) -> Ranking | None:
                 **graph.to_arrays(),
                 **cache,
                 **defs,
-                "map_order": _map_order(definitions, file_ids, scores),
+                **_map_order(definitions, file_ids, scores, demoted),
+                "map_demoted": demoted.astype(np.int8),
             }.items()
         ],
     )
 
 
 def _map_order(
-    definitions: rank.Definitions, file_ids: np.ndarray, scores: np.ndarray
-) -> np.ndarray:
-    """Symbol ids by rank, best first; ties by file id, then symbol id (the map's pages)."""
+    definitions: rank.Definitions, file_ids: np.ndarray, scores: np.ndarray, demoted: np.ndarray
+) -> dict[str, np.ndarray]:
+    """The map's pages: `map_order`, symbol ids by rank, best first, the demoted ones after all
+    others, ties by file id, then symbol id; `map_order_file`, the file id of each (for path
+    filters)."""
     import numpy as np
 
     ids = np.asarray(definitions.symbol_ids, dtype=np.int64)
-    order = np.lexsort((ids, file_ids[definitions.file_indices], -scores))
-    return ids[order]
+    files = file_ids[definitions.file_indices]
+    order = np.lexsort((ids, files, -scores, demoted))
+    return {"map_order": ids[order], "map_order_file": files[order]}
+
+
+# Where `macro` means a preprocessor #define: a name for a constant or a bit of syntax, which
+# the headers of a big C++ tree hold by the thousand. Rust's macro_rules! (vec!, assert_eq!)
+# are real definitions.
+DEFINE_LANGUAGES = ("cpp",)
+
+
+def _macro_files(db: Store, file_ids: np.ndarray) -> np.ndarray:
+    """One bool per file of `file_ids`: its macros are #defines."""
+    import numpy as np
+
+    placeholders = ", ".join("?" * len(DEFINE_LANGUAGES))
+    defines = {
+        file_id
+        for (file_id,) in db.conn.execute(
+            f"SELECT id FROM files WHERE language IN ({placeholders})", DEFINE_LANGUAGES
+        )
+    }
+    return np.array([file_id in defines for file_id in file_ids.tolist()], dtype=bool)
 
 
 def store_ranks(db: Store, ranking: Ranking) -> None:
@@ -246,7 +277,11 @@ def _file_definitions(db: Store, files: list[tuple[int, str, str]]) -> dict:
     interned = _Interned(cache["defs_names"] if valid else [])
     priors: dict[tuple, float] = {}  # a handful of (kind, documented, top level): each once
     columns = _Columns(
-        defs_symbol=np.int64, defs_file=np.int64, defs_name=np.int64, defs_prior=np.float64
+        defs_symbol=np.int64,
+        defs_file=np.int64,
+        defs_name=np.int64,
+        defs_prior=np.float64,
+        defs_macro=np.int8,
     )
     for rows in fresh:
         symbol_ids, file_ids, row_names, kinds, documented, top_level = zip(*rows, strict=True)
@@ -260,6 +295,7 @@ def _file_definitions(db: Store, files: list[tuple[int, str, str]]) -> dict:
             defs_file=file_ids,
             defs_name=interned.numbers(row_names),
             defs_prior=[priors[key] for key in kinds_of_rows],
+            defs_macro=[kind == "macro" for kind in kinds],
         )
     shapes = np.concatenate(
         [

@@ -11,6 +11,12 @@ and arguments give byte-identical text.
   also names query.py). Their uses weigh MENTION_BOOST times more and the files defining them
   are personalized toward; the mentioned definitions come first, then the definitions of
   mentioned files, and their files are listed first.
+- path, exclude: path filters (repomap/paths.py) choosing the files the map may show; the
+  ranking itself is of the whole index.
+
+Definitions in test, benchmark and example files (`pagerank.is_test_path`) and C/C++ `#define`
+macros come after every other definition (ranked among themselves), unless mentioned: they fill
+the budget only when the rest of the (filtered) index is shown, so `--path tests/` maps tests.
 """
 
 from __future__ import annotations
@@ -81,8 +87,11 @@ def repo_map(
     tokens: int = 1024,
     focus: tuple[str, ...] | list[str] = (),
     mentions: tuple[str, ...] | list[str] = (),
+    path: str | None = None,
+    exclude: tuple[str, ...] | list[str] = (),
 ) -> RepoMap:
-    """The map of the index in `db` within `tokens` estimated tokens."""
+    """The map of the index in `db` within `tokens` estimated tokens, of the files `path` keeps
+    (all when None) but those an `exclude` filter names."""
     if not MIN_TOKENS <= tokens <= MAX_TOKENS:
         raise BadArgument(
             f"the token budget must be from {MIN_TOKENS} to {MAX_TOKENS}, not {tokens}"
@@ -90,13 +99,17 @@ def repo_map(
     index_ranking.require_ranks(db)
     files: dict[int, map_rows.MapFileRow] = {}  # loaded as candidates reach them
     focus_ids = _focus_files(db, focus)
+    shown = _shown_files(db, path, exclude)
     mentioned, unmatched, mention_files = _mentions(db, mentions)
     if focus_ids or mentioned or mention_files:
-        ranking = _personalized(db, focus_ids, mentioned, mention_files)
+        ranking = _personalized(db, focus_ids, mentioned, mention_files, shown)
     else:
-        ranking = _Ranking(None, lambda offset, size: map_rows.ranked_symbols(db, size, offset))
-    total_symbols = map_rows.ranked_symbol_count(db)
-    builder = render.MapBuilder(tokens, map_rows.file_count(db) - len(focus_ids), total_symbols)
+        ranking = _Ranking(
+            None, lambda offset, size: map_rows.ranked_symbols(db, size, offset, shown)
+        )
+    total_symbols = map_rows.ranked_symbol_count(db, shown)
+    total_files = map_rows.file_count(db) if shown is None else len(shown)
+    builder = render.MapBuilder(tokens, total_files - len(focus_ids), total_symbols)
     signatures: dict[int, str] = {}
     scores: dict[int, float] = {}
     rows: dict[int, map_rows.MapSymbolRow] = {}
@@ -196,6 +209,23 @@ def _focus_files(db: Store, focus: tuple[str, ...] | list[str]) -> set[int]:
     return found
 
 
+def _shown_files(
+    db: Store, path: str | None, exclude: tuple[str, ...] | list[str]
+) -> list[int] | None:
+    """Ids of the files the map may show (ascending), or None for every file."""
+    shown = map_rows.files_matching(db, path) if path is not None and path.strip() else None
+    if shown is not None and not shown:
+        raise BadArgument(f"path filter {path!r}: no indexed file matches it")
+    excluded = {
+        file_id for text in exclude if text.strip() for file_id in map_rows.files_matching(db, text)
+    }
+    if not excluded:
+        return shown
+    if shown is None:
+        shown = map_rows.all_file_ids(db)
+    return [file_id for file_id in shown if file_id not in excluded]
+
+
 def _mentions(
     db: Store, mentions: tuple[str, ...] | list[str]
 ) -> tuple[set[int], list[str], set[int]]:
@@ -237,7 +267,11 @@ def _has_suffix(mention: str) -> bool:
 
 
 def _personalized(
-    db: Store, focus_ids: set[int], mentioned: set[int], mention_files: set[int]
+    db: Store,
+    focus_ids: set[int],
+    mentioned: set[int],
+    mention_files: set[int],
+    shown: list[int] | None,
 ) -> _Ranking:
     import numpy as np
 
@@ -261,7 +295,17 @@ def _personalized(
         graph.def_file, np.array([position[f] for f in mention_files if f in position])
     )
     scores = scores + top * (2.0 * is_mentioned + 1.0 * (in_files & ~is_mentioned))
-    order = np.lexsort((graph.def_symbol, graph.def_file, -scores))
+    # Tests, examples and #defines after the rest, as in the stored order, unless asked for.
+    demoted = map_rows.demoted(db)
+    last = (
+        np.zeros(len(scores), dtype=bool)
+        if demoted is None
+        else demoted.astype(bool) & ~is_mentioned & ~in_files
+    )
+    order = np.lexsort((graph.def_symbol, graph.def_file, -scores, last))
+    if shown is not None:
+        kept = np.isin(graph.file_ids[graph.def_file[order]], np.array(shown, dtype=np.int64))
+        order = order[kept]
 
     def page(offset: int, size: int) -> list[tuple[int, float]]:
         chosen = order[offset : offset + size]

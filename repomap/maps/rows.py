@@ -3,8 +3,10 @@ kept by index/ranking.py) and the symbols and files it names."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from repomap import store
 from repomap.index import ranking
@@ -12,7 +14,13 @@ from repomap.search import symbols
 from repomap.store import Store, chunks
 from repomap.store import ranks as store_ranks
 
+if TYPE_CHECKING:
+    import numpy as np
+
+IN_FILES = "file_id IN (SELECT value FROM json_each(:files))"
 RANKED_SYMBOLS_SQL = """SELECT symbol_id, rank FROM symbol_ranks
+ORDER BY rank DESC, file_id, symbol_id LIMIT :limit OFFSET :offset"""
+RANKED_IN_FILES_SQL = f"""SELECT symbol_id, rank FROM symbol_ranks WHERE {IN_FILES}
 ORDER BY rank DESC, file_id, symbol_id LIMIT :limit OFFSET :offset"""
 PAGE_RANKS_SQL = "SELECT symbol_id, rank FROM symbol_ranks WHERE symbol_id IN ({ids})"
 
@@ -51,13 +59,17 @@ MAP_FILES_SQL = """SELECT f.id, f.path, f.language, f.line_count, coalesce(r.ran
 FROM files f LEFT JOIN file_ranks r ON r.file_id = f.id WHERE f.id IN ({ids})"""
 
 
-def ranked_symbols(db: Store, limit: int, offset: int = 0) -> list[tuple[int, float]]:
-    """(symbol id, score) of the stored unpersonalized ranking, best first."""
-    order = ranking.kept(
-        db, "map_order", lambda: store_ranks.load_arrays(db, ("map_order",)).get("map_order")
-    )
+def ranked_symbols(
+    db: Store, limit: int, offset: int = 0, files: list[int] | None = None
+) -> list[tuple[int, float]]:
+    """(symbol id, score) of the stored unpersonalized ranking, best first; only the symbols of
+    `files` when given."""
+    order = stored_order(db, files)
     if order is None:  # ranked before schema v12 and not since: sort
-        return db.conn.execute(RANKED_SYMBOLS_SQL, {"limit": limit, "offset": offset}).fetchall()
+        return db.conn.execute(
+            RANKED_SYMBOLS_SQL if files is None else RANKED_IN_FILES_SQL,
+            {"limit": limit, "offset": offset, "files": json.dumps(files)},
+        ).fetchall()
     page: list[int] = order[offset : offset + limit].tolist()
     ranks: dict[int, float] = {
         symbol_id: rank
@@ -67,6 +79,28 @@ def ranked_symbols(db: Store, limit: int, offset: int = 0) -> list[tuple[int, fl
         )
     }
     return [(symbol_id, ranks[symbol_id]) for symbol_id in page if symbol_id in ranks]
+
+
+def stored_order(db: Store, files: list[int] | None = None) -> np.ndarray | None:
+    """The stored map order (symbol ids), only the symbols of `files` when given; None for an
+    index ranked before it was stored."""
+    order = _kept_array(db, "map_order")
+    if order is None or files is None:
+        return order
+    import numpy as np
+
+    order_files = _kept_array(db, "map_order_file")
+    assert order_files is not None  # stored with map_order, always
+    return order[np.isin(order_files, np.array(files, dtype=np.int64))]
+
+
+def demoted(db: Store) -> np.ndarray | None:
+    """One flag per definition of the kept graph: a test or example file's, or a #define."""
+    return _kept_array(db, "map_demoted")
+
+
+def _kept_array(db: Store, name: str) -> np.ndarray | None:
+    return ranking.kept(db, name, lambda: store_ranks.load_arrays(db, (name,)).get(name))
 
 
 def map_symbols(db: Store, ids: Iterable[int]) -> dict[int, MapSymbolRow]:
@@ -102,8 +136,12 @@ def file_count(db: Store) -> int:
     return db.scalar("SELECT count(*) FROM files")
 
 
-def ranked_symbol_count(db: Store) -> int:
-    return db.scalar("SELECT count(*) FROM symbol_ranks")
+def ranked_symbol_count(db: Store, files: list[int] | None = None) -> int:
+    if files is None:
+        return db.scalar("SELECT count(*) FROM symbol_ranks")
+    return db.scalar(
+        f"SELECT count(*) FROM symbol_ranks WHERE {IN_FILES}", {"files": json.dumps(files)}
+    )
 
 
 def symbol_ids_named(db: Store, names: Iterable[str]) -> dict[str, list[int]]:
@@ -144,3 +182,7 @@ def files_with_stem(db: Store, stem: str) -> list[int]:
     )
     wanted = stem.lower()
     return [f for f, path in rows if path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower() == wanted]
+
+
+def all_file_ids(db: Store) -> list[int]:
+    return [file_id for (file_id,) in db.conn.execute("SELECT id FROM files ORDER BY id")]

@@ -418,6 +418,15 @@ def build_server(
                 description="Identifiers or file names from your task: the map ranks toward them.",
             ),
         ] = None,
+        path: PathFilterArg = None,
+        exclude: Annotated[
+            list[Annotated[str, Field(min_length=1, max_length=4096)]] | None,
+            Field(
+                max_length=100,
+                description="Files to leave out of the map (path filters, e.g. tests/): "
+                + PATH_DIALECT,
+            ),
+        ] = None,
     ) -> RepoMapAnswer:
         """The shape of the repository: its most important files and their key signatures.
 
@@ -426,9 +435,14 @@ def build_server(
         Use it first in an unfamiliar repository, and again with mentions (names from your
         task) and focus_files (what you are editing) to see what relates to them. For one
         file's or folder's full structure use outline; for a definition's body
-        get_symbol_content. Example: get_repo_map(max_tokens=2048, mentions=["QuerySet"]).
+        get_symbol_content. Definitions in test, benchmark and example files and C/C++ #define
+        macros rank after all others (unless mentioned); path and exclude choose the files
+        shown (path="tests/" maps the tests). Example: get_repo_map(max_tokens=2048,
+        mentions=["QuerySet"], exclude=["tests/"]).
         """
-        return await answer(service, service.get_repo_map, max_tokens, focus_files, mentions)
+        return await answer(
+            service, service.get_repo_map, max_tokens, focus_files, mentions, path, exclude
+        )
 
     @tool
     async def search_docs(

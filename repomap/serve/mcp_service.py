@@ -255,13 +255,29 @@ class Service:
     # --- the repo map ------------------------------------------------------------------------
 
     def get_repo_map(
-        self, max_tokens: int, focus_files: list[str] | None, mentions: list[str] | None
+        self,
+        max_tokens: int,
+        focus_files: list[str] | None,
+        mentions: list[str] | None,
+        path: str | None = None,
+        exclude: list[str] | None = None,
     ) -> RepoMapAnswer:
         focus: dict[str, list[str]] = {}
         for raw in focus_files or ():
             root, inside = self.roots.locate(raw)
             focus.setdefault(root.label, []).append(inside.rel_path)
         targets = [r for r in self.roots.all if r.label in focus] if focus else self.roots.all
+        # The path filter picks roots as search filters do; each exclude applies where it names.
+        scoped = dict(self.roots.scope(path)) if path is not None else None
+        if scoped is not None:
+            targets = [r for r in targets if r in scoped]
+        excluded: dict[str, list[str]] = {}
+        for raw in exclude or ():
+            for root, rest in self.roots.scope(raw):
+                if rest is not None:
+                    excluded.setdefault(root.label, []).append(rest)
+        if not targets:
+            raise BadArgument("the focus files and the path filter name different roots")
         notices = self.ready(targets)
         share = max_tokens // len(targets)
         if share < maps.MIN_TOKENS:
@@ -270,7 +286,14 @@ class Service:
                 f"{len(targets)} roots"
             )
         parts = [
-            self._root_map(root, share, focus.get(root.label, []), mentions or [])
+            self._root_map(
+                root,
+                share,
+                focus.get(root.label, []),
+                mentions or [],
+                scoped.get(root) if scoped is not None else None,
+                excluded.get(root.label, []),
+            )
             for root in targets
         ]
         unmatched = set.intersection(*(set(part.unmatched_mentions) for part in parts))
@@ -287,12 +310,18 @@ class Service:
         )
 
     def _root_map(
-        self, root: Root, budget: int, focus: list[str], mentions: list[str]
+        self,
+        root: Root,
+        budget: int,
+        focus: list[str],
+        mentions: list[str],
+        path: str | None,
+        exclude: list[str],
     ) -> RepoMapAnswer:
         tokens = budget
         for _ in range(MAP_PREFIX_RETRIES):
             with self.reading(root) as db:
-                result = maps.repo_map(db, tokens, focus, mentions)
+                result = maps.repo_map(db, tokens, focus, mentions, path, exclude)
             text, used = result.text, result.tokens
             if not self.roots.multi:
                 break
