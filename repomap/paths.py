@@ -153,3 +153,34 @@ def parse(raw: str | None, root: Path | str | None = None) -> PathFilter | None:
 def select(path_filter: PathFilter | None, rel_paths: Iterable[str]) -> list[str]:
     """`path_filter.select(rel_paths)`, or every path when there is no filter."""
     return list(rel_paths) if path_filter is None else path_filter.select(rel_paths)
+
+
+# --- what a path is for ----------------------------------------------------------------------
+
+TEST_FOLDERS = frozenset(
+    {
+        "test",
+        "tests",
+        "testing",
+        "testsuite",
+        "unittests",
+        "bench",
+        "benches",
+        "benchmarks",
+        "example",
+        "examples",
+    }
+)
+
+
+def is_test_path(path: str) -> bool:
+    """Tests, benchmarks and examples: `tests/`, `examples/`, `benches/`, `test_x.py`,
+    `x_test.go`, `foo_tests.rs`, `conftest.py`."""
+    parts = path.lower().split("/")
+    stem = parts[-1].rsplit(".", 1)[0]
+    return (
+        any(p in TEST_FOLDERS for p in parts[:-1])
+        or stem.startswith("test_")
+        or stem.endswith(("_test", "_tests"))
+        or stem in ("tests", "conftest")
+    )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import re
 import sqlite3
 import textwrap
@@ -11,12 +12,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from repomap import config, store
 from repomap.errors import BadArgument, BadQuery, CorruptIndex, IndexOutdated, RepomapError
 from repomap.index import pipeline as indexer
+from repomap.search import querylang
 from repomap.search import text as query
 from repomap.search.text import SearchResult, search_text
 
@@ -659,3 +662,100 @@ def test_the_snippet_window_holds_the_most_distinct_matched_words() -> None:
     many = "value " * 5000  # a long element full of matches stays cheap and marks its window
     marked = query.snippet(many, [(i * 6, i * 6 + 5) for i in range(5000)])
     assert marked.count("[MATCH]") == query.SNIPPET_WORDS
+
+
+# --- tiny string literals and test files rank lower; the matches stay the same ---------------
+
+
+def _crowded_repo(make_repo, index) -> Path:
+    """A question's answer among many one- and two-word literals and test-file comments that
+    BM25 alone ranks first (the shortest elements win)."""
+    keys = "\n".join(f'KEY_{i} = "cache_key"' for i in range(150))
+    root = make_repo(
+        {
+            "pkg/cache.py": f'''
+                def make_key(request):
+                    """Build the cache key of a request."""
+                    return "GET"
+
+
+                {keys}
+                ''',
+            "pkg/keys.py": '# the cache key is built once per request\nNAME = "cache key"\n',
+            # Elements about other things, so that BM25's idf of `cache` and `key` is high.
+            "pkg/other.py": "".join(f'NOTE_{i} = "unrelated note {i}"\n' for i in range(1000)),
+            **{
+                f"tests/test_cache_{i}.py": f"# cache key {i}\nVALUE = 'check the cache key'\n"
+                for i in range(6)
+            },
+        }
+    )
+    index(root)
+    return root
+
+
+def _placed(hits) -> list[tuple[str, int]]:
+    return [(hit.file_path, hit.line_number) for hit in hits]
+
+
+def test_tiny_literals_and_test_files_rank_lower_but_match_the_same_rows(make_repo, index) -> None:
+    root = _crowded_repo(make_repo, index)
+    with store.reading(config.resolve(root).db_path) as db:
+        oracle = {
+            tuple(row)
+            for row in db.conn.execute(
+                "SELECT v.file_path, v.line_number FROM code_text_fts f JOIN code_text_view v "
+                'ON v.id = f.rowid WHERE code_text_fts MATCH \'"cache" "key"\''
+            )
+        }
+        ranked = search_text(db, "cache key", limit=1000, log=False)
+        plain = search_text(db, "cache key", limit=1000, path="**", log=False)  # BM25 alone
+        assert set(_placed(ranked.hits)) == set(_placed(plain.hits)) == oracle
+        assert ranked.total == plain.total == len(oracle) and len(oracle) > 150
+        assert _placed(ranked.hits) != _placed(plain.hits)  # only the order moved
+
+        def kind(hit) -> str:
+            if hit.file_path.startswith("tests/"):
+                return "test"
+            words = len(querylang.words_of(hit.content))
+            return "tiny" if hit.element_type == "string_literal" and words <= 2 else "answer"
+
+        # BM25 alone: tiny literals and tests fill the top 10. Weighed: the answers are in it,
+        # and every tiny literal comes after them.
+        assert [kind(hit) for hit in plain.hits[:10]].count("answer") == 0
+        top = _placed(ranked.hits[:10])
+        assert top[:2] == [("pkg/cache.py", 2), ("pkg/keys.py", 1)]
+        order = [kind(hit) for hit in ranked.hits]
+        assert "tiny" not in order[: max(i for i, k in enumerate(order) if k == "answer")]
+        # Each score is BM25's times its weights: 1/2 in a test file, 1/4 for a tiny literal.
+        score = {_placed([hit])[0]: hit.rank / (1 - hit.rank) for hit in plain.hits}
+        for hit in ranked.hits:
+            weight = {"answer": 1.0, "test": 0.5, "tiny": 0.25}[kind(hit)]
+            assert hit.rank / (1 - hit.rank) == pytest.approx(score[_placed([hit])[0]] * weight)
+        ranks = [hit.rank for hit in ranked.hits]
+        assert ranks == sorted(ranks, reverse=True)  # rank is the weighed score
+        cli = run_cli("search-text", "cache key", "--limit", "2", "--json", "--root", root)
+        assert cli.returncode == 0, cli.stderr
+        found = [(r["file_path"], r["line_number"]) for r in json.loads(cli.stdout)["results"]]
+        assert found == [("pkg/cache.py", 2), ("pkg/keys.py", 1)]
+        # Any limit gives the first rows of the longest answer (weighing stops early).
+        for limit in (1, 3, 10, 64, 65, 150):
+            assert search_text(db, "cache key", limit=limit, log=False).hits == ranked.hits[:limit]
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"query": '"cache key"'},  # a phrase
+        {"query": "cache_key"},  # code: the phrase of its words
+        {"query": "cache key", "element_type": "string_literal"},
+        {"query": "cache key", "path": "pkg/"},
+    ],
+)
+def test_phrases_code_and_filters_keep_bm25_order(make_repo, index, arguments) -> None:
+    root = _crowded_repo(make_repo, index)
+    with store.reading(config.resolve(root).db_path) as db:
+        hits = search_text(db, limit=1000, log=False, **arguments).hits
+        bm25 = sorted(hits, key=lambda hit: (-hit.rank, hit.file_path, hit.line_number))
+        assert hits == tuple(bm25)
+        assert hits[0].content == "cache_key"  # the shortest element, as BM25 ranks it

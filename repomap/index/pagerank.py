@@ -181,35 +181,6 @@ def kind_prior(kind: str, documented: bool, top_level: bool) -> float:
 TEST_SHARE = 0.2  # a name defined in both code and tests: uses mostly mean the code's
 
 
-TEST_FOLDERS = frozenset(
-    {
-        "test",
-        "tests",
-        "testing",
-        "testsuite",
-        "unittests",
-        "bench",
-        "benches",
-        "benchmarks",
-        "example",
-        "examples",
-    }
-)
-
-
-def is_test_path(path: str) -> bool:
-    """Tests, benchmarks and examples: `tests/`, `examples/`, `benches/`, `test_x.py`,
-    `x_test.go`, `foo_tests.rs`, `conftest.py`."""
-    parts = path.lower().split("/")
-    stem = parts[-1].rsplit(".", 1)[0]
-    return (
-        any(p in TEST_FOLDERS for p in parts[:-1])
-        or stem.startswith("test_")
-        or stem.endswith(("_test", "_tests"))
-        or stem in ("tests", "conftest")
-    )
-
-
 @dataclass(frozen=True, slots=True)
 class Definitions:
     """The definitions that references can reach, as parallel arrays."""

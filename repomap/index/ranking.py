@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
-from repomap import store
+from repomap import paths, store
 from repomap.errors import RepomapError
 from repomap.store import Store, chunks
 from repomap.store import ranks as store_ranks_tables
@@ -126,7 +126,7 @@ def compute_ranks(db: Store, force: bool = False) -> Ranking | None:
         "SELECT id, path, hash FROM files ORDER BY id"
     ).fetchall()
     file_ids = np.array([file_id for file_id, _, _ in files], dtype=np.int64)
-    test_file = np.array([rank.is_test_path(path) for _, path, _ in files], dtype=bool)
+    test_file = np.array([paths.is_test_path(path) for _, path, _ in files], dtype=bool)
     share = np.where(test_file, rank.TEST_SHARE, 1.0)
     defs = _file_definitions(db, files)
     linked = np.array([symbol_id for (symbol_id,) in db.conn.execute(LINKED_SQL)], dtype=np.int64)

@@ -18,6 +18,11 @@ Mode `fts` (ranked)
     parts, weight 0.5, so a word written out ranks above the same word found inside an
     identifier). rank = s / (1 + s) with s = -bm25 > 0: monotone, in (0, 1), comparable only
     within one query. Results by descending rank, ties by (file_path, line_number).
+    Unless the query holds a phrase (quoted, or code like `csrf_token`) or filters by path or
+    element type, s is multiplied by TINY_LITERAL_WEIGHT for a string literal of at most two
+    words and by TEST_FILE_WEIGHT for an element of a test, benchmark or example file
+    (`paths.is_test_path`): BM25 favours the shortest elements, and those crowded out the
+    explanations a plain question asks for. Which rows match does not change.
 
     Speed: ranking costs about 1 µs of CPU per matching row (bm25 reads each row's size and
     positions), so ranking all 50 000 rows that contain "the" in the index of the three test
@@ -68,7 +73,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-from repomap import store
+from repomap import paths, store
 from repomap.errors import BadArgument, CorruptIndex, IndexOutdated, RepomapError
 from repomap.languages import resolve_language
 from repomap.limits import check_limit
@@ -171,7 +176,9 @@ def _search(db: Store, query: str, element_type: str, limit: int, path: str | No
         else:
             parsed = querylang.parse(query)
             filters = _filters(db, element_type, path, language)
-            ranked, total, exact = _ranked(conn, parsed, filters, limit)
+            # Exact intent (a phrase, code such as csrf_token, a path or type filter): BM25 alone.
+            demote = path is None and element_type == "all" and not _has_phrase(parsed.root)
+            ranked, total, exact = _ranked(conn, parsed, filters, limit, demote)
             pattern = _terms_pattern(querylang.query_terms(parsed))
             hits = _hits(conn, ranked, lambda text: _term_spans(text, pattern))
             notes = _fts_notes(parsed, total, exact)
@@ -274,8 +281,9 @@ def _place(row: Placed) -> tuple[str, int]:
 
 
 def _ranked(conn: sqlite3.Connection, parsed: querylang.Query, filters: _Filters,
-            limit: int) -> tuple[list[tuple[int, float]], int, bool]:  # fmt: skip
-    """[(id, rank)] of the best `limit` matches, the match count, and whether it is exact."""
+            limit: int, demote: bool = False) -> tuple[list[tuple[int, float]], int, bool]:  # fmt: skip
+    """[(id, rank)] of the best `limit` matches, the match count, and whether it is exact;
+    with `demote`, scores of tiny string literals and of test files' elements are lowered."""
     match = querylang.to_match(parsed)
     if match is None or filters.file_ids == []:
         return [], 0, True
@@ -288,6 +296,8 @@ def _ranked(conn: sqlite3.Connection, parsed: querylang.Query, filters: _Filters
     del rows[RANK_CAP:]
     total = len(rows)
     rows.sort(key=_bm25)  # lower is better
+    if demote:
+        rows = _demoted(conn, rows, limit)
     if len(rows) > limit:
         # The best `limit` rows end inside a group of equal scores: the group's first rows by
         # (file_path, line_number) complete them.
@@ -314,6 +324,67 @@ def _ranked(conn: sqlite3.Connection, parsed: querylang.Query, filters: _Filters
 
     keys.sort(key=best_first)
     return [(row_id, _rank(scores[row_id])) for row_id, _, _ in keys[:limit]], total, exact
+
+
+# Natural-language questions (`csrf token`, `time zone`) matched one- and two-word string
+# literals ('csrf_token', 'TIME_ZONE': keys, not explanations) and test files first: BM25 favours
+# the shortest elements, and tests repeat what the code says. Their scores are multiplied by
+# these weights (both for a tiny literal in a test), which moves them in the order only.
+TINY_LITERAL_WEIGHT = 0.25
+TINY_LITERAL_WORDS = 2
+TEST_FILE_WEIGHT = 0.5
+DEMOTE_BATCH = 64  # rows weighed at first; doubled while rows further down could still rise
+WEIGHED_SQL = """SELECT id, CASE WHEN element_type = :literal AND length(content) <= 200
+    THEN content END FROM code_text WHERE id IN (SELECT value FROM json_each(:ids))"""
+
+
+def _has_phrase(node: querylang.Node | None) -> bool:
+    """A quoted phrase, or a word of several (`csrf_token`, `self.pool`): the user typed text."""
+    if node is None:
+        return False
+    if isinstance(node, querylang.Term):
+        return node.quoted or len(node.words) > 1
+    return any(_has_phrase(item) for item in node.items)
+
+
+def _demoted(conn: sqlite3.Connection, rows: list[Scored], limit: int) -> list[Scored]:
+    """The rows that can reach the best `limit` once weighed, with weighed scores, best first.
+
+    `rows` are sorted best first (bm25 ascending, negative), and a weight never raises a score,
+    so once `limit` weighed rows beat the best unweighed score left, no row left can enter."""
+    weighed: list[Scored] = []
+    test_files: dict[int, bool] = {}
+    start, batch = 0, DEMOTE_BATCH
+    while start < len(rows):
+        chunk = rows[start : start + batch]
+        start += len(chunk)
+        weights = _weights(conn, [row_id for row_id, _ in chunk], test_files)
+        weighed += [(row_id, bm25 * weights[row_id]) for row_id, bm25 in chunk]
+        if len(weighed) >= limit and start < len(rows):
+            weighed.sort(key=_bm25)
+            if rows[start][1] > weighed[limit - 1][1]:
+                break
+        batch *= 2
+    weighed.sort(key=_bm25)
+    return weighed
+
+
+def _weights(
+    conn: sqlite3.Connection, ids: list[int], test_files: dict[int, bool]
+) -> dict[int, float]:
+    """TINY_LITERAL_WEIGHT and TEST_FILE_WEIGHT (or both, or 1.0) for each row."""
+    new_files = {row_id // ROWS_PER_FILE for row_id in ids} - set(test_files)
+    if new_files:
+        for file_id, path in conn.execute(FILE_PATHS_SQL, {"ids": json.dumps(sorted(new_files))}):
+            test_files[file_id] = paths.is_test_path(path)
+    weights = {}
+    literal = ELEMENT_TYPE_CODES["string_literal"]
+    for row_id, short in conn.execute(WEIGHED_SQL, {"ids": json.dumps(ids), "literal": literal}):
+        weight = TEST_FILE_WEIGHT if test_files.get(row_id // ROWS_PER_FILE) else 1.0
+        if short is not None and len(querylang.words_of(short)) <= TINY_LITERAL_WORDS:
+            weight *= TINY_LITERAL_WEIGHT
+        weights[row_id] = weight
+    return weights
 
 
 def _first_in_place(conn: sqlite3.Connection, ids: list[int], need: int) -> list[int]:
