@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 
-from repomap import config
+from repomap import config, store
 from repomap.gateway.show import get_symbol_content
 from repomap.search import symbols
 from repomap.store import reading
@@ -324,3 +324,88 @@ def test_the_exactly_cased_name_wins_even_with_limit_one(make_repo, index) -> No
     index(root)
     assert [h.qualified_name for h in _search(root, "Queryset", limit=1)] == ["Queryset"]
     assert [h.qualified_name for h in _search(root, "queryset", limit=1)] == ["F.queryset"]
+
+
+# --- a server's prepared table answers what SQL answers --------------------------------------
+
+PREPARED_NAMES = [
+    "QuerySet", "queryset_filter", "QUERY_LIMIT", "query", "Query", "_query_cache", "get_query",
+    "über_query", "Über_Query", "naïve_sum", "percent%name", "under_score", "operator==",
+    "operator<<", "opEq", "op", "x", "ß_strasse", "İstanbul", "istanbul", "a_b_c_d",
+]  # fmt: skip
+
+
+@pytest.fixture
+def varied_repo(make_repo, index) -> Path:
+    python = "\n".join(
+        f"def {name}():\n    pass\n" for name in PREPARED_NAMES if name.isidentifier()
+    )
+    classes = "\n".join(
+        f"class {name.title().replace('_', '')}Holder:\n    def {name}(self):\n        pass\n"
+        for name in PREPARED_NAMES
+        if name.isidentifier()
+    )
+    root = make_repo(
+        {
+            "pkg/names.py": python,
+            "pkg/classes.py": classes,
+            "tests/test_names.py": python,
+            "src/ops.hpp": "namespace ns { struct Query { bool operator==(const Query&) const;"
+            " int operator<<(int); }; int query(); }\n",
+            "src/lib.rs": "pub mod inner { pub struct Query; impl Query { pub fn query() {} } }\n",
+        }
+    )
+    index(root)
+    return root
+
+
+QUERIES = [
+    "query", "Query", "QUERY", "que", "qry", "qs", "über", "ÜBER", "Über_q", "naive", "naï", "%",
+    "percent%", "_", "under_", "op", "opera", "operator=", "ns::Query", "ns::query", "Query.query",
+    "inner::Query::query", "::", "a.b", "x", "ß", "İst", "ist", "abcd", "a_b", "QuerySet.filter",
+    "HOLDER", "holder", "qh", "Q",
+]  # fmt: skip
+
+
+def test_a_servers_prepared_table_answers_what_sql_answers(varied_repo: Path) -> None:
+    """MCP searches through a kept reader, from a table prepared per index state; the CLI asks
+    SQLite. Same query, same filters: the same hits, in the same order."""
+    db_path = config.resolve(varied_repo).db_path
+    kept = store.KeptReader(db_path)
+    filters = [{}, {"kind": "function"}, {"language": "rust"}, {"path": "pkg/"}, {"limit": 1}]
+    compared = 0
+    for query in QUERIES:
+        for arguments in filters:
+            with reading(db_path) as db:
+                assert db.state is None
+                expected = symbols.search_symbols(db, query, **arguments)
+            with kept.snapshot() as db:
+                assert db.state is not None
+                assert symbols.search_symbols(db, query, **arguments) == expected, (
+                    query,
+                    arguments,
+                )
+            compared += bool(expected)
+    assert compared > 100
+    kept.close()
+
+
+def test_a_kept_readers_state_changes_exactly_when_the_index_does(varied_repo: Path, index) -> None:
+    db_path = config.resolve(varied_repo).db_path
+    kept = store.KeptReader(db_path)
+    with kept.snapshot() as db:
+        first = db.state
+        assert [hit.name for hit in symbols.search_symbols(db, "brand_new_function")] == []
+    with kept.snapshot() as db:
+        assert db.state == first  # nothing changed: the prepared table is reused
+    (varied_repo / "pkg" / "new.py").write_text("def brand_new_function():\n    pass\n")
+    index(varied_repo)
+    with kept.snapshot() as db:
+        assert db.state != first
+        assert [hit.name for hit in symbols.search_symbols(db, "brand_new_func")] == [
+            "brand_new_function"
+        ]
+        assert [hit.name for hit in symbols.search_symbols(db, "brndnwfnc")] == [
+            "brand_new_function"
+        ]
+    kept.close()

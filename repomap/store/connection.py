@@ -38,11 +38,14 @@ class Store:
     A plain class, not a dataclass: `dataclasses` imports `inspect`, ~4 ms of every CLI search.
     """
 
-    __slots__ = ("conn", "path")
+    __slots__ = ("conn", "path", "state")
 
-    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+    def __init__(self, conn: sqlite3.Connection, path: Path, state: object = None) -> None:
         self.conn = conn
         self.path = path
+        # Equal for two snapshots of the same index content through the same KeptReader; None
+        # for a connection opened for one query. Lets a server keep data prepared from a state.
+        self.state = state
 
     @contextmanager
     def atomic(self) -> Iterator[Store]:
@@ -279,10 +282,15 @@ class KeptReader:
     checkpoints are never held back. Use it from one thread only.
     """
 
+    _serials = iter(range(1, 1 << 62))  # one per reader: ids of dead objects are reused
+
     def __init__(self, path: Path) -> None:
         self.path = path
         self._conn: sqlite3.Connection | None = None
         self._identity: tuple[int, int] | None = None
+        self._serial = next(KeptReader._serials)
+        self._generation = 0  # bumped whenever the snapshot may show other content
+        self._data_version: int | None = None
 
     @contextmanager
     def snapshot(self) -> Iterator[Store]:
@@ -299,7 +307,13 @@ class KeptReader:
         else:
             self._conn.execute("BEGIN")
         try:
-            yield Store(self._conn, self.path)
+            # Changes whenever another connection committed since this one last asked (SQLite's
+            # own counter; it opens the read transaction, so it describes this snapshot).
+            data_version = self._conn.execute("PRAGMA data_version").fetchone()[0]
+            if data_version != self._data_version or self._generation == 0:
+                self._generation += 1
+                self._data_version = data_version
+            yield Store(self._conn, self.path, (self._serial, self._generation))
         except sqlite3.DatabaseError as error:
             self.close()
             raise _read_failed(self.path, error) from None
@@ -313,6 +327,7 @@ class KeptReader:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+            self._data_version = None  # a new connection's counter starts anew
 
 
 SQLITE_MAX_PARAMETERS = 900  # per statement: under SQLite's old default limit of 999
