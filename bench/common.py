@@ -53,7 +53,10 @@ def materialize(names: Iterable[str]) -> dict[str, Path]:
     if unknown:
         raise SystemExit(f"unknown corpus {', '.join(unknown)}; choose from {', '.join(CORPORA)}")
     script = PROJECT_ROOT / GET_CORPORA
+    roots = {name: CORPORA_DIR / name for name in names}
     if not script.exists():
+        if all(root.is_dir() for root in roots.values()):  # a checkout elsewhere (a worktree)
+            return roots
         raise SystemExit(f"{script.resolve()} is missing; it materializes the corpora")
     subprocess.run(
         ["bash", str(GET_CORPORA), "--only", ",".join(names)],
@@ -62,7 +65,7 @@ def materialize(names: Iterable[str]) -> dict[str, Path]:
         stdout=sys.stderr,  # its summary table would mix with ours on stdout
         check=True,
     )
-    return {name: CORPORA_DIR / name for name in names}
+    return roots
 
 
 def corpus_version(name: str) -> str:

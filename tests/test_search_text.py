@@ -746,6 +746,7 @@ def test_tiny_literals_and_test_files_rank_lower_but_match_the_same_rows(make_re
 @pytest.mark.parametrize(
     "arguments",
     [
+        {"query": "cache"},  # one word: its own short literals are fair answers
         {"query": '"cache key"'},  # a phrase
         {"query": "cache_key"},  # code: the phrase of its words
         {"query": "cache key", "element_type": "string_literal"},
