@@ -14,9 +14,9 @@ Speed: a lookup asks SQLite for its exact and prefix matches and then for up to 
 subsequence matches (`%q%u%e%`), which reads the whole table. Through a server's KeptReader
 (`Store.state` set) the prefix and subsequence sources are answered from a table of every
 symbol prepared once per index state (`_Prepared`: SEARCH_SQL's order, folded names, a
-character mask per name), with the same rows in the same order: MCP search_symbols went from
-a p95 of 41-62 ms to a few ms. A one-query connection (the CLI) asks SQLite, since preparing the
-table (~0.3-0.5 s on 68,000 symbols) costs more than one query saves.
+character mask per name), with the same rows in the same order. A one-query connection (the
+CLI) asks SQLite, since preparing the table (~0.3-0.4 s of CPU on 68,000 symbols, once per
+index state) costs more than one query saves.
 """
 
 from __future__ import annotations
@@ -270,20 +270,28 @@ class _Prepared:
         s.start_line, s.id"""
 
     def __init__(self, db: Store) -> None:
-        paths: dict[str, str] = {}  # one string per path, not one per symbol
+        # One string object per distinct kind, language and path (SQLite returns a new one per
+        # row), and a name's folded forms are the name itself when equal: on LLVM's 68,000
+        # symbols ~53 MB (~78 MB without), made in ~0.3 s of CPU, ~0.1 s more on first use of
+        # the qualified and prefix sources.
+        self._strings: dict[str, str] = {}
+        one = self._one
         self.rows: list[_Ranked] = []
         self.kinds: list[str] = []
         self.languages: list[str] = []
         self.file_ids: list[int] = []
         for row in db.conn.execute(self.BUILD_SQL):
             symbol_id, name, qualified, is_def, ref_files, path, line, kind, language, file_id = row
-            path = paths.setdefault(path, path)
-            self.rows.append(_Ranked(symbol_id, name, qualified, is_def, ref_files, path, line))
-            self.kinds.append(kind)
-            self.languages.append(language)
+            self.rows.append(
+                _Ranked(symbol_id, name, qualified, is_def, ref_files, one(path), line)
+            )
+            self.kinds.append(one(kind))
+            self.languages.append(one(language))
             self.file_ids.append(file_id)
-        self.lowered = [row.name.lower() for row in self.rows]
-        self.normalized = [_normalize(row.qualified_name) for row in self.rows]
+        self.lowered = [_same(row.name, row.name.lower()) for row in self.rows]
+        self.normalized = [
+            _same(row.qualified_name, _normalize(row.qualified_name)) for row in self.rows
+        ]
         self.equal: dict[str, list[int]] = {}  # name or qualified name (exact case): positions
         for position, row in enumerate(self.rows):
             self.equal.setdefault(row.name, []).append(position)
@@ -291,6 +299,9 @@ class _Prepared:
                 self.equal.setdefault(row.qualified_name, []).append(position)
         self._folded: dict[int, tuple[list[str], np.ndarray]] = {}  # by field, made on use
         self._by_name: tuple[list[str], list[int]] | None = None
+
+    def _one(self, text: str) -> str:
+        return self._strings.setdefault(text, text)
 
     def _letters(self, field: int) -> tuple[list[str], np.ndarray]:
         """The names (field 1) or qualified names (2) folded as LIKE and NOCASE fold them, and a
@@ -300,8 +311,8 @@ class _Prepared:
             import numpy as np
 
             values = [
-                (row.name if field == 1 else row.qualified_name).translate(_ASCII_LOWER)
-                for row in self.rows
+                _same(text, text.translate(_ASCII_LOWER))
+                for text in (row.name if field == 1 else row.qualified_name for row in self.rows)
             ]
             # Each name with a "\n" after it: no segment is empty (the bit of "\n" is in all).
             starts = np.cumsum([0] + [len(value) + 1 for value in values[:-1]], dtype=np.int64)
@@ -387,6 +398,11 @@ class _Prepared:
         return bool(self.rows)
 
 
+def _same(text: str, changed: str) -> str:
+    """`changed`, or `text` itself when equal: one string object instead of two."""
+    return text if changed == text else changed
+
+
 _PREPARED: dict[object, _Prepared | None] = {}  # by Store.state; None: not usable
 PREPARED_KEPT = 4  # index states (several roots, or an old one still being read)
 
@@ -397,6 +413,11 @@ def _prepared(db: Store) -> _Prepared | None:
     if db.state is None:
         return None
     if db.state not in _PREPARED:
+        reader = db.state[0] if isinstance(db.state, tuple) else None
+        for old in [
+            state for state in _PREPARED if isinstance(state, tuple) and state[0] == reader
+        ]:
+            del _PREPARED[old]  # an older state of the same reader: never asked for again
         while len(_PREPARED) >= PREPARED_KEPT:
             del _PREPARED[next(iter(_PREPARED))]  # the oldest
         prepared = _Prepared(db)
