@@ -221,11 +221,14 @@ def search_symbols(
                 (row, row.name.lower(), _normalize(row.qualified_name))
                 for row in map(_Ranked._make, db.conn.execute(sql, {**params, "cap": cap}))
             )
-        for row, name, qualified_name in rows:
-            if row.id not in found:
+        new = [item for item in rows if item[0].id not in found]
+        for (row, name, _), tier in zip(
+            new, folded.tiers([name for _, name, _ in new], [qn for _, _, qn in new]), strict=True
+        ):
+            if row.id not in found:  # a row can come twice only if ids repeat: they do not
                 found[row.id] = row
                 lowered[row.id] = name
-                tiers[row.id] = tier = folded.tier_of(name, qualified_name)
+                tiers[row.id] = tier
                 exact += tier == 0
         if exact >= limit:
             break
@@ -251,7 +254,7 @@ def search_symbols(
     return [_hit(details[row.id], tiers[row.id]) for row in best]
 
 
-# --- the prepared table: a server's subsequence scans ------------------------------------------
+# --- the prepared table: a server's prefix and subsequence scans -------------------------------
 
 _ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)  # LIKE's folding
 
@@ -336,45 +339,58 @@ class _Prepared:
     ) -> Iterator[tuple[_Ranked, str, str]]:
         """SEARCH_SQL's rows for `source` and the filters in `params`, each with its name in
         lower case and its qualified name _normalize()d."""
+        for position in self._positions(source, params, cap):
+            yield self.rows[position], self.lowered[position], self.normalized[position]
+
+    def _positions(self, source: str, params: dict[str, str], cap: int) -> list[int]:
         query = params["q"]
-        kind, language = params.get("kind"), params.get("language")
-        file_ids = set(json.loads(params["file_ids"])) if "file_ids" in params else None
-
-        def keeps(position: int) -> bool:
-            return (
-                (kind is None or self.kinds[position] == kind)
-                and (language is None or self.languages[position] == language)
-                and (file_ids is None or self.file_ids[position] in file_ids)
-            )
-
         if source in ("prefix", "tail_prefix"):
             low, high = (params["lo"], params["hi"]) if source == "prefix" else (
                 params["last_lo"], params["last_hi"]
             )  # fmt: skip
             names, positions = self._sorted_names()
-            found = positions[bisect_left(names, low) : bisect_left(names, high)]
-            in_range = set(found)
-            matches: Callable[[int], bool] = in_range.__contains__
-            ordered: Iterable[int] = sorted(found)
+            in_range = positions[bisect_left(names, low) : bisect_left(names, high)]
+            ordered = sorted(in_range)
+            values = self.lowered  # any: every position of `ordered` matches
+            is_match: Callable[[str], object] = _anything
         else:
-            matches, ordered = self._subsequence(source, query)
-        first = sorted(set(self.equal.get(query, ())))  # `name = :q OR qualified_name = :q`
-        count = 0
-        for position in first:
-            if count < cap and keeps(position) and matches(position):
-                count += 1
-                yield self.rows[position], self.lowered[position], self.normalized[position]
-        skip = set(first)
-        for position in ordered:
-            if count >= cap:
-                return
-            if position not in skip and matches(position) and keeps(position):
-                count += 1
-                yield self.rows[position], self.lowered[position], self.normalized[position]
+            values, is_match, ordered = self._subsequence(source, query)
+        inside = set(ordered)
 
-    def _subsequence(self, source: str, query: str) -> tuple[Callable[[int], bool], list[int]]:
-        """Whether a position's name holds the LIKE pattern's letters in order, and the
-        positions that can (in order)."""
+        def matches(position: int) -> bool:
+            return position in inside and bool(is_match(values[position]))
+
+        kind, language = params.get("kind"), params.get("language")
+        file_ids = set(json.loads(params["file_ids"])) if "file_ids" in params else None
+        kinds, languages, files = self.kinds, self.languages, self.file_ids
+        found = [  # `name = :q OR qualified_name = :q` first
+            position for position in sorted(set(self.equal.get(query, ()))) if matches(position)
+        ]
+        skip = set(found)
+        # In slices, most of which one comprehension settles: far cheaper than a row at a time.
+        for start in range(0, len(ordered), CHUNK):
+            found += [
+                position
+                for position in ordered[start : start + CHUNK]
+                if position not in skip and is_match(values[position])
+            ]
+            if kind is not None or language is not None or file_ids is not None:
+                found = [
+                    position
+                    for position in found
+                    if (kind is None or kinds[position] == kind)
+                    and (language is None or languages[position] == language)
+                    and (file_ids is None or files[position] in file_ids)
+                ]
+            if len(found) >= cap:
+                break
+        return found[:cap]
+
+    def _subsequence(
+        self, source: str, query: str
+    ) -> tuple[list[str], Callable[[str], object], list[int]]:
+        """The folded names, a test of whether one holds the LIKE pattern's letters in order,
+        and the positions (in order) whose names can."""
         import numpy as np
 
         field = 1 if source == "subsequence" else 2
@@ -390,12 +406,15 @@ class _Prepared:
         wanted = np.uint64(0)
         for c in letters:
             wanted |= np.uint64(1) << np.uint64(ord(c) % 64)
-        candidates = np.flatnonzero((masks & wanted) == wanted).tolist()
-        return (lambda position: is_match(values[position]) is not None), candidates
+        return values, is_match, np.flatnonzero((masks & wanted) == wanted).tolist()
 
     @property
     def usable(self) -> bool:
         return bool(self.rows)
+
+
+def _anything(_: str) -> bool:
+    return True
 
 
 def _same(text: str, changed: str) -> str:
@@ -405,6 +424,7 @@ def _same(text: str, changed: str) -> str:
 
 _PREPARED: dict[object, _Prepared | None] = {}  # by Store.state; None: not usable
 PREPARED_KEPT = 4  # index states (several roots, or an old one still being read)
+CHUNK = 2048  # candidate positions a prepared scan checks at a time
 
 
 def _prepared(db: Store) -> _Prepared | None:
@@ -493,6 +513,26 @@ class _Folded:
 
     def tier(self, name: str, qualified: str) -> int:
         return self.tier_of(name.lower(), _normalize(qualified))
+
+    def tiers(self, names: list[str], qualified_names: list[str]) -> list[int]:
+        """tier_of() of many (one comprehension: ~3x faster than a call per name)."""
+        q, dot_q, dotted = self.q, self.dot_q, self.dotted
+        # _is_subsequence as one possessive match: each letter's first occurrence after the last
+        subsequence = re.compile(
+            "".join(f"[^{re.escape(c)}]*+{re.escape(c)}" for c in self.letters)
+        ).match
+        return [
+            0
+            if q in (n, qn) or qn.endswith(dot_q)
+            else 1
+            if n.startswith(q) or qn.startswith(q) or dot_q in qn
+            else 2
+            if q in n or q in qn
+            else 3
+            if subsequence(qn if dotted else n)
+            else 4
+            for n, qn in zip(names, qualified_names, strict=True)
+        ]
 
     def tier_of(self, n: str, qn: str) -> int:
         """tier() of a name in lower case and a qualified name _normalize()d."""
