@@ -27,7 +27,7 @@ import json
 import re
 import string
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -334,13 +334,11 @@ class _Prepared:
             self._by_name = [values[i] for i in order], order
         return self._by_name
 
-    def scan(
-        self, source: str, params: dict[str, str], cap: int
-    ) -> Iterator[tuple[_Ranked, str, str]]:
+    def scan(self, source: str, params: dict[str, str], cap: int) -> list[tuple[_Ranked, str, str]]:
         """SEARCH_SQL's rows for `source` and the filters in `params`, each with its name in
         lower case and its qualified name _normalize()d."""
-        for position in self._positions(source, params, cap):
-            yield self.rows[position], self.lowered[position], self.normalized[position]
+        rows, lowered, normalized = self.rows, self.lowered, self.normalized
+        return [(rows[p], lowered[p], normalized[p]) for p in self._positions(source, params, cap)]
 
     def _positions(self, source: str, params: dict[str, str], cap: int) -> list[int]:
         query = params["q"]
