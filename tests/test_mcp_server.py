@@ -503,6 +503,11 @@ def test_several_roots_name_paths_by_root_and_route_arguments(two_roots) -> None
     assert set(repo_map["files"]) == {"alpha/app.py", "beta/lib.py"}
     assert "alpha/app.py:" in repo_map["text"] and repo_map["tokens"] <= 256
     assert [r["label"] for r in ok(server, "index_status")["roots"]] == ["alpha", "beta"]
+    # A path filter names one root by its label, or applies in each root it matches.
+    assert ok(server, "get_repo_map", {"path": "beta/"})["files"] == ["beta/lib.py"]
+    assert ok(server, "get_repo_map", {"path": "app.py"})["files"] == ["alpha/app.py"]
+    assert ok(server, "get_repo_map", {"exclude": ["alpha/"]})["files"] == ["beta/lib.py"]
+    assert "no indexed file matches" in error(server, "get_repo_map", {"path": "nope.py"})
     source = ok(server, "get_symbol_content", {"name": "beta_util"})
     assert source["file_path"] == "beta/lib.py"
 

@@ -274,11 +274,17 @@ class Service:
         excluded: dict[str, list[str]] = {}
         for raw in exclude or ():
             for root, rest in self.roots.scope(raw):
-                if rest is not None:
+                if rest is None:  # the whole root
+                    targets = [r for r in targets if r != root]
+                else:
                     excluded.setdefault(root.label, []).append(rest)
         if not targets:
-            raise BadArgument("the focus files and the path filter name different roots")
+            raise BadArgument(
+                "nothing to map: the focus files, path and exclude filters leave no root"
+            )
         notices = self.ready(targets)
+        if scoped is not None and len(targets) > 1:  # `*.rs` in every root: those it matches
+            targets = [r for r in targets if self._filter_matches(r, scoped[r])] or targets[:1]
         share = max_tokens // len(targets)
         if share < maps.MIN_TOKENS:
             raise BadArgument(
@@ -308,6 +314,11 @@ class Service:
             omitted_symbols=sum(part.omitted_symbols for part in parts),
             unmatched_mentions=[m for m in mentions or () if m in unmatched],
         )
+
+    def _filter_matches(self, root: Root, path: str | None) -> bool:
+        """Whether a path filter keeps any indexed file of `root`."""
+        with self.reading(root) as db:
+            return store.filtered_ids(db, path) != []
 
     def _root_map(
         self,
