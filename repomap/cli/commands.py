@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from repomap import config
+from repomap.cli.code_search import search  # noqa: F401 - collected by main.Commands
 from repomap.cli.shared import PATH_FILTER_HELP, db_option, path_option, print_json, root_option
 
 # --- index and migrate (repomap/index/pipeline.py, repomap/store/) ------------------------------

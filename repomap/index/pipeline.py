@@ -22,6 +22,7 @@ from repomap.errors import CorruptIndex, IndexBusy, NotAnIndex, RepomapError
 from repomap.extractors import extract
 from repomap.extractors.model import TextElement
 from repomap.index import secrets
+from repomap.index.chunks import code_chunks
 from repomap.index.discover import Walk, code_files, read_file, walk
 from repomap.index.docs import update_docs
 from repomap.languages import DOC_FORMATS, LANGUAGE_BY_SUFFIX, LANGUAGE_NAMES, doc_format
@@ -280,7 +281,8 @@ def _index(
                 language,
                 found.size,
                 found.mtime_ns,
-                None if force or old is None else old.hash,
+                # Not text-indexed (an index from before v5 or v13): read it whole again.
+                None if force or old is None or not old.text_indexed else old.hash,
                 settings.redact,
                 str(settings.root),
                 settings.max_file_size,
@@ -463,6 +465,7 @@ def read_and_extract(job: Job) -> Result:
     texts = _text_rows(extraction.texts, source, job.redact, hidden)
     if job.redact:
         symbols = [_redacted_symbol(row, hidden) for row in symbols]
+    chunks = [tuple(c) for c in code_chunks(job.rel_path, source, symbols, texts, hidden)]
     return store.FileRows(
         job.rel_path,
         job.language,
@@ -475,6 +478,7 @@ def read_and_extract(job: Job) -> Result:
         symbols,
         references,
         texts,
+        chunks,
     )
 
 

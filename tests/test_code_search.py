@@ -1,0 +1,266 @@
+"""`repomap search`: chunks made at index time, lexical ranking, filters, bad input.
+
+Real files in a temp dir, the real CLI in a subprocess, the real SQLite index.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from repomap.index.chunks import _pieces, doc_chunks, words_of
+
+FILES = {
+    "net/headers.py": '''
+def parseHeaderLines(raw):
+    fields = {}
+    for line in raw.splitlines():
+        name, _, value = line.partition(":")
+        fields[name.strip().lower()] = value.strip()
+    return fields
+
+
+class RetryPolicy:
+    """How often to try again."""
+
+    def backoff_delay(self, attempt):
+        return min(self.cap, self.base * 2 ** attempt)
+''',
+    "net/cache.py": """
+API_TOKEN = "sk_live_51HqLyjWDarjtT1zdp7dcXYZabcdEFGH"
+
+def evict_least_recently_used(store, capacity):
+    while len(store) > capacity:
+        oldest = min(store, key=lambda k: store[k].last_access)
+        del store[oldest]
+""",
+    "tests/test_headers.py": """
+def test_parse_header_lines():
+    assert parseHeaderLines("a: b") == {"a": "b"}
+""",
+    "src/lib.rs": """
+/// Computes the checksum of a buffer with the Adler-32 algorithm.
+pub fn adler32(buf: &[u8]) -> u32 {
+    let mut a: u32 = 1;
+    let mut b: u32 = 0;
+    for byte in buf { a = (a + *byte as u32) % 65521; b = (b + a) % 65521; }
+    (b << 16) | a
+}
+""",
+    "include/ring.hpp": """
+namespace io {
+class RingBuffer {
+ public:
+  void pushBack(int value) { data_[head_++ % capacity_] = value; }
+ private:
+  int data_[64]; int head_ = 0; int capacity_ = 64;
+};
+}
+""",
+    "docs/guide.md": """# Guide
+
+Intro text.
+
+## Deployment
+
+To deploy the service behind a reverse proxy, set the forwarded headers option.
+
+```
+## not a heading: inside a fence
+```
+""",
+}
+
+
+def repomap(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "repomap.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+    )
+
+
+@pytest.fixture()
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    for rel, text in FILES.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text.lstrip("\n"))
+    done = repomap("index", str(root))
+    assert done.returncode == 0, done.stderr
+    return root
+
+
+def search(root: Path, *args: str) -> tuple[int, dict, str]:
+    done = repomap("search", *args, "--json", "--root", str(root))
+    data = json.loads(done.stdout) if done.stdout.strip() else {}
+    return done.returncode, data, done.stderr
+
+
+def names(data: dict) -> list[str]:
+    return [hit["name"] for hit in data["results"]]
+
+
+def test_a_question_in_words_meets_split_and_stemmed_identifiers(tree: Path) -> None:
+    code, data, _ = search(tree, "how are the header lines parsed?", "--mode", "lexical")
+    assert code == 0
+    assert names(data)[0] == "parseHeaderLines"
+    hit = data["results"][0]
+    assert (hit["path"], hit["start_line"], hit["end_line"]) == ("net/headers.py", 1, 6)
+    assert hit["kind"] == "function" and hit["language"] == "python"
+    assert 0 < hit["score"] <= 1
+
+
+def test_code_without_comments_is_found_by_its_body(tree: Path) -> None:
+    code, data, _ = search(tree, "evict the oldest entries when the store is over capacity")
+    assert code == 0
+    assert names(data)[0] == "evict_least_recently_used"
+
+
+def test_every_language_and_docs_are_chunks(tree: Path) -> None:
+    _, rust, _ = search(tree, "checksum of a buffer")
+    assert names(rust)[0] == "adler32"
+    _, cpp, _ = search(tree, "push a value at the back of the ring")
+    assert names(cpp)[0] == "io::RingBuffer::pushBack"
+    _, docs, _ = search(tree, "deploy behind a reverse proxy")
+    first = docs["results"][0]
+    assert (first["kind"], first["name"], first["path"]) == (
+        "section",
+        "Guide > Deployment",
+        "docs/guide.md",
+    )
+
+
+def test_tests_rank_below_the_code_unless_asked_for(tree: Path) -> None:
+    _, data, _ = search(tree, "parse header lines")
+    ranked = names(data)
+    assert ranked.index("parseHeaderLines") < ranked.index("test_parse_header_lines")
+    _, asked, _ = search(tree, "test parse header lines")
+    assert names(asked)[0] == "test_parse_header_lines"
+    _, filtered, _ = search(tree, "parse header lines", "--path", "tests/")
+    assert names(filtered) == ["test_parse_header_lines"]
+
+
+def test_filters_apply_before_ranking(tree: Path) -> None:
+    _, by_lang, _ = search(tree, "buffer", "--lang", "rust")
+    assert {hit["language"] for hit in by_lang["results"]} == {"rust"}
+    _, by_kind, _ = search(tree, "retry backoff delay attempt", "--kind", "class")
+    assert names(by_kind) == ["RetryPolicy"]
+    _, by_path, _ = search(tree, "buffer", "--path", "include/")
+    assert {hit["path"] for hit in by_path["results"]} == {"include/ring.hpp"}
+    _, docs_only, _ = search(tree, "deploy", "--lang", "markdown")
+    assert {hit["kind"] for hit in docs_only["results"]} == {"section"}
+
+
+def test_results_are_deterministic_and_bounded(tree: Path) -> None:
+    first = search(tree, "value", "--limit", "2")[1]
+    second = search(tree, "value", "--limit", "2")[1]
+    assert first["results"] == second["results"]
+    assert first["count"] == len(first["results"]) == 2
+    assert first["truncated"] is True
+    assert set(first["meta"]) >= {"timings_ms", "model_id", "coverage"}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["   "], "the query is empty"),
+        (["x" * 4097], "at most 4096"),
+        (["value", "--limit", "0"], "limit must be a whole number from 1 to 1000"),
+        (["value", "--limit", "1001"], "limit must be a whole number from 1 to 1000"),
+        (["value", "--kind", "bogus"], "unknown kind 'bogus'"),
+        (["value", "--lang", "cobol"], "cobol"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(tree: Path, args: list[str], message: str) -> None:
+    done = repomap("search", *args, "--root", str(tree))
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_nothing_found_exits_1(tree: Path) -> None:
+    done = repomap("search", "zyxwvut", "--root", str(tree))
+    assert done.returncode == 1
+    assert done.stdout == ""
+
+
+def test_a_redacted_secret_is_not_in_any_chunk(tree: Path) -> None:
+    db = sqlite3.connect(tree / ".repomap" / "index.db")
+    text = " ".join(
+        " ".join(row) for row in db.execute("SELECT title, place, head, body FROM chunks")
+    )
+    assert "HqLyjWDarjtT1zdp7dcXYZabcdEFGH".lower() not in text.lower()
+    assert "sk_live" not in text
+
+
+def fts_consistent(db_path: Path) -> None:
+    db = sqlite3.connect(db_path)
+    db.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)")
+    db.close()
+
+
+def test_changed_and_deleted_files_replace_their_chunks(tree: Path) -> None:
+    (tree / "net/cache.py").write_text(
+        "def warm_the_cache_from_disk(path):\n    return open(path).read()\n"
+    )
+    (tree / "src/lib.rs").unlink()
+    (tree / "docs/guide.md").write_text("# Guide\n\n## Upgrading\n\nRun the migrations first.\n")
+    assert repomap("index", str(tree)).returncode == 0
+    fts_consistent(tree / ".repomap" / "index.db")
+    assert "evict_least_recently_used" not in names(search(tree, "evict oldest capacity")[1])
+    assert names(search(tree, "warm the cache from disk")[1])[0] == "warm_the_cache_from_disk"
+    assert search(tree, "checksum adler")[0] == 1
+    assert search(tree, "reverse proxy")[0] == 1
+    assert names(search(tree, "upgrading migrations")[1]) == ["Guide > Upgrading"]
+
+
+def test_an_index_from_before_chunks_gets_them_on_the_next_run(tree: Path) -> None:
+    db_path = tree / ".repomap" / "index.db"
+    db = sqlite3.connect(db_path)
+    with db:
+        db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all')")
+        db.execute("DELETE FROM chunks")
+        db.execute("UPDATE files SET text_indexed = 0")
+        db.execute("UPDATE doc_files SET size = -1, hash = ''")
+    db.close()
+    assert search(tree, "checksum adler")[0] == 1
+    assert repomap("index", str(tree)).returncode == 0
+    fts_consistent(db_path)
+    assert names(search(tree, "checksum adler")[1])[0] == "adler32"
+    assert names(search(tree, "reverse proxy")[1])[0] == "Guide > Deployment"
+
+
+def test_words_split_identifiers_expand_abbreviations_and_drop_noise() -> None:
+    assert words_of("def parseHeaderLines(self, raw_buf): return None", 50) == (
+        "parse header lines raw buf buffer"
+    )
+    assert words_of("a b c d e f", 3) == ""  # one-letter words say nothing
+    assert words_of("alpha beta gamma delta", 2) == "alpha beta"
+
+
+def test_a_long_section_is_cut_at_paragraphs_never_in_a_fence() -> None:
+    paragraphs = [f"paragraph {n} " + "word " * 80 for n in range(12)]
+    fence = ["```", *(["code line " + "x" * 60] * 40), "```"]
+    lines = "\n\n".join(paragraphs[:6]).split("\n") + [""] + fence + [""]
+    lines += "\n\n".join(paragraphs[6:]).split("\n")
+    pieces = _pieces(lines)
+    assert len(pieces) > 2
+    fence_start, fence_end = lines.index("```"), len(lines) - 1 - lines[::-1].index("```")
+    for _start, end in pieces:
+        assert not fence_start < end <= fence_end, "a piece ends inside the fence"
+    for (_, end), (start, _) in zip(pieces, pieces[1:], strict=False):
+        assert start < end, "each piece repeats the end of the one before"
+    assert pieces[0][0] == 0 and pieces[-1][1] == len(lines)
+    content = "\n".join(lines)
+    chunks = doc_chunks("a.md", [(1, "Long", 1, 1, 1 + len(lines), content)])
+    assert [c.name for c in chunks] == ["Long"] * len(pieces)
+    assert chunks[-1].end_line == 1 + len(lines)
