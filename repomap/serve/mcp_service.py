@@ -31,9 +31,12 @@ from repomap.index.secrets import is_secret_file
 from repomap.limits import MAX_LIMIT
 from repomap.maps import render
 from repomap.maps import repo_map as maps
+from repomap.search import code as code_search
 from repomap.search import docs as doc_search
 from repomap.search import symbols
 from repomap.serve.mcp_models import (
+    CodeMatch,
+    CodeSearchAnswer,
     DocMatch,
     DocSearchAnswer,
     FileContent,
@@ -316,6 +319,64 @@ class Service:
             omitted_files=result.omitted_files,
             omitted_symbols=result.omitted_symbols,
             unmatched_mentions=result.unmatched_mentions,
+        )
+
+    # --- code by what it does ---------------------------------------------------------------
+
+    def search_code(
+        self,
+        query: str,
+        mode: str,
+        path: str | None,
+        language: str | None,
+        kind: str | None,
+        limit: int,
+    ) -> CodeSearchAnswer:
+        scopes = self.roots.scope(path)
+        notices = self.ready([root for root, _ in scopes])
+        found: list[tuple[Root, code_search.CodeHit]] = []
+        truncated = False
+        model_id: str | None = None
+        coverage: float | None = None
+        for root, path_filter in scopes:
+            with self.reading(root) as db:
+                result = code_search.search_code(
+                    db, query, mode=mode, path=path_filter, language=language, kind=kind,
+                    limit=limit,
+                )  # fmt: skip
+            truncated = truncated or result.truncated
+            found.extend((root, hit) for hit in result.hits)
+            model_id = model_id or result.model_id
+            if result.coverage is not None:
+                coverage = result.coverage if coverage is None else min(coverage, result.coverage)
+        if self.roots.multi:
+            found.sort(key=lambda pair: (-pair[1].score, pair[1].path, pair[1].start_line))
+        truncated = truncated or len(found) > limit
+        if coverage is not None and coverage < 1:
+            notices.append(
+                f"{coverage:.0%} of the code has embeddings so far: semantic ranking covers only "
+                "that part; the rest is being embedded"
+            )
+        return CodeSearchAnswer(
+            notices=notices,
+            query=query,
+            mode=mode,
+            results=[
+                CodeMatch(
+                    file_path=self.roots.out(root, hit.path),
+                    line_number=hit.start_line,
+                    end_line=hit.end_line,
+                    kind=hit.kind,
+                    name=hit.name,
+                    language=hit.language,
+                    score=hit.score,
+                    snippet=hit.snippet,
+                )
+                for root, hit in found[:limit]
+            ],
+            truncated=truncated,
+            model_id=model_id,
+            coverage=coverage,
         )
 
     # --- docs --------------------------------------------------------------------------------
