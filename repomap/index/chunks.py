@@ -20,6 +20,9 @@ from typing import NamedTuple
 from repomap.index.pagerank import is_test_path
 from repomap.subwords import split_identifier
 
+# What the chunks are made with: a change makes the next `repomap index` read every file again.
+CHUNKS_VERSION = "1"
+
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
 # header, docstring and member signatures, not the members' bodies: those are chunks too.
 FUNCTION_KINDS = frozenset({"function", "method", "macro"})
@@ -36,10 +39,9 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NOISE_TEXT = """
     self cls def return if else elif for while in is not and or none true false import from as
     pass raise try except finally with lambda yield async await class fn let mut pub impl use
-    mod struct enum trait where match ref move const static unsafe extern crate super dyn box
-    some ok err vec string str usize isize u8 u16 u32 u64 i8 i16 i32 i64 f32 f64 bool char
-    void int long short unsigned signed auto template typename namespace public private
-    protected virtual override inline explicit typedef using return nullptr this new delete
+    mod struct enum trait where ref const unsafe extern crate super dyn some ok err usize isize
+    u8 u16 u32 u64 i8 i16 i32 i64 f32 f64 bool void int unsigned signed auto typename namespace
+    public private protected virtual override inline explicit typedef using nullptr this
     operator sizeof std args kwargs
 """
 _NOISE = frozenset(_NOISE_TEXT.split())
@@ -89,13 +91,13 @@ ABBREVIATIONS = {
 }  # fmt: skip
 
 
-def words_of(text: str, limit: int) -> str:
-    """The distinct words of `text`'s identifiers, split into their parts, noise dropped, an
+def words_of(text: str, limit: int, noise: frozenset[str] = _NOISE) -> str:
+    """The distinct words of `text`'s identifiers, split into their parts, `noise` dropped, an
     abbreviation followed by the word it stands for."""
     seen: dict[str, None] = {}
     for identifier in _IDENTIFIER.findall(text):
         for part in split_identifier(identifier) or [identifier.lower()]:
-            if len(part) > 1 and part not in _NOISE and not part.isdigit():
+            if len(part) > 1 and part not in noise and not part.isdigit():
                 seen[part] = None
                 if part in ABBREVIATIONS:
                     seen[ABBREVIATIONS[part]] = None
@@ -106,12 +108,12 @@ def words_of(text: str, limit: int) -> str:
 
 def title_of(name: str) -> str:
     """A name and its words (`QuerySet.filter` -> `QuerySet.filter query set filter`)."""
-    return f"{name} {words_of(name, 40)}"
+    return f"{name} {words_of(name, 40, frozenset())}"
 
 
 def place_of(path: str) -> str:
     """A path's words (`db/models/query_utils.py` -> `db models query utils`)."""
-    return words_of(path.rsplit(".", 1)[0], 40)
+    return words_of(path.rsplit(".", 1)[0], 40, frozenset())
 
 
 def make_chunk(

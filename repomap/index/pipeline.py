@@ -22,7 +22,7 @@ from repomap.errors import CorruptIndex, IndexBusy, NotAnIndex, RepomapError
 from repomap.extractors import extract
 from repomap.extractors.model import TextElement
 from repomap.index import secrets
-from repomap.index.chunks import code_chunks
+from repomap.index.chunks import CHUNKS_VERSION, code_chunks
 from repomap.index.discover import Walk, code_files, read_file, walk
 from repomap.index.docs import update_docs
 from repomap.languages import DOC_FORMATS, LANGUAGE_BY_SUFFIX, LANGUAGE_NAMES, doc_format
@@ -241,10 +241,8 @@ def _start_worker() -> None:
 def _index(
     db: store.Store, settings: Settings, force: bool, summary: Summary, progress: Progress | None
 ) -> None:
-    force = (
-        force
-        or store.get_meta(db, "extractor_version") != EXTRACTOR_VERSION
-        or store.get_meta(db, "redact") != str(int(settings.redact))
+    force = force or any(
+        store.get_meta(db, key) != value for key, value in _version_meta(settings).items()
     )
     walked = walk(settings.root, skip_dirs=frozenset({settings.db_path.parent}))
     summary.skipped.extend(walked.skipped)
@@ -385,7 +383,11 @@ def _merge_text(writer: store.Writer) -> None:
 
 def _version_meta(settings: Settings) -> dict[str, str]:
     """What every file's rows were made with; a change forces a re-read of every file."""
-    return {"extractor_version": EXTRACTOR_VERSION, "redact": str(int(settings.redact))}
+    return {
+        "extractor_version": EXTRACTOR_VERSION,
+        "chunks_version": CHUNKS_VERSION,
+        "redact": str(int(settings.redact)),
+    }
 
 
 def _take(results: Iterator[T], count: int) -> Iterator[T]:
