@@ -264,3 +264,87 @@ def test_a_long_section_is_cut_at_paragraphs_never_in_a_fence() -> None:
     chunks = doc_chunks("a.md", [(1, "Long", 1, 1, 1 + len(lines), content)])
     assert [c.name for c in chunks] == ["Long"] * len(pieces)
     assert chunks[-1].end_line == 1 + len(lines)
+
+
+# --- by meaning: the real model, the embedding cache, the vector stores ---------------------
+
+
+def index_json(root: Path, *args: str) -> dict:
+    done = repomap("index", str(root), "--json", *args)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_semantic_search_needs_embeddings_then_finds_by_meaning(tree: Path) -> None:
+    done = repomap("search", "retry", "--mode", "semantic", "--root", str(tree))
+    assert done.returncode == 2
+    assert "no embeddings yet" in done.stderr and "Traceback" not in done.stderr
+    plan = index_json(tree, "--dry-run")["embeddings"]
+    assert plan["embedded"] == plan["chunks"] > 0 and plan["pending"] == plan["chunks"]
+    assert repomap("search", "retry", "--mode", "semantic", "--root", str(tree)).returncode == 2
+    first = index_json(tree, "--embed")["embeddings"]
+    assert first["embedded"] == first["changed"] == first["chunks"] and first["coverage"] == 1
+    code, data, _ = search(tree, "wait longer between attempts each time", "--mode", "semantic")
+    assert code == 0 and names(data)[0] == "RetryPolicy.backoff_delay"
+    assert data["meta"]["model_id"].startswith("all-MiniLM-L6-v2") and data["meta"]["coverage"] == 1
+    _, hybrid, _ = search(tree, "how long to wait before trying again", "--mode", "hybrid")
+    assert names(hybrid)[0] in {"RetryPolicy.backoff_delay", "RetryPolicy"}
+    _, only_rust, _ = search(tree, "checksum", "--mode", "semantic", "--lang", "rust")
+    assert {hit["language"] for hit in only_rust["results"]} == {"rust"}
+    _, only_docs, _ = search(tree, "deploy", "--mode", "semantic", "--path", "docs/")
+    assert {hit["path"] for hit in only_docs["results"]} == {"docs/guide.md"}
+
+
+def test_the_cache_embeds_only_new_texts_across_changes_renames_and_force(tree: Path) -> None:
+    first = index_json(tree, "--embed")["embeddings"]
+    again = index_json(tree, "--embed")["embeddings"]
+    assert (again["changed"], again["embedded"], again["deleted"]) == (0, 0, 0)
+    (tree / "net").rename(tree / "network")  # every chunk of net/ moves: same texts?
+    text = (tree / "src/lib.rs").read_text().replace("Adler-32", "Adler 32")
+    (tree / "src/lib.rs").write_text(text)
+    moved = index_json(tree, "--embed")["embeddings"]
+    assert moved["changed"] > 0 and moved["deleted"] > 0
+    assert moved["embedded"] < moved["changed"]  # the renamed files' bodies came from the cache
+    forced = index_json(tree, "--force", "--embed")["embeddings"]
+    assert forced["embedded"] == 0 and forced["chunks"] == first["chunks"]
+    code, data, _ = search(tree, "checksum of bytes", "--mode", "semantic", "--limit", "1")
+    assert code == 0 and data["results"][0]["path"] == "src/lib.rs"
+
+
+def test_partial_coverage_is_said(tree: Path) -> None:
+    index_json(tree, "--embed")
+    (tree / "net/more.py").write_text("def brand_new_helper():\n    return 42\n")
+    index_json(tree, "--no-embed")  # lexical only: the new chunks have no vector yet
+    code, data, _ = search(tree, "helper", "--mode", "hybrid")
+    assert code == 0 and 0 < data["meta"]["coverage"] < 1
+    assert "brand_new_helper" in names(data)  # found by its words meanwhile
+    done = repomap("search", "helper", "--mode", "hybrid", "--root", str(tree))
+    assert "have embeddings" in done.stderr
+    caught_up = index_json(tree)["embeddings"]  # an index with vectors keeps them up to date
+    assert (caught_up["embedded"], caught_up["coverage"]) == (1, 1)
+
+
+def test_a_model_mismatch_is_refused_with_the_fix(tree: Path) -> None:
+    index_json(tree, "--embed")
+    db = sqlite3.connect(tree / ".repomap" / "index.db")
+    with db:
+        db.execute("UPDATE embedding_models SET name = 'some-other-model'")
+    db.close()
+    done = repomap("search", "retry", "--mode", "semantic", "--root", str(tree))
+    assert done.returncode == 2, done.stderr
+    assert "EMBEDDING_MODEL_MISMATCH" in done.stderr and "repomap index --force" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    fixed = index_json(tree, "--force", "--embed")["embeddings"]  # the fix the message gives
+    assert fixed["coverage"] == 1 and fixed["embedded"] == fixed["chunks"]
+    assert search(tree, "retry", "--mode", "semantic")[0] == 0
+
+
+def test_vectors_can_live_in_milvus(tree: Path, tmp_path: Path) -> None:
+    pytest.importorskip("pymilvus")
+    uri = f"milvus:{tmp_path / 'vectors.db'}"
+    summary = index_json(tree, "--vector-store", uri)["embeddings"]
+    assert summary["coverage"] == 1
+    code, data, _ = search(tree, "wait longer between attempts each time", "--mode", "semantic")
+    assert code == 0 and names(data)[0] == "RetryPolicy.backoff_delay"
+    db = sqlite3.connect(tree / ".repomap" / "index.db")
+    assert db.execute("SELECT count(*) FROM vectors").fetchone() == (0,)  # all in Milvus

@@ -40,6 +40,22 @@ from repomap.cli.shared import PATH_FILTER_HELP, db_option, path_option, print_j
     is_flag=True,
     help="Keep credentials found in strings and comments (they are [REDACTED] by default).",
 )
+@click.option(
+    "--embed/--no-embed",
+    default=None,
+    help="Then embed the chunks for `repomap search --mode semantic|hybrid` (the slow stage; "
+    "text and symbol search do not wait for it; only texts not in the cache are embedded). "
+    "Default: when the index already has embeddings.",
+)
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Index, then print what embedding would do (chunks new, reused, to embed) and stop.",
+)
+@click.option(
+    "--vector-store",
+    help="Where vectors live: sqlite (this index, the default) or milvus:PATH.db|URI; remembered.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def index(
     root: Path | None,
@@ -48,6 +64,9 @@ def index(
     max_file_size: int | None,
     workers: int | None,
     no_redact: bool,
+    embed: bool | None,
+    dry_run: bool,
+    vector_store: str | None,
     as_json: bool,
 ) -> None:
     """Index ROOT (default: the current directory), incrementally."""
@@ -62,12 +81,44 @@ def index(
         summary = indexer.run(settings, force=force)
     else:
         summary = _index_with_progress(indexer, settings, force)
+    embedded = None
+    if embed is None and not dry_run and vector_store is None:
+        embed = indexer.has_embeddings(settings)
+    if embed or dry_run or vector_store is not None:
+        quiet = as_json or not sys.stderr.isatty()
+        embedded = (
+            indexer.embed(settings, dry_run=dry_run, vector_store=vector_store)
+            if quiet
+            else _embed_with_progress(indexer, settings, dry_run, vector_store)
+        )
     if as_json:
-        print_json(summary.as_dict())
+        print_json({**summary.as_dict(), "embeddings": embedded and embedded.as_dict()})
     else:
-        from repomap.cli.render_index import print_index_summary
+        from repomap.cli.render_index import print_embed_summary, print_index_summary
 
         print_index_summary(summary)
+        if embedded is not None:
+            print_embed_summary(embedded, dry_run)
+
+
+def _embed_with_progress(
+    indexer: Any, settings: config.Settings, dry_run: bool, vector_store: str | None
+) -> Any:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        transient=True,
+    ) as bar:
+        task = bar.add_task("embedding", total=None)
+
+        def advance(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        return indexer.embed(settings, dry_run=dry_run, vector_store=vector_store, progress=advance)
 
 
 def _index_with_progress(indexer: Any, settings: config.Settings, force: bool) -> Any:

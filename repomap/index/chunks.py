@@ -21,7 +21,7 @@ from repomap.index.pagerank import is_test_path
 from repomap.subwords import split_identifier
 
 # What the chunks are made with: a change makes the next `repomap index` read every file again.
-CHUNKS_VERSION = "1"
+CHUNKS_VERSION = "2"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
 # header, docstring and member signatures, not the members' bodies: those are chunks too.
@@ -62,14 +62,14 @@ class ChunkRow(NamedTuple):
     body: str
 
 
-def embedding_text(title: str, place: str, head: str, body: str) -> str:
-    """What the embedding model reads of a chunk: most telling first, cut to its window."""
-    return f"{title} ({place})\n{head}\n{body}"[:EMBED_CHARS]
+def embedding_text(title: str, head: str, body: str) -> str:
+    """What the embedding model reads of a chunk: most telling first, cut to its window. The
+    path is left out, so a renamed or moved file's chunks keep their hash (and cached vector)."""
+    return f"{title}\n{head}\n{body}"[:EMBED_CHARS]
 
 
-def content_hash(title: str, place: str, head: str, body: str) -> str:
-    text = embedding_text(title, place, head, body)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+def content_hash(title: str, head: str, body: str) -> str:
+    return hashlib.sha256(embedding_text(title, head, body).encode("utf-8")).hexdigest()
 
 
 # Abbreviations code is full of, and the word a question uses instead.
@@ -128,7 +128,7 @@ def make_chunk(
         start,
         end,
         is_test_path(path) or "::tests::" in f"::{name}::",
-        content_hash(title, place, head, body),
+        content_hash(title, head, body),
         title,
         place,
         head,

@@ -21,10 +21,11 @@ from repomap.config import DEFAULT_MAX_FILE_SIZE, Settings
 from repomap.errors import CorruptIndex, IndexBusy, NotAnIndex, RepomapError
 from repomap.extractors import extract
 from repomap.extractors.model import TextElement
-from repomap.index import secrets
+from repomap.index import embedding, secrets
 from repomap.index.chunks import CHUNKS_VERSION, code_chunks
 from repomap.index.discover import Walk, code_files, read_file, walk
 from repomap.index.docs import update_docs
+from repomap.index.embedding import EmbedSummary
 from repomap.languages import DOC_FORMATS, LANGUAGE_BY_SUFFIX, LANGUAGE_NAMES, doc_format
 from repomap.subwords import subwords
 
@@ -156,6 +157,45 @@ def run(settings: Settings, *, force: bool = False, progress: Progress | None = 
     summary.references = totals.pop("references")
     summary.elements = {k: totals.get(k, 0) for k in ("comment", "docstring", "string_literal")}
     return summary
+
+
+def has_embeddings(settings: Settings) -> bool:
+    """The index has a vector store with vectors in it: `repomap index` keeps it up to date."""
+    if not settings.db_path.exists():
+        return False
+    with store.reading(settings.db_path) as db:
+        if store.get_meta(db, embedding.VECTOR_STORE_META):
+            return True
+        return bool(db.scalar("SELECT 1 FROM vector_scopes LIMIT 1"))
+
+
+def embed(
+    settings: Settings,
+    *,
+    dry_run: bool = False,
+    vector_store: str | None = None,
+    progress: Progress | None = None,
+) -> EmbedSummary:
+    """Bring the vector store up to date with the index's chunks (after run(): lexical first).
+
+    `vector_store` ('sqlite', 'milvus:PATH_OR_URI') is remembered in the index, so searches
+    and later runs use the same store. Interrupted, it keeps every batch it finished.
+    """
+    from repomap.embed.model import DEFAULT_MAX_TOKENS as WINDOW
+    from repomap.embed.model import Embedder, model_id_for
+
+    with _exclusive(settings.db_path):
+        db = store.open_index(settings.db_path)
+        try:
+            with store.write_errors(settings.db_path):
+                if vector_store is not None and not dry_run:
+                    store.set_meta(db, {embedding.VECTOR_STORE_META: vector_store})
+                vectors = embedding.vector_store(db, model_id_for(WINDOW), vector_store)
+                return embedding.embed_chunks(
+                    db, vectors, lambda: Embedder.load(WINDOW), dry_run=dry_run, progress=progress
+                )
+        finally:
+            db.conn.close()
 
 
 def _run_once(

@@ -219,15 +219,19 @@ def prior(kind: str, is_test: bool, wants_tests: bool) -> float:
     return factor
 
 
+SEMANTIC_WEIGHT = 0.3  # hybrid: share of the cosine in the fused score (bench/relevance.py)
+
+
 def search_code(
     db: Store,
     question: str,
     *,
-    mode: str = "lexical",
+    mode: str = DEFAULT_MODE,
     path: str | None = None,
     language: str | None = None,
     kind: str | None = None,
     limit: int = 10,
+    semantic_weight: float = SEMANTIC_WEIGHT,
 ) -> CodeResults:
     """The chunks that best answer `question`, best first (ties: path, then line)."""
     started = time.perf_counter()
@@ -239,18 +243,81 @@ def search_code(
     terms = query_terms(question)
     wants_tests = filters.names_tests or any(t in _TEST_WORDS for t in terms)
     timings: dict[str, float] = {}
+    pool = max(CANDIDATES, limit)
 
-    lexical = lexical_scores(db, terms, filters, max(CANDIDATES, limit))
-    timings["lexical"] = (time.perf_counter() - started) * 1000
-    best = max((score for score, _, _ in lexical.values()), default=0.0) or 1.0
-    scored = {
-        chunk_id: score / best * prior(kind, is_test, wants_tests)
-        for chunk_id, (score, is_test, kind) in lexical.items()
-    }
-    hits = _hits(db, scored)
+    lexical: dict[int, tuple[float, bool, str]] = {}
+    if mode != "semantic":
+        clock = time.perf_counter()
+        lexical = lexical_scores(db, terms, filters, pool)
+        timings["lexical"] = (time.perf_counter() - clock) * 1000
+    semantic: dict[int, float] = {}
+    model_id = coverage = None
+    if mode != "lexical":
+        semantic, model_id, coverage = _semantic_scores(db, question, filters, pool, timings)
+
+    best_lexical = max((score for score, _, _ in lexical.values()), default=0.0) or 1.0
+    traits = {chunk_id: (is_test, kind) for chunk_id, (_, is_test, kind) in lexical.items()}
+    traits.update(_traits(db, [chunk_id for chunk_id in semantic if chunk_id not in traits]))
+    weight = {"lexical": 0.0, "semantic": 1.0}.get(mode, semantic_weight)
+    scored = {}
+    for chunk_id, (is_test, chunk_kind) in traits.items():
+        words = lexical[chunk_id][0] / best_lexical if chunk_id in lexical else 0.0
+        meaning = max(semantic.get(chunk_id, 0.0), 0.0)
+        fused = (1 - weight) * words + weight * meaning
+        scored[chunk_id] = fused * prior(chunk_kind, is_test, wants_tests)
+    hits = _hits(db, {chunk_id: score for chunk_id, score in scored.items() if score > 0})
     hits.sort(key=lambda hit: (-hit.score, hit.path, hit.start_line))
     timings["total"] = (time.perf_counter() - started) * 1000
-    return CodeResults(question, mode, hits[:limit], len(hits) > limit, timings)
+    return CodeResults(question, mode, hits[:limit], len(hits) > limit, timings, model_id, coverage)
+
+
+def _semantic_scores(
+    db: Store, question: str, filters: Filters, pool: int, timings: dict[str, float]
+) -> tuple[dict[int, float], str, float]:
+    """chunk id -> cosine of the `pool` nearest chunks; the model id; the vectors' coverage."""
+    from repomap.embed.model import DEFAULT_MAX_TOKENS, Embedder, model_id_for
+    from repomap.index import embedding
+    from repomap.store.vectors import VectorFilter
+
+    model_id = model_id_for(DEFAULT_MAX_TOKENS)
+    vectors = embedding.vector_store(db, model_id)
+    covered = embedding.coverage_count(db, vectors)
+    if not covered:
+        raise BadQuery(
+            "this index has no embeddings yet; run `repomap index --embed` (or use --mode lexical)"
+        )
+    clock = time.perf_counter()
+    target = Embedder.load(DEFAULT_MAX_TOKENS).embed_query(question)
+    timings["embed"] = (time.perf_counter() - clock) * 1000
+    clock = time.perf_counter()
+    where = VectorFilter(
+        paths=_paths(db, filters) if filters.names_tests else None,
+        languages=None if filters.language is None else {filters.language},
+        kinds=None if filters.kinds is None else set(filters.kinds),
+    )
+    found = dict(vectors.query(embedding.SCOPE, target, pool, where))
+    timings["vector"] = (time.perf_counter() - clock) * 1000
+    total = db.scalar("SELECT count(*) FROM chunks") or 1
+    return found, model_id, min(covered / total, 1.0)
+
+
+def _paths(db: Store, filters: Filters) -> set[str]:
+    rows = db.conn.execute(
+        "SELECT path FROM files WHERE id IN (SELECT value FROM json_each(?)) UNION ALL "
+        "SELECT path FROM doc_files WHERE id IN (SELECT value FROM json_each(?))",
+        (_json_ids(filters.file_ids), _json_ids(filters.doc_ids)),
+    )
+    return {path for (path,) in rows}
+
+
+def _traits(db: Store, chunk_ids: list[int]) -> dict[int, tuple[bool, str]]:
+    if not chunk_ids:
+        return {}
+    rows = db.conn.execute(
+        "SELECT id, is_test, kind FROM chunks WHERE id IN (SELECT value FROM json_each(?))",
+        (_json_ids(chunk_ids),),
+    )
+    return {chunk_id: (bool(is_test), kind) for chunk_id, is_test, kind in rows}
 
 
 _DETAILS_SQL = """
