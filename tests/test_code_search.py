@@ -348,3 +348,49 @@ def test_vectors_can_live_in_milvus(tree: Path, tmp_path: Path) -> None:
     assert code == 0 and names(data)[0] == "RetryPolicy.backoff_delay"
     db = sqlite3.connect(tree / ".repomap" / "index.db")
     assert db.execute("SELECT count(*) FROM vectors").fetchone() == (0,)  # all in Milvus
+
+
+def test_the_mcp_server_embeds_changed_files_in_the_background(tree: Path) -> None:
+    import time
+
+    import anyio
+    from mcp.client import Client
+
+    from repomap import config
+    from repomap.serve.mcp_server import build_server
+
+    index_json(tree, "--embed")
+    server = build_server(config.resolve(tree, workers=1))
+
+    async def session() -> tuple[dict, dict, dict]:
+        async with Client(server) as client:
+            first = (await client.call_tool("index_status", {})).structured_content
+            (tree / "net/quota.py").write_text(
+                "def throttle_requests_per_minute(client):\n    return client.window\n"
+            )
+            deadline = time.monotonic() + 60
+            while True:  # the refresh indexes the file, then the embedder catches up
+                found = (
+                    await client.call_tool(
+                        "search_code",
+                        {"query": "limit how often a client may call", "mode": "semantic"},
+                    )
+                ).structured_content
+                status = (await client.call_tool("index_status", {})).structured_content
+                embedding = status["roots"][0]["embedding"]
+                if embedding["coverage"] == 1 and not embedding["running"]:
+                    break
+                assert time.monotonic() < deadline, embedding
+                await anyio.sleep(0.2)
+            final = (
+                await client.call_tool(
+                    "search_code",
+                    {"query": "limit how often a client may call", "mode": "semantic"},
+                )
+            ).structured_content
+            return first, found, final
+
+    first, _, final = anyio.run(session)
+    assert first["roots"][0]["embedding"]["coverage"] == 1
+    assert final["coverage"] == 1 and final["model_id"].startswith("all-MiniLM")
+    assert "throttle_requests_per_minute" in [r["name"] for r in final["results"][:3]]

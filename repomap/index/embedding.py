@@ -10,8 +10,10 @@ and the next one goes on from there.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -19,6 +21,7 @@ import numpy as np
 
 from repomap import store
 from repomap.embed.model import Embedder
+from repomap.errors import RepomapError
 from repomap.index.chunks import embedding_text
 from repomap.store import Store
 from repomap.store.vectors import (
@@ -101,10 +104,14 @@ def embed_chunks(
     progress: Callable[[int, int], None] | None = None,
     batch: int = BATCH,
     scope: str = SCOPE,
+    writing: Callable[[], AbstractContextManager[Any]] = nullcontext,
+    stop: threading.Event | None = None,
 ) -> EmbedSummary:
     """Make `vectors` hold a vector for every chunk of `db`, embedding only what the cache
     lacks. `embedder` may be a function that loads the model: it is called only when a text
-    must be embedded. `progress(done, total)` follows the texts to embed."""
+    must be embedded. `progress(done, total)` follows the texts to embed. Each write happens
+    inside `writing()` (the index's lock: held per batch, never while the model runs, so a
+    refresh of the index waits for one batch at most); `stop` set ends the run after a batch."""
     started = time.perf_counter()
     model_id = vectors.model_id
     summary = EmbedSummary(model_id)
@@ -133,12 +140,14 @@ def embed_chunks(
 
     clock = time.perf_counter()
     if stale:
-        vectors.delete(scope, stale)
+        with writing():
+            vectors.delete(scope, stale)
         summary.deleted = len(stale)
     reuse = [chunk for chunk in todo if chunk.hash in cached]
     for start in range(0, len(reuse), batch * 8):
         part = reuse[start : start + batch * 8]
-        vectors.upsert(scope, [_record(chunk, cached[chunk.hash]) for chunk in part])
+        with writing():
+            vectors.upsert(scope, [_record(chunk, cached[chunk.hash]) for chunk in part])
     summary.reused = len(reuse)
     summary.seconds["write"] = time.perf_counter() - clock
 
@@ -150,6 +159,8 @@ def embed_chunks(
         embed_seconds = 0.0
         done = 0
         for start in range(0, len(missing), batch):
+            if stop is not None and stop.is_set():
+                break
             part = missing[start : start + batch]
             texts = _texts(db, [chunk.chunk_id for chunk in part])
             clock = time.perf_counter()
@@ -159,7 +170,7 @@ def embed_chunks(
             embed_seconds += time.perf_counter() - clock
             clock = time.perf_counter()
             fresh = dict(zip(unique, made, strict=True))
-            with db.atomic():
+            with writing(), db.atomic():
                 cache.put_cache(model_id, fresh)
                 vectors.upsert(scope, [_record(chunk, fresh[chunk.hash]) for chunk in part])
             summary.seconds["write"] += time.perf_counter() - clock
@@ -206,3 +217,55 @@ def _texts(db: Store, chunk_ids: Sequence[int]) -> dict[int, str]:
 
 def _record(chunk: ChunkRef, vector: np.ndarray) -> VectorRecord:
     return VectorRecord(chunk.chunk_id, chunk.hash, chunk.path, chunk.language, chunk.kind, vector)
+
+
+class BackgroundEmbedder:
+    """Keeps an index's vectors up to date in a thread, for a long-running server: `kick()`
+    after the index changed starts a run unless one is going (then it runs once more after);
+    `state()` says how far it is. Searches meanwhile answer with the coverage they have."""
+
+    def __init__(self, run: Callable[[threading.Event, Callable[[int, int], None]], Any]) -> None:
+        self._run = run
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._again = False
+        self._stop = threading.Event()
+        self.done = 0
+        self.total = 0
+        self.error: str | None = None
+
+    def kick(self) -> None:
+        with self._lock:
+            if self._thread is not None and self._thread.is_alive():
+                self._again = True
+                return
+            self._thread = threading.Thread(target=self._loop, name="repomap-embed", daemon=True)
+            self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self.done = self.total = 0
+            try:
+                self._run(self._stop, self._progress)
+                self.error = None
+            except RepomapError as failure:  # told in state(); the next kick tries again
+                self.error = str(failure)
+            with self._lock:
+                if not self._again:
+                    self._thread = None
+                    return
+                self._again = False
+
+    def _progress(self, done: int, total: int) -> None:
+        self.done, self.total = done, total
+
+    def state(self) -> dict[str, Any]:
+        running = self._thread is not None and self._thread.is_alive()
+        return {"running": running, "embedded": self.done, "to_embed": self.total,
+                "error": self.error}  # fmt: skip
+
+    def close(self) -> None:
+        self._stop.set()
+        thread = self._thread
+        if thread is not None:
+            thread.join()

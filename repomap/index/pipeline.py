@@ -5,6 +5,7 @@ from __future__ import annotations
 import fcntl
 import gc
 import os
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -175,27 +176,35 @@ def embed(
     dry_run: bool = False,
     vector_store: str | None = None,
     progress: Progress | None = None,
+    stop: threading.Event | None = None,
 ) -> EmbedSummary:
     """Bring the vector store up to date with the index's chunks (after run(): lexical first).
 
     `vector_store` ('sqlite', 'milvus:PATH_OR_URI') is remembered in the index, so searches
-    and later runs use the same store. Interrupted, it keeps every batch it finished.
+    and later runs use the same store. The index's lock is taken per batch written, waiting
+    for a run of `repomap index` to end; interrupted, every batch finished is kept.
     """
     from repomap.embed.model import DEFAULT_MAX_TOKENS as WINDOW
     from repomap.embed.model import Embedder, model_id_for
 
-    with _exclusive(settings.db_path):
-        db = store.open_index(settings.db_path)
-        try:
-            with store.write_errors(settings.db_path):
-                if vector_store is not None and not dry_run:
+    db = store.open_index(settings.db_path)
+    try:
+        with store.write_errors(settings.db_path):
+            if vector_store is not None and not dry_run:
+                with _exclusive(settings.db_path, wait=True):
                     store.set_meta(db, {embedding.VECTOR_STORE_META: vector_store})
-                vectors = embedding.vector_store(db, model_id_for(WINDOW), vector_store)
-                return embedding.embed_chunks(
-                    db, vectors, lambda: Embedder.load(WINDOW), dry_run=dry_run, progress=progress
-                )
-        finally:
-            db.conn.close()
+            vectors = embedding.vector_store(db, model_id_for(WINDOW), vector_store)
+            return embedding.embed_chunks(
+                db,
+                vectors,
+                lambda: Embedder.load(WINDOW),
+                dry_run=dry_run,
+                progress=progress,
+                writing=lambda: _exclusive(settings.db_path, wait=True),
+                stop=stop,
+            )
+    finally:
+        db.conn.close()
 
 
 def _run_once(
@@ -246,13 +255,14 @@ def _no_cyclic_gc() -> Iterator[None]:
 
 
 @contextmanager
-def _exclusive(db_path: Path) -> Iterator[None]:
-    """One `repomap index` per database at a time; readers are never blocked (WAL)."""
+def _exclusive(db_path: Path, wait: bool = False) -> Iterator[None]:
+    """One `repomap index` per database at a time; readers are never blocked (WAL). `wait`:
+    wait for the lock rather than fail (the embedding stage's short writes)."""
     store.prepare_folder(db_path)
     lock_path = db_path.with_name(db_path.name + ".lock")
     with open(lock_path, "a+b") as lock:
         try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(lock, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise IndexBusy(
                 f"another `repomap index` is updating {db_path}; try again when it ends"

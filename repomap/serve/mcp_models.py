@@ -235,6 +235,10 @@ class RootStatus(BaseModel):
         description="Indexed files changed or removed on disk since (at most 20 listed).",
     )
     stale_count: int = 0
+    embedding: dict[str, Any] = Field(
+        default_factory=dict,
+        description="The background embedding: running, embedded / to_embed of this run, error.",
+    )
     unindexed_files: int = Field(
         default=0,
         description="Files with an indexed suffix that are not in the index: added since, or "
