@@ -62,6 +62,17 @@ def test_the_model_loads_once_per_process_with_its_window_in_its_id(embedder: Em
     assert Embedder.load(max_tokens=128).model_id == "all-MiniLM-L6-v2-onnx-int8-w128"
 
 
+def test_the_model_of_a_stored_id_is_loaded_with_its_window(embedder: Embedder) -> None:
+    assert Embedder.for_model_id("all-MiniLM-L6-v2-onnx-int8-w256") is embedder
+    assert Embedder.for_model_id("all-MiniLM-L6-v2-onnx-int8-w128") is Embedder.load(128)
+    for other in (
+        "all-MiniLM-L6-v2-onnx-int8",
+        "bge-small-w256",
+        "all-MiniLM-L6-v2-onnx-int8-w999",
+    ):
+        assert Embedder.for_model_id(other) is None
+
+
 def test_vectors_are_float32_unit_rows_in_the_order_given(embedder: Embedder) -> None:
     texts = ["x" * 3000, "short", "", "def f(a, b):\n    return a + b"]
     vectors = embedder.embed(texts)

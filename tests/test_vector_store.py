@@ -347,3 +347,66 @@ def test_a_vector_takes_under_a_kilobyte_on_disk(tmp_path: Path) -> None:
         )
         opened.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     assert (path.stat().st_size - empty) / count < 1000
+
+
+# --- Milvus only ------------------------------------------------------------------------------------
+
+
+def test_a_milvus_lite_store_open_in_another_process_is_one_line(tmp_path: Path) -> None:
+    pytest.importorskip("pymilvus")
+    import subprocess
+    import sys
+
+    from repomap.errors import RepomapError
+    from repomap.store.milvus import MilvusVectorStore
+
+    folder = tmp_path / "busy.db"
+    folder.mkdir()
+    # Another process holds milvus-lite's lock on the folder, as a running `repomap mcp` would.
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import fcntl, sys; f = open(sys.argv[1], 'a'); "
+         "fcntl.flock(f, fcntl.LOCK_EX); print('locked', flush=True); sys.stdin.read()",
+         str(folder / "LOCK")],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+        with pytest.raises(RepomapError) as refused:
+            MilvusVectorStore.open(str(folder), MODEL)
+        assert "open in another process" in str(refused.value)
+        assert "\n" not in str(refused.value)
+    finally:
+        holder.communicate("")
+
+
+def test_a_local_milvus_path_must_end_in_db(tmp_path: Path) -> None:
+    pytest.importorskip("pymilvus")
+    from repomap.errors import BadArgument
+    from repomap.store.milvus import MilvusVectorStore
+
+    with pytest.raises(BadArgument, match=r"\.db"):
+        MilvusVectorStore.open(str(tmp_path / "vectors"), MODEL)
+
+
+def test_a_milvus_collection_not_loaded_serves_every_call(tmp_path: Path) -> None:
+    """A collection a new process finds is not loaded (milvus-lite, and a restarted server):
+    each call loads it first instead of failing."""
+    pytest.importorskip("pymilvus")
+    from repomap.store.milvus import MilvusVectorStore, collection_name
+
+    path = str(tmp_path / "vectors.db")
+    writer = MilvusVectorStore.open(path, MODEL)
+    writer.upsert("main", [record(1, unit(1)), record(2, unit(2))])
+    calls = [
+        lambda s: s.hashes("main"),
+        lambda s: s.query("main", unit(1), 1),
+        lambda s: s.health(),
+        lambda s: s.delete("main", [2]),
+        lambda s: s.upsert("main", [record(3, unit(3))]),
+    ]
+    for call in calls:
+        writer.client.release_collection(collection_name("main"))
+        call(MilvusVectorStore.open(path, MODEL))  # a new handle: nothing loaded by it yet
+    reader = MilvusVectorStore.open(path, MODEL)
+    assert reader.hashes("main") == {1: record(1, unit(1)).hash, 3: record(3, unit(3)).hash}
+    assert ids(reader.query("main", unit(1), 1)) == [1]

@@ -86,6 +86,18 @@ class Embedder:
             return _LOADED[key]
 
     @classmethod
+    def for_model_id(cls, model_id: str) -> Embedder | None:
+        """The loaded model that made vectors with this id (its window read from the id), or
+        None when another model made them (the caller refuses: EMBEDDING_MODEL_MISMATCH)."""
+        prefix = f"{MODEL_NAME}-w"
+        window = model_id.removeprefix(prefix)
+        if not model_id.startswith(prefix) or not window.isdigit():
+            return None
+        if not 2 <= int(window) <= MAX_TOKENS_LIMIT:
+            return None
+        return cls.load(max_tokens=int(window))
+
+    @classmethod
     def from_files(
         cls, model_path: Path, tokenizer_path: Path, max_tokens: int, threads: int | None = None
     ) -> Embedder:

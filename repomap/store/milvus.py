@@ -13,6 +13,14 @@ store scores them (one dot product per distinct vector, float16-rounded vectors)
 score, then chunk id; when the k-th and (k+1)-th scores are within rounding of each other, a
 range search first fetches every chunk at that score, so which of them make the cut is decided
 by chunk id too.
+
+milvus-lite 3.2.2, what the tests run on, is a pure-Python reimplementation of Milvus (storage:
+a WAL, memtables and Parquet segments; search: FAISS per segment; pyarrow, faiss-cpu and grpcio
+underneath) behind a gRPC adapter that pymilvus starts in this process for a `.db` path. What
+that means here: the `.db` path is a folder, locked by one process at a time (a second one gets
+MilvusUnavailable, in one line); it keeps no collection description (so scope and model are
+properties); a collection reopened by a new process is not loaded, and search refuses until it
+is (`_load`); its query iterator warns about a missing server timestamp (filtered below).
 """
 
 from __future__ import annotations
@@ -22,7 +30,8 @@ import json
 import logging
 import re
 import threading
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -66,7 +75,42 @@ class _QuietIterator(logging.Filter):
         return "mvccTs" not in record.getMessage()
 
 
+class _QuietLock(logging.Filter):
+    """milvus-lite logs a traceback when its folder is locked by another process; open() says
+    that in one line instead (see _locked)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return type(error).__name__ != "DataDirLockedError"
+
+
+class _QuietRpcError(logging.Filter):
+    """pymilvus logs each failed call with a traceback before raising it; the store raises it
+    as one line (MilvusVectorStore._errors), so the log would only repeat it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.funcName != "_log_rpc_error"
+
+
 logging.getLogger("pymilvus.client.iterator.query_iterator").addFilter(_QuietIterator())
+logging.getLogger("pymilvus.decorators").addFilter(_QuietRpcError())
+logging.getLogger("milvus_lite.server_manager").addFilter(_QuietLock())
+
+
+def _locked(folder: Path) -> bool:
+    """Whether another process holds milvus-lite's lock on `folder` (its LOCK file's flock)."""
+    import fcntl
+
+    try:
+        with open(folder / "LOCK", "rb") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    except OSError:
+        return False
+    return False
 
 
 def collection_name(scope: str, prefix: str = PREFIX) -> str:
@@ -150,6 +194,11 @@ class MilvusVectorStore:
         try:
             client = MilvusClient(uri=uri, token=token)
         except MilvusException as error:
+            if uri.endswith(".db") and _locked(Path(uri)):
+                raise MilvusUnavailable(
+                    f"the milvus-lite store {uri} is open in another process (milvus-lite allows "
+                    "one process per store); stop it, or use a Milvus server (http://HOST:19530)"
+                ) from None
             raise MilvusUnavailable(
                 f"cannot open the Milvus store at {uri}: {error.message}"
             ) from None
@@ -163,7 +212,6 @@ class MilvusVectorStore:
     def upsert(self, scope: str, records: Sequence[VectorRecord]) -> None:
         if not records:
             return
-        name = self._collection_for_write(scope)
         vectors = half_rows(np.stack([r.vector for r in records]), self.dimensions)
         latest = {r.chunk_id: i for i, r in enumerate(records)}  # a repeated id: the last wins
         rows = [
@@ -179,8 +227,13 @@ class MilvusVectorStore:
             for i, r in enumerate(records)
             if latest[r.chunk_id] == i
         ]
-        for start in range(0, len(rows), WRITE_BATCH):
-            self.client.upsert(name, rows[start : start + WRITE_BATCH])
+        with self._errors():
+            name = self._collection_for_write(scope)
+            for start in range(0, len(rows), WRITE_BATCH):
+                self.client.upsert(name, rows[start : start + WRITE_BATCH])
+            # Sealed segments are searched by FAISS; rows left in milvus-lite's memtable are
+            # scanned in Python (5k rows: 0.9 s a query unflushed, 0.03 s flushed).
+            self.client.flush(name)
 
     def query(
         self, scope: str, vector: np.ndarray, k: int, where: VectorFilter | None = None
@@ -188,66 +241,84 @@ class MilvusVectorStore:
         if k < 1:
             raise ValueError(f"k must be at least 1, not {k}")
         target = unit_vector(vector, self.dimensions)
-        name = self._checked(scope)
-        if name is None or _matches_nothing(where):
-            return []
-        self._load(name)
-        limit = min(k + 1, MAX_LIMIT)
-        hits = self._search(name, target, limit, filter_expression(where))
-        if len(hits) > k and hits[k - 1]["distance"] - hits[k]["distance"] <= TIE_MARGIN:
-            radius = hits[k - 1]["distance"] - TIE_MARGIN
-            params = {"radius": radius, "range_filter": 2.0}  # every score above radius
-            hits = self._search(name, target, MAX_LIMIT, filter_expression(where), params)
+        with self._errors():
+            name = self._checked(scope)
+            if name is None or _matches_nothing(where):
+                return []
+            limit = min(k + 1, MAX_LIMIT)
+            hits = self._search(name, target, limit, filter_expression(where))
+            if len(hits) > k and hits[k - 1]["distance"] - hits[k]["distance"] <= TIE_MARGIN:
+                radius = hits[k - 1]["distance"] - TIE_MARGIN
+                params = {"radius": radius, "range_filter": 2.0}  # every score above radius
+                hits = self._search(name, target, MAX_LIMIT, filter_expression(where), params)
         return _rescored(hits, target, k)
 
     def delete(self, scope: str, chunk_ids: Iterable[int]) -> None:
-        name = collection_name(scope, self.prefix)
         ids = [int(i) for i in chunk_ids]
-        if ids and self.client.has_collection(name):
+        with self._errors():
+            name = collection_name(scope, self.prefix)
+            if not ids or not self.client.has_collection(name):
+                return
+            self._load(name)
             for start in range(0, len(ids), WRITE_BATCH):
                 self.client.delete(name, ids=ids[start : start + WRITE_BATCH])
+            self.client.flush(name)
 
     def delete_scope(self, scope: str) -> None:
         name = collection_name(scope, self.prefix)
-        if self.client.has_collection(name):
-            self.client.drop_collection(name)
+        with self._errors():
+            if self.client.has_collection(name):
+                self.client.drop_collection(name)
         with self._lock:
             self._loaded.discard(name)
 
     def scopes(self) -> list[str]:
-        return sorted(self._properties(name)[0] for name in self._collections())
+        with self._errors():
+            return sorted(self._properties(name)[0] for name in self._collections())
 
     def hashes(self, scope: str) -> dict[int, str]:
-        name = self._checked(scope)
-        if name is None:
-            return {}
         found: dict[int, str] = {}
-        iterator = self.client.query_iterator(
-            name, batch_size=WRITE_BATCH, filter="", output_fields=["chunk_id", "hash"]
-        )
-        try:
-            while batch := iterator.next():
-                found.update((int(row["chunk_id"]), str(row["hash"])) for row in batch)
-        finally:
-            iterator.close()
+        with self._errors():
+            name = self._checked(scope)
+            if name is None:
+                return {}
+            iterator = self.client.query_iterator(
+                name, batch_size=WRITE_BATCH, filter="", output_fields=["chunk_id", "hash"]
+            )
+            try:
+                while batch := iterator.next():
+                    found.update((int(row["chunk_id"]), str(row["hash"])) for row in batch)
+            finally:
+                iterator.close()
         return found
 
     def health(self) -> StoreHealth:
-        from pymilvus.exceptions import MilvusException
-
         try:
             counts = {}
-            for name in self._collections():
-                scope = self._properties(name)[0]
-                rows = self.client.query(name, filter="", output_fields=["count(*)"])
-                counts[scope] = int(rows[0]["count(*)"])
-        except MilvusException as error:
-            return StoreHealth(self.backend, False, f"Milvus at {self.uri}: {error.message}", {})
+            with self._errors():
+                for name in self._collections():
+                    scope = self._properties(name)[0]
+                    self._load(name)
+                    rows = self.client.query(name, filter="", output_fields=["count(*)"])
+                    counts[scope] = int(rows[0]["count(*)"])
+        except MilvusUnavailable as error:
+            return StoreHealth(self.backend, False, str(error), {})
         return StoreHealth(
             self.backend, True, f"Milvus at {self.uri}", dict(sorted(counts.items()))
         )
 
     # --- helpers ---
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        """Milvus' failures (a server gone, a refused request) as one line a user can act on."""
+        from pymilvus.exceptions import MilvusException
+
+        try:
+            yield
+        except MilvusException as error:
+            message = " ".join(str(error.message).split())
+            raise MilvusUnavailable(f"the Milvus store at {self.uri} failed: {message}") from None
 
     def _collections(self) -> list[str]:
         return [name for name in self.client.list_collections() if name.startswith(self.prefix)]
@@ -258,13 +329,14 @@ class MilvusVectorStore:
         return str(properties.get(SCOPE_PROPERTY, name)), str(properties.get(MODEL_PROPERTY, ""))
 
     def _checked(self, scope: str) -> str | None:
-        """The scope's collection, None when there is none; another model's is refused."""
+        """The scope's collection, loaded; None when there is none; another model's is refused."""
         name = collection_name(scope, self.prefix)
         if not self.client.has_collection(name):
             return None
         stored = self._properties(name)[1]
         if stored != self.model_id:
             raise EmbeddingModelMismatch(scope, stored, self.model_id)
+        self._load(name)
         return name
 
     def _collection_for_write(self, scope: str) -> str:
