@@ -40,6 +40,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import common
 import numpy as np
@@ -452,17 +453,10 @@ def fp32(args: argparse.Namespace) -> str:
 
 def store_speed(args: argparse.Namespace) -> str:
     from repomap import store
-    from repomap.store.vectors import LocalVectorStore, VectorFilter, VectorRecord
+    from repomap.store.vectors import LocalVectorStore, VectorFilter
 
-    count = args.vectors
-    generator = np.random.default_rng(7)
-    vectors = generator.standard_normal((count, 384)).astype(np.float32)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    paths = [f"pkg{i // 10 % 97}/module{i // 10}.py" for i in range(count)]  # 10 chunks a file
-    records = [
-        VectorRecord(i + 1, f"{i:064x}", paths[i], "python", "function", vectors[i])
-        for i in range(count)
-    ]
+    records, paths, queries = _random_records(args.vectors)
+    count = len(records)
     scratch = common.scratch_dir()
     try:
         db_path = scratch / "index.db"
@@ -473,8 +467,6 @@ def store_speed(args: argparse.Namespace) -> str:
             vector_store.upsert("main", records)
             upsert = time.perf_counter() - started
         size = common.database_bytes(db_path) - empty
-        queries = generator.standard_normal((50, 384)).astype(np.float32)
-        queries /= np.linalg.norm(queries, axis=1, keepdims=True)
         firsts, first_cpu, warm, filtered = [], [], [], []
         one_file = VectorFilter(paths=frozenset(paths[:1]))
         folder = VectorFilter(paths=frozenset(p for p in set(paths) if p.startswith("pkg1/")))
@@ -516,7 +508,7 @@ def store_speed(args: argparse.Namespace) -> str:
     )
 
 
-def _random_records(count: int) -> tuple[list, list[str], np.ndarray]:  # type: ignore[type-arg]
+def _random_records(count: int) -> tuple[list[Any], list[str], np.ndarray]:
     from repomap.store.vectors import VectorRecord
 
     generator = np.random.default_rng(7)

@@ -233,6 +233,7 @@ def test_another_model_is_refused_with_the_code_and_the_fix(make_store: MakeStor
         assert refused.value.code == MISMATCH_CODE == "EMBEDDING_MODEL_MISMATCH"
         assert "repomap index --force" in str(refused.value)
         assert "\n" not in str(refused.value)
+        assert refused.value.exit_code == 2
     assert other.query("elsewhere", unit(1), 3) == []  # a scope it never wrote is just empty
     other.delete_scope("main")  # what --force does first
     other.upsert("main", [record(2, unit(2))])

@@ -25,7 +25,7 @@ from typing import NamedTuple, Protocol
 
 import numpy as np
 
-from repomap.errors import CorruptIndex, RepomapError
+from repomap.errors import CorruptIndex, ExitCode, RepomapError
 from repomap.store.connection import Store, chunks
 
 DIMENSIONS = 384
@@ -40,6 +40,8 @@ class EmbeddingModelMismatch(RepomapError):
 
     code = MISMATCH_CODE
     fix = MISMATCH_FIX
+    # The code the CLI gives a semantic search the index cannot answer (no vectors yet, too).
+    exit_code = ExitCode.USAGE
 
     def __init__(self, scope: str, stored: str, asked: str) -> None:
         super().__init__(
