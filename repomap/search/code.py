@@ -15,6 +15,7 @@ them. Filters (path, language, kind) apply before ranking.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from collections.abc import Sequence
@@ -219,6 +220,7 @@ def prior(kind: str, is_test: bool, wants_tests: bool) -> float:
     return factor
 
 
+SEMANTIC_STRETCH = True
 SEMANTIC_WEIGHT = 0.3  # hybrid: share of the cosine in the fused score (bench/relevance.py)
 
 
@@ -259,13 +261,22 @@ def search_code(
     traits = {chunk_id: (is_test, kind) for chunk_id, (_, is_test, kind) in lexical.items()}
     traits.update(_traits(db, [chunk_id for chunk_id in semantic if chunk_id not in traits]))
     weight = {"lexical": 0.0, "semantic": 1.0}.get(mode, semantic_weight)
+    # Cosines of related texts sit in a narrow band (0.3-0.7 with this model): stretched to
+    # 0-1 over the candidates, as the BM25 scores are, before the two are weighed.
+    low = min(semantic.values(), default=0.0) if SEMANTIC_STRETCH else 0.0
+    high = max(semantic.values(), default=1.0) if SEMANTIC_STRETCH else 1.0
+    span = (high - low) or 1.0
     scored = {}
     for chunk_id, (is_test, chunk_kind) in traits.items():
         words = lexical[chunk_id][0] / best_lexical if chunk_id in lexical else 0.0
-        meaning = max(semantic.get(chunk_id, 0.0), 0.0)
+        meaning = max((semantic[chunk_id] - low) / span, 0.0) if chunk_id in semantic else 0.0
         fused = (1 - weight) * words + weight * meaning
         scored[chunk_id] = fused * prior(chunk_kind, is_test, wants_tests)
-    hits = _hits(db, {chunk_id: score for chunk_id, score in scored.items() if score > 0})
+    hits = _hits(
+        db,
+        {chunk_id: score for chunk_id, score in scored.items() if score > 0},
+        demote_records=not filters.names_tests,
+    )
     hits.sort(key=lambda hit: (-hit.score, hit.path, hit.start_line))
     timings["total"] = (time.perf_counter() - started) * 1000
     return CodeResults(question, mode, hits[:limit], len(hits) > limit, timings, model_id, coverage)
@@ -327,15 +338,35 @@ FROM chunks c LEFT JOIN files f ON f.id = c.file_id LEFT JOIN doc_files d ON d.i
 WHERE c.id IN (SELECT value FROM json_each(?))"""
 
 
-def _hits(db: Store, scored: dict[int, float]) -> list[CodeHit]:
+def _hits(db: Store, scored: dict[int, float], demote_records: bool = True) -> list[CodeHit]:
+    """The scored chunks as hits, scores scaled so the best is 1; a release history's or a
+    package manifest's sections demoted (they mention everything, and answer nothing)."""
     if not scored:
         return []
-    top = max(scored.values()) or 1.0
-    rows = db.conn.execute(_DETAILS_SQL, (_json_ids(list(scored)),))
-    return [
-        CodeHit(path, start, end, kind, name, language, scored[chunk_id] / top, _snippet(head))
-        for chunk_id, path, start, end, kind, name, language, head in rows
-    ]
+    rows = db.conn.execute(_DETAILS_SQL, (_json_ids(list(scored)),)).fetchall()
+    hits = []
+    for chunk_id, path, start, end, kind, name, language, head in rows:
+        score = scored[chunk_id]
+        if demote_records and kind == "section" and is_record_doc(path):
+            score *= RECORD_FACTOR
+        hits.append(CodeHit(path, start, end, kind, name, language, score, _snippet(head)))
+    top = max(hit.score for hit in hits) or 1.0
+    return [dataclasses.replace(hit, score=hit.score / top) for hit in hits]
+
+
+RECORD_FACTOR = 0.3
+_RECORD_STEMS = frozenset(
+    {"history", "changes", "changelog", "news", "release-notes", "releases", "authors",
+     "contributors", "thanks", "credits", "license", "licence", "copying", "notice"}
+)  # fmt: skip
+
+
+def is_record_doc(path: str) -> bool:
+    """A changelog, an authors or licence file, or packaging metadata (`*.egg-info/`)."""
+    if ".egg-info/" in path or ".dist-info/" in path or "/releases/" in f"/{path}":
+        return True
+    stem = path.rsplit("/", 1)[-1].split(".", 1)[0].lower()
+    return stem in _RECORD_STEMS
 
 
 def _snippet(head: str, width: int = 240) -> str:
