@@ -170,13 +170,20 @@ def query_words(question: str) -> list[str]:
 
 
 def is_hit(result: Span, answers: Iterable[Span]) -> bool:
-    """The result's path is an answer's and their line ranges overlap."""
+    """The result's path is an answer's, their line ranges overlap, and the result is not
+    much larger than the answer (at most 3x its lines + 30): a whole file or a 500-line class
+    that holds the answering method overlaps it without pointing at it."""
     return any(
         result.path == a.path
         and result.start_line <= a.end_line
         and a.start_line <= result.end_line
+        and _lines(result) <= 3 * _lines(a) + 30
         for a in answers
     )
+
+
+def _lines(span: Span) -> int:
+    return span.end_line - span.start_line + 1
 
 
 def first_hit_rank(results: Sequence[Span], answers: Sequence[Span], top: int = TOP) -> int | None:

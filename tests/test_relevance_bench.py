@@ -25,14 +25,15 @@ ANSWER = Span("src/retry.py", 10, 20)
         (Span("src/retry.py", 15, 15), True),  # one line inside
         (Span("src/retry.py", 1, 10), True),  # touches the first line
         (Span("src/retry.py", 20, 40), True),  # touches the last line
-        (Span("src/retry.py", 1, 100), True),  # the whole class around the method
+        (Span("src/retry.py", 1, 60), True),  # a small class around the method (<= 3x + 30)
+        (Span("src/retry.py", 1, 61), False),  # larger: the whole file or a big class
         (Span("src/retry.py", 9, 9), False),  # the line before
         (Span("src/retry.py", 21, 30), False),  # the next function
         (Span("tests/retry.py", 10, 20), False),  # another file, same lines
         (Span("retry.py", 10, 20), False),  # a path tail is not the path
     ],
 )
-def test_a_hit_is_the_same_path_with_overlapping_lines(result, hit):
+def test_a_hit_is_the_same_path_with_overlapping_lines_and_not_much_larger(result, hit):
     assert relevance.is_hit(result, [ANSWER]) is hit
 
 
