@@ -25,8 +25,8 @@ ANSWER = Span("src/retry.py", 10, 20)
         (Span("src/retry.py", 15, 15), True),  # one line inside
         (Span("src/retry.py", 1, 10), True),  # touches the first line
         (Span("src/retry.py", 20, 40), True),  # touches the last line
-        (Span("src/retry.py", 1, 60), True),  # a small class around the method (<= 3x + 30)
-        (Span("src/retry.py", 1, 61), False),  # larger: the whole file or a big class
+        (Span("src/retry.py", 1, 63), True),  # a small class around it: 63 = 3 x 11 + 30 lines
+        (Span("src/retry.py", 1, 64), False),  # larger: the whole file or a big class
         (Span("src/retry.py", 9, 9), False),  # the line before
         (Span("src/retry.py", 21, 30), False),  # the next function
         (Span("tests/retry.py", 10, 20), False),  # another file, same lines
