@@ -69,7 +69,7 @@ def doc_rows(
                 clean(section.content),
             )
         )
-    chunks = [tuple(c) for c in doc_chunks(rel_path, sections)]
+    chunks = doc_chunks(rel_path, sections)
     return store.DocRows(
         rel_path,
         fmt,

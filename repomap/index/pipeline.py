@@ -517,7 +517,7 @@ def read_and_extract(job: Job) -> Result:
     texts = _text_rows(extraction.texts, source, job.redact, hidden)
     if job.redact:
         symbols = [_redacted_symbol(row, hidden) for row in symbols]
-    chunks = [tuple(c) for c in code_chunks(job.rel_path, source, symbols, texts, hidden)]
+    chunks = code_chunks(job.rel_path, source, symbols, texts, hidden)
     return store.FileRows(
         job.rel_path,
         job.language,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import NamedTuple
 
@@ -94,7 +94,7 @@ class FileRows(NamedTuple):
     symbols: list[SymbolFields]  # SYMBOL_FIELDS order
     references: list[ReferenceFields]
     texts: list[TextFields]
-    chunks: list[ChunkFields]
+    chunks: Sequence[ChunkFields]  # index/chunks.py ChunkRow
 
 
 class DocRows(NamedTuple):
@@ -109,7 +109,7 @@ class DocRows(NamedTuple):
     # (ordinal, name, level, start_line, end_line, content); ordinal 0 (level 0) is the text
     # before the first heading, ordinal n the section of the n-th heading.
     sections: list[tuple[int, str, int, int, int, str]]
-    chunks: list[ChunkFields]
+    chunks: Sequence[ChunkFields]  # index/chunks.py ChunkRow
 
 
 INSERT_DOC_SQL = """INSERT INTO doc_files (id, path, format, size, mtime_ns, hash, line_count,
