@@ -257,8 +257,12 @@ def test_a_long_section_is_cut_at_paragraphs_never_in_a_fence() -> None:
     fence_start, fence_end = lines.index("```"), len(lines) - 1 - lines[::-1].index("```")
     for _start, end in pieces:
         assert not fence_start < end <= fence_end, "a piece ends inside the fence"
-    for (_, end), (start, _) in zip(pieces, pieces[1:], strict=False):
-        assert start < end, "each piece repeats the end of the one before"
+    overlaps = [end - start for (_, end), (start, _) in zip(pieces, pieces[1:], strict=False)]
+    assert all(gap >= 0 for gap in overlaps), "no line is left out between pieces"
+    assert any(gap > 0 for gap in overlaps), "a short last paragraph starts the next piece too"
+    fence_at = lines.index("```")
+    holding_fence = [piece for piece in pieces if piece[0] <= fence_at < piece[1]]
+    assert len(holding_fence) == 1, "a long paragraph (the fence) is not repeated"
     assert pieces[0][0] == 0 and pieces[-1][1] == len(lines)
     content = "\n".join(lines)
     chunks = doc_chunks("a.md", [(1, "Long", 1, 1, 1 + len(lines), content)])
@@ -394,3 +398,17 @@ def test_the_mcp_server_embeds_changed_files_in_the_background(tree: Path) -> No
     assert first["roots"][0]["embedding"]["coverage"] == 1
     assert final["coverage"] == 1 and final["model_id"].startswith("all-MiniLM")
     assert "throttle_requests_per_minute" in [r["name"] for r in final["results"][:3]]
+
+
+def test_restructured_text_headings_name_the_pieces_of_a_text_file() -> None:
+    text = "Intro.\n\n=====\nGuide\n=====\n\nAbout it.\n\nInstall\n=======\n\nRun pip.\n\n"
+    text += "From source\n-----------\n\nClone it.\n"
+    lines = text.split("\n")
+    chunks = doc_chunks("docs/guide.txt", [(0, "", 0, 1, len(lines), text)])
+    assert [(c.name, c.start_line, c.end_line) for c in chunks] == [
+        ("docs/guide.txt", 1, 2),
+        ("Guide", 3, 8),
+        ("Guide > Install", 9, 13),
+        ("Guide > Install > From source", 14, len(lines)),
+    ]
+    assert "pip" in chunks[2].body.split()

@@ -21,7 +21,7 @@ from repomap.index.pagerank import is_test_path
 from repomap.subwords import split_identifier
 
 # What the chunks are made with: a change makes the next `repomap index` read every file again.
-CHUNKS_VERSION = "2"
+CHUNKS_VERSION = "3"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
 # header, docstring and member signatures, not the members' bodies: those are chunks too.
@@ -216,14 +216,15 @@ def doc_chunks(
 ) -> list[ChunkRow]:
     """Chunks of a Markdown or text file: a section each (named by its heading path), a long
     one cut at paragraph ends, never inside a code fence or a table, the last paragraph of a
-    piece repeated at the start of the next so an answer that spans the cut is found whole."""
+    piece repeated at the start of the next so an answer that spans the cut is found whole.
+    A text file's reStructuredText headings (a line underlined with = - ~ ^ ...) divide it too.
+    """
     chunks: list[ChunkRow] = []
     trail: list[tuple[int, str]] = []  # (level, heading) of the enclosing headings
     rows = list(sections)
     for number, (_ordinal, heading, level, start_line, end_line, content) in enumerate(rows):
         if level:
             trail = [(lvl, text) for lvl, text in trail if lvl < level] + [(level, heading)]
-        name = " > ".join(text for _, text in trail) or path
         lines = content.split("\n") if content else []
         first = end_line - len(lines) + 1  # content ends at end_line; leading blanks dropped
         if number + 1 < len(rows) and rows[number + 1][3] <= end_line:
@@ -232,17 +233,60 @@ def doc_chunks(
             lines = lines[: max(own_end - first + 1, 0)]
             while lines and not lines[-1].strip():
                 lines.pop()
-        for piece_start, piece_end in _pieces(lines):
-            text = "\n".join(lines[piece_start:piece_end])
-            if not text.strip() and not level:
-                continue
-            head = f"{heading}\n{text[:400]}" if heading else text[:400]
-            start = start_line if piece_start == 0 else first + piece_start
-            chunks.append(
-                make_chunk("section", name, start, first + piece_end - 1, path, head,
-                           words_of(text, BODY_WORDS))
-            )  # fmt: skip
+        parts = [(0, len(lines), trail)]
+        if not level:
+            parts = _rst_parts(lines, trail) or parts
+        for part_start, part_end, names in parts:
+            name = " > ".join(text for _, text in names) or path
+            title = names[-1][1] if names else heading
+            part = lines[part_start:part_end]
+            for piece_start, piece_end in _pieces(part):
+                text = "\n".join(part[piece_start:piece_end])
+                if not text.strip() and not level:
+                    continue
+                head = f"{title}\n{text[:400]}" if title else text[:400]
+                at = part_start + piece_start
+                start = start_line if at == 0 and level else first + at
+                chunks.append(
+                    make_chunk("section", name, start, first + part_start + piece_end - 1,
+                               path, head, words_of(text, BODY_WORDS))
+                )  # fmt: skip
     return chunks
+
+
+_UNDERLINE = re.compile(r"^([=\-~^*+#\"'`:.])\1{2,}\s*$")
+
+
+def _rst_parts(
+    lines: list[str], trail: list[tuple[int, str]]
+) -> list[tuple[int, int, list[tuple[int, str]]]]:
+    """[start, end) ranges of `lines` between reStructuredText headings, each with its heading
+    path; [] when there are none. A heading is a line of text underlined (and maybe overlined)
+    by one repeated punctuation character at least as long; levels in order of first use."""
+    styles: list[tuple[str, bool]] = []
+    found: list[tuple[int, int, str]] = []  # (first line of the heading block, level, text)
+    for number in range(len(lines) - 1):
+        text, under = lines[number].strip(), lines[number + 1]
+        match = _UNDERLINE.match(under)
+        if not text or not match or len(under.rstrip()) < len(text) or _UNDERLINE.match(text):
+            continue
+        over = number > 0 and lines[number - 1].strip() == under.strip()
+        style = (match.group(1), over)
+        if style not in styles:
+            styles.append(style)
+        found.append((number - 1 if over else number, styles.index(style) + 1, text))
+    if not found:
+        return []
+    parts = []
+    current = list(trail)
+    base = max((lvl for lvl, _ in trail), default=0)
+    if found[0][0] > 0:
+        parts.append((0, found[0][0], list(current)))
+    for index, (at, level, text) in enumerate(found):
+        current = [(lvl, t) for lvl, t in current if lvl < base + level] + [(base + level, text)]
+        end = found[index + 1][0] if index + 1 < len(found) else len(lines)
+        parts.append((at, end, list(current)))
+    return parts
 
 
 def _pieces(lines: list[str]) -> list[tuple[int, int]]:
@@ -267,7 +311,9 @@ def _pieces(lines: list[str]) -> list[tuple[int, int]]:
         size = sum(len(line) + 1 for line in lines[start:cut])
         if size > DOC_PIECE_CHARS and previous_cut > start:
             pieces.append((start, previous_cut))
-            start = last_paragraph if last_paragraph > start else previous_cut
+            overlap = sum(len(line) + 1 for line in lines[last_paragraph:previous_cut])
+            repeat = last_paragraph > start and overlap <= DOC_PIECE_CHARS // 3
+            start = last_paragraph if repeat else previous_cut  # a long paragraph: not twice
         last_paragraph, previous_cut = previous_cut, cut
     pieces.append((start, len(lines)))
     return pieces

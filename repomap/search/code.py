@@ -278,6 +278,7 @@ def search_code(
         demote_records=not filters.names_tests,
     )
     hits.sort(key=lambda hit: (-hit.score, hit.path, hit.start_line))
+    hits = _distinct(hits)
     timings["total"] = (time.perf_counter() - started) * 1000
     return CodeResults(question, mode, hits[:limit], len(hits) > limit, timings, model_id, coverage)
 
@@ -352,6 +353,31 @@ def _hits(db: Store, scored: dict[int, float], demote_records: bool = True) -> l
         hits.append(CodeHit(path, start, end, kind, name, language, score, _snippet(head)))
     top = max(hit.score for hit in hits) or 1.0
     return [dataclasses.replace(hit, score=hit.score / top) for hit in hits]
+
+
+def _distinct(hits: list[CodeHit]) -> list[CodeHit]:
+    """The hits without docs pieces that mostly repeat a better one (the overlap of cut
+    sections): each would take a place in the answer for the same text."""
+    kept: list[CodeHit] = []
+    shown: dict[str, list[CodeHit]] = {}
+    for hit in hits:
+        if hit.kind == "section" and any(
+            _overlap(hit, other) * 2 > min(_size(hit), _size(other))
+            for other in shown.get(hit.path, ())
+        ):
+            continue
+        kept.append(hit)
+        if hit.kind == "section":
+            shown.setdefault(hit.path, []).append(hit)
+    return kept
+
+
+def _size(hit: CodeHit) -> int:
+    return hit.end_line - hit.start_line + 1
+
+
+def _overlap(one: CodeHit, other: CodeHit) -> int:
+    return max(0, min(one.end_line, other.end_line) - max(one.start_line, other.start_line) + 1)
 
 
 RECORD_FACTOR = 0.3
