@@ -189,3 +189,30 @@ def test_output_to_a_pipe_is_never_wrapped(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     [snippet] = [line for line in done.stdout.splitlines() if "needle" in line]
     assert len(snippet) > 80 and "word0" in snippet and "word30" in snippet  # one line
+
+
+def test_a_snippet_ends_with_an_ellipsis_only_where_words_were_cut(tmp_path: Path) -> None:
+    filler = " ".join(f"word{n}" for n in range(60))
+    root = indexed_tree(
+        tmp_path / "repo",
+        {
+            "whole.py": '''
+                def get():
+                    """Get a connection from the pool."""
+                ''',
+            "quoted.py": 'MESSAGE = "(the pool is closed)"\n',
+            "long.py": f"# {filler} pool {filler}.\n",
+            "docs/guide.md": "# Pool\n\nThe pool keeps connections.\n",
+            "docs/long.md": f"# Long\n\n{filler} pool {filler}.\n",
+        },
+    )
+    texts = search(root, "pool", "--json", "--limit", "10")
+    snippets = {hit["file_path"]: hit["snippet"] for hit in json.loads(texts.stdout)["results"]}
+    assert snippets["whole.py"] == "Get a connection from the [MATCH]pool[/MATCH]."
+    assert snippets["quoted.py"] == "(the [MATCH]pool[/MATCH] is closed)"
+    assert snippets["long.py"].startswith("…word") and snippets["long.py"].endswith("…")
+    docs = run_cli("search-docs", "pool", "--json", "--root", root)
+    doc_snippets = {hit["file"]: hit["snippet"] for hit in json.loads(docs.stdout)}
+    assert doc_snippets["docs/guide.md"] == "The [MATCH]pool[/MATCH] keeps connections."
+    assert doc_snippets["docs/long.md"].startswith("…word")
+    assert doc_snippets["docs/long.md"].endswith("…")
