@@ -121,7 +121,7 @@ def _max_lines_option(command: Any) -> Any:
     return click.option(
         "--max-lines",
         type=click.IntRange(min=0),
-        help="Show at most N lines, then `... (N more lines)`.",
+        help="Show at most N lines, then `... (N more lines)`; 0 shows only that count.",
     )(command)
 
 
