@@ -39,3 +39,70 @@ def cli(root: Path, *args: str):
 def test_max_lines_0_shows_no_lines_only_how_many_were_left_out(repo, args, expected):
     done = cli(repo, *args)
     assert (done.returncode, done.stdout) == (0, expected), done.stderr
+
+
+# --- exit status: 0 found, 1 nothing found, 2 error (grep's and rg's) -------------------------
+
+FOUND = [
+    ["search-text", "application"],
+    ["search-docs", "configure"],
+    ["symbols", "main"],
+    ["files", "guide"],
+    ["sources"],
+    ["outline"],
+    ["show", "main"],
+    ["show", "--section", "Configure"],
+    ["map"],
+    ["open", "README.md"],
+]
+NOTHING = [
+    ["search-text", "xylophone"],
+    ["search-docs", "xylophone"],
+    ["symbols", "xylophone"],
+    ["files", "xylophone"],
+    ["sources", "--pattern", "*.xyz"],
+    ["outline", "*.xyz"],
+    ["show", "xylophone"],
+    ["show", "--section", "Xylophone"],
+]
+ERRORS = [
+    ["search-text", '"never closed'],
+    ["search-docs", '"never closed'],
+    ["symbols", "main", "--kind", "bogus"],
+    ["files", ""],
+    ["sources", "--dir", "nope"],
+    ["outline", "nope.md"],
+    ["open", "nope.txt"],
+    ["show", "main", "--max-lines", "-1"],
+]
+
+
+@pytest.mark.parametrize("args", FOUND, ids=" ".join)
+def test_a_command_that_finds_something_exits_0(repo, args):
+    done = cli(repo, *args)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout and "error" not in done.stderr
+
+
+@pytest.mark.parametrize("args", NOTHING, ids=" ".join)
+def test_a_search_or_lookup_that_finds_nothing_exits_1_without_an_error(repo, args):
+    done = cli(repo, *args)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert "error" not in done.stderr and done.stderr.count("\n") <= 1
+
+
+@pytest.mark.parametrize("args", ERRORS, ids=" ".join)
+def test_bad_input_exits_2_with_one_error_line(repo, args):
+    done = cli(repo, *args)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "command", [["search-text", "x"], ["search-docs", "x"], ["symbols", "x"], ["outline"],
+                ["show", "x"], ["show", "--section", "x"], ["map"]], ids=" ".join,
+)  # fmt: skip
+def test_a_missing_index_exits_2(tmp_path, command):
+    done = run_cli(*command, "--db", tmp_path / "none.db", "--root", tmp_path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.startswith("error: no index at ")

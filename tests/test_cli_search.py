@@ -53,18 +53,18 @@ def test_every_option_reaches_the_search(root: Path) -> None:
 
 def test_a_query_that_starts_with_a_dash_is_a_query_not_an_option(root: Path) -> None:
     done = search(root, "->", "--literal", "--json")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == ExitCode.NO_MATCH, done.stderr
     assert json.loads(done.stdout)["query"] == "->"
     typo = search(root, "pool", "--limt", "5")
     assert typo.returncode == ExitCode.USAGE and "--limt" in typo.stderr
 
 
-def test_no_results_is_an_empty_list_and_exit_0(root: Path) -> None:
+def test_no_results_is_an_empty_list_and_exit_1_as_grep(root: Path) -> None:
     done = search(root, "xylophone", "--json")
-    assert done.returncode == 0
+    assert done.returncode == ExitCode.NO_MATCH
     assert json.loads(done.stdout)["results"] == []
     human = search(root, "xylophone")
-    assert human.returncode == 0 and "no matches" in human.stderr
+    assert human.returncode == ExitCode.NO_MATCH and "no matches" in human.stderr
 
 
 def test_human_output_groups_by_file_with_path_line_symbol_and_snippet(root: Path) -> None:

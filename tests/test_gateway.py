@@ -206,7 +206,7 @@ def test_open_a_directory_or_a_missing_file_says_what_it_is(repo):
         == "error: docs is a directory; `repomap sources --dir docs` lists what is in it\n"
     )
     missing = cli(repo, "open", "docs/nope.md")
-    assert missing.returncode == 1
+    assert missing.returncode == 2
     assert missing.stderr.startswith("error: docs/nope.md does not exist under ")
     assert "`repomap files nope.md`" in missing.stderr
 
@@ -272,7 +272,7 @@ def test_sources_dir_must_be_a_directory_inside_the_root(repo):
     assert cli(repo, "sources", "--dir", "README.md").stderr == (
         "error: README.md is a file, not a directory; `repomap open README.md` shows it\n"
     )
-    assert cli(repo, "sources", "--dir", "nope").returncode == 1
+    assert cli(repo, "sources", "--dir", "nope").returncode == 2
 
 
 # --- files -----------------------------------------------------------------------------------
@@ -365,11 +365,11 @@ def test_outline_of_one_file_or_one_directory(repo):
 
 def test_outline_of_a_file_that_is_not_indexed_says_why(repo):
     result = cli(repo, "outline", "docs/data.json")
-    assert result.returncode == 3
+    assert result.returncode == 2
     assert (
         "is not in the index" in result.stderr and "`repomap open docs/data.json`" in result.stderr
     )
-    assert cli(repo, "outline", "nope.md").returncode == 1
+    assert cli(repo, "outline", "nope.md").returncode == 2  # no such file: an error, as for grep
 
 
 def test_outline_max_lines(repo):
@@ -462,12 +462,12 @@ def test_show_max_lines_marks_the_cut(repo):
 
 def test_show_without_a_match_suggests_similar_headings_with_their_files(repo):
     result = cli(repo, "show", "--section", "Instal")
-    assert result.returncode == 1 and result.stdout == ""
+    assert result.returncode == 1 and result.stdout == ""  # nothing found: exit 1, no error
     assert result.stderr == (
-        'error: no heading "Instal"; similar: "Install" (README.md:5), "Install" (docs/guide.md:9)\n'
+        'no heading "Instal"; similar: "Install" (README.md:5), "Install" (docs/guide.md:9)\n'
     )
     substring = cli(repo, "show", "--section", "shoot").stderr
-    assert substring == 'error: no heading "shoot"; similar: "Troubleshooting" (docs/guide.md:13)\n'
+    assert substring == 'no heading "shoot"; similar: "Troubleshooting" (docs/guide.md:13)\n'
     typo = cli(repo, "show", "--section", "Configuer").stderr
     assert '"Configure" (README.md:11)' in typo
 
@@ -483,7 +483,7 @@ def test_show_suggests_at_most_five(make_repo, index):
 
 def test_show_without_any_match_points_at_outline(repo):
     assert cli(repo, "show", "--section", "zzz").stderr == (
-        'error: no heading "zzz"; `repomap outline` lists the headings\n'
+        'no heading "zzz"; `repomap outline` lists the headings\n'
     )
 
 
@@ -491,7 +491,7 @@ def test_show_section_never_serves_lines_of_a_changed_file(repo):
     readme = repo / "README.md"
     readme.write_text("inserted line\n" + readme.read_text())  # every line moves down
     result = cli(repo, "show", "--section", "Configure")
-    assert result.returncode == 3 and result.stdout == ""
+    assert result.returncode == 2 and result.stdout == ""
     assert result.stderr == (
         "error: README.md changed since it was indexed, so its section lines are out of date; "
         "run `repomap index` and try again\n"
@@ -503,7 +503,7 @@ def test_show_section_never_serves_lines_of_a_changed_file(repo):
 def test_show_section_of_a_deleted_file_says_to_reindex(repo):
     (repo / "docs" / "guide.md").unlink()
     result = cli(repo, "show", "--section", "Troubleshooting")
-    assert result.returncode == 3
+    assert result.returncode == 2
     assert "docs/guide.md was removed since it was indexed; run `repomap index`" in result.stderr
 
 
@@ -511,7 +511,7 @@ def test_show_and_search_docs_without_an_index_say_how_to_make_one(make_repo):
     root = make_repo(REPO)
     for args in (("show", "--section", "Install"), ("search-docs", "install")):
         result = cli(root, *args)
-        assert result.returncode == 3
+        assert result.returncode == 2
         assert "no index at" in result.stderr and "run `repomap index`" in result.stderr
 
 
@@ -575,8 +575,9 @@ def test_path_errors_have_their_own_classes(repo):
 
 def _search(root: Path, query: str, *args: str) -> list[dict]:
     result = cli(root, "search-docs", query, "--json", *args)
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
+    hits = json.loads(result.stdout)
+    assert result.returncode == (0 if hits else 1), result.stderr  # 1: nothing found
+    return hits
 
 
 def test_search_docs_returns_ranked_sections_with_marked_snippets(repo):
@@ -664,7 +665,7 @@ def test_search_docs_never_gives_line_numbers_of_a_changed_file(repo):
 
 def test_search_docs_with_only_punctuation_finds_nothing_and_says_why(repo):
     result = cli(repo, "search-docs", "--", "->")
-    assert (result.returncode, result.stdout) == (0, "")
+    assert (result.returncode, result.stdout) == (1, "")
     assert result.stderr == "warning: left out of the search (no letters or digits): ->\n"
 
 
@@ -673,7 +674,7 @@ def test_credential_files_are_never_served_or_listed(repo):
     (repo / "docs" / "id_rsa").write_text("key\n")
     for path in (".env", "docs/id_rsa"):
         result = cli(repo, "open", path)
-        assert result.returncode == 1 and result.stdout == ""
+        assert result.returncode == 2 and result.stdout == ""
         assert "is a credentials file" in result.stderr
     assert ".env" not in cli(repo, "sources").stdout
     assert cli(repo, "files", "env").stdout == ""
@@ -687,7 +688,7 @@ def test_show_file_accepts_a_folder_a_path_tail_or_a_glob_like_show_name(repo):
             "",
         )
     missing = cli(repo, "show", "--section", "Install", "--file", "nope.md")
-    assert missing.returncode == 1
+    assert missing.returncode == 2
     assert missing.stderr.startswith("error: no indexed Markdown or text file matches nope.md")
 
 

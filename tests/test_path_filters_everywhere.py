@@ -66,7 +66,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _cli_json(root: Path, *args: str) -> Any:
     done = run_cli(*args, "--root", root)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode in (0, 1), done.stderr  # 1: nothing found
     return json.loads(done.stdout)
 
 

@@ -286,8 +286,11 @@ def test_cli_commands_answer_or_fail_with_one_error_line(repo, unchanged_index, 
     assert "Traceback" not in result.output
     _never_outside(result.output)
     code = _exit_code(result)
-    if code != 0 or result.stderr.startswith("error: "):
-        assert code in set(ExitCode) - {ExitCode.OK}, (args, code)
+    if code == ExitCode.NO_MATCH:  # found nothing: no error, at most one line saying so
+        assert not result.stderr.startswith("error: "), (args, result.stderr)
+        assert result.stderr.count("\n") <= 1, (args, result.stderr)
+    elif code != 0 or result.stderr.startswith("error: "):
+        assert code in (ExitCode.ERROR, 130), (args, code)
         assert result.stderr.startswith("error: "), (args, result.stderr)
         assert result.stderr.count("\n") == 1, (args, result.stderr)
 

@@ -159,13 +159,13 @@ def test_a_non_sqlite_file_at_a_chosen_path_is_refused_with_what_to_do(make_repo
     notes.write_bytes(os.urandom(4096))
     before = notes.read_bytes()
     indexed = run_cli("index", root, "--db", notes, "--force")
-    assert indexed.returncode == 1
+    assert indexed.returncode == 2
     assert indexed.stderr == (
         f"error: {notes} is not a SQLite database, so not an index repomap made; it was left "
         "untouched: delete it or pass another --db\n"
     )
     searched = run_cli("search-text", "alpha", "--db", notes, "--root", root)
-    assert searched.returncode == 1
+    assert searched.returncode == 2
     assert searched.stderr.startswith(f"error: {notes} is not a SQLite database (")
     assert searched.stderr.endswith(
         "if it was a repomap index, delete it and run `repomap index`; otherwise pass another --db\n"

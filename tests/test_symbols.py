@@ -298,8 +298,8 @@ def test_cli_symbols_json_and_show_errors(python_repo: Path) -> None:
     assert shown.returncode == 0, shown.stderr
     assert "inside:\n  14: class Order" in shown.stdout
     missing = run_cli("show", "Ordr", "--root", python_repo)
-    assert missing.returncode == 1
-    assert missing.stderr.startswith("error: no symbol named 'Ordr'; did you mean: Order")
+    assert missing.returncode == 1  # nothing found: exit 1, not an error
+    assert missing.stderr.startswith("no symbol named 'Ordr'; did you mean: Order")
     assert "Traceback" not in missing.stderr
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from repomap import config
+from repomap.cli import outcome
 from repomap.cli.shared import PATH_FILTER_HELP, db_option, path_option, print_json, root_option
 
 # --- index and migrate (repomap/index/pipeline.py, repomap/store/) ------------------------------
@@ -48,7 +49,7 @@ def index(
     workers: int | None,
     no_redact: bool,
     as_json: bool,
-) -> None:
+) -> int:
     """Index ROOT (default: the current directory), incrementally."""
     from repomap.index import pipeline as indexer
 
@@ -57,6 +58,7 @@ def index(
     settings = config.resolve(
         root, db_path, max_file_size, workers, redact=False if no_redact else None
     )
+    outcome.note_index(settings.db_path)
     if as_json or not sys.stderr.isatty():
         summary = indexer.run(settings, force=force)
     else:
@@ -67,6 +69,7 @@ def index(
         from repomap.cli.render_index import print_index_summary
 
         print_index_summary(summary)
+    return outcome.found(summary.files, search=False)
 
 
 def _index_with_progress(indexer: Any, settings: config.Settings, force: bool) -> Any:
@@ -100,17 +103,19 @@ def _index_with_progress(indexer: Any, settings: config.Settings, force: bool) -
     help="Repository root whose default index to migrate.",
 )
 @click.option("--to", "to_version", type=int, help="Stop at this schema version (e.g. 4).")
-def migrate(db_path: Path | None, root: Path | None, to_version: int | None) -> None:
+def migrate(db_path: Path | None, root: Path | None, to_version: int | None) -> int:
     """Create or upgrade an index's schema in place (each step one transaction)."""
     from repomap import store
 
     settings = config.resolve(root, db_path)
+    outcome.note_index(settings.db_path)
     if to_version is not None and not 4 <= to_version <= store.SCHEMA_VERSION:
         raise click.BadParameter(f"must be between 4 and {store.SCHEMA_VERSION}", param_hint="--to")
     db = store.open_index(settings.db_path, migrate_to=to_version)
     version = db.scalar("PRAGMA user_version")
     db.conn.close()
     click.echo(f"{settings.db_path}: schema v{version}")
+    return outcome.found(1, search=False)
 
 
 # --- the gateway: outline / show / open / sources / files / search-docs (repomap/gateway/,
@@ -158,13 +163,14 @@ def outline(
     as_json: bool,
     root: Path | None,
     db_path: Path | None,
-) -> None:
+) -> int:
     """Headings of Markdown files and symbols of code files under PATH (default: all), per file."""
     from repomap.cli.render_gateway import outline_text
     from repomap.gateway import files as gateway
     from repomap.store import reading
 
     settings = config.resolve(root, db_path, find_index=True)
+    outcome.note_index(settings.db_path)
     with reading(settings.db_path) as db:
         result = gateway.outline(db, _indexed_root(db, settings), path, level)
     if result.changed:
@@ -178,6 +184,7 @@ def outline(
         print_json(_as_dict(result))
     else:
         _echo_text(outline_text(result, max_lines))
+    return outcome.found(len(result.files))
 
 
 @click.command()
@@ -206,7 +213,7 @@ def show(
     as_json: bool,
     root: Path | None,
     db_path: Path | None,
-) -> None:
+) -> int:
     """Show a symbol's source (NAME) or a Markdown section (--section HEADING)."""
     from repomap.gateway.section import show_section
     from repomap.store import reading
@@ -214,11 +221,11 @@ def show(
     if heading is None:
         if name is None:
             raise click.UsageError("give a symbol NAME or --section HEADING")
-        _show_symbol(name, file, max_lines, context, as_json, root, db_path)
-        return
+        return _show_symbol(name, file, max_lines, context, as_json, root, db_path)
     if name is not None:
         raise click.UsageError("give either a symbol NAME or --section HEADING, not both")
     settings = config.resolve(root, db_path, find_index=True)
+    outcome.note_index(settings.db_path)
     with reading(settings.db_path) as db:
         view = show_section(db, _indexed_root(db, settings), heading, file, max_lines)
     if view.ambiguous:
@@ -227,6 +234,7 @@ def show(
         print_json(_as_dict(view))
     else:
         _echo_text(view.content)
+    return outcome.found(1)
 
 
 def _show_symbol(
@@ -237,18 +245,19 @@ def _show_symbol(
     as_json: bool,
     root: Path | None,
     db_path: Path | None,
-) -> None:
+) -> int:
     from repomap.gateway.show import get_symbol_content
 
-    content = get_symbol_content(
-        config.resolve(root, db_path, find_index=True), name, file, max_lines, context
-    )
+    settings = config.resolve(root, db_path, find_index=True)
+    outcome.note_index(settings.db_path)
+    content = get_symbol_content(settings, name, file, max_lines, context)
     if content.warning:
         click.echo(f"warning: {content.warning}", err=True)
     if as_json:
         print_json(content.as_dict())
     else:
         _echo_text(content.as_text())
+    return outcome.found(1)
 
 
 @click.command("search-docs")
@@ -265,13 +274,14 @@ def search_docs(
     as_json: bool,
     root: Path | None,
     db_path: Path | None,
-) -> None:
+) -> int:
     """Search Markdown sections and .txt files (bare words ANDed, porter stemming), best first."""
     from repomap.cli.render_gateway import search_docs_text
     from repomap.search.docs import search_docs as run_search
     from repomap.store import reading
 
     settings = config.resolve(root, db_path, find_index=True)
+    outcome.note_index(settings.db_path)
     with reading(settings.db_path) as db:
         result = run_search(db, _indexed_root(db, settings), query, limit, path)
     if result.ignored:
@@ -289,17 +299,20 @@ def search_docs(
         print_json([_as_dict(hit) for hit in result.hits])
     else:
         _echo_text(search_docs_text(result))
+    return outcome.found(len(result.hits))
 
 
 @click.command("open")
 @click.argument("path")
 @_max_lines_option
 @root_option
-def open_(path: str, max_lines: int | None, root: Path | None) -> None:
+def open_(path: str, max_lines: int | None, root: Path | None) -> int:
     """Print a file inside ROOT as it is."""
     from repomap.gateway import files as gateway
 
-    view = gateway.open_file(config.resolve(root).root, path, max_lines)
+    settings = config.resolve(root)
+    outcome.note_index(settings.db_path)
+    view = gateway.open_file(settings.root, path, max_lines)
     stdout = sys.stdout.buffer  # click.get_binary_stream is deprecated (Click 9 drops it)
     stdout.write(view.content)
     if view.more_lines:
@@ -307,6 +320,7 @@ def open_(path: str, max_lines: int | None, root: Path | None) -> None:
             stdout.write(b"\n")
         stdout.write(f"... ({view.more_lines} more lines)\n".encode())
     stdout.flush()
+    return outcome.found(1, search=False)
 
 
 @click.command()
@@ -325,16 +339,19 @@ def sources(
     limit: int,
     fmt: str,
     root: Path | None,
-) -> None:
+) -> int:
     """The files under ROOT as a tree (ignore rules applied), directories first."""
     from repomap.cli.render_gateway import sources_text
     from repomap.gateway import files as gateway
 
-    tree = gateway.sources(config.resolve(root).root, directory, depth, pattern, limit)
+    settings = config.resolve(root)
+    outcome.note_index(settings.db_path)
+    tree = gateway.sources(settings.root, directory, depth, pattern, limit)
     if fmt == "json":
         print_json(_as_dict(tree) | {"truncated": tree.truncated})
     else:
         _echo_text(sources_text(tree))
+    return outcome.found(len(tree.entries))
 
 
 @click.command()
@@ -346,12 +363,14 @@ def sources(
 @root_option
 def files(
     query: str, limit: int, ignore_case: bool, path: str | None, as_json: bool, root: Path | None
-) -> None:
+) -> int:
     """Files whose name contains QUERY (a literal substring; on the path if it contains /)."""
     from repomap.cli.render_gateway import files_text
     from repomap.gateway import files as gateway
 
-    found = gateway.find_files(config.resolve(root).root, query, limit, ignore_case, path)
+    settings = config.resolve(root)
+    outcome.note_index(settings.db_path)
+    found = gateway.find_files(settings.root, query, limit, ignore_case, path)
     if as_json:
         print_json(
             {
@@ -363,6 +382,7 @@ def files(
         )
     else:
         _echo_text(files_text(found))
+    return outcome.found(len(found.paths))
 
 
 # --- symbols and the repo map (repomap/search/symbols.py, repomap/maps/) -----------------------
@@ -388,17 +408,18 @@ def symbols_(
     as_json: bool,
     root: Path | None,
     db_path: Path | None,
-) -> None:
+) -> int:
     """Find definitions by name: exact, then prefix, substring, fuzzy; most used first."""
     from repomap.search.symbols import search_symbols
     from repomap.store import reading
 
     settings = config.resolve(root, db_path, find_index=True)
+    outcome.note_index(settings.db_path)
     with reading(settings.db_path) as db:
         hits = search_symbols(db, query, kind, language, path, limit)
     if as_json:
         print_json([_as_dict(hit) for hit in hits])
-        return
+        return outcome.found(len(hits))
     if not hits:
         click.echo(f"no symbol matches {query!r}", err=True)
     for hit in hits:
@@ -407,6 +428,7 @@ def symbols_(
             f"{hit.file_path}:{hit.line_number}-{hit.end_line}  {hit.kind} {hit.qualified_name}"
             f"  {hit.signature}{doc}"
         )
+    return outcome.found(len(hits))
 
 
 @click.command("map")
@@ -435,12 +457,13 @@ def map_(
     as_json: bool,
     root: Path | None,
     db_path: Path | None,
-) -> None:
+) -> int:
     """The most important files and signatures of the repository, within --tokens."""
     from repomap.maps.repo_map import repo_map
     from repomap.store import reading
 
     settings = config.resolve(root, db_path, find_index=True)
+    outcome.note_index(settings.db_path)
     with reading(settings.db_path) as db:
         result = repo_map(db, tokens, focus, mention)
     if result.unmatched_mentions:
@@ -451,6 +474,7 @@ def map_(
         print_json(result.as_dict())
     else:
         _echo_text(result.text)
+    return outcome.found(len(result.files), search=False)
 
 
 # --- stats (repomap/search/log.py) ----------------------------------------------------------
@@ -461,20 +485,22 @@ def map_(
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @db_option
 @root_option
-def stats(top: int, as_json: bool, db_path: Path | None, root: Path | None) -> None:
+def stats(top: int, as_json: bool, db_path: Path | None, root: Path | None) -> int:
     """Summarize the search log: frequent queries, queries with no results, latency, MCP tools."""
     from repomap.search import log as searchlog
 
     index = config.resolve(root, db_path, find_index=True).db_path
     summary = searchlog.summarize(index, top)
     tools = searchlog.summarize_tools(index)
+    outcome.note_index(index)
     if as_json:
         print_json(summary.as_dict() | {"tools": [_as_dict(usage) for usage in tools]})
-        return
+        return outcome.found(len(tools), search=False)
     from repomap.cli.render_search import print_stats, print_tool_stats
 
     print_stats(summary)
     print_tool_stats(tools)
+    return outcome.found(len(tools), search=False)
 
 
 # --- the MCP server (repomap/serve/mcp_server.py) ----------------------------------------------

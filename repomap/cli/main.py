@@ -18,15 +18,17 @@ from typing import Any
 
 import click
 
+from repomap.cli import outcome
 from repomap.cli.search_text import (
     DEFAULT_LIMIT,
     ELEMENT_TYPE_CHOICES,
     INTERRUPTED,
     error_line,
+    one_line,
     undecodable,
 )
 from repomap.cli.shared import db_option, path_option, root_option
-from repomap.errors import ExitCode, RepomapError
+from repomap.errors import ExitCode, NotFound, RepomapError
 from repomap.limits import MAX_LIMIT
 
 
@@ -93,7 +95,9 @@ class Group(click.Group):
 
         Always run as click's non-standalone mode: the errors are handled here instead, so
         `standalone_mode` is accepted for click's signature only."""
-        for number, argument in enumerate(sys.argv[1:] if args is None else args, 1):
+        arguments = list(sys.argv[1:] if args is None else args)
+        outcome.begin(arguments)
+        for number, argument in enumerate(arguments, 1):
             if undecodable(argument):
                 click.echo(error_line(f"argument {number} is not valid UTF-8 text"), err=True)
                 sys.exit(ExitCode.USAGE)
@@ -109,14 +113,25 @@ class Group(click.Group):
             sys.exit(ExitCode.ERROR)
 
     def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; its return value (or its error) is the exit status, and the command
+        is logged for `repomap stats`."""
+        error = None
         try:
-            return super().invoke(ctx)
-        except RepomapError as error:
-            click.echo(error_line(str(error)), err=True)
-            ctx.exit(error.exit_code)
+            code = int(super().invoke(ctx) or ExitCode.OK)
+        except NotFound as missing:  # nothing found is no error: what was looked for, exit 1
+            click.echo(one_line(str(missing)), err=True)
+            code = missing.exit_code
+        except RepomapError as failure:
+            error = str(failure)
+            click.echo(error_line(error), err=True)
+            code = failure.exit_code
         except KeyboardInterrupt:
+            error = INTERRUPTED
             click.echo(error_line(INTERRUPTED), err=True)
-            ctx.exit(130)
+            code = 130
+        outcome.log_command(ctx.invoked_subcommand, code, error)
+        if code:
+            ctx.exit(code)
 
 
 @click.group(cls=Group)
@@ -161,11 +176,11 @@ def search_text(
     as_json: bool,
     db_path: Path | None,
     root: Path | None,
-) -> None:
+) -> int:
     """Search comments, docstrings and string literals: words, "phrases", AND/OR/NOT, prefix*."""
     from repomap.cli import search_text as body
 
-    body.run(
+    return body.run(
         click.echo, query, element_type, limit, path, language, literal, ignore_case, as_json,
         db_path, root,
     )  # fmt: skip

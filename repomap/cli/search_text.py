@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from repomap import config
+from repomap.cli import outcome
 
 # search-text's --type, in the order --help lists them: repomap.search.text's ELEMENT_TYPES,
 # which is not imported before a search runs (a test checks they are the same)
@@ -54,12 +55,14 @@ def run(
     as_json: bool,
     db_path: Path | None,
     root: Path | None,
-) -> None:
-    """Search comments, docstrings and string literals; print JSON with `echo`, or rich text."""
+) -> int:
+    """Search comments, docstrings and string literals; print JSON with `echo`, or rich text.
+    The exit status: 0 found, 1 nothing found."""
     from repomap.search.text import search_text
     from repomap.store import reading
 
     settings = config.resolve(root, db_path, find_index=True)
+    outcome.note_index(settings.db_path)
     with reading(settings.db_path) as db:
         result = search_text(
             db, query, element_type, limit, path, language,
@@ -67,7 +70,8 @@ def run(
         )  # fmt: skip
     if as_json:
         echo(json.dumps(result.as_dict(), ensure_ascii=False, indent=2))
-        return
-    from repomap.cli.render_search import print_search  # rich: for people only
+    else:
+        from repomap.cli.render_search import print_search  # rich: for people only
 
-    print_search(result)
+        print_search(result)
+    return outcome.found(len(result.hits))

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from repomap import store
-from repomap.errors import BadQuery, RepomapError
+from repomap.errors import BadQuery, NotFound, RepomapError
 from repomap.index.vocabulary import KINDS
 from repomap.languages import resolve_language
 from repomap.limits import check_limit
@@ -33,7 +33,7 @@ MATCH_TIERS = ("exact", "prefix", "substring", "fuzzy")
 FUZZY_CANDIDATES = 2000  # rows a subsequence scan hands to Python for ordering
 
 
-class SymbolNotFound(RepomapError):
+class SymbolNotFound(NotFound):
     """No symbol has that name; the message carries "did you mean" suggestions."""
 
 
