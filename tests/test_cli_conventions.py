@@ -3,6 +3,7 @@ flag names, --max-lines, paths, --version; the real CLI in a subprocess on real 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,8 @@ from docs_fixture import REPO
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from conftest import indexed_tree
 
-    return indexed_tree(tmp_path_factory.mktemp("conventions") / "repo", REPO)
+    extra = {"src/pool.py": "# the pool is open\nOPEN = 1\n# the pool is closed\n"}
+    return indexed_tree(tmp_path_factory.mktemp("conventions") / "repo", REPO | extra)
 
 
 def cli(root: Path, *args: str):
@@ -106,3 +108,61 @@ def test_a_missing_index_exits_2(tmp_path, command):
     done = run_cli(*command, "--db", tmp_path / "none.db", "--root", tmp_path)
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr.startswith("error: no index at ")
+
+
+# --- --json: one envelope for every answer; errors stay one line on stderr ---------------------
+
+JSON_ANSWERS = [
+    ["index"],
+    ["migrate"],
+    ["stats"],
+    ["outline"],
+    ["show", "main"],
+    ["show", "--section", "Configure"],
+    ["open", "README.md"],
+    ["sources"],
+    ["files", "guide"],
+    ["map"],
+    ["search-text", "application"],
+    ["search-docs", "configure"],
+    ["symbols", "main"],
+]
+
+
+@pytest.mark.parametrize("args", JSON_ANSWERS, ids=" ".join)
+def test_every_command_answers_json_in_one_envelope(repo, args):
+    done = run_cli(*args, "--json", "--root", repo, cwd=repo, env={"REPOMAP_SEARCH_LOG": "0"})
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert list(answer)[:3] == ["results", "count", "truncated"]
+    assert isinstance(answer["results"], list) and answer["count"] == len(answer["results"])
+    assert isinstance(answer["truncated"], bool)
+    assert all(isinstance(item, dict) for item in answer["results"])
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["symbols", "a", "--limit", "1"], ["search-docs", "install", "--limit", "1"],
+     ["search-text", "pool", "--limit", "1"], ["files", ".", "--limit", "1"],
+     ["sources", "--limit", "1"], ["outline", "--max-lines", "1"], ["open", "README.md",
+     "--max-lines", "1"], ["show", "App", "--max-lines", "1"], ["map", "--tokens", "32"]],
+    ids=" ".join,
+)  # fmt: skip
+def test_truncated_says_when_more_was_left_out(repo, args):
+    answer = json.loads(cli(repo, *args, "--json").stdout)
+    assert answer["truncated"] is True and answer["count"] >= 1
+
+
+@pytest.mark.parametrize("args", NOTHING, ids=" ".join)
+def test_nothing_found_is_an_empty_envelope_and_exit_1(repo, args):
+    done = cli(repo, *args, "--json")
+    assert done.returncode == 1
+    answer = json.loads(done.stdout)
+    assert (answer["results"], answer["count"], answer["truncated"]) == ([], 0, False)
+
+
+@pytest.mark.parametrize("args", ERRORS, ids=" ".join)
+def test_an_error_under_json_is_one_line_on_stderr_and_nothing_on_stdout(repo, args):
+    done = cli(repo, *args, "--json")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1

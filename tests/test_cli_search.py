@@ -212,7 +212,7 @@ def test_a_snippet_ends_with_an_ellipsis_only_where_words_were_cut(tmp_path: Pat
     assert snippets["quoted.py"] == "(the [MATCH]pool[/MATCH] is closed)"
     assert snippets["long.py"].startswith("…word") and snippets["long.py"].endswith("…")
     docs = run_cli("search-docs", "pool", "--json", "--root", root)
-    doc_snippets = {hit["file"]: hit["snippet"] for hit in json.loads(docs.stdout)}
+    doc_snippets = {hit["file"]: hit["snippet"] for hit in json.loads(docs.stdout)["results"]}
     assert doc_snippets["docs/guide.md"] == "The [MATCH]pool[/MATCH] keeps connections."
     assert doc_snippets["docs/long.md"].startswith("…word")
     assert doc_snippets["docs/long.md"].endswith("…")

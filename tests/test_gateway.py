@@ -262,10 +262,12 @@ def test_sources_json_carries_paths_counts_and_the_cut(repo):
     result = json.loads(
         cli(repo, "sources", "--depth", "1", "--limit", "1", "--format", "json").stdout
     )
-    assert result["entries"] == [
+    assert result["results"] == [
         {"path": "docs/", "name": "docs", "kind": "dir", "depth": 1, "files": 3, "expanded": False}
     ]
     assert (result["more"], result["truncated"], result["total_files"]) == (3, True, 7)
+    same = cli(repo, "sources", "--depth", "1", "--limit", "1", "--json").stdout
+    assert json.loads(same) == result  # --format json is --json
 
 
 def test_sources_dir_must_be_a_directory_inside_the_root(repo):
@@ -321,13 +323,14 @@ def test_files_with_a_slash_match_the_path(names):
 def test_files_json_says_when_the_limit_cut_the_list(names):
     cut = json.loads(cli(names, "files", "config", "--limit", "2", "--json").stdout)
     assert cut == {
-        "query": "config",
-        "files": ["B_config.py", "a_config.py"],
-        "total": 4,
+        "results": [{"path": "B_config.py"}, {"path": "a_config.py"}],
+        "count": 2,
         "truncated": True,
+        "query": "config",
+        "total": 4,
     }
     whole = json.loads(cli(names, "files", "config", "--json").stdout)
-    assert whole["truncated"] is False and len(whole["files"]) == 4
+    assert whole["truncated"] is False and whole["count"] == 4
     assert (
         cli(names, "files", "config", "--limit", "2").stdout
         == "B_config.py\na_config.py\n... (2 more)\n"
@@ -392,7 +395,7 @@ def test_outline_warns_about_files_changed_since_indexing(repo):
 def test_outline_json(repo):
     result = json.loads(cli(repo, "outline", "src/app.py", "--json").stdout)
     assert result["changed"] == []
-    [app] = result["files"]
+    [app] = result["results"]
     assert app["path"] == "src/app.py" and app["language"] == "python"
     assert app["entries"][2] == {
         "depth": 3,
@@ -543,7 +546,7 @@ def test_show_file_that_is_not_a_doc_or_not_indexed(repo):
 
 
 def test_show_json_lists_every_match(repo):
-    view = json.loads(cli(repo, "show", "--section", "Install", "--json").stdout)
+    [view] = json.loads(cli(repo, "show", "--section", "Install", "--json").stdout)["results"]
     assert (view["file"], view["start_line"], view["end_line"]) == ("README.md", 5, 7)
     assert [(m["file"], m["start_line"]) for m in view["matches"]] == [
         ("README.md", 5),
@@ -575,7 +578,7 @@ def test_path_errors_have_their_own_classes(repo):
 
 def _search(root: Path, query: str, *args: str) -> list[dict]:
     result = cli(root, "search-docs", query, "--json", *args)
-    hits = json.loads(result.stdout)
+    hits = json.loads(result.stdout)["results"]
     assert result.returncode == (0 if hits else 1), result.stderr  # 1: nothing found
     return hits
 
@@ -655,7 +658,7 @@ def test_search_docs_never_gives_line_numbers_of_a_changed_file(repo):
     assert result.stderr == (
         "warning: README.md changed since indexing (line numbers left out); run `repomap index`\n"
     )
-    hits = json.loads(result.stdout)
+    hits = json.loads(result.stdout)["results"]
     assert [(h["section"], h["start_line"], h["end_line"], h["stale"]) for h in hits] == [
         ("Configure", None, None, True),
         ("Install", None, None, True),

@@ -208,7 +208,7 @@ def test_a_killed_index_does_not_leave_its_workers_holding_the_lock(make_repo, t
             timeout=120,
         )
         assert result.returncode == 0, result.stderr
-        assert json.loads(result.stdout)["files"] == 20
+        assert json.loads(result.stdout)["results"][0]["files"] == 20
     finally:
         with suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)  # any orphaned worker

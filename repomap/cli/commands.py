@@ -4,6 +4,7 @@ this module and adds each click.Command in it the first time one of them is aske
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,18 @@ import click
 
 from repomap import config
 from repomap.cli import outcome
-from repomap.cli.shared import PATH_FILTER_HELP, db_option, path_option, print_json, root_option
+from repomap.cli.outcome import envelope
+from repomap.cli.search_text import one_line
+from repomap.cli.shared import (
+    PATH_FILTER_HELP,
+    db_option,
+    json_option,
+    path_option,
+    print_json,
+    root_option,
+)
+from repomap.errors import NotFound
+from repomap.limits import MAX_LIMIT
 
 # --- index and migrate (repomap/index/pipeline.py, repomap/store/) ------------------------------
 
@@ -40,7 +52,13 @@ from repomap.cli.shared import PATH_FILTER_HELP, db_option, path_option, print_j
     is_flag=True,
     help="Keep credentials found in strings and comments (they are [REDACTED] by default).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@json_option
+@click.option(
+    "--root",
+    "root_option",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="ROOT as an option, as the other commands take it.",
+)
 def index(
     root: Path | None,
     db_path: Path | None,
@@ -49,10 +67,14 @@ def index(
     workers: int | None,
     no_redact: bool,
     as_json: bool,
+    root_option: Path | None,
 ) -> int:
     """Index ROOT (default: the current directory), incrementally."""
     from repomap.index import pipeline as indexer
 
+    if root and root_option and root.resolve() != root_option.resolve():
+        raise click.UsageError("give ROOT or --root, not both")
+    root = root or root_option
     if root is not None and not root.is_dir():
         raise click.BadParameter(f"{root} is not a directory", param_hint="ROOT")
     settings = config.resolve(
@@ -64,7 +86,7 @@ def index(
     else:
         summary = _index_with_progress(indexer, settings, force)
     if as_json:
-        print_json(summary.as_dict())
+        print_json(envelope([summary.as_dict()]))
     else:
         from repomap.cli.render_index import print_index_summary
 
@@ -103,7 +125,8 @@ def _index_with_progress(indexer: Any, settings: config.Settings, force: bool) -
     help="Repository root whose default index to migrate.",
 )
 @click.option("--to", "to_version", type=int, help="Stop at this schema version (e.g. 4).")
-def migrate(db_path: Path | None, root: Path | None, to_version: int | None) -> int:
+@json_option
+def migrate(db_path: Path | None, root: Path | None, to_version: int | None, as_json: bool) -> int:
     """Create or upgrade an index's schema in place (each step one transaction)."""
     from repomap import store
 
@@ -114,7 +137,10 @@ def migrate(db_path: Path | None, root: Path | None, to_version: int | None) -> 
     db = store.open_index(settings.db_path, migrate_to=to_version)
     version = db.scalar("PRAGMA user_version")
     db.conn.close()
-    click.echo(f"{settings.db_path}: schema v{version}")
+    if as_json:
+        print_json(envelope([{"db_path": str(settings.db_path), "schema_version": version}]))
+    else:
+        click.echo(f"{settings.db_path}: schema v{version}")
     return outcome.found(1, search=False)
 
 
@@ -153,7 +179,7 @@ def _as_dict(value: Any) -> Any:
 @click.argument("path", required=False)
 @click.option("--level", type=click.IntRange(min=1), help="Heading levels / symbol depth to show.")
 @_max_lines_option
-@click.option("--json", "as_json", is_flag=True, help="Print the outline as JSON.")
+@json_option
 @root_option
 @db_option
 def outline(
@@ -181,10 +207,39 @@ def outline(
             err=True,
         )
     if as_json:
-        print_json(_as_dict(result))
+        files, more_lines = _outline_cut(result.files, max_lines)
+        print_json(
+            envelope(
+                [_as_dict(file) for file in files],
+                more_lines > 0,
+                more_lines=more_lines,
+                changed=result.changed,
+            )
+        )
     else:
         _echo_text(outline_text(result, max_lines))
     return outcome.found(len(result.files))
+
+
+def _outline_cut(files: list[Any], max_lines: int | None) -> tuple[list[Any], int]:
+    """The files and entries the text outline shows within `max_lines` lines (a file's path is
+    a line, and each entry, or its `(no symbols)` line), and how many lines were left out."""
+    from dataclasses import replace
+
+    if max_lines is None:
+        return files, 0
+    kept, left, more = [], max_lines, 0
+    for file in files:
+        lines = 1 + max(1, len(file.entries))
+        if left <= 0:
+            more += lines
+            continue
+        entries = file.entries[: left - 1]
+        kept.append(replace(file, entries=entries))
+        shown = min(lines, left)
+        more += lines - shown
+        left -= shown
+    return kept, more
 
 
 @click.command()
@@ -201,7 +256,7 @@ def outline(
     is_flag=True,
     help="Symbols: add leading comments/decorators, enclosing headers, used imports.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the section and its matches as JSON.")
+@json_option
 @root_option
 @db_option
 def show(
@@ -215,15 +270,33 @@ def show(
     db_path: Path | None,
 ) -> int:
     """Show a symbol's source (NAME) or a Markdown section (--section HEADING)."""
+    if heading is None and name is None:
+        raise click.UsageError("give a symbol NAME or --section HEADING")
+    if heading is not None and name is not None:
+        raise click.UsageError("give either a symbol NAME or --section HEADING, not both")
+    try:
+        if name is not None:
+            return _show_symbol(name, file, max_lines, context, as_json, root, db_path)
+        return _show_section(heading or "", file, max_lines, as_json, root, db_path)
+    except NotFound as missing:
+        if not as_json:
+            raise  # the Group says what was looked for and what is close, and exits 1
+        click.echo(one_line(str(missing)), err=True)
+        print_json(envelope([]))
+        return outcome.found(0)
+
+
+def _show_section(
+    heading: str,
+    file: str | None,
+    max_lines: int | None,
+    as_json: bool,
+    root: Path | None,
+    db_path: Path | None,
+) -> int:
     from repomap.gateway.section import show_section
     from repomap.store import reading
 
-    if heading is None:
-        if name is None:
-            raise click.UsageError("give a symbol NAME or --section HEADING")
-        return _show_symbol(name, file, max_lines, context, as_json, root, db_path)
-    if name is not None:
-        raise click.UsageError("give either a symbol NAME or --section HEADING, not both")
     settings = config.resolve(root, db_path, find_index=True)
     outcome.note_index(settings.db_path)
     with reading(settings.db_path) as db:
@@ -231,7 +304,7 @@ def show(
     if view.ambiguous:
         click.echo(f'warning: multiple matches for "{view.query}"; showing first', err=True)
     if as_json:
-        print_json(_as_dict(view))
+        print_json(envelope([_as_dict(view)], view.more_lines > 0))
     else:
         _echo_text(view.content)
     return outcome.found(1)
@@ -254,7 +327,7 @@ def _show_symbol(
     if content.warning:
         click.echo(f"warning: {content.warning}", err=True)
     if as_json:
-        print_json(content.as_dict())
+        print_json(envelope([content.as_dict()], content.truncated_lines > 0))
     else:
         _echo_text(content.as_text())
     return outcome.found(1)
@@ -264,7 +337,7 @@ def _show_symbol(
 @click.argument("query")
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
 @path_option
-@click.option("--json", "as_json", is_flag=True, help="Print the hits as JSON.")
+@json_option
 @root_option
 @db_option
 def search_docs(
@@ -282,8 +355,12 @@ def search_docs(
 
     settings = config.resolve(root, db_path, find_index=True)
     outcome.note_index(settings.db_path)
-    with reading(settings.db_path) as db:
-        result = run_search(db, _indexed_root(db, settings), query, limit, path)
+    with reading(settings.db_path) as db:  # one more than asked: says whether more exist
+        probe = run_search(db, _indexed_root(db, settings), query, min(limit + 1, MAX_LIMIT), path)
+    hits = probe.hits[:limit]
+    stale = sorted({hit.file for hit in hits if hit.stale})
+    truncated = len(probe.hits) > limit or limit == MAX_LIMIT == len(hits)
+    result = replace(probe, hits=hits, stale_files=stale)
     if result.ignored:
         click.echo(
             f"warning: left out of the search (no letters or digits): {' '.join(result.ignored)}",
@@ -296,7 +373,15 @@ def search_docs(
             err=True,
         )
     if as_json:
-        print_json([_as_dict(hit) for hit in result.hits])
+        print_json(
+            envelope(
+                [_as_dict(hit) for hit in hits],
+                truncated,
+                query=query,
+                ignored=list(result.ignored),
+                stale_files=stale,
+            )
+        )
     else:
         _echo_text(search_docs_text(result))
     return outcome.found(len(result.hits))
@@ -305,14 +390,21 @@ def search_docs(
 @click.command("open")
 @click.argument("path")
 @_max_lines_option
+@json_option
 @root_option
-def open_(path: str, max_lines: int | None, root: Path | None) -> int:
+def open_(path: str, max_lines: int | None, as_json: bool, root: Path | None) -> int:
     """Print a file inside ROOT as it is."""
     from repomap.gateway import files as gateway
 
     settings = config.resolve(root)
     outcome.note_index(settings.db_path)
     view = gateway.open_file(settings.root, path, max_lines)
+    if as_json:  # the text, invalid UTF-8 replaced
+        content = view.content.decode("utf-8", errors="replace")
+        answer = {"path": view.path, "content": content, "line_count": view.line_count,
+                  "more_lines": view.more_lines}  # fmt: skip
+        print_json(envelope([answer], view.more_lines > 0))
+        return outcome.found(1, search=False)
     stdout = sys.stdout.buffer  # click.get_binary_stream is deprecated (Click 9 drops it)
     stdout.write(view.content)
     if view.more_lines:
@@ -329,8 +421,14 @@ def open_(path: str, max_lines: int | None, root: Path | None) -> int:
 @click.option("--pattern", help=PATH_FILTER_HELP)
 @click.option("--limit", type=click.IntRange(min=1), default=100, show_default=True)
 @click.option(
-    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="json: the same as --json.",
 )
+@json_option
 @root_option
 def sources(
     directory: str | None,
@@ -338,6 +436,7 @@ def sources(
     pattern: str | None,
     limit: int,
     fmt: str,
+    as_json: bool,
     root: Path | None,
 ) -> int:
     """The files under ROOT as a tree (ignore rules applied), directories first."""
@@ -347,8 +446,9 @@ def sources(
     settings = config.resolve(root)
     outcome.note_index(settings.db_path)
     tree = gateway.sources(settings.root, directory, depth, pattern, limit)
-    if fmt == "json":
-        print_json(_as_dict(tree) | {"truncated": tree.truncated})
+    if as_json or fmt == "json":
+        data = _as_dict(tree)
+        print_json(envelope(data.pop("entries"), tree.truncated, **data))
     else:
         _echo_text(sources_text(tree))
     return outcome.found(len(tree.entries))
@@ -359,7 +459,7 @@ def sources(
 @click.option("--limit", type=click.IntRange(min=1), default=100, show_default=True)
 @click.option("--ignore-case", "-i", is_flag=True, help="Match regardless of case.")
 @path_option
-@click.option("--json", "as_json", is_flag=True, help="Print paths and a `truncated` flag as JSON.")
+@json_option
 @root_option
 def files(
     query: str, limit: int, ignore_case: bool, path: str | None, as_json: bool, root: Path | None
@@ -372,14 +472,8 @@ def files(
     outcome.note_index(settings.db_path)
     found = gateway.find_files(settings.root, query, limit, ignore_case, path)
     if as_json:
-        print_json(
-            {
-                "query": found.query,
-                "files": found.paths,
-                "total": found.total,
-                "truncated": found.truncated,
-            }
-        )
+        results = [{"path": path} for path in found.paths]
+        print_json(envelope(results, found.truncated, query=found.query, total=found.total))
     else:
         _echo_text(files_text(found))
     return outcome.found(len(found.paths))
@@ -396,7 +490,7 @@ def files(
 )
 @path_option
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print the matches as JSON.")
+@json_option
 @root_option
 @db_option
 def symbols_(
@@ -415,10 +509,12 @@ def symbols_(
 
     settings = config.resolve(root, db_path, find_index=True)
     outcome.note_index(settings.db_path)
-    with reading(settings.db_path) as db:
-        hits = search_symbols(db, query, kind, language, path, limit)
+    with reading(settings.db_path) as db:  # one more than asked: says whether more exist
+        probe = search_symbols(db, query, kind, language, path, min(limit + 1, MAX_LIMIT))
+    hits = probe[:limit]
     if as_json:
-        print_json([_as_dict(hit) for hit in hits])
+        truncated = len(probe) > limit or limit == MAX_LIMIT == len(hits)
+        print_json(envelope([_as_dict(hit) for hit in hits], truncated, query=query))
         return outcome.found(len(hits))
     if not hits:
         click.echo(f"no symbol matches {query!r}", err=True)
@@ -445,9 +541,7 @@ def symbols_(
 @click.option(
     "--mention", multiple=True, help="An identifier or file name (repeatable): rank toward it."
 )
-@click.option(
-    "--json", "as_json", is_flag=True, help="Print the ranked files and symbols with scores."
-)
+@json_option
 @root_option
 @db_option
 def map_(
@@ -471,7 +565,9 @@ def map_(
             f"warning: no symbol or file matches {', '.join(result.unmatched_mentions)}", err=True
         )
     if as_json:
-        print_json(result.as_dict())
+        data = result.as_dict()
+        truncated = result.omitted_files > 0 or result.omitted_symbols > 0
+        print_json(envelope(data.pop("files"), truncated, **data))
     else:
         _echo_text(result.text)
     return outcome.found(len(result.files), search=False)
@@ -482,7 +578,7 @@ def map_(
 
 @click.command()
 @click.option("--top", type=click.IntRange(1, 1000), default=10, show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@json_option
 @db_option
 @root_option
 def stats(top: int, as_json: bool, db_path: Path | None, root: Path | None) -> int:
@@ -494,7 +590,7 @@ def stats(top: int, as_json: bool, db_path: Path | None, root: Path | None) -> i
     tools = searchlog.summarize_tools(index)
     outcome.note_index(index)
     if as_json:
-        print_json(summary.as_dict() | {"tools": [_as_dict(usage) for usage in tools]})
+        print_json(envelope([_as_dict(usage) for usage in tools], **summary.as_dict()))
         return outcome.found(len(tools), search=False)
     from repomap.cli.render_search import print_stats, print_tool_stats
 

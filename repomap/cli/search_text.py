@@ -69,7 +69,10 @@ def run(
             "literal" if literal else "fts", ignore_case, log=settings.search_log,
         )  # fmt: skip
     if as_json:
-        echo(json.dumps(result.as_dict(), ensure_ascii=False, indent=2))
+        data = result.as_dict()
+        truncated = not result.total_exact or result.total > len(result.hits)
+        answer = outcome.envelope(data.pop("results"), truncated, **data)
+        echo(json.dumps(answer, ensure_ascii=False, indent=2))
     else:
         from repomap.cli.render_search import print_search  # rich: for people only
 

@@ -8,6 +8,12 @@ from typing import Any
 
 import click
 
+JSON_HELP = "Print the answer as JSON: {results, count, truncated, ...}."
+
+
+def json_option(command: Any) -> Any:
+    return click.option("--json", "as_json", is_flag=True, help=JSON_HELP)(command)
+
 
 def print_json(value: Any) -> None:
     click.echo(json.dumps(value, ensure_ascii=False, indent=2))
