@@ -7,14 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import indexed_tree, run_cli
 from docs_fixture import REPO
 
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from conftest import indexed_tree
-
     extra = {"src/pool.py": "# the pool is open\nOPEN = 1\n# the pool is closed\n"}
     return indexed_tree(tmp_path_factory.mktemp("conventions") / "repo", REPO | extra)
 
@@ -166,3 +164,34 @@ def test_an_error_under_json_is_one_line_on_stderr_and_nothing_on_stdout(repo, a
     done = cli(repo, *args, "--json")
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1
+
+
+# --- stats counts every command, not only search-text ------------------------------------------
+
+
+def test_stats_counts_every_command_with_its_errors_and_empty_answers(tmp_path):
+    root = indexed_tree(tmp_path / "repo", REPO)
+    calls = [["symbols", "main"], ["symbols", "xylophone"], ["symbols", "x", "--kind", "bogus"],
+             ["outline"], ["open", "README.md"], ["files", "guide"], ["search-text", "application"],
+             ["search-docs", "install"], ["show", "main"], ["map"]]  # fmt: skip
+    for args in calls:
+        run_cli(*args, "--root", root, cwd=root)
+    run_cli("symbols", "main", "--root", root, env={"REPOMAP_SEARCH_LOG": "0"})  # not logged
+    done = run_cli("stats", "--json", "--root", root)
+    assert done.returncode == 0, done.stderr
+    usage = {row["name"]: row for row in json.loads(done.stdout)["results"]}
+    assert {row["kind"] for row in usage.values()} == {"command"}
+    assert set(usage) == {"symbols", "outline", "open", "files", "search-text", "search-docs",
+                          "show", "map"}  # fmt: skip
+    symbols = usage["symbols"]
+    assert (symbols["calls"], symbols["errors"], symbols["empty"]) == (3, 1, 1)
+    assert symbols["average_results"] == 0.5  # 1 and 0 results; the error has none
+    assert all(row["calls"] == 1 and row["errors"] == 0 for name, row in usage.items()
+               if name != "symbols")  # fmt: skip
+    human = run_cli("stats", "--root", root)
+    assert "CLI commands" in human.stdout and "search-docs" in human.stdout
+    again = {
+        row["name"]: row
+        for row in json.loads(run_cli("stats", "--json", "--root", root).stdout)["results"]
+    }
+    assert again["stats"]["calls"] == 2  # stats counts itself too

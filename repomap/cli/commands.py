@@ -582,21 +582,22 @@ def map_(
 @db_option
 @root_option
 def stats(top: int, as_json: bool, db_path: Path | None, root: Path | None) -> int:
-    """Summarize the search log: frequent queries, queries with no results, latency, MCP tools."""
+    """Summarize the log: searches (frequent, empty, latency), then every CLI command and MCP
+    tool called (calls, errors, empty answers, latency)."""
     from repomap.search import log as searchlog
 
     index = config.resolve(root, db_path, find_index=True).db_path
     summary = searchlog.summarize(index, top)
-    tools = searchlog.summarize_tools(index)
+    usage = searchlog.summarize_usage(index)
     outcome.note_index(index)
     if as_json:
-        print_json(envelope([_as_dict(usage) for usage in tools], **summary.as_dict()))
-        return outcome.found(len(tools), search=False)
-    from repomap.cli.render_search import print_stats, print_tool_stats
+        print_json(envelope([_as_dict(row) for row in usage], **summary.as_dict()))
+    else:
+        from repomap.cli.render_search import print_stats, print_usage
 
-    print_stats(summary)
-    print_tool_stats(tools)
-    return outcome.found(len(tools), search=False)
+        print_stats(summary)
+        print_usage(usage)
+    return outcome.found(len(usage), search=False)
 
 
 # --- the MCP server (repomap/serve/mcp_server.py) ----------------------------------------------

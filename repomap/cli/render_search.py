@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 if TYPE_CHECKING:
-    from repomap.search.log import LogSummary, ToolUsage
+    from repomap.search.log import LogSummary, Usage
     from repomap.search.text import SearchResult, TextHit
 
 MATCH_STYLE = "bold black on yellow"
@@ -107,27 +107,30 @@ def print_stats(summary: LogSummary) -> None:
                 out.print(f"  {count:>5}  {escape(query)}")
 
 
-def print_tool_stats(tools: list[ToolUsage]) -> None:
-    """MCP tool calls per tool, beside the search statistics."""
+def print_usage(usage: list[Usage]) -> None:
+    """CLI commands, then MCP tool calls, one table each, beside the search statistics."""
     out = Console(highlight=False)
-    if not tools:
-        out.print("\nno MCP tool calls logged yet")
-        return
-    table = Table(box=None, pad_edge=False, title="MCP tool calls", title_justify="left")
-    columns: tuple[tuple[str, JustifyMethod], ...] = (
-        ("tool", "left"), ("calls", "right"), ("errors", "right"),
-        ("avg results", "right"), ("p50 ms", "right"), ("p95 ms", "right"),
-    )  # fmt: skip
-    for name, justify in columns:
-        table.add_column(name, justify=justify)
-    for usage in tools:
-        table.add_row(
-            usage.tool,
-            str(usage.calls),
-            str(usage.errors),
-            f"{usage.average_results:g}",
-            f"{usage.latency_ms['p50']:.1f}",
-            f"{usage.latency_ms['p95']:.1f}",
-        )
-    out.print()
-    out.print(table)
+    for kind, title in (("command", "CLI commands"), ("tool", "MCP tool calls")):
+        rows = [row for row in usage if row.kind == kind]
+        if not rows:
+            out.print(f"\nno {title} logged yet")
+            continue
+        table = Table(box=None, pad_edge=False, title=title, title_justify="left")
+        columns: tuple[tuple[str, JustifyMethod], ...] = (
+            (kind, "left"), ("calls", "right"), ("errors", "right"), ("empty", "right"),
+            ("avg results", "right"), ("p50 ms", "right"), ("p95 ms", "right"),
+        )  # fmt: skip
+        for name, justify in columns:
+            table.add_column(name, justify=justify)
+        for row in rows:
+            table.add_row(
+                row.name,
+                str(row.calls),
+                str(row.errors),
+                str(row.empty),
+                f"{row.average_results:g}",
+                f"{row.latency_ms['p50']:.1f}",
+                f"{row.latency_ms['p95']:.1f}",
+            )
+        out.print()
+        out.print(table)
