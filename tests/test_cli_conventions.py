@@ -6,9 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import click
 import pytest
 from conftest import indexed_tree, run_cli
 from docs_fixture import REPO
+
+from repomap.cli.main import main
 
 
 @pytest.fixture(scope="module")
@@ -195,3 +198,59 @@ def test_stats_counts_every_command_with_its_errors_and_empty_answers(tmp_path):
         for row in json.loads(run_cli("stats", "--json", "--root", root).stdout)["results"]
     }
     assert again["stats"]["calls"] == 2  # stats counts itself too
+
+
+# --- same flag, same name, same meaning ----------------------------------------------------------
+
+
+def _options(name: str) -> dict[str, click.Option]:
+    command = main.commands[name]
+    return {opt: p for p in command.params if isinstance(p, click.Option) for opt in p.opts}
+
+
+@pytest.mark.parametrize("flag", ["--lang", "--path", "--limit", "--kind", "--json"])
+def test_a_flag_means_the_same_in_every_command_that_takes_it(flag):
+    takers = {name: _options(name)[flag] for name in main.commands if flag in _options(name)}
+    assert takers, flag
+    shapes = {
+        (p.help, type(p.type).__name__, getattr(p.type, "min", None), getattr(p.type, "max", None))
+        for p in takers.values()
+    }  # fmt: skip
+    assert len(shapes) == 1, (flag, takers.keys(), shapes)
+
+
+def test_the_flags_that_narrow_a_search_are_everywhere_it_applies():
+    for name in ("search-text", "symbols"):
+        assert {"--lang", "--language", "--path", "--limit"} <= set(_options(name)), name
+    for name in ("search-docs", "files", "sources", "outline", "show"):
+        assert "--path" in _options(name), name
+    for name in ("search-docs", "files", "sources"):
+        assert "--limit" in _options(name), name
+    assert set(main.commands) - {"mcp"} <= {n for n in main.commands if "--json" in _options(n)}
+
+
+@pytest.mark.parametrize(
+    "args, same_as",
+    [
+        (["symbols", "main", "--lang", "py"], ["symbols", "main", "--language", "python"]),
+        (["search-text", "pool", "--language", "python"], ["search-text", "pool", "--lang", "py"]),
+        (["sources", "--path", "*.md"], ["sources", "--pattern", "*.md"]),
+        (["show", "--section", "Install", "--path", "docs/"],
+         ["show", "--section", "Install", "--file", "docs/"]),
+        (["show", "main", "--path", "src/"], ["show", "main", "--file", "src/"]),
+        (["outline", "--path", "src/app.py"], ["outline", "src/app.py"]),
+    ],
+)  # fmt: skip
+def test_new_names_and_old_spellings_give_the_same_answer(repo, args, same_as):
+    new, old = cli(repo, *args, "--json"), cli(repo, *same_as, "--json")
+    assert new.returncode == 0, new.stderr
+    assert json.loads(new.stdout)["results"] == json.loads(old.stdout)["results"]
+
+
+@pytest.mark.parametrize("command", [["search-text", "x"], ["search-docs", "x"], ["symbols", "x"],
+                                     ["files", "x"], ["sources"]], ids=" ".join)  # fmt: skip
+def test_every_limit_takes_1_to_1000(repo, command):
+    assert cli(repo, *command, "--limit", "1000").returncode in (0, 1)
+    for bad in ("0", "1001"):
+        done = cli(repo, *command, "--limit", bad)
+        assert done.returncode == 2 and "'--limit'" in done.stderr and "1<=x<=1000" in done.stderr

@@ -15,9 +15,11 @@ from repomap.cli import outcome
 from repomap.cli.outcome import envelope
 from repomap.cli.search_text import one_line
 from repomap.cli.shared import (
-    PATH_FILTER_HELP,
     db_option,
     json_option,
+    lang_option,
+    limit_option,
+    path_filter_option,
     path_option,
     print_json,
     root_option,
@@ -177,6 +179,7 @@ def _as_dict(value: Any) -> Any:
 
 @click.command()
 @click.argument("path", required=False)
+@path_filter_option("path_option")
 @click.option("--level", type=click.IntRange(min=1), help="Heading levels / symbol depth to show.")
 @_max_lines_option
 @json_option
@@ -184,6 +187,7 @@ def _as_dict(value: Any) -> Any:
 @db_option
 def outline(
     path: str | None,
+    path_option: str | None,
     level: int | None,
     max_lines: int | None,
     as_json: bool,
@@ -194,6 +198,10 @@ def outline(
     from repomap.cli.render_gateway import outline_text
     from repomap.gateway import files as gateway
     from repomap.store import reading
+
+    if path is not None and path_option is not None and path != path_option:
+        raise click.UsageError("give PATH or --path, not both")
+    path = path if path is not None else path_option
 
     settings = config.resolve(root, db_path, find_index=True)
     outcome.note_index(settings.db_path)
@@ -245,11 +253,7 @@ def _outline_cut(files: list[Any], max_lines: int | None) -> tuple[list[Any], in
 @click.command()
 @click.argument("name", required=False)
 @click.option("--section", "heading", help="A Markdown heading (case-insensitive; ` — …` dropped).")
-@click.option(
-    "--file",
-    "file",
-    help="Only these files (a folder, a file, a path tail or a glob), for the symbol or the section.",
-)
+@path_filter_option("file", "--file")
 @_max_lines_option
 @click.option(
     "--context",
@@ -335,7 +339,7 @@ def _show_symbol(
 
 @click.command("search-docs")
 @click.argument("query")
-@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
+@limit_option(20)
 @path_option
 @json_option
 @root_option
@@ -418,8 +422,8 @@ def open_(path: str, max_lines: int | None, as_json: bool, root: Path | None) ->
 @click.command()
 @click.option("--dir", "directory", help="List this directory (inside ROOT) instead of ROOT.")
 @click.option("--depth", type=click.IntRange(min=1), help="Levels to expand (default: what fits).")
-@click.option("--pattern", help=PATH_FILTER_HELP)
-@click.option("--limit", type=click.IntRange(min=1), default=100, show_default=True)
+@path_filter_option("pattern", "--pattern")
+@limit_option(100)
 @click.option(
     "--format",
     "fmt",
@@ -456,7 +460,7 @@ def sources(
 
 @click.command()
 @click.argument("query")
-@click.option("--limit", type=click.IntRange(min=1), default=100, show_default=True)
+@limit_option(100)
 @click.option("--ignore-case", "-i", is_flag=True, help="Match regardless of case.")
 @path_option
 @json_option
@@ -485,11 +489,9 @@ def files(
 @click.command("symbols")
 @click.argument("query")
 @click.option("--kind", help="Only this kind: class function method struct enum trait impl ...")
-@click.option(
-    "--language", type=click.Choice(["python", "rust", "cpp"]), help="Only this language."
-)
+@lang_option
 @path_option
-@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
+@limit_option(20)
 @json_option
 @root_option
 @db_option

@@ -27,9 +27,15 @@ from repomap.cli.search_text import (
     one_line,
     undecodable,
 )
-from repomap.cli.shared import db_option, path_option, root_option
+from repomap.cli.shared import (
+    db_option,
+    json_option,
+    lang_option,
+    limit_option,
+    path_option,
+    root_option,
+)
 from repomap.errors import ExitCode, NotFound, RepomapError
-from repomap.limits import MAX_LIMIT
 
 
 class Commands(dict):
@@ -153,16 +159,14 @@ def main() -> None:
     show_default=True,
     help="Which elements to search.",
 )
-@click.option(
-    "--limit", type=click.IntRange(1, MAX_LIMIT), default=DEFAULT_LIMIT, show_default=True
-)
+@limit_option(DEFAULT_LIMIT)
 @path_option
-@click.option("--lang", "language", help="python, rust or cpp.")
+@lang_option
 @click.option("--literal", is_flag=True, help="Exact, case-sensitive text instead of words.")
 @click.option(
     "-i", "--ignore-case", is_flag=True, help="With --literal: ignore case (words always do)."
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
+@json_option
 @db_option
 @root_option
 def search_text(

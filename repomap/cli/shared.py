@@ -1,4 +1,5 @@
-"""What several commands share: the --root, --db and --path options, and the JSON printer."""
+"""What several commands share: the options that mean the same in every command (--root, --db,
+--path, --lang, --limit, --json) and the JSON printer. Same flag, same name, same meaning."""
 
 from __future__ import annotations
 
@@ -45,3 +46,28 @@ PATH_FILTER_HELP = (
 
 def path_option(command: Any) -> Any:
     return click.option("--path", "path", help=PATH_FILTER_HELP)(command)
+
+
+def path_filter_option(name: str, *aliases: str) -> Any:
+    """--path under another parameter name, with older spellings kept as aliases."""
+    return click.option("--path", *aliases, name, help=PATH_FILTER_HELP)
+
+
+LANG_HELP = "Only files of this language: python, rust or cpp (py, rs, c++ too)."
+
+
+def lang_option(command: Any) -> Any:
+    return click.option("--lang", "--language", "language", help=LANG_HELP)(command)
+
+
+def limit_option(default: int) -> Any:
+    """--limit: the most results to give, 1 to MAX_LIMIT, as every MCP tool's `limit`."""
+    from repomap.limits import MAX_LIMIT
+
+    return click.option(
+        "--limit",
+        type=click.IntRange(1, MAX_LIMIT),
+        default=default,
+        show_default=True,
+        help=f"Most results to give (1-{MAX_LIMIT}).",
+    )
