@@ -4,6 +4,8 @@ flag names, --max-lines, paths, --version; the real CLI in a subprocess on real 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import click
@@ -254,3 +256,13 @@ def test_every_limit_takes_1_to_1000(repo, command):
     for bad in ("0", "1001"):
         done = cli(repo, *command, "--limit", bad)
         assert done.returncode == 2 and "'--limit'" in done.stderr and "1<=x<=1000" in done.stderr
+
+
+@pytest.mark.parametrize("module", ["repomap", "repomap.cli"])  # the script's fast path, click
+def test_version_is_the_installed_packages(module):
+    from importlib.metadata import version
+
+    done = subprocess.run(
+        [sys.executable, "-m", module, "--version"], capture_output=True, text=True
+    )
+    assert (done.returncode, done.stdout) == (0, f"repomap {version('repomap')}\n")

@@ -141,7 +141,9 @@ class Group(click.Group):
 
 
 @click.group(cls=Group)
-@click.version_option(package_name="repomap")
+@click.version_option(  # the installed package's version (importlib.metadata), as MCP reports it
+    package_name="repomap", prog_name="repomap", message="%(prog)s %(version)s"
+)
 def main() -> None:
     """repomap: an offline index of symbols, comments, docstrings and strings in a repository."""
 
