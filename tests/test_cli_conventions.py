@@ -266,3 +266,50 @@ def test_version_is_the_installed_packages(module):
         [sys.executable, "-m", module, "--version"], capture_output=True, text=True
     )
     assert (done.returncode, done.stdout) == (0, f"repomap {version('repomap')}\n")
+
+
+# --- paths: relative to ROOT, absolute only with --absolute, text and JSON alike -----------------
+
+PATH_ANSWERS = [
+    ["search-text", "application"],
+    ["symbols", "main"],
+    ["search-docs", "configure"],
+    ["outline", "src/"],
+    ["show", "main", "--context"],
+    ["show", "--section", "Configure"],
+    ["sources"],
+    ["files", "guide"],
+    ["map"],
+    ["migrate"],
+    ["stats"],
+    ["index"],
+]
+
+
+@pytest.mark.parametrize("args", PATH_ANSWERS, ids=" ".join)
+def test_paths_are_relative_to_root_unless_absolute_is_asked(tmp_path, args):
+    root = indexed_tree(tmp_path / "repo", REPO).resolve()
+    run_cli("search-text", "x", "--root", root)  # a log for stats to name
+    for fmt in ([], ["--json"]):
+        relative = run_cli(*args, *fmt, "--root", root, cwd=root)
+        assert relative.returncode == 0, relative.stderr
+        answer = relative.stdout
+        if fmt and args[0] == "index":  # ROOT itself is what the other paths are relative to
+            answer = answer.replace(json.dumps(str(root)), '"ROOT"')
+        assert str(root) not in answer, (args, fmt)
+        absolute = run_cli(*args, *fmt, "--absolute", "--root", root, cwd=root)
+        assert absolute.returncode == 0, absolute.stderr
+        if fmt or args[:2] not in (["show", "--section"], ["stats"]):  # text without a path
+            assert f"{root}/" in absolute.stdout, (args, fmt)
+        if args[:2] == ["show", "main"] and not fmt:
+            assert absolute.stdout.startswith(f"{root}/src/app.py:11-12")
+
+
+def test_absolute_paths_in_json_name_the_files(repo):
+    root = repo.resolve()
+    answer = json.loads(cli(repo, "symbols", "main", "--json", "--absolute").stdout)
+    assert answer["results"][0]["file_path"] == f"{root}/src/app.py"
+    entries = json.loads(cli(repo, "sources", "--json", "--absolute", "--depth", "1").stdout)
+    assert {entry["path"] for entry in entries["results"]} >= {f"{root}/src/", f"{root}/README.md"}
+    indexed = json.loads(run_cli("index", "--json", "--root", repo, cwd=repo).stdout)
+    assert indexed["results"][0]["db_path"] == ".repomap/index.db"

@@ -28,7 +28,7 @@ def test_a_corrupt_default_index_is_moved_aside_and_rebuilt(make_repo):
     junk = db.read_bytes()
     result = run_cli("index", root, "--json")
     assert result.returncode == 0, result.stderr
-    moved = Path(json.loads(result.stdout)["results"][0]["recovered_from"])
+    moved = root / json.loads(result.stdout)["results"][0]["recovered_from"]  # relative to ROOT
     assert moved.parent == db.parent and moved.name.startswith("index.db.corrupt-")
     assert moved.read_bytes() == junk  # kept, never deleted
     assert _symbols(db) == ["BETA", "alpha"]

@@ -15,6 +15,7 @@ from repomap.cli import outcome
 from repomap.cli.outcome import envelope
 from repomap.cli.search_text import one_line
 from repomap.cli.shared import (
+    absolute_option,
     db_option,
     json_option,
     lang_option,
@@ -24,6 +25,7 @@ from repomap.cli.shared import (
     print_json,
     root_option,
 )
+from repomap.cli.shown import Shown
 from repomap.errors import NotFound
 from repomap.limits import MAX_LIMIT
 
@@ -55,6 +57,7 @@ from repomap.limits import MAX_LIMIT
     help="Keep credentials found in strings and comments (they are [REDACTED] by default).",
 )
 @json_option
+@absolute_option
 @click.option(
     "--root",
     "root_option",
@@ -69,6 +72,7 @@ def index(
     workers: int | None,
     no_redact: bool,
     as_json: bool,
+    absolute: bool,
     root_option: Path | None,
 ) -> int:
     """Index ROOT (default: the current directory), incrementally."""
@@ -87,6 +91,7 @@ def index(
         summary = indexer.run(settings, force=force)
     else:
         summary = _index_with_progress(indexer, settings, force)
+    summary = _summary_shown(summary, Shown(settings.root, absolute))
     if as_json:
         print_json(envelope([summary.as_dict()]))
     else:
@@ -94,6 +99,17 @@ def index(
 
         print_index_summary(summary)
     return outcome.found(summary.files, search=False)
+
+
+def _summary_shown(summary: Any, shown: Shown) -> Any:
+    """The summary with its paths as the answer shows them (ROOT itself stays absolute)."""
+    return replace(
+        summary,
+        db_path=shown.anywhere(summary.db_path),
+        skipped=[(shown(path), reason) for path, reason in summary.skipped],
+        fallback=[(shown(path), reason) for path, reason in summary.fallback],
+        recovered_from=summary.recovered_from and shown.anywhere(summary.recovered_from),
+    )
 
 
 def _index_with_progress(indexer: Any, settings: config.Settings, force: bool) -> Any:
@@ -128,7 +144,14 @@ def _index_with_progress(indexer: Any, settings: config.Settings, force: bool) -
 )
 @click.option("--to", "to_version", type=int, help="Stop at this schema version (e.g. 4).")
 @json_option
-def migrate(db_path: Path | None, root: Path | None, to_version: int | None, as_json: bool) -> int:
+@absolute_option
+def migrate(
+    db_path: Path | None,
+    root: Path | None,
+    to_version: int | None,
+    as_json: bool,
+    absolute: bool,
+) -> int:
     """Create or upgrade an index's schema in place (each step one transaction)."""
     from repomap import store
 
@@ -139,10 +162,11 @@ def migrate(db_path: Path | None, root: Path | None, to_version: int | None, as_
     db = store.open_index(settings.db_path, migrate_to=to_version)
     version = db.scalar("PRAGMA user_version")
     db.conn.close()
+    shown = Shown(settings.root, absolute).anywhere(settings.db_path)
     if as_json:
-        print_json(envelope([{"db_path": str(settings.db_path), "schema_version": version}]))
+        print_json(envelope([{"db_path": shown, "schema_version": version}]))
     else:
-        click.echo(f"{settings.db_path}: schema v{version}")
+        click.echo(f"{shown}: schema v{version}")
     return outcome.found(1, search=False)
 
 
@@ -183,6 +207,7 @@ def _as_dict(value: Any) -> Any:
 @click.option("--level", type=click.IntRange(min=1), help="Heading levels / symbol depth to show.")
 @_max_lines_option
 @json_option
+@absolute_option
 @root_option
 @db_option
 def outline(
@@ -191,6 +216,7 @@ def outline(
     level: int | None,
     max_lines: int | None,
     as_json: bool,
+    absolute: bool,
     root: Path | None,
     db_path: Path | None,
 ) -> int:
@@ -206,14 +232,21 @@ def outline(
     settings = config.resolve(root, db_path, find_index=True)
     outcome.note_index(settings.db_path)
     with reading(settings.db_path) as db:
-        result = gateway.outline(db, _indexed_root(db, settings), path, level)
+        indexed_root = _indexed_root(db, settings)
+        result = gateway.outline(db, indexed_root, path, level)
     if result.changed:
-        shown = ", ".join(result.changed[:5]) + (", …" if len(result.changed) > 5 else "")
+        listed = ", ".join(result.changed[:5]) + (", …" if len(result.changed) > 5 else "")
         click.echo(
-            f"warning: {len(result.changed)} files changed since they were indexed ({shown}); "
+            f"warning: {len(result.changed)} files changed since they were indexed ({listed}); "
             "run `repomap index` for their current outline",
             err=True,
         )
+    shown = Shown(indexed_root, absolute)
+    result = replace(
+        result,
+        files=[replace(file, path=shown(file.path)) for file in result.files],
+        changed=[shown(path) for path in result.changed],
+    )
     if as_json:
         files, more_lines = _outline_cut(result.files, max_lines)
         print_json(
@@ -261,6 +294,7 @@ def _outline_cut(files: list[Any], max_lines: int | None) -> tuple[list[Any], in
     help="Symbols: add leading comments/decorators, enclosing headers, used imports.",
 )
 @json_option
+@absolute_option
 @root_option
 @db_option
 def show(
@@ -270,6 +304,7 @@ def show(
     max_lines: int | None,
     context: bool,
     as_json: bool,
+    absolute: bool,
     root: Path | None,
     db_path: Path | None,
 ) -> int:
@@ -280,8 +315,8 @@ def show(
         raise click.UsageError("give either a symbol NAME or --section HEADING, not both")
     try:
         if name is not None:
-            return _show_symbol(name, file, max_lines, context, as_json, root, db_path)
-        return _show_section(heading or "", file, max_lines, as_json, root, db_path)
+            return _show_symbol(name, file, max_lines, context, as_json, absolute, root, db_path)
+        return _show_section(heading or "", file, max_lines, as_json, absolute, root, db_path)
     except NotFound as missing:
         if not as_json:
             raise  # the Group says what was looked for and what is close, and exits 1
@@ -295,6 +330,7 @@ def _show_section(
     file: str | None,
     max_lines: int | None,
     as_json: bool,
+    absolute: bool,
     root: Path | None,
     db_path: Path | None,
 ) -> int:
@@ -304,7 +340,11 @@ def _show_section(
     settings = config.resolve(root, db_path, find_index=True)
     outcome.note_index(settings.db_path)
     with reading(settings.db_path) as db:
-        view = show_section(db, _indexed_root(db, settings), heading, file, max_lines)
+        indexed_root = _indexed_root(db, settings)
+        view = show_section(db, indexed_root, heading, file, max_lines)
+    shown = Shown(indexed_root, absolute)
+    matches = [replace(match, file=shown(match.file)) for match in view.matches]
+    view = replace(view, file=shown(view.file), matches=matches)
     if view.ambiguous:
         click.echo(f'warning: multiple matches for "{view.query}"; showing first', err=True)
     if as_json:
@@ -320,6 +360,7 @@ def _show_symbol(
     max_lines: int | None,
     context: bool,
     as_json: bool,
+    absolute: bool,
     root: Path | None,
     db_path: Path | None,
 ) -> int:
@@ -330,6 +371,8 @@ def _show_symbol(
     content = get_symbol_content(settings, name, file, max_lines, context)
     if content.warning:
         click.echo(f"warning: {content.warning}", err=True)
+    if absolute:
+        content = _content_shown(content, settings)
     if as_json:
         print_json(envelope([content.as_dict()], content.truncated_lines > 0))
     else:
@@ -337,11 +380,28 @@ def _show_symbol(
     return outcome.found(1)
 
 
+def _content_shown(content: Any, settings: config.Settings) -> Any:
+    """A symbol's content with its paths absolute (--absolute)."""
+    from repomap.store import reading
+
+    with reading(settings.db_path) as db:
+        shown = Shown(_indexed_root(db, settings), absolute=True)
+    others = []
+    for other in content.others:  # "method Model.save django/db/models/base.py:767"
+        what, _, where = other.rpartition(" ")
+        others.append(f"{what} {shown.located(where)}")
+    declaration = content.declaration and shown.located(content.declaration)
+    return replace(
+        content, file_path=shown(content.file_path), others=others, declaration=declaration
+    )
+
+
 @click.command("search-docs")
 @click.argument("query")
 @limit_option(20)
 @path_option
 @json_option
+@absolute_option
 @root_option
 @db_option
 def search_docs(
@@ -349,6 +409,7 @@ def search_docs(
     limit: int,
     path: str | None,
     as_json: bool,
+    absolute: bool,
     root: Path | None,
     db_path: Path | None,
 ) -> int:
@@ -360,8 +421,10 @@ def search_docs(
     settings = config.resolve(root, db_path, find_index=True)
     outcome.note_index(settings.db_path)
     with reading(settings.db_path) as db:  # one more than asked: says whether more exist
-        probe = run_search(db, _indexed_root(db, settings), query, min(limit + 1, MAX_LIMIT), path)
-    hits = probe.hits[:limit]
+        indexed_root = _indexed_root(db, settings)
+        probe = run_search(db, indexed_root, query, min(limit + 1, MAX_LIMIT), path)
+    shown = Shown(indexed_root, absolute)
+    hits = [replace(hit, file=shown(hit.file)) for hit in probe.hits[:limit]]
     stale = sorted({hit.file for hit in hits if hit.stale})
     truncated = len(probe.hits) > limit or limit == MAX_LIMIT == len(hits)
     result = replace(probe, hits=hits, stale_files=stale)
@@ -395,8 +458,11 @@ def search_docs(
 @click.argument("path")
 @_max_lines_option
 @json_option
+@absolute_option
 @root_option
-def open_(path: str, max_lines: int | None, as_json: bool, root: Path | None) -> int:
+def open_(
+    path: str, max_lines: int | None, as_json: bool, absolute: bool, root: Path | None
+) -> int:
     """Print a file inside ROOT as it is."""
     from repomap.gateway import files as gateway
 
@@ -405,7 +471,8 @@ def open_(path: str, max_lines: int | None, as_json: bool, root: Path | None) ->
     view = gateway.open_file(settings.root, path, max_lines)
     if as_json:  # the text, invalid UTF-8 replaced
         content = view.content.decode("utf-8", errors="replace")
-        answer = {"path": view.path, "content": content, "line_count": view.line_count,
+        path_shown = Shown(settings.root, absolute)(view.path)
+        answer = {"path": path_shown, "content": content, "line_count": view.line_count,
                   "more_lines": view.more_lines}  # fmt: skip
         print_json(envelope([answer], view.more_lines > 0))
         return outcome.found(1, search=False)
@@ -433,6 +500,7 @@ def open_(path: str, max_lines: int | None, as_json: bool, root: Path | None) ->
     help="json: the same as --json.",
 )
 @json_option
+@absolute_option
 @root_option
 def sources(
     directory: str | None,
@@ -441,6 +509,7 @@ def sources(
     limit: int,
     fmt: str,
     as_json: bool,
+    absolute: bool,
     root: Path | None,
 ) -> int:
     """The files under ROOT as a tree (ignore rules applied), directories first."""
@@ -450,10 +519,16 @@ def sources(
     settings = config.resolve(root)
     outcome.note_index(settings.db_path)
     tree = gateway.sources(settings.root, directory, depth, pattern, limit)
+    shown = Shown(settings.root, absolute)
+    folder = shown(f"{tree.directory}/" if tree.directory else "")
+    entries = [replace(entry, path=shown(entry.path)) for entry in tree.entries]
+    tree = replace(tree, directory=folder if absolute else tree.directory, entries=entries)
     if as_json or fmt == "json":
         data = _as_dict(tree)
         print_json(envelope(data.pop("entries"), tree.truncated, **data))
     else:
+        if absolute:  # the tree shows names: say where it starts
+            click.echo(folder.rstrip("/") + "/")
         _echo_text(sources_text(tree))
     return outcome.found(len(tree.entries))
 
@@ -464,9 +539,16 @@ def sources(
 @click.option("--ignore-case", "-i", is_flag=True, help="Match regardless of case.")
 @path_option
 @json_option
+@absolute_option
 @root_option
 def files(
-    query: str, limit: int, ignore_case: bool, path: str | None, as_json: bool, root: Path | None
+    query: str,
+    limit: int,
+    ignore_case: bool,
+    path: str | None,
+    as_json: bool,
+    absolute: bool,
+    root: Path | None,
 ) -> int:
     """Files whose name contains QUERY (a literal substring; on the path if it contains /)."""
     from repomap.cli.render_gateway import files_text
@@ -475,6 +557,8 @@ def files(
     settings = config.resolve(root)
     outcome.note_index(settings.db_path)
     found = gateway.find_files(settings.root, query, limit, ignore_case, path)
+    shown = Shown(settings.root, absolute)
+    found = replace(found, paths=[shown(path) for path in found.paths])
     if as_json:
         results = [{"path": path} for path in found.paths]
         print_json(envelope(results, found.truncated, query=found.query, total=found.total))
@@ -493,6 +577,7 @@ def files(
 @path_option
 @limit_option(20)
 @json_option
+@absolute_option
 @root_option
 @db_option
 def symbols_(
@@ -502,6 +587,7 @@ def symbols_(
     path: str | None,
     limit: int,
     as_json: bool,
+    absolute: bool,
     root: Path | None,
     db_path: Path | None,
 ) -> int:
@@ -513,7 +599,8 @@ def symbols_(
     outcome.note_index(settings.db_path)
     with reading(settings.db_path) as db:  # one more than asked: says whether more exist
         probe = search_symbols(db, query, kind, language, path, min(limit + 1, MAX_LIMIT))
-    hits = probe[:limit]
+        shown = Shown(_indexed_root(db, settings), absolute)
+    hits = [replace(hit, file_path=shown(hit.file_path)) for hit in probe[:limit]]
     if as_json:
         truncated = len(probe) > limit or limit == MAX_LIMIT == len(hits)
         print_json(envelope([_as_dict(hit) for hit in hits], truncated, query=query))
@@ -544,6 +631,7 @@ def symbols_(
     "--mention", multiple=True, help="An identifier or file name (repeatable): rank toward it."
 )
 @json_option
+@absolute_option
 @root_option
 @db_option
 def map_(
@@ -551,6 +639,7 @@ def map_(
     focus: tuple[str, ...],
     mention: tuple[str, ...],
     as_json: bool,
+    absolute: bool,
     root: Path | None,
     db_path: Path | None,
 ) -> int:
@@ -562,6 +651,8 @@ def map_(
     outcome.note_index(settings.db_path)
     with reading(settings.db_path) as db:
         result = repo_map(db, tokens, focus, mention)
+        if absolute:
+            result = _map_shown(result, Shown(_indexed_root(db, settings), absolute))
     if result.unmatched_mentions:
         click.echo(
             f"warning: no symbol or file matches {', '.join(result.unmatched_mentions)}", err=True
@@ -575,21 +666,36 @@ def map_(
     return outcome.found(len(result.files), search=False)
 
 
+def _map_shown(result: Any, shown: Shown) -> Any:
+    """The map with its files' paths as shown, in its text (each file's `path:` line) too."""
+    headers = {f"{file.file_path}:": f"{shown(file.file_path)}:" for file in result.files}
+    text = "".join(
+        headers.get(line.rstrip("\n"), line.rstrip("\n")) + ("\n" if line.endswith("\n") else "")
+        for line in result.text.splitlines(keepends=True)
+    )
+    files = [replace(file, file_path=shown(file.file_path)) for file in result.files]
+    return replace(result, text=text, files=files)
+
+
 # --- stats (repomap/search/log.py) ----------------------------------------------------------
 
 
 @click.command()
 @click.option("--top", type=click.IntRange(1, 1000), default=10, show_default=True)
 @json_option
+@absolute_option
 @db_option
 @root_option
-def stats(top: int, as_json: bool, db_path: Path | None, root: Path | None) -> int:
+def stats(top: int, as_json: bool, absolute: bool, db_path: Path | None, root: Path | None) -> int:
     """Summarize the log: searches (frequent, empty, latency), then every CLI command and MCP
     tool called (calls, errors, empty answers, latency)."""
     from repomap.search import log as searchlog
 
-    index = config.resolve(root, db_path, find_index=True).db_path
+    settings = config.resolve(root, db_path, find_index=True)
+    index = settings.db_path
     summary = searchlog.summarize(index, top)
+    shown = Shown(settings.root, absolute)
+    summary = summary._replace(log_files=[shown.anywhere(path) for path in summary.log_files])
     usage = searchlog.summarize_usage(index)
     outcome.note_index(index)
     if as_json:

@@ -28,6 +28,7 @@ from repomap.cli.search_text import (
     undecodable,
 )
 from repomap.cli.shared import (
+    absolute_option,
     db_option,
     json_option,
     lang_option,
@@ -169,6 +170,7 @@ def main() -> None:
     "-i", "--ignore-case", is_flag=True, help="With --literal: ignore case (words always do)."
 )
 @json_option
+@absolute_option
 @db_option
 @root_option
 def search_text(
@@ -180,6 +182,7 @@ def search_text(
     literal: bool,
     ignore_case: bool,
     as_json: bool,
+    absolute: bool,
     db_path: Path | None,
     root: Path | None,
 ) -> int:
@@ -188,7 +191,7 @@ def search_text(
 
     return body.run(
         click.echo, query, element_type, limit, path, language, literal, ignore_case, as_json,
-        db_path, root,
+        absolute, db_path, root,
     )  # fmt: skip
 
 

@@ -53,6 +53,7 @@ def run(
     literal: bool,
     ignore_case: bool,
     as_json: bool,
+    absolute: bool,
     db_path: Path | None,
     root: Path | None,
 ) -> int:
@@ -68,6 +69,13 @@ def run(
             db, query, element_type, limit, path, language,
             "literal" if literal else "fts", ignore_case, log=settings.search_log,
         )  # fmt: skip
+        if absolute:
+            from repomap.cli.shown import Shown
+            from repomap.store import indexed_root
+
+            shown = Shown(indexed_root(db, settings.root), absolute)
+            hits = tuple(hit._replace(file_path=shown(hit.file_path)) for hit in result.hits)
+            result = result._replace(hits=hits)
     if as_json:
         data = result.as_dict()
         truncated = not result.total_exact or result.total > len(result.hits)

@@ -2,7 +2,8 @@
 (repomap/cli/main.py); do not edit. repomap/cli/fastpath.py parses argv with it."""
 
 SPEC = {'arguments': ['query'],
- 'options': {'--db': {'default': None,
+ 'options': {'--absolute': {'default': False, 'kind': 'flag', 'name': 'absolute'},
+             '--db': {'default': None,
                       'dir_okay': False,
                       'file_okay': True,
                       'kind': 'path',

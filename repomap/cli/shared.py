@@ -71,3 +71,10 @@ def limit_option(default: int) -> Any:
         show_default=True,
         help=f"Most results to give (1-{MAX_LIMIT}).",
     )
+
+
+ABSOLUTE_HELP = "Print absolute paths (default: relative to ROOT)."
+
+
+def absolute_option(command: Any) -> Any:
+    return click.option("--absolute", is_flag=True, help=ABSOLUTE_HELP)(command)
