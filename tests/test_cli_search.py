@@ -216,3 +216,44 @@ def test_a_snippet_ends_with_an_ellipsis_only_where_words_were_cut(tmp_path: Pat
     assert doc_snippets["docs/guide.md"] == "The [MATCH]pool[/MATCH] keeps connections."
     assert doc_snippets["docs/long.md"].startswith("…word")
     assert doc_snippets["docs/long.md"].endswith("…")
+
+
+def _on_a_terminal(*args: str | Path) -> str:
+    """The CLI's stdout when it is a terminal (a pseudo-terminal, 100 columns)."""
+    import os
+    import pty
+    import subprocess
+
+    leader, follower = pty.openpty()
+    env = {**os.environ, "COLUMNS": "100", "TERM": "xterm", "REPOMAP_SEARCH_LOG": "0"}
+    env.pop("NO_COLOR", None)
+    done = subprocess.run([sys.executable, "-m", "repomap.cli", *map(str, args)], stdout=follower,
+                          stderr=subprocess.DEVNULL, env=env, timeout=60)  # fmt: skip
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the follower side closed: all read
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    assert done.returncode == 0
+    return b"".join(chunks).decode()
+
+
+@pytest.mark.parametrize("command", ["search-text", "search-docs"])
+def test_matches_are_highlighted_on_a_terminal_and_marked_only_when_asked(
+    tmp_path: Path, command: str
+) -> None:
+    root = indexed_tree(tmp_path / "repo", {"a.py": "# the needle here\n", "a.md": "needle here\n"})
+    shown = _on_a_terminal(command, "needle", "--root", root)
+    assert "\x1b[" in shown and "[MATCH]" not in shown and "needle" in shown
+    piped = run_cli(command, "needle", "--root", root).stdout
+    assert "needle here" in piped and "[MATCH]" not in piped and "\x1b[" not in piped
+    asked = run_cli(command, "needle", "--markers", "--root", root).stdout
+    assert "[MATCH]needle[/MATCH] here" in asked and "\x1b[" not in asked
+    marked = _on_a_terminal(command, "needle", "--markers", "--root", root)
+    assert "[MATCH]needle[/MATCH]" in marked

@@ -627,7 +627,15 @@ def test_search_docs_limit(repo):
 
 def test_search_docs_text_output(repo):
     result = cli(repo, "search-docs", "configuring")
-    assert result.stdout == (
+    assert result.stdout == (  # to a pipe: plain text, no markers (highlighted on a terminal)
+        "README.md:11-18  Configure\n"
+        "  Set REPOMAP_DB to configure where the index lives. ```sh # Not a heading:"
+        " a shell comment repomap index . ```\n"
+        "README.md:5-7  Install\n"
+        "  Run `pip install repomap` before configuring anything.\n"
+    )
+    marked = cli(repo, "search-docs", "configuring", "--markers")
+    assert marked.stdout == (
         "README.md:11-18  Configure\n"
         "  Set REPOMAP_DB to [MATCH]configure[/MATCH] where the index lives. ```sh # Not a heading:"
         " a shell comment repomap index . ```\n"

@@ -20,6 +20,7 @@ from repomap.cli.shared import (
     json_option,
     lang_option,
     limit_option,
+    markers_option,
     path_filter_option,
     path_option,
     print_json,
@@ -400,6 +401,7 @@ def _content_shown(content: Any, settings: config.Settings) -> Any:
 @click.argument("query")
 @limit_option(20)
 @path_option
+@markers_option
 @json_option
 @absolute_option
 @root_option
@@ -408,13 +410,13 @@ def search_docs(
     query: str,
     limit: int,
     path: str | None,
+    markers: bool,
     as_json: bool,
     absolute: bool,
     root: Path | None,
     db_path: Path | None,
 ) -> int:
     """Search Markdown sections and .txt files (bare words ANDed, porter stemming), best first."""
-    from repomap.cli.render_gateway import search_docs_text
     from repomap.search.docs import search_docs as run_search
     from repomap.store import reading
 
@@ -450,7 +452,9 @@ def search_docs(
             )
         )
     else:
-        _echo_text(search_docs_text(result))
+        from repomap.cli.render_search import print_docs  # rich: for people only
+
+        print_docs(result, markers)
     return outcome.found(len(result.hits))
 
 

@@ -33,6 +33,7 @@ from repomap.cli.shared import (
     json_option,
     lang_option,
     limit_option,
+    markers_option,
     path_option,
     root_option,
 )
@@ -169,6 +170,7 @@ def main() -> None:
 @click.option(
     "-i", "--ignore-case", is_flag=True, help="With --literal: ignore case (words always do)."
 )
+@markers_option
 @json_option
 @absolute_option
 @db_option
@@ -181,6 +183,7 @@ def search_text(
     language: str | None,
     literal: bool,
     ignore_case: bool,
+    markers: bool,
     as_json: bool,
     absolute: bool,
     db_path: Path | None,
@@ -190,8 +193,8 @@ def search_text(
     from repomap.cli import search_text as body
 
     return body.run(
-        click.echo, query, element_type, limit, path, language, literal, ignore_case, as_json,
-        absolute, db_path, root,
+        click.echo, query, element_type, limit, path, language, literal, ignore_case, markers,
+        as_json, absolute, db_path, root,
     )  # fmt: skip
 
 

@@ -52,6 +52,7 @@ def run(
     language: str | None,
     literal: bool,
     ignore_case: bool,
+    markers: bool,
     as_json: bool,
     absolute: bool,
     db_path: Path | None,
@@ -84,5 +85,5 @@ def run(
     else:
         from repomap.cli.render_search import print_search  # rich: for people only
 
-        print_search(result)
+        print_search(result, markers)
     return outcome.found(len(result.hits))

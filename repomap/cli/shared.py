@@ -78,3 +78,10 @@ ABSOLUTE_HELP = "Print absolute paths (default: relative to ROOT)."
 
 def absolute_option(command: Any) -> Any:
     return click.option("--absolute", is_flag=True, help=ABSOLUTE_HELP)(command)
+
+
+MARKERS_HELP = "Keep [MATCH]...[/MATCH] around matched words (default: highlight on a terminal)."
+
+
+def markers_option(command: Any) -> Any:
+    return click.option("--markers", is_flag=True, help=MARKERS_HELP)(command)
