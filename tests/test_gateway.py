@@ -384,7 +384,7 @@ def test_outline_warns_about_files_changed_since_indexing(repo):
     readme = repo / "README.md"
     readme.write_text("# Rewritten\n")
     _bump_mtime(readme)
-    result = cli(repo, "outline")
+    result = cli(repo, "outline", "--no-refresh")  # by default it is re-indexed first
     assert result.stderr == (
         "warning: 1 files changed since they were indexed (README.md); "
         "run `repomap index` for their current outline\n"
@@ -493,7 +493,7 @@ def test_show_without_any_match_points_at_outline(repo):
 def test_show_section_never_serves_lines_of_a_changed_file(repo):
     readme = repo / "README.md"
     readme.write_text("inserted line\n" + readme.read_text())  # every line moves down
-    result = cli(repo, "show", "--section", "Configure")
+    result = cli(repo, "show", "--section", "Configure", "--no-refresh")
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr == (
         "error: README.md changed since it was indexed, so its section lines are out of date; "
@@ -505,7 +505,7 @@ def test_show_section_never_serves_lines_of_a_changed_file(repo):
 
 def test_show_section_of_a_deleted_file_says_to_reindex(repo):
     (repo / "docs" / "guide.md").unlink()
-    result = cli(repo, "show", "--section", "Troubleshooting")
+    result = cli(repo, "show", "--section", "Troubleshooting", "--no-refresh")
     assert result.returncode == 2
     assert "docs/guide.md was removed since it was indexed; run `repomap index`" in result.stderr
 
@@ -662,7 +662,7 @@ def test_search_docs_follows_edits_after_reindexing(repo):
 def test_search_docs_never_gives_line_numbers_of_a_changed_file(repo):
     readme = repo / "README.md"
     readme.write_text("new first line\n" + readme.read_text())
-    result = cli(repo, "search-docs", "configuring", "--json")
+    result = cli(repo, "search-docs", "configuring", "--json", "--no-refresh")
     assert result.stderr == (
         "warning: README.md changed since indexing (line numbers left out); run `repomap index`\n"
     )
@@ -671,7 +671,8 @@ def test_search_docs_never_gives_line_numbers_of_a_changed_file(repo):
         ("Configure", None, None, True),
         ("Install", None, None, True),
     ]
-    assert cli(repo, "search-docs", "configuring").stdout.startswith("README.md  Configure\n")
+    text = cli(repo, "search-docs", "configuring", "--no-refresh").stdout
+    assert text.startswith("README.md  Configure\n")
 
 
 def test_search_docs_with_only_punctuation_finds_nothing_and_says_why(repo):

@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from repomap import config
-from repomap.cli import outcome
+from repomap.cli import outcome, refresh
 from repomap.cli.outcome import envelope
 from repomap.cli.search_text import one_line
 from repomap.cli.shared import (
@@ -21,6 +21,7 @@ from repomap.cli.shared import (
     lang_option,
     limit_option,
     markers_option,
+    no_refresh_option,
     path_filter_option,
     path_option,
     print_json,
@@ -207,6 +208,7 @@ def _as_dict(value: Any) -> Any:
 @path_filter_option("path_option")
 @click.option("--level", type=click.IntRange(min=1), help="Heading levels / symbol depth to show.")
 @_max_lines_option
+@no_refresh_option
 @json_option
 @absolute_option
 @root_option
@@ -216,6 +218,7 @@ def outline(
     path_option: str | None,
     level: int | None,
     max_lines: int | None,
+    no_refresh: bool,
     as_json: bool,
     absolute: bool,
     root: Path | None,
@@ -232,10 +235,12 @@ def outline(
 
     settings = config.resolve(root, db_path, find_index=True)
     outcome.note_index(settings.db_path)
+    if not no_refresh:
+        refresh.check(settings, click.echo)
     with reading(settings.db_path) as db:
         indexed_root = _indexed_root(db, settings)
         result = gateway.outline(db, indexed_root, path, level)
-    if result.changed:
+    if result.changed and no_refresh:  # else the check has re-indexed them or warned
         listed = ", ".join(result.changed[:5]) + (", …" if len(result.changed) > 5 else "")
         click.echo(
             f"warning: {len(result.changed)} files changed since they were indexed ({listed}); "
@@ -294,6 +299,7 @@ def _outline_cut(files: list[Any], max_lines: int | None) -> tuple[list[Any], in
     is_flag=True,
     help="Symbols: add leading comments/decorators, enclosing headers, used imports.",
 )
+@no_refresh_option
 @json_option
 @absolute_option
 @root_option
@@ -304,6 +310,7 @@ def show(
     file: str | None,
     max_lines: int | None,
     context: bool,
+    no_refresh: bool,
     as_json: bool,
     absolute: bool,
     root: Path | None,
@@ -316,8 +323,12 @@ def show(
         raise click.UsageError("give either a symbol NAME or --section HEADING, not both")
     try:
         if name is not None:
-            return _show_symbol(name, file, max_lines, context, as_json, absolute, root, db_path)
-        return _show_section(heading or "", file, max_lines, as_json, absolute, root, db_path)
+            return _show_symbol(
+                name, file, max_lines, context, no_refresh, as_json, absolute, root, db_path
+            )
+        return _show_section(
+            heading or "", file, max_lines, no_refresh, as_json, absolute, root, db_path
+        )
     except NotFound as missing:
         if not as_json:
             raise  # the Group says what was looked for and what is close, and exits 1
@@ -330,6 +341,7 @@ def _show_section(
     heading: str,
     file: str | None,
     max_lines: int | None,
+    no_refresh: bool,
     as_json: bool,
     absolute: bool,
     root: Path | None,
@@ -340,6 +352,8 @@ def _show_section(
 
     settings = config.resolve(root, db_path, find_index=True)
     outcome.note_index(settings.db_path)
+    if not no_refresh:
+        refresh.check(settings, click.echo)
     with reading(settings.db_path) as db:
         indexed_root = _indexed_root(db, settings)
         view = show_section(db, indexed_root, heading, file, max_lines)
@@ -360,6 +374,7 @@ def _show_symbol(
     file: str | None,
     max_lines: int | None,
     context: bool,
+    no_refresh: bool,
     as_json: bool,
     absolute: bool,
     root: Path | None,
@@ -369,7 +384,11 @@ def _show_symbol(
 
     settings = config.resolve(root, db_path, find_index=True)
     outcome.note_index(settings.db_path)
-    content = get_symbol_content(settings, name, file, max_lines, context)
+    if not no_refresh:
+        refresh.check(settings, click.echo)
+    # its own file changed (the check only warned, in a large index): re-indexed, as its lines
+    # must be exact; with --no-refresh an error says to run `repomap index`
+    content = get_symbol_content(settings, name, file, max_lines, context, reindex=not no_refresh)
     if content.warning:
         click.echo(f"warning: {content.warning}", err=True)
     if absolute:
@@ -402,6 +421,7 @@ def _content_shown(content: Any, settings: config.Settings) -> Any:
 @limit_option(20)
 @path_option
 @markers_option
+@no_refresh_option
 @json_option
 @absolute_option
 @root_option
@@ -411,6 +431,7 @@ def search_docs(
     limit: int,
     path: str | None,
     markers: bool,
+    no_refresh: bool,
     as_json: bool,
     absolute: bool,
     root: Path | None,
@@ -422,6 +443,8 @@ def search_docs(
 
     settings = config.resolve(root, db_path, find_index=True)
     outcome.note_index(settings.db_path)
+    if not no_refresh:
+        refresh.check(settings, click.echo)
     with reading(settings.db_path) as db:  # one more than asked: says whether more exist
         indexed_root = _indexed_root(db, settings)
         probe = run_search(db, indexed_root, query, min(limit + 1, MAX_LIMIT), path)
@@ -580,6 +603,7 @@ def files(
 @lang_option
 @path_option
 @limit_option(20)
+@no_refresh_option
 @json_option
 @absolute_option
 @root_option
@@ -590,6 +614,7 @@ def symbols_(
     language: str | None,
     path: str | None,
     limit: int,
+    no_refresh: bool,
     as_json: bool,
     absolute: bool,
     root: Path | None,
@@ -601,6 +626,8 @@ def symbols_(
 
     settings = config.resolve(root, db_path, find_index=True)
     outcome.note_index(settings.db_path)
+    if not no_refresh:
+        refresh.check(settings, click.echo)
     with reading(settings.db_path) as db:  # one more than asked: says whether more exist
         probe = search_symbols(db, query, kind, language, path, min(limit + 1, MAX_LIMIT))
         shown = Shown(_indexed_root(db, settings), absolute)
@@ -634,6 +661,7 @@ def symbols_(
 @click.option(
     "--mention", multiple=True, help="An identifier or file name (repeatable): rank toward it."
 )
+@no_refresh_option
 @json_option
 @absolute_option
 @root_option
@@ -642,6 +670,7 @@ def map_(
     tokens: int,
     focus: tuple[str, ...],
     mention: tuple[str, ...],
+    no_refresh: bool,
     as_json: bool,
     absolute: bool,
     root: Path | None,
@@ -653,6 +682,8 @@ def map_(
 
     settings = config.resolve(root, db_path, find_index=True)
     outcome.note_index(settings.db_path)
+    if not no_refresh:
+        refresh.check(settings, click.echo)
     with reading(settings.db_path) as db:
         result = repo_map(db, tokens, focus, mention)
         if absolute:

@@ -34,6 +34,7 @@ from repomap.cli.shared import (
     lang_option,
     limit_option,
     markers_option,
+    no_refresh_option,
     path_option,
     root_option,
 )
@@ -171,6 +172,7 @@ def main() -> None:
     "-i", "--ignore-case", is_flag=True, help="With --literal: ignore case (words always do)."
 )
 @markers_option
+@no_refresh_option
 @json_option
 @absolute_option
 @db_option
@@ -184,6 +186,7 @@ def search_text(
     literal: bool,
     ignore_case: bool,
     markers: bool,
+    no_refresh: bool,
     as_json: bool,
     absolute: bool,
     db_path: Path | None,
@@ -194,7 +197,7 @@ def search_text(
 
     return body.run(
         click.echo, query, element_type, limit, path, language, literal, ignore_case, markers,
-        as_json, absolute, db_path, root,
+        no_refresh, as_json, absolute, db_path, root,
     )  # fmt: skip
 
 

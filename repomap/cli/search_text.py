@@ -53,6 +53,7 @@ def run(
     literal: bool,
     ignore_case: bool,
     markers: bool,
+    no_refresh: bool,
     as_json: bool,
     absolute: bool,
     db_path: Path | None,
@@ -65,6 +66,10 @@ def run(
 
     settings = config.resolve(root, db_path, find_index=True)
     outcome.note_index(settings.db_path)
+    if not no_refresh:
+        from repomap.cli import refresh
+
+        refresh.check(settings, echo)
     with reading(settings.db_path) as db:
         result = search_text(
             db, query, element_type, limit, path, language,

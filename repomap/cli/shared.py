@@ -85,3 +85,13 @@ MARKERS_HELP = "Keep [MATCH]...[/MATCH] around matched words (default: highlight
 
 def markers_option(command: Any) -> Any:
     return click.option("--markers", is_flag=True, help=MARKERS_HELP)(command)
+
+
+NO_REFRESH_HELP = (
+    "Answer from the index as it is, without checking for files changed since indexing "
+    "(by default they are re-indexed first in a small index, else counted in a warning)."
+)
+
+
+def no_refresh_option(command: Any) -> Any:
+    return click.option("--no-refresh", is_flag=True, help=NO_REFRESH_HELP)(command)
