@@ -264,7 +264,10 @@ def _api_reader(db: Path):
 def _cli_reader(db: Path, root: Path):
     def read(log: ReaderLog) -> None:
         for args in (("search-text", "connection pool"), ("symbols", "record")):
-            result = run_cli(*args, "--db", db, "--root", root, "--json", timeout=60)
+            # --no-refresh: a reader only (by default it would re-index the changed files
+            # itself, racing the writer under test for the lock)
+            result = run_cli(*args, "--db", db, "--root", root, "--json", "--no-refresh",
+                             timeout=60)  # fmt: skip
             if result.returncode not in (0, 1):  # 1: nothing found
                 raise AssertionError(f"{args[0]}: {result.stderr.strip()}")
             json.loads(result.stdout)
