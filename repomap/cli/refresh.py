@@ -7,11 +7,12 @@ against the index instead (store.changed_since_indexing: no file is read; ~2.3 Â
 
 - in an index of at most REFRESH_MAX_FILES files it re-indexes first, with the same
   incremental indexer as `repomap index` (what `show` already did for its own file), and says
-  so on stderr; that costs what `repomap index` costs there: the tree walk, the changed files
-  and the ranking, ~0.1 s in a small tree (bench/README.md);
-- in a larger one a refresh costs far more than the answer (~0.2 s for the walk alone on
-  Django, ~0.4 s with one file changed), so it only says, on stderr, how many files changed
-  since indexing and to run `repomap index`.
+  so on stderr; that costs what `repomap index` costs there, mostly fixed (importing the
+  indexer and numpy, the ranking): +0.15 s of CPU in a 20-file tree, +0.17 s at 500 files,
+  once after an edit (bench/README.md);
+- in a larger one a refresh costs far more than the answer (0.22 s of CPU for `repomap index`
+  on Django with nothing changed, 0.51 s with one file changed), so it only says, on stderr,
+  how many files changed since indexing and to run `repomap index`.
 
 A file added since indexing is not seen by the check (only `repomap index` walks the tree).
 `--no-refresh` skips the check and answers from the index as it is. No click here: search-text's
