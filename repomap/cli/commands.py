@@ -12,6 +12,7 @@ import click
 
 from repomap import config
 from repomap.cli import outcome, refresh
+from repomap.cli.code_search import search  # noqa: F401 - collected by main.Commands
 from repomap.cli.outcome import envelope
 from repomap.cli.search_text import one_line
 from repomap.cli.shared import (
@@ -58,6 +59,22 @@ from repomap.limits import MAX_LIMIT
     is_flag=True,
     help="Keep credentials found in strings and comments (they are [REDACTED] by default).",
 )
+@click.option(
+    "--embed/--no-embed",
+    default=None,
+    help="Then embed the chunks for `repomap search --mode semantic|hybrid` (the slow stage; "
+    "text and symbol search do not wait for it; only texts not in the cache are embedded). "
+    "Default: when the index already has embeddings.",
+)
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Index, then print what embedding would do (chunks new, reused, to embed) and stop.",
+)
+@click.option(
+    "--vector-store",
+    help="Where vectors live: sqlite (this index, the default) or milvus:PATH.db|URI; remembered.",
+)
 @json_option
 @absolute_option
 @click.option(
@@ -73,6 +90,9 @@ def index(
     max_file_size: int | None,
     workers: int | None,
     no_redact: bool,
+    embed: bool | None,
+    dry_run: bool,
+    vector_store: str | None,
     as_json: bool,
     absolute: bool,
     root_option: Path | None,
@@ -93,13 +113,26 @@ def index(
         summary = indexer.run(settings, force=force)
     else:
         summary = _index_with_progress(indexer, settings, force)
+    embedded = None
+    if embed is None and not dry_run and vector_store is None:
+        embed = indexer.has_embeddings(settings)
+    if embed or dry_run or vector_store is not None:
+        quiet = as_json or not sys.stderr.isatty()
+        embedded = (
+            indexer.embed(settings, dry_run=dry_run, vector_store=vector_store)
+            if quiet
+            else _embed_with_progress(indexer, settings, dry_run, vector_store)
+        )
     summary = _summary_shown(summary, Shown(settings.root, absolute))
     if as_json:
-        print_json(envelope([summary.as_dict()]))
+        embeddings = embedded and embedded.as_dict()
+        print_json(envelope([{**summary.as_dict(), "embeddings": embeddings}]))
     else:
-        from repomap.cli.render_index import print_index_summary
+        from repomap.cli.render_index import print_embed_summary, print_index_summary
 
         print_index_summary(summary)
+        if embedded is not None:
+            print_embed_summary(embedded, dry_run)
     return outcome.found(summary.files, search=False)
 
 
@@ -112,6 +145,26 @@ def _summary_shown(summary: Any, shown: Shown) -> Any:
         fallback=[(shown(path), reason) for path, reason in summary.fallback],
         recovered_from=summary.recovered_from and shown.anywhere(summary.recovered_from),
     )
+
+
+def _embed_with_progress(
+    indexer: Any, settings: config.Settings, dry_run: bool, vector_store: str | None
+) -> Any:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        transient=True,
+    ) as bar:
+        task = bar.add_task("embedding", total=None)
+
+        def advance(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        return indexer.embed(settings, dry_run=dry_run, vector_store=vector_store, progress=advance)
 
 
 def _index_with_progress(indexer: Any, settings: config.Settings, force: bool) -> Any:
