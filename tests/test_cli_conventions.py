@@ -49,6 +49,7 @@ def test_max_lines_0_shows_no_lines_only_how_many_were_left_out(repo, args, expe
 # --- exit status: 0 found, 1 nothing found, 2 error (grep's and rg's) -------------------------
 
 FOUND = [
+    ["search", "application", "--mode", "lexical"],
     ["search-text", "application"],
     ["search-docs", "configure"],
     ["symbols", "main"],
@@ -61,6 +62,7 @@ FOUND = [
     ["open", "README.md"],
 ]
 NOTHING = [
+    ["search", "xylophone", "--mode", "lexical"],
     ["search-text", "xylophone"],
     ["search-docs", "xylophone"],
     ["symbols", "xylophone"],
@@ -71,6 +73,7 @@ NOTHING = [
     ["show", "--section", "Xylophone"],
 ]
 ERRORS = [
+    ["search", "x", "--kind", "bogus"],
     ["search-text", '"never closed'],
     ["search-docs", '"never closed'],
     ["symbols", "main", "--kind", "bogus"],
@@ -129,6 +132,7 @@ JSON_ANSWERS = [
     ["search-text", "application"],
     ["search-docs", "configure"],
     ["symbols", "main"],
+    ["search", "application", "--mode", "lexical"],
 ]
 
 
@@ -214,15 +218,16 @@ def _options(name: str) -> dict[str, click.Option]:
 def test_a_flag_means_the_same_in_every_command_that_takes_it(flag):
     takers = {name: _options(name)[flag] for name in main.commands if flag in _options(name)}
     assert takers, flag
-    shapes = {
-        (p.help, type(p.type).__name__, getattr(p.type, "min", None), getattr(p.type, "max", None))
+    shapes = {  # --lang and --kind: `search` also takes docs formats and the kind `section`
+        (p.help if flag not in ("--lang", "--kind") else "", "--language" in p.opts,
+         type(p.type).__name__, getattr(p.type, "min", None), getattr(p.type, "max", None))
         for p in takers.values()
     }  # fmt: skip
     assert len(shapes) == 1, (flag, takers.keys(), shapes)
 
 
 def test_the_flags_that_narrow_a_search_are_everywhere_it_applies():
-    for name in ("search-text", "symbols"):
+    for name in ("search-text", "symbols", "search"):
         assert {"--lang", "--language", "--path", "--limit"} <= set(_options(name)), name
     for name in ("search-docs", "files", "sources", "outline", "show"):
         assert "--path" in _options(name), name
@@ -241,6 +246,7 @@ def test_the_flags_that_narrow_a_search_are_everywhere_it_applies():
          ["show", "--section", "Install", "--file", "docs/"]),
         (["show", "main", "--path", "src/"], ["show", "main", "--file", "src/"]),
         (["outline", "--path", "src/app.py"], ["outline", "src/app.py"]),
+        (["symbols", "a", "--kind", "function,class"], ["symbols", "a", "--kind", "class,function"]),
     ],
 )  # fmt: skip
 def test_new_names_and_old_spellings_give_the_same_answer(repo, args, same_as):
@@ -250,7 +256,8 @@ def test_new_names_and_old_spellings_give_the_same_answer(repo, args, same_as):
 
 
 @pytest.mark.parametrize("command", [["search-text", "x"], ["search-docs", "x"], ["symbols", "x"],
-                                     ["files", "x"], ["sources"]], ids=" ".join)  # fmt: skip
+                                     ["files", "x"], ["sources"], ["search", "x", "--mode",
+                                     "lexical"]], ids=" ".join)  # fmt: skip
 def test_every_limit_takes_1_to_1000(repo, command):
     assert cli(repo, *command, "--limit", "1000").returncode in (0, 1)
     for bad in ("0", "1001"):
@@ -271,6 +278,7 @@ def test_version_is_the_installed_packages(module):
 # --- paths: relative to ROOT, absolute only with --absolute, text and JSON alike -----------------
 
 PATH_ANSWERS = [
+    ["search", "application", "--mode", "lexical"],
     ["search-text", "application"],
     ["symbols", "main"],
     ["search-docs", "configure"],

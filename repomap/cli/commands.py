@@ -16,6 +16,7 @@ from repomap.cli.code_search import search  # noqa: F401 - collected by main.Com
 from repomap.cli.outcome import envelope
 from repomap.cli.search_text import one_line
 from repomap.cli.shared import (
+    KIND_HELP,
     absolute_option,
     db_option,
     json_option,
@@ -652,7 +653,7 @@ def files(
 
 @click.command("symbols")
 @click.argument("query")
-@click.option("--kind", help="Only this kind: class function method struct enum trait impl ...")
+@click.option("--kind", help=KIND_HELP)
 @lang_option
 @path_option
 @limit_option(20)

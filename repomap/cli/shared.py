@@ -95,3 +95,6 @@ NO_REFRESH_HELP = (
 
 def no_refresh_option(command: Any) -> Any:
     return click.option("--no-refresh", is_flag=True, help=NO_REFRESH_HELP)(command)
+
+
+KIND_HELP = "Only these kinds, one or several comma-separated: class, function,method, ..."
