@@ -544,7 +544,7 @@ def test_tool_calls_are_logged_and_summarized_by_repomap_stats(repo: Path) -> No
     assert all(e["ms"] > 0 for e in tools)
     stats = run_cli("stats", "--root", repo, "--json")
     assert stats.returncode == 0, stats.stderr
-    usage = {t["tool"]: t for t in json.loads(stats.stdout)["tools"]}
+    usage = {t["name"]: t for t in json.loads(stats.stdout)["results"] if t["kind"] == "tool"}
     assert (usage["search_symbols"]["calls"], usage["search_symbols"]["errors"]) == (2, 1)
     assert usage["read_file"]["errors"] == 1
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from repomap import store
-from repomap.errors import BadQuery, RepomapError
+from repomap.errors import BadQuery, NotFound, RepomapError
 from repomap.index.vocabulary import KINDS
 from repomap.languages import resolve_language
 from repomap.limits import check_limit
@@ -33,7 +33,7 @@ MATCH_TIERS = ("exact", "prefix", "substring", "fuzzy")
 FUZZY_CANDIDATES = 2000  # rows a subsequence scan hands to Python for ordering
 
 
-class SymbolNotFound(RepomapError):
+class SymbolNotFound(NotFound):
     """No symbol has that name; the message carries "did you mean" suggestions."""
 
 
@@ -198,11 +198,12 @@ def _filters(
 ) -> tuple[dict[str, str], str]:
     params: dict[str, str] = {}
     clauses = []
-    if kind:
-        if kind.lower() not in KINDS:  # an unknown kind matched nothing, silently
+    if kind:  # one kind, or several comma-separated (as `repomap search --kind`)
+        kinds = [part.strip().lower() for part in kind.split(",") if part.strip()]
+        if not kinds or any(k not in KINDS for k in kinds):  # unknown matched nothing, silently
             raise BadQuery(f"unknown kind {kind!r}; use one of {', '.join(KINDS)}")
-        clauses.append("s.kind = :kind")
-        params["kind"] = kind.lower()
+        clauses.append("s.kind IN (SELECT value FROM json_each(:kinds))")
+        params["kinds"] = json.dumps(kinds)
     if language:
         clauses.append("f.language = :language")
         params["language"] = resolve_language(language)
