@@ -62,7 +62,7 @@ def report(name: str, root: Path, scratch: Path, runs: int) -> str:
     indexed = common.timed(
         [*common.repomap_command(), "index", str(root), "--db", str(db_path), "--json"]
     ).check()
-    summary = indexed.json()["docs"]
+    summary = indexed.json()["results"][0]["docs"]
     rows = [
         ["doc files / bytes", f"{len(doc_files):,} / {common.fmt_bytes(doc_bytes)}", ""],
         ["headings / sections", f"{summary['headings']:,} / {summary['sections']:,}", ""],

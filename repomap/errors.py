@@ -6,18 +6,29 @@ from enum import IntEnum
 
 
 class ExitCode(IntEnum):
-    OK = 0
-    ERROR = 1
-    USAGE = 2  # Click's own code for bad arguments
-    NO_INDEX = 3
-    SCHEMA_TOO_NEW = 4
-    BUSY = 5
+    """grep's and rg's convention, for every command (README, "Exit status")."""
+
+    OK = 0  # something found, or the command did its job
+    NO_MATCH = 1  # a search or lookup that found nothing
+    ERROR = 2  # any error: bad arguments (Click's own code), no index, a failure
+    # The causes, named where they are raised; all are errors, so all exit 2.
+    USAGE = 2
+    NO_INDEX = 2
+    SCHEMA_TOO_NEW = 2
+    BUSY = 2
 
 
 class RepomapError(Exception):
     """An error the user can act on; the message says what to do next."""
 
     exit_code = ExitCode.ERROR
+
+
+class NotFound(RepomapError):
+    """A lookup by name found nothing (not an error: exit 1, like grep finding no line); the
+    message says what was looked for and what is close."""
+
+    exit_code = ExitCode.NO_MATCH
 
 
 class IndexNotFound(RepomapError):

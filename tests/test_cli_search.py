@@ -53,18 +53,18 @@ def test_every_option_reaches_the_search(root: Path) -> None:
 
 def test_a_query_that_starts_with_a_dash_is_a_query_not_an_option(root: Path) -> None:
     done = search(root, "->", "--literal", "--json")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == ExitCode.NO_MATCH, done.stderr
     assert json.loads(done.stdout)["query"] == "->"
     typo = search(root, "pool", "--limt", "5")
     assert typo.returncode == ExitCode.USAGE and "--limt" in typo.stderr
 
 
-def test_no_results_is_an_empty_list_and_exit_0(root: Path) -> None:
+def test_no_results_is_an_empty_list_and_exit_1_as_grep(root: Path) -> None:
     done = search(root, "xylophone", "--json")
-    assert done.returncode == 0
+    assert done.returncode == ExitCode.NO_MATCH
     assert json.loads(done.stdout)["results"] == []
     human = search(root, "xylophone")
-    assert human.returncode == 0 and "no matches" in human.stderr
+    assert human.returncode == ExitCode.NO_MATCH and "no matches" in human.stderr
 
 
 def test_human_output_groups_by_file_with_path_line_symbol_and_snippet(root: Path) -> None:
@@ -189,3 +189,71 @@ def test_output_to_a_pipe_is_never_wrapped(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     [snippet] = [line for line in done.stdout.splitlines() if "needle" in line]
     assert len(snippet) > 80 and "word0" in snippet and "word30" in snippet  # one line
+
+
+def test_a_snippet_ends_with_an_ellipsis_only_where_words_were_cut(tmp_path: Path) -> None:
+    filler = " ".join(f"word{n}" for n in range(60))
+    root = indexed_tree(
+        tmp_path / "repo",
+        {
+            "whole.py": '''
+                def get():
+                    """Get a connection from the pool."""
+                ''',
+            "quoted.py": 'MESSAGE = "(the pool is closed)"\n',
+            "long.py": f"# {filler} pool {filler}.\n",
+            "docs/guide.md": "# Pool\n\nThe pool keeps connections.\n",
+            "docs/long.md": f"# Long\n\n{filler} pool {filler}.\n",
+        },
+    )
+    texts = search(root, "pool", "--json", "--limit", "10")
+    snippets = {hit["file_path"]: hit["snippet"] for hit in json.loads(texts.stdout)["results"]}
+    assert snippets["whole.py"] == "Get a connection from the [MATCH]pool[/MATCH]."
+    assert snippets["quoted.py"] == "(the [MATCH]pool[/MATCH] is closed)"
+    assert snippets["long.py"].startswith("…word") and snippets["long.py"].endswith("…")
+    docs = run_cli("search-docs", "pool", "--json", "--root", root)
+    doc_snippets = {hit["file"]: hit["snippet"] for hit in json.loads(docs.stdout)["results"]}
+    assert doc_snippets["docs/guide.md"] == "The [MATCH]pool[/MATCH] keeps connections."
+    assert doc_snippets["docs/long.md"].startswith("…word")
+    assert doc_snippets["docs/long.md"].endswith("…")
+
+
+def _on_a_terminal(*args: str | Path) -> str:
+    """The CLI's stdout when it is a terminal (a pseudo-terminal, 100 columns)."""
+    import os
+    import pty
+    import subprocess
+
+    leader, follower = pty.openpty()
+    env = {**os.environ, "COLUMNS": "100", "TERM": "xterm", "REPOMAP_SEARCH_LOG": "0"}
+    env.pop("NO_COLOR", None)
+    done = subprocess.run([sys.executable, "-m", "repomap.cli", *map(str, args)], stdout=follower,
+                          stderr=subprocess.DEVNULL, env=env, timeout=60)  # fmt: skip
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the follower side closed: all read
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    assert done.returncode == 0
+    return b"".join(chunks).decode()
+
+
+@pytest.mark.parametrize("command", ["search-text", "search-docs"])
+def test_matches_are_highlighted_on_a_terminal_and_marked_only_when_asked(
+    tmp_path: Path, command: str
+) -> None:
+    root = indexed_tree(tmp_path / "repo", {"a.py": "# the needle here\n", "a.md": "needle here\n"})
+    shown = _on_a_terminal(command, "needle", "--root", root)
+    assert "\x1b[" in shown and "[MATCH]" not in shown and "needle" in shown
+    piped = run_cli(command, "needle", "--root", root).stdout
+    assert "needle here" in piped and "[MATCH]" not in piped and "\x1b[" not in piped
+    asked = run_cli(command, "needle", "--markers", "--root", root).stdout
+    assert "[MATCH]needle[/MATCH] here" in asked and "\x1b[" not in asked
+    marked = _on_a_terminal(command, "needle", "--markers", "--root", root)
+    assert "[MATCH]needle[/MATCH]" in marked

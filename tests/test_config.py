@@ -38,7 +38,7 @@ def test_commands_that_write_serve_or_open_paths_keep_the_current_folder(make_re
     project = make_repo({"main.py": "# project main\n"}, root=home / "newproject")
     done = run_cli("index", "--json", cwd=project)
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["root"] == str(project)
+    assert json.loads(done.stdout)["results"][0]["root"] == str(project)
     assert (project / ".repomap" / "index.db").is_file()
     opened = run_cli("open", "main.py", cwd=project)
     assert opened.returncode == 0 and opened.stdout == "# project main\n"

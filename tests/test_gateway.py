@@ -206,7 +206,7 @@ def test_open_a_directory_or_a_missing_file_says_what_it_is(repo):
         == "error: docs is a directory; `repomap sources --dir docs` lists what is in it\n"
     )
     missing = cli(repo, "open", "docs/nope.md")
-    assert missing.returncode == 1
+    assert missing.returncode == 2
     assert missing.stderr.startswith("error: docs/nope.md does not exist under ")
     assert "`repomap files nope.md`" in missing.stderr
 
@@ -262,17 +262,19 @@ def test_sources_json_carries_paths_counts_and_the_cut(repo):
     result = json.loads(
         cli(repo, "sources", "--depth", "1", "--limit", "1", "--format", "json").stdout
     )
-    assert result["entries"] == [
+    assert result["results"] == [
         {"path": "docs/", "name": "docs", "kind": "dir", "depth": 1, "files": 3, "expanded": False}
     ]
     assert (result["more"], result["truncated"], result["total_files"]) == (3, True, 7)
+    same = cli(repo, "sources", "--depth", "1", "--limit", "1", "--json").stdout
+    assert json.loads(same) == result  # --format json is --json
 
 
 def test_sources_dir_must_be_a_directory_inside_the_root(repo):
     assert cli(repo, "sources", "--dir", "README.md").stderr == (
         "error: README.md is a file, not a directory; `repomap open README.md` shows it\n"
     )
-    assert cli(repo, "sources", "--dir", "nope").returncode == 1
+    assert cli(repo, "sources", "--dir", "nope").returncode == 2
 
 
 # --- files -----------------------------------------------------------------------------------
@@ -321,13 +323,14 @@ def test_files_with_a_slash_match_the_path(names):
 def test_files_json_says_when_the_limit_cut_the_list(names):
     cut = json.loads(cli(names, "files", "config", "--limit", "2", "--json").stdout)
     assert cut == {
-        "query": "config",
-        "files": ["B_config.py", "a_config.py"],
-        "total": 4,
+        "results": [{"path": "B_config.py"}, {"path": "a_config.py"}],
+        "count": 2,
         "truncated": True,
+        "query": "config",
+        "total": 4,
     }
     whole = json.loads(cli(names, "files", "config", "--json").stdout)
-    assert whole["truncated"] is False and len(whole["files"]) == 4
+    assert whole["truncated"] is False and whole["count"] == 4
     assert (
         cli(names, "files", "config", "--limit", "2").stdout
         == "B_config.py\na_config.py\n... (2 more)\n"
@@ -365,11 +368,11 @@ def test_outline_of_one_file_or_one_directory(repo):
 
 def test_outline_of_a_file_that_is_not_indexed_says_why(repo):
     result = cli(repo, "outline", "docs/data.json")
-    assert result.returncode == 3
+    assert result.returncode == 2
     assert (
         "is not in the index" in result.stderr and "`repomap open docs/data.json`" in result.stderr
     )
-    assert cli(repo, "outline", "nope.md").returncode == 1
+    assert cli(repo, "outline", "nope.md").returncode == 2  # no such file: an error, as for grep
 
 
 def test_outline_max_lines(repo):
@@ -381,7 +384,7 @@ def test_outline_warns_about_files_changed_since_indexing(repo):
     readme = repo / "README.md"
     readme.write_text("# Rewritten\n")
     _bump_mtime(readme)
-    result = cli(repo, "outline")
+    result = cli(repo, "outline", "--no-refresh")  # by default it is re-indexed first
     assert result.stderr == (
         "warning: 1 files changed since they were indexed (README.md); "
         "run `repomap index` for their current outline\n"
@@ -392,7 +395,7 @@ def test_outline_warns_about_files_changed_since_indexing(repo):
 def test_outline_json(repo):
     result = json.loads(cli(repo, "outline", "src/app.py", "--json").stdout)
     assert result["changed"] == []
-    [app] = result["files"]
+    [app] = result["results"]
     assert app["path"] == "src/app.py" and app["language"] == "python"
     assert app["entries"][2] == {
         "depth": 3,
@@ -462,12 +465,12 @@ def test_show_max_lines_marks_the_cut(repo):
 
 def test_show_without_a_match_suggests_similar_headings_with_their_files(repo):
     result = cli(repo, "show", "--section", "Instal")
-    assert result.returncode == 1 and result.stdout == ""
+    assert result.returncode == 1 and result.stdout == ""  # nothing found: exit 1, no error
     assert result.stderr == (
-        'error: no heading "Instal"; similar: "Install" (README.md:5), "Install" (docs/guide.md:9)\n'
+        'no heading "Instal"; similar: "Install" (README.md:5), "Install" (docs/guide.md:9)\n'
     )
     substring = cli(repo, "show", "--section", "shoot").stderr
-    assert substring == 'error: no heading "shoot"; similar: "Troubleshooting" (docs/guide.md:13)\n'
+    assert substring == 'no heading "shoot"; similar: "Troubleshooting" (docs/guide.md:13)\n'
     typo = cli(repo, "show", "--section", "Configuer").stderr
     assert '"Configure" (README.md:11)' in typo
 
@@ -483,15 +486,15 @@ def test_show_suggests_at_most_five(make_repo, index):
 
 def test_show_without_any_match_points_at_outline(repo):
     assert cli(repo, "show", "--section", "zzz").stderr == (
-        'error: no heading "zzz"; `repomap outline` lists the headings\n'
+        'no heading "zzz"; `repomap outline` lists the headings\n'
     )
 
 
 def test_show_section_never_serves_lines_of_a_changed_file(repo):
     readme = repo / "README.md"
     readme.write_text("inserted line\n" + readme.read_text())  # every line moves down
-    result = cli(repo, "show", "--section", "Configure")
-    assert result.returncode == 3 and result.stdout == ""
+    result = cli(repo, "show", "--section", "Configure", "--no-refresh")
+    assert result.returncode == 2 and result.stdout == ""
     assert result.stderr == (
         "error: README.md changed since it was indexed, so its section lines are out of date; "
         "run `repomap index` and try again\n"
@@ -502,8 +505,8 @@ def test_show_section_never_serves_lines_of_a_changed_file(repo):
 
 def test_show_section_of_a_deleted_file_says_to_reindex(repo):
     (repo / "docs" / "guide.md").unlink()
-    result = cli(repo, "show", "--section", "Troubleshooting")
-    assert result.returncode == 3
+    result = cli(repo, "show", "--section", "Troubleshooting", "--no-refresh")
+    assert result.returncode == 2
     assert "docs/guide.md was removed since it was indexed; run `repomap index`" in result.stderr
 
 
@@ -511,7 +514,7 @@ def test_show_and_search_docs_without_an_index_say_how_to_make_one(make_repo):
     root = make_repo(REPO)
     for args in (("show", "--section", "Install"), ("search-docs", "install")):
         result = cli(root, *args)
-        assert result.returncode == 3
+        assert result.returncode == 2
         assert "no index at" in result.stderr and "run `repomap index`" in result.stderr
 
 
@@ -543,7 +546,7 @@ def test_show_file_that_is_not_a_doc_or_not_indexed(repo):
 
 
 def test_show_json_lists_every_match(repo):
-    view = json.loads(cli(repo, "show", "--section", "Install", "--json").stdout)
+    [view] = json.loads(cli(repo, "show", "--section", "Install", "--json").stdout)["results"]
     assert (view["file"], view["start_line"], view["end_line"]) == ("README.md", 5, 7)
     assert [(m["file"], m["start_line"]) for m in view["matches"]] == [
         ("README.md", 5),
@@ -575,8 +578,9 @@ def test_path_errors_have_their_own_classes(repo):
 
 def _search(root: Path, query: str, *args: str) -> list[dict]:
     result = cli(root, "search-docs", query, "--json", *args)
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
+    hits = json.loads(result.stdout)["results"]
+    assert result.returncode == (0 if hits else 1), result.stderr  # 1: nothing found
+    return hits
 
 
 def test_search_docs_returns_ranked_sections_with_marked_snippets(repo):
@@ -623,7 +627,15 @@ def test_search_docs_limit(repo):
 
 def test_search_docs_text_output(repo):
     result = cli(repo, "search-docs", "configuring")
-    assert result.stdout == (
+    assert result.stdout == (  # to a pipe: plain text, no markers (highlighted on a terminal)
+        "README.md:11-18  Configure\n"
+        "  Set REPOMAP_DB to configure where the index lives. ```sh # Not a heading:"
+        " a shell comment repomap index . ```\n"
+        "README.md:5-7  Install\n"
+        "  Run `pip install repomap` before configuring anything.\n"
+    )
+    marked = cli(repo, "search-docs", "configuring", "--markers")
+    assert marked.stdout == (
         "README.md:11-18  Configure\n"
         "  Set REPOMAP_DB to [MATCH]configure[/MATCH] where the index lives. ```sh # Not a heading:"
         " a shell comment repomap index . ```\n"
@@ -650,21 +662,22 @@ def test_search_docs_follows_edits_after_reindexing(repo):
 def test_search_docs_never_gives_line_numbers_of_a_changed_file(repo):
     readme = repo / "README.md"
     readme.write_text("new first line\n" + readme.read_text())
-    result = cli(repo, "search-docs", "configuring", "--json")
+    result = cli(repo, "search-docs", "configuring", "--json", "--no-refresh")
     assert result.stderr == (
         "warning: README.md changed since indexing (line numbers left out); run `repomap index`\n"
     )
-    hits = json.loads(result.stdout)
+    hits = json.loads(result.stdout)["results"]
     assert [(h["section"], h["start_line"], h["end_line"], h["stale"]) for h in hits] == [
         ("Configure", None, None, True),
         ("Install", None, None, True),
     ]
-    assert cli(repo, "search-docs", "configuring").stdout.startswith("README.md  Configure\n")
+    text = cli(repo, "search-docs", "configuring", "--no-refresh").stdout
+    assert text.startswith("README.md  Configure\n")
 
 
 def test_search_docs_with_only_punctuation_finds_nothing_and_says_why(repo):
     result = cli(repo, "search-docs", "--", "->")
-    assert (result.returncode, result.stdout) == (0, "")
+    assert (result.returncode, result.stdout) == (1, "")
     assert result.stderr == "warning: left out of the search (no letters or digits): ->\n"
 
 
@@ -673,7 +686,7 @@ def test_credential_files_are_never_served_or_listed(repo):
     (repo / "docs" / "id_rsa").write_text("key\n")
     for path in (".env", "docs/id_rsa"):
         result = cli(repo, "open", path)
-        assert result.returncode == 1 and result.stdout == ""
+        assert result.returncode == 2 and result.stdout == ""
         assert "is a credentials file" in result.stderr
     assert ".env" not in cli(repo, "sources").stdout
     assert cli(repo, "files", "env").stdout == ""
@@ -687,7 +700,7 @@ def test_show_file_accepts_a_folder_a_path_tail_or_a_glob_like_show_name(repo):
             "",
         )
     missing = cli(repo, "show", "--section", "Install", "--file", "nope.md")
-    assert missing.returncode == 1
+    assert missing.returncode == 2
     assert missing.stderr.startswith("error: no indexed Markdown or text file matches nope.md")
 
 

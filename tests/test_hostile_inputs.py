@@ -174,7 +174,7 @@ def test_a_5mb_single_line_file_is_indexed_in_bounded_time_with_a_raised_limit(
     result = run_cli("index", root, "--json", "--max-file-size", "6000000", timeout=180)
     assert result.returncode == 0, result.stderr
     assert time.monotonic() - started < 90
-    summary = json.loads(result.stdout)
+    summary = json.loads(result.stdout)["results"][0]
     assert summary["skipped_files"] == [] and summary["files"] == 1
     rows = _file_rows(_db(root), name)
     assert rows["lines"] == 1 and rows["texts"]
@@ -381,7 +381,7 @@ def test_a_fifo_named_like_source_is_skipped_without_blocking(make_repo):
     os.mkfifo(root / "pipe.py")
     result = run_cli("index", root, "--json", timeout=60)
     assert result.returncode == 0, result.stderr
-    summary = json.loads(result.stdout)
+    summary = json.loads(result.stdout)["results"][0]
     assert summary["skipped_files"] == [{"path": "pipe.py", "reason": "not a regular file"}]
     _good_files_are_whole(root)
 
@@ -426,7 +426,9 @@ def test_files_and_directories_without_read_permission_are_named_in_the_summary(
     finally:
         (root / "closed").chmod(0o755)
     assert result.returncode == 0, result.stderr
-    skipped = {s["path"]: s["reason"] for s in json.loads(result.stdout)["skipped_files"]}
+    skipped = {
+        s["path"]: s["reason"] for s in json.loads(result.stdout)["results"][0]["skipped_files"]
+    }
     assert skipped == {
         "closed": "unreadable directory (Permission denied)",
         "secret_sauce.py": "unreadable (Permission denied)",
@@ -532,7 +534,7 @@ def test_paths_with_spaces_and_newlines_are_indexed_under_their_exact_names(make
     )
     result = run_cli("index", root, "--json")
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout)["files"] == 3
+    assert json.loads(result.stdout)["results"][0]["files"] == 3
     db = _db(root)
     assert _file_rows(db, "with space/a file.py")["symbols"] == ["spaced"]
     assert _file_rows(db, "new\nline.rs")["symbols"] == ["newline"]
@@ -548,7 +550,7 @@ def test_a_file_name_that_is_not_utf8_is_skipped_and_named_escaped(make_repo):
         file.write(b"def latin_name():\n    pass\n")
     result = run_cli("index", root, "--json")
     assert result.returncode == 0, result.stderr
-    summary = json.loads(result.stdout)
+    summary = json.loads(result.stdout)["results"][0]
     assert summary["skipped_files"] == [
         {"path": "caf\\udce9.py", "reason": "file name is not valid UTF-8"}
     ]
@@ -606,7 +608,7 @@ def test_a_repository_of_hostile_files_indexes_every_good_file_whole(make_repo, 
     expected_skips = _hostile_tree(root)
     result = run_cli("index", root, "--json", "--workers", "2", timeout=120)
     assert result.returncode == 0, result.stderr
-    summary = json.loads(result.stdout)
+    summary = json.loads(result.stdout)["results"][0]
     assert {s["path"]: s["reason"] for s in summary["skipped_files"]} == expected_skips
     assert summary["skipped_by_reason"] == {
         "binary": 2,

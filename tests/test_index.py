@@ -135,7 +135,7 @@ def test_ignore_rules_that_leave_nothing_to_index_are_named_in_a_warning(make_re
     root = make_repo(files)
     result = run_cli("index", root, "--json")
     assert result.returncode == 0, result.stderr
-    summary = json.loads(result.stdout)
+    summary = json.loads(result.stdout)["results"][0]
     assert summary["scanned"] == 0 and summary["files"] == 0
     assert summary["ignored"] == 5  # .clang-format, .gitignore and the three folders
     [warning] = summary["warnings"]
@@ -149,14 +149,14 @@ def test_ignore_rules_that_leave_nothing_to_index_are_named_in_a_warning(make_re
 
     # What the warning advises works: a .repomapignore beside it re-includes the tree.
     (root / ".repomapignore").write_text("!/*\n")
-    summary = json.loads(run_cli("index", root, "--json").stdout)
+    summary = json.loads(run_cli("index", root, "--json").stdout)["results"][0]
     assert summary["files"] == 3 and summary["warnings"] == []
     assert _paths(_db(root)) == ["include/list.h", "kernel/sched.h", "tools/gen.py"]
 
 
 def test_a_tree_of_other_languages_says_which_ones_repomap_reads(make_repo):
     root = make_repo({"src/app.js": "console.log('hi')\n", "package.json": "{}\n"})
-    summary = json.loads(run_cli("index", root, "--json").stdout)
+    summary = json.loads(run_cli("index", root, "--json").stdout)["results"][0]
     assert summary["files"] == 0
     [warning] = summary["warnings"]
     assert warning.startswith("no files repomap reads here (2 other files)")
@@ -165,7 +165,7 @@ def test_a_tree_of_other_languages_says_which_ones_repomap_reads(make_repo):
     assert human.returncode == 0 and "warning: no files repomap reads here" in human.stdout
     # Docs alone are something to index: no warning then.
     (root / "README.md").write_text("# App\n")
-    assert json.loads(run_cli("index", root, "--json").stdout)["warnings"] == []
+    assert json.loads(run_cli("index", root, "--json").stdout)["results"][0]["warnings"] == []
 
 
 def test_symlinks_inside_are_followed_once_and_outside_never(make_repo, index, tmp_path):
@@ -269,7 +269,7 @@ def test_cli_index_prints_a_json_summary(make_repo):
     )
     result = run_cli("index", root, "--json")
     assert result.returncode == 0, result.stderr
-    summary = json.loads(result.stdout)
+    summary = json.loads(result.stdout)["results"][0]
     assert summary["added"] == 1 and summary["skipped"] == 1
     assert summary["elements"] == {"comment": 1, "docstring": 1, "string_literal": 1}
     assert summary["symbols"] == 1

@@ -156,10 +156,10 @@ def test_json_gives_ranked_files_and_symbols_with_scores(library: Path) -> None:
     assert cli.returncode == 0, cli.stderr
     data = json.loads(cli.stdout)
     assert data["budget"] == 200 and data["tokens"] <= 200
-    ranks = [f["rank"] for f in data["files"]]
+    ranks = [f["rank"] for f in data["results"]]
     assert ranks == sorted(ranks, reverse=True) and ranks[0] > 0  # no mentions: by file rank
     assert {"qualified_name", "line_number", "score", "signature"} <= set(
-        data["files"][0]["symbols"][0]
+        data["results"][0]["symbols"][0]
     )
 
 

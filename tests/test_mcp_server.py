@@ -27,7 +27,7 @@ from repomap.errors import BadArgument
 from repomap.serve.mcp_server import build_server
 
 TOOLS = {
-    "search_text", "search_symbols", "get_symbol_content", "get_repo_map", "search_docs",
+    "search_text", "search_code", "search_symbols", "get_symbol_content", "get_repo_map", "search_docs",
     "get_section", "outline", "read_file", "list_sources", "find_files", "index_status",
     "mcp_help",
 }  # fmt: skip
@@ -213,6 +213,27 @@ def test_search_symbols_and_get_symbol_content_give_definitions_and_current_sour
     assert "did you mean: ConnectionPool" in error(
         server, "get_symbol_content", {"name": "Conectionpool"}
     )
+
+
+def test_search_code_answers_a_question_in_words_with_filters_and_bounds(repo: Path) -> None:
+    server = build_server(_settings(repo))
+    found = ok(server, "search_code", {"query": "how do I get a free connection from the pool?"})
+    best = found["results"][0]
+    assert (best["name"], best["kind"], best["file_path"], best["line_number"]) == (
+        "ConnectionPool.acquire", "method", "pkg/pool.py", 8,
+    )  # fmt: skip
+    assert best["end_line"] == 12 and 0 < best["score"] <= 1
+    assert found["mode"] == "lexical" and found["truncated"] in (True, False)
+    docs = ok(server, "search_code", {"query": "install from source", "language": "markdown"})
+    assert [(r["file_path"], r["name"]) for r in docs["results"]][0] == (
+        "docs/guide.md", "Guide > Install",
+    )  # fmt: skip
+    only = ok(server, "search_code", {"query": "connection", "path": "pkg/use.py"})
+    assert {r["file_path"] for r in only["results"]} == {"pkg/use.py"}
+    assert ok(server, "search_code", {"query": "zyxwvut"})["results"] == []
+    assert "unknown kind" in error(server, "search_code", {"query": "pool", "kind": "bogus"})
+    assert "limit" in error(server, "search_code", {"query": "pool", "limit": 0})
+    assert "query" in error(server, "search_code", {"query": ""})
 
 
 def test_get_repo_map_stays_within_its_token_budget(repo: Path) -> None:
@@ -542,7 +563,7 @@ def test_tool_calls_are_logged_and_summarized_by_repomap_stats(repo: Path) -> No
     assert all(e["ms"] > 0 for e in tools)
     stats = run_cli("stats", "--root", repo, "--json")
     assert stats.returncode == 0, stats.stderr
-    usage = {t["tool"]: t for t in json.loads(stats.stdout)["tools"]}
+    usage = {t["name"]: t for t in json.loads(stats.stdout)["results"] if t["kind"] == "tool"}
     assert (usage["search_symbols"]["calls"], usage["search_symbols"]["errors"]) == (2, 1)
     assert usage["read_file"]["errors"] == 1
 

@@ -142,7 +142,7 @@ def test_a_newer_schema_is_refused_and_never_written(tmp_path):
     with pytest.raises(SchemaTooNew):
         store.open_index(path)
     result = run_cli("index", tmp_path, "--db", path)
-    assert result.returncode == 4
+    assert result.returncode == 2
     assert "newer than this repomap" in result.stderr
     assert path.read_bytes() == before
 

@@ -28,7 +28,7 @@ def test_a_corrupt_default_index_is_moved_aside_and_rebuilt(make_repo):
     junk = db.read_bytes()
     result = run_cli("index", root, "--json")
     assert result.returncode == 0, result.stderr
-    moved = Path(json.loads(result.stdout)["recovered_from"])
+    moved = root / json.loads(result.stdout)["results"][0]["recovered_from"]  # relative to ROOT
     assert moved.parent == db.parent and moved.name.startswith("index.db.corrupt-")
     assert moved.read_bytes() == junk  # kept, never deleted
     assert _symbols(db) == ["BETA", "alpha"]
@@ -44,7 +44,7 @@ def test_a_truncated_index_at_a_chosen_path_is_moved_aside_and_rebuilt(make_repo
     db.write_bytes(data[: len(data) // 3])
     result = run_cli("index", root, "--db", db, "--json")
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout)["recovered_from"]
+    assert json.loads(result.stdout)["results"][0]["recovered_from"]
     assert _symbols(db) == ["BETA", "alpha"]
 
 
@@ -116,7 +116,7 @@ def test_a_read_only_location_is_a_clear_error_and_the_index_stays_intact(make_r
     assert _symbols(f"file:{db}?mode=ro&immutable=1") == ["BETA", "alpha"]
     found = run_cli("symbols", "alpha", "--db", db, "--root", root, "--json")
     assert found.returncode == 0, found.stderr
-    assert [hit["name"] for hit in json.loads(found.stdout)] == ["alpha"]
+    assert [hit["name"] for hit in json.loads(found.stdout)["results"]] == ["alpha"]
 
 
 def _damage_table(db: Path, table: str) -> None:
@@ -146,7 +146,7 @@ def test_damage_met_past_the_schema_is_moved_aside_and_rebuilt(make_repo, tmp_pa
     (root / "a.py").write_text("def alpha_two():\n    pass\n")
     result = run_cli("index", root, "--db", db, "--json")
     assert result.returncode == 0, result.stderr
-    moved = Path(json.loads(result.stdout)["recovered_from"])
+    moved = Path(json.loads(result.stdout)["results"][0]["recovered_from"])
     assert moved.name.startswith("index.db.corrupt-") and moved.exists()
     assert _symbols(db) == sorted(["BETA", "alpha_two", *(f"f{i}" for i in range(200))])
     with closing(sqlite3.connect(db)) as conn:
@@ -159,13 +159,13 @@ def test_a_non_sqlite_file_at_a_chosen_path_is_refused_with_what_to_do(make_repo
     notes.write_bytes(os.urandom(4096))
     before = notes.read_bytes()
     indexed = run_cli("index", root, "--db", notes, "--force")
-    assert indexed.returncode == 1
+    assert indexed.returncode == 2
     assert indexed.stderr == (
         f"error: {notes} is not a SQLite database, so not an index repomap made; it was left "
         "untouched: delete it or pass another --db\n"
     )
     searched = run_cli("search-text", "alpha", "--db", notes, "--root", root)
-    assert searched.returncode == 1
+    assert searched.returncode == 2
     assert searched.stderr.startswith(f"error: {notes} is not a SQLite database (")
     assert searched.stderr.endswith(
         "if it was a repomap index, delete it and run `repomap index`; otherwise pass another --db\n"

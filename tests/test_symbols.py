@@ -293,13 +293,13 @@ def test_cpp_namespaces_classes_and_out_of_line_methods(make_repo, index) -> Non
 def test_cli_symbols_json_and_show_errors(python_repo: Path) -> None:
     found = run_cli("symbols", "Order", "--json", "--root", python_repo)
     assert found.returncode == 0, found.stderr
-    assert json.loads(found.stdout)[0]["qualified_name"] == "Order"
+    assert json.loads(found.stdout)["results"][0]["qualified_name"] == "Order"
     shown = run_cli("show", "Order.save", "--context", "--root", python_repo)
     assert shown.returncode == 0, shown.stderr
     assert "inside:\n  14: class Order" in shown.stdout
     missing = run_cli("show", "Ordr", "--root", python_repo)
-    assert missing.returncode == 1
-    assert missing.stderr.startswith("error: no symbol named 'Ordr'; did you mean: Order")
+    assert missing.returncode == 1  # nothing found: exit 1, not an error
+    assert missing.stderr.startswith("no symbol named 'Ordr'; did you mean: Order")
     assert "Traceback" not in missing.stderr
 
 
@@ -372,7 +372,14 @@ def test_a_servers_prepared_table_answers_what_sql_answers(varied_repo: Path) ->
     SQLite. Same query, same filters: the same hits, in the same order."""
     db_path = config.resolve(varied_repo).db_path
     kept = store.KeptReader(db_path)
-    filters = [{}, {"kind": "function"}, {"language": "rust"}, {"path": "pkg/"}, {"limit": 1}]
+    filters = [
+        {},
+        {"kind": "function"},
+        {"kind": "method,struct"},
+        {"language": "rust"},
+        {"path": "pkg/"},
+        {"limit": 1},
+    ]
     compared = 0
     for query in QUERIES:
         for arguments in filters:

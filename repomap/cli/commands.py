@@ -4,13 +4,34 @@ this module and adds each click.Command in it the first time one of them is aske
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import click
 
 from repomap import config
-from repomap.cli.shared import PATH_FILTER_HELP, db_option, path_option, print_json, root_option
+from repomap.cli import outcome, refresh
+from repomap.cli.code_search import search  # noqa: F401 - collected by main.Commands
+from repomap.cli.outcome import envelope
+from repomap.cli.search_text import one_line
+from repomap.cli.shared import (
+    KIND_HELP,
+    absolute_option,
+    db_option,
+    json_option,
+    lang_option,
+    limit_option,
+    markers_option,
+    no_refresh_option,
+    path_filter_option,
+    path_option,
+    print_json,
+    root_option,
+)
+from repomap.cli.shown import Shown
+from repomap.errors import NotFound
+from repomap.limits import MAX_LIMIT
 
 # --- index and migrate (repomap/index/pipeline.py, repomap/store/) ------------------------------
 
@@ -39,7 +60,30 @@ from repomap.cli.shared import PATH_FILTER_HELP, db_option, path_option, print_j
     is_flag=True,
     help="Keep credentials found in strings and comments (they are [REDACTED] by default).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option(
+    "--embed/--no-embed",
+    default=None,
+    help="Then embed the chunks for `repomap search --mode semantic|hybrid` (the slow stage; "
+    "text and symbol search do not wait for it; only texts not in the cache are embedded). "
+    "Default: when the index already has embeddings.",
+)
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Index, then print what embedding would do (chunks new, reused, to embed) and stop.",
+)
+@click.option(
+    "--vector-store",
+    help="Where vectors live: sqlite (this index, the default) or milvus:PATH.db|URI; remembered.",
+)
+@json_option
+@absolute_option
+@click.option(
+    "--root",
+    "root_option",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="ROOT as an option, as the other commands take it.",
+)
 def index(
     root: Path | None,
     db_path: Path | None,
@@ -47,26 +91,81 @@ def index(
     max_file_size: int | None,
     workers: int | None,
     no_redact: bool,
+    embed: bool | None,
+    dry_run: bool,
+    vector_store: str | None,
     as_json: bool,
-) -> None:
+    absolute: bool,
+    root_option: Path | None,
+) -> int:
     """Index ROOT (default: the current directory), incrementally."""
     from repomap.index import pipeline as indexer
 
+    if root and root_option and root.resolve() != root_option.resolve():
+        raise click.UsageError("give ROOT or --root, not both")
+    root = root or root_option
     if root is not None and not root.is_dir():
         raise click.BadParameter(f"{root} is not a directory", param_hint="ROOT")
     settings = config.resolve(
         root, db_path, max_file_size, workers, redact=False if no_redact else None
     )
+    outcome.note_index(settings.db_path)
     if as_json or not sys.stderr.isatty():
         summary = indexer.run(settings, force=force)
     else:
         summary = _index_with_progress(indexer, settings, force)
+    embedded = None
+    if embed is None and not dry_run and vector_store is None:
+        embed = indexer.has_embeddings(settings)
+    if embed or dry_run or vector_store is not None:
+        quiet = as_json or not sys.stderr.isatty()
+        embedded = (
+            indexer.embed(settings, dry_run=dry_run, vector_store=vector_store)
+            if quiet
+            else _embed_with_progress(indexer, settings, dry_run, vector_store)
+        )
+    summary = _summary_shown(summary, Shown(settings.root, absolute))
     if as_json:
-        print_json(summary.as_dict())
+        embeddings = embedded and embedded.as_dict()
+        print_json(envelope([{**summary.as_dict(), "embeddings": embeddings}]))
     else:
-        from repomap.cli.render_index import print_index_summary
+        from repomap.cli.render_index import print_embed_summary, print_index_summary
 
         print_index_summary(summary)
+        if embedded is not None:
+            print_embed_summary(embedded, dry_run)
+    return outcome.found(summary.files, search=False)
+
+
+def _summary_shown(summary: Any, shown: Shown) -> Any:
+    """The summary with its paths as the answer shows them (ROOT itself stays absolute)."""
+    return replace(
+        summary,
+        db_path=shown.anywhere(summary.db_path),
+        skipped=[(shown(path), reason) for path, reason in summary.skipped],
+        fallback=[(shown(path), reason) for path, reason in summary.fallback],
+        recovered_from=summary.recovered_from and shown.anywhere(summary.recovered_from),
+    )
+
+
+def _embed_with_progress(
+    indexer: Any, settings: config.Settings, dry_run: bool, vector_store: str | None
+) -> Any:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        transient=True,
+    ) as bar:
+        task = bar.add_task("embedding", total=None)
+
+        def advance(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        return indexer.embed(settings, dry_run=dry_run, vector_store=vector_store, progress=advance)
 
 
 def _index_with_progress(indexer: Any, settings: config.Settings, force: bool) -> Any:
@@ -100,17 +199,31 @@ def _index_with_progress(indexer: Any, settings: config.Settings, force: bool) -
     help="Repository root whose default index to migrate.",
 )
 @click.option("--to", "to_version", type=int, help="Stop at this schema version (e.g. 4).")
-def migrate(db_path: Path | None, root: Path | None, to_version: int | None) -> None:
+@json_option
+@absolute_option
+def migrate(
+    db_path: Path | None,
+    root: Path | None,
+    to_version: int | None,
+    as_json: bool,
+    absolute: bool,
+) -> int:
     """Create or upgrade an index's schema in place (each step one transaction)."""
     from repomap import store
 
     settings = config.resolve(root, db_path)
+    outcome.note_index(settings.db_path)
     if to_version is not None and not 4 <= to_version <= store.SCHEMA_VERSION:
         raise click.BadParameter(f"must be between 4 and {store.SCHEMA_VERSION}", param_hint="--to")
     db = store.open_index(settings.db_path, migrate_to=to_version)
     version = db.scalar("PRAGMA user_version")
     db.conn.close()
-    click.echo(f"{settings.db_path}: schema v{version}")
+    shown = Shown(settings.root, absolute).anywhere(settings.db_path)
+    if as_json:
+        print_json(envelope([{"db_path": shown, "schema_version": version}]))
+    else:
+        click.echo(f"{shown}: schema v{version}")
+    return outcome.found(1, search=False)
 
 
 # --- the gateway: outline / show / open / sources / files / search-docs (repomap/gateway/,
@@ -121,7 +234,7 @@ def _max_lines_option(command: Any) -> Any:
     return click.option(
         "--max-lines",
         type=click.IntRange(min=0),
-        help="Show at most N lines, then `... (N more lines)`.",
+        help="Show at most N lines, then `... (N more lines)`; 0 shows only that count.",
     )(command)
 
 
@@ -146,55 +259,103 @@ def _as_dict(value: Any) -> Any:
 
 @click.command()
 @click.argument("path", required=False)
+@path_filter_option("path_option")
 @click.option("--level", type=click.IntRange(min=1), help="Heading levels / symbol depth to show.")
 @_max_lines_option
-@click.option("--json", "as_json", is_flag=True, help="Print the outline as JSON.")
+@no_refresh_option
+@json_option
+@absolute_option
 @root_option
 @db_option
 def outline(
     path: str | None,
+    path_option: str | None,
     level: int | None,
     max_lines: int | None,
+    no_refresh: bool,
     as_json: bool,
+    absolute: bool,
     root: Path | None,
     db_path: Path | None,
-) -> None:
+) -> int:
     """Headings of Markdown files and symbols of code files under PATH (default: all), per file."""
     from repomap.cli.render_gateway import outline_text
     from repomap.gateway import files as gateway
     from repomap.store import reading
 
+    if path is not None and path_option is not None and path != path_option:
+        raise click.UsageError("give PATH or --path, not both")
+    path = path if path is not None else path_option
+
     settings = config.resolve(root, db_path, find_index=True)
+    outcome.note_index(settings.db_path)
+    if not no_refresh:
+        refresh.check(settings, click.echo)
     with reading(settings.db_path) as db:
-        result = gateway.outline(db, _indexed_root(db, settings), path, level)
-    if result.changed:
-        shown = ", ".join(result.changed[:5]) + (", …" if len(result.changed) > 5 else "")
+        indexed_root = _indexed_root(db, settings)
+        result = gateway.outline(db, indexed_root, path, level)
+    if result.changed and no_refresh:  # else the check has re-indexed them or warned
+        listed = ", ".join(result.changed[:5]) + (", …" if len(result.changed) > 5 else "")
         click.echo(
-            f"warning: {len(result.changed)} files changed since they were indexed ({shown}); "
+            f"warning: {len(result.changed)} files changed since they were indexed ({listed}); "
             "run `repomap index` for their current outline",
             err=True,
         )
+    shown = Shown(indexed_root, absolute)
+    result = replace(
+        result,
+        files=[replace(file, path=shown(file.path)) for file in result.files],
+        changed=[shown(path) for path in result.changed],
+    )
     if as_json:
-        print_json(_as_dict(result))
+        files, more_lines = _outline_cut(result.files, max_lines)
+        print_json(
+            envelope(
+                [_as_dict(file) for file in files],
+                more_lines > 0,
+                more_lines=more_lines,
+                changed=result.changed,
+            )
+        )
     else:
         _echo_text(outline_text(result, max_lines))
+    return outcome.found(len(result.files))
+
+
+def _outline_cut(files: list[Any], max_lines: int | None) -> tuple[list[Any], int]:
+    """The files and entries the text outline shows within `max_lines` lines (a file's path is
+    a line, and each entry, or its `(no symbols)` line), and how many lines were left out."""
+    from dataclasses import replace
+
+    if max_lines is None:
+        return files, 0
+    kept, left, more = [], max_lines, 0
+    for file in files:
+        lines = 1 + max(1, len(file.entries))
+        if left <= 0:
+            more += lines
+            continue
+        entries = file.entries[: left - 1]
+        kept.append(replace(file, entries=entries))
+        shown = min(lines, left)
+        more += lines - shown
+        left -= shown
+    return kept, more
 
 
 @click.command()
 @click.argument("name", required=False)
 @click.option("--section", "heading", help="A Markdown heading (case-insensitive; ` — …` dropped).")
-@click.option(
-    "--file",
-    "file",
-    help="Only these files (a folder, a file, a path tail or a glob), for the symbol or the section.",
-)
+@path_filter_option("file", "--file")
 @_max_lines_option
 @click.option(
     "--context",
     is_flag=True,
     help="Symbols: add leading comments/decorators, enclosing headers, used imports.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the section and its matches as JSON.")
+@no_refresh_option
+@json_option
+@absolute_option
 @root_option
 @db_option
 def show(
@@ -203,30 +364,63 @@ def show(
     file: str | None,
     max_lines: int | None,
     context: bool,
+    no_refresh: bool,
     as_json: bool,
+    absolute: bool,
     root: Path | None,
     db_path: Path | None,
-) -> None:
+) -> int:
     """Show a symbol's source (NAME) or a Markdown section (--section HEADING)."""
+    if heading is None and name is None:
+        raise click.UsageError("give a symbol NAME or --section HEADING")
+    if heading is not None and name is not None:
+        raise click.UsageError("give either a symbol NAME or --section HEADING, not both")
+    try:
+        if name is not None:
+            return _show_symbol(
+                name, file, max_lines, context, no_refresh, as_json, absolute, root, db_path
+            )
+        return _show_section(
+            heading or "", file, max_lines, no_refresh, as_json, absolute, root, db_path
+        )
+    except NotFound as missing:
+        if not as_json:
+            raise  # the Group says what was looked for and what is close, and exits 1
+        click.echo(one_line(str(missing)), err=True)
+        print_json(envelope([]))
+        return outcome.found(0)
+
+
+def _show_section(
+    heading: str,
+    file: str | None,
+    max_lines: int | None,
+    no_refresh: bool,
+    as_json: bool,
+    absolute: bool,
+    root: Path | None,
+    db_path: Path | None,
+) -> int:
     from repomap.gateway.section import show_section
     from repomap.store import reading
 
-    if heading is None:
-        if name is None:
-            raise click.UsageError("give a symbol NAME or --section HEADING")
-        _show_symbol(name, file, max_lines, context, as_json, root, db_path)
-        return
-    if name is not None:
-        raise click.UsageError("give either a symbol NAME or --section HEADING, not both")
     settings = config.resolve(root, db_path, find_index=True)
+    outcome.note_index(settings.db_path)
+    if not no_refresh:
+        refresh.check(settings, click.echo)
     with reading(settings.db_path) as db:
-        view = show_section(db, _indexed_root(db, settings), heading, file, max_lines)
+        indexed_root = _indexed_root(db, settings)
+        view = show_section(db, indexed_root, heading, file, max_lines)
+    shown = Shown(indexed_root, absolute)
+    matches = [replace(match, file=shown(match.file)) for match in view.matches]
+    view = replace(view, file=shown(view.file), matches=matches)
     if view.ambiguous:
         click.echo(f'warning: multiple matches for "{view.query}"; showing first', err=True)
     if as_json:
-        print_json(_as_dict(view))
+        print_json(envelope([_as_dict(view)], view.more_lines > 0))
     else:
         _echo_text(view.content)
+    return outcome.found(1)
 
 
 def _show_symbol(
@@ -234,46 +428,85 @@ def _show_symbol(
     file: str | None,
     max_lines: int | None,
     context: bool,
+    no_refresh: bool,
     as_json: bool,
+    absolute: bool,
     root: Path | None,
     db_path: Path | None,
-) -> None:
+) -> int:
     from repomap.gateway.show import get_symbol_content
 
-    content = get_symbol_content(
-        config.resolve(root, db_path, find_index=True), name, file, max_lines, context
-    )
+    settings = config.resolve(root, db_path, find_index=True)
+    outcome.note_index(settings.db_path)
+    if not no_refresh:
+        refresh.check(settings, click.echo)
+    # its own file changed (the check only warned, in a large index): re-indexed, as its lines
+    # must be exact; with --no-refresh an error says to run `repomap index`
+    content = get_symbol_content(settings, name, file, max_lines, context, reindex=not no_refresh)
     if content.warning:
         click.echo(f"warning: {content.warning}", err=True)
+    if absolute:
+        content = _content_shown(content, settings)
     if as_json:
-        print_json(content.as_dict())
+        print_json(envelope([content.as_dict()], content.truncated_lines > 0))
     else:
         _echo_text(content.as_text())
+    return outcome.found(1)
+
+
+def _content_shown(content: Any, settings: config.Settings) -> Any:
+    """A symbol's content with its paths absolute (--absolute)."""
+    from repomap.store import reading
+
+    with reading(settings.db_path) as db:
+        shown = Shown(_indexed_root(db, settings), absolute=True)
+    others = []
+    for other in content.others:  # "method Model.save django/db/models/base.py:767"
+        what, _, where = other.rpartition(" ")
+        others.append(f"{what} {shown.located(where)}")
+    declaration = content.declaration and shown.located(content.declaration)
+    return replace(
+        content, file_path=shown(content.file_path), others=others, declaration=declaration
+    )
 
 
 @click.command("search-docs")
 @click.argument("query")
-@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
+@limit_option(20)
 @path_option
-@click.option("--json", "as_json", is_flag=True, help="Print the hits as JSON.")
+@markers_option
+@no_refresh_option
+@json_option
+@absolute_option
 @root_option
 @db_option
 def search_docs(
     query: str,
     limit: int,
     path: str | None,
+    markers: bool,
+    no_refresh: bool,
     as_json: bool,
+    absolute: bool,
     root: Path | None,
     db_path: Path | None,
-) -> None:
+) -> int:
     """Search Markdown sections and .txt files (bare words ANDed, porter stemming), best first."""
-    from repomap.cli.render_gateway import search_docs_text
     from repomap.search.docs import search_docs as run_search
     from repomap.store import reading
 
     settings = config.resolve(root, db_path, find_index=True)
-    with reading(settings.db_path) as db:
-        result = run_search(db, _indexed_root(db, settings), query, limit, path)
+    outcome.note_index(settings.db_path)
+    if not no_refresh:
+        refresh.check(settings, click.echo)
+    with reading(settings.db_path) as db:  # one more than asked: says whether more exist
+        indexed_root = _indexed_root(db, settings)
+        probe = run_search(db, indexed_root, query, min(limit + 1, MAX_LIMIT), path)
+    shown = Shown(indexed_root, absolute)
+    hits = [replace(hit, file=shown(hit.file)) for hit in probe.hits[:limit]]
+    stale = sorted({hit.file for hit in hits if hit.stale})
+    truncated = len(probe.hits) > limit or limit == MAX_LIMIT == len(hits)
+    result = replace(probe, hits=hits, stale_files=stale)
     if result.ignored:
         click.echo(
             f"warning: left out of the search (no letters or digits): {' '.join(result.ignored)}",
@@ -286,20 +519,44 @@ def search_docs(
             err=True,
         )
     if as_json:
-        print_json([_as_dict(hit) for hit in result.hits])
+        print_json(
+            envelope(
+                [_as_dict(hit) for hit in hits],
+                truncated,
+                query=query,
+                ignored=list(result.ignored),
+                stale_files=stale,
+            )
+        )
     else:
-        _echo_text(search_docs_text(result))
+        from repomap.cli.render_search import print_docs  # rich: for people only
+
+        print_docs(result, markers)
+    return outcome.found(len(result.hits))
 
 
 @click.command("open")
 @click.argument("path")
 @_max_lines_option
+@json_option
+@absolute_option
 @root_option
-def open_(path: str, max_lines: int | None, root: Path | None) -> None:
+def open_(
+    path: str, max_lines: int | None, as_json: bool, absolute: bool, root: Path | None
+) -> int:
     """Print a file inside ROOT as it is."""
     from repomap.gateway import files as gateway
 
-    view = gateway.open_file(config.resolve(root).root, path, max_lines)
+    settings = config.resolve(root)
+    outcome.note_index(settings.db_path)
+    view = gateway.open_file(settings.root, path, max_lines)
+    if as_json:  # the text, invalid UTF-8 replaced
+        content = view.content.decode("utf-8", errors="replace")
+        path_shown = Shown(settings.root, absolute)(view.path)
+        answer = {"path": path_shown, "content": content, "line_count": view.line_count,
+                  "more_lines": view.more_lines}  # fmt: skip
+        print_json(envelope([answer], view.more_lines > 0))
+        return outcome.found(1, search=False)
     stdout = sys.stdout.buffer  # click.get_binary_stream is deprecated (Click 9 drops it)
     stdout.write(view.content)
     if view.more_lines:
@@ -307,16 +564,24 @@ def open_(path: str, max_lines: int | None, root: Path | None) -> None:
             stdout.write(b"\n")
         stdout.write(f"... ({view.more_lines} more lines)\n".encode())
     stdout.flush()
+    return outcome.found(1, search=False)
 
 
 @click.command()
 @click.option("--dir", "directory", help="List this directory (inside ROOT) instead of ROOT.")
 @click.option("--depth", type=click.IntRange(min=1), help="Levels to expand (default: what fits).")
-@click.option("--pattern", help=PATH_FILTER_HELP)
-@click.option("--limit", type=click.IntRange(min=1), default=100, show_default=True)
+@path_filter_option("pattern", "--pattern")
+@limit_option(100)
 @click.option(
-    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="json: the same as --json.",
 )
+@json_option
+@absolute_option
 @root_option
 def sources(
     directory: str | None,
@@ -324,45 +589,63 @@ def sources(
     pattern: str | None,
     limit: int,
     fmt: str,
+    as_json: bool,
+    absolute: bool,
     root: Path | None,
-) -> None:
+) -> int:
     """The files under ROOT as a tree (ignore rules applied), directories first."""
     from repomap.cli.render_gateway import sources_text
     from repomap.gateway import files as gateway
 
-    tree = gateway.sources(config.resolve(root).root, directory, depth, pattern, limit)
-    if fmt == "json":
-        print_json(_as_dict(tree) | {"truncated": tree.truncated})
+    settings = config.resolve(root)
+    outcome.note_index(settings.db_path)
+    tree = gateway.sources(settings.root, directory, depth, pattern, limit)
+    shown = Shown(settings.root, absolute)
+    folder = shown(f"{tree.directory}/" if tree.directory else "")
+    entries = [replace(entry, path=shown(entry.path)) for entry in tree.entries]
+    tree = replace(tree, directory=folder if absolute else tree.directory, entries=entries)
+    if as_json or fmt == "json":
+        data = _as_dict(tree)
+        print_json(envelope(data.pop("entries"), tree.truncated, **data))
     else:
+        if absolute:  # the tree shows names: say where it starts
+            click.echo(folder.rstrip("/") + "/")
         _echo_text(sources_text(tree))
+    return outcome.found(len(tree.entries))
 
 
 @click.command()
 @click.argument("query")
-@click.option("--limit", type=click.IntRange(min=1), default=100, show_default=True)
+@limit_option(100)
 @click.option("--ignore-case", "-i", is_flag=True, help="Match regardless of case.")
 @path_option
-@click.option("--json", "as_json", is_flag=True, help="Print paths and a `truncated` flag as JSON.")
+@json_option
+@absolute_option
 @root_option
 def files(
-    query: str, limit: int, ignore_case: bool, path: str | None, as_json: bool, root: Path | None
-) -> None:
+    query: str,
+    limit: int,
+    ignore_case: bool,
+    path: str | None,
+    as_json: bool,
+    absolute: bool,
+    root: Path | None,
+) -> int:
     """Files whose name contains QUERY (a literal substring; on the path if it contains /)."""
     from repomap.cli.render_gateway import files_text
     from repomap.gateway import files as gateway
 
-    found = gateway.find_files(config.resolve(root).root, query, limit, ignore_case, path)
+    settings = config.resolve(root)
+    outcome.note_index(settings.db_path)
+    found = gateway.find_files(settings.root, query, limit, ignore_case, path)
+    shown = Shown(settings.root, absolute)
+    found = replace(found, paths=[shown(path) for path in found.paths])
     if as_json:
-        print_json(
-            {
-                "query": found.query,
-                "files": found.paths,
-                "total": found.total,
-                "truncated": found.truncated,
-            }
-        )
+        results = [{"path": path} for path in found.paths]
+        print_json(envelope(results, found.truncated, query=found.query, total=found.total))
     else:
         _echo_text(files_text(found))
+    return outcome.found(len(found.paths))
 
 
 # --- symbols and the repo map (repomap/search/symbols.py, repomap/maps/) -----------------------
@@ -370,13 +653,13 @@ def files(
 
 @click.command("symbols")
 @click.argument("query")
-@click.option("--kind", help="Only this kind: class function method struct enum trait impl ...")
-@click.option(
-    "--language", type=click.Choice(["python", "rust", "cpp"]), help="Only this language."
-)
+@click.option("--kind", help=KIND_HELP)
+@lang_option
 @path_option
-@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print the matches as JSON.")
+@limit_option(20)
+@no_refresh_option
+@json_option
+@absolute_option
 @root_option
 @db_option
 def symbols_(
@@ -385,20 +668,28 @@ def symbols_(
     language: str | None,
     path: str | None,
     limit: int,
+    no_refresh: bool,
     as_json: bool,
+    absolute: bool,
     root: Path | None,
     db_path: Path | None,
-) -> None:
+) -> int:
     """Find definitions by name: exact, then prefix, substring, fuzzy; most used first."""
     from repomap.search.symbols import search_symbols
     from repomap.store import reading
 
     settings = config.resolve(root, db_path, find_index=True)
-    with reading(settings.db_path) as db:
-        hits = search_symbols(db, query, kind, language, path, limit)
+    outcome.note_index(settings.db_path)
+    if not no_refresh:
+        refresh.check(settings, click.echo)
+    with reading(settings.db_path) as db:  # one more than asked: says whether more exist
+        probe = search_symbols(db, query, kind, language, path, min(limit + 1, MAX_LIMIT))
+        shown = Shown(_indexed_root(db, settings), absolute)
+    hits = [replace(hit, file_path=shown(hit.file_path)) for hit in probe[:limit]]
     if as_json:
-        print_json([_as_dict(hit) for hit in hits])
-        return
+        truncated = len(probe) > limit or limit == MAX_LIMIT == len(hits)
+        print_json(envelope([_as_dict(hit) for hit in hits], truncated, query=query))
+        return outcome.found(len(hits))
     if not hits:
         click.echo(f"no symbol matches {query!r}", err=True)
     for hit in hits:
@@ -407,6 +698,7 @@ def symbols_(
             f"{hit.file_path}:{hit.line_number}-{hit.end_line}  {hit.kind} {hit.qualified_name}"
             f"  {hit.signature}{doc}"
         )
+    return outcome.found(len(hits))
 
 
 @click.command("map")
@@ -429,9 +721,9 @@ def symbols_(
     multiple=True,
     help="Leave these files out (repeatable; a path filter like --path): --exclude tests/.",
 )
-@click.option(
-    "--json", "as_json", is_flag=True, help="Print the ranked files and symbols with scores."
-)
+@no_refresh_option
+@json_option
+@absolute_option
 @root_option
 @db_option
 def map_(
@@ -440,10 +732,12 @@ def map_(
     mention: tuple[str, ...],
     path: str | None,
     exclude: tuple[str, ...],
+    no_refresh: bool,
     as_json: bool,
+    absolute: bool,
     root: Path | None,
     db_path: Path | None,
-) -> None:
+) -> int:
     """The most important files and signatures of the repository, within --tokens.
 
     Definitions in test, benchmark and example files (tests/, test_*.py, *_test.rs,
@@ -454,16 +748,35 @@ def map_(
     from repomap.store import reading
 
     settings = config.resolve(root, db_path, find_index=True)
+    outcome.note_index(settings.db_path)
+    if not no_refresh:
+        refresh.check(settings, click.echo)
     with reading(settings.db_path) as db:
         result = repo_map(db, tokens, focus, mention, path, exclude)
+        if absolute:
+            result = _map_shown(result, Shown(_indexed_root(db, settings), absolute))
     if result.unmatched_mentions:
         click.echo(
             f"warning: no symbol or file matches {', '.join(result.unmatched_mentions)}", err=True
         )
     if as_json:
-        print_json(result.as_dict())
+        data = result.as_dict()
+        truncated = result.omitted_files > 0 or result.omitted_symbols > 0
+        print_json(envelope(data.pop("files"), truncated, **data))
     else:
         _echo_text(result.text)
+    return outcome.found(len(result.files), search=False)
+
+
+def _map_shown(result: Any, shown: Shown) -> Any:
+    """The map with its files' paths as shown, in its text (each file's `path:` line) too."""
+    headers = {f"{file.file_path}:": f"{shown(file.file_path)}:" for file in result.files}
+    text = "".join(
+        headers.get(line.rstrip("\n"), line.rstrip("\n")) + ("\n" if line.endswith("\n") else "")
+        for line in result.text.splitlines(keepends=True)
+    )
+    files = [replace(file, file_path=shown(file.file_path)) for file in result.files]
+    return replace(result, text=text, files=files)
 
 
 # --- stats (repomap/search/log.py) ----------------------------------------------------------
@@ -471,23 +784,30 @@ def map_(
 
 @click.command()
 @click.option("--top", type=click.IntRange(1, 1000), default=10, show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@json_option
+@absolute_option
 @db_option
 @root_option
-def stats(top: int, as_json: bool, db_path: Path | None, root: Path | None) -> None:
-    """Summarize the search log: frequent queries, queries with no results, latency, MCP tools."""
+def stats(top: int, as_json: bool, absolute: bool, db_path: Path | None, root: Path | None) -> int:
+    """Summarize the log: searches (frequent, empty, latency), then every CLI command and MCP
+    tool called (calls, errors, empty answers, latency)."""
     from repomap.search import log as searchlog
 
-    index = config.resolve(root, db_path, find_index=True).db_path
+    settings = config.resolve(root, db_path, find_index=True)
+    index = settings.db_path
     summary = searchlog.summarize(index, top)
-    tools = searchlog.summarize_tools(index)
+    shown = Shown(settings.root, absolute)
+    summary = summary._replace(log_files=[shown.anywhere(path) for path in summary.log_files])
+    usage = searchlog.summarize_usage(index)
+    outcome.note_index(index)
     if as_json:
-        print_json(summary.as_dict() | {"tools": [_as_dict(usage) for usage in tools]})
-        return
-    from repomap.cli.render_search import print_stats, print_tool_stats
+        print_json(envelope([_as_dict(row) for row in usage], **summary.as_dict()))
+    else:
+        from repomap.cli.render_search import print_stats, print_usage
 
-    print_stats(summary)
-    print_tool_stats(tools)
+        print_stats(summary)
+        print_usage(usage)
+    return outcome.found(len(usage), search=False)
 
 
 # --- the MCP server (repomap/serve/mcp_server.py) ----------------------------------------------

@@ -17,6 +17,7 @@ import stat
 import sys
 from pathlib import Path
 
+from repomap.cli import outcome
 from repomap.cli.search_text import INTERRUPTED, error_line, run, undecodable
 from repomap.cli.search_text_spec import SPEC
 from repomap.errors import RepomapError
@@ -31,7 +32,7 @@ def main() -> int | None:
         from repomap.cli.main import main as click_main
 
         return click_main()
-    return _run(options)
+    return _run(options, sys.argv[1:])
 
 
 def parse(args: list[str]) -> Options | None:
@@ -120,17 +121,23 @@ def _plain_environment() -> bool:
     return True
 
 
-def _run(options: Options) -> int | None:
-    """The search, with errors as cli.main.Group reports them: one line, an exit status."""
+def _run(options: Options, args: list[str]) -> int | None:
+    """The search, with errors as cli.main.Group reports them (one line, an exit status) and
+    logged as it logs every command."""
+    outcome.begin(args)
+    error = None
     try:
-        run(_echo, **options)  # type: ignore[arg-type]
-    except RepomapError as error:
-        _echo(error_line(str(error)), err=True)
-        return int(error.exit_code)
+        code = int(run(_echo, **options))  # type: ignore[arg-type]
+    except RepomapError as failure:
+        error = str(failure)
+        _echo(error_line(error), err=True)
+        code = int(failure.exit_code)
     except KeyboardInterrupt:
+        error = INTERRUPTED
         _echo(error_line(INTERRUPTED), err=True)
-        return 130
-    return None
+        code = 130
+    outcome.log_command("search-text", code, error)
+    return code or None
 
 
 def _echo(text: str, err: bool = False) -> None:

@@ -18,16 +18,27 @@ from typing import Any
 
 import click
 
+from repomap.cli import outcome
 from repomap.cli.search_text import (
     DEFAULT_LIMIT,
     ELEMENT_TYPE_CHOICES,
     INTERRUPTED,
     error_line,
+    one_line,
     undecodable,
 )
-from repomap.cli.shared import db_option, path_option, root_option
-from repomap.errors import ExitCode, RepomapError
-from repomap.limits import MAX_LIMIT
+from repomap.cli.shared import (
+    absolute_option,
+    db_option,
+    json_option,
+    lang_option,
+    limit_option,
+    markers_option,
+    no_refresh_option,
+    path_option,
+    root_option,
+)
+from repomap.errors import ExitCode, NotFound, RepomapError
 
 
 class Commands(dict):
@@ -93,7 +104,9 @@ class Group(click.Group):
 
         Always run as click's non-standalone mode: the errors are handled here instead, so
         `standalone_mode` is accepted for click's signature only."""
-        for number, argument in enumerate(sys.argv[1:] if args is None else args, 1):
+        arguments = list(sys.argv[1:] if args is None else args)
+        outcome.begin(arguments)
+        for number, argument in enumerate(arguments, 1):
             if undecodable(argument):
                 click.echo(error_line(f"argument {number} is not valid UTF-8 text"), err=True)
                 sys.exit(ExitCode.USAGE)
@@ -109,18 +122,31 @@ class Group(click.Group):
             sys.exit(ExitCode.ERROR)
 
     def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; its return value (or its error) is the exit status, and the command
+        is logged for `repomap stats`."""
+        error = None
         try:
-            return super().invoke(ctx)
-        except RepomapError as error:
-            click.echo(error_line(str(error)), err=True)
-            ctx.exit(error.exit_code)
+            code = int(super().invoke(ctx) or ExitCode.OK)
+        except NotFound as missing:  # nothing found is no error: what was looked for, exit 1
+            click.echo(one_line(str(missing)), err=True)
+            code = missing.exit_code
+        except RepomapError as failure:
+            error = str(failure)
+            click.echo(error_line(error), err=True)
+            code = failure.exit_code
         except KeyboardInterrupt:
+            error = INTERRUPTED
             click.echo(error_line(INTERRUPTED), err=True)
-            ctx.exit(130)
+            code = 130
+        outcome.log_command(ctx.invoked_subcommand, code, error)
+        if code:
+            ctx.exit(code)
 
 
 @click.group(cls=Group)
-@click.version_option(package_name="repomap")
+@click.version_option(  # the installed package's version (importlib.metadata), as MCP reports it
+    package_name="repomap", prog_name="repomap", message="%(prog)s %(version)s"
+)
 def main() -> None:
     """repomap: an offline index of symbols, comments, docstrings and strings in a repository."""
 
@@ -138,16 +164,17 @@ def main() -> None:
     show_default=True,
     help="Which elements to search.",
 )
-@click.option(
-    "--limit", type=click.IntRange(1, MAX_LIMIT), default=DEFAULT_LIMIT, show_default=True
-)
+@limit_option(DEFAULT_LIMIT)
 @path_option
-@click.option("--lang", "language", help="python, rust or cpp.")
+@lang_option
 @click.option("--literal", is_flag=True, help="Exact, case-sensitive text instead of words.")
 @click.option(
     "-i", "--ignore-case", is_flag=True, help="With --literal: ignore case (words always do)."
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
+@markers_option
+@no_refresh_option
+@json_option
+@absolute_option
 @db_option
 @root_option
 def search_text(
@@ -158,16 +185,19 @@ def search_text(
     language: str | None,
     literal: bool,
     ignore_case: bool,
+    markers: bool,
+    no_refresh: bool,
     as_json: bool,
+    absolute: bool,
     db_path: Path | None,
     root: Path | None,
-) -> None:
+) -> int:
     """Search comments, docstrings and string literals: words, "phrases", AND/OR/NOT, prefix*."""
     from repomap.cli import search_text as body
 
-    body.run(
-        click.echo, query, element_type, limit, path, language, literal, ignore_case, as_json,
-        db_path, root,
+    return body.run(
+        click.echo, query, element_type, limit, path, language, literal, ignore_case, markers,
+        no_refresh, as_json, absolute, db_path, root,
     )  # fmt: skip
 
 

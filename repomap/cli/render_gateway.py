@@ -1,4 +1,4 @@
-"""Plain-text forms of the gateway's results (outline, sources, files, search-docs); pure.
+"""Plain-text forms of the gateway's results (outline, sources, files); pure.
 
 The CLI prints these and the MCP server can return them as they are: compact, one entry per
 line, indented two spaces per level, line ranges as `L<start>-<end>`.
@@ -10,9 +10,8 @@ from typing import TYPE_CHECKING
 
 from repomap.gateway.files import truncate
 
-if TYPE_CHECKING:  # docs.py imports the database layer; sources and files never need it
+if TYPE_CHECKING:
     from repomap.gateway.files import FileMatches, Outline, SourceTree
-    from repomap.search.docs import DocSearch
 
 INDENT = "  "
 
@@ -53,15 +52,3 @@ def files_text(matches: FileMatches) -> str:
     if matches.truncated:
         lines.append(f"... ({matches.total - len(matches.paths)} more)")
     return "".join(line + "\n" for line in lines)
-
-
-def search_docs_text(result: DocSearch) -> str:
-    """`file:start-end  section` then the snippet, indented, per hit."""
-    blocks = []
-    for hit in result.hits:
-        where = hit.file
-        if hit.start_line is not None:
-            where += f":{hit.start_line}-{hit.end_line}"
-        title = f"{where}  {hit.section}" if hit.section else where
-        blocks.append(f"{title}\n{INDENT}{hit.snippet}\n")
-    return "".join(blocks)

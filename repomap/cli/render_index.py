@@ -43,3 +43,22 @@ def print_index_summary(summary: Any) -> None:
         console.print(f"    ... ({len(summary.skipped) - 20} more; --json lists them all)")
     if summary.fallback:
         console.print(f"  read with a fallback parser: {len(summary.fallback)} files")
+
+
+def print_embed_summary(summary: Any, dry_run: bool) -> None:
+    """The embedding stage's counts and times (what it would do, on a dry run)."""
+    seconds = summary.seconds
+    times = ", ".join(f"{stage} {value:.2f} s" for stage, value in seconds.items())
+    if dry_run:
+        line = (
+            f"chunks {summary.total}: {summary.changed} new or changed, {summary.reused} in the "
+            f"embedding cache, {summary.embedded} to embed, {summary.deleted} to delete "
+            f"(dry run: nothing embedded; model {summary.model_id})"
+        )
+    else:
+        line = (
+            f"chunks {summary.total}: {summary.changed} new or changed, {summary.embedded} "
+            f"embedded, {summary.reused} from the cache, {summary.deleted} deleted; coverage "
+            f"{summary.coverage:.0%} ({times}; model {summary.model_id})"
+        )
+    Console(stderr=False, highlight=False, soft_wrap=True).print(f"[bold]embed[/bold]    {line}")

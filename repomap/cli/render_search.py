@@ -1,4 +1,9 @@
-"""Terminal output of `repomap search-text` and `repomap stats` (rich); only the CLI imports this."""
+"""Terminal output of `repomap search-text`, `search-docs` and `stats` (rich); only the CLI
+imports this.
+
+Matched words are highlighted on a terminal; to a pipe or a file the text is plain, with no
+markers and no line wrapped (as rg); `--markers` keeps the `[MATCH]…[/MATCH]` markers instead,
+as `--json` always does."""
 
 from __future__ import annotations
 
@@ -10,13 +15,14 @@ from rich.table import Table
 from rich.text import Text
 
 if TYPE_CHECKING:
-    from repomap.search.log import LogSummary, ToolUsage
+    from repomap.search.docs import DocSearch
+    from repomap.search.log import LogSummary, Usage
     from repomap.search.text import SearchResult, TextHit
 
 MATCH_STYLE = "bold black on yellow"
 
 
-def print_search(result: SearchResult) -> None:
+def print_search(result: SearchResult, markers: bool = False) -> None:
     """Hits grouped by file (files in order of their best hit): `path:line`, symbol, snippet."""
     out = _console()
     err = _console(stderr=True)
@@ -29,7 +35,7 @@ def print_search(result: SearchResult) -> None:
         out.print(Text(path, style="bold magenta"))
         for hit in hits:
             out.print(_heading(hit, result.mode))
-            out.print(_snippet(hit.snippet))
+            out.print(_snippet(hit.snippet, markers))
     for note in result.notes:
         err.print(f"[yellow]note:[/] {escape(note)}")
     err.print(_footer(result), style="dim")
@@ -55,9 +61,25 @@ def _heading(hit: TextHit, mode: str) -> Text:
     return line
 
 
-def _snippet(snippet: str) -> Text:
-    """The snippet with [MATCH]…[/MATCH] turned into highlighting."""
-    text = Text("      ")
+def print_docs(result: DocSearch, markers: bool = False) -> None:
+    """`file:start-end  section`, then the snippet indented, per hit."""
+    out = _console()
+    for hit in result.hits:
+        title = Text(hit.file, style="bold magenta")
+        if hit.start_line is not None:
+            title.append(f":{hit.start_line}-{hit.end_line}", style="bold")
+        if hit.section:
+            title.append(f"  {hit.section}", style="green")
+        out.print(title)
+        out.print(_snippet(hit.snippet, markers, indent="  "))
+
+
+def _snippet(snippet: str, markers: bool = False, indent: str = "      ") -> Text:
+    """The snippet with [MATCH]…[/MATCH] turned into highlighting (kept as they are with
+    `markers`)."""
+    text = Text(indent)
+    if markers:
+        return text.append(snippet)
     rest = snippet
     while (start := rest.find("[MATCH]")) >= 0:
         end = rest.find("[/MATCH]", start)
@@ -107,27 +129,30 @@ def print_stats(summary: LogSummary) -> None:
                 out.print(f"  {count:>5}  {escape(query)}")
 
 
-def print_tool_stats(tools: list[ToolUsage]) -> None:
-    """MCP tool calls per tool, beside the search statistics."""
+def print_usage(usage: list[Usage]) -> None:
+    """CLI commands, then MCP tool calls, one table each, beside the search statistics."""
     out = Console(highlight=False)
-    if not tools:
-        out.print("\nno MCP tool calls logged yet")
-        return
-    table = Table(box=None, pad_edge=False, title="MCP tool calls", title_justify="left")
-    columns: tuple[tuple[str, JustifyMethod], ...] = (
-        ("tool", "left"), ("calls", "right"), ("errors", "right"),
-        ("avg results", "right"), ("p50 ms", "right"), ("p95 ms", "right"),
-    )  # fmt: skip
-    for name, justify in columns:
-        table.add_column(name, justify=justify)
-    for usage in tools:
-        table.add_row(
-            usage.tool,
-            str(usage.calls),
-            str(usage.errors),
-            f"{usage.average_results:g}",
-            f"{usage.latency_ms['p50']:.1f}",
-            f"{usage.latency_ms['p95']:.1f}",
-        )
-    out.print()
-    out.print(table)
+    for kind, title in (("command", "CLI commands"), ("tool", "MCP tool calls")):
+        rows = [row for row in usage if row.kind == kind]
+        if not rows:
+            out.print(f"\nno {title} logged yet")
+            continue
+        table = Table(box=None, pad_edge=False, title=title, title_justify="left")
+        columns: tuple[tuple[str, JustifyMethod], ...] = (
+            (kind, "left"), ("calls", "right"), ("errors", "right"), ("empty", "right"),
+            ("avg results", "right"), ("p50 ms", "right"), ("p95 ms", "right"),
+        )  # fmt: skip
+        for name, justify in columns:
+            table.add_column(name, justify=justify)
+        for row in rows:
+            table.add_row(
+                row.name,
+                str(row.calls),
+                str(row.errors),
+                str(row.empty),
+                f"{row.average_results:g}",
+                f"{row.latency_ms['p50']:.1f}",
+                f"{row.latency_ms['p95']:.1f}",
+            )
+        out.print()
+        out.print(table)

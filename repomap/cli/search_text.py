@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from repomap import config
+from repomap.cli import outcome
 
 # search-text's --type, in the order --help lists them: repomap.search.text's ELEMENT_TYPES,
 # which is not imported before a search runs (a test checks they are the same)
@@ -51,23 +52,43 @@ def run(
     language: str | None,
     literal: bool,
     ignore_case: bool,
+    markers: bool,
+    no_refresh: bool,
     as_json: bool,
+    absolute: bool,
     db_path: Path | None,
     root: Path | None,
-) -> None:
-    """Search comments, docstrings and string literals; print JSON with `echo`, or rich text."""
+) -> int:
+    """Search comments, docstrings and string literals; print JSON with `echo`, or rich text.
+    The exit status: 0 found, 1 nothing found."""
     from repomap.search.text import search_text
     from repomap.store import reading
 
     settings = config.resolve(root, db_path, find_index=True)
+    outcome.note_index(settings.db_path)
+    if not no_refresh:
+        from repomap.cli import refresh
+
+        refresh.check(settings, echo)
     with reading(settings.db_path) as db:
         result = search_text(
             db, query, element_type, limit, path, language,
             "literal" if literal else "fts", ignore_case, log=settings.search_log,
         )  # fmt: skip
-    if as_json:
-        echo(json.dumps(result.as_dict(), ensure_ascii=False, indent=2))
-        return
-    from repomap.cli.render_search import print_search  # rich: for people only
+        if absolute:
+            from repomap.cli.shown import Shown
+            from repomap.store import indexed_root
 
-    print_search(result)
+            shown = Shown(indexed_root(db, settings.root), absolute)
+            hits = tuple(hit._replace(file_path=shown(hit.file_path)) for hit in result.hits)
+            result = result._replace(hits=hits)
+    if as_json:
+        data = result.as_dict()
+        truncated = not result.total_exact or result.total > len(result.hits)
+        answer = outcome.envelope(data.pop("results"), truncated, **data)
+        echo(json.dumps(answer, ensure_ascii=False, indent=2))
+    else:
+        from repomap.cli.render_search import print_search  # rich: for people only
+
+        print_search(result, markers)
+    return outcome.found(len(result.hits))

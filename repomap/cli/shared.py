@@ -1,4 +1,5 @@
-"""What several commands share: the --root, --db and --path options, and the JSON printer."""
+"""What several commands share: the options that mean the same in every command (--root, --db,
+--path, --lang, --limit, --json) and the JSON printer. Same flag, same name, same meaning."""
 
 from __future__ import annotations
 
@@ -7,6 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import click
+
+JSON_HELP = "Print the answer as JSON: {results, count, truncated, ...}."
+
+
+def json_option(command: Any) -> Any:
+    return click.option("--json", "as_json", is_flag=True, help=JSON_HELP)(command)
 
 
 def print_json(value: Any) -> None:
@@ -39,3 +46,55 @@ PATH_FILTER_HELP = (
 
 def path_option(command: Any) -> Any:
     return click.option("--path", "path", help=PATH_FILTER_HELP)(command)
+
+
+def path_filter_option(name: str, *aliases: str) -> Any:
+    """--path under another parameter name, with older spellings kept as aliases."""
+    return click.option("--path", *aliases, name, help=PATH_FILTER_HELP)
+
+
+LANG_HELP = "Only files of this language: python, rust or cpp (py, rs, c++ too)."
+
+
+def lang_option(command: Any) -> Any:
+    return click.option("--lang", "--language", "language", help=LANG_HELP)(command)
+
+
+def limit_option(default: int) -> Any:
+    """--limit: the most results to give, 1 to MAX_LIMIT, as every MCP tool's `limit`."""
+    from repomap.limits import MAX_LIMIT
+
+    return click.option(
+        "--limit",
+        type=click.IntRange(1, MAX_LIMIT),
+        default=default,
+        show_default=True,
+        help=f"Most results to give (1-{MAX_LIMIT}).",
+    )
+
+
+ABSOLUTE_HELP = "Print absolute paths (default: relative to ROOT)."
+
+
+def absolute_option(command: Any) -> Any:
+    return click.option("--absolute", is_flag=True, help=ABSOLUTE_HELP)(command)
+
+
+MARKERS_HELP = "Keep [MATCH]...[/MATCH] around matched words (default: highlight on a terminal)."
+
+
+def markers_option(command: Any) -> Any:
+    return click.option("--markers", is_flag=True, help=MARKERS_HELP)(command)
+
+
+NO_REFRESH_HELP = (
+    "Answer from the index as it is, without checking for files changed since indexing "
+    "(by default they are re-indexed first in a small index, else counted in a warning)."
+)
+
+
+def no_refresh_option(command: Any) -> Any:
+    return click.option("--no-refresh", is_flag=True, help=NO_REFRESH_HELP)(command)
+
+
+KIND_HELP = "Only these kinds, one or several comma-separated: class, function,method, ..."

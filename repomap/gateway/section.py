@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repomap import paths, textfile
-from repomap.errors import BadArgument, PathNotFound, RepomapError, StaleIndex
+from repomap.errors import BadArgument, NotFound, PathNotFound, StaleIndex
 from repomap.gateway.files import resolve_path, truncate
 from repomap.languages import doc_format
 from repomap.search.docs import DOC_PATHS_SQL
@@ -52,7 +52,7 @@ class SectionView:
         return len(self.matches) > 1
 
 
-class HeadingNotFound(RepomapError):
+class HeadingNotFound(NotFound):
     pass
 
 

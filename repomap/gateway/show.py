@@ -90,7 +90,8 @@ class SymbolContent:
         width = len(str(self.end_line))
         if self.leading and self.leading_line:
             out.extend(_numbered(self.leading, self.leading_line, width))
-        out.extend(_numbered(self.content, self.line_number, width))
+        if self.content or not self.truncated_lines:  # --max-lines 0 shows no line
+            out.extend(_numbered(self.content, self.line_number, width))
         if self.truncated_lines:
             out.append(f"... ({self.truncated_lines} more lines)")
         return "\n".join(out) + "\n"
@@ -152,7 +153,7 @@ def symbol_content(
     best = match.best
     lines = _current_lines(db, best, root)
     body = lines[best.start_line - 1 : best.end_line]
-    shown = body[:max_lines] if max_lines and max_lines > 0 else body
+    shown = body if max_lines is None else body[:max_lines]  # 0: no lines, only the count
     result = SymbolContent(
         best.name,
         best.qualified_name,

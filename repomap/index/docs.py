@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from repomap import store, textfile
 from repomap.index import markdown, secrets
+from repomap.index.chunks import doc_chunks
 from repomap.languages import doc_format
 
 if TYPE_CHECKING:
@@ -68,8 +69,16 @@ def doc_rows(
                 clean(section.content),
             )
         )
+    chunks = doc_chunks(rel_path, sections)
     return store.DocRows(
-        rel_path, fmt, len(raw), mtime_ns, textfile.content_hash(raw), document.line_count, sections
+        rel_path,
+        fmt,
+        len(raw),
+        mtime_ns,
+        textfile.content_hash(raw),
+        document.line_count,
+        sections,
+        chunks,
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import fcntl
 import gc
 import os
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -21,9 +22,11 @@ from repomap.config import DEFAULT_MAX_FILE_SIZE, Settings
 from repomap.errors import CorruptIndex, IndexBusy, NotAnIndex, RepomapError
 from repomap.extractors import extract
 from repomap.extractors.model import TextElement
-from repomap.index import secrets
+from repomap.index import embedding, secrets
+from repomap.index.chunks import CHUNKS_VERSION, code_chunks
 from repomap.index.discover import Walk, code_files, read_file, walk
 from repomap.index.docs import update_docs
+from repomap.index.embedding import EmbedSummary
 from repomap.languages import DOC_FORMATS, LANGUAGE_BY_SUFFIX, LANGUAGE_NAMES, doc_format
 from repomap.subwords import subwords
 
@@ -157,6 +160,53 @@ def run(settings: Settings, *, force: bool = False, progress: Progress | None = 
     return summary
 
 
+def has_embeddings(settings: Settings) -> bool:
+    """The index has a vector store with vectors in it: `repomap index` keeps it up to date."""
+    if not settings.db_path.exists():
+        return False
+    with store.reading(settings.db_path) as db:
+        if store.get_meta(db, embedding.VECTOR_STORE_META):
+            return True
+        return bool(db.scalar("SELECT 1 FROM vector_scopes LIMIT 1"))
+
+
+def embed(
+    settings: Settings,
+    *,
+    dry_run: bool = False,
+    vector_store: str | None = None,
+    progress: Progress | None = None,
+    stop: threading.Event | None = None,
+) -> EmbedSummary:
+    """Bring the vector store up to date with the index's chunks (after run(): lexical first).
+
+    `vector_store` ('sqlite', 'milvus:PATH_OR_URI') is remembered in the index, so searches
+    and later runs use the same store. The index's lock is taken per batch written, waiting
+    for a run of `repomap index` to end; interrupted, every batch finished is kept.
+    """
+    from repomap.embed.model import DEFAULT_MAX_TOKENS as WINDOW
+    from repomap.embed.model import Embedder, model_id_for
+
+    db = store.open_index(settings.db_path)
+    try:
+        with store.write_errors(settings.db_path):
+            if vector_store is not None and not dry_run:
+                with _exclusive(settings.db_path, wait=True):
+                    store.set_meta(db, {embedding.VECTOR_STORE_META: vector_store})
+            vectors = embedding.vector_store(db, model_id_for(WINDOW), vector_store)
+            return embedding.embed_chunks(
+                db,
+                vectors,
+                lambda: Embedder.load(WINDOW),
+                dry_run=dry_run,
+                progress=progress,
+                writing=lambda: _exclusive(settings.db_path, wait=True),
+                stop=stop,
+            )
+    finally:
+        db.conn.close()
+
+
 def _run_once(
     settings: Settings, force: bool, progress: Progress | None, started: float
 ) -> tuple[Summary, dict[str, int]]:
@@ -205,13 +255,14 @@ def _no_cyclic_gc() -> Iterator[None]:
 
 
 @contextmanager
-def _exclusive(db_path: Path) -> Iterator[None]:
-    """One `repomap index` per database at a time; readers are never blocked (WAL)."""
+def _exclusive(db_path: Path, wait: bool = False) -> Iterator[None]:
+    """One `repomap index` per database at a time; readers are never blocked (WAL). `wait`:
+    wait for the lock rather than fail (the embedding stage's short writes)."""
     store.prepare_folder(db_path)
     lock_path = db_path.with_name(db_path.name + ".lock")
     with open(lock_path, "a+b") as lock:
         try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(lock, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise IndexBusy(
                 f"another `repomap index` is updating {db_path}; try again when it ends"
@@ -240,10 +291,8 @@ def _start_worker() -> None:
 def _index(
     db: store.Store, settings: Settings, force: bool, summary: Summary, progress: Progress | None
 ) -> None:
-    force = (
-        force
-        or store.get_meta(db, "extractor_version") != EXTRACTOR_VERSION
-        or store.get_meta(db, "redact") != str(int(settings.redact))
+    force = force or any(
+        store.get_meta(db, key) != value for key, value in _version_meta(settings).items()
     )
     walked = walk(settings.root, skip_dirs=frozenset({settings.db_path.parent}))
     summary.skipped.extend(walked.skipped)
@@ -280,7 +329,8 @@ def _index(
                 language,
                 found.size,
                 found.mtime_ns,
-                None if force or old is None else old.hash,
+                # Not text-indexed (an index from before v5 or v13): read it whole again.
+                None if force or old is None or not old.text_indexed else old.hash,
                 settings.redact,
                 str(settings.root),
                 settings.max_file_size,
@@ -383,7 +433,11 @@ def _merge_text(writer: store.Writer) -> None:
 
 def _version_meta(settings: Settings) -> dict[str, str]:
     """What every file's rows were made with; a change forces a re-read of every file."""
-    return {"extractor_version": EXTRACTOR_VERSION, "redact": str(int(settings.redact))}
+    return {
+        "extractor_version": EXTRACTOR_VERSION,
+        "chunks_version": CHUNKS_VERSION,
+        "redact": str(int(settings.redact)),
+    }
 
 
 def _take(results: Iterator[T], count: int) -> Iterator[T]:
@@ -463,6 +517,7 @@ def read_and_extract(job: Job) -> Result:
     texts = _text_rows(extraction.texts, source, job.redact, hidden)
     if job.redact:
         symbols = [_redacted_symbol(row, hidden) for row in symbols]
+    chunks = code_chunks(job.rel_path, source, symbols, texts, hidden)
     return store.FileRows(
         job.rel_path,
         job.language,
@@ -475,6 +530,7 @@ def read_and_extract(job: Job) -> Result:
         symbols,
         references,
         texts,
+        chunks,
     )
 
 

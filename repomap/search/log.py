@@ -8,10 +8,15 @@ be written is skipped. It is off when REPOMAP_SEARCH_LOG is 0, false, off or no 
 caller passes log=False to search_text, as the CLI does for Settings.search_log). A log past
 MAX_BYTES is renamed to `…-search-log.1.jsonl` (replacing the older one) and a new one started.
 
+Three kinds of event are logged: `search_text` (every text search, CLI or MCP: query, mode,
+filters, results, ms, error), `tool` (every MCP tool call: tool, arguments, result_count, ms,
+error; the MCP server) and `command` (every CLI command that runs: command, args, results,
+exit, ms, error; repomap/cli/outcome.py). One line, one write() each.
+
 `summarize(index) -> LogSummary` reads both files for `repomap stats`: searches, errors, the
 most frequent queries, the queries that found nothing, the average result count and latency
-percentiles. `summarize_tools(index) -> list[ToolUsage]` does the same per MCP tool for the
-`kind: "tool"` events the MCP server logs (tool, arguments, result_count, ms, error).
+percentiles. `summarize_usage(index) -> list[Usage]` counts the CLI commands and MCP tools:
+calls, errors, answers that found nothing, average result count, latency.
 """
 
 from __future__ import annotations
@@ -86,8 +91,12 @@ class LogSummary(NamedTuple):
         return data
 
 
-def read_events(index: Path, kind: str = "search_text") -> tuple[list[dict], list[str]]:
-    """Every well-formed event of `kind`, oldest first, and the files read; bad lines skipped."""
+def read_events(
+    index: Path, kind: str | tuple[str, ...] = "search_text"
+) -> tuple[list[dict], list[str]]:
+    """Every well-formed event of `kind` (or kinds), oldest first, and the files read; bad
+    lines skipped."""
+    kinds = (kind,) if isinstance(kind, str) else kind
     current = log_path(index)
     files = [
         path for path in (current.with_name(current.stem + ".1.jsonl"), current) if path.exists()
@@ -100,7 +109,7 @@ def read_events(index: Path, kind: str = "search_text") -> tuple[list[dict], lis
                     event = json.loads(line)
                 except ValueError:
                     continue  # a line cut short by a crash or a full disk
-                if isinstance(event, dict) and event.get("kind") == kind:
+                if isinstance(event, dict) and event.get("kind") in kinds:
                     events.append(event)
     return events, [str(path) for path in files]
 
@@ -133,39 +142,51 @@ def summarize(index: Path, top: int = 10) -> LogSummary:
     )
 
 
-class ToolUsage(NamedTuple):
-    """MCP tool calls of one tool (`kind: "tool"` events, logged by repomap/mcp_server.py)."""
+class Usage(NamedTuple):
+    """The logged calls of one CLI command (`kind` command) or one MCP tool (`kind` tool)."""
 
-    tool: str
+    kind: str  # command | tool
+    name: str
     calls: int
     errors: int
-    average_results: float  # over the calls that succeeded and returned a list
+    empty: int  # answers that found nothing (a command's exit 1; a tool's empty list)
+    average_results: float  # over the calls that succeeded and counted their results
     latency_ms: dict[str, float]  # p50, p95, max
 
 
-def summarize_tools(index: Path) -> list[ToolUsage]:
-    """Per MCP tool: calls, errors, average result count, latency; most called first."""
-    events, _ = read_events(index, kind="tool")
-    by_tool: dict[str, list[dict]] = {}
+def summarize_usage(index: Path) -> list[Usage]:
+    """Per CLI command, then per MCP tool: calls, errors, empty answers, average result count
+    and latency; most called first within each kind."""
+    events, _ = read_events(index, kind=("command", "tool"))
+    by_name: dict[tuple[str, str], list[dict]] = {}
     for event in events:
-        by_tool.setdefault(str(event.get("tool")), []).append(event)
-    usage = []
-    for tool, calls in by_tool.items():
-        counts = [e["result_count"] for e in calls if isinstance(e.get("result_count"), int)]
-        latencies = sorted(float(e.get("ms") or 0.0) for e in calls)
-        usage.append(
-            ToolUsage(
-                tool,
-                len(calls),
-                sum(1 for e in calls if e.get("error")),
-                round(sum(counts) / len(counts), 2) if counts else 0.0,
-                {
-                    name: _percentile(latencies, q)
-                    for name, q in (("p50", 0.5), ("p95", 0.95), ("max", 1.0))
-                },
-            )
-        )
-    return sorted(usage, key=lambda u: (-u.calls, u.tool))
+        kind = str(event["kind"])
+        name = str(event.get("command" if kind == "command" else "tool"))
+        by_name.setdefault((kind, name), []).append(event)
+    usage = [_usage(kind, name, calls) for (kind, name), calls in by_name.items()]
+    return sorted(usage, key=lambda u: (u.kind != "command", -u.calls, u.name))
+
+
+def _usage(kind: str, name: str, calls: list[dict]) -> Usage:
+    key = "results" if kind == "command" else "result_count"
+    counts = [e[key] for e in calls if isinstance(e.get(key), int) and not e.get("error")]
+    if kind == "command":
+        empty = sum(1 for e in calls if e.get("exit") == 1)
+    else:
+        empty = sum(1 for e in calls if e.get(key) == 0 and not e.get("error"))
+    latencies = sorted(float(e.get("ms") or 0.0) for e in calls)
+    return Usage(
+        kind,
+        name,
+        len(calls),
+        sum(1 for e in calls if e.get("error")),
+        empty,
+        round(sum(counts) / len(counts), 2) if counts else 0.0,
+        {
+            label: _percentile(latencies, q)
+            for label, q in (("p50", 0.5), ("p95", 0.95), ("max", 1.0))
+        },
+    )
 
 
 def _key(event: dict) -> str:

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from repomap import store
-from repomap.errors import BadQuery, RepomapError
+from repomap.errors import BadQuery, NotFound, RepomapError
 from repomap.index.vocabulary import KINDS
 from repomap.languages import resolve_language
 from repomap.limits import check_limit
@@ -45,7 +45,7 @@ MATCH_TIERS = ("exact", "prefix", "substring", "fuzzy")
 FUZZY_CANDIDATES = 2000  # rows a subsequence scan hands to Python for ordering
 
 
-class SymbolNotFound(RepomapError):
+class SymbolNotFound(NotFound):
     """No symbol has that name; the message carries "did you mean" suggestions."""
 
 
@@ -358,7 +358,9 @@ class _Prepared:
         def matches(position: int) -> bool:
             return position in inside and bool(is_match(values[position]))
 
-        kind, language = params.get("kind"), params.get("language")
+        # _filters' clauses, in memory: `s.kind IN (:kinds)`, `f.language = :language`, file ids
+        wanted = set(json.loads(params["kinds"])) if "kinds" in params else None
+        language = params.get("language")
         file_ids = set(json.loads(params["file_ids"])) if "file_ids" in params else None
         kinds, languages, files = self.kinds, self.languages, self.file_ids
         found = [  # `name = :q OR qualified_name = :q` first
@@ -372,11 +374,11 @@ class _Prepared:
                 for position in ordered[start : start + CHUNK]
                 if position not in skip and is_match(values[position])
             ]
-            if kind is not None or language is not None or file_ids is not None:
+            if wanted is not None or language is not None or file_ids is not None:
                 found = [
                     position
                     for position in found
-                    if (kind is None or kinds[position] == kind)
+                    if (wanted is None or kinds[position] in wanted)
                     and (language is None or languages[position] == language)
                     and (file_ids is None or files[position] in file_ids)
                 ]
@@ -448,11 +450,12 @@ def _filters(
 ) -> tuple[dict[str, str], str]:
     params: dict[str, str] = {}
     clauses = []
-    if kind:
-        if kind.lower() not in KINDS:  # an unknown kind matched nothing, silently
+    if kind:  # one kind, or several comma-separated (as `repomap search --kind`)
+        kinds = [part.strip().lower() for part in kind.split(",") if part.strip()]
+        if not kinds or any(k not in KINDS for k in kinds):  # unknown matched nothing, silently
             raise BadQuery(f"unknown kind {kind!r}; use one of {', '.join(KINDS)}")
-        clauses.append("s.kind = :kind")
-        params["kind"] = kind.lower()
+        clauses.append("s.kind IN (SELECT value FROM json_each(:kinds))")
+        params["kinds"] = json.dumps(kinds)
     if language:
         clauses.append("f.language = :language")
         params["language"] = resolve_language(language)

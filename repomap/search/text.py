@@ -604,6 +604,7 @@ def _truncate(content: str) -> str:
 _WORD = re.compile(r"[^\W_]+")
 _IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 SNIPPET_SCAN = 100_000  # characters of an element searched for the snippet
+EDGE_CHARS = 16  # characters without a word at either end shown rather than cut
 MAX_ANCHORS = 64  # matches tried as the start of the snippet's window
 
 
@@ -681,7 +682,15 @@ def _word_index(starts: list[int], offset: int) -> int:
 
 
 def _ellipsis(content: str, start: int, end: int, spans: Spans) -> str:
-    """content[start:end] with spans inside it marked, and … where text was cut."""
+    """content[start:end] with spans inside it marked, and … where text was cut.
+
+    A window ends at a word, so a few characters with no word in them before or after it (the
+    full stop after the last word, a quote or bracket around the text) are shown, not cut:
+    `…` says that words were left out, never that a full stop was."""
+    if len(content) - end <= EDGE_CHARS and not _WORD.search(content, end):
+        end = len(content)
+    if start <= EDGE_CHARS and not _WORD.search(content, 0, start):
+        start = 0
     pieces, position = [], start
     for span_start, span_end in spans:
         if span_start < position or span_end > end:

@@ -64,6 +64,28 @@ class Symbol(BaseModel):
     ref_files: int = Field(description="Files that use this name.")
 
 
+class CodeMatch(BaseModel):
+    file_path: str
+    line_number: int
+    end_line: int
+    kind: str = Field(description="function | method | class | ... | module | section (docs)")
+    name: str = Field(description="Qualified name; for docs the heading path.")
+    language: str
+    score: float = Field(description="Relevance in (0, 1], higher is better.")
+    snippet: str = Field(description="Signature and the start of the docstring or section.")
+
+
+class CodeSearchAnswer(Answer):
+    query: str
+    mode: str
+    results: list[CodeMatch]
+    truncated: bool = Field(description="More matches exist than `limit`.")
+    model_id: OptionalStr = Field(default=None, description="Embedding model (semantic, hybrid).")
+    coverage: Annotated[float | None, WithJsonSchema({"type": ["number", "null"]})] = Field(
+        default=None, description="Share of chunks with an embedding (semantic, hybrid)."
+    )
+
+
 class SymbolSearch(Answer):
     query: str
     results: list[Symbol]
@@ -213,6 +235,10 @@ class RootStatus(BaseModel):
         description="Indexed files changed or removed on disk since (at most 20 listed).",
     )
     stale_count: int = 0
+    embedding: dict[str, Any] = Field(
+        default_factory=dict,
+        description="The background embedding: running, embedded / to_embed of this run, error.",
+    )
     unindexed_files: int = Field(
         default=0,
         description="Files with an indexed suffix that are not in the index: added since, or "

@@ -4,7 +4,7 @@
                 [--no-refresh]
 
 `build_server(settings, refresh=True) -> MCPServer` registers the tools (search_text,
-search_symbols, get_symbol_content, get_repo_map, search_docs, get_section, outline, read_file,
+search_code, search_symbols, get_symbol_content, get_repo_map, search_docs, get_section, outline, read_file,
 list_sources, find_files, index_status, mcp_help); `run(server, transport, host, port)` serves
 them over stdio or streamable HTTP (on 127.0.0.1 unless told otherwise).
 
@@ -41,7 +41,9 @@ from repomap.config import Settings
 from repomap.errors import RepomapError
 from repomap.index.vocabulary import KINDS
 from repomap.search import log as searchlog
+from repomap.search.code import DEFAULT_MODE
 from repomap.serve.mcp_models import (
+    CodeSearchAnswer,
     DocSearchAnswer,
     FileContent,
     FilesAnswer,
@@ -66,6 +68,9 @@ methods, structs, enums, traits...), every comment, docstring and string literal
 Markdown/.txt docs by section. It is read-only and kept up to date as files change.
 
 Which tool:
+- What code DOES, asked in words ("where is the retry delay computed?", "how are sessions
+  signed?") -> search_code(question): definitions, module code and docs ranked by the
+  question's words and meaning; then get_symbol_content(name) for the source.
 - A definition by name (function/class/method/enum/struct/trait) -> search_symbols("QuerySet"),
   then get_symbol_content("QuerySet.filter") for its current source (context=true adds
   decorators, the enclosing class header and the imports it uses).
@@ -139,6 +144,7 @@ Kind = Annotated[
 # The list in each tool's result that counts as its result count in the log.
 RESULT_KEYS = {
     "search_text": "results",
+    "search_code": "results",
     "search_symbols": "results",
     "search_docs": "results",
     "outline": "files",
@@ -337,6 +343,48 @@ def build_server(
         return await answer(
             service, service.search_text, query, element_type, limit, path, mode, language,
             ignore_case,
+        )  # fmt: skip
+
+    @tool
+    async def search_code(
+        query: Query,
+        mode: Annotated[
+            Literal["hybrid", "lexical", "semantic"] | None,
+            Field(
+                description="hybrid: words and meaning fused; lexical: BM25 over the "
+                "definitions' words; semantic: the embedding model alone. Default: the best "
+                "measured (see mcp_help)."
+            ),
+        ] = None,
+        path: PathFilterArg = None,
+        language: Annotated[
+            Literal["python", "rust", "cpp", "markdown", "text"] | None,
+            Field(description="Only code of this language, or docs of this format."),
+        ] = None,
+        kind: Annotated[
+            str | None,
+            Field(
+                max_length=200,
+                description="Only these kinds, comma-separated: function, method, macro, class, "
+                "struct, enum, union, trait, impl, module (a file's top-level code), section.",
+            ),
+        ] = None,
+        limit: Annotated[int, Field(ge=1, le=1000, description="Most results (1-1000).")] = 10,
+    ) -> CodeSearchAnswer:
+        """Find code by what it does, from a question in plain words.
+
+        Ranks definitions (functions, methods, classes, structs, impls...), each file's
+        module-level code and docs sections by the question's words (identifiers split,
+        words stemmed: "parsing headers" meets parse_header_lines) and, in hybrid and semantic
+        mode, by meaning. Tests and examples rank lower unless asked for or filtered to.
+        Use it when you know what the code does but not its name; search_symbols when you
+        know the name; search_text for exact comments, strings and error messages.
+        Each result: file_path, line_number, end_line, kind, name, score in (0, 1], snippet.
+        Example: search_code("where is the password hashed before it is stored?").
+        """
+        return await answer(
+            service, service.search_code, query, mode or DEFAULT_MODE, path, language, kind,
+            limit,
         )  # fmt: skip
 
     @tool

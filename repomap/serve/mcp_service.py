@@ -12,28 +12,36 @@ Results are the pydantic models of `repomap.mcp_models`: their fields are the ou
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import stat
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from repomap import store
+from repomap.config import Settings
 from repomap.errors import BadArgument, PathNotFound, RepomapError
 from repomap.gateway import files as gateway
 from repomap.gateway import section
 from repomap.gateway import show as snippets
 from repomap.gateway.files import SourceEntry
+from repomap.index import pipeline
+from repomap.index.embedding import SCOPE, BackgroundEmbedder
 from repomap.index.freshness import Refresher
 from repomap.index.secrets import is_secret_file
 from repomap.limits import MAX_LIMIT
 from repomap.maps import render
 from repomap.maps import repo_map as maps
+from repomap.search import code as code_search
 from repomap.search import docs as doc_search
 from repomap.search import symbols
 from repomap.serve.mcp_models import (
+    CodeMatch,
+    CodeSearchAnswer,
     DocMatch,
     DocSearchAnswer,
     FileContent,
@@ -88,8 +96,18 @@ class Service:
             for root in roots.all
         }
         self.kept = {root.label: store.KeptReader(root.settings.db_path) for root in roots.all}
+        # Vectors follow the index in the background, for indexes that have them (search_code
+        # answers meanwhile with the coverage it has): kicked by the first call, then by each
+        # refresh that changed something.
+        self.embedders = {
+            root.label: BackgroundEmbedder(functools.partial(_embed, root.settings))
+            for root in roots.all
+        }
+        self._kicked: set[str] = set()
 
     def close(self) -> None:
+        for embedder in self.embedders.values():
+            embedder.close()
         for refresher in self.refreshers.values():
             refresher.close()
         for reader in self.kept.values():
@@ -102,7 +120,12 @@ class Service:
         for root in dict.fromkeys(roots):
             if seen is not None and root not in seen:
                 seen.append(root)  # the call's log entry goes to this root's log
-            notices.extend(self.refreshers[root.label].ensure_fresh(wait=not inline.get()))
+            said = self.refreshers[root.label].ensure_fresh(wait=not inline.get())
+            notices.extend(said)
+            if said or root.label not in self._kicked:
+                self._kicked.add(root.label)
+                if pipeline.has_embeddings(root.settings):
+                    self.embedders[root.label].kick()
         return notices
 
     def is_fresh(self) -> bool:
@@ -358,6 +381,64 @@ class Service:
             unmatched_mentions=result.unmatched_mentions,
         )
 
+    # --- code by what it does ---------------------------------------------------------------
+
+    def search_code(
+        self,
+        query: str,
+        mode: str,
+        path: str | None,
+        language: str | None,
+        kind: str | None,
+        limit: int,
+    ) -> CodeSearchAnswer:
+        scopes = self.roots.scope(path)
+        notices = self.ready([root for root, _ in scopes])
+        found: list[tuple[Root, code_search.CodeHit]] = []
+        truncated = False
+        model_id: str | None = None
+        coverage: float | None = None
+        for root, path_filter in scopes:
+            with self.reading(root) as db:
+                result = code_search.search_code(
+                    db, query, mode=mode, path=path_filter, language=language, kind=kind,
+                    limit=limit,
+                )  # fmt: skip
+            truncated = truncated or result.truncated
+            found.extend((root, hit) for hit in result.hits)
+            model_id = model_id or result.model_id
+            if result.coverage is not None:
+                coverage = result.coverage if coverage is None else min(coverage, result.coverage)
+        if self.roots.multi:
+            found.sort(key=lambda pair: (-pair[1].score, pair[1].path, pair[1].start_line))
+        truncated = truncated or len(found) > limit
+        if coverage is not None and coverage < 1:
+            notices.append(
+                f"{coverage:.0%} of the code has embeddings so far: semantic ranking covers only "
+                "that part; the rest is being embedded"
+            )
+        return CodeSearchAnswer(
+            notices=notices,
+            query=query,
+            mode=mode,
+            results=[
+                CodeMatch(
+                    file_path=self.roots.out(root, hit.path),
+                    line_number=hit.start_line,
+                    end_line=hit.end_line,
+                    kind=hit.kind,
+                    name=hit.name,
+                    language=hit.language,
+                    score=hit.score,
+                    snippet=hit.snippet,
+                )
+                for root, hit in found[:limit]
+            ],
+            truncated=truncated,
+            model_id=model_id,
+            coverage=coverage,
+        )
+
     # --- docs --------------------------------------------------------------------------------
 
     def search_docs(self, query: str, limit: int, path: str | None = None) -> DocSearchAnswer:
@@ -611,6 +692,7 @@ class Service:
             schema_version=None,
             current_schema_version=store.SCHEMA_VERSION,
             refresh=dataclasses.asdict(self.refreshers[root.label].state()),
+            embedding=self.embedders[root.label].state(),
             error=error,
         )
         if not status.exists:
@@ -618,6 +700,18 @@ class Service:
         try:
             with store.reading(settings.db_path) as db:
                 facts = index_status_facts(db, root.path, frozenset({settings.db_path.parent}))
+                chunks = db.scalar("SELECT count(*) FROM chunks") or 0
+                vectors = db.scalar(
+                    "SELECT count(*) FROM vectors JOIN vector_scopes s ON s.id = vectors.scope "
+                    "WHERE s.name = ?",
+                    (SCOPE,),
+                )
+            facts["embedding"] = {
+                **status.embedding,
+                "chunks": chunks,
+                "vectors": vectors,
+                "coverage": round(min(vectors / chunks, 1.0), 4) if chunks else None,
+            }
         except RepomapError as failure:
             status.error = str(failure)
             status.schema_version = _schema_of(settings.db_path)
@@ -629,6 +723,10 @@ class Service:
 
 
 # --- helpers ---------------------------------------------------------------------------------
+
+
+def _embed(settings: Settings, stop: threading.Event, progress: Callable[[int, int], None]) -> None:
+    pipeline.embed(settings, stop=stop, progress=progress)
 
 
 def _probe(limit: int) -> int:

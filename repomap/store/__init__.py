@@ -24,6 +24,7 @@ from repomap.store.connection import (
 )
 from repomap.store.files import (
     IndexedFile,
+    changed_since_indexing,
     counts,
     filtered_ids,
     ids_matching,
@@ -44,7 +45,7 @@ from repomap.store.writer import (
 __all__ = [
     "ELEMENT_TYPE_CODES", "MIGRATION_NAMES", "NOT_UNICODE", "ROWS_PER_FILE", "SCHEMA_VERSION",
     "SQLITE_HEADER", "SYMBOL_FIELDS", "DocRows", "FileRows", "IndexedFile", "KeptReader", "Store",
-    "Writer", "chunks", "counts", "filtered_ids", "first_migration_after", "get_meta", "has_sqlite_header", "ids_matching", "indexed_docs",
+    "Writer", "changed_since_indexing", "chunks", "counts", "filtered_ids", "first_migration_after", "get_meta", "has_sqlite_header", "ids_matching", "indexed_docs",
     "indexed_files", "indexed_root", "migrate", "move_aside", "open_index", "prepare_folder",
     "reading", "schema_version", "set_meta", "write_errors", "writing",
 ]  # fmt: skip

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import NamedTuple
 
 from repomap import paths
@@ -35,6 +37,46 @@ def indexed_docs(db: Store) -> dict[str, IndexedFile]:
         path: IndexedFile(doc_id, path, size, mtime_ns, file_hash, True)
         for doc_id, path, size, mtime_ns, file_hash in rows
     }
+
+
+INDEXED_STATES_SQL = """SELECT path, size, mtime_ns, hash FROM files
+    UNION ALL SELECT path, size, mtime_ns, hash FROM doc_files"""
+HASH_CHECKS = 20  # files whose only change is their mtime read to compare their hash
+
+
+def changed_since_indexing(db: Store, root: Path) -> tuple[list[str], int]:
+    """The indexed files (code and docs) that changed or are gone since indexing, and how many
+    files the index holds. One stat each (~2.3 µs a file); a file whose size is the same but
+    whose mtime moved (touched, or rewritten as it was) is read and hashed, up to HASH_CHECKS
+    of them, so only a real change counts."""
+    changed, total, checks = [], 0, HASH_CHECKS
+    prefix = os.path.join(root, "")
+    stat = os.stat
+    for rel_path, size, mtime_ns, indexed_hash in db.conn.execute(INDEXED_STATES_SQL):
+        total += 1
+        try:
+            found = stat(prefix + rel_path)
+        except OSError:  # gone, or unreadable: either way the index no longer matches it
+            changed.append(rel_path)
+            continue
+        if found.st_size == size and found.st_mtime_ns == mtime_ns:
+            continue
+        if found.st_size == size and checks > 0:
+            checks -= 1
+            if _same_bytes(prefix + rel_path, indexed_hash):
+                continue
+        changed.append(rel_path)
+    return changed, total
+
+
+def _same_bytes(path: str, indexed_hash: str) -> bool:
+    from repomap.textfile import content_hash
+
+    try:
+        with open(path, "rb") as file:
+            return content_hash(file.read()) == indexed_hash
+    except OSError:
+        return False
 
 
 def counts(db: Store) -> dict[str, int]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import NamedTuple
 
@@ -31,6 +31,14 @@ INDEX_LITERAL_SQL = """INSERT INTO code_text_literal (rowid, content)
     SELECT id, content || char(57344) FROM code_text WHERE id >= ? AND id < ?"""
 UNINDEX_LITERAL_SQL = """INSERT INTO code_text_literal (code_text_literal, rowid, content)
     SELECT 'delete', id, content || char(57344) FROM code_text WHERE id >= ? AND id < ?"""
+# Retrieval chunks (schema v13): code chunk ids are the file's row range, docs chunk ids its
+# negated range, so one statement indexes a run of files.
+INSERT_CHUNK_SQL = """INSERT INTO chunks (id, file_id, doc_id, kind, name, start_line, end_line,
+    is_test, hash, title, place, head, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+INDEX_CHUNKS_SQL = """INSERT INTO chunks_fts (rowid, title, place, head, body)
+    SELECT id, title, place, head, body FROM chunks WHERE id >= ? AND id < ?"""
+UNINDEX_CHUNKS_SQL = """INSERT INTO chunks_fts (chunks_fts, rowid, title, place, head, body)
+    SELECT 'delete', id, title, place, head, body FROM chunks WHERE id >= ? AND id < ?"""
 ELEMENT_TYPE_CODES = {"comment": 1, "docstring": 2, "string_literal": 3}
 LINK_DECLARATIONS_SQL = """UPDATE symbols SET declaration_id = (
         SELECT d.id FROM symbols d JOIN files f ON f.id = d.file_id
@@ -65,6 +73,8 @@ SymbolFields = tuple[str, str, str, int, int, int, int, int, int, str, str | Non
 ReferenceFields = tuple[str, int, str | None]  # name, line, enclosing qualified name
 # element_type, content, line, end_line, symbol_name, subwords
 TextFields = tuple[str, str, int, int, str | None, str]
+# kind, name, start_line, end_line, is_test, hash, title, place, head, body (index/chunks.py)
+ChunkFields = tuple[str, str, int, int, bool, str, str, str, str, str]
 Span = tuple[int, int, int]  # a symbol's id, start and end (lines, or bytes)
 
 
@@ -84,6 +94,7 @@ class FileRows(NamedTuple):
     symbols: list[SymbolFields]  # SYMBOL_FIELDS order
     references: list[ReferenceFields]
     texts: list[TextFields]
+    chunks: Sequence[ChunkFields]  # index/chunks.py ChunkRow
 
 
 class DocRows(NamedTuple):
@@ -98,6 +109,7 @@ class DocRows(NamedTuple):
     # (ordinal, name, level, start_line, end_line, content); ordinal 0 (level 0) is the text
     # before the first heading, ordinal n the section of the n-th heading.
     sections: list[tuple[int, str, int, int, int, str]]
+    chunks: Sequence[ChunkFields]  # index/chunks.py ChunkRow
 
 
 INSERT_DOC_SQL = """INSERT INTO doc_files (id, path, format, size, mtime_ns, hash, line_count,
@@ -152,6 +164,11 @@ def _id_runs(ids: list[int]) -> Iterator[tuple[int, int]]:
     yield start, previous
 
 
+def _doc_chunk_range(first: int, last: int) -> tuple[int, int]:
+    """The chunk ids of doc files first..last: -(id * ROWS_PER_FILE + ordinal)."""
+    return (-((last + 1) * ROWS_PER_FILE) + 1, -(first * ROWS_PER_FILE) + 1)
+
+
 def _row_range(file_id: int) -> tuple[int, int]:
     """The code_text ids of one file: [first, end)."""
     return file_id * ROWS_PER_FILE, (file_id + 1) * ROWS_PER_FILE
@@ -171,6 +188,7 @@ class Writer:
         # new segment for every statement that inserts into it (and merges them as they pile
         # up), so indexing file by file cost twice the CPU of indexing a batch at once.
         self._unindexed: set[int] = set()
+        self._unindexed_docs: set[int] = set()  # the same for docs' chunks
         self._depth = 0  # batches open: the outermost indexes the text
         # What link_declarations must revisit: C++ files written, and the qualified names of
         # in-class declarations removed or added.
@@ -191,13 +209,13 @@ class Writer:
         """One transaction: every file written inside it lands whole or not at all. A batch
         inside a batch is a savepoint; the outermost one adds the text rows to FTS5."""
         if self._depth:
-            saved = set(self._unindexed), self._links_marked
+            saved = set(self._unindexed), set(self._unindexed_docs), self._links_marked
             self._depth += 1
             try:
                 with self.db.atomic():
                     yield
             except BaseException:  # rolled back to the savepoint: so is what it wrote
-                self._unindexed, self._links_marked = saved
+                self._unindexed, self._unindexed_docs, self._links_marked = saved
                 raise
             finally:
                 self._depth -= 1
@@ -213,6 +231,7 @@ class Writer:
         finally:
             self._depth = 0
             self._unindexed.clear()  # rolled back with the rows, or indexed
+            self._unindexed_docs.clear()
 
     def _mark_links_pending(self) -> None:
         if not self._links_marked:
@@ -224,6 +243,9 @@ class Writer:
             span = (first * ROWS_PER_FILE, (last + 1) * ROWS_PER_FILE)
             self.conn.execute(INDEX_TEXT_SQL, span)
             self.conn.execute(INDEX_LITERAL_SQL, span)
+            self.conn.execute(INDEX_CHUNKS_SQL, span)
+        for first, last in _id_runs(sorted(self._unindexed_docs)):
+            self.conn.execute(INDEX_CHUNKS_SQL, _doc_chunk_range(first, last))
 
     def delete_file(self, file_id: int) -> None:
         conn = self.conn
@@ -239,7 +261,9 @@ class Writer:
         else:  # telling FTS5 to forget rows it never had would corrupt it
             conn.execute(UNINDEX_TEXT_SQL, rows)
             conn.execute(UNINDEX_LITERAL_SQL, rows)
+            conn.execute(UNINDEX_CHUNKS_SQL, rows)
         conn.execute("DELETE FROM code_text WHERE id >= ? AND id < ?", rows)
+        conn.execute("DELETE FROM chunks WHERE id >= ? AND id < ?", rows)
         conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
 
     def touch_file(self, file_id: int, size: int, mtime_ns: int) -> None:
@@ -318,6 +342,13 @@ class Writer:
                 )
             ),
         )
+        self.conn.executemany(
+            INSERT_CHUNK_SQL,
+            (
+                (base + ordinal, file_id, None, *chunk[:4], int(chunk[4]), *chunk[5:])
+                for ordinal, chunk in enumerate(rows.chunks[: ROWS_PER_FILE - 1])
+            ),
+        )
         self._unindexed.add(file_id)
         return file_id
 
@@ -361,7 +392,7 @@ class Writer:
         larger than merged, but every term lookup reads each segment: merged, median query
         latency is 20-30% lower. Costs ~0.3 s at the end of a large run.
         """
-        for table in ("code_text_fts", "code_text_literal"):
+        for table in ("code_text_fts", "code_text_literal", "chunks_fts"):
             self.conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
 
     def release_free_pages(self) -> None:
@@ -397,6 +428,12 @@ class Writer:
 
     def delete_doc(self, doc_id: int) -> None:
         rows = _row_range(doc_id)
+        chunks = _doc_chunk_range(doc_id, doc_id)
+        if doc_id in self._unindexed_docs:
+            self._unindexed_docs.discard(doc_id)
+        else:
+            self.conn.execute(UNINDEX_CHUNKS_SQL, chunks)
+        self.conn.execute("DELETE FROM chunks WHERE id >= ? AND id < ?", chunks)
         self.conn.execute("DELETE FROM sections WHERE rowid >= ? AND rowid < ?", rows)
         self.conn.execute("DELETE FROM headings WHERE id >= ? AND id < ?", rows)
         self.conn.execute("DELETE FROM doc_files WHERE id = ?", (doc_id,))
@@ -442,4 +479,12 @@ class Writer:
                 if ordinal < ROWS_PER_FILE
             ),
         )
+        self.conn.executemany(
+            INSERT_CHUNK_SQL,
+            (
+                (-(base + ordinal), None, doc_id, *chunk[:4], int(chunk[4]), *chunk[5:])
+                for ordinal, chunk in enumerate(rows.chunks[: ROWS_PER_FILE - 1])
+            ),
+        )
+        self._unindexed_docs.add(doc_id)
         return doc_id

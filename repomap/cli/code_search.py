@@ -1,0 +1,102 @@
+"""`repomap search`: find code by what it does (repomap/search/code.py)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import click
+
+from repomap import config
+from repomap.cli import outcome, refresh
+from repomap.cli.shared import (
+    KIND_HELP,
+    absolute_option,
+    db_option,
+    json_option,
+    limit_option,
+    no_refresh_option,
+    path_option,
+    print_json,
+    root_option,
+)
+from repomap.cli.shown import Shown
+
+MODE_HELP = (
+    "hybrid: words and meaning fused (default); lexical: BM25 over the definitions' words; "
+    "semantic: the embedding model alone."
+)
+
+
+@click.command("search")
+@click.argument("query")
+@click.option(
+    "--mode", type=click.Choice(["hybrid", "lexical", "semantic"]), default=None, help=MODE_HELP
+)
+@path_option
+@click.option(
+    "--lang", "--language", "language",
+    help="Only this language (python, rust, cpp) or docs format (markdown, text).",
+)  # fmt: skip
+@click.option("--kind", help=KIND_HELP + " Here docs sections are the kind `section`.")
+@limit_option(10)
+@no_refresh_option
+@json_option
+@absolute_option
+@root_option
+@db_option
+def search(
+    query: str,
+    mode: str | None,
+    path: str | None,
+    language: str | None,
+    kind: str | None,
+    limit: int,
+    no_refresh: bool,
+    as_json: bool,
+    absolute: bool,
+    root: Path | None,
+    db_path: Path | None,
+) -> int:
+    """Find code by what it does: ask in words ("where is the retry delay computed?").
+
+    Ranks definitions (functions, methods, classes...), files' module-level code and docs
+    sections. Use search-text for exact comments, strings and messages, symbols for names.
+    Exit status: 0 found, 1 nothing found, 2 error.
+    """
+    from repomap import store
+    from repomap.search.code import DEFAULT_MODE, search_code
+    from repomap.store import reading
+
+    settings = config.resolve(root, db_path, find_index=True)
+    outcome.note_index(settings.db_path)
+    if not no_refresh:
+        refresh.check(settings, click.echo)
+    with reading(settings.db_path) as db:
+        result = search_code(
+            db, query, mode=mode or DEFAULT_MODE, path=path, language=language, kind=kind,
+            limit=limit,
+        )  # fmt: skip
+        shown = Shown(store.indexed_root(db, settings.root), absolute)
+    result = replace(result, hits=[replace(hit, path=shown(hit.path)) for hit in result.hits])
+    if as_json:
+        data = result.as_dict()
+        del data["count"]  # the envelope's, first
+        print_json(outcome.envelope(data.pop("results"), data.pop("truncated"), **data))
+    else:
+        for hit in result.hits:
+            click.echo(
+                f"{hit.path}:{hit.start_line}-{hit.end_line}  {hit.kind} {hit.name}"
+                f"  ({hit.score:.2f})"
+            )
+            if hit.snippet:
+                click.echo(f"    {hit.snippet}")
+        if result.coverage is not None and result.coverage < 1:
+            click.echo(
+                f"note: {result.coverage:.0%} of chunks have embeddings; run `repomap index` "
+                "to finish them",
+                err=True,
+            )
+        if not result.hits:
+            click.echo(f"nothing matches {query!r}", err=True)
+    return outcome.found(len(result.hits))

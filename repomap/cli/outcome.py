@@ -1,0 +1,76 @@
+"""What every command answers with, without click: the `--json` envelope, the exit status and
+the command's line in the log.
+
+- The envelope: `{"results": [...], "count": N, "truncated": bool, ...}` for every `--json`
+  answer, the command's own fields beside those three. A command that answers with one thing
+  (index, migrate, show, open) puts it in `results` as the only item.
+- The exit status is grep's and rg's (errors.ExitCode): 0 when something was found (or the
+  command did its job), 1 when a search or lookup found nothing, 2 on any error.
+- Each command that runs appends `{"kind": "command", "command", "args", "results", "exit",
+  "ms", "error"}` to the log beside its index (search/log.py), one write, for `repomap stats`.
+
+Both ways into the CLI use this module: click's Group (main.py) and search-text's fast path
+(fastpath.py), which must not import click, so nothing here does.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from repomap.errors import ExitCode
+
+
+class Run:
+    """The command this process is running: what its line in the log says."""
+
+    def __init__(self, args: list[str]) -> None:
+        self.args = args  # argv after the program name
+        self.started = time.perf_counter()
+        self.index: Path | None = None  # the index whose log gets the line (None: no line)
+        self.results: int | None = None  # how many results it answered with
+
+
+RUN = Run([])
+
+
+def begin(args: list[str]) -> Run:
+    """Start the record of a command (CliRunner runs several in one process)."""
+    global RUN
+    RUN = Run(list(args))
+    return RUN
+
+
+def note_index(path: Path) -> None:
+    """The command reads or writes the index at `path`: its line goes to that index's log."""
+    RUN.index = path
+
+
+def found(count: int, search: bool = True) -> ExitCode:
+    """The exit status of an answer with `count` results: 1 for a search that found nothing."""
+    RUN.results = count
+    return ExitCode.NO_MATCH if search and count == 0 else ExitCode.OK
+
+
+def envelope(results: list[Any], truncated: bool = False, **fields: Any) -> dict[str, Any]:
+    """The one shape of every --json answer."""
+    return {"results": results, "count": len(results), "truncated": truncated, **fields}
+
+
+def log_command(command: str | None, code: int, error: str | None) -> None:
+    """Append the command's line to its index's log (never fails, never waits)."""
+    if command is None or RUN.index is None:
+        return
+    from repomap.search import log as searchlog
+
+    searchlog.log_event(
+        "command",
+        index=RUN.index,
+        command=command,
+        args=[arg[: searchlog.MAX_FIELD] for arg in RUN.args[1:]],
+        results=RUN.results,
+        exit=int(code),
+        ms=round((time.perf_counter() - RUN.started) * 1000, 3),
+        error=error,
+    )

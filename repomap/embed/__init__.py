@@ -1,0 +1,1 @@
+"""The embedding model: text in, unit vectors out (see model.py)."""

@@ -1,0 +1,320 @@
+"""Retrieval chunks: the units `repomap search` ranks, made from one file's extraction.
+
+A question asks what code *does*; the words that say it are spread over a definition's path,
+name, signature, docstring, comments and the identifiers of its body. A chunk gathers them for
+one definition, in four columns that BM25 weighs differently (`title`: the name, `place`: the
+path, `head`: signature, docstring and comments, `body`: the body's identifiers split into their
+words, each once). Identifiers are split (`parseHeaderLines` -> `parse header lines`; unicode61 already
+splits `parse_header_lines` at `_`) and FTS5's porter stemmer meets `parsing headers` with them.
+
+Chunks are made in the worker processes, from the rows the extractor produced and the source.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
+
+from repomap.paths import is_test_path
+from repomap.subwords import split_identifier
+
+# What the chunks are made with: a change makes the next `repomap index` read every file again.
+# 4: paths.is_test_path also counts bench/, benchmarks/, example/ folders and conftest.py
+CHUNKS_VERSION = "4"
+
+# Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
+# header, docstring and member signatures, not the members' bodies: those are chunks too.
+FUNCTION_KINDS = frozenset({"function", "method", "macro"})
+CONTAINER_KINDS = frozenset({"class", "struct", "enum", "union", "trait", "impl"})
+CHUNK_KINDS = FUNCTION_KINDS | CONTAINER_KINDS
+
+HEAD_CHARS = 1200  # signature, docstring and comments kept for one chunk
+BODY_WORDS = 400  # distinct body words kept for one chunk, in order of first use
+MODULE_WORDS = 300
+EMBED_CHARS = 1500  # about 256 word pieces: the embedding model's window
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Words every function of a language has: they tell nothing about what one of them does.
+_NOISE_TEXT = """
+    self cls def return if else elif for while in is not and or none true false import from as
+    pass raise try except finally with lambda yield async await class fn let mut pub impl use
+    mod struct enum trait where ref const unsafe extern crate super dyn some ok err usize isize
+    u8 u16 u32 u64 i8 i16 i32 i64 f32 f64 bool void int unsigned signed auto typename namespace
+    public private protected virtual override inline explicit typedef using nullptr this
+    operator sizeof std args kwargs
+"""
+_NOISE = frozenset(_NOISE_TEXT.split())
+
+
+class ChunkRow(NamedTuple):
+    """A chunk as the writer stores it (see migrations/0013_chunks.sql)."""
+
+    kind: str
+    name: str
+    start_line: int
+    end_line: int
+    is_test: bool
+    hash: str
+    title: str
+    place: str
+    head: str
+    body: str
+
+
+def embedding_text(title: str, head: str, body: str) -> str:
+    """What the embedding model reads of a chunk: most telling first, cut to its window. The
+    path is left out, so a renamed or moved file's chunks keep their hash (and cached vector)."""
+    return f"{title}\n{head}\n{body}"[:EMBED_CHARS]
+
+
+def content_hash(title: str, head: str, body: str) -> str:
+    return hashlib.sha256(embedding_text(title, head, body).encode("utf-8")).hexdigest()
+
+
+# Abbreviations code is full of, and the word a question uses instead.
+ABBREVIATIONS = {
+    "num": "number", "cnt": "count", "msg": "message", "err": "error", "ctx": "context",
+    "cfg": "config", "conf": "config", "len": "length", "idx": "index", "buf": "buffer",
+    "req": "request", "resp": "response", "res": "result", "auth": "authentication",
+    "tmp": "temporary", "dir": "directory", "env": "environment", "addr": "address",
+    "alloc": "allocate", "dealloc": "deallocate", "iter": "iterator", "init": "initialize",
+    "impl": "implementation", "param": "parameter", "params": "parameters", "arg": "argument",
+    "val": "value", "var": "variable", "fmt": "format", "str": "string", "db": "database",
+    "prev": "previous", "cur": "current", "src": "source", "dst": "destination",
+    "dest": "destination", "pos": "position", "ptr": "pointer", "ref": "reference",
+    "attr": "attribute", "attrs": "attributes", "elem": "element", "expr": "expression",
+    "stmt": "statement", "sep": "separator", "max": "maximum", "min": "minimum",
+    "cmp": "compare", "eq": "equal", "dup": "duplicate", "sync": "synchronize",
+    "async": "asynchronous", "tz": "timezone", "ts": "timestamp", "utf": "unicode",
+    "url": "address", "mgr": "manager", "proc": "process", "exec": "execute", "calc": "calculate",
+}  # fmt: skip
+
+
+def words_of(text: str, limit: int, noise: frozenset[str] = _NOISE) -> str:
+    """The distinct words of `text`'s identifiers, split into their parts, `noise` dropped, an
+    abbreviation followed by the word it stands for."""
+    seen: dict[str, None] = {}
+    for identifier in _IDENTIFIER.findall(text):
+        for part in split_identifier(identifier) or [identifier.lower()]:
+            if len(part) > 1 and part not in noise and not part.isdigit():
+                seen[part] = None
+                if part in ABBREVIATIONS:
+                    seen[ABBREVIATIONS[part]] = None
+                if len(seen) >= limit:
+                    return " ".join(seen)
+    return " ".join(seen)
+
+
+def title_of(name: str) -> str:
+    """A name and its words (`QuerySet.filter` -> `QuerySet.filter query set filter`)."""
+    return f"{name} {words_of(name, 40, frozenset())}"
+
+
+def place_of(path: str) -> str:
+    """A path's words (`db/models/query_utils.py` -> `db models query utils`)."""
+    return words_of(path.rsplit(".", 1)[0], 40, frozenset())
+
+
+def make_chunk(
+    kind: str, name: str, start: int, end: int, path: str, head: str, body: str
+) -> ChunkRow:
+    title = place_of(name) if kind == "module" else title_of(name)
+    place = place_of(path)
+    head = head[:HEAD_CHARS]
+    return ChunkRow(
+        kind,
+        name,
+        start,
+        end,
+        is_test_path(path) or "::tests::" in f"::{name}::",
+        content_hash(title, head, body),
+        title,
+        place,
+        head,
+        body,
+    )
+
+
+class _Definition(NamedTuple):
+    name: str
+    qualified_name: str
+    kind: str
+    start_line: int
+    end_line: int
+    signature: str
+    parent: str | None
+    doc: str | None
+
+
+def code_chunks(
+    path: str,
+    source: bytes,
+    symbols: Sequence[tuple],  # store.SymbolFields
+    texts: Sequence[tuple],  # store.TextFields: (element_type, content, line, end_line, owner, _)
+    hidden: Iterable[str] = (),
+) -> list[ChunkRow]:
+    """One chunk per definition worth finding on its own, and one for the rest of the file.
+
+    `hidden`: string contents the text index redacted (credentials); they are cut from the
+    source before its words are taken, so a chunk never holds what the text rows hide.
+    """
+    text = source.decode("utf-8", "replace")
+    for secret in hidden:
+        text = text.replace(secret, "")
+    lines = text.split("\n")
+    definitions = [
+        _Definition(s[0], s[1], s[2], s[3], s[4], s[9], s[10], s[11])
+        for s in symbols
+        if s[12]  # is_definition: a C++ in-class declaration is found through its definition
+    ]
+    comments: dict[str | None, list[str]] = {}
+    for element_type, content, _line, _end, owner, _parts in texts:
+        if element_type == "comment":
+            comments.setdefault(owner, []).append(content)
+    members: dict[str, list[str]] = {}
+    for d in definitions:
+        if d.parent:
+            members.setdefault(d.parent, []).append(d.signature or d.name)
+
+    chunks: list[ChunkRow] = []
+    covered = bytearray(len(lines) + 2)  # lines inside a chunked definition
+    for d in definitions:
+        if d.kind not in CHUNK_KINDS:
+            continue
+        doc = d.doc or ""
+        inner = " ".join(comments.get(d.qualified_name, ()))
+        head = "\n".join(part for part in (d.signature, doc, inner) if part)
+        if d.kind in CONTAINER_KINDS:
+            body = words_of("\n".join(members.get(d.qualified_name, ())), BODY_WORDS)
+        else:
+            body = words_of("\n".join(lines[d.start_line - 1 : d.end_line]), BODY_WORDS)
+            for line in range(d.start_line, min(d.end_line, len(lines)) + 1):
+                covered[line] = 1
+        chunks.append(
+            make_chunk(d.kind, d.qualified_name, d.start_line, d.end_line, path, head, body)
+        )
+
+    rest = [text for number, text in enumerate(lines, 1) if not covered[number]]
+    module_doc = " ".join(comments.get(None, ()))[:HEAD_CHARS]
+    top_level = [
+        t[1] for t in texts if t[0] == "docstring" and t[4] is None
+    ]  # the module docstring
+    head = "\n".join([*top_level, module_doc])
+    body = words_of("\n".join(rest), MODULE_WORDS)
+    if head.strip() or body:
+        chunks.append(make_chunk("module", path, 1, max(len(lines), 1), path, head, body))
+    return chunks
+
+
+DOC_PIECE_CHARS = 1500  # a longer section is cut at paragraph ends into pieces about this long
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def doc_chunks(
+    path: str, sections: Iterable[tuple[int, str, int, int, int, str]]
+) -> list[ChunkRow]:
+    """Chunks of a Markdown or text file: a section each (named by its heading path), a long
+    one cut at paragraph ends, never inside a code fence or a table, the last paragraph of a
+    piece repeated at the start of the next so an answer that spans the cut is found whole.
+    A text file's reStructuredText headings (a line underlined with = - ~ ^ ...) divide it too.
+    """
+    chunks: list[ChunkRow] = []
+    trail: list[tuple[int, str]] = []  # (level, heading) of the enclosing headings
+    rows = list(sections)
+    for number, (_ordinal, heading, level, start_line, end_line, content) in enumerate(rows):
+        if level:
+            trail = [(lvl, text) for lvl, text in trail if lvl < level] + [(level, heading)]
+        lines = content.split("\n") if content else []
+        first = end_line - len(lines) + 1  # content ends at end_line; leading blanks dropped
+        if number + 1 < len(rows) and rows[number + 1][3] <= end_line:
+            # A section's text runs on over its subsections: those are chunks of their own.
+            own_end = rows[number + 1][3] - 1
+            lines = lines[: max(own_end - first + 1, 0)]
+            while lines and not lines[-1].strip():
+                lines.pop()
+        parts = [(0, len(lines), trail)]
+        if not level:
+            parts = _rst_parts(lines, trail) or parts
+        for part_start, part_end, names in parts:
+            name = " > ".join(text for _, text in names) or path
+            title = names[-1][1] if names else heading
+            part = lines[part_start:part_end]
+            for piece_start, piece_end in _pieces(part):
+                text = "\n".join(part[piece_start:piece_end])
+                if not text.strip() and not level:
+                    continue
+                head = f"{title}\n{text[:400]}" if title else text[:400]
+                at = part_start + piece_start
+                start = start_line if at == 0 and level else first + at
+                chunks.append(
+                    make_chunk("section", name, start, first + part_start + piece_end - 1,
+                               path, head, words_of(text, BODY_WORDS))
+                )  # fmt: skip
+    return chunks
+
+
+_UNDERLINE = re.compile(r"^([=\-~^*+#\"'`:.])\1{2,}\s*$")
+
+
+def _rst_parts(
+    lines: list[str], trail: list[tuple[int, str]]
+) -> list[tuple[int, int, list[tuple[int, str]]]]:
+    """[start, end) ranges of `lines` between reStructuredText headings, each with its heading
+    path; [] when there are none. A heading is a line of text underlined (and maybe overlined)
+    by one repeated punctuation character at least as long; levels in order of first use."""
+    styles: list[tuple[str, bool]] = []
+    found: list[tuple[int, int, str]] = []  # (first line of the heading block, level, text)
+    for number in range(len(lines) - 1):
+        text, under = lines[number].strip(), lines[number + 1]
+        match = _UNDERLINE.match(under)
+        if not text or not match or len(under.rstrip()) < len(text) or _UNDERLINE.match(text):
+            continue
+        over = number > 0 and lines[number - 1].strip() == under.strip()
+        style = (match.group(1), over)
+        if style not in styles:
+            styles.append(style)
+        found.append((number - 1 if over else number, styles.index(style) + 1, text))
+    if not found:
+        return []
+    parts = []
+    current = list(trail)
+    base = max((lvl for lvl, _ in trail), default=0)
+    if found[0][0] > 0:
+        parts.append((0, found[0][0], list(current)))
+    for index, (at, level, text) in enumerate(found):
+        current = [(lvl, t) for lvl, t in current if lvl < base + level] + [(base + level, text)]
+        end = found[index + 1][0] if index + 1 < len(found) else len(lines)
+        parts.append((at, end, list(current)))
+    return parts
+
+
+def _pieces(lines: list[str]) -> list[tuple[int, int]]:
+    """[start, end) line ranges of about DOC_PIECE_CHARS, cut at blank lines outside fences and
+    tables, each after the first starting with the previous piece's last paragraph."""
+    if sum(len(line) + 1 for line in lines) <= DOC_PIECE_CHARS:
+        return [(0, len(lines))]
+    cuts = []  # blank lines where a piece may end: paragraph ends
+    fenced = False
+    for number, line in enumerate(lines):
+        if _FENCE.match(line):
+            fenced = not fenced
+        elif not fenced and not line.strip():
+            previous = lines[number - 1] if number else ""
+            if not previous.lstrip().startswith("|"):  # a table ends at its blank line: fine
+                cuts.append(number)
+    pieces = []
+    start, size, last_paragraph = 0, 0, 0
+    cut_iter = iter(cuts + [len(lines)])
+    previous_cut = 0
+    for cut in cut_iter:
+        size = sum(len(line) + 1 for line in lines[start:cut])
+        if size > DOC_PIECE_CHARS and previous_cut > start:
+            pieces.append((start, previous_cut))
+            overlap = sum(len(line) + 1 for line in lines[last_paragraph:previous_cut])
+            repeat = last_paragraph > start and overlap <= DOC_PIECE_CHARS // 3
+            start = last_paragraph if repeat else previous_cut  # a long paragraph: not twice
+        last_paragraph, previous_cut = previous_cut, cut
+    pieces.append((start, len(lines)))
+    return pieces

@@ -1,0 +1,271 @@
+"""The embedding stage: bring a vector store up to date with the index's chunks.
+
+Runs after the lexical index is written (text, symbol and chunk search never wait for it). The
+store's {chunk id: hash} is compared with the chunks table: chunks gone or changed since are
+deleted from the store, chunks new or changed are looked up in the embedding cache by their
+text's hash, and only the texts the cache does not hold are run through the model. Work is
+written in batches, each in its own transaction, so an interrupted run keeps what it embedded
+and the next one goes on from there.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from repomap import store
+from repomap.embed.model import Embedder
+from repomap.errors import RepomapError
+from repomap.index.chunks import embedding_text
+from repomap.store import Store
+from repomap.store.vectors import (
+    EmbeddingCache,
+    EmbeddingModelMismatch,
+    LocalVectorStore,
+    VectorRecord,
+    VectorStore,
+)
+
+SCOPE = "main"  # the working tree; branch scopes are named after their branch
+BATCH = 256  # chunks embedded and written per transaction: little lost to an interruption
+VECTOR_STORE_META = "vector_store"  # meta: where the vectors are, when not in this database
+
+
+class ChunkRef(NamedTuple):
+    chunk_id: int
+    hash: str
+    path: str
+    language: str
+    kind: str
+
+
+_CHUNKS_SQL = """
+SELECT c.id, c.hash, coalesce(f.path, d.path), coalesce(f.language, d.format), c.kind
+FROM chunks c LEFT JOIN files f ON f.id = c.file_id LEFT JOIN doc_files d ON d.id = c.doc_id
+ORDER BY c.id"""
+_TEXT_SQL = "SELECT id, title, head, body FROM chunks WHERE id IN (SELECT value FROM json_each(?))"
+
+
+@dataclass
+class EmbedSummary:
+    model_id: str
+    total: int = 0  # chunks in the index
+    changed: int = 0  # new or changed since the store was last brought up to date
+    embedded: int = 0  # run through the model
+    reused: int = 0  # taken from the embedding cache
+    deleted: int = 0  # removed from the store: their chunk is gone or changed
+    pending: int = 0  # still without a vector (a dry run, or an interrupted one)
+    seconds: dict[str, float] = field(default_factory=dict)  # plan, embed, write
+
+    @property
+    def coverage(self) -> float:
+        return 1.0 if not self.total else (self.total - self.pending) / self.total
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "model_id": self.model_id, "chunks": self.total, "changed": self.changed,
+            "embedded": self.embedded, "reused": self.reused, "deleted": self.deleted,
+            "pending": self.pending, "coverage": round(self.coverage, 4),
+            "seconds": {k: round(v, 3) for k, v in self.seconds.items()},
+        }  # fmt: skip
+
+
+def vector_store(db: Store, model_id: str, uri: str | None = None) -> VectorStore:
+    """The store at `uri` ('milvus:PATH_OR_URI'), else the one the index names, else the index
+    database itself."""
+    uri = uri or store.get_meta(db, VECTOR_STORE_META)
+    if not uri or uri == "sqlite":
+        return LocalVectorStore(db, model_id)
+    from repomap.errors import BadArgument
+
+    if not uri.startswith("milvus:"):
+        raise BadArgument(f"unknown vector store {uri!r}; use sqlite or milvus:PATH_OR_URI")
+    from repomap.store.milvus import MilvusVectorStore
+
+    return MilvusVectorStore.open(uri.removeprefix("milvus:"), model_id)
+
+
+def current_chunks(db: Store) -> list[ChunkRef]:
+    return [ChunkRef(*row) for row in db.conn.execute(_CHUNKS_SQL)]
+
+
+def embed_chunks(
+    db: Store,
+    vectors: VectorStore,
+    embedder: Embedder | Callable[[], Embedder],
+    *,
+    dry_run: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+    batch: int = BATCH,
+    scope: str = SCOPE,
+    writing: Callable[[], AbstractContextManager[Any]] = nullcontext,
+    stop: threading.Event | None = None,
+) -> EmbedSummary:
+    """Make `vectors` hold a vector for every chunk of `db`, embedding only what the cache
+    lacks. `embedder` may be a function that loads the model: it is called only when a text
+    must be embedded. `progress(done, total)` follows the texts to embed. Each write happens
+    inside `writing()` (the index's lock: held per batch, never while the model runs, so a
+    refresh of the index waits for one batch at most); `stop` set ends the run after a batch."""
+    started = time.perf_counter()
+    model_id = vectors.model_id
+    summary = EmbedSummary(model_id)
+    chunks = current_chunks(db)
+    summary.total = len(chunks)
+    try:
+        stored = vectors.hashes(scope)
+    except EmbeddingModelMismatch:  # made by another model: worthless to this one, made again
+        if not dry_run:
+            vectors.delete_scope(scope)
+        stored = {}
+    wanted = {chunk.chunk_id: chunk.hash for chunk in chunks}
+    stale = [chunk_id for chunk_id, digest in stored.items() if wanted.get(chunk_id) != digest]
+    todo = [chunk for chunk in chunks if stored.get(chunk.chunk_id) != chunk.hash]
+    summary.changed = len(todo)
+    cache = EmbeddingCache(db)
+    cached = cache.cached(model_id, {chunk.hash for chunk in todo})
+    missing = [chunk for chunk in todo if chunk.hash not in cached]
+    summary.seconds["plan"] = time.perf_counter() - started
+    if dry_run:
+        summary.deleted = len(stale)
+        summary.reused = len(todo) - len(missing)
+        summary.embedded = len({chunk.hash for chunk in missing})
+        summary.pending = len(todo)
+        return summary
+
+    clock = time.perf_counter()
+    if stale:
+        with writing():
+            vectors.delete(scope, stale)
+        summary.deleted = len(stale)
+    reuse = [chunk for chunk in todo if chunk.hash in cached]
+    for start in range(0, len(reuse), batch * 8):
+        part = reuse[start : start + batch * 8]
+        with writing():
+            vectors.upsert(scope, [_record(chunk, cached[chunk.hash]) for chunk in part])
+    summary.reused = len(reuse)
+    summary.seconds["write"] = time.perf_counter() - clock
+
+    summary.pending = len(missing)
+    if missing:
+        model = embedder if isinstance(embedder, Embedder) else embedder()
+        if model.model_id != model_id:
+            raise ValueError(f"the store wants {model_id}, the model is {model.model_id}")
+        embed_seconds = 0.0
+        done = 0
+        for start in range(0, len(missing), batch):
+            if stop is not None and stop.is_set():
+                break
+            part = missing[start : start + batch]
+            texts = _texts(db, [chunk.chunk_id for chunk in part])
+            clock = time.perf_counter()
+            unique = list(dict.fromkeys(chunk.hash for chunk in part))
+            by_hash = {chunk.hash: texts[chunk.chunk_id] for chunk in part}
+            made = model.embed([by_hash[digest] for digest in unique])
+            embed_seconds += time.perf_counter() - clock
+            clock = time.perf_counter()
+            fresh = dict(zip(unique, made, strict=True))
+            with writing(), db.atomic():
+                cache.put_cache(model_id, fresh)
+                vectors.upsert(scope, [_record(chunk, fresh[chunk.hash]) for chunk in part])
+            summary.seconds["write"] += time.perf_counter() - clock
+            summary.embedded += len(unique)
+            summary.pending -= len(part)
+            done += len(part)
+            if progress is not None:
+                progress(done, len(missing))
+        summary.seconds["embed"] = embed_seconds
+    summary.seconds["total"] = time.perf_counter() - started
+    return summary
+
+
+def coverage(db: Store, vectors: VectorStore, scope: str = SCOPE) -> float:
+    """Share of the index's chunks whose vector in the store is up to date."""
+    wanted = dict(db.conn.execute("SELECT id, hash FROM chunks"))
+    if not wanted:
+        return 1.0
+    stored = vectors.hashes(scope)
+    return sum(1 for chunk_id, digest in wanted.items() if stored.get(chunk_id) == digest) / len(
+        wanted
+    )
+
+
+def coverage_count(db: Store, vectors: VectorStore, scope: str = SCOPE) -> int:
+    """How many of the index's chunks have a vector in the store (cheap for the local store:
+    a count, where a changed chunk's old vector still counts until the embedding stage runs)."""
+    if isinstance(vectors, LocalVectorStore):
+        return int(
+            db.scalar(
+                "SELECT count(*) FROM vectors WHERE scope = "
+                "(SELECT id FROM vector_scopes WHERE name = ?)",
+                (scope,),
+            )
+            or 0
+        )
+    return len(vectors.hashes(scope))
+
+
+def _texts(db: Store, chunk_ids: Sequence[int]) -> dict[int, str]:
+    rows = db.conn.execute(_TEXT_SQL, ("[" + ",".join(map(str, chunk_ids)) + "]",))
+    return {chunk_id: embedding_text(*columns) for chunk_id, *columns in rows}
+
+
+def _record(chunk: ChunkRef, vector: np.ndarray) -> VectorRecord:
+    return VectorRecord(chunk.chunk_id, chunk.hash, chunk.path, chunk.language, chunk.kind, vector)
+
+
+class BackgroundEmbedder:
+    """Keeps an index's vectors up to date in a thread, for a long-running server: `kick()`
+    after the index changed starts a run unless one is going (then it runs once more after);
+    `state()` says how far it is. Searches meanwhile answer with the coverage they have."""
+
+    def __init__(self, run: Callable[[threading.Event, Callable[[int, int], None]], Any]) -> None:
+        self._run = run
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._again = False
+        self._stop = threading.Event()
+        self.done = 0
+        self.total = 0
+        self.error: str | None = None
+
+    def kick(self) -> None:
+        with self._lock:
+            if self._thread is not None and self._thread.is_alive():
+                self._again = True
+                return
+            self._thread = threading.Thread(target=self._loop, name="repomap-embed", daemon=True)
+            self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self.done = self.total = 0
+            try:
+                self._run(self._stop, self._progress)
+                self.error = None
+            except RepomapError as failure:  # told in state(); the next kick tries again
+                self.error = str(failure)
+            with self._lock:
+                if not self._again:
+                    self._thread = None
+                    return
+                self._again = False
+
+    def _progress(self, done: int, total: int) -> None:
+        self.done, self.total = done, total
+
+    def state(self) -> dict[str, Any]:
+        running = self._thread is not None and self._thread.is_alive()
+        return {"running": running, "embedded": self.done, "to_embed": self.total,
+                "error": self.error}  # fmt: skip
+
+    def close(self) -> None:
+        self._stop.set()
+        thread = self._thread
+        if thread is not None:
+            thread.join()

@@ -1,0 +1,400 @@
+"""`repomap search`: find code by what it does, from a question typed as a person types it.
+
+The units are the chunks of repomap/index/chunks.py (a definition each, a file's module-level
+code, pieces of docs). Two signals:
+
+- lexical: BM25 over the chunks' words (FTS5, porter-stemmed; the title, head and body columns
+  weighed apart), the question's words ORed after its stop words are dropped, so a question
+  needs none of its words to be in the answer;
+- semantic: cosine between the question's and the chunks' embeddings (repomap/embed).
+
+`hybrid` fuses the two scores with a weight; then small priors: definitions above module and
+docs chunks, tests, examples and vendored code demoted unless the question or a filter names
+them. Filters (path, language, kind) apply before ranking.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from repomap import paths, store
+from repomap.errors import BadArgument, BadQuery
+from repomap.index import chunks
+from repomap.languages import DOC_FORMATS, resolve_language
+from repomap.limits import check_limit
+from repomap.store import Store
+from repomap.subwords import split_identifier
+
+MODES = ("hybrid", "lexical", "semantic")
+DEFAULT_MODE = "lexical"  # until the embedding earns its place in bench/relevance.py
+MAX_QUERY_CHARS = 4096
+CHUNK_KINDS = (*sorted(chunks.CHUNK_KINDS), "module", "section")
+DOC_LANGUAGES = tuple(sorted(set(DOC_FORMATS.values())))  # markdown, text
+
+# BM25 weights of the title (name), place (path), head (signature, docs, comments) and body.
+COLUMN_WEIGHTS = (3.0, 1.0, 2.0, 1.0)
+CANDIDATES = 300  # lexical candidates re-ranked with the priors
+TEST_FACTOR = 0.5  # tests, examples, benchmarks, vendored code
+KIND_FACTORS = {"module": 0.6, "section": 0.8, "class": 0.85, "struct": 0.85, "impl": 0.8,
+                "trait": 0.85, "enum": 0.85, "union": 0.85}  # fmt: skip
+
+# Words a question is made of that say nothing of the code it asks for.
+_STOP_WORDS_TEXT = """
+    a an the and or but of to in on at by for with from into onto over under about as is are
+    was were be been being do does did done doing have has had having i me my we our you your it
+    its this that these those there here where when what which who whom whose why how can could
+    should would will shall may might must get gets got find finds found code function method
+    implemented implement implementation defined define definition located location file place
+    part logic thing things happen happens way ways some any all each every one see show tell
+    use used uses using make makes made work works if then than so not no yes just only also
+"""
+STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
+_WORD = re.compile(r"\w+", re.UNICODE)
+_TEST_WORDS = frozenset({"test", "tests", "testing", "example", "examples", "bench", "benchmark"})
+
+
+@dataclass(frozen=True, slots=True)
+class CodeHit:
+    path: str
+    start_line: int
+    end_line: int
+    kind: str
+    name: str
+    language: str
+    score: float  # 0-1, best first
+    snippet: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path, "start_line": self.start_line, "end_line": self.end_line,
+            "kind": self.kind, "name": self.name, "language": self.language,
+            "score": round(self.score, 4), "snippet": self.snippet,
+        }  # fmt: skip
+
+
+@dataclass
+class CodeResults:
+    query: str
+    mode: str
+    hits: list[CodeHit]
+    truncated: bool
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    model_id: str | None = None
+    coverage: float | None = None  # share of chunks with a vector (semantic and hybrid)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "mode": self.mode,
+            "results": [hit.as_dict() for hit in self.hits],
+            "count": len(self.hits),
+            "truncated": self.truncated,
+            "meta": {
+                "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
+                "model_id": self.model_id,
+                "coverage": self.coverage,
+            },
+        }
+
+
+def query_terms(question: str) -> list[str]:
+    """The words of a question worth searching: identifiers split, stop words dropped, each
+    once; a question of nothing but stop words keeps them."""
+    words: dict[str, None] = {}
+    every: dict[str, None] = {}
+    for token in _WORD.findall(question):
+        parts = split_identifier(token) if token.isascii() else [token.lower()]
+        for part in parts or [token.lower()]:
+            every[part] = None
+            if part not in STOP_WORDS and (len(part) > 1 or part.isdigit()):
+                words[part] = None
+    return list(words or every)
+
+
+def check_query(question: object) -> str:
+    if not isinstance(question, str) or not question.strip():
+        raise BadQuery("the query is empty; ask in words what the code does")
+    question = question.strip()
+    if len(question) > MAX_QUERY_CHARS:
+        raise BadQuery(
+            f"the query is {len(question)} characters long; at most {MAX_QUERY_CHARS} are allowed"
+        )
+    return question
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """Which chunks may be ranked: None is no restriction."""
+
+    file_ids: list[int] | None = None
+    doc_ids: list[int] | None = None
+    language: str | None = None  # a code language, or a doc format (markdown, text)
+    kinds: tuple[str, ...] | None = None
+
+    @property
+    def names_tests(self) -> bool:
+        return self.file_ids is not None or self.doc_ids is not None
+
+
+def make_filters(
+    db: Store, path: str | None = None, language: str | None = None, kind: str | None = None
+) -> Filters:
+    lang = None
+    if language is not None:
+        lowered = language.strip().lower()
+        lang = lowered if lowered in DOC_LANGUAGES else resolve_language(language)
+    kinds = None
+    if kind is not None:
+        kinds = tuple(k.strip().lower() for k in kind.split(",") if k.strip())
+        unknown = [k for k in kinds if k not in CHUNK_KINDS]
+        if unknown or not kinds:
+            raise BadArgument(f"unknown kind {kind!r}; use one of {', '.join(sorted(CHUNK_KINDS))}")
+    file_ids = doc_ids = None
+    if path is not None:
+        path_filter = paths.parse(path, root=store.get_meta(db, "root"))
+        if path_filter is not None:
+            file_ids = store.ids_matching(db, path_filter, table="files")
+            doc_ids = store.ids_matching(db, path_filter, table="doc_files")
+    return Filters(file_ids, doc_ids, lang, kinds)
+
+
+def _fts_query(terms: Sequence[str]) -> str:
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+
+
+_LEXICAL_SQL = """
+SELECT c.id, -bm25(chunks_fts, ?, ?, ?, ?) AS score, c.is_test, c.kind
+FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid
+WHERE chunks_fts MATCH ? {where}
+ORDER BY bm25(chunks_fts, ?, ?, ?, ?) LIMIT ?"""
+
+
+def _where(filters: Filters) -> tuple[str, list[Any]]:
+    clauses: list[str] = []
+    params: list[Any] = []
+    if filters.kinds is not None:
+        clauses.append(f"c.kind IN ({','.join('?' * len(filters.kinds))})")
+        params.extend(filters.kinds)
+    if filters.file_ids is not None or filters.doc_ids is not None:
+        clauses.append(
+            "(c.file_id IN (SELECT value FROM json_each(?))"
+            " OR c.doc_id IN (SELECT value FROM json_each(?)))"
+        )
+        params += [_json_ids(filters.file_ids), _json_ids(filters.doc_ids)]
+    if filters.language is not None:
+        if filters.language in DOC_LANGUAGES:
+            clauses.append("c.doc_id IN (SELECT id FROM doc_files WHERE format = ?)")
+        else:
+            clauses.append("c.file_id IN (SELECT id FROM files WHERE language = ?)")
+        params.append(filters.language)
+    return "".join(f" AND {clause}" for clause in clauses), params
+
+
+def _json_ids(ids: list[int] | None) -> str:
+    return "[" + ",".join(map(str, ids or ())) + "]"
+
+
+def lexical_scores(
+    db: Store, terms: Sequence[str], filters: Filters, candidates: int = CANDIDATES
+) -> dict[int, tuple[float, bool, str]]:
+    """chunk id -> (BM25 score, is_test, kind) of the best `candidates` chunks."""
+    if not terms:
+        return {}
+    where, params = _where(filters)
+    sql = _LEXICAL_SQL.format(where=where)
+    rows = db.conn.execute(
+        sql, (*COLUMN_WEIGHTS, _fts_query(terms), *params, *COLUMN_WEIGHTS, candidates)
+    )
+    return {chunk_id: (score, bool(is_test), kind) for chunk_id, score, is_test, kind in rows}
+
+
+def prior(kind: str, is_test: bool, wants_tests: bool) -> float:
+    factor = KIND_FACTORS.get(kind, 1.0)
+    if is_test and not wants_tests:
+        factor *= TEST_FACTOR
+    return factor
+
+
+SEMANTIC_STRETCH = True
+SEMANTIC_WEIGHT = 0.3  # hybrid: share of the cosine in the fused score (bench/relevance.py)
+
+
+def search_code(
+    db: Store,
+    question: str,
+    *,
+    mode: str = DEFAULT_MODE,
+    path: str | None = None,
+    language: str | None = None,
+    kind: str | None = None,
+    limit: int = 10,
+    semantic_weight: float = SEMANTIC_WEIGHT,
+) -> CodeResults:
+    """The chunks that best answer `question`, best first (ties: path, then line)."""
+    started = time.perf_counter()
+    question = check_query(question)
+    limit = check_limit(limit)
+    if mode not in MODES:
+        raise BadArgument(f"unknown mode {mode!r}; use one of {', '.join(MODES)}")
+    filters = make_filters(db, path, language, kind)
+    terms = query_terms(question)
+    wants_tests = filters.names_tests or any(t in _TEST_WORDS for t in terms)
+    timings: dict[str, float] = {}
+    pool = max(CANDIDATES, limit)
+
+    lexical: dict[int, tuple[float, bool, str]] = {}
+    if mode != "semantic":
+        clock = time.perf_counter()
+        lexical = lexical_scores(db, terms, filters, pool)
+        timings["lexical"] = (time.perf_counter() - clock) * 1000
+    semantic: dict[int, float] = {}
+    model_id = coverage = None
+    if mode != "lexical":
+        semantic, model_id, coverage = _semantic_scores(db, question, filters, pool, timings)
+
+    best_lexical = max((score for score, _, _ in lexical.values()), default=0.0) or 1.0
+    traits = {chunk_id: (is_test, kind) for chunk_id, (_, is_test, kind) in lexical.items()}
+    traits.update(_traits(db, [chunk_id for chunk_id in semantic if chunk_id not in traits]))
+    weight = {"lexical": 0.0, "semantic": 1.0}.get(mode, semantic_weight)
+    # Cosines of related texts sit in a narrow band (0.3-0.7 with this model): stretched to
+    # 0-1 over the candidates, as the BM25 scores are, before the two are weighed.
+    low = min(semantic.values(), default=0.0) if SEMANTIC_STRETCH else 0.0
+    high = max(semantic.values(), default=1.0) if SEMANTIC_STRETCH else 1.0
+    span = (high - low) or 1.0
+    scored = {}
+    for chunk_id, (is_test, chunk_kind) in traits.items():
+        words = lexical[chunk_id][0] / best_lexical if chunk_id in lexical else 0.0
+        meaning = max((semantic[chunk_id] - low) / span, 0.0) if chunk_id in semantic else 0.0
+        fused = (1 - weight) * words + weight * meaning
+        scored[chunk_id] = fused * prior(chunk_kind, is_test, wants_tests)
+    hits = _hits(
+        db,
+        {chunk_id: score for chunk_id, score in scored.items() if score > 0},
+        demote_records=not filters.names_tests,
+    )
+    hits.sort(key=lambda hit: (-hit.score, hit.path, hit.start_line))
+    hits = _distinct(hits)
+    timings["total"] = (time.perf_counter() - started) * 1000
+    return CodeResults(question, mode, hits[:limit], len(hits) > limit, timings, model_id, coverage)
+
+
+def _semantic_scores(
+    db: Store, question: str, filters: Filters, pool: int, timings: dict[str, float]
+) -> tuple[dict[int, float], str, float]:
+    """chunk id -> cosine of the `pool` nearest chunks; the model id; the vectors' coverage."""
+    from repomap.embed.model import DEFAULT_MAX_TOKENS, Embedder, model_id_for
+    from repomap.index import embedding
+    from repomap.store.vectors import VectorFilter
+
+    model_id = model_id_for(DEFAULT_MAX_TOKENS)
+    vectors = embedding.vector_store(db, model_id)
+    covered = embedding.coverage_count(db, vectors)
+    if not covered:
+        raise BadQuery(
+            "this index has no embeddings yet; run `repomap index --embed` (or use --mode lexical)"
+        )
+    clock = time.perf_counter()
+    target = Embedder.load(DEFAULT_MAX_TOKENS).embed_query(question)
+    timings["embed"] = (time.perf_counter() - clock) * 1000
+    clock = time.perf_counter()
+    where = VectorFilter(
+        paths=_paths(db, filters) if filters.names_tests else None,
+        languages=None if filters.language is None else {filters.language},
+        kinds=None if filters.kinds is None else set(filters.kinds),
+    )
+    found = dict(vectors.query(embedding.SCOPE, target, pool, where))
+    timings["vector"] = (time.perf_counter() - clock) * 1000
+    total = db.scalar("SELECT count(*) FROM chunks") or 1
+    return found, model_id, min(covered / total, 1.0)
+
+
+def _paths(db: Store, filters: Filters) -> set[str]:
+    rows = db.conn.execute(
+        "SELECT path FROM files WHERE id IN (SELECT value FROM json_each(?)) UNION ALL "
+        "SELECT path FROM doc_files WHERE id IN (SELECT value FROM json_each(?))",
+        (_json_ids(filters.file_ids), _json_ids(filters.doc_ids)),
+    )
+    return {path for (path,) in rows}
+
+
+def _traits(db: Store, chunk_ids: list[int]) -> dict[int, tuple[bool, str]]:
+    if not chunk_ids:
+        return {}
+    rows = db.conn.execute(
+        "SELECT id, is_test, kind FROM chunks WHERE id IN (SELECT value FROM json_each(?))",
+        (_json_ids(chunk_ids),),
+    )
+    return {chunk_id: (bool(is_test), kind) for chunk_id, is_test, kind in rows}
+
+
+_DETAILS_SQL = """
+SELECT c.id, coalesce(f.path, d.path), c.start_line, c.end_line, c.kind, c.name,
+       coalesce(f.language, d.format), c.head
+FROM chunks c LEFT JOIN files f ON f.id = c.file_id LEFT JOIN doc_files d ON d.id = c.doc_id
+WHERE c.id IN (SELECT value FROM json_each(?))"""
+
+
+def _hits(db: Store, scored: dict[int, float], demote_records: bool = True) -> list[CodeHit]:
+    """The scored chunks as hits, scores scaled so the best is 1; a release history's or a
+    package manifest's sections demoted (they mention everything, and answer nothing)."""
+    if not scored:
+        return []
+    rows = db.conn.execute(_DETAILS_SQL, (_json_ids(list(scored)),)).fetchall()
+    hits = []
+    for chunk_id, path, start, end, kind, name, language, head in rows:
+        score = scored[chunk_id]
+        if demote_records and kind == "section" and is_record_doc(path):
+            score *= RECORD_FACTOR
+        hits.append(CodeHit(path, start, end, kind, name, language, score, _snippet(head)))
+    top = max(hit.score for hit in hits) or 1.0
+    return [dataclasses.replace(hit, score=hit.score / top) for hit in hits]
+
+
+def _distinct(hits: list[CodeHit]) -> list[CodeHit]:
+    """The hits without docs pieces that mostly repeat a better one (the overlap of cut
+    sections): each would take a place in the answer for the same text."""
+    kept: list[CodeHit] = []
+    shown: dict[str, list[CodeHit]] = {}
+    for hit in hits:
+        if hit.kind == "section" and any(
+            _overlap(hit, other) * 2 > min(_size(hit), _size(other))
+            for other in shown.get(hit.path, ())
+        ):
+            continue
+        kept.append(hit)
+        if hit.kind == "section":
+            shown.setdefault(hit.path, []).append(hit)
+    return kept
+
+
+def _size(hit: CodeHit) -> int:
+    return hit.end_line - hit.start_line + 1
+
+
+def _overlap(one: CodeHit, other: CodeHit) -> int:
+    return max(0, min(one.end_line, other.end_line) - max(one.start_line, other.start_line) + 1)
+
+
+RECORD_FACTOR = 0.3
+_RECORD_STEMS = frozenset(
+    {"history", "changes", "changelog", "news", "release-notes", "releases", "authors",
+     "contributors", "thanks", "credits", "license", "licence", "copying", "notice"}
+)  # fmt: skip
+
+
+def is_record_doc(path: str) -> bool:
+    """A changelog, an authors or licence file, or packaging metadata (`*.egg-info/`)."""
+    if ".egg-info/" in path or ".dist-info/" in path or "/releases/" in f"/{path}":
+        return True
+    stem = path.rsplit("/", 1)[-1].split(".", 1)[0].lower()
+    return stem in _RECORD_STEMS
+
+
+def _snippet(head: str, width: int = 240) -> str:
+    text = " ".join(head.split())
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -1,0 +1,518 @@
+"""Chunk vectors: the `VectorStore` interface, the local store in the index database, and the
+embedding cache.
+
+A store holds, per scope (`main` for the working tree; a branch), one vector per chunk with the
+chunk's content hash, path, language and kind. `query` restricts the candidates by the filter
+first and then ranks them by cosine similarity, exactly; equal scores are ordered by chunk id,
+so the same store and query give the same list. Two implementations keep this contract
+(tests/test_vector_store.py runs one suite on both): `LocalVectorStore` here, and
+`MilvusVectorStore` (store/milvus.py) for an organisation that outgrows one machine.
+
+The local store keeps each vector once per (model, text) in `embedding_cache` (float16, unit
+length) and a scope maps its chunk ids to cache entries (migrations/0014_vectors.sql), so the
+indexer never embeds an unchanged text again: it asks `EmbeddingCache.cached` first. A reader
+keeps a scope's decoded matrix in process, keyed by the scope's version (a random number each
+write sets), so an MCP server's repeated queries do not decode every blob again.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections import OrderedDict
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import NamedTuple, Protocol
+
+import numpy as np
+
+from repomap.errors import CorruptIndex, ExitCode, RepomapError
+from repomap.store.connection import Store, chunks
+
+DIMENSIONS = 384
+MISMATCH_CODE = "EMBEDDING_MODEL_MISMATCH"
+MISMATCH_FIX = "repomap index --force"
+KEPT_MATRICES = 4  # decoded scopes kept per process (40k chunks: ~30 MB each)
+_VECTOR_DTYPE = np.dtype("<f2")
+
+
+class EmbeddingModelMismatch(RepomapError):
+    """Vectors made by one model asked about with another: their scores would mean nothing."""
+
+    code = MISMATCH_CODE
+    fix = MISMATCH_FIX
+    # The code the CLI gives a semantic search the index cannot answer (no vectors yet, too).
+    exit_code = ExitCode.USAGE
+
+    def __init__(self, scope: str, stored: str, asked: str) -> None:
+        super().__init__(
+            f"{MISMATCH_CODE}: the vectors of scope {scope!r} were made by {stored}, not "
+            f"{asked}; run `{MISMATCH_FIX}` to embed them again"
+        )
+        self.scope = scope
+        self.stored = stored
+        self.asked = asked
+
+
+class VectorRecord(NamedTuple):
+    """One chunk's vector and what a query filters on."""
+
+    chunk_id: int  # chunks.id
+    hash: str  # chunks.hash: sha256 hex of the embedded text
+    path: str
+    language: str
+    kind: str
+    vector: np.ndarray  # float32 (dimensions,); stored L2-normalized
+
+
+class VectorFilter(NamedTuple):
+    """What a query may return, applied before ranking; None is no restriction on that field,
+    an empty set matches nothing."""
+
+    paths: Collection[str] | None = None  # exact file paths
+    languages: Collection[str] | None = None
+    kinds: Collection[str] | None = None
+
+
+class StoreHealth(NamedTuple):
+    backend: str  # "sqlite" or "milvus"
+    ok: bool
+    message: str  # what is wrong, or where the vectors are
+    counts: dict[str, int]  # vectors per scope
+
+
+class VectorStore(Protocol):
+    """Where chunk vectors live; every method takes the scope it works on."""
+
+    model_id: str
+    dimensions: int
+
+    def upsert(self, scope: str, records: Sequence[VectorRecord]) -> None:
+        """Add or replace these chunks' vectors (the scope is made on first use)."""
+
+    def query(
+        self, scope: str, vector: np.ndarray, k: int, where: VectorFilter | None = None
+    ) -> list[tuple[int, float]]:
+        """The `k` chunks most similar to `vector` among those `where` allows:
+        (chunk_id, cosine), best first, equal scores by chunk id; [] for an unknown scope."""
+        ...
+
+    def delete(self, scope: str, chunk_ids: Iterable[int]) -> None:
+        """Remove these chunks' vectors; unknown ids are ignored."""
+
+    def delete_scope(self, scope: str) -> None:
+        """Remove a scope and all its vectors, whatever model made them."""
+
+    def scopes(self) -> list[str]:
+        """Names of the scopes, sorted."""
+        ...
+
+    def hashes(self, scope: str) -> dict[int, str]:
+        """{chunk_id: content hash} of a scope, for the indexer's diff; {} for an unknown scope."""
+        ...
+
+    def health(self) -> StoreHealth: ...
+
+
+# --- vectors as bytes ----------------------------------------------------------------------------
+
+
+def half_rows(vectors: np.ndarray, dimensions: int) -> np.ndarray:
+    """`vectors` (n, dimensions) as stored: L2-normalized, then rounded to float16."""
+    matrix = np.asarray(vectors, dtype=np.float32)
+    if matrix.ndim != 2 or matrix.shape[1] != dimensions:
+        raise ValueError(f"expected vectors of {dimensions} dimensions, got shape {matrix.shape}")
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    if not np.all(np.isfinite(norms)) or np.any(norms == 0):
+        raise ValueError("a vector is zero or not finite")
+    halves: np.ndarray = (matrix / norms).astype(_VECTOR_DTYPE)
+    return halves
+
+
+def unit_rows(halves: np.ndarray) -> np.ndarray:
+    """Stored rows (float16, or float32 holding float16 values) as float32 of length 1 again:
+    both stores rank these same numbers, and an identical text scores 1, not 1.00002."""
+    rows = np.asarray(halves, dtype=np.float32)
+    result: np.ndarray = rows / np.sqrt(np.einsum("ij,ij->i", rows, rows))[:, None]
+    return result
+
+
+def unit_vector(vector: np.ndarray, dimensions: int) -> np.ndarray:
+    """A query vector as float32 of length 1 (scores are then cosines)."""
+    row = np.asarray(vector, dtype=np.float32)
+    if row.shape != (dimensions,):
+        raise ValueError(f"expected a vector of {dimensions} dimensions, got shape {row.shape}")
+    norm = float(np.linalg.norm(row))
+    if not np.isfinite(norm) or norm == 0:
+        raise ValueError("the query vector is zero or not finite")
+    result: np.ndarray = row / norm
+    return result
+
+
+def dot_rows(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    """matrix @ vector with numpy's own loop, not BLAS: one thread at memory speed (40k x 384:
+    ~4 ms), where multithreaded OpenBLAS took ~15 ms on two busy cores, and each row's sum is
+    computed the same way wherever the row sits."""
+    result: np.ndarray = np.einsum("ij,j->i", matrix, vector)
+    return result
+
+
+def top_k(ids: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """The `k` best (id, score): score descending, then id ascending, ties at the cut included
+    in that order (so which of several equal scores make the cut is decided by id too)."""
+    if len(scores) > k:
+        kth = np.partition(scores, len(scores) - k)[len(scores) - k]
+        keep = np.flatnonzero(scores >= kth)
+        ids, scores = ids[keep], scores[keep]
+    order = np.lexsort((ids, -scores))[:k]
+    return [(int(ids[i]), float(scores[i])) for i in order]
+
+
+def _check_k(k: int) -> None:
+    if k < 1:
+        raise ValueError(f"k must be at least 1, not {k}")
+
+
+# --- the embedding cache -------------------------------------------------------------------------
+
+
+class EmbeddingCache:
+    """Vectors by (model, content hash), in the index database, whatever store serves queries:
+    the indexer asks it before embedding and fills it after."""
+
+    def __init__(self, db: Store, dimensions: int = DIMENSIONS) -> None:
+        self.db = db
+        self.dimensions = dimensions
+
+    def cached(self, model_id: str, hashes: Iterable[str]) -> dict[str, np.ndarray]:
+        """{hash: float32 unit vector} of the hashes the cache holds for this model."""
+        model = self.model_row(model_id)
+        if model is None:
+            return {}
+        found: dict[str, np.ndarray] = {}
+        for part in chunks(sorted({bytes.fromhex(h) for h in hashes})):
+            sql = f"SELECT hash, vector FROM embedding_cache WHERE model = ? AND hash IN ({','.join('?' * len(part))})"
+            for digest, blob in self.db.conn.execute(sql, [model, *part]):
+                found[digest.hex()] = unit_rows(np.frombuffer(blob, _VECTOR_DTYPE)[None, :])[0]
+        return found
+
+    def put_cache(self, model_id: str, vectors: Mapping[str, np.ndarray]) -> None:
+        """Keep these vectors (normalized, float16); a hash already kept keeps its vector."""
+        if not vectors:
+            return
+        with self.db.atomic():
+            self.entries(self.ensure_model(model_id), vectors)
+
+    def prune_cache(self, keep: Iterable[str] = ()) -> int:
+        """Drop cached vectors no scope refers to, unless the `chunks` table or `keep` (hashes a
+        remote store still serves) names their text; drop paths no scope uses. Returns the
+        number of vectors dropped."""
+        wanted = {bytes.fromhex(h) for h in keep}
+        wanted.update(bytes.fromhex(h) for (h,) in self.db.conn.execute("SELECT hash FROM chunks"))
+        with self.db.atomic():
+            used = {
+                entry for (entry,) in self.db.conn.execute("SELECT DISTINCT entry FROM vectors")
+            }
+            drop = [
+                (entry,)
+                for entry, digest in self.db.conn.execute("SELECT id, hash FROM embedding_cache")
+                if entry not in used and digest not in wanted
+            ]
+            self.db.conn.executemany("DELETE FROM embedding_cache WHERE id = ?", drop)
+            self.db.conn.execute(
+                "DELETE FROM vector_paths WHERE id NOT IN (SELECT DISTINCT path FROM vectors)"
+            )
+        return len(drop)
+
+    def entries(self, model: int, vectors: Mapping[str, np.ndarray]) -> dict[str, int]:
+        """{hash: embedding_cache.id}, inserting the missing ones (inside the caller's
+        transaction)."""
+        digests = {bytes.fromhex(h): h for h in vectors}
+        found = self._ids(model, list(digests))
+        missing = [digest for digest in digests if digest not in found]
+        if missing:
+            rows = half_rows(np.stack([vectors[digests[d]] for d in missing]), self.dimensions)
+            self.db.conn.executemany(
+                "INSERT INTO embedding_cache (model, hash, vector) VALUES (?, ?, ?)",
+                [(model, d, row.tobytes()) for d, row in zip(missing, rows, strict=True)],
+            )
+            found.update(self._ids(model, missing))
+        return {digests[d]: entry for d, entry in found.items()}
+
+    def _ids(self, model: int, digests: list[bytes]) -> dict[bytes, int]:
+        found: dict[bytes, int] = {}
+        for part in chunks(digests):
+            sql = f"SELECT hash, id FROM embedding_cache WHERE model = ? AND hash IN ({','.join('?' * len(part))})"
+            found.update(self.db.conn.execute(sql, [model, *part]).fetchall())
+        return found
+
+    def model_row(self, model_id: str) -> int | None:
+        """embedding_models.id of a model, None if it has no vectors here."""
+        found = self.db.scalar("SELECT id FROM embedding_models WHERE name = ?", (model_id,))
+        return None if found is None else int(found)
+
+    def ensure_model(self, model_id: str) -> int:
+        """embedding_models.id of a model, added when missing."""
+        found = self.model_row(model_id)
+        if found is not None:
+            return found
+        self.db.conn.execute("INSERT INTO embedding_models (name) VALUES (?)", (model_id,))
+        return int(self.db.scalar("SELECT id FROM embedding_models WHERE name = ?", (model_id,)))
+
+
+# --- the local store -----------------------------------------------------------------------------
+
+
+class _Matrix(NamedTuple):
+    """One scope decoded: chunk ids ascending, each with its row of `entries` (one per distinct
+    vector) and codes for the filters."""
+
+    ids: np.ndarray  # int64 (n,)
+    rows: np.ndarray  # int32 (n,) index into entries
+    entries: np.ndarray  # float32 (m, dimensions)
+    paths: np.ndarray  # int64 (n,) vector_paths.id
+    path_codes: dict[str, int]
+    languages: np.ndarray  # int32 (n,) codes
+    language_codes: dict[str, int]
+    kinds: np.ndarray
+    kind_codes: dict[str, int]
+
+    def allowed(self, where: VectorFilter | None) -> np.ndarray | None:
+        """Indexes of the chunks the filter lets through (None: all of them)."""
+        if where is None or (
+            where.paths is None and where.languages is None and where.kinds is None
+        ):
+            return None
+        mask = np.ones(len(self.ids), dtype=bool)
+        for wanted, column, codes in (
+            (where.paths, self.paths, self.path_codes),
+            (where.languages, self.languages, self.language_codes),
+            (where.kinds, self.kinds, self.kind_codes),
+        ):
+            if wanted is not None:
+                mask &= np.isin(column, [codes[value] for value in wanted if value in codes])
+        return np.flatnonzero(mask)
+
+    def scores(self, vector: np.ndarray, selected: np.ndarray | None) -> np.ndarray:
+        if selected is None:
+            return dot_rows(self.entries, vector)[self.rows]
+        distinct, inverse = np.unique(self.rows[selected], return_inverse=True)
+        return dot_rows(self.entries[distinct], vector)[inverse.ravel()]
+
+
+_MATRICES: OrderedDict[tuple[str, str, int], _Matrix] = OrderedDict()
+_MATRICES_LOCK = threading.Lock()
+
+SCOPE_SQL = """SELECT s.id, m.name, s.version FROM vector_scopes s
+JOIN embedding_models m ON m.id = s.model WHERE s.name = ?"""
+MATRIX_SQL = """SELECT v.chunk_id, c.vector, v.path, v.language, v.kind
+FROM vectors v JOIN embedding_cache c ON c.id = v.entry
+WHERE v.scope = ? ORDER BY v.chunk_id"""
+HASHES_SQL = """SELECT v.chunk_id, c.hash FROM vectors v JOIN embedding_cache c ON c.id = v.entry
+WHERE v.scope = ?"""
+
+
+class LocalVectorStore:
+    """The default store: the index database's `vectors` and `embedding_cache` tables, searched
+    exactly with numpy. Use it from the thread that opened `db`."""
+
+    backend = "sqlite"
+
+    def __init__(self, db: Store, model_id: str, dimensions: int = DIMENSIONS) -> None:
+        self.db = db
+        self.model_id = model_id
+        self.dimensions = dimensions
+        self.cache = EmbeddingCache(db, dimensions)
+
+    def upsert(self, scope: str, records: Sequence[VectorRecord]) -> None:
+        if not records:
+            return
+        with self.db.atomic():
+            scope_id = self._scope_for_write(scope)
+            model = self.cache.ensure_model(self.model_id)
+            entries = self.cache.entries(model, {r.hash: r.vector for r in records})
+            paths = self._path_ids({r.path for r in records})
+            self.db.conn.executemany(
+                "INSERT OR REPLACE INTO vectors (scope, chunk_id, entry, path, language, kind) VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (scope_id, r.chunk_id, entries[r.hash], paths[r.path], r.language, r.kind)
+                    for r in records
+                ],
+            )
+            self._touch(scope_id)
+
+    def query(
+        self, scope: str, vector: np.ndarray, k: int, where: VectorFilter | None = None
+    ) -> list[tuple[int, float]]:
+        _check_k(k)
+        target = unit_vector(vector, self.dimensions)
+        matrix = self._matrix(scope)
+        if matrix is None or not len(matrix.ids):
+            return []
+        selected = matrix.allowed(where)
+        ids = matrix.ids if selected is None else matrix.ids[selected]
+        return top_k(ids, matrix.scores(target, selected), k)
+
+    def delete(self, scope: str, chunk_ids: Iterable[int]) -> None:
+        found = self._scope(scope)
+        if found is None:
+            return
+        scope_id = found[0]
+        with self.db.atomic():
+            self.db.conn.executemany(
+                "DELETE FROM vectors WHERE scope = ? AND chunk_id = ?",
+                [(scope_id, int(chunk_id)) for chunk_id in chunk_ids],
+            )
+            self._touch(scope_id)
+
+    def delete_scope(self, scope: str) -> None:
+        found = self._scope(scope)
+        if found is None:
+            return
+        with self.db.atomic():
+            self.db.conn.execute("DELETE FROM vectors WHERE scope = ?", (found[0],))
+            self.db.conn.execute("DELETE FROM vector_scopes WHERE id = ?", (found[0],))
+
+    def scopes(self) -> list[str]:
+        return [
+            name for (name,) in self.db.conn.execute("SELECT name FROM vector_scopes ORDER BY name")
+        ]
+
+    def hashes(self, scope: str) -> dict[int, str]:
+        found = self._checked_scope(scope)
+        if found is None:
+            return {}
+        return {
+            chunk_id: digest.hex()
+            for chunk_id, digest in self.db.conn.execute(HASHES_SQL, (found[0],))
+        }
+
+    def health(self) -> StoreHealth:
+        counts = dict(
+            self.db.conn.execute(
+                "SELECT s.name, count(v.chunk_id) FROM vector_scopes s LEFT JOIN vectors v ON v.scope = s.id GROUP BY s.id ORDER BY s.name"
+            ).fetchall()
+        )
+        orphans = self.db.scalar(
+            "SELECT count(*) FROM vectors WHERE entry NOT IN (SELECT id FROM embedding_cache)"
+        )
+        if orphans:
+            return StoreHealth(
+                self.backend,
+                False,
+                f"{orphans} vectors lost their cache entry; run `{MISMATCH_FIX}`",
+                counts,
+            )
+        return StoreHealth(self.backend, True, f"vectors in {self.db.path}", counts)
+
+    @staticmethod
+    def forget_matrices() -> None:
+        """Drop the decoded matrices this process keeps (benchmarks time the first query)."""
+        with _MATRICES_LOCK:
+            _MATRICES.clear()
+
+    # --- helpers ---
+
+    def _scope(self, scope: str) -> tuple[int, str, int] | None:
+        """(id, model name, version) of a scope, or None."""
+        row = self.db.conn.execute(SCOPE_SQL, (scope,)).fetchone()
+        return None if row is None else (int(row[0]), str(row[1]), int(row[2]))
+
+    def _checked_scope(self, scope: str) -> tuple[int, str, int] | None:
+        found = self._scope(scope)
+        if found is not None and found[1] != self.model_id:
+            raise EmbeddingModelMismatch(scope, found[1], self.model_id)
+        return found
+
+    def _scope_for_write(self, scope: str) -> int:
+        found = self._checked_scope(scope)
+        if found is not None:
+            return found[0]
+        model = self.cache.ensure_model(self.model_id)
+        cursor = self.db.conn.execute(
+            "INSERT INTO vector_scopes (name, model, version) VALUES (?, ?, ?)",
+            (scope, model, _new_version()),
+        )
+        assert cursor.lastrowid is not None
+        return cursor.lastrowid
+
+    def _touch(self, scope_id: int) -> None:
+        self.db.conn.execute(
+            "UPDATE vector_scopes SET version = ? WHERE id = ?", (_new_version(), scope_id)
+        )
+
+    def _path_ids(self, paths: set[str]) -> dict[str, int]:
+        self.db.conn.executemany(
+            "INSERT OR IGNORE INTO vector_paths (path) VALUES (?)", [(p,) for p in sorted(paths)]
+        )
+        found: dict[str, int] = {}
+        for part in chunks(sorted(paths)):
+            sql = f"SELECT path, id FROM vector_paths WHERE path IN ({','.join('?' * len(part))})"
+            found.update(self.db.conn.execute(sql, part).fetchall())
+        return found
+
+    def _matrix(self, scope: str) -> _Matrix | None:
+        """The scope decoded, from this process's kept matrices when its version is unchanged."""
+        found = self._checked_scope(scope)
+        if found is None:
+            return None
+        key = (str(self.db.path), scope, found[2])
+        with _MATRICES_LOCK:
+            if key in _MATRICES:
+                _MATRICES.move_to_end(key)
+                return _MATRICES[key]
+        matrix = self._decode(found[0])
+        with _MATRICES_LOCK:
+            _MATRICES[key] = matrix
+            while len(_MATRICES) > KEPT_MATRICES:
+                _MATRICES.popitem(last=False)
+        return matrix
+
+    def _decode(self, scope_id: int) -> _Matrix:
+        rows = self.db.conn.execute(MATRIX_SQL, (scope_id,)).fetchall()
+        ids = np.array([row[0] for row in rows], dtype=np.int64)
+        # One row of `entries` per distinct vector (equal texts share a cache entry; equal
+        # vectors of different texts are folded too), so equal vectors score bit-equal.
+        distinct: dict[bytes, int] = {}
+        positions = np.array(
+            [distinct.setdefault(row[1], len(distinct)) for row in rows], dtype=np.int32
+        )
+        blobs = b"".join(distinct)
+        if len(blobs) != len(distinct) * self.dimensions * _VECTOR_DTYPE.itemsize:
+            raise CorruptIndex(
+                f"the vectors in {self.db.path} are not {self.dimensions}-dimensional; "
+                f"run `{MISMATCH_FIX}` to embed them again"
+            )
+        entries = np.frombuffer(blobs, _VECTOR_DTYPE).reshape(len(distinct), self.dimensions)
+        paths = np.array([row[2] for row in rows], dtype=np.int64)
+        path_codes = dict(
+            self.db.conn.execute(
+                "SELECT path, id FROM vector_paths WHERE id IN (SELECT DISTINCT path FROM vectors WHERE scope = ?)",
+                (scope_id,),
+            ).fetchall()
+        )
+        languages, language_codes = _codes([row[3] for row in rows])
+        kinds, kind_codes = _codes([row[4] for row in rows])
+        return _Matrix(
+            ids,
+            positions,
+            unit_rows(entries),
+            paths,
+            path_codes,
+            languages,
+            language_codes,
+            kinds,
+            kind_codes,
+        )
+
+
+def _codes(values: list[str]) -> tuple[np.ndarray, dict[str, int]]:
+    """Small integer codes for a column of a few distinct strings."""
+    codes: dict[str, int] = {}
+    column = np.array([codes.setdefault(value, len(codes)) for value in values], dtype=np.int32)
+    return column, codes
+
+
+def _new_version() -> int:
+    """A scope's data version: random, so a database rebuilt in a new file never repeats the
+    key of a matrix some process still keeps (a counter would restart at 1)."""
+    return random.getrandbits(62)

@@ -1,0 +1,106 @@
+"""Every command that reads the index first checks the files it indexed (repomap/cli/refresh.py):
+a small index re-indexes what changed, a large one says how many files changed; --no-refresh
+answers from the index as it is. The real CLI in a subprocess on real files."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from conftest import indexed_tree, run_cli
+
+from repomap.cli.refresh import REFRESH_MAX_FILES
+
+FILES = {
+    "src/app.py": '''
+        """The application."""
+
+
+        def main():
+            return 1
+        ''',
+    "docs/guide.md": "# Guide\n\nHow to start.\n",
+}
+
+EDITS = {  # a command, and what it answers only after the edit below is indexed
+    "symbols": (["symbols", "added_later"], "added_later"),
+    "search-text": (["search-text", "walrus"], "walrus"),
+    "search-docs": (["search-docs", "zebra"], "zebra"),
+    "outline": (["outline", "src/app.py"], "added_later"),
+    "map": (["map"], "added_later"),
+    "show": (["show", "added_later"], "return 2"),
+    "show --section": (["show", "--section", "Stripes"], "zebra"),
+}
+
+
+def _edit(root: Path) -> None:
+    with open(root / "src" / "app.py", "a", encoding="utf-8") as file:
+        file.write("\n\n# the walrus\ndef added_later():\n    return 2\n")
+    with open(root / "docs" / "guide.md", "a", encoding="utf-8") as file:
+        file.write("\n## Stripes\n\nA zebra.\n")
+
+
+def _cli(root: Path, *args: str):
+    return run_cli(*args, "--root", root, env={"REPOMAP_SEARCH_LOG": "0"})
+
+
+@pytest.mark.parametrize("command", EDITS)
+def test_a_command_answers_from_files_edited_since_indexing(tmp_path, command):
+    root = indexed_tree(tmp_path / "repo", FILES)
+    _edit(root)
+    args, expected = EDITS[command]
+    done = _cli(root, *args)
+    assert done.returncode == 0, done.stderr
+    assert expected in done.stdout
+    assert "note: re-indexed 2 changed files first" in done.stderr
+    again = _cli(root, *args)  # the index is current now: nothing to say
+    assert (again.returncode, again.stderr.count("re-indexed")) == (0, 0)
+
+
+@pytest.mark.parametrize("command", EDITS)
+def test_no_refresh_answers_from_the_index_as_it_is(tmp_path, command):
+    root = indexed_tree(tmp_path / "repo", FILES)
+    _edit(root)
+    args, expected = EDITS[command]
+    done = _cli(root, *args, "--no-refresh")
+    assert expected not in done.stdout
+    assert "re-indexed" not in done.stderr
+    if command == "show":  # its lines must be exact: the name is not indexed yet
+        assert done.returncode == 1 and "no symbol named 'added_later'" in done.stderr
+
+
+def test_show_no_refresh_never_serves_lines_of_a_changed_file(tmp_path):
+    root = indexed_tree(tmp_path / "repo", FILES)
+    app = root / "src" / "app.py"
+    app.write_text("# moved down\n" + app.read_text())
+    done = _cli(root, "show", "main", "--no-refresh")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert "src/app.py changed since it was indexed; run `repomap index`" in done.stderr
+
+
+def test_a_file_touched_but_unchanged_is_not_a_change(tmp_path):
+    root = indexed_tree(tmp_path / "repo", FILES)
+    app = root / "src" / "app.py"
+    stat = app.stat()
+    os.utime(app, ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))
+    done = _cli(root, "symbols", "main")
+    assert (done.returncode, done.stderr) == (0, "")
+
+
+def test_a_large_index_says_how_many_files_changed_instead_of_reindexing(tmp_path):
+    notes = {f"notes/n{i:04}.txt": f"note {i}\n" for i in range(REFRESH_MAX_FILES)}
+    root = indexed_tree(tmp_path / "repo", FILES | notes)
+    _edit(root)
+    (root / "notes" / "n0000.txt").unlink()
+    done = _cli(root, "symbols", "added_later", "--json")
+    assert done.returncode == 1  # not re-indexed: the new function is not found yet
+    assert json.loads(done.stdout)["results"] == []
+    assert done.stderr == (
+        "warning: 3 indexed files changed since indexing (docs/guide.md, notes/n0000.txt, "
+        "src/app.py); answers may be out of date: run `repomap index`\n"
+    )
+    assert "warning" not in _cli(root, "symbols", "added_later", "--no-refresh").stderr
+    assert run_cli("index", root).returncode == 0
+    assert _cli(root, "symbols", "added_later").returncode == 0

@@ -1,0 +1,414 @@
+"""`repomap search`: chunks made at index time, lexical ranking, filters, bad input.
+
+Real files in a temp dir, the real CLI in a subprocess, the real SQLite index.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from repomap.index.chunks import _pieces, doc_chunks, words_of
+
+FILES = {
+    "net/headers.py": '''
+def parseHeaderLines(raw):
+    fields = {}
+    for line in raw.splitlines():
+        name, _, value = line.partition(":")
+        fields[name.strip().lower()] = value.strip()
+    return fields
+
+
+class RetryPolicy:
+    """How often to try again."""
+
+    def backoff_delay(self, attempt):
+        return min(self.cap, self.base * 2 ** attempt)
+''',
+    "net/cache.py": """
+API_TOKEN = "sk_live_51HqLyjWDarjtT1zdp7dcXYZabcdEFGH"
+
+def evict_least_recently_used(store, capacity):
+    while len(store) > capacity:
+        oldest = min(store, key=lambda k: store[k].last_access)
+        del store[oldest]
+""",
+    "tests/test_headers.py": """
+def test_parse_header_lines():
+    assert parseHeaderLines("a: b") == {"a": "b"}
+""",
+    "src/lib.rs": """
+/// Computes the checksum of a buffer with the Adler-32 algorithm.
+pub fn adler32(buf: &[u8]) -> u32 {
+    let mut a: u32 = 1;
+    let mut b: u32 = 0;
+    for byte in buf { a = (a + *byte as u32) % 65521; b = (b + a) % 65521; }
+    (b << 16) | a
+}
+""",
+    "include/ring.hpp": """
+namespace io {
+class RingBuffer {
+ public:
+  void pushBack(int value) { data_[head_++ % capacity_] = value; }
+ private:
+  int data_[64]; int head_ = 0; int capacity_ = 64;
+};
+}
+""",
+    "docs/guide.md": """# Guide
+
+Intro text.
+
+## Deployment
+
+To deploy the service behind a reverse proxy, set the forwarded headers option.
+
+```
+## not a heading: inside a fence
+```
+""",
+}
+
+
+def repomap(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "repomap.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+    )
+
+
+@pytest.fixture()
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    for rel, text in FILES.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text.lstrip("\n"))
+    done = repomap("index", str(root))
+    assert done.returncode == 0, done.stderr
+    return root
+
+
+def search(root: Path, *args: str) -> tuple[int, dict, str]:
+    done = repomap("search", *args, "--json", "--root", str(root))
+    data = json.loads(done.stdout) if done.stdout.strip() else {}
+    return done.returncode, data, done.stderr
+
+
+def names(data: dict) -> list[str]:
+    return [hit["name"] for hit in data["results"]]
+
+
+def test_a_question_in_words_meets_split_and_stemmed_identifiers(tree: Path) -> None:
+    code, data, _ = search(tree, "how are the header lines parsed?", "--mode", "lexical")
+    assert code == 0
+    assert names(data)[0] == "parseHeaderLines"
+    hit = data["results"][0]
+    assert (hit["path"], hit["start_line"], hit["end_line"]) == ("net/headers.py", 1, 6)
+    assert hit["kind"] == "function" and hit["language"] == "python"
+    assert 0 < hit["score"] <= 1
+
+
+def test_code_without_comments_is_found_by_its_body(tree: Path) -> None:
+    code, data, _ = search(tree, "evict the oldest entries when the store is over capacity")
+    assert code == 0
+    assert names(data)[0] == "evict_least_recently_used"
+
+
+def test_every_language_and_docs_are_chunks(tree: Path) -> None:
+    _, rust, _ = search(tree, "checksum of a buffer")
+    assert names(rust)[0] == "adler32"
+    _, cpp, _ = search(tree, "push a value at the back of the ring")
+    assert names(cpp)[0] == "io::RingBuffer::pushBack"
+    _, docs, _ = search(tree, "deploy behind a reverse proxy")
+    first = docs["results"][0]
+    assert (first["kind"], first["name"], first["path"]) == (
+        "section",
+        "Guide > Deployment",
+        "docs/guide.md",
+    )
+
+
+def test_tests_rank_below_the_code_unless_asked_for(tree: Path) -> None:
+    _, data, _ = search(tree, "parse header lines")
+    ranked = names(data)
+    assert ranked.index("parseHeaderLines") < ranked.index("test_parse_header_lines")
+    _, asked, _ = search(tree, "test parse header lines")
+    assert names(asked)[0] == "test_parse_header_lines"
+    _, filtered, _ = search(tree, "parse header lines", "--path", "tests/")
+    assert names(filtered) == ["test_parse_header_lines"]
+
+
+def test_filters_apply_before_ranking(tree: Path) -> None:
+    _, by_lang, _ = search(tree, "buffer", "--lang", "rust")
+    assert {hit["language"] for hit in by_lang["results"]} == {"rust"}
+    _, by_kind, _ = search(tree, "retry backoff delay attempt", "--kind", "class")
+    assert names(by_kind) == ["RetryPolicy"]
+    _, by_path, _ = search(tree, "buffer", "--path", "include/")
+    assert {hit["path"] for hit in by_path["results"]} == {"include/ring.hpp"}
+    _, docs_only, _ = search(tree, "deploy", "--lang", "markdown")
+    assert {hit["kind"] for hit in docs_only["results"]} == {"section"}
+
+
+def test_results_are_deterministic_and_bounded(tree: Path) -> None:
+    first = search(tree, "value", "--limit", "2")[1]
+    second = search(tree, "value", "--limit", "2")[1]
+    assert first["results"] == second["results"]
+    assert first["count"] == len(first["results"]) == 2
+    assert first["truncated"] is True
+    assert set(first["meta"]) >= {"timings_ms", "model_id", "coverage"}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["   "], "the query is empty"),
+        (["x" * 4097], "at most 4096"),
+        (["value", "--limit", "0"], "'--limit': 0 is not in the range 1<=x<=1000"),  # click's
+        (["value", "--limit", "1001"], "'--limit': 1001 is not in the range 1<=x<=1000"),
+        (["value", "--kind", "bogus"], "unknown kind 'bogus'"),
+        (["value", "--lang", "cobol"], "cobol"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(tree: Path, args: list[str], message: str) -> None:
+    done = repomap("search", *args, "--root", str(tree))
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_nothing_found_exits_1(tree: Path) -> None:
+    done = repomap("search", "zyxwvut", "--root", str(tree))
+    assert done.returncode == 1
+    assert done.stdout == ""
+
+
+def test_a_redacted_secret_is_not_in_any_chunk(tree: Path) -> None:
+    db = sqlite3.connect(tree / ".repomap" / "index.db")
+    text = " ".join(
+        " ".join(row) for row in db.execute("SELECT title, place, head, body FROM chunks")
+    )
+    assert "HqLyjWDarjtT1zdp7dcXYZabcdEFGH".lower() not in text.lower()
+    assert "sk_live" not in text
+
+
+def fts_consistent(db_path: Path) -> None:
+    db = sqlite3.connect(db_path)
+    db.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)")
+    db.close()
+
+
+def test_changed_and_deleted_files_replace_their_chunks(tree: Path) -> None:
+    (tree / "net/cache.py").write_text(
+        "def warm_the_cache_from_disk(path):\n    return open(path).read()\n"
+    )
+    (tree / "src/lib.rs").unlink()
+    (tree / "docs/guide.md").write_text("# Guide\n\n## Upgrading\n\nRun the migrations first.\n")
+    assert repomap("index", str(tree)).returncode == 0
+    fts_consistent(tree / ".repomap" / "index.db")
+    assert "evict_least_recently_used" not in names(search(tree, "evict oldest capacity")[1])
+    assert names(search(tree, "warm the cache from disk")[1])[0] == "warm_the_cache_from_disk"
+    assert search(tree, "checksum adler")[0] == 1
+    assert search(tree, "reverse proxy")[0] == 1
+    assert names(search(tree, "upgrading migrations")[1]) == ["Guide > Upgrading"]
+
+
+def test_an_index_from_before_chunks_gets_them_on_the_next_run(tree: Path) -> None:
+    db_path = tree / ".repomap" / "index.db"
+    db = sqlite3.connect(db_path)
+    with db:
+        db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all')")
+        db.execute("DELETE FROM chunks")
+        db.execute("UPDATE files SET text_indexed = 0")
+        db.execute("UPDATE doc_files SET size = -1, hash = ''")
+    db.close()
+    assert search(tree, "checksum adler", "--no-refresh")[0] == 1  # else it re-indexes first
+    assert repomap("index", str(tree)).returncode == 0
+    fts_consistent(db_path)
+    assert names(search(tree, "checksum adler")[1])[0] == "adler32"
+    assert names(search(tree, "reverse proxy")[1])[0] == "Guide > Deployment"
+
+
+def test_words_split_identifiers_expand_abbreviations_and_drop_noise() -> None:
+    assert words_of("def parseHeaderLines(self, raw_buf): return None", 50) == (
+        "parse header lines raw buf buffer"
+    )
+    assert words_of("a b c d e f", 3) == ""  # one-letter words say nothing
+    assert words_of("alpha beta gamma delta", 2) == "alpha beta"
+
+
+def test_a_long_section_is_cut_at_paragraphs_never_in_a_fence() -> None:
+    paragraphs = [f"paragraph {n} " + "word " * 80 for n in range(12)]
+    fence = ["```", *(["code line " + "x" * 60] * 40), "```"]
+    lines = "\n\n".join(paragraphs[:6]).split("\n") + [""] + fence + [""]
+    lines += "\n\n".join(paragraphs[6:]).split("\n")
+    pieces = _pieces(lines)
+    assert len(pieces) > 2
+    fence_start, fence_end = lines.index("```"), len(lines) - 1 - lines[::-1].index("```")
+    for _start, end in pieces:
+        assert not fence_start < end <= fence_end, "a piece ends inside the fence"
+    overlaps = [end - start for (_, end), (start, _) in zip(pieces, pieces[1:], strict=False)]
+    assert all(gap >= 0 for gap in overlaps), "no line is left out between pieces"
+    assert any(gap > 0 for gap in overlaps), "a short last paragraph starts the next piece too"
+    fence_at = lines.index("```")
+    holding_fence = [piece for piece in pieces if piece[0] <= fence_at < piece[1]]
+    assert len(holding_fence) == 1, "a long paragraph (the fence) is not repeated"
+    assert pieces[0][0] == 0 and pieces[-1][1] == len(lines)
+    content = "\n".join(lines)
+    chunks = doc_chunks("a.md", [(1, "Long", 1, 1, 1 + len(lines), content)])
+    assert [c.name for c in chunks] == ["Long"] * len(pieces)
+    assert chunks[-1].end_line == 1 + len(lines)
+
+
+# --- by meaning: the real model, the embedding cache, the vector stores ---------------------
+
+
+def index_json(root: Path, *args: str) -> dict:
+    done = repomap("index", str(root), "--json", *args)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)["results"][0]  # the summary, the envelope's one item
+
+
+def test_semantic_search_needs_embeddings_then_finds_by_meaning(tree: Path) -> None:
+    done = repomap("search", "retry", "--mode", "semantic", "--root", str(tree))
+    assert done.returncode == 2
+    assert "no embeddings yet" in done.stderr and "Traceback" not in done.stderr
+    plan = index_json(tree, "--dry-run")["embeddings"]
+    assert plan["embedded"] == plan["chunks"] > 0 and plan["pending"] == plan["chunks"]
+    assert repomap("search", "retry", "--mode", "semantic", "--root", str(tree)).returncode == 2
+    first = index_json(tree, "--embed")["embeddings"]
+    assert first["embedded"] == first["changed"] == first["chunks"] and first["coverage"] == 1
+    code, data, _ = search(tree, "wait longer between attempts each time", "--mode", "semantic")
+    assert code == 0 and names(data)[0] == "RetryPolicy.backoff_delay"
+    assert data["meta"]["model_id"].startswith("all-MiniLM-L6-v2") and data["meta"]["coverage"] == 1
+    _, hybrid, _ = search(tree, "how long to wait before trying again", "--mode", "hybrid")
+    assert names(hybrid)[0] in {"RetryPolicy.backoff_delay", "RetryPolicy"}
+    _, only_rust, _ = search(tree, "checksum", "--mode", "semantic", "--lang", "rust")
+    assert {hit["language"] for hit in only_rust["results"]} == {"rust"}
+    _, only_docs, _ = search(tree, "deploy", "--mode", "semantic", "--path", "docs/")
+    assert {hit["path"] for hit in only_docs["results"]} == {"docs/guide.md"}
+
+
+def test_the_cache_embeds_only_new_texts_across_changes_renames_and_force(tree: Path) -> None:
+    first = index_json(tree, "--embed")["embeddings"]
+    again = index_json(tree, "--embed")["embeddings"]
+    assert (again["changed"], again["embedded"], again["deleted"]) == (0, 0, 0)
+    (tree / "net").rename(tree / "network")  # every chunk of net/ moves: same texts?
+    text = (tree / "src/lib.rs").read_text().replace("Adler-32", "Adler 32")
+    (tree / "src/lib.rs").write_text(text)
+    moved = index_json(tree, "--embed")["embeddings"]
+    assert moved["changed"] > 0 and moved["deleted"] > 0
+    assert moved["embedded"] < moved["changed"]  # the renamed files' bodies came from the cache
+    forced = index_json(tree, "--force", "--embed")["embeddings"]
+    assert forced["embedded"] == 0 and forced["chunks"] == first["chunks"]
+    code, data, _ = search(tree, "checksum of bytes", "--mode", "semantic", "--limit", "1")
+    assert code == 0 and data["results"][0]["path"] == "src/lib.rs"
+
+
+def test_partial_coverage_is_said(tree: Path) -> None:
+    index_json(tree, "--embed")
+    (tree / "net/more.py").write_text("def brand_new_helper():\n    return 42\n")
+    index_json(tree, "--no-embed")  # lexical only: the new chunks have no vector yet
+    code, data, _ = search(tree, "helper", "--mode", "hybrid")
+    assert code == 0 and 0 < data["meta"]["coverage"] < 1
+    assert "brand_new_helper" in names(data)  # found by its words meanwhile
+    done = repomap("search", "helper", "--mode", "hybrid", "--root", str(tree))
+    assert "have embeddings" in done.stderr
+    caught_up = index_json(tree)["embeddings"]  # an index with vectors keeps them up to date
+    assert (caught_up["embedded"], caught_up["coverage"]) == (1, 1)
+
+
+def test_a_model_mismatch_is_refused_with_the_fix(tree: Path) -> None:
+    index_json(tree, "--embed")
+    db = sqlite3.connect(tree / ".repomap" / "index.db")
+    with db:
+        db.execute("UPDATE embedding_models SET name = 'some-other-model'")
+    db.close()
+    done = repomap("search", "retry", "--mode", "semantic", "--root", str(tree))
+    assert done.returncode == 2, done.stderr
+    assert "EMBEDDING_MODEL_MISMATCH" in done.stderr and "repomap index --force" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    fixed = index_json(tree, "--force", "--embed")["embeddings"]  # the fix the message gives
+    assert fixed["coverage"] == 1 and fixed["embedded"] == fixed["chunks"]
+    assert search(tree, "retry", "--mode", "semantic")[0] == 0
+
+
+def test_vectors_can_live_in_milvus(tree: Path, tmp_path: Path) -> None:
+    pytest.importorskip("pymilvus")
+    uri = f"milvus:{tmp_path / 'vectors.db'}"
+    summary = index_json(tree, "--vector-store", uri)["embeddings"]
+    assert summary["coverage"] == 1
+    code, data, _ = search(tree, "wait longer between attempts each time", "--mode", "semantic")
+    assert code == 0 and names(data)[0] == "RetryPolicy.backoff_delay"
+    db = sqlite3.connect(tree / ".repomap" / "index.db")
+    assert db.execute("SELECT count(*) FROM vectors").fetchone() == (0,)  # all in Milvus
+
+
+def test_the_mcp_server_embeds_changed_files_in_the_background(tree: Path) -> None:
+    import time
+
+    import anyio
+    from mcp.client import Client
+
+    from repomap import config
+    from repomap.serve.mcp_server import build_server
+
+    index_json(tree, "--embed")
+    server = build_server(config.resolve(tree, workers=1))
+
+    async def session() -> tuple[dict, dict, dict]:
+        async with Client(server) as client:
+            first = (await client.call_tool("index_status", {})).structured_content
+            (tree / "net/quota.py").write_text(
+                "def throttle_requests_per_minute(client):\n    return client.window\n"
+            )
+            deadline = time.monotonic() + 60
+            while True:  # the refresh indexes the file, then the embedder catches up
+                found = (
+                    await client.call_tool(
+                        "search_code",
+                        {"query": "limit how often a client may call", "mode": "semantic"},
+                    )
+                ).structured_content
+                status = (await client.call_tool("index_status", {})).structured_content
+                embedding = status["roots"][0]["embedding"]
+                if embedding["coverage"] == 1 and not embedding["running"]:
+                    break
+                assert time.monotonic() < deadline, embedding
+                await anyio.sleep(0.2)
+            final = (
+                await client.call_tool(
+                    "search_code",
+                    {"query": "limit how often a client may call", "mode": "semantic"},
+                )
+            ).structured_content
+            return first, found, final
+
+    first, _, final = anyio.run(session)
+    assert first["roots"][0]["embedding"]["coverage"] == 1
+    assert final["coverage"] == 1 and final["model_id"].startswith("all-MiniLM")
+    assert "throttle_requests_per_minute" in [r["name"] for r in final["results"][:3]]
+
+
+def test_restructured_text_headings_name_the_pieces_of_a_text_file() -> None:
+    text = "Intro.\n\n=====\nGuide\n=====\n\nAbout it.\n\nInstall\n=======\n\nRun pip.\n\n"
+    text += "From source\n-----------\n\nClone it.\n"
+    lines = text.split("\n")
+    chunks = doc_chunks("docs/guide.txt", [(0, "", 0, 1, len(lines), text)])
+    assert [(c.name, c.start_line, c.end_line) for c in chunks] == [
+        ("docs/guide.txt", 1, 2),
+        ("Guide", 3, 8),
+        ("Guide > Install", 9, 13),
+        ("Guide > Install > From source", 14, len(lines)),
+    ]
+    assert "pip" in chunks[2].body.split()
