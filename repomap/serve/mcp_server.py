@@ -41,7 +41,6 @@ from repomap.config import Settings
 from repomap.errors import RepomapError
 from repomap.index.vocabulary import KINDS
 from repomap.search import log as searchlog
-from repomap.search.code import DEFAULT_MODE
 from repomap.serve.mcp_models import (
     CodeSearchAnswer,
     DocSearchAnswer,
@@ -352,8 +351,8 @@ def build_server(
             Literal["hybrid", "lexical", "semantic"] | None,
             Field(
                 description="hybrid: words and meaning fused; lexical: BM25 over the "
-                "definitions' words; semantic: the embedding model alone. Default: the best "
-                "measured (see mcp_help)."
+                "definitions' words; semantic: the embedding model alone. Default: hybrid when "
+                "the index has embeddings, else lexical (the answer's `mode` says which)."
             ),
         ] = None,
         path: PathFilterArg = None,
@@ -383,7 +382,7 @@ def build_server(
         Example: search_code("where is the password hashed before it is stored?").
         """
         return await answer(
-            service, service.search_code, query, mode or DEFAULT_MODE, path, language, kind,
+            service, service.search_code, query, mode, path, language, kind,
             limit,
         )  # fmt: skip
 

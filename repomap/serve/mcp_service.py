@@ -346,7 +346,7 @@ class Service:
     def search_code(
         self,
         query: str,
-        mode: str,
+        mode: str | None,
         path: str | None,
         language: str | None,
         kind: str | None,
@@ -358,6 +358,7 @@ class Service:
         truncated = False
         model_id: str | None = None
         coverage: float | None = None
+        used = mode
         for root, path_filter in scopes:
             with self.reading(root) as db:
                 result = code_search.search_code(
@@ -365,6 +366,7 @@ class Service:
                     limit=limit,
                 )  # fmt: skip
             truncated = truncated or result.truncated
+            used = used or result.mode
             found.extend((root, hit) for hit in result.hits)
             model_id = model_id or result.model_id
             if result.coverage is not None:
@@ -380,7 +382,7 @@ class Service:
         return CodeSearchAnswer(
             notices=notices,
             query=query,
-            mode=mode,
+            mode=used or "lexical",
             results=[
                 CodeMatch(
                     file_path=self.roots.out(root, hit.path),
