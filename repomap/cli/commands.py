@@ -3,7 +3,10 @@ this module and adds each click.Command in it the first time one of them is aske
 
 from __future__ import annotations
 
+import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +15,7 @@ import click
 from repomap import config
 from repomap.cli.code_search import search  # noqa: F401 - collected by main.Commands
 from repomap.cli.shared import PATH_FILTER_HELP, db_option, path_option, print_json, root_option
+from repomap.errors import Terminated
 
 # --- index and migrate (repomap/index/pipeline.py, repomap/store/) ------------------------------
 
@@ -77,20 +81,21 @@ def index(
     settings = config.resolve(
         root, db_path, max_file_size, workers, redact=False if no_redact else None
     )
-    if as_json or not sys.stderr.isatty():
-        summary = indexer.run(settings, force=force)
-    else:
-        summary = _index_with_progress(indexer, settings, force)
-    embedded = None
-    if embed is None and not dry_run and vector_store is None:
-        embed = indexer.has_embeddings(settings)
-    if embed or dry_run or vector_store is not None:
-        quiet = as_json or not sys.stderr.isatty()
-        embedded = (
-            indexer.embed(settings, dry_run=dry_run, vector_store=vector_store)
-            if quiet
-            else _embed_with_progress(indexer, settings, dry_run, vector_store)
-        )
+    with _signals_interrupt():
+        if as_json or not sys.stderr.isatty():
+            summary = indexer.run(settings, force=force)
+        else:
+            summary = _index_with_progress(indexer, settings, force)
+        embedded = None
+        if embed is None and not dry_run and vector_store is None:
+            embed = indexer.has_embeddings(settings)
+        if embed or dry_run or vector_store is not None:
+            quiet = as_json or not sys.stderr.isatty()
+            embedded = (
+                indexer.embed(settings, dry_run=dry_run, vector_store=vector_store)
+                if quiet
+                else _embed_with_progress(indexer, settings, dry_run, vector_store)
+            )
     if as_json:
         print_json({**summary.as_dict(), "embeddings": embedded and embedded.as_dict()})
     else:
@@ -119,6 +124,26 @@ def _embed_with_progress(
             bar.update(task, completed=done, total=total)
 
         return indexer.embed(settings, dry_run=dry_run, vector_store=vector_store, progress=advance)
+
+
+@contextmanager
+def _signals_interrupt() -> Iterator[None]:
+    """SIGTERM raises Terminated where Ctrl-C raises KeyboardInterrupt, so either one stops the
+    workers and rolls back the open batch. A second signal is ignored until that is done: it
+    would interrupt the cleanup and leave workers behind."""
+    signals = (signal.SIGINT, signal.SIGTERM)
+
+    def stop(number: int, frame: Any) -> None:
+        for each in signals:
+            signal.signal(each, signal.SIG_IGN)
+        raise Terminated() if number == signal.SIGTERM else KeyboardInterrupt()
+
+    previous = {each: signal.signal(each, stop) for each in signals}
+    try:
+        yield
+    finally:
+        for each, handler in previous.items():
+            signal.signal(each, handler)
 
 
 def _index_with_progress(indexer: Any, settings: config.Settings, force: bool) -> Any:

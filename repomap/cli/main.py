@@ -22,11 +22,12 @@ from repomap.cli.search_text import (
     DEFAULT_LIMIT,
     ELEMENT_TYPE_CHOICES,
     INTERRUPTED,
+    TERMINATED,
     error_line,
     undecodable,
 )
 from repomap.cli.shared import db_option, path_option, root_option
-from repomap.errors import ExitCode, RepomapError
+from repomap.errors import ExitCode, RepomapError, Terminated
 from repomap.limits import MAX_LIMIT
 
 
@@ -114,6 +115,9 @@ class Group(click.Group):
         except RepomapError as error:
             click.echo(error_line(str(error)), err=True)
             ctx.exit(error.exit_code)
+        except Terminated:
+            click.echo(error_line(TERMINATED), err=True)
+            ctx.exit(143)  # 128 + SIGTERM, as a shell reports a process the signal ended
         except KeyboardInterrupt:
             click.echo(error_line(INTERRUPTED), err=True)
             ctx.exit(130)

@@ -484,10 +484,11 @@ def _extract_all(jobs: list[Job], workers: int) -> Extracted:
 
     # Largest first, so one big file does not leave a worker alone at the end.
     ordered = sorted(jobs, key=lambda job: -job.size)
+    stop = threading.Event()  # set by close(): a run interrupted (Ctrl-C, SIGTERM) or failed
     results = run_all(
-        read_and_extract, ordered, workers, on_crash=_crashed, initializer=_start_worker
+        read_and_extract, ordered, workers, on_crash=_crashed, initializer=_start_worker, stop=stop
     )
-    return Ahead(results, EXTRACTED_AHEAD)
+    return Ahead(results, EXTRACTED_AHEAD, stop)
 
 
 def _crashed(job: Job) -> Skipped:
