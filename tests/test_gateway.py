@@ -8,14 +8,17 @@ import subprocess
 import sys
 from pathlib import Path
 
+import anyio
 import pytest
 from conftest import run_cli
 from docs_fixture import README, REPO
+from mcp.client import Client
 
 from repomap import config, store
 from repomap.errors import BadArgument, OutsideRoot, PathNotFound, StaleIndex
 from repomap.gateway import files as gateway
 from repomap.gateway import section as docs
+from repomap.serve.mcp_server import build_server
 
 OUTLINE = """\
 README.md
@@ -700,3 +703,38 @@ def test_index_backed_commands_work_from_anywhere_with_db(repo, tmp_path):
     found = run_cli("search-docs", "tokenizer", "--db", db, cwd=elsewhere)
     assert found.stdout.startswith("docs/guide.md:1-4") and found.stderr == ""
     assert run_cli("outline", "--db", db, cwd=elsewhere).stdout == OUTLINE
+
+
+# --- encodings: every reader decodes as the index does (repomap/textfile.py) -------------------
+
+LATIN1 = "# -*- coding: latin-1 -*-\ndef greet():\n    return 'café crème'\n".encode("latin-1")
+
+
+def test_show_open_and_read_file_decode_a_pep263_file_as_python_does(make_repo, index):
+    """show printed U+FFFD for each é of a latin-1 file that declares its encoding."""
+    root = make_repo({"latin.py": LATIN1, "notes.md": "# Notes\n\nplain\n"})
+    index(root)
+    shown = cli(root, "show", "greet")
+    assert (shown.returncode, shown.stderr) == (0, "")
+    assert (
+        shown.stdout == "latin.py:2-3  function greet\n2│def greet():\n3│    return 'café crème'\n"
+    )
+    source = LATIN1.decode("latin-1")
+    assert cli(root, "open", "latin.py").stdout == source
+    assert cli(root, "open", "latin.py", "--max-lines", "3").stdout == source
+    server = build_server(config.resolve(root, workers=1))
+    read = anyio.run(_read_file, server, {"path": "latin.py", "start_line": 3})
+    assert read["content"] == "    return 'café crème'\n"
+
+
+async def _read_file(server, arguments: dict) -> dict:
+    async with Client(server) as client:
+        return (await client.call_tool("read_file", arguments)).structured_content
+
+
+def test_open_prints_utf16_and_bom_files_as_utf8_text(repo):
+    text = "é\nline two\n"
+    (repo / "wide.txt").write_bytes(text.encode("utf-16"))
+    (repo / "bom.txt").write_bytes(b"\xef\xbb\xbf" + text.encode())
+    assert cli(repo, "open", "wide.txt").stdout == text
+    assert cli(repo, "open", "bom.txt").stdout == text

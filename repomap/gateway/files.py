@@ -5,7 +5,7 @@ Python API (the CLI and the MCP server call these; each returns dataclasses, not
 - `resolve_path(root, path)`: the one check every path argument goes through. Relative paths,
   `..` and absolute paths are accepted only while they stay inside ROOT, symbolic links
   included; anything else raises OutsideRoot.
-- `open_file(root, path, max_lines=None)`: a file's bytes as they are, optionally cut to lines.
+- `open_file(root, path, max_lines=None)`: a file's text (or bytes), optionally cut to lines.
 - `sources(root, directory=None, depth=None, pattern=None, limit=100)`: the tree of files
   (ignore rules applied), directories first, collapsed below `depth`.
 - `find_files(root, query, limit=100, ignore_case=False)`: paths containing a literal substring.
@@ -145,7 +145,7 @@ def truncate(text: str, max_lines: int | None) -> Truncated:
 @dataclass(frozen=True, slots=True)
 class FileView:
     path: str  # relative to ROOT
-    content: bytes  # as on disk, or its first max_lines lines
+    content: bytes  # UTF-8 if the file is text (textfile.decode), else as on disk; maybe cut
     line_count: int
     more_lines: int  # lines left out by max_lines
 
@@ -160,7 +160,8 @@ READ_CHUNK = 1 << 20
 
 
 def open_file(root: Path, path: str, max_lines: int | None = None) -> FileView:
-    """A file inside ROOT as-is, optionally cut to its first `max_lines` lines.
+    """A file inside ROOT, optionally cut to its first `max_lines` lines: its text in UTF-8
+    when textfile's rule reads it (BOMs, UTF-16, a PEP 263 encoding line), else its bytes.
 
     With `max_lines`, only those lines are kept in memory; the rest is streamed to count it.
     """
@@ -168,11 +169,11 @@ def open_file(root: Path, path: str, max_lines: int | None = None) -> FileView:
     try:
         with open(inside.path, "rb") as file:
             if max_lines is None:
-                content = file.read()
+                content = _as_text(file.read())
                 return FileView(inside.rel_path, content, textfile.line_count(content), 0)
             # Ends at EOF (a count of readline() calls grew a list of b"" to gigabytes).
             shown = list(islice(file, min(max_lines, sys.maxsize)))
-            content = b"".join(shown)
+            content = _as_text(b"".join(shown))
             more, complete = 0, True  # complete: the rest so far ends at a line end
             while chunk := file.read(READ_CHUNK):
                 more += chunk.count(b"\n")
@@ -181,6 +182,12 @@ def open_file(root: Path, path: str, max_lines: int | None = None) -> FileView:
     except OSError as error:
         raise PathNotFound(f"cannot read {path}: {error.strerror or error}") from None
     return FileView(inside.rel_path, content, textfile.line_count(content) + more, more)
+
+
+def _as_text(raw: bytes, head: bytes | None = None) -> bytes:
+    """UTF-8 as the index reads the file; bytes no rule reads (binary) as they are."""
+    source, _ = textfile.decode(raw, head)
+    return raw if source is None else source
 
 
 # --- sources ---------------------------------------------------------------------------------

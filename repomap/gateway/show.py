@@ -189,16 +189,13 @@ def _current_lines(db: Store, symbol: symbols.SymbolRow, root: Path | None) -> l
             f"{symbol.file_path} is gone since it was indexed; run `repomap index`",
             symbol.file_path,
         ) from None
-    if textfile.file_hash(path) != symbol.file_hash:
+    if textfile.content_hash(raw) != symbol.file_hash:  # the bytes shown, read once
         raise symbols.FileChanged(
             f"{symbol.file_path} changed since it was indexed; run `repomap index`",
             symbol.file_path,
         )
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raw = raw[3:]
-    elif raw.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raw = raw.decode("utf-16", "replace").encode()
-    return [line.removesuffix("\r") for line in raw.decode("utf-8", "replace").split("\n")]
+    # The rule the index read it by (a PEP 263 latin-1 file printed U+FFFD for each é)
+    return textfile.split_lines(textfile.text(raw))
 
 
 def _context(db: Store, symbol: symbols.SymbolRow, lines: list[str], body: list[str]) -> dict:

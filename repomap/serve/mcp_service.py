@@ -22,7 +22,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from repomap import store
+from repomap import store, textfile
 from repomap.config import Settings
 from repomap.errors import BadArgument, PathNotFound, RepomapError
 from repomap.gateway import files as gateway
@@ -752,7 +752,7 @@ def _read_window(path: Path, first: int, count: int) -> tuple[list[str], int, in
             total = number
             if number < first or len(lines) >= count:
                 continue
-            text = raw.decode("utf-8", "replace")
+            text = textfile.text(raw, head)  # as the index reads it: a PEP 263 line too
             if len(text) > MAX_LINE_CHARS:
                 cut += 1
                 text = f"{text[:MAX_LINE_CHARS]}… ({len(text) - MAX_LINE_CHARS} more characters)\n"
