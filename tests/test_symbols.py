@@ -324,3 +324,31 @@ def test_the_exactly_cased_name_wins_even_with_limit_one(make_repo, index) -> No
     index(root)
     assert [h.qualified_name for h in _search(root, "Queryset", limit=1)] == ["Queryset"]
     assert [h.qualified_name for h in _search(root, "queryset", limit=1)] == ["F.queryset"]
+
+
+def test_show_and_symbols_pick_the_same_best_match(make_repo, index) -> None:
+    """show ranked the whole qualified name and PageRank first, symbols the typed case and the
+    path: `show queryset` showed the class, `symbols queryset` put the method first."""
+    users = {f"use_{i}.py": "from b import B\nB().save()\n" for i in range(3)}
+    root = make_repo(
+        {
+            "a.py": "class A:\n    def save(self):\n        pass\n",
+            "b.py": "class B:\n    def save(self):\n        pass\n",
+            "q.py": "class Queryset:\n    pass\n",
+            "r.py": "class F:\n    def queryset(self):\n        pass\n",
+            **users,
+        }
+    )
+    index(root)
+    settings = config.resolve(root)
+    for name, expected in (
+        ("save", "B.save"),
+        ("queryset", "F.queryset"),
+        ("Queryset", "Queryset"),
+    ):
+        searched = _search(root, name, limit=5)
+        shown = get_symbol_content(settings, name)
+        assert (searched[0].qualified_name, shown.qualified_name) == (expected, expected), name
+        assert [o.split()[1] for o in shown.others] == [h.qualified_name for h in searched[1:]]
+    shown = run_cli("show", "queryset", "--root", root)
+    assert shown.stdout.startswith("r.py:2-3  method F.queryset\n"), shown.stderr
