@@ -352,3 +352,27 @@ def test_show_and_symbols_pick_the_same_best_match(make_repo, index) -> None:
         assert [o.split()[1] for o in shown.others] == [h.qualified_name for h in searched[1:]]
     shown = run_cli("show", "queryset", "--root", root)
     assert shown.stdout.startswith("r.py:2-3  method F.queryset\n"), shown.stderr
+
+
+def test_max_lines_caps_a_long_leading_comment_too(make_repo, index) -> None:
+    """--context --max-lines 6 printed all 40 lines of a doc comment, then 6 of the body."""
+    comment = "".join(f"# note {i}\n" for i in range(1, 41))
+    body = "".join(f"    x{i} = {i}\n" for i in range(10))
+    root = make_repo({"m.py": f"{comment}@decorated\ndef long():\n{body}"})
+    index(root)
+    settings = config.resolve(root)
+    content = get_symbol_content(settings, "long", max_lines=6, context=True)
+    assert content.leading == "# note 39\n# note 40\n@decorated"  # nearest the symbol
+    assert (content.leading_line, content.truncated_leading_lines) == (39, 38)
+    assert content.content.splitlines() == ["def long():", "    x0 = 0", "    x1 = 1"]
+    assert content.truncated_lines == 11 - 3
+    short = get_symbol_content(settings, "long", max_lines=20, context=True)
+    assert len(short.leading.splitlines()) + len(short.content.splitlines()) == 20
+    assert (short.truncated_lines, short.truncated_leading_lines) == (1, 31)  # half each
+    shown = run_cli("show", "long", "--context", "--max-lines", "6", "--root", root)
+    assert shown.returncode == 0, shown.stderr
+    numbered = [line for line in shown.stdout.splitlines() if "│" in line]
+    assert len(numbered) == 6
+    assert "... (38 earlier lines)" in shown.stdout and "... (8 more lines)" in shown.stdout
+    whole = get_symbol_content(settings, "long", context=True)
+    assert len(whole.leading.splitlines()) == 41 and whole.truncated_leading_lines == 0

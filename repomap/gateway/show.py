@@ -57,6 +57,7 @@ class SymbolContent:
     truncated_lines: int = 0  # lines left out by max_lines
     leading: str | None = None  # comments and decorators/attributes just above (context)
     leading_line: int | None = None  # where `leading` starts
+    truncated_leading_lines: int = 0  # its lines farthest from the symbol left out by max_lines
     parents: list[str] = field(default_factory=list)  # "290: class QuerySet(AltersData)" (context)
     imports: list[str] = field(default_factory=list)  # import statements the body uses (context)
     other_imports: int = 0  # import statements of the file it does not use (context)
@@ -88,6 +89,8 @@ class SymbolContent:
             out.append("inside:")
             out.extend(f"  {parent}" for parent in self.parents)
         width = len(str(self.end_line))
+        if self.truncated_leading_lines:
+            out.append(f"... ({self.truncated_leading_lines} earlier lines)")
         if self.leading and self.leading_line:
             out.extend(_numbered(self.leading, self.leading_line, width))
         out.extend(_numbered(self.content, self.line_number, width))
@@ -152,7 +155,15 @@ def symbol_content(
     best = match.best
     lines = _current_lines(db, best, root)
     body = lines[best.start_line - 1 : best.end_line]
-    shown = body[:max_lines] if max_lines and max_lines > 0 else body
+    extra: dict = _context(db, best, lines, body) if context else {}
+    leading = extra["leading"].split("\n") if extra.get("leading") else []
+    kept_leading, kept_body = _shares(len(leading), len(body), max_lines)
+    if kept_leading < len(leading):  # keep the lines nearest the symbol: decorators, attributes
+        kept = leading[len(leading) - kept_leading :]
+        extra["leading"] = "\n".join(kept) if kept else None
+        extra["leading_line"] = best.start_line - kept_leading if kept else None
+        extra["truncated_leading_lines"] = len(leading) - kept_leading
+    shown = body[:kept_body]
     result = SymbolContent(
         best.name,
         best.qualified_name,
@@ -165,7 +176,6 @@ def symbol_content(
         "\n".join(shown),
         len(body) - len(shown),
     )
-    extra: dict = {}
     if match.others:
         listed = [f"{o.kind} {o.qualified_name} {o.file_path}:{o.start_line}" for o in match.others]
         more = f" and {len(listed) - MAX_OTHERS} more" if len(listed) > MAX_OTHERS else ""
@@ -175,9 +185,16 @@ def symbol_content(
             f"{more}. Pass --file or a qualified name to choose."
         )
         extra["others"] = listed
-    if context:
-        extra.update(_context(db, best, lines, body))
     return SymbolContent(**{**asdict(result), **extra})
+
+
+def _shares(leading: int, body: int, max_lines: int | None) -> tuple[int, int]:
+    """How many leading and body lines `max_lines` keeps: that many in all, the symbol's own
+    lines at least half of them (all, if fewer), the leading block the rest."""
+    if not max_lines or max_lines <= 0:
+        return leading, body
+    kept_body = min(body, max(max_lines - leading, (max_lines + 1) // 2))
+    return min(leading, max_lines - kept_body), kept_body
 
 
 def _current_lines(db: Store, symbol: symbols.SymbolRow, root: Path | None) -> list[str]:

@@ -110,6 +110,9 @@ class SymbolSource(Answer):
         default=None, description="Comments and decorators just above (context)."
     )
     leading_line: OptionalInt = None
+    more_leading_lines: int = Field(
+        default=0, description="Leading lines left out by max_lines (those farthest up)."
+    )
     parents: list[str] = Field(default_factory=list, description="Enclosing headers (context).")
     imports: list[str] = Field(default_factory=list, description="Imports the body uses.")
     other_imports: int = 0

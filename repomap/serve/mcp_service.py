@@ -253,9 +253,11 @@ class Service:
                 file_path=self.roots.out(root, content.file_path),
                 truncated=content.truncated_lines > 0,
                 more_lines=content.truncated_lines,
+                more_leading_lines=content.truncated_leading_lines,
                 others=content.others[:MAX_LISTED],
             )
             fields.pop("truncated_lines")
+            fields.pop("truncated_leading_lines")
             return SymbolSource(notices=notices, **fields)
         raise missing[0]
 
