@@ -510,7 +510,10 @@ def read_and_extract(job: Job) -> Result:
         extraction = extract(job.language, source, job.rel_path)
     except RecursionError:
         return Skipped(job.rel_path, "nested too deeply to parse")
-    except Exception as error:  # noqa: BLE001 - one bad file is a count in the summary, not a crash
+    # Kept broad on purpose: a parser's failure on one file (any type: tree-sitter, ast, our
+    # readers on a grammar they do not know) is named with its type and message in the summary's
+    # skipped files, where it is seen and fixed, instead of ending the whole run.
+    except Exception as error:  # noqa: BLE001 - a count in the summary, never silent
         return Skipped(job.rel_path, f"extractor failed ({type(error).__name__}: {error})")
     symbols = [symbol_row(s) for s in extraction.symbols]
     references = [(r.name, r.line, r.symbol) for r in extraction.references]
