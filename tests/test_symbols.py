@@ -376,3 +376,25 @@ def test_max_lines_caps_a_long_leading_comment_too(make_repo, index) -> None:
     assert "... (38 earlier lines)" in shown.stdout and "... (8 more lines)" in shown.stdout
     whole = get_symbol_content(settings, "long", context=True)
     assert len(whole.leading.splitlines()) == 41 and whole.truncated_leading_lines == 0
+
+
+def test_symbols_finds_class_attributes_and_module_constants(make_repo, index) -> None:
+    root = make_repo(
+        {
+            "client.py": "DEFAULT_TIMEOUT = 30\n\n\nclass Client:\n    DEFAULT_TIMEOUT = 60\n"
+            "    name: str = 'client'\n",
+            "use.py": "from client import DEFAULT_TIMEOUT\nprint(DEFAULT_TIMEOUT)\n",
+        }
+    )
+    index(root)
+    found = run_cli("symbols", "DEFAULT_TIMEOUT", "--root", root)
+    assert found.returncode == 0, found.stderr
+    assert "client.py:1" in found.stdout and "client.py:5" in found.stdout
+    hits = _search(root, "DEFAULT_TIMEOUT")
+    assert [(h.qualified_name, h.kind, h.signature) for h in hits] == [
+        ("DEFAULT_TIMEOUT", "constant", "DEFAULT_TIMEOUT = 30"),
+        ("Client.DEFAULT_TIMEOUT", "attribute", "DEFAULT_TIMEOUT = 60"),
+    ]
+    assert [h.qualified_name for h in _search(root, "name", kind="attribute")] == ["Client.name"]
+    shown = get_symbol_content(config.resolve(root), "Client.name")
+    assert shown.content == "    name: str = 'client'"

@@ -33,7 +33,9 @@ from repomap.subwords import subwords
 symbol_row = attrgetter(*store.SYMBOL_FIELDS)
 
 # Bump when extraction changes what it stores: every file is then re-read once.
-EXTRACTOR_VERSION = "2"  # 2: credentials redacted in signatures and docs too
+# 2: credentials redacted in signatures and docs too; 3: Python class attributes and type
+# aliases are symbols
+EXTRACTOR_VERSION = "3"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 EXTRACTED_AHEAD = 1024  # results the workers may have ready before the writer takes them

@@ -130,6 +130,7 @@ KIND_ORDER = {
     "type": 2,
     "constant": 3,
     "variable": 3,
+    "attribute": 3,
     "impl": 4,
     "namespace": 5,
     "module": 5,
