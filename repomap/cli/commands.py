@@ -271,6 +271,11 @@ def outline(
     is_flag=True,
     help="Symbols: add leading comments/decorators, enclosing headers, used imports.",
 )
+@click.option(
+    "--nth",
+    type=click.IntRange(min=1),
+    help="With --section: the Nth of several matching headings (path, then line order).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the section and its matches as JSON.")
 @root_option
 @db_option
@@ -280,6 +285,7 @@ def show(
     file: str | None,
     max_lines: int | None,
     context: bool,
+    nth: int | None,
     as_json: bool,
     root: Path | None,
     db_path: Path | None,
@@ -291,15 +297,21 @@ def show(
     if heading is None:
         if name is None:
             raise click.UsageError("give a symbol NAME or --section HEADING")
+        if nth is not None:
+            raise click.UsageError("--nth chooses among headings: use it with --section")
         _show_symbol(name, file, max_lines, context, as_json, root, db_path)
         return
     if name is not None:
         raise click.UsageError("give either a symbol NAME or --section HEADING, not both")
     settings = config.resolve(root, db_path, find_index=True)
     with reading(settings.db_path) as db:
-        view = show_section(db, _indexed_root(db, settings), heading, file, max_lines)
+        view = show_section(db, _indexed_root(db, settings), heading, file, max_lines, nth)
     if view.ambiguous:
-        click.echo(f'warning: multiple matches for "{view.query}"; showing first', err=True)
+        click.echo(
+            f'warning: {len(view.matches)} headings match "{view.query}"; showing the first '
+            f"(--nth 2 to {len(view.matches)} or --file to choose)",
+            err=True,
+        )
     if as_json:
         print_json(_as_dict(view))
     else:
@@ -371,12 +383,14 @@ def search_docs(
 @click.command("open")
 @click.argument("path")
 @_max_lines_option
+@click.option("--lines", "line_range", help="Only lines A:B (from 1, inclusive; A: or :B).")
 @root_option
-def open_(path: str, max_lines: int | None, root: Path | None) -> None:
-    """Print a file inside ROOT as it is."""
+def open_(path: str, max_lines: int | None, line_range: str | None, root: Path | None) -> None:
+    """Print a file inside ROOT as it is (text in UTF-8), or a range of its lines."""
     from repomap.gateway import files as gateway
 
-    view = gateway.open_file(config.resolve(root).root, path, max_lines)
+    lines = gateway.parse_line_range(line_range) if line_range is not None else None
+    view = gateway.open_file(config.resolve(root).root, path, max_lines, lines)
     stdout = sys.stdout.buffer  # click.get_binary_stream is deprecated (Click 9 drops it)
     stdout.write(view.content)
     if view.more_lines:

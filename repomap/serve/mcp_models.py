@@ -172,8 +172,11 @@ class Section(Answer):
     content: str = Field(description="The section's lines; ends with `... (N more lines)` if cut.")
     truncated: bool
     more_lines: int
-    matches: list[HeadingRef] = Field(description="Every heading that matched; the first is shown.")
+    matches: list[HeadingRef] = Field(
+        description="Every heading that matched, in path then line order; the nth is shown."
+    )
     more_matches: int = 0
+    nth: int = Field(default=1, description="Which of the matches is shown (1-based).")
 
 
 class OutlineFile(BaseModel):

@@ -436,7 +436,9 @@ class Service:
             ignored=ignored,
         )
 
-    def get_section(self, heading: str, file: str | None, max_lines: int | None) -> Section:
+    def get_section(
+        self, heading: str, file: str | None, max_lines: int | None, nth: int | None = None
+    ) -> Section:
         scopes = self.roots.scope(file)
         notices = self.ready([root for root, _ in scopes])
         missing: list[RepomapError] = []
@@ -444,7 +446,7 @@ class Service:
             try:
                 with self.reading(root) as db:
                     view = section.show_section(
-                        db, root.path, heading, rel_file, max_lines or DEFAULT_MAX_LINES
+                        db, root.path, heading, rel_file, max_lines or DEFAULT_MAX_LINES, nth
                     )
             except section.HeadingNotFound as error:
                 missing.append(error)
@@ -456,7 +458,7 @@ class Service:
             if view.ambiguous:
                 notices.append(
                     f'{len(matches)} headings match "{view.query}"; showing the first. '
-                    "Pass file= to choose."
+                    f"Pass nth= (1 to {len(matches)}) or file= to choose."
                 )
             return Section(
                 notices=notices,
@@ -470,6 +472,7 @@ class Service:
                 more_lines=view.more_lines,
                 matches=matches[:MAX_LISTED],
                 more_matches=max(0, len(matches) - MAX_LISTED),
+                nth=view.nth,
             )
         raise missing[0]
 
