@@ -436,6 +436,24 @@ def test_run_all_names_the_items_that_kill_their_process_and_does_all_the_others
     assert sorted(r for r in results if r < 0) == [-11, -3]
 
 
+def _large_result(item: int) -> bytes:
+    return bytes(20_000_000)  # seconds of the worker's time go to sending it through a pipe
+
+
+def test_stopping_while_workers_send_large_results_does_not_hang():
+    """A worker killed halfway through sending a result left the pool's reader waiting for the
+    rest forever: `repomap index` on a full disk hung with its workers killed."""
+    for attempt in range(4):
+        stop = threading.Event()
+        results = Ahead(run_all(_large_result, range(20), 2, on_crash=len, stop=stop), 2, stop)
+        assert len(next(results)) == 20_000_000
+        time.sleep(0.05 * attempt)  # the kill lands at another point of a send each time
+        closer = threading.Thread(target=results.close, daemon=True)
+        closer.start()
+        closer.join(timeout=30)
+        assert not closer.is_alive(), f"close() hung (attempt {attempt})"
+
+
 def test_results_are_taken_ahead_of_a_busy_consumer_up_to_the_limit():
     """The workers keep extracting while the writer is busy; no more than `limit` wait."""
     taken: list[int] = []

@@ -70,10 +70,17 @@ def _start_worker(initializer: Callable[[], Any] | None) -> None:
 
 
 def _kill_workers(pool: ProcessPoolExecutor) -> None:
-    """End the pool's processes now; its shutdown() then returns at once. ProcessPoolExecutor
-    has no public way to do this before Python 3.14 (kill_workers)."""
+    """End the pool's processes now, so its shutdown() returns at once (ProcessPoolExecutor has
+    no public way to do this before Python 3.14's kill_workers()).
+
+    A worker killed while sending a result left the pool's reader thread waiting for the rest
+    of it forever, and shutdown() with it (a full disk stopped `repomap index` that way): the
+    parent holds the result pipe's write end too, so the read never met its end. Closing the
+    parent's copy once the workers are killed ends that read; the pool then shuts down as
+    broken."""
     for process in list(pool._processes.values()):
         process.kill()
+    pool._result_queue._writer.close()  # type: ignore[attr-defined]
 
 
 def _apply(function: Callable[[Item], Result], chunk: list[Item]) -> list[Result]:
