@@ -4,9 +4,10 @@ Python API (each takes an open index, `repomap.db.open_index(path)`):
 - `search_symbols(db, query, kind=None, language=None, path=None, limit=20) -> list[SymbolHit]`:
   case-insensitive exact, prefix, substring and fuzzy (subsequence) matches on the name and the
   qualified name (`QuerySet.filter` and `Mutex::lock` match the tail of a qualified name), best
-  first; among equals, names used from more files first.
+  first by `order_key()`.
 - `find_symbol(db, name, file=None) -> SymbolMatch`: the best definition for `name`, the others,
-  or `SymbolNotFound` with "did you mean" suggestions. `repomap.snippets.symbol_content()` turns
+  or `SymbolNotFound` with "did you mean" suggestions; ranked by the same `order_key()`, so
+  `show NAME` shows what `symbols NAME` lists first. `repomap.snippets.symbol_content()` turns
   it into source read from disk (`repomap.get_symbol_content()` does both).
 - `refresh_ranks(db)`: recompute the stored rankings when the index changed (index.py calls it).
 """
@@ -17,7 +18,7 @@ import difflib
 import json
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from repomap import store
 from repomap.errors import BadQuery, NotFound, RepomapError
@@ -25,9 +26,6 @@ from repomap.index.vocabulary import KINDS
 from repomap.languages import resolve_language
 from repomap.limits import check_limit
 from repomap.store import Store
-
-if TYPE_CHECKING:
-    pass
 
 MATCH_TIERS = ("exact", "prefix", "substring", "fuzzy")
 FUZZY_CANDIDATES = 2000  # rows a subsequence scan hands to Python for ordering
@@ -88,6 +86,7 @@ class SymbolRow:
     declaration_id: int | None
     file_hash: str
     rank: float
+    ref_files: int  # files that use the name
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,18 +97,75 @@ class SymbolMatch:
     others: list[SymbolRow] = field(default_factory=list)
 
 
-# SymbolRow's columns but the rank, in its order (FIND_SQL and SYMBOL_BY_ID_SQL add the rank).
+# SymbolRow's columns, in its order, and the tables they come from.
 _COLUMNS = """s.id, s.file_id, s.name, s.qualified_name, s.kind, f.language, f.path, s.start_line,
-    s.end_line, s.signature, s.parent_id, s.doc, s.is_definition, s.declaration_id, f.hash"""
+    s.end_line, s.signature, s.parent_id, s.doc, s.is_definition, s.declaration_id, f.hash,
+    coalesce(r.rank, 0), coalesce(n.ref_files, 0)"""
+_TABLES = """symbols s JOIN files f ON f.id = s.file_id
+LEFT JOIN symbol_ranks r ON r.symbol_id = s.id LEFT JOIN name_stats n ON n.name = s.name"""
 
 
 def _symbol_row(row: tuple[Any, ...]) -> SymbolRow:
-    """A row of _COLUMNS and a rank as a SymbolRow."""
+    """A row of _COLUMNS as a SymbolRow."""
     (symbol_id, file_id, name, qualified_name, kind, language, file_path, start_line, end_line,
-     signature, parent_id, doc, is_definition, declaration_id, file_hash, rank) = row  # fmt: skip
+     signature, parent_id, doc, is_definition, declaration_id, file_hash, rank,
+     ref_files) = row  # fmt: skip
     return SymbolRow(symbol_id, file_id, name, qualified_name, kind, language, file_path,
                      start_line, end_line, signature, parent_id, doc, bool(is_definition),
-                     declaration_id, file_hash, rank)  # fmt: skip
+                     declaration_id, file_hash, rank, ref_files)  # fmt: skip
+
+
+# --- the one order: `symbols NAME`, `show NAME` and "did you mean" rank matches alike ----------
+
+# Types first, then callables, then values: `show Meta` means the class, not an attribute.
+KIND_ORDER = {
+    "class": 0,
+    "struct": 0,
+    "trait": 0,
+    "enum": 0,
+    "union": 0,
+    "function": 1,
+    "method": 1,
+    "macro": 2,
+    "type": 2,
+    "constant": 3,
+    "variable": 3,
+    "attribute": 3,
+    "impl": 4,
+    "namespace": 5,
+    "module": 5,
+}
+OTHER_KINDS = len(set(KIND_ORDER.values()))
+# KIND_ORDER in SQL, so a capped query keeps the rows the Python order would put first
+_KIND_ORDER_SQL = (
+    "CASE s.kind "
+    + " ".join(f"WHEN '{kind}' THEN {order}" for kind, order in KIND_ORDER.items())
+    + f" ELSE {OTHER_KINDS} END"
+)
+
+
+def order_key(
+    query: str,
+    name: str,
+    qualified_name: str,
+    kind: str,
+    is_definition: bool | int,
+    ref_files: int,
+    rank: float,
+    file_path: str,
+    start_line: int,
+) -> tuple[int, int, int, int, int, bool, int, float, int, str, int]:
+    """Best first: the match tier (exact, prefix, substring, fuzzy) and, for fuzzy, how tight;
+    the name as typed (its case); the whole qualified name; names used from more files;
+    definitions before declarations; types, callables, values; the symbol's PageRank; the
+    shorter qualified name; then path and line, so equal keys keep one order."""
+    tier = match_tier(query, name, qualified_name)
+    spread = _fuzzy_spread(query, name) if tier == 3 else 0
+    exact_case = 0 if query in (name, qualified_name) else 1
+    qualified = 0 if _normalize(query) == _normalize(qualified_name) else 1
+    return (tier, spread, exact_case, qualified, -ref_files, not is_definition,
+            KIND_ORDER.get(kind, OTHER_KINDS), -rank, len(qualified_name), file_path,
+            start_line)  # fmt: skip
 
 
 # --- search_symbols --------------------------------------------------------------------------
@@ -130,15 +186,26 @@ class _Candidate(NamedTuple):
     doc: str | None
     is_definition: int
     ref_files: int  # files that use the name
+    rank: float
 
 
-SEARCH_SQL = """SELECT s.id, s.name, s.qualified_name, s.kind, f.language, f.path, s.start_line,
-    s.end_line, s.signature, s.doc, s.is_definition, coalesce(n.ref_files, 0) AS ref_files
-FROM symbols s JOIN files f ON f.id = s.file_id LEFT JOIN name_stats n ON n.name = s.name
+# Ordered as order_key() orders one tier, so the cap keeps the rows it would rank first.
+SEARCH_SQL = (
+    """SELECT s.id, s.name, s.qualified_name, s.kind, f.language, f.path, s.start_line,
+    s.end_line, s.signature, s.doc, s.is_definition, coalesce(n.ref_files, 0) AS ref_files,
+    coalesce(r.rank, 0) AS symbol_rank
+FROM """
+    + _TABLES
+    + """
 WHERE ({match}) {filters}
-ORDER BY (s.name = :q OR s.qualified_name = :q) DESC, ref_files DESC, s.is_definition DESC,
+ORDER BY (s.name = :q OR s.qualified_name = :q) DESC,
+    (s.qualified_name = :q COLLATE NOCASE OR s.qualified_name = :q_alt COLLATE NOCASE) DESC,
+    ref_files DESC, s.is_definition DESC, """
+    + _KIND_ORDER_SQL.replace("{", "{{").replace("}", "}}")
+    + """, symbol_rank DESC,
     length(s.qualified_name), f.path, s.start_line
 LIMIT :cap"""
+)
 MATCH_SQL = {
     "exact": "s.name = :q COLLATE NOCASE OR s.qualified_name = :q COLLATE NOCASE "
     "OR s.qualified_name = :q_alt COLLATE NOCASE",
@@ -271,12 +338,9 @@ def _fuzzy_spread(query: str, name: str) -> int:
     return (pos - start) - len(q) if start >= 0 and pos >= 0 else len(n)
 
 
-def _search_key(query: str, c: _Candidate) -> tuple[int, int, int, int, int, int, str, int]:
-    tier = match_tier(query, c.name, c.qualified_name)
-    spread = _fuzzy_spread(query, c.name) if tier == 3 else 0
-    exact_case = 0 if query in (c.name, c.qualified_name) else 1
-    return (tier, spread, exact_case, -c.ref_files, -c.is_definition, len(c.qualified_name),
-            c.file_path, c.start_line)  # fmt: skip
+def _search_key(query: str, c: _Candidate) -> tuple[Any, ...]:
+    return order_key(query, c.name, c.qualified_name, c.kind, c.is_definition, c.ref_files,
+                     c.rank, c.file_path, c.start_line)  # fmt: skip
 
 
 def _hit(query: str, c: _Candidate) -> SymbolHit:
@@ -298,28 +362,10 @@ def _hit(query: str, c: _Candidate) -> SymbolHit:
 
 # --- find_symbol -----------------------------------------------------------------------------
 
-FIND_SQL = f"""SELECT {_COLUMNS}, coalesce(r.rank, 0) FROM symbols s JOIN files f ON f.id = s.file_id
-LEFT JOIN symbol_ranks r ON r.symbol_id = s.id
+FIND_SQL = f"""SELECT {_COLUMNS} FROM {_TABLES}
 WHERE (s.name = :last COLLATE NOCASE OR s.qualified_name = :q COLLATE NOCASE
        OR s.qualified_name = :q_alt COLLATE NOCASE) {{filters}}"""
-SYMBOL_BY_ID_SQL = f"""SELECT {_COLUMNS}, coalesce(r.rank, 0) FROM symbols s
-JOIN files f ON f.id = s.file_id LEFT JOIN symbol_ranks r ON r.symbol_id = s.id WHERE s.id = ?"""
-KIND_ORDER = {
-    "class": 0,
-    "struct": 0,
-    "trait": 0,
-    "enum": 0,
-    "union": 0,
-    "function": 1,
-    "method": 1,
-    "macro": 2,
-    "type": 2,
-    "constant": 3,
-    "variable": 3,
-    "impl": 4,
-    "namespace": 5,
-    "module": 5,
-}
+SYMBOL_BY_ID_SQL = f"SELECT {_COLUMNS} FROM {_TABLES} WHERE s.id = ?"
 
 
 def find_symbol(db: Store, name: str, file: str | None = None) -> SymbolMatch:
@@ -356,18 +402,9 @@ def ancestors(db: Store, symbol: SymbolRow) -> list[SymbolRow]:
     return chain[::-1]
 
 
-def _find_key(name: str, row: SymbolRow) -> tuple[int, int, bool, int, float, str, int]:
-    exact_case = 0 if name in (row.name, row.qualified_name) else 1
-    qualified = 0 if _normalize(name) == _normalize(row.qualified_name) else 1
-    return (
-        qualified,
-        exact_case,
-        not row.is_definition,
-        KIND_ORDER.get(row.kind, 6),
-        -row.rank,
-        row.file_path,
-        row.start_line,
-    )
+def _find_key(name: str, row: SymbolRow) -> tuple[Any, ...]:
+    return order_key(name, row.name, row.qualified_name, row.kind, row.is_definition,
+                     row.ref_files, row.rank, row.file_path, row.start_line)  # fmt: skip
 
 
 def suggest(db: Store, name: str, file: str | None = None, limit: int = 5) -> list[str]:

@@ -506,15 +506,24 @@ def build_server(
             Field(max_length=4096, description="The Markdown files to look in: " + PATH_DIALECT),
         ] = None,
         max_lines: MaxLines = None,
+        nth: Annotated[
+            int | None,
+            Field(
+                ge=1,
+                le=1000,
+                description="Which of several matching headings (1 = the first, in path then "
+                "line order): a heading repeated in one file too.",
+            ),
+        ] = None,
     ) -> Section:
         """One Markdown section (a heading and its text up to the next heading of its level).
 
         Use it after search_docs or outline to read just the part of a document you need.
-        Several files with that heading: the first (path order), with the others listed;
-        pass file= to choose. None: an error listing similar headings.
-        Example: get_section("Installation", file="README.md").
+        Several headings match: the first (path, then line order), with the others listed;
+        pass nth= or file= to choose. None: an error listing similar headings.
+        Example: get_section("Installation", file="README.md"), get_section("Example", nth=2).
         """
-        return await answer(service, service.get_section, heading, file, max_lines)
+        return await answer(service, service.get_section, heading, file, max_lines, nth)
 
     @tool
     async def outline(
