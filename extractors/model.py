@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 # Symbol kinds shared by every language (the `symbols.kind` column).
 KINDS = (
+    "attribute",  # Python: a name bound in a class body
     "class",
     "constant",
     "enum",

@@ -11,18 +11,22 @@ import bisect
 import inspect
 import keyword
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import replace
 
 from .model import Extraction, Reference, Symbol, TextElement
 from .pylex import Token, lex
-from .python_structure import Definition, SourceText, Structure
+from .python_structure import VALUE_KINDS, Definition, SourceText, Structure, assigned_kind
 
 _IDENTIFIER = re.compile(r"\b[^\W\d]\w*")
 _NOT_REFERENCES = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist)
 _WHITESPACE = re.compile(r"\s+")
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-_MAX_VALUE = 200  # characters of a module-level assignment kept as its signature
+_ASSIGNMENTS: tuple[type[ast.stmt], ...] = (ast.Assign, ast.AnnAssign)
+if sys.version_info >= (3, 12):  # `type X = ...` (PEP 695); older Pythons' ast rejects the
+    _ASSIGNMENTS += (ast.TypeAlias,)  # file, and tree-sitter reads it
+_MAX_VALUE = 80  # characters of an assignment kept as its signature, then " …"
 
 
 def extract(source: bytes, rel_path: str) -> Extraction:
@@ -99,8 +103,8 @@ def _structure_from_ast(tree: ast.Module, text: SourceText) -> Structure:
                 defs.append(_definition(node, qualified, kind, parent, text))
                 stack.append((node.body, qualified, kind == "class"))
                 continue
-            if parent is None and isinstance(node, (ast.Assign, ast.AnnAssign)):
-                defs.extend(_module_names(node, text))
+            if (parent is None or in_class) and isinstance(node, _ASSIGNMENTS):
+                defs.extend(_assigned_names(node, parent, in_class, text))
             for field in ("body", "orelse", "finalbody", "handlers", "cases"):
                 children = getattr(node, field, None)
                 if children:
@@ -118,7 +122,11 @@ def _definition(
         text.char_col(node.end_lineno or node.lineno, node.end_col_offset or 0),
     )
     first = node.body[0]  # type: ignore[attr-defined]
-    header_end = (first.lineno, text.char_col(first.lineno, first.col_offset))
+    # A decorated first statement starts at its first `@` (ast's lineno is its `def` line),
+    # in the same column: the header stops there, not after the decorators.
+    decorators = getattr(first, "decorator_list", None)
+    line = decorators[0].lineno if decorators else first.lineno
+    header_end = (line, text.char_col(line, first.col_offset))
     doc = _docstring_at(node.body, text)  # type: ignore[attr-defined]
     return Definition(node.name, qualified, kind, start, end, header_end, parent, doc)  # type: ignore[attr-defined]
 
@@ -134,20 +142,41 @@ def _docstring_at(body: list[ast.stmt], text: SourceText) -> tuple[int, int] | N
     return None
 
 
-def _module_names(node: ast.Assign | ast.AnnAssign, text: SourceText) -> Iterator[Definition]:
-    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-    names = [
-        t
-        for target in targets
-        for t in (target.elts if isinstance(target, ast.Tuple) else [target])
-    ]
-    for target in names:
+def _assigned_names(
+    node: ast.stmt, parent: str | None, in_class: bool, text: SourceText
+) -> Iterator[Definition]:
+    """The names an assignment at module level or in a class body binds (`A = 1`, `b: int`,
+    `c, *d = ...`, `e = f = ...`, `X: TypeAlias = ...`, `type Y = ...`)."""
+    if isinstance(node, ast.Assign):
+        targets, alias = node.targets, False
+    elif isinstance(node, ast.AnnAssign):
+        targets, alias = [node.target], node.value is not None and _is_alias(node.annotation)
+    else:  # ast.TypeAlias
+        targets, alias = [node.name], True  # type: ignore[attr-defined]
+    start = (node.lineno, text.char_col(node.lineno, node.col_offset))
+    end_line = node.end_lineno or node.lineno
+    end = (end_line, text.char_col(end_line, node.end_col_offset or 0))
+    for name in _target_names(targets):
+        qualified = f"{parent}.{name}" if parent else name
+        kind = assigned_kind(name, in_class, alias)
+        yield Definition(name, qualified, kind, start, end, end, parent, None)
+
+
+def _target_names(targets: list[ast.expr]) -> Iterator[str]:
+    for target in targets:
         if isinstance(target, ast.Name):
-            kind = "constant" if target.id.isupper() else "variable"
-            start = (node.lineno, text.char_col(node.lineno, node.col_offset))
-            end_line = node.end_lineno or node.lineno
-            end = (end_line, text.char_col(end_line, node.end_col_offset or 0))
-            yield Definition(target.id, target.id, kind, start, end, end, None, None)
+            yield target.id
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            yield from _target_names(target.elts)
+        elif isinstance(target, ast.Starred):
+            yield from _target_names([target.value])
+
+
+def _is_alias(annotation: ast.expr) -> bool:
+    """`TypeAlias` or `typing.TypeAlias` (any module prefix)."""
+    return (isinstance(annotation, ast.Name) and annotation.id == "TypeAlias") or (
+        isinstance(annotation, ast.Attribute) and annotation.attr == "TypeAlias"
+    )
 
 
 # --- records ---------------------------------------------------------------------------------
@@ -157,10 +186,9 @@ def _symbol(d: Definition, text: SourceText, tokens: list[Token]) -> Symbol:
     start = text.offset(*d.start)
     end = text.offset(*d.end)
     header_end = text.offset(*d.header_end)
-    if d.kind in ("constant", "variable"):  # a module-level name: its first line is enough
-        # Bounded: an unbounded find() scans to the end of a minified line once per name.
-        line_end = text.text.find("\n", start, start + _MAX_VALUE)
-        header_end = min(header_end, line_end if line_end >= 0 else header_end, start + _MAX_VALUE)
+    signature = None
+    if d.kind in VALUE_KINDS:  # an assignment: its name and the start of its value
+        signature = _value_signature(text, start, end, tokens)
     return Symbol(
         name=d.name,
         qualified_name=d.qualified_name,
@@ -171,9 +199,19 @@ def _symbol(d: Definition, text: SourceText, tokens: list[Token]) -> Symbol:
         end_col=text.byte_offset(end) - text.byte_offset(text.offset(d.end[0], 0)),
         start_byte=text.byte_offset(start),
         end_byte=text.byte_offset(end),
-        signature=_signature(text, start, header_end, tokens),
+        signature=signature or _signature(text, start, header_end, tokens),
         parent=d.parent,
     )
+
+
+def _value_signature(text: SourceText, start: int, end: int, tokens: list[Token]) -> str:
+    """`DEFAULT_TIMEOUT = 30`: an assignment's first line, at most _MAX_VALUE characters, and
+    ` …` when the statement goes on (a long list, a call over several lines)."""
+    # Bounded: an unbounded find() scans to the end of a minified line once per name.
+    line_end = text.text.find("\n", start, min(end, start + _MAX_VALUE))
+    cut = min(end, line_end if line_end >= 0 else end, start + _MAX_VALUE)
+    header = _signature(text, start, cut, tokens)
+    return header if cut >= end or not header else f"{header} …"
 
 
 def _signature(text: SourceText, start: int, header_end: int, tokens: list[Token]) -> str:

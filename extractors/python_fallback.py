@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from tree_sitter import Node
 
-from .python_structure import Definition, SourceText, Structure
+from .python_structure import Definition, SourceText, Structure, assigned_kind
 from .treesitter import parse
 
-_BODIES = ("block", "module")
-_COMPOUND_BODIES = (
-    "block",
+_ASSIGNMENT_STATEMENTS = ("expression_statement", "type_alias_statement")
+# Parts of a compound statement that hold a block of statements (`else:`, `except E:`, ...)
+_CLAUSES = (
     "else_clause",
     "elif_clause",
     "except_clause",
+    "except_group_clause",
     "finally_clause",
     "case_clause",
-    "match_statement",
 )
 
 
@@ -29,6 +31,9 @@ def structure(source: bytes, text: SourceText) -> Structure:
         body, parent, in_class = stack.pop()
         for node in body.named_children:
             if node.type == "comment":
+                continue
+            if node.type == "case_clause":  # as ast's match_case: no statement of its own
+                stack.extend((block, parent, in_class) for block in _blocks(node))
                 continue
             starts.add(_position(node, text))
             definition = (
@@ -51,36 +56,78 @@ def structure(source: bytes, text: SourceText) -> Structure:
                 defs.append(_definition(definition, block, name, qualified, kind, parent, text))
                 stack.append((block, qualified, is_class))
                 continue
-            if parent is None and node.type == "expression_statement":
-                defs.extend(_module_names(node, text))
-            for child in node.named_children:
-                if child.type in _COMPOUND_BODIES:
-                    stack.append((child, parent, in_class))
+            if (parent is None or in_class) and node.type in _ASSIGNMENT_STATEMENTS:
+                defs.extend(_assigned_names(node, parent, in_class, text))
+            stack.extend((block, parent, in_class) for block in _blocks(node))
     defs.sort(key=lambda d: d.start)
     return Structure(defs, starts, _docstring_at(root, text))
 
 
-def _module_names(statement: Node, text: SourceText) -> list[Definition]:
-    """Names bound at module level (`A = 1`, `b: int = 2`, `c, d = ...`, `e = f = ...`), as the
-    ast path finds them: a file with one syntax error keeps its constants."""
+def _blocks(node: Node) -> Iterator[Node]:
+    """The blocks of statements in a compound statement, its clauses' included, as ast's
+    `body`, `orelse`, `handlers` and `finalbody` (a match statement's block holds its cases)."""
+    for child in node.named_children:
+        if child.type == "block":
+            yield child
+        elif child.type in _CLAUSES and child.type != "case_clause":
+            yield from _blocks(child)
+
+
+def _assigned_names(
+    statement: Node, parent: str | None, in_class: bool, text: SourceText
+) -> list[Definition]:
+    """The names an assignment at module level or in a class body binds, as the ast path finds
+    them (`A = 1`, `b: int`, `c, *d = ...`, `e = f = ...`, `X: TypeAlias = ...`, `type Y =
+    ...`): a file with one syntax error keeps its constants and attributes."""
     names: list[str] = []
-    for child in statement.named_children:
+    alias = statement.type == "type_alias_statement"
+    if alias:  # `type Y[T] = ...`: the name is the first identifier of the left side
+        left = statement.child_by_field_name("left")
+        names += [_text(n) for n in _first_identifier(left)]
+    for child in statement.named_children if not alias else ():
         assignment: Node | None = child
         while assignment is not None and assignment.type == "assignment":
             left = assignment.child_by_field_name("left")
-            if left is not None and left.type == "identifier":
-                names.append(_text(left))
-            elif left is not None and left.type in ("pattern_list", "tuple_pattern"):
-                names += [_text(c) for c in left.named_children if c.type == "identifier"]
-            assignment = assignment.child_by_field_name("right")
+            if left is not None:
+                names += _target_names(left)
+            annotation = assignment.child_by_field_name("type")
+            value = assignment.child_by_field_name("right")
+            if annotation is not None and value is not None:
+                alias = _text(annotation).split(".")[-1] == "TypeAlias"
+            assignment = value
     names = [name for name in names if name]  # error recovery inserts empty MISSING names
     start, end = _position(statement, text), _end(statement, text)
     return [
         Definition(
-            name, name, "constant" if name.isupper() else "variable", start, end, end, None, None
-        )  # fmt: skip
+            name,
+            f"{parent}.{name}" if parent else name,
+            assigned_kind(name, in_class, alias),
+            start,
+            end,
+            end,
+            parent,
+            None,
+        )
         for name in names
     ]
+
+
+_TARGET_LISTS = ("pattern_list", "tuple_pattern", "list_pattern", "list_splat_pattern")
+
+
+def _target_names(target: Node) -> list[str]:
+    """The names an assignment's left side binds: `a`, `a, (b, c)`, `[d, *e]`."""
+    if target.type == "identifier":
+        return [_text(target)]
+    if target.type in _TARGET_LISTS:
+        return [name for child in target.named_children for name in _target_names(child)]
+    return []  # `a.b = ...`, `a[0] = ...`: binds no new name
+
+
+def _first_identifier(node: Node | None) -> list[Node]:
+    while node is not None and node.type != "identifier":
+        node = node.named_children[0] if node.named_children else None
+    return [node] if node is not None else []
 
 
 def _definition(

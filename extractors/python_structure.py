@@ -24,6 +24,20 @@ class Definition:
     docstring_at: tuple[int, int] | None  # start of the docstring token, if any
 
 
+VALUE_KINDS = ("attribute", "constant", "type", "variable")  # names bound by an assignment
+
+
+def assigned_kind(name: str, in_class: bool, type_alias: bool) -> str:
+    """The kind of a name an assignment binds in a class body or at module level, one rule for
+    both parsers: an explicit type alias (`X: TypeAlias = ...`, `type X = ...`) is a type, any
+    other name in a class body an attribute, an UPPER_CASE module name a constant."""
+    if type_alias:
+        return "type"
+    if in_class:
+        return "attribute"
+    return "constant" if name.isupper() else "variable"
+
+
 @dataclass(slots=True)
 class Structure:
     """What a parser tells about a file beyond the lexer: definitions and statement starts."""

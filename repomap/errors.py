@@ -89,3 +89,8 @@ class StaleIndex(RepomapError):
     """The files changed since they were indexed; serving the old rows would give wrong lines."""
 
     exit_code = ExitCode.NO_INDEX
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM to a running `repomap index`, raised where Ctrl-C raises KeyboardInterrupt so the
+    same cleanup runs (workers killed, the open batch rolled back); the CLI exits 143."""

@@ -8,17 +8,23 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+_UTF16_BOMS = {b"\xff\xfe": "utf-16-le", b"\xfe\xff": "utf-16-be"}
+_UTF8_BOM = b"\xef\xbb\xbf"
 
-def decode(raw: bytes) -> tuple[bytes | None, str | None]:
+
+def decode(raw: bytes, head: bytes | None = None) -> tuple[bytes | None, str | None]:
     """UTF-8 bytes (BOMs handled, a declared Python encoding re-encoded), or None and why the
-    file is not text."""
-    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+    file is not text. `head`: the file's first bytes when `raw` is a later part of it (a line
+    range), whose BOM or encoding line then decides."""
+    start = raw if head is None else head
+    if start[:2] in _UTF16_BOMS:
+        codec = "utf-16" if raw[:2] in _UTF16_BOMS else _UTF16_BOMS[start[:2]]
         try:
-            return raw.decode("utf-16").encode("utf-8"), None
+            return raw.decode(codec).encode("utf-8"), None
         except UnicodeDecodeError:
             return None, "binary (bad UTF-16)"
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raw = raw[3:]
+    raw = raw.removeprefix(_UTF8_BOM)
+    start = raw if head is None else head.removeprefix(_UTF8_BOM)
     # Anywhere, not only in a first block: a NUL past it used to reach the extractors (ast
     # rejects it, SQLite's C strings cut at it). One memchr over at most --max-file-size bytes.
     if b"\0" in raw:
@@ -26,23 +32,30 @@ def decode(raw: bytes) -> tuple[bytes | None, str | None]:
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        if _has_coding_line(raw):
-            return _recode(raw)
+        if _has_coding_line(start):
+            return _recode(raw, start)
         return None, f"not UTF-8 (invalid byte at offset {error.start})"
     return raw, None
+
+
+def text(raw: bytes, head: bytes | None = None) -> str:
+    """`raw` as text by decode()'s rule, for showing it: what no rule reads (a binary file, an
+    invalid byte) becomes U+FFFD instead of an error."""
+    source, _ = decode(raw, head)
+    return raw.decode("utf-8", "replace") if source is None else source.decode("utf-8")
 
 
 def _has_coding_line(raw: bytes) -> bool:
     return b"coding" in raw[:200]
 
 
-def _recode(raw: bytes) -> tuple[bytes | None, str | None]:
+def _recode(raw: bytes, head: bytes) -> tuple[bytes | None, str | None]:
     """A file that declares its encoding as Python does (PEP 263): re-encode it as UTF-8."""
     import io
     import tokenize
 
     try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(head).readline)
         return raw.decode(encoding).encode("utf-8"), None
     except (SyntaxError, LookupError, UnicodeDecodeError):
         return None, "not decodable (bad encoding declaration)"

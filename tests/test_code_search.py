@@ -280,6 +280,9 @@ def index_json(root: Path, *args: str) -> dict:
 
 
 def test_semantic_search_needs_embeddings_then_finds_by_meaning(tree: Path) -> None:
+    plain = repomap("search", "retry backoff", "--root", str(tree))
+    assert plain.returncode == 0 and "no embeddings" in plain.stderr  # the default: words only
+    assert search(tree, "retry backoff")[1]["mode"] == "lexical"
     done = repomap("search", "retry", "--mode", "semantic", "--root", str(tree))
     assert done.returncode == 2
     assert "no embeddings yet" in done.stderr and "Traceback" not in done.stderr
@@ -290,6 +293,7 @@ def test_semantic_search_needs_embeddings_then_finds_by_meaning(tree: Path) -> N
     assert first["embedded"] == first["changed"] == first["chunks"] and first["coverage"] == 1
     code, data, _ = search(tree, "wait longer between attempts each time", "--mode", "semantic")
     assert code == 0 and names(data)[0] == "RetryPolicy.backoff_delay"
+    assert search(tree, "retry backoff")[1]["mode"] == "hybrid"  # the default, with vectors
     assert data["meta"]["model_id"].startswith("all-MiniLM-L6-v2") and data["meta"]["coverage"] == 1
     _, hybrid, _ = search(tree, "how long to wait before trying again", "--mode", "hybrid")
     assert names(hybrid)[0] in {"RetryPolicy.backoff_delay", "RetryPolicy"}

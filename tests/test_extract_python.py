@@ -399,6 +399,8 @@ def test_every_statement_and_expression_kind_of_this_python_is_read_by_ast() -> 
     assert extraction.status == "ok", extraction.note
     names = {s.qualified_name for s in extraction.symbols}
     assert {"Shape", "Shape.area", "fetch", "generator", "generator.inner"} <= names
+    assert {"GLOBAL", "counter", "Shape.sides"} <= names  # assignments at module and class level
+    assert "generator.total" not in names  # a function's locals are not symbols
     texts = {t.content for t in extraction.texts}
     assert {"assert message", "bad value", "A method.", "AsyncWith", "first"} <= texts
 
@@ -416,3 +418,155 @@ def test_a_file_ast_reads_but_the_reader_cannot_falls_back_to_tree_sitter(monkey
     )
     assert [s.qualified_name for s in extraction.symbols] == ["kept"]
     assert [t.content for t in extraction.texts] == ["Still here."]
+
+
+# --- assignments: module-level names and class attributes, the same from both parsers ----------
+
+ASSIGNMENTS = [
+    ("DEFAULT_TIMEOUT = 30\n", [("DEFAULT_TIMEOUT", "constant", 1, "DEFAULT_TIMEOUT = 30")]),
+    ('__all__ = ["a", "b"]\n', [("__all__", "variable", 1, '__all__ = ["a", "b"]')]),
+    (
+        "a, (b, *c) = [d, e] = f = g()\n",
+        [
+            ("a", "variable", 1, "a, (b, *c) = [d, e] = f = g()"),
+            ("b", "variable", 1, "a, (b, *c) = [d, e] = f = g()"),
+            ("c", "variable", 1, "a, (b, *c) = [d, e] = f = g()"),
+            ("d", "variable", 1, "a, (b, *c) = [d, e] = f = g()"),
+            ("e", "variable", 1, "a, (b, *c) = [d, e] = f = g()"),
+            ("f", "variable", 1, "a, (b, *c) = [d, e] = f = g()"),
+        ],
+    ),
+    ("x.y = 1\nz[0] = 2\nw += 3\nv: int\n", [("v", "variable", 4, "v: int")]),
+    (
+        "import typing\nPath: TypeAlias = str\nIds: typing.TypeAlias = list[int]\n",
+        [
+            ("Path", "type", 2, "Path: TypeAlias = str"),
+            ("Ids", "type", 3, "Ids: typing.TypeAlias = list[int]"),
+        ],
+    ),
+    (
+        "class Config:\n    DEFAULT_TIMEOUT = 30\n    name: str\n    retries: int = 3\n"
+        "    Alias: TypeAlias = int\n\n    def run(self):\n        local = 1\n        self.seen = local\n",
+        [
+            ("Config", "class", 1, "class Config"),
+            ("Config.DEFAULT_TIMEOUT", "attribute", 2, "DEFAULT_TIMEOUT = 30"),
+            ("Config.name", "attribute", 3, "name: str"),
+            ("Config.retries", "attribute", 4, "retries: int = 3"),
+            ("Config.Alias", "type", 5, "Alias: TypeAlias = int"),
+            ("Config.run", "method", 7, "def run(self)"),
+        ],
+    ),
+    (
+        "def f():\n    class Local:\n        kind = 'x'\n    value = 1\n",
+        [
+            ("f", "function", 1, "def f()"),
+            ("f.Local", "class", 2, "class Local"),
+            ("f.Local.kind", "attribute", 3, "kind = 'x'"),
+        ],
+    ),
+    (
+        "try:\n    import json\nexcept ImportError:\n    json = None\nelse:\n    HAVE_JSON = True\n"
+        "finally:\n    done = 1\nif json:\n    MODE = 'a'\nelif 1:\n    MODE = 'b'\n"
+        "class K:\n    if MODE:\n        flag = 1\n    else:\n        flag = 2\n",
+        [
+            ("json", "variable", 4, "json = None"),
+            ("HAVE_JSON", "constant", 6, "HAVE_JSON = True"),
+            ("done", "variable", 8, "done = 1"),
+            ("MODE", "constant", 10, "MODE = 'a'"),
+            ("MODE", "constant", 12, "MODE = 'b'"),
+            ("K", "class", 13, "class K"),
+            ("K.flag", "attribute", 15, "flag = 1"),
+            ("K.flag", "attribute", 17, "flag = 2"),
+        ],
+    ),
+    (
+        "URLS = [\n    'a',\n]\nLONG = '" + "x" * 100 + "'\n",
+        [
+            ("URLS", "constant", 1, "URLS = [ …"),
+            ("LONG", "constant", 4, "LONG = '" + "x" * 72 + " …"),
+        ],
+    ),
+]
+
+
+def _by_tree_sitter(monkeypatch, source: bytes):
+    def unknown_shape(tree: ast.Module, text: object) -> None:
+        raise AttributeError("forced")
+
+    monkeypatch.setattr(py, "_structure_from_ast", unknown_shape)
+    extraction = py.extract(source, "m.py")
+    assert extraction.status == "fallback"
+    return extraction
+
+
+@pytest.mark.parametrize("source, expected", ASSIGNMENTS)
+def test_assignments_at_module_level_and_in_class_bodies_are_symbols(source, expected, monkeypatch):
+    """`symbols DEFAULT_TIMEOUT` found nothing for a class attribute; ast and tree-sitter
+    agree on every name, kind, line and signature."""
+    found = py.extract(source.encode(), "m.py")
+    assert found.status == "ok", found.note
+    rows = [(s.qualified_name, s.kind, s.start_line, s.signature) for s in found.symbols]
+    assert rows == expected
+    fallback = _by_tree_sitter(monkeypatch, source.encode())
+    assert [
+        (s.qualified_name, s.kind, s.start_line, s.end_line, s.signature, s.parent)
+        for s in fallback.symbols
+    ] == [
+        (s.qualified_name, s.kind, s.start_line, s.end_line, s.signature, s.parent)
+        for s in found.symbols
+    ]
+
+
+def test_a_pep695_type_statement_is_a_type_from_either_parser(monkeypatch):
+    source = b"type Pair[T] = tuple[T, T]\nclass C:\n    type Id = int\n"
+    expected = [
+        ("Pair", "type", 1, "type Pair[T] = tuple[T, T]"),
+        ("C", "class", 2, "class C"),
+        ("C.Id", "type", 3, "type Id = int"),
+    ]
+    found = py.extract(source, "m.py")  # ast from Python 3.12, tree-sitter before
+    assert [
+        (s.qualified_name, s.kind, s.start_line, s.signature) for s in found.symbols
+    ] == expected
+    fallback = _by_tree_sitter(monkeypatch, source)
+    assert [
+        (s.qualified_name, s.kind, s.start_line, s.signature) for s in fallback.symbols
+    ] == expected
+
+
+def _definitions(source: bytes, reader) -> list[tuple]:
+    from repomap.extractors.python_structure import SourceText
+
+    text = SourceText(source.decode("utf-8", "replace"))
+    return [(d.qualified_name, d.kind, d.start, d.parent) for d in reader(text).defs]
+
+
+def _assert_parsers_agree(paths: list[Path]) -> int:
+    from repomap.extractors import python_fallback
+
+    compared = 0
+    for path in paths:
+        source = path.read_bytes()
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            continue
+        by_ast = _definitions(source, lambda text, tree=tree: py._structure_from_ast(tree, text))
+        by_tree_sitter = _definitions(
+            source, lambda text, source=source: python_fallback.structure(source, text)
+        )
+        assert by_tree_sitter == by_ast, path
+        compared += 1
+    return compared
+
+
+def test_ast_and_tree_sitter_find_the_same_definitions_in_our_own_code():
+    root = Path(__file__).resolve().parents[1]
+    paths = _python_files(root / "repomap", 100) + _python_files(root / "extractors", 100)
+    assert _assert_parsers_agree(paths + _python_files(root / "tests", 100)) >= 10
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not CORPUS.exists(), reason="Django corpus not fetched")
+def test_ast_and_tree_sitter_find_the_same_definitions_in_django():
+    assert _assert_parsers_agree(sorted(CORPUS.rglob("*.py"))) > 2500

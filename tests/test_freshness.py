@@ -9,6 +9,7 @@ import logging
 import os
 import shutil
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -247,6 +248,35 @@ def test_a_busy_index_is_skipped_quietly(repo: Path) -> None:
         notices = refresher.ensure_fresh()
     assert any("another `repomap index`" in notice for notice in notices)
     assert _symbols(settings) == {"alpha"}  # served from the index as it was
+    refresher.close()
+
+
+def test_a_bug_in_a_refresh_is_raised_to_the_log_said_and_retried(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A blanket except turned any bug in a refresh into a notice, and the changes it was
+    indexing were dropped: a bug (like the one that left new folders unwatched) hid there."""
+    settings = config.resolve(repo, workers=1)
+    indexer.run(settings)
+    refresher = Refresher(settings, poll_interval=0.0)
+    refresher.ensure_fresh()
+    raised: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda hook: raised.append(hook.exc_value))
+    real_run = indexer.run
+
+    def broken_run(*args, **kwargs):
+        raise TypeError("'bool' object is not callable")
+
+    monkeypatch.setattr(indexer, "run", broken_run)
+    (repo / "pkg" / "a.py").write_text("def renamed():\n    pass\n")
+    notices = refresher.ensure_fresh()
+    assert [type(error) for error in raised] == [TypeError]  # to the log, with its traceback
+    assert any("unexpected error" in notice for notice in notices)
+    assert "unexpected error" in refresher.state().last_error
+    monkeypatch.setattr(indexer, "run", real_run)  # fixed: the change is still due
+    assert any("re-indexed 1 changed files" in notice for notice in refresher.ensure_fresh())
+    assert _symbols(settings) == {"renamed"}
+    assert refresher.state().last_error is None
     refresher.close()
 
 

@@ -8,14 +8,17 @@ import subprocess
 import sys
 from pathlib import Path
 
+import anyio
 import pytest
 from conftest import run_cli
 from docs_fixture import README, REPO
+from mcp.client import Client
 
 from repomap import config, store
 from repomap.errors import BadArgument, OutsideRoot, PathNotFound, StaleIndex
 from repomap.gateway import files as gateway
 from repomap.gateway import section as docs
+from repomap.serve.mcp_server import build_server
 
 OUTLINE = """\
 README.md
@@ -190,6 +193,42 @@ def test_open_counts_lines_like_an_editor_however_the_rest_is_streamed(
     assert view.more_lines == more
     kept = lines if max_lines is None else lines[:max_lines]
     assert view.content == (content if not more else b"".join(line + b"\n" for line in kept))
+
+
+def test_open_lines_reads_a_range(repo):
+    readme = README.splitlines(keepends=True)
+    assert cli(repo, "open", "README.md", "--lines", "5:7").stdout == "".join(readme[4:7])
+    assert cli(repo, "open", "README.md", "--lines", "21:").stdout == "".join(readme[20:])
+    assert cli(repo, "open", "README.md", "--lines", ":2").stdout == "".join(readme[:2])
+    assert cli(repo, "open", "README.md", "--lines", "3").stdout == readme[2]
+    assert cli(repo, "open", "README.md", "--lines", "20:99").stdout == "".join(readme[19:])
+    cut = cli(repo, "open", "README.md", "--lines", "5:9", "--max-lines", "2")
+    assert cut.stdout == "".join(readme[4:6]) + "... (3 more lines)\n"
+    view = gateway.open_file(repo, "README.md", lines=gateway.parse_line_range("9:11"))
+    assert (view.first_line, view.line_count, view.more_lines) == (9, 22, 0)
+    (repo / "latin.py").write_bytes(LATIN1)
+    assert cli(repo, "open", "latin.py", "--lines", "3").stdout == "    return 'café crème'\n"
+
+
+@pytest.mark.parametrize(
+    "lines, message",
+    [
+        (
+            "0:3",
+            "error: --lines takes A:B, A: or :B with line numbers from 1 (e.g. 10:20), not '0:3'",
+        ),
+        (
+            "a:b",
+            "error: --lines takes A:B, A: or :B with line numbers from 1 (e.g. 10:20), not 'a:b'",
+        ),
+        (":", "error: --lines takes A:B, A: or :B with line numbers from 1 (e.g. 10:20), not ':'"),
+        ("9:5", "error: --lines 9:5 ends before it starts"),
+        ("23:30", "error: line 23 is past the end of README.md (22 lines)"),
+    ],
+)
+def test_open_lines_out_of_range_is_a_one_line_error(repo, lines, message):
+    result = cli(repo, "open", "README.md", "--lines", lines)
+    assert (result.returncode, result.stdout, result.stderr) == (2, "", message + "\n")
 
 
 def test_open_refuses_what_is_not_a_regular_file(repo):
@@ -437,13 +476,68 @@ def test_show_section_prints_the_section_lines(repo):
 def test_show_several_matches_warns_and_shows_the_first_in_path_order(repo):
     result = cli(repo, "show", "--section", "install")
     assert result.returncode == 0
-    assert result.stderr == 'warning: multiple matches for "install"; showing first\n'
+    assert result.stderr == (
+        'warning: 2 headings match "install"; showing the first (--nth 2 to 2 or --file to '
+        "choose)\n"
+    )
     assert result.stdout == "## Install\n\nRun `pip install repomap` before configuring anything.\n"
 
 
 def test_show_file_picks_among_duplicates(repo):
     result = cli(repo, "show", "--section", "Install", "--file", "docs/guide.md")
     assert (result.stdout, result.stderr) == ("## Install\n\nInstall from source with pip.\n", "")
+
+
+def test_show_nth_picks_a_duplicate_heading_even_in_one_file(make_repo, index):
+    """A heading repeated in one file (`## Example` under each function) could not be reached."""
+    root = make_repo(
+        {
+            "api.md": "# API\n\n## get\n\n### Example\n\nget(1)\n\n## put\n\n### Example\n\n"
+            "put(1, 2)\n",
+            "more.md": "# More\n\n### Example\n\nmore()\n",
+        }
+    )
+    index(root)
+    second = cli(root, "show", "--section", "Example", "--nth", "2")
+    assert (second.returncode, second.stderr) == (0, "")
+    assert second.stdout == "### Example\n\nput(1, 2)\n"
+    third = cli(root, "show", "--section", "Example", "--nth", "3", "--json")
+    assert json.loads(third.stdout)["file"] == "more.md" and json.loads(third.stdout)["nth"] == 3
+    in_file = cli(root, "show", "--section", "example", "--file", "api.md", "--nth", "2")
+    assert in_file.stdout == second.stdout
+    past = cli(root, "show", "--section", "Example", "--nth", "4")
+    assert (past.returncode, past.stdout) == (2, "")
+    assert past.stderr == 'error: nth is 4, but 3 headings match "Example": give 1 to 3\n'
+    for bad in ("0", "x"):
+        refused = cli(root, "show", "--section", "Example", "--nth", bad)
+        assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
+        assert refused.stderr.startswith("error: ") and "--nth" in refused.stderr
+    symbol = cli(root, "show", "get", "--nth", "2")
+    assert (symbol.returncode, symbol.stderr) == (
+        2,
+        "error: --nth chooses among headings: use it with --section\n",
+    )
+    server = build_server(config.resolve(root, workers=1))
+    found = anyio.run(_tool, server, "get_section", {"heading": "Example", "nth": 2})
+    assert (found["content"], found["nth"], found["notices"]) == (second.stdout, 2, [])
+    first = anyio.run(_tool, server, "get_section", {"heading": "Example"})
+    assert any("Pass nth= (1 to 3)" in notice for notice in first["notices"])
+    too_far = anyio.run(_tool_error, server, "get_section", {"heading": "Example", "nth": 9})
+    assert too_far == 'nth is 9, but 3 headings match "Example": give 1 to 3'
+
+
+async def _tool(server, name: str, arguments: dict) -> dict:
+    async with Client(server) as client:
+        result = await client.call_tool(name, arguments)
+        assert not result.is_error, result.content[0].text
+        return result.structured_content
+
+
+async def _tool_error(server, name: str, arguments: dict) -> str:
+    async with Client(server) as client:
+        result = await client.call_tool(name, arguments)
+        assert result.is_error
+        return result.content[0].text
 
 
 def test_show_drops_everything_from_an_em_dash_and_trims(repo):
@@ -713,3 +807,38 @@ def test_index_backed_commands_work_from_anywhere_with_db(repo, tmp_path):
     found = run_cli("search-docs", "tokenizer", "--db", db, cwd=elsewhere)
     assert found.stdout.startswith("docs/guide.md:1-4") and found.stderr == ""
     assert run_cli("outline", "--db", db, cwd=elsewhere).stdout == OUTLINE
+
+
+# --- encodings: every reader decodes as the index does (repomap/textfile.py) -------------------
+
+LATIN1 = "# -*- coding: latin-1 -*-\ndef greet():\n    return 'café crème'\n".encode("latin-1")
+
+
+def test_show_open_and_read_file_decode_a_pep263_file_as_python_does(make_repo, index):
+    """show printed U+FFFD for each é of a latin-1 file that declares its encoding."""
+    root = make_repo({"latin.py": LATIN1, "notes.md": "# Notes\n\nplain\n"})
+    index(root)
+    shown = cli(root, "show", "greet")
+    assert (shown.returncode, shown.stderr) == (0, "")
+    assert (
+        shown.stdout == "latin.py:2-3  function greet\n2│def greet():\n3│    return 'café crème'\n"
+    )
+    source = LATIN1.decode("latin-1")
+    assert cli(root, "open", "latin.py").stdout == source
+    assert cli(root, "open", "latin.py", "--max-lines", "3").stdout == source
+    server = build_server(config.resolve(root, workers=1))
+    read = anyio.run(_read_file, server, {"path": "latin.py", "start_line": 3})
+    assert read["content"] == "    return 'café crème'\n"
+
+
+async def _read_file(server, arguments: dict) -> dict:
+    async with Client(server) as client:
+        return (await client.call_tool("read_file", arguments)).structured_content
+
+
+def test_open_prints_utf16_and_bom_files_as_utf8_text(repo):
+    text = "é\nline two\n"
+    (repo / "wide.txt").write_bytes(text.encode("utf-16"))
+    (repo / "bom.txt").write_bytes(b"\xef\xbb\xbf" + text.encode())
+    assert cli(repo, "open", "wide.txt").stdout == text
+    assert cli(repo, "open", "bom.txt").stdout == text

@@ -307,7 +307,10 @@ def _exit_code(result) -> int:
     [
         (["symbols", "x", "--limit", str(10**23)], "error: Invalid value for '--limit'"),
         (["map", "--tokens", str(10**20)], "error: the token budget must be from 32 to 1000000"),
-        (["symbols", "x", "--kind", "bogus"], "error: unknown kind 'bogus'; use one of class"),
+        (
+            ["symbols", "x", "--kind", "bogus"],
+            "error: unknown kind 'bogus'; use one of attribute, class",
+        ),
     ],
 )
 def test_inputs_that_crashed_the_cli_get_one_error_line(repo, args, message):

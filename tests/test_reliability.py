@@ -214,6 +214,71 @@ def test_a_killed_index_does_not_leave_its_workers_holding_the_lock(make_repo, t
             os.killpg(process.pid, signal.SIGKILL)  # any orphaned worker
 
 
+def _group(pgid: int) -> list[psutil.Process]:
+    """The processes still alive in a process group (a run and the workers it forked)."""
+    found = []
+    for process in psutil.process_iter():
+        with suppress(psutil.Error):
+            if os.getpgid(process.pid) == pgid and process.status() != psutil.STATUS_ZOMBIE:
+                found.append(process)
+    return found
+
+
+@pytest.mark.parametrize(
+    "signal_number, to_group, exit_code, message",
+    [
+        (signal.SIGINT, True, 130, "interrupted"),  # Ctrl-C: the terminal signals the group
+        (signal.SIGTERM, False, 143, "terminated"),  # `kill PID`
+        (signal.SIGTERM, True, 143, "terminated"),  # a service manager stopping the group
+    ],
+)
+def test_a_signal_stops_index_and_its_workers_and_the_next_run_completes(
+    tmp_path, signal_number, to_group, exit_code, message
+):
+    """Workers were left running (SIGTERM) or printed tracebacks (Ctrl-C); now the run stops
+    them, keeps what it committed, exits 128 + the signal with one line."""
+    slow = "; ".join(f"name_{i} = {i}" for i in range(80_000)) + "\n"  # seconds to parse
+    root = tmp_path / "repo"
+    write_repo(root, 300)
+    (root / "slow_a.py").write_text(slow)
+    (root / "slow_b.py").write_text(slow)
+    db = tmp_path / "index.db"
+    stderr_path = tmp_path / "stderr"
+    with open(stderr_path, "w") as stderr:  # a file, not a pipe a surviving worker holds open
+        process = subprocess.Popen(
+            _index_command(root, db, "--workers", "2"),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            start_new_session=True,
+        )
+    try:
+        parent = psutil.Process(process.pid)
+        deadline = time.monotonic() + 60
+        while len(parent.children()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.3)  # both workers parse a slow file (the largest go first)
+        assert process.poll() is None, "the run ended before the signal"
+        (os.killpg if to_group else os.kill)(process.pid, signal_number)
+        assert process.wait(timeout=60) == exit_code
+        gone, alive = psutil.wait_procs(_group(process.pid), timeout=5)
+        assert alive == []
+        assert stderr_path.read_text() == (
+            f"error: {message}; the index keeps every file written so far\n"
+        )
+    finally:
+        with suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)  # any worker left behind
+    check_integrity(db)
+    _clean_index(root, tmp_path / "clean.db")
+    resumed = subprocess.run(
+        _index_command(root, db, "--workers", "2"), capture_output=True, text=True, timeout=300
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    check_integrity(db)
+    assert full_dump(db) == full_dump(tmp_path / "clean.db")
+
+
 # --- readers and writers at the same time ------------------------------------------------------
 
 
@@ -372,6 +437,24 @@ def test_run_all_names_the_items_that_kill_their_process_and_does_all_the_others
     results = list(run_all(_dies_on_3_and_11, range(40), 2, on_crash=lambda item: -item))
     assert sorted(r for r in results if r >= 0) == [i * 10 for i in range(40) if i not in (3, 11)]
     assert sorted(r for r in results if r < 0) == [-11, -3]
+
+
+def _large_result(item: int) -> bytes:
+    return bytes(20_000_000)  # seconds of the worker's time go to sending it through a pipe
+
+
+def test_stopping_while_workers_send_large_results_does_not_hang():
+    """A worker killed halfway through sending a result left the pool's reader waiting for the
+    rest forever: `repomap index` on a full disk hung with its workers killed."""
+    for attempt in range(4):
+        stop = threading.Event()
+        results = Ahead(run_all(_large_result, range(20), 2, on_crash=len, stop=stop), 2, stop)
+        assert len(next(results)) == 20_000_000
+        time.sleep(0.05 * attempt)  # the kill lands at another point of a send each time
+        closer = threading.Thread(target=results.close, daemon=True)
+        closer.start()
+        closer.join(timeout=30)
+        assert not closer.is_alive(), f"close() hung (attempt {attempt})"
 
 
 def test_results_are_taken_ahead_of_a_busy_consumer_up_to_the_limit():

@@ -28,6 +28,19 @@ def test_log_event_appends_one_json_line_of_any_kind(tmp_path: Path) -> None:
     assert searchlog.log_path(index) == tmp_path / "index-search-log.jsonl"
 
 
+def test_an_unwritable_field_is_logged_as_a_warning_never_raised_nor_hidden(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A field json cannot write (a caller's bug) was dropped without a word."""
+    index = tmp_path / "index.db"
+    searchlog.log_event("search_text", index=index, filters={("not", "a str key"): 1})
+    assert not searchlog.log_path(index).exists()
+    assert "could not record a 'search_text' event" in caplog.text and "TypeError" in caplog.text
+    (tmp_path / "a_file").write_text("")
+    searchlog.log_event("search_text", index=tmp_path / "a_file" / "index.db", query="q")
+    assert caplog.text.count("could not record") == 1  # a place it cannot write: expected
+
+
 @pytest.mark.parametrize("value", ["0", "false", "OFF", "no"])
 def test_the_log_is_off_when_the_environment_says_so(
     tmp_path: Path, monkeypatch, value: str

@@ -326,6 +326,80 @@ def test_the_exactly_cased_name_wins_even_with_limit_one(make_repo, index) -> No
     assert [h.qualified_name for h in _search(root, "queryset", limit=1)] == ["F.queryset"]
 
 
+def test_show_and_symbols_pick_the_same_best_match(make_repo, index) -> None:
+    """show ranked the whole qualified name and PageRank first, symbols the typed case and the
+    path: `show queryset` showed the class, `symbols queryset` put the method first."""
+    users = {f"use_{i}.py": "from b import B\nB().save()\n" for i in range(3)}
+    root = make_repo(
+        {
+            "a.py": "class A:\n    def save(self):\n        pass\n",
+            "b.py": "class B:\n    def save(self):\n        pass\n",
+            "q.py": "class Queryset:\n    pass\n",
+            "r.py": "class F:\n    def queryset(self):\n        pass\n",
+            **users,
+        }
+    )
+    index(root)
+    settings = config.resolve(root)
+    for name, expected in (
+        ("save", "B.save"),
+        ("queryset", "F.queryset"),
+        ("Queryset", "Queryset"),
+    ):
+        searched = _search(root, name, limit=5)
+        shown = get_symbol_content(settings, name)
+        assert (searched[0].qualified_name, shown.qualified_name) == (expected, expected), name
+        assert [o.split()[1] for o in shown.others] == [h.qualified_name for h in searched[1:]]
+    shown = run_cli("show", "queryset", "--root", root)
+    assert shown.stdout.startswith("r.py:2-3  method F.queryset\n"), shown.stderr
+
+
+def test_max_lines_caps_a_long_leading_comment_too(make_repo, index) -> None:
+    """--context --max-lines 6 printed all 40 lines of a doc comment, then 6 of the body."""
+    comment = "".join(f"# note {i}\n" for i in range(1, 41))
+    body = "".join(f"    x{i} = {i}\n" for i in range(10))
+    root = make_repo({"m.py": f"{comment}@decorated\ndef long():\n{body}"})
+    index(root)
+    settings = config.resolve(root)
+    content = get_symbol_content(settings, "long", max_lines=6, context=True)
+    assert content.leading == "# note 39\n# note 40\n@decorated"  # nearest the symbol
+    assert (content.leading_line, content.truncated_leading_lines) == (39, 38)
+    assert content.content.splitlines() == ["def long():", "    x0 = 0", "    x1 = 1"]
+    assert content.truncated_lines == 11 - 3
+    short = get_symbol_content(settings, "long", max_lines=20, context=True)
+    assert len(short.leading.splitlines()) + len(short.content.splitlines()) == 20
+    assert (short.truncated_lines, short.truncated_leading_lines) == (1, 31)  # half each
+    shown = run_cli("show", "long", "--context", "--max-lines", "6", "--root", root)
+    assert shown.returncode == 0, shown.stderr
+    numbered = [line for line in shown.stdout.splitlines() if "│" in line]
+    assert len(numbered) == 6
+    assert "... (38 earlier lines)" in shown.stdout and "... (8 more lines)" in shown.stdout
+    whole = get_symbol_content(settings, "long", context=True)
+    assert len(whole.leading.splitlines()) == 41 and whole.truncated_leading_lines == 0
+
+
+def test_symbols_finds_class_attributes_and_module_constants(make_repo, index) -> None:
+    root = make_repo(
+        {
+            "client.py": "DEFAULT_TIMEOUT = 30\n\n\nclass Client:\n    DEFAULT_TIMEOUT = 60\n"
+            "    name: str = 'client'\n",
+            "use.py": "from client import DEFAULT_TIMEOUT\nprint(DEFAULT_TIMEOUT)\n",
+        }
+    )
+    index(root)
+    found = run_cli("symbols", "DEFAULT_TIMEOUT", "--root", root)
+    assert found.returncode == 0, found.stderr
+    assert "client.py:1" in found.stdout and "client.py:5" in found.stdout
+    hits = _search(root, "DEFAULT_TIMEOUT")
+    assert [(h.qualified_name, h.kind, h.signature) for h in hits] == [
+        ("DEFAULT_TIMEOUT", "constant", "DEFAULT_TIMEOUT = 30"),
+        ("Client.DEFAULT_TIMEOUT", "attribute", "DEFAULT_TIMEOUT = 60"),
+    ]
+    assert [h.qualified_name for h in _search(root, "name", kind="attribute")] == ["Client.name"]
+    shown = get_symbol_content(config.resolve(root), "Client.name")
+    assert shown.content == "    name: str = 'client'"
+
+
 # --- a server's prepared table answers what SQL answers --------------------------------------
 
 PREPARED_NAMES = [

@@ -65,7 +65,7 @@ def search(
     Exit status: 0 found, 1 nothing found, 2 error.
     """
     from repomap import store
-    from repomap.search.code import DEFAULT_MODE, search_code
+    from repomap.search.code import search_code
     from repomap.store import reading
 
     settings = config.resolve(root, db_path, find_index=True)
@@ -74,7 +74,7 @@ def search(
         refresh.check(settings, click.echo)
     with reading(settings.db_path) as db:
         result = search_code(
-            db, query, mode=mode or DEFAULT_MODE, path=path, language=language, kind=kind,
+            db, query, mode=mode, path=path, language=language, kind=kind,
             limit=limit,
         )  # fmt: skip
         shown = Shown(store.indexed_root(db, settings.root), absolute)
@@ -91,6 +91,12 @@ def search(
             )
             if hit.snippet:
                 click.echo(f"    {hit.snippet}")
+        if mode is None and result.mode == "lexical" and result.hits:
+            click.echo(
+                "note: this index has no embeddings: words only; `repomap index --embed` adds "
+                "search by meaning",
+                err=True,
+            )
         if result.coverage is not None and result.coverage < 1:
             click.echo(
                 f"note: {result.coverage:.0%} of chunks have embeddings; run `repomap index` "

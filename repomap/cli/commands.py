@@ -3,7 +3,10 @@ this module and adds each click.Command in it the first time one of them is aske
 
 from __future__ import annotations
 
+import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -30,7 +33,7 @@ from repomap.cli.shared import (
     root_option,
 )
 from repomap.cli.shown import Shown
-from repomap.errors import NotFound
+from repomap.errors import NotFound, Terminated
 from repomap.limits import MAX_LIMIT
 
 # --- index and migrate (repomap/index/pipeline.py, repomap/store/) ------------------------------
@@ -110,20 +113,21 @@ def index(
         root, db_path, max_file_size, workers, redact=False if no_redact else None
     )
     outcome.note_index(settings.db_path)
-    if as_json or not sys.stderr.isatty():
-        summary = indexer.run(settings, force=force)
-    else:
-        summary = _index_with_progress(indexer, settings, force)
-    embedded = None
-    if embed is None and not dry_run and vector_store is None:
-        embed = indexer.has_embeddings(settings)
-    if embed or dry_run or vector_store is not None:
-        quiet = as_json or not sys.stderr.isatty()
-        embedded = (
-            indexer.embed(settings, dry_run=dry_run, vector_store=vector_store)
-            if quiet
-            else _embed_with_progress(indexer, settings, dry_run, vector_store)
-        )
+    with _signals_interrupt():
+        if as_json or not sys.stderr.isatty():
+            summary = indexer.run(settings, force=force)
+        else:
+            summary = _index_with_progress(indexer, settings, force)
+        embedded = None
+        if embed is None and not dry_run and vector_store is None:
+            embed = indexer.has_embeddings(settings)
+        if embed or dry_run or vector_store is not None:
+            quiet = as_json or not sys.stderr.isatty()
+            embedded = (
+                indexer.embed(settings, dry_run=dry_run, vector_store=vector_store)
+                if quiet
+                else _embed_with_progress(indexer, settings, dry_run, vector_store)
+            )
     summary = _summary_shown(summary, Shown(settings.root, absolute))
     if as_json:
         embeddings = embedded and embedded.as_dict()
@@ -166,6 +170,26 @@ def _embed_with_progress(
             bar.update(task, completed=done, total=total)
 
         return indexer.embed(settings, dry_run=dry_run, vector_store=vector_store, progress=advance)
+
+
+@contextmanager
+def _signals_interrupt() -> Iterator[None]:
+    """SIGTERM raises Terminated where Ctrl-C raises KeyboardInterrupt, so either one stops the
+    workers and rolls back the open batch. A second signal is ignored until that is done: it
+    would interrupt the cleanup and leave workers behind."""
+    signals = (signal.SIGINT, signal.SIGTERM)
+
+    def stop(number: int, frame: Any) -> None:
+        for each in signals:
+            signal.signal(each, signal.SIG_IGN)
+        raise Terminated() if number == signal.SIGTERM else KeyboardInterrupt()
+
+    previous = {each: signal.signal(each, stop) for each in signals}
+    try:
+        yield
+    finally:
+        for each, handler in previous.items():
+            signal.signal(each, handler)
 
 
 def _index_with_progress(indexer: Any, settings: config.Settings, force: bool) -> Any:
@@ -353,6 +377,11 @@ def _outline_cut(files: list[Any], max_lines: int | None) -> tuple[list[Any], in
     is_flag=True,
     help="Symbols: add leading comments/decorators, enclosing headers, used imports.",
 )
+@click.option(
+    "--nth",
+    type=click.IntRange(min=1),
+    help="With --section: the Nth of several matching headings (path, then line order).",
+)
 @no_refresh_option
 @json_option
 @absolute_option
@@ -364,6 +393,7 @@ def show(
     file: str | None,
     max_lines: int | None,
     context: bool,
+    nth: int | None,
     no_refresh: bool,
     as_json: bool,
     absolute: bool,
@@ -375,13 +405,15 @@ def show(
         raise click.UsageError("give a symbol NAME or --section HEADING")
     if heading is not None and name is not None:
         raise click.UsageError("give either a symbol NAME or --section HEADING, not both")
+    if nth is not None and heading is None:
+        raise click.UsageError("--nth chooses among headings: use it with --section")
     try:
         if name is not None:
             return _show_symbol(
                 name, file, max_lines, context, no_refresh, as_json, absolute, root, db_path
             )
         return _show_section(
-            heading or "", file, max_lines, no_refresh, as_json, absolute, root, db_path
+            heading or "", file, max_lines, nth, no_refresh, as_json, absolute, root, db_path
         )
     except NotFound as missing:
         if not as_json:
@@ -395,6 +427,7 @@ def _show_section(
     heading: str,
     file: str | None,
     max_lines: int | None,
+    nth: int | None,
     no_refresh: bool,
     as_json: bool,
     absolute: bool,
@@ -410,12 +443,16 @@ def _show_section(
         refresh.check(settings, click.echo)
     with reading(settings.db_path) as db:
         indexed_root = _indexed_root(db, settings)
-        view = show_section(db, indexed_root, heading, file, max_lines)
+        view = show_section(db, indexed_root, heading, file, max_lines, nth)
     shown = Shown(indexed_root, absolute)
     matches = [replace(match, file=shown(match.file)) for match in view.matches]
     view = replace(view, file=shown(view.file), matches=matches)
     if view.ambiguous:
-        click.echo(f'warning: multiple matches for "{view.query}"; showing first', err=True)
+        click.echo(
+            f'warning: {len(view.matches)} headings match "{view.query}"; showing the first '
+            f"(--nth 2 to {len(view.matches)} or --file to choose)",
+            err=True,
+        )
     if as_json:
         print_json(envelope([_as_dict(view)], view.more_lines > 0))
     else:
@@ -538,18 +575,25 @@ def search_docs(
 @click.command("open")
 @click.argument("path")
 @_max_lines_option
+@click.option("--lines", "line_range", help="Only lines A:B (from 1, inclusive; A: or :B).")
 @json_option
 @absolute_option
 @root_option
 def open_(
-    path: str, max_lines: int | None, as_json: bool, absolute: bool, root: Path | None
+    path: str,
+    max_lines: int | None,
+    line_range: str | None,
+    as_json: bool,
+    absolute: bool,
+    root: Path | None,
 ) -> int:
-    """Print a file inside ROOT as it is."""
+    """Print a file inside ROOT as it is (text in UTF-8), or a range of its lines."""
     from repomap.gateway import files as gateway
 
     settings = config.resolve(root)
     outcome.note_index(settings.db_path)
-    view = gateway.open_file(settings.root, path, max_lines)
+    lines = gateway.parse_line_range(line_range) if line_range is not None else None
+    view = gateway.open_file(settings.root, path, max_lines, lines)
     if as_json:  # the text, invalid UTF-8 replaced
         content = view.content.decode("utf-8", errors="replace")
         path_shown = Shown(settings.root, absolute)(view.path)

@@ -23,6 +23,7 @@ from repomap.cli.search_text import (
     DEFAULT_LIMIT,
     ELEMENT_TYPE_CHOICES,
     INTERRUPTED,
+    TERMINATED,
     error_line,
     one_line,
     undecodable,
@@ -38,7 +39,7 @@ from repomap.cli.shared import (
     path_option,
     root_option,
 )
-from repomap.errors import ExitCode, NotFound, RepomapError
+from repomap.errors import ExitCode, NotFound, RepomapError, Terminated
 
 
 class Commands(dict):
@@ -134,6 +135,10 @@ class Group(click.Group):
             error = str(failure)
             click.echo(error_line(error), err=True)
             code = failure.exit_code
+        except Terminated:
+            error = TERMINATED
+            click.echo(error_line(TERMINATED), err=True)
+            code = 143  # 128 + SIGTERM, as a shell reports a process the signal ended
         except KeyboardInterrupt:
             error = INTERRUPTED
             click.echo(error_line(INTERRUPTED), err=True)

@@ -19,6 +19,7 @@ from repomap.cli import outcome
 ELEMENT_TYPE_CHOICES = ("comment", "docstring", "string_literal", "all")
 DEFAULT_LIMIT = 20
 INTERRUPTED = "interrupted; the index keeps every file written so far"
+TERMINATED = "terminated; the index keeps every file written so far"
 
 Echo = Callable[..., None]
 

@@ -5,7 +5,8 @@ Python API (the CLI and the MCP server call these; each returns dataclasses, not
 - `resolve_path(root, path)`: the one check every path argument goes through. Relative paths,
   `..` and absolute paths are accepted only while they stay inside ROOT, symbolic links
   included; anything else raises OutsideRoot.
-- `open_file(root, path, max_lines=None)`: a file's bytes as they are, optionally cut to lines.
+- `open_file(root, path, max_lines=None, lines=None)`: a file's text (or bytes), or a line range
+  of it (`parse_line_range('10:20')`), optionally cut to `max_lines`.
 - `sources(root, directory=None, depth=None, pattern=None, limit=100)`: the tree of files
   (ignore rules applied), directories first, collapsed below `depth`.
 - `find_files(root, query, limit=100, ignore_case=False)`: paths containing a literal substring.
@@ -21,12 +22,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import groupby, islice
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 
 from repomap import paths, textfile
 from repomap.errors import BadArgument, OutsideRoot, PathNotFound, RepomapError, StaleIndex
@@ -143,11 +145,38 @@ def truncate(text: str, max_lines: int | None) -> Truncated:
 
 
 @dataclass(frozen=True, slots=True)
+class LineRange:
+    """Lines `first` to `last` (1-based, inclusive); `last` None: to the end of the file."""
+
+    first: int
+    last: int | None = None
+
+
+_LINE_RANGE = re.compile(r"(\d*)(?:(:)(\d*))?")
+
+
+def parse_line_range(text: str) -> LineRange:
+    """`A:B`, `A:` (to the end), `:B` (from the start) or `A` (that line), as `--lines` takes."""
+    match = _LINE_RANGE.fullmatch(text.strip())
+    first, colon, last = match.groups() if match else ("", None, None)
+    numbers = [int(number) for number in (first, last) if number]
+    if not numbers or 0 in numbers:
+        raise BadArgument(
+            f"--lines takes A:B, A: or :B with line numbers from 1 (e.g. 10:20), not {text!r}"
+        )
+    lines = LineRange(int(first or 1), int(last) if last else (None if colon else int(first)))
+    if lines.last is not None and lines.last < lines.first:
+        raise BadArgument(f"--lines {text.strip()} ends before it starts")
+    return lines
+
+
+@dataclass(frozen=True, slots=True)
 class FileView:
     path: str  # relative to ROOT
-    content: bytes  # as on disk, or its first max_lines lines
-    line_count: int
-    more_lines: int  # lines left out by max_lines
+    content: bytes  # UTF-8 if the file is text (textfile.decode), else as on disk; maybe cut
+    line_count: int  # the whole file's
+    more_lines: int  # lines (of the range, if one was asked for) left out by max_lines
+    first_line: int = 1  # the line `content` starts at
 
     @property
     def text(self) -> str:
@@ -159,20 +188,25 @@ class FileView:
 READ_CHUNK = 1 << 20
 
 
-def open_file(root: Path, path: str, max_lines: int | None = None) -> FileView:
-    """A file inside ROOT as-is, optionally cut to its first `max_lines` lines.
+def open_file(
+    root: Path, path: str, max_lines: int | None = None, lines: LineRange | None = None
+) -> FileView:
+    """A file inside ROOT, or its `lines`, optionally cut to `max_lines` lines: its text in
+    UTF-8 when textfile's rule reads it (BOMs, UTF-16, a PEP 263 encoding line), else its bytes.
 
     With `max_lines`, only those lines are kept in memory; the rest is streamed to count it.
     """
     inside = existing_file(root, path)
     try:
         with open(inside.path, "rb") as file:
+            if lines is not None:
+                return _line_range(file, inside.rel_path, lines, max_lines)
             if max_lines is None:
-                content = file.read()
+                content = _as_text(file.read())
                 return FileView(inside.rel_path, content, textfile.line_count(content), 0)
             # Ends at EOF (a count of readline() calls grew a list of b"" to gigabytes).
             shown = list(islice(file, min(max_lines, sys.maxsize)))
-            content = b"".join(shown)
+            content = _as_text(b"".join(shown))
             more, complete = 0, True  # complete: the rest so far ends at a line end
             while chunk := file.read(READ_CHUNK):
                 more += chunk.count(b"\n")
@@ -181,6 +215,33 @@ def open_file(root: Path, path: str, max_lines: int | None = None) -> FileView:
     except OSError as error:
         raise PathNotFound(f"cannot read {path}: {error.strerror or error}") from None
     return FileView(inside.rel_path, content, textfile.line_count(content) + more, more)
+
+
+HEAD_BYTES = 4096  # what decides a file's encoding: a BOM, a PEP 263 line in its first two
+
+
+def _line_range(file: BinaryIO, rel_path: str, lines: LineRange, max_lines: int | None) -> FileView:
+    """`lines` of an open file, at most `max_lines` of them; every line is counted."""
+    head = file.read(HEAD_BYTES)
+    file.seek(0)
+    last = lines.last or sys.maxsize
+    keep = last - lines.first + 1 if max_lines is None else min(max_lines, last - lines.first + 1)
+    shown: list[bytes] = []
+    total = 0
+    for total, line in enumerate(file, 1):  # a last line without a newline counts too
+        if lines.first <= total <= last and len(shown) < keep:
+            shown.append(line)
+    if lines.first > max(total, 1):
+        raise BadArgument(f"line {lines.first} is past the end of {rel_path} ({total} lines)")
+    more = min(last, total) - lines.first + 1 - len(shown)
+    content = _as_text(b"".join(shown), head)
+    return FileView(rel_path, content, total, max(more, 0), lines.first)
+
+
+def _as_text(raw: bytes, head: bytes | None = None) -> bytes:
+    """UTF-8 as the index reads the file; bytes no rule reads (binary) as they are."""
+    source, _ = textfile.decode(raw, head)
+    return raw if source is None else source
 
 
 # --- sources ---------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""One Markdown section's text: `show_section(db, root, heading, file=None, max_lines=None)`.
+"""One Markdown section's text: `show_section(db, root, heading, file=None, max_lines=None,
+nth=None)`.
 
 Found through the `headings` table (never by re-parsing) and read from disk only after checking
 that the file still has the bytes that were indexed (otherwise StaleIndex: never a wrong line
@@ -45,11 +46,14 @@ class SectionView:
     end_line: int
     content: str  # the section's lines as in the file, cut to max_lines with a marker
     more_lines: int  # lines left out by max_lines
-    matches: list[HeadingMatch]  # every heading that matched; the first is shown
+    matches: list[HeadingMatch]  # every heading that matched, in path then line order
+    nth: int = 1  # which of them is shown (1-based)
+    chosen: bool = False  # the caller picked it (nth): no warning that others match
 
     @property
     def ambiguous(self) -> bool:
-        return len(self.matches) > 1
+        """Several headings match and nothing said which one: the first is shown."""
+        return len(self.matches) > 1 and not self.chosen
 
 
 class HeadingNotFound(NotFound):
@@ -77,9 +81,15 @@ def normalize_heading(query: str) -> str:
 
 
 def show_section(
-    db: Store, root: Path, heading: str, file: str | None = None, max_lines: int | None = None
+    db: Store,
+    root: Path,
+    heading: str,
+    file: str | None = None,
+    max_lines: int | None = None,
+    nth: int | None = None,
 ) -> SectionView:
-    """The section under `heading` (case-insensitive; the first of several, in path order).
+    """The section under `heading` (case-insensitive): the first of several in path then line
+    order, or the `nth` (1-based), so a heading repeated in one file can be chosen too.
 
     `file` narrows the search as `repomap show NAME --file` does: a file, a folder, a path tail
     (`guide.md`) or a glob (`docs/*.md`); a path leading outside ROOT is refused.
@@ -91,7 +101,13 @@ def show_section(
     matches = find_headings(db, query, files)
     if not matches:
         raise HeadingNotFound(_not_found_message(db, query, file, files))
-    chosen = matches[0]
+    if nth is not None and not 1 <= nth <= len(matches):
+        where = f" in {file}" if file else ""
+        raise BadArgument(
+            f'nth is {nth}, but {len(matches)} heading{"s" * (len(matches) > 1)} match "{query}"'
+            f"{where}: give 1 to {len(matches)}"
+        )
+    chosen = matches[(nth or 1) - 1]
     lines = _current_lines(db, root, chosen.file)
     content = "".join(line + "\n" for line in lines[chosen.start_line - 1 : chosen.end_line])
     cut = truncate(content, max_lines)
@@ -105,6 +121,8 @@ def show_section(
         cut.text,
         cut.more_lines,
         matches,
+        nth or 1,
+        nth is not None,
     )
 
 

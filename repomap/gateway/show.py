@@ -57,6 +57,7 @@ class SymbolContent:
     truncated_lines: int = 0  # lines left out by max_lines
     leading: str | None = None  # comments and decorators/attributes just above (context)
     leading_line: int | None = None  # where `leading` starts
+    truncated_leading_lines: int = 0  # its lines farthest from the symbol left out by max_lines
     parents: list[str] = field(default_factory=list)  # "290: class QuerySet(AltersData)" (context)
     imports: list[str] = field(default_factory=list)  # import statements the body uses (context)
     other_imports: int = 0  # import statements of the file it does not use (context)
@@ -88,6 +89,8 @@ class SymbolContent:
             out.append("inside:")
             out.extend(f"  {parent}" for parent in self.parents)
         width = len(str(self.end_line))
+        if self.truncated_leading_lines:
+            out.append(f"... ({self.truncated_leading_lines} earlier lines)")
         if self.leading and self.leading_line:
             out.extend(_numbered(self.leading, self.leading_line, width))
         if self.content or not self.truncated_lines:  # --max-lines 0 shows no line
@@ -153,7 +156,15 @@ def symbol_content(
     best = match.best
     lines = _current_lines(db, best, root)
     body = lines[best.start_line - 1 : best.end_line]
-    shown = body if max_lines is None else body[:max_lines]  # 0: no lines, only the count
+    extra: dict = _context(db, best, lines, body) if context else {}
+    leading = extra["leading"].split("\n") if extra.get("leading") else []
+    kept_leading, kept_body = _shares(len(leading), len(body), max_lines)
+    if kept_leading < len(leading):  # keep the lines nearest the symbol: decorators, attributes
+        kept = leading[len(leading) - kept_leading :]
+        extra["leading"] = "\n".join(kept) if kept else None
+        extra["leading_line"] = best.start_line - kept_leading if kept else None
+        extra["truncated_leading_lines"] = len(leading) - kept_leading
+    shown = body[:kept_body]
     result = SymbolContent(
         best.name,
         best.qualified_name,
@@ -166,7 +177,6 @@ def symbol_content(
         "\n".join(shown),
         len(body) - len(shown),
     )
-    extra: dict = {}
     if match.others:
         listed = [f"{o.kind} {o.qualified_name} {o.file_path}:{o.start_line}" for o in match.others]
         more = f" and {len(listed) - MAX_OTHERS} more" if len(listed) > MAX_OTHERS else ""
@@ -176,9 +186,18 @@ def symbol_content(
             f"{more}. Pass --file or a qualified name to choose."
         )
         extra["others"] = listed
-    if context:
-        extra.update(_context(db, best, lines, body))
     return SymbolContent(**{**asdict(result), **extra})
+
+
+def _shares(leading: int, body: int, max_lines: int | None) -> tuple[int, int]:
+    """How many leading and body lines `max_lines` keeps: that many in all, the symbol's own
+    lines at least half of them (all, if fewer), the leading block the rest."""
+    if max_lines is None:
+        return leading, body
+    if max_lines <= 0:  # 0: no lines, only how many were left out (as in every command)
+        return 0, 0
+    kept_body = min(body, max(max_lines - leading, (max_lines + 1) // 2))
+    return min(leading, max_lines - kept_body), kept_body
 
 
 def _current_lines(db: Store, symbol: symbols.SymbolRow, root: Path | None) -> list[str]:
@@ -190,16 +209,13 @@ def _current_lines(db: Store, symbol: symbols.SymbolRow, root: Path | None) -> l
             f"{symbol.file_path} is gone since it was indexed; run `repomap index`",
             symbol.file_path,
         ) from None
-    if textfile.file_hash(path) != symbol.file_hash:
+    if textfile.content_hash(raw) != symbol.file_hash:  # the bytes shown, read once
         raise symbols.FileChanged(
             f"{symbol.file_path} changed since it was indexed; run `repomap index`",
             symbol.file_path,
         )
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raw = raw[3:]
-    elif raw.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raw = raw.decode("utf-16", "replace").encode()
-    return [line.removesuffix("\r") for line in raw.decode("utf-8", "replace").split("\n")]
+    # The rule the index read it by (a PEP 263 latin-1 file printed U+FFFD for each é)
+    return textfile.split_lines(textfile.text(raw))
 
 
 def _context(db: Store, symbol: symbols.SymbolRow, lines: list[str], body: list[str]) -> dict:

@@ -205,10 +205,28 @@ class Refresher:
                 self._resync()
         except OSError:  # the walk failed (ROOT gone or unreadable): the next call starts over
             log.exception("watching %s for changes failed", self.settings.root)
-        notice = self._index()
+        finished = False
+        try:
+            notice = self._index()
+            finished = True
+        finally:
+            if not finished:  # a bug: raised on to threading.excepthook, which logs it
+                self._failed()
         with self._lock:
             if notice:
                 self._pending.append(notice)
+
+    def _failed(self) -> None:
+        """A run ended by an error no run should meet. It is not swallowed (a blanket except
+        once hid that new folders were never watched); the changes stay due, so the next call
+        tries again, and the next answer says the index may be stale."""
+        with self._lock:
+            self._dirty = True
+            self._last_error = "an unexpected error; its traceback is in the server's log"
+            self._pending.append(
+                f"could not update the index ({self._last_error}); answering from the index "
+                "as it is"
+            )
 
     def _resync(self) -> None:
         """A new walk for the watcher; a watcher that stopped watching is replaced by polling."""
@@ -238,13 +256,9 @@ class Refresher:
                 "another `repomap index` is updating the index; these results may not include "
                 "the latest changes"
             )
-        except RepomapError as error:
+        except RepomapError as error:  # what a run can meet: a full disk, a damaged index...
             self._last_error = str(error)
             return f"could not update the index ({error}); answering from the index as it is"
-        except Exception as error:  # noqa: BLE001 - a failed refresh must not take the server down
-            log.exception("refreshing the index of %s failed", self.settings.root)
-            self._last_error = f"{type(error).__name__}: {error}"
-            return f"could not update the index ({self._last_error})"
         self._last_error = None
         seconds = time.perf_counter() - started
         docs = summary.docs

@@ -33,7 +33,9 @@ from repomap.subwords import subwords
 symbol_row = attrgetter(*store.SYMBOL_FIELDS)
 
 # Bump when extraction changes what it stores: every file is then re-read once.
-EXTRACTOR_VERSION = "2"  # 2: credentials redacted in signatures and docs too
+# 2: credentials redacted in signatures and docs too; 3: Python class attributes and type
+# aliases are symbols
+EXTRACTOR_VERSION = "3"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 EXTRACTED_AHEAD = 1024  # results the workers may have ready before the writer takes them
@@ -484,10 +486,11 @@ def _extract_all(jobs: list[Job], workers: int) -> Extracted:
 
     # Largest first, so one big file does not leave a worker alone at the end.
     ordered = sorted(jobs, key=lambda job: -job.size)
+    stop = threading.Event()  # set by close(): a run interrupted (Ctrl-C, SIGTERM) or failed
     results = run_all(
-        read_and_extract, ordered, workers, on_crash=_crashed, initializer=_start_worker
+        read_and_extract, ordered, workers, on_crash=_crashed, initializer=_start_worker, stop=stop
     )
-    return Ahead(results, EXTRACTED_AHEAD)
+    return Ahead(results, EXTRACTED_AHEAD, stop)
 
 
 def _crashed(job: Job) -> Skipped:
@@ -509,7 +512,10 @@ def read_and_extract(job: Job) -> Result:
         extraction = extract(job.language, source, job.rel_path)
     except RecursionError:
         return Skipped(job.rel_path, "nested too deeply to parse")
-    except Exception as error:  # noqa: BLE001 - one bad file is a count in the summary, not a crash
+    # Kept broad on purpose: a parser's failure on one file (any type: tree-sitter, ast, our
+    # readers on a grammar they do not know) is named with its type and message in the summary's
+    # skipped files, where it is seen and fixed, instead of ending the whole run.
+    except Exception as error:  # noqa: BLE001 - a count in the summary, never silent
         return Skipped(job.rel_path, f"extractor failed ({type(error).__name__}: {error})")
     symbols = [symbol_row(s) for s in extraction.symbols]
     references = [(r.name, r.line, r.symbol) for r in extraction.references]

@@ -7,13 +7,22 @@ left `repomap index` hung with its lock held. Here a dead worker breaks the pool
 (concurrent.futures' BrokenProcessPool): the items that were in flight are run again one at a
 time, each in a fresh process, so the item that kills its process is named (`on_crash(item)`
 is yielded for it) and the others are done; the remaining items go on in a new pool.
+
+Stopping is the parent's job. Workers ignore SIGINT (Ctrl-C reaches the whole process group,
+and each worker printed a KeyboardInterrupt traceback) and take SIGTERM's default action (the
+pool terminates the survivors of a broken pool with it). When `stop` is set, or the consumer
+closes the generator, the pool's processes are killed at once: ProcessPoolExecutor's shutdown
+waited for every queued task, and a parent that died of SIGTERM left its workers blocked on
+the task queue forever.
 """
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import os
 import queue
+import signal
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -26,6 +35,7 @@ Result = TypeVar("Result")
 
 CHUNK = 4  # items per task: fewer round trips than one, little to redo after a crash
 IN_FLIGHT_PER_WORKER = 2  # tasks queued per worker: none idles, few are redone after a crash
+POLL_SECONDS = 0.1  # how soon a thread waiting on workers sees `stop`
 
 
 def run_all(
@@ -35,15 +45,42 @@ def run_all(
     *,
     on_crash: Callable[[Item], Result],
     initializer: Callable[[], Any] | None = None,
+    stop: threading.Event | None = None,
 ) -> Iterator[Result]:
-    """function(item) for each item, computed in `workers` processes, in completion order."""
+    """function(item) for each item, computed in `workers` processes, in completion order;
+    setting `stop` (from another thread) kills the workers and ends the results early."""
     context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
+    start = functools.partial(_start_worker, initializer)
+    stop = stop or threading.Event()
     pending = deque(items)
-    while pending:
+    while pending and not stop.is_set():
         suspects: list[Item] = []
-        yield from _pooled(function, pending, workers, context, initializer, suspects)
+        yield from _pooled(function, pending, workers, context, start, suspects, stop)
         for item in suspects:  # one of them killed its process: find which, alone
-            yield _alone(function, item, context, initializer, on_crash)
+            yield from _alone(function, item, context, start, on_crash, stop)
+
+
+def _start_worker(initializer: Callable[[], Any] | None) -> None:
+    """The parent stops its workers (see the module's docstring); forked workers also inherit
+    the parent's Python handlers, which would raise inside a task."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if initializer:
+        initializer()
+
+
+def _kill_workers(pool: ProcessPoolExecutor) -> None:
+    """End the pool's processes now, so its shutdown() returns at once (ProcessPoolExecutor has
+    no public way to do this before Python 3.14's kill_workers()).
+
+    A worker killed while sending a result left the pool's reader thread waiting for the rest
+    of it forever, and shutdown() with it (a full disk stopped `repomap index` that way): the
+    parent holds the result pipe's write end too, so the read never met its end. Closing the
+    parent's copy once the workers are killed ends that read; the pool then shuts down as
+    broken."""
+    for process in list(pool._processes.values()):
+        process.kill()
+    pool._result_queue._writer.close()  # type: ignore[attr-defined]
 
 
 def _apply(function: Callable[[Item], Result], chunk: list[Item]) -> list[Result]:
@@ -55,47 +92,65 @@ def _pooled(
     pending: deque[Item],
     workers: int,
     context: Any,
-    initializer: Callable[[], Any] | None,
+    start: Callable[[], Any],
     suspects: list[Item],
+    stop: threading.Event,
 ) -> Iterator[Result]:
-    """Take items from `pending` until it is empty or a worker dies; then `suspects` holds the
-    items that were in flight and got no result."""
+    """Take items from `pending` until it is empty, a worker dies or `stop` is set; then
+    `suspects` holds the items that were in flight when a worker died and got no result."""
     in_flight: dict[Future[list[Result]], list[Item]] = {}
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=initializer) as pool:
-        while pending or in_flight:
-            while pending and len(in_flight) < workers * IN_FLIGHT_PER_WORKER:
-                chunk = [pending.popleft() for _ in range(min(CHUNK, len(pending)))]
-                in_flight[pool.submit(_apply, function, chunk)] = chunk
-            done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
-            broken = False
-            for future in done:
-                chunk = in_flight.pop(future)
-                try:
-                    yield from future.result()
-                except BrokenProcessPool:
-                    suspects.extend(chunk)
-                    broken = True
-            if broken:  # every other task in flight fails too, or finished just before
-                for future, chunk in in_flight.items():
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=start) as pool:
+        try:
+            while (pending or in_flight) and not stop.is_set():
+                while pending and len(in_flight) < workers * IN_FLIGHT_PER_WORKER:
+                    chunk = [pending.popleft() for _ in range(min(CHUNK, len(pending)))]
+                    in_flight[pool.submit(_apply, function, chunk)] = chunk
+                done, _ = wait(in_flight, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
+                broken = False
+                for future in done:
+                    chunk = in_flight.pop(future)
                     try:
                         yield from future.result()
                     except BrokenProcessPool:
                         suspects.extend(chunk)
-                return
+                        broken = True
+                if broken:  # every other task in flight fails too, or finished just before
+                    while in_flight:
+                        future, chunk = in_flight.popitem()
+                        try:
+                            yield from future.result()
+                        except BrokenProcessPool:
+                            suspects.extend(chunk)
+                    return
+        finally:
+            if in_flight:  # stopped, or the consumer left: their results are not wanted
+                _kill_workers(pool)
 
 
 def _alone(
     function: Callable[[Item], Result],
     item: Item,
     context: Any,
-    initializer: Callable[[], Any] | None,
+    start: Callable[[], Any],
     on_crash: Callable[[Item], Result],
-) -> Result:
-    with ProcessPoolExecutor(1, mp_context=context, initializer=initializer) as pool:
+    stop: threading.Event,
+) -> Iterator[Result]:
+    """function(item) in a process of its own, or on_crash(item) if that process dies; nothing
+    if `stop` is set first."""
+    with ProcessPoolExecutor(1, mp_context=context, initializer=start) as pool:
+        future = pool.submit(_apply, function, [item])
         try:
-            return pool.submit(_apply, function, [item]).result()[0]
-        except BrokenProcessPool:
-            return on_crash(item)
+            while not wait([future], timeout=POLL_SECONDS).done:
+                if stop.is_set():
+                    return
+            try:
+                result = future.result()[0]
+            except BrokenProcessPool:
+                result = on_crash(item)
+        finally:
+            if not future.done():
+                _kill_workers(pool)
+        yield result
 
 
 class Ahead(Iterator[Result]):
@@ -110,11 +165,13 @@ class Ahead(Iterator[Result]):
 
     _END = object()
 
-    def __init__(self, results: Iterator[Result], limit: int) -> None:
+    def __init__(
+        self, results: Iterator[Result], limit: int, stop: threading.Event | None = None
+    ) -> None:
         self._results = results
         # results, then _END or a _Raised: no one type
         self._queue: queue.Queue[Any] = queue.Queue(maxsize=limit)
-        self._stop = threading.Event()
+        self._stop = stop or threading.Event()  # run_all's `stop`: close() ends its wait too
         self._done = False
         self._thread = threading.Thread(target=self._feed, name="repomap-ahead", daemon=True)
         self._thread.start()

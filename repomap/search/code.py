@@ -31,7 +31,9 @@ from repomap.store import Store
 from repomap.subwords import split_identifier
 
 MODES = ("hybrid", "lexical", "semantic")
-DEFAULT_MODE = "lexical"  # until the embedding earns its place in bench/relevance.py
+# Without --mode: hybrid when the index has vectors (it wins on bench/relevance.py's questions,
+# see bench/README.md), lexical when it has none yet.
+DEFAULT_MODE = "hybrid"
 MAX_QUERY_CHARS = 4096
 CHUNK_KINDS = (*sorted(chunks.CHUNK_KINDS), "module", "section")
 DOC_LANGUAGES = tuple(sorted(set(DOC_FORMATS.values())))  # markdown, text
@@ -228,7 +230,7 @@ def search_code(
     db: Store,
     question: str,
     *,
-    mode: str = DEFAULT_MODE,
+    mode: str | None = None,
     path: str | None = None,
     language: str | None = None,
     kind: str | None = None,
@@ -239,6 +241,8 @@ def search_code(
     started = time.perf_counter()
     question = check_query(question)
     limit = check_limit(limit)
+    if mode is None:
+        mode = DEFAULT_MODE if _has_vectors(db) else "lexical"
     if mode not in MODES:
         raise BadArgument(f"unknown mode {mode!r}; use one of {', '.join(MODES)}")
     filters = make_filters(db, path, language, kind)
@@ -281,6 +285,13 @@ def search_code(
     hits = _distinct(hits)
     timings["total"] = (time.perf_counter() - started) * 1000
     return CodeResults(question, mode, hits[:limit], len(hits) > limit, timings, model_id, coverage)
+
+
+def _has_vectors(db: Store) -> bool:
+    """The index has vectors, here or in the store it names."""
+    if store.get_meta(db, "vector_store"):
+        return True
+    return bool(db.scalar("SELECT 1 FROM vectors LIMIT 1"))
 
 
 def _semantic_scores(

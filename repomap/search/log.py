@@ -22,6 +22,7 @@ calls, errors, answers that found nothing, average result count, latency.
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections import Counter
 from datetime import datetime, timezone
@@ -31,6 +32,8 @@ from typing import NamedTuple
 MAX_BYTES = 16 * 1024 * 1024
 MAX_FIELD = 1000  # characters kept of any string field (queries can be 4096 long)
 OFF_VALUES = ("0", "false", "off", "no")
+
+log = logging.getLogger(__name__)
 
 
 def enabled() -> bool:
@@ -63,8 +66,10 @@ def log_event(kind: str, *, index: Path | str | None, **fields: object) -> None:
             os.close(descriptor)
         if size > MAX_BYTES:
             os.replace(path, path.with_name(path.stem + ".1.jsonl"))
-    except (OSError, ValueError, TypeError):
+    except OSError:
         return  # a log must never fail a search: a read-only folder or a full disk skips it
+    except (ValueError, TypeError):  # a field json cannot write (a caller's bug): said, not fatal
+        log.warning("the search log could not record a %r event", kind, exc_info=True)
 
 
 # --- summary -----------------------------------------------------------------------------------

@@ -4,9 +4,10 @@ Python API (each takes an open index, `repomap.db.open_index(path)`):
 - `search_symbols(db, query, kind=None, language=None, path=None, limit=20) -> list[SymbolHit]`:
   case-insensitive exact, prefix, substring and fuzzy (subsequence) matches on the name and the
   qualified name (`QuerySet.filter` and `Mutex::lock` match the tail of a qualified name), best
-  first; among equals, names used from more files first.
+  first by `order_key()`.
 - `find_symbol(db, name, file=None) -> SymbolMatch`: the best definition for `name`, the others,
-  or `SymbolNotFound` with "did you mean" suggestions. `repomap.snippets.symbol_content()` turns
+  or `SymbolNotFound` with "did you mean" suggestions; ranked by the same `order_key()`, so
+  `show NAME` shows what `symbols NAME` lists first. `repomap.snippets.symbol_content()` turns
   it into source read from disk (`repomap.get_symbol_content()` does both).
 - `refresh_ranks(db)`: recompute the stored rankings when the index changed (index.py calls it).
 
@@ -100,6 +101,7 @@ class SymbolRow:
     declaration_id: int | None
     file_hash: str
     rank: float
+    ref_files: int  # files that use the name
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,18 +112,75 @@ class SymbolMatch:
     others: list[SymbolRow] = field(default_factory=list)
 
 
-# SymbolRow's columns but the rank, in its order (FIND_SQL and SYMBOL_BY_ID_SQL add the rank).
+# SymbolRow's columns, in its order, and the tables they come from.
 _COLUMNS = """s.id, s.file_id, s.name, s.qualified_name, s.kind, f.language, f.path, s.start_line,
-    s.end_line, s.signature, s.parent_id, s.doc, s.is_definition, s.declaration_id, f.hash"""
+    s.end_line, s.signature, s.parent_id, s.doc, s.is_definition, s.declaration_id, f.hash,
+    coalesce(r.rank, 0), coalesce(n.ref_files, 0)"""
+_TABLES = """symbols s JOIN files f ON f.id = s.file_id
+LEFT JOIN symbol_ranks r ON r.symbol_id = s.id LEFT JOIN name_stats n ON n.name = s.name"""
 
 
 def _symbol_row(row: tuple[Any, ...]) -> SymbolRow:
-    """A row of _COLUMNS and a rank as a SymbolRow."""
+    """A row of _COLUMNS as a SymbolRow."""
     (symbol_id, file_id, name, qualified_name, kind, language, file_path, start_line, end_line,
-     signature, parent_id, doc, is_definition, declaration_id, file_hash, rank) = row  # fmt: skip
+     signature, parent_id, doc, is_definition, declaration_id, file_hash, rank,
+     ref_files) = row  # fmt: skip
     return SymbolRow(symbol_id, file_id, name, qualified_name, kind, language, file_path,
                      start_line, end_line, signature, parent_id, doc, bool(is_definition),
-                     declaration_id, file_hash, rank)  # fmt: skip
+                     declaration_id, file_hash, rank, ref_files)  # fmt: skip
+
+
+# --- the one order: `symbols NAME`, `show NAME` and "did you mean" rank matches alike ----------
+
+# Types first, then callables, then values: `show Meta` means the class, not an attribute.
+KIND_ORDER = {
+    "class": 0,
+    "struct": 0,
+    "trait": 0,
+    "enum": 0,
+    "union": 0,
+    "function": 1,
+    "method": 1,
+    "macro": 2,
+    "type": 2,
+    "constant": 3,
+    "variable": 3,
+    "attribute": 3,
+    "impl": 4,
+    "namespace": 5,
+    "module": 5,
+}
+OTHER_KINDS = len(set(KIND_ORDER.values()))
+# KIND_ORDER in SQL, so a capped query keeps the rows the Python order would put first
+_KIND_ORDER_SQL = (
+    "CASE s.kind "
+    + " ".join(f"WHEN '{kind}' THEN {order}" for kind, order in KIND_ORDER.items())
+    + f" ELSE {OTHER_KINDS} END"
+)
+
+
+def order_key(
+    query: str,
+    name: str,
+    qualified_name: str,
+    kind: str,
+    is_definition: bool | int,
+    ref_files: int,
+    rank: float,
+    file_path: str,
+    start_line: int,
+) -> tuple[int, int, int, int, int, bool, int, float, int, str, int]:
+    """Best first: the match tier (exact, prefix, substring, fuzzy) and, for fuzzy, how tight;
+    the name as typed (its case); the whole qualified name; names used from more files;
+    definitions before declarations; types, callables, values; the symbol's PageRank; the
+    shorter qualified name; then path and line, so equal keys keep one order."""
+    tier = match_tier(query, name, qualified_name)
+    spread = _fuzzy_spread(query, name) if tier == 3 else 0
+    exact_case = 0 if query in (name, qualified_name) else 1
+    qualified = 0 if _normalize(query) == _normalize(qualified_name) else 1
+    return (tier, spread, exact_case, qualified, -ref_files, not is_definition,
+            KIND_ORDER.get(kind, OTHER_KINDS), -rank, len(qualified_name), file_path,
+            start_line)  # fmt: skip
 
 
 # --- search_symbols --------------------------------------------------------------------------
@@ -142,33 +201,54 @@ class _Candidate(NamedTuple):
     doc: str | None
     is_definition: int
     ref_files: int  # files that use the name
+    rank: float
 
 
 class _Ranked(NamedTuple):
-    """A SEARCH_SQL row (or a prepared table's): what ordering the matches takes."""
+    """A SEARCH_SQL row (or a prepared table's): what order_key() takes from a match."""
 
     id: int
     name: str
     qualified_name: str
+    kind: str
     is_definition: int
     ref_files: int
+    rank: float
     file_path: str
     start_line: int
 
 
-# The order of a source's rows decides which of them a cap keeps (and, among results equal on
-# every key, which comes first); `_Prepared` keeps the same order in memory.
-SEARCH_SQL = """SELECT s.id, s.name, s.qualified_name, s.is_definition,
-    coalesce(n.ref_files, 0) AS ref_files, f.path, s.start_line
-FROM symbols s JOIN files f ON f.id = s.file_id LEFT JOIN name_stats n ON n.name = s.name
+# Ordered as order_key() orders one tier, so the cap keeps the rows it would rank first; the
+# id decides between rows equal on every key. `_Prepared` keeps the same order in memory.
+_SEARCH_ORDER = (
+    """(s.name = :q OR s.qualified_name = :q) DESC,
+    (s.qualified_name = :q COLLATE NOCASE OR s.qualified_name = :q_alt COLLATE NOCASE) DESC, """
+    + "ref_files DESC, s.is_definition DESC, "
+    + _KIND_ORDER_SQL.replace("{", "{{").replace("}", "}}")
+    + """, symbol_rank DESC, length(s.qualified_name), f.path, s.start_line, s.id"""
+)
+SEARCH_SQL = (
+    """SELECT s.id, s.name, s.qualified_name, s.kind, s.is_definition,
+    coalesce(n.ref_files, 0) AS ref_files, coalesce(r.rank, 0) AS symbol_rank, f.path,
+    s.start_line
+FROM """
+    + _TABLES
+    + """
 WHERE ({match}) {filters}
-ORDER BY (s.name = :q OR s.qualified_name = :q) DESC, ref_files DESC, s.is_definition DESC,
-    length(s.qualified_name), f.path, s.start_line, s.id
+ORDER BY """
+    + _SEARCH_ORDER
+    + """
 LIMIT :cap"""
-DETAILS_SQL = """SELECT s.id, s.name, s.qualified_name, s.kind, f.language, f.path, s.start_line,
-    s.end_line, s.signature, s.doc, s.is_definition, coalesce(n.ref_files, 0)
-FROM symbols s JOIN files f ON f.id = s.file_id LEFT JOIN name_stats n ON n.name = s.name
+)
+DETAILS_SQL = (
+    """SELECT s.id, s.name, s.qualified_name, s.kind, f.language, f.path, s.start_line,
+    s.end_line, s.signature, s.doc, s.is_definition, coalesce(n.ref_files, 0),
+    coalesce(r.rank, 0)
+FROM """
+    + _TABLES
+    + """
 WHERE s.id IN (SELECT value FROM json_each(:ids))"""
+)
 MATCH_SQL = {
     "exact": "s.name = :q COLLATE NOCASE OR s.qualified_name = :q COLLATE NOCASE "
     "OR s.qualified_name = :q_alt COLLATE NOCASE",
@@ -210,6 +290,7 @@ def search_symbols(
     found: dict[int, _Ranked] = {}
     tiers: dict[int, int] = {}
     lowered: dict[int, str] = {}  # names in lower case, for the fuzzy spread
+    normalized: dict[int, str] = {}  # qualified names _normalize()d, for order_key's `qualified`
     exact = 0
     for source in sources:
         cap = limit + len(found) if source != sources[-1] else max(FUZZY_CANDIDATES, limit)
@@ -222,12 +303,13 @@ def search_symbols(
                 for row in map(_Ranked._make, db.conn.execute(sql, {**params, "cap": cap}))
             )
         new = [item for item in rows if item[0].id not in found]
-        for (row, name, _), tier in zip(
+        for (row, name, qualified_name), tier in zip(
             new, folded.tiers([name for _, name, _ in new], [qn for _, _, qn in new]), strict=True
         ):
             if row.id not in found:  # a row can come twice only if ids repeat: they do not
                 found[row.id] = row
                 lowered[row.id] = name
+                normalized[row.id] = qualified_name
                 tiers[row.id] = tier
                 exact += tier == 0
         if exact >= limit:
@@ -245,7 +327,9 @@ def search_symbols(
     best = heapq.nsmallest(
         limit,
         matching,
-        key=lambda row: _search_key(folded, tiers[row.id], row, lowered[row.id]),
+        key=lambda row: _search_key(
+            folded, tiers[row.id], row, lowered[row.id], normalized[row.id]
+        ),
     )
     details = {
         row[0]: _Candidate(*row)
@@ -266,11 +350,17 @@ class _Prepared:
     for a server's KeptReader (`Store.state`); a scan returns the rows SEARCH_SQL returns."""
 
     SCANS = ("prefix", "tail_prefix", "subsequence", "qualified_subsequence")
-    BUILD_SQL = """SELECT s.id, s.name, s.qualified_name, s.is_definition,
-        coalesce(n.ref_files, 0) AS ref_files, f.path, s.start_line, s.kind, f.language, s.file_id
-    FROM symbols s JOIN files f ON f.id = s.file_id LEFT JOIN name_stats n ON n.name = s.name
-    ORDER BY ref_files DESC, s.is_definition DESC, length(s.qualified_name), f.path,
-        s.start_line, s.id"""
+    BUILD_SQL = (
+        """SELECT s.id, s.name, s.qualified_name, s.kind, s.is_definition,
+        coalesce(n.ref_files, 0) AS ref_files, coalesce(r.rank, 0) AS symbol_rank, f.path,
+        s.start_line, f.language, s.file_id
+    FROM """
+        + _TABLES
+        + """
+    ORDER BY ref_files DESC, s.is_definition DESC, """
+        + _KIND_ORDER_SQL
+        + """, symbol_rank DESC, length(s.qualified_name), f.path, s.start_line, s.id"""
+    )
 
     def __init__(self, db: Store) -> None:
         # One string object per distinct kind, language and path (SQLite returns a new one per
@@ -284,17 +374,20 @@ class _Prepared:
         self.languages: list[str] = []
         self.file_ids: list[int] = []
         for row in db.conn.execute(self.BUILD_SQL):
-            symbol_id, name, qualified, is_def, ref_files, path, line, kind, language, file_id = row
+            symbol_id, name, qualified, kind, is_def, ref_files, rank, path, line = row[:9]
+            language, file_id = row[9:]
+            kind = one(kind)
             self.rows.append(
-                _Ranked(symbol_id, name, qualified, is_def, ref_files, one(path), line)
+                _Ranked(symbol_id, name, qualified, kind, is_def, ref_files, rank, one(path), line)
             )
-            self.kinds.append(one(kind))
+            self.kinds.append(kind)
             self.languages.append(one(language))
             self.file_ids.append(file_id)
         self.lowered = [_same(row.name, row.name.lower()) for row in self.rows]
         self.normalized = [
             _same(row.qualified_name, _normalize(row.qualified_name)) for row in self.rows
         ]
+        self._qualified_nocase: dict[str, list[int]] | None = None  # made on use
         self.equal: dict[str, list[int]] = {}  # name or qualified name (exact case): positions
         for position, row in enumerate(self.rows):
             self.equal.setdefault(row.name, []).append(position)
@@ -325,6 +418,19 @@ class _Prepared:
             masks = np.bitwise_or.reduceat(bits, starts) if values else np.zeros(0, np.uint64)
             self._folded[field] = values, masks
         return self._folded[field]
+
+    def _qualified_equal(self, *queries: str) -> set[int]:
+        """Positions whose qualified name NOCASE-equals one of `queries`."""
+        if self._qualified_nocase is None:
+            self._qualified_nocase = {}
+            for position, row in enumerate(self.rows):
+                folded = row.qualified_name.translate(_ASCII_LOWER)
+                self._qualified_nocase.setdefault(folded, []).append(position)
+        return {
+            position
+            for query in queries
+            for position in self._qualified_nocase.get(query.translate(_ASCII_LOWER), ())
+        }
 
     def _sorted_names(self) -> tuple[list[str], list[int]]:
         """The folded names in NOCASE order, and the position of each."""
@@ -363,10 +469,13 @@ class _Prepared:
         language = params.get("language")
         file_ids = set(json.loads(params["file_ids"])) if "file_ids" in params else None
         kinds, languages, files = self.kinds, self.languages, self.file_ids
-        found = [  # `name = :q OR qualified_name = :q` first
-            position for position in sorted(set(self.equal.get(query, ()))) if matches(position)
-        ]
-        skip = set(found)
+        # SEARCH_SQL's first keys: `name = :q OR qualified_name = :q`, then the qualified name
+        # equal to :q or :q_alt as NOCASE compares; then the stored order.
+        equal = set(self.equal.get(query, ()))
+        nocase = self._qualified_equal(params["q"], params["q_alt"])
+        lead = sorted(equal & nocase) + sorted(equal - nocase) + sorted(nocase - equal)
+        found = [position for position in lead if matches(position)]
+        skip = equal | nocase
         # In slices, most of which one comprehension settles: far cheaper than a row at a time.
         for start in range(0, len(ordered), CHUNK):
             found += [
@@ -561,13 +670,22 @@ def _spread(q: str, n: str) -> int:
     return (pos - start) - len(q) if start >= 0 and pos >= 0 else len(n)
 
 
+def _fuzzy_spread(query: str, name: str) -> int:
+    """How spread out the query's letters are in the name: tighter fuzzy matches first."""
+    return _spread(query.lower().replace(".", "").replace(":", ""), name.lower())
+
+
 def _search_key(
-    folded: _Folded, tier: int, c: _Ranked, lowered: str
-) -> tuple[int, int, int, int, int, int, str, int]:
+    folded: _Folded, tier: int, c: _Ranked, lowered: str, normalized: str
+) -> tuple[Any, ...]:
+    """order_key() of a match whose tier, lower-case name and _normalize()d qualified name
+    are known already."""
     spread = _spread(folded.spread_letters, lowered) if tier == 3 else 0
     exact_case = 0 if folded.query in (c.name, c.qualified_name) else 1
-    return (tier, spread, exact_case, -c.ref_files, -c.is_definition, len(c.qualified_name),
-            c.file_path, c.start_line)  # fmt: skip
+    qualified = 0 if folded.q == normalized else 1
+    return (tier, spread, exact_case, qualified, -c.ref_files, not c.is_definition,
+            KIND_ORDER.get(c.kind, OTHER_KINDS), -c.rank, len(c.qualified_name), c.file_path,
+            c.start_line)  # fmt: skip
 
 
 def _hit(c: _Candidate, tier: int) -> SymbolHit:
@@ -589,28 +707,10 @@ def _hit(c: _Candidate, tier: int) -> SymbolHit:
 
 # --- find_symbol -----------------------------------------------------------------------------
 
-FIND_SQL = f"""SELECT {_COLUMNS}, coalesce(r.rank, 0) FROM symbols s JOIN files f ON f.id = s.file_id
-LEFT JOIN symbol_ranks r ON r.symbol_id = s.id
+FIND_SQL = f"""SELECT {_COLUMNS} FROM {_TABLES}
 WHERE (s.name = :last COLLATE NOCASE OR s.qualified_name = :q COLLATE NOCASE
        OR s.qualified_name = :q_alt COLLATE NOCASE) {{filters}}"""
-SYMBOL_BY_ID_SQL = f"""SELECT {_COLUMNS}, coalesce(r.rank, 0) FROM symbols s
-JOIN files f ON f.id = s.file_id LEFT JOIN symbol_ranks r ON r.symbol_id = s.id WHERE s.id = ?"""
-KIND_ORDER = {
-    "class": 0,
-    "struct": 0,
-    "trait": 0,
-    "enum": 0,
-    "union": 0,
-    "function": 1,
-    "method": 1,
-    "macro": 2,
-    "type": 2,
-    "constant": 3,
-    "variable": 3,
-    "impl": 4,
-    "namespace": 5,
-    "module": 5,
-}
+SYMBOL_BY_ID_SQL = f"SELECT {_COLUMNS} FROM {_TABLES} WHERE s.id = ?"
 
 
 def find_symbol(db: Store, name: str, file: str | None = None) -> SymbolMatch:
@@ -647,18 +747,9 @@ def ancestors(db: Store, symbol: SymbolRow) -> list[SymbolRow]:
     return chain[::-1]
 
 
-def _find_key(name: str, row: SymbolRow) -> tuple[int, int, bool, int, float, str, int]:
-    exact_case = 0 if name in (row.name, row.qualified_name) else 1
-    qualified = 0 if _normalize(name) == _normalize(row.qualified_name) else 1
-    return (
-        qualified,
-        exact_case,
-        not row.is_definition,
-        KIND_ORDER.get(row.kind, 6),
-        -row.rank,
-        row.file_path,
-        row.start_line,
-    )
+def _find_key(name: str, row: SymbolRow) -> tuple[Any, ...]:
+    return order_key(name, row.name, row.qualified_name, row.kind, row.is_definition,
+                     row.ref_files, row.rank, row.file_path, row.start_line)  # fmt: skip
 
 
 def suggest(db: Store, name: str, file: str | None = None, limit: int = 5) -> list[str]:

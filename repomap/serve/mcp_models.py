@@ -110,6 +110,9 @@ class SymbolSource(Answer):
         default=None, description="Comments and decorators just above (context)."
     )
     leading_line: OptionalInt = None
+    more_leading_lines: int = Field(
+        default=0, description="Leading lines left out by max_lines (those farthest up)."
+    )
     parents: list[str] = Field(default_factory=list, description="Enclosing headers (context).")
     imports: list[str] = Field(default_factory=list, description="Imports the body uses.")
     other_imports: int = 0
@@ -169,8 +172,11 @@ class Section(Answer):
     content: str = Field(description="The section's lines; ends with `... (N more lines)` if cut.")
     truncated: bool
     more_lines: int
-    matches: list[HeadingRef] = Field(description="Every heading that matched; the first is shown.")
+    matches: list[HeadingRef] = Field(
+        description="Every heading that matched, in path then line order; the nth is shown."
+    )
     more_matches: int = 0
+    nth: int = Field(default=1, description="Which of the matches is shown (1-based).")
 
 
 class OutlineFile(BaseModel):

@@ -41,7 +41,6 @@ from repomap.config import Settings
 from repomap.errors import RepomapError
 from repomap.index.vocabulary import KINDS
 from repomap.search import log as searchlog
-from repomap.search.code import DEFAULT_MODE
 from repomap.serve.mcp_models import (
     CodeSearchAnswer,
     DocSearchAnswer,
@@ -352,8 +351,8 @@ def build_server(
             Literal["hybrid", "lexical", "semantic"] | None,
             Field(
                 description="hybrid: words and meaning fused; lexical: BM25 over the "
-                "definitions' words; semantic: the embedding model alone. Default: the best "
-                "measured (see mcp_help)."
+                "definitions' words; semantic: the embedding model alone. Default: hybrid when "
+                "the index has embeddings, else lexical (the answer's `mode` says which)."
             ),
         ] = None,
         path: PathFilterArg = None,
@@ -383,7 +382,7 @@ def build_server(
         Example: search_code("where is the password hashed before it is stored?").
         """
         return await answer(
-            service, service.search_code, query, mode or DEFAULT_MODE, path, language, kind,
+            service, service.search_code, query, mode, path, language, kind,
             limit,
         )  # fmt: skip
 
@@ -521,15 +520,24 @@ def build_server(
             Field(max_length=4096, description="The Markdown files to look in: " + PATH_DIALECT),
         ] = None,
         max_lines: MaxLines = None,
+        nth: Annotated[
+            int | None,
+            Field(
+                ge=1,
+                le=1000,
+                description="Which of several matching headings (1 = the first, in path then "
+                "line order): a heading repeated in one file too.",
+            ),
+        ] = None,
     ) -> Section:
         """One Markdown section (a heading and its text up to the next heading of its level).
 
         Use it after search_docs or outline to read just the part of a document you need.
-        Several files with that heading: the first (path order), with the others listed;
-        pass file= to choose. None: an error listing similar headings.
-        Example: get_section("Installation", file="README.md").
+        Several headings match: the first (path, then line order), with the others listed;
+        pass nth= or file= to choose. None: an error listing similar headings.
+        Example: get_section("Installation", file="README.md"), get_section("Example", nth=2).
         """
-        return await answer(service, service.get_section, heading, file, max_lines)
+        return await answer(service, service.get_section, heading, file, max_lines, nth)
 
     @tool
     async def outline(

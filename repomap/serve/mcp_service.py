@@ -22,7 +22,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from repomap import store
+from repomap import store, textfile
 from repomap.config import Settings
 from repomap.errors import BadArgument, PathNotFound, RepomapError
 from repomap.gateway import files as gateway
@@ -253,9 +253,11 @@ class Service:
                 file_path=self.roots.out(root, content.file_path),
                 truncated=content.truncated_lines > 0,
                 more_lines=content.truncated_lines,
+                more_leading_lines=content.truncated_leading_lines,
                 others=content.others[:MAX_LISTED],
             )
             fields.pop("truncated_lines")
+            fields.pop("truncated_leading_lines")
             return SymbolSource(notices=notices, **fields)
         raise missing[0]
 
@@ -386,7 +388,7 @@ class Service:
     def search_code(
         self,
         query: str,
-        mode: str,
+        mode: str | None,
         path: str | None,
         language: str | None,
         kind: str | None,
@@ -398,6 +400,7 @@ class Service:
         truncated = False
         model_id: str | None = None
         coverage: float | None = None
+        used = mode
         for root, path_filter in scopes:
             with self.reading(root) as db:
                 result = code_search.search_code(
@@ -405,6 +408,7 @@ class Service:
                     limit=limit,
                 )  # fmt: skip
             truncated = truncated or result.truncated
+            used = used or result.mode
             found.extend((root, hit) for hit in result.hits)
             model_id = model_id or result.model_id
             if result.coverage is not None:
@@ -420,7 +424,7 @@ class Service:
         return CodeSearchAnswer(
             notices=notices,
             query=query,
-            mode=mode,
+            mode=used or "lexical",
             results=[
                 CodeMatch(
                     file_path=self.roots.out(root, hit.path),
@@ -474,7 +478,9 @@ class Service:
             ignored=ignored,
         )
 
-    def get_section(self, heading: str, file: str | None, max_lines: int | None) -> Section:
+    def get_section(
+        self, heading: str, file: str | None, max_lines: int | None, nth: int | None = None
+    ) -> Section:
         scopes = self.roots.scope(file)
         notices = self.ready([root for root, _ in scopes])
         missing: list[RepomapError] = []
@@ -482,7 +488,7 @@ class Service:
             try:
                 with self.reading(root) as db:
                     view = section.show_section(
-                        db, root.path, heading, rel_file, max_lines or DEFAULT_MAX_LINES
+                        db, root.path, heading, rel_file, max_lines or DEFAULT_MAX_LINES, nth
                     )
             except section.HeadingNotFound as error:
                 missing.append(error)
@@ -494,7 +500,7 @@ class Service:
             if view.ambiguous:
                 notices.append(
                     f'{len(matches)} headings match "{view.query}"; showing the first. '
-                    "Pass file= to choose."
+                    f"Pass nth= (1 to {len(matches)}) or file= to choose."
                 )
             return Section(
                 notices=notices,
@@ -508,6 +514,7 @@ class Service:
                 more_lines=view.more_lines,
                 matches=matches[:MAX_LISTED],
                 more_matches=max(0, len(matches) - MAX_LISTED),
+                nth=view.nth,
             )
         raise missing[0]
 
@@ -792,7 +799,7 @@ def _read_window(path: Path, first: int, count: int) -> tuple[list[str], int, in
             total = number
             if number < first or len(lines) >= count:
                 continue
-            text = raw.decode("utf-8", "replace")
+            text = textfile.text(raw, head)  # as the index reads it: a PEP 263 line too
             if len(text) > MAX_LINE_CHARS:
                 cut += 1
                 text = f"{text[:MAX_LINE_CHARS]}… ({len(text) - MAX_LINE_CHARS} more characters)\n"
