@@ -416,3 +416,22 @@ def test_restructured_text_headings_name_the_pieces_of_a_text_file() -> None:
         ("Guide > Install > From source", 14, len(lines)),
     ]
     assert "pip" in chunks[2].body.split()
+
+
+def test_a_free_function_prototype_is_a_chunk_an_in_class_declaration_is_not() -> None:
+    from operator import attrgetter
+
+    from repomap.extractors import extract
+
+    from repomap import store
+    from repomap.index.chunks import code_chunks
+
+    source = (
+        b"/** Create a new, empty module. */\n"
+        b"LLVMModuleRef LLVMModuleCreateWithName(const char *ModuleID);\n"
+        b"class Module {\n public:\n  void dump() const;\n};\n"
+    )
+    rows = [attrgetter(*store.SYMBOL_FIELDS)(s) for s in extract("cpp", source, "Core.h").symbols]
+    names = {chunk.name: chunk for chunk in code_chunks("Core.h", source, rows, [])}
+    assert "Create a new, empty module." in names["LLVMModuleCreateWithName"].head
+    assert "Module::dump" not in names  # found through its definition, elsewhere

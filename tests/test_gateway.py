@@ -502,7 +502,8 @@ def test_show_nth_picks_a_duplicate_heading_even_in_one_file(make_repo, index):
     assert (second.returncode, second.stderr) == (0, "")
     assert second.stdout == "### Example\n\nput(1, 2)\n"
     third = cli(root, "show", "--section", "Example", "--nth", "3", "--json")
-    assert json.loads(third.stdout)["file"] == "more.md" and json.loads(third.stdout)["nth"] == 3
+    answer = json.loads(third.stdout)["results"][0]  # the one JSON envelope
+    assert answer["file"] == "more.md" and answer["nth"] == 3
     in_file = cli(root, "show", "--section", "example", "--file", "api.md", "--nth", "2")
     assert in_file.stdout == second.stdout
     past = cli(root, "show", "--section", "Example", "--nth", "4")

@@ -21,8 +21,8 @@ from repomap.paths import is_test_path
 from repomap.subwords import split_identifier
 
 # What the chunks are made with: a change makes the next `repomap index` read every file again.
-# 4: paths.is_test_path also counts bench/, benchmarks/, example/ folders and conftest.py
-CHUNKS_VERSION = "4"
+# 5: paths.is_test_path also counts bench/, benchmarks/, example/ folders and conftest.py
+CHUNKS_VERSION = "5"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
 # header, docstring and member signatures, not the members' bodies: those are chunks too.
@@ -167,7 +167,9 @@ def code_chunks(
     definitions = [
         _Definition(s[0], s[1], s[2], s[3], s[4], s[9], s[10], s[11])
         for s in symbols
-        if s[12]  # is_definition: a C++ in-class declaration is found through its definition
+        # A C++ in-class declaration is found through its definition; a free function's
+        # prototype (a C API header: llvm-c/Core.h) is often all the index has of it.
+        if s[12] or (s[2] == "function" and s[10] is None)
     ]
     comments: dict[str | None, list[str]] = {}
     for element_type, content, _line, _end, owner, _parts in texts:
