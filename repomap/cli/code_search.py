@@ -7,7 +7,6 @@ from pathlib import Path
 
 import click
 
-from repomap import config
 from repomap.cli import outcome, refresh
 from repomap.cli.shared import (
     KIND_HELP,
@@ -68,10 +67,7 @@ def search(
     from repomap.search.code import search_code
     from repomap.store import reading
 
-    settings = config.resolve(root, db_path, find_index=True)
-    outcome.note_index(settings.db_path)
-    if not no_refresh:
-        refresh.check(settings, click.echo)
+    settings = refresh.for_reading(root, db_path, no_refresh, click.echo)
     with reading(settings.db_path) as db:
         result = search_code(
             db, query, mode=mode, path=path, language=language, kind=kind,

@@ -311,10 +311,7 @@ def outline(
         raise click.UsageError("give PATH or --path, not both")
     path = path if path is not None else path_option
 
-    settings = config.resolve(root, db_path, find_index=True)
-    outcome.note_index(settings.db_path)
-    if not no_refresh:
-        refresh.check(settings, click.echo)
+    settings = refresh.for_reading(root, db_path, no_refresh, click.echo)
     with reading(settings.db_path) as db:
         indexed_root = _indexed_root(db, settings)
         result = gateway.outline(db, indexed_root, path, level)
@@ -437,10 +434,7 @@ def _show_section(
     from repomap.gateway.section import show_section
     from repomap.store import reading
 
-    settings = config.resolve(root, db_path, find_index=True)
-    outcome.note_index(settings.db_path)
-    if not no_refresh:
-        refresh.check(settings, click.echo)
+    settings = refresh.for_reading(root, db_path, no_refresh, click.echo)
     with reading(settings.db_path) as db:
         indexed_root = _indexed_root(db, settings)
         view = show_section(db, indexed_root, heading, file, max_lines, nth)
@@ -473,10 +467,7 @@ def _show_symbol(
 ) -> int:
     from repomap.gateway.show import get_symbol_content
 
-    settings = config.resolve(root, db_path, find_index=True)
-    outcome.note_index(settings.db_path)
-    if not no_refresh:
-        refresh.check(settings, click.echo)
+    settings = refresh.for_reading(root, db_path, no_refresh, click.echo)
     # its own file changed (the check only warned, in a large index): re-indexed, as its lines
     # must be exact; with --no-refresh an error says to run `repomap index`
     content = get_symbol_content(settings, name, file, max_lines, context, reindex=not no_refresh)
@@ -532,10 +523,7 @@ def search_docs(
     from repomap.search.docs import search_docs as run_search
     from repomap.store import reading
 
-    settings = config.resolve(root, db_path, find_index=True)
-    outcome.note_index(settings.db_path)
-    if not no_refresh:
-        refresh.check(settings, click.echo)
+    settings = refresh.for_reading(root, db_path, no_refresh, click.echo)
     with reading(settings.db_path) as db:  # one more than asked: says whether more exist
         indexed_root = _indexed_root(db, settings)
         probe = run_search(db, indexed_root, query, min(limit + 1, MAX_LIMIT), path)
@@ -722,10 +710,7 @@ def symbols_(
     from repomap.search.symbols import search_symbols
     from repomap.store import reading
 
-    settings = config.resolve(root, db_path, find_index=True)
-    outcome.note_index(settings.db_path)
-    if not no_refresh:
-        refresh.check(settings, click.echo)
+    settings = refresh.for_reading(root, db_path, no_refresh, click.echo)
     with reading(settings.db_path) as db:  # one more than asked: says whether more exist
         probe = search_symbols(db, query, kind, language, path, min(limit + 1, MAX_LIMIT))
         shown = Shown(_indexed_root(db, settings), absolute)
@@ -791,10 +776,7 @@ def map_(
     from repomap.maps.repo_map import repo_map
     from repomap.store import reading
 
-    settings = config.resolve(root, db_path, find_index=True)
-    outcome.note_index(settings.db_path)
-    if not no_refresh:
-        refresh.check(settings, click.echo)
+    settings = refresh.for_reading(root, db_path, no_refresh, click.echo)
     with reading(settings.db_path) as db:
         result = repo_map(db, tokens, focus, mention, path, exclude)
         if absolute:

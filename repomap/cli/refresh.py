@@ -26,12 +26,25 @@ from collections.abc import Callable
 from pathlib import Path
 
 from repomap import config
+from repomap.cli import outcome
 from repomap.errors import RepomapError
 
 REFRESH_MAX_FILES = 500  # indexed files up to which a command re-indexes changed files first
 LISTED = 3  # changed files named in the warning
 
 Echo = Callable[..., None]
+
+
+def for_reading(
+    root: Path | None, db_path: Path | None, no_refresh: bool, echo: Echo
+) -> config.Settings:
+    """What every command that answers from an index does first: find the index, log the
+    command to it, and (unless `no_refresh`) check() its files."""
+    settings = config.resolve(root, db_path, find_index=True)
+    outcome.note_index(settings.db_path)
+    if not no_refresh:
+        check(settings, echo)
+    return settings
 
 
 def check(settings: config.Settings, echo: Echo) -> list[str]:

@@ -11,7 +11,6 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from repomap import config
 from repomap.cli import outcome
 
 # search-text's --type, in the order --help lists them: repomap.search.text's ELEMENT_TYPES,
@@ -62,15 +61,11 @@ def run(
 ) -> int:
     """Search comments, docstrings and string literals; print JSON with `echo`, or rich text.
     The exit status: 0 found, 1 nothing found."""
+    from repomap.cli import refresh
     from repomap.search.text import search_text
     from repomap.store import reading
 
-    settings = config.resolve(root, db_path, find_index=True)
-    outcome.note_index(settings.db_path)
-    if not no_refresh:
-        from repomap.cli import refresh
-
-        refresh.check(settings, echo)
+    settings = refresh.for_reading(root, db_path, no_refresh, echo)
     with reading(settings.db_path) as db:
         result = search_text(
             db, query, element_type, limit, path, language,
