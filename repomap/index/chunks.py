@@ -164,17 +164,26 @@ def code_chunks(
     for secret in hidden:
         text = text.replace(secret, "")
     lines = text.split("\n")
-    definitions = [
-        _Definition(s[0], s[1], s[2], s[3], s[4], s[9], s[10], s[11])
-        for s in symbols
+    definitions = []
+    for (
+        name, qualified_name, kind, start_line, end_line, _start_col, _end_col, _start_byte,
+        _end_byte, signature, parent, doc, is_definition,
+    ) in symbols:  # fmt: skip
         # A C++ in-class declaration is found through its definition; a free function's
         # prototype (a C API header: llvm-c/Core.h) is often all the index has of it.
-        if s[12] or (s[2] == "function" and s[10] is None)
-    ]
+        if is_definition or (kind == "function" and parent is None):
+            definitions.append(
+                _Definition(
+                    name, qualified_name, kind, start_line, end_line, signature, parent, doc
+                )
+            )
     comments: dict[str | None, list[str]] = {}
+    docstrings: list[str] = []  # the module's own, which no symbol owns
     for element_type, content, _line, _end, owner, _parts in texts:
         if element_type == "comment":
             comments.setdefault(owner, []).append(content)
+        elif element_type == "docstring" and owner is None:
+            docstrings.append(content)
     members: dict[str, list[str]] = {}
     for d in definitions:
         if d.parent:
@@ -199,11 +208,8 @@ def code_chunks(
         )
 
     rest = [text for number, text in enumerate(lines, 1) if not covered[number]]
-    module_doc = " ".join(comments.get(None, ()))[:HEAD_CHARS]
-    top_level = [
-        t[1] for t in texts if t[0] == "docstring" and t[4] is None
-    ]  # the module docstring
-    head = "\n".join([*top_level, module_doc])
+    module_comments = " ".join(comments.get(None, ()))[:HEAD_CHARS]
+    head = "\n".join([*docstrings, module_comments])
     body = words_of("\n".join(rest), MODULE_WORDS)
     if head.strip() or body:
         chunks.append(make_chunk("module", path, 1, max(len(lines), 1), path, head, body))

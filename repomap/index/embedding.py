@@ -34,7 +34,6 @@ from repomap.store.vectors import (
 
 SCOPE = "main"  # the working tree; branch scopes are named after their branch
 BATCH = 256  # chunks embedded and written per transaction: little lost to an interruption
-VECTOR_STORE_META = "vector_store"  # meta: where the vectors are, when not in this database
 
 
 class ChunkRef(NamedTuple):
@@ -79,7 +78,7 @@ class EmbedSummary:
 def vector_store(db: Store, model_id: str, uri: str | None = None) -> VectorStore:
     """The store at `uri` ('milvus:PATH_OR_URI'), else the one the index names, else the index
     database itself."""
-    uri = uri or store.get_meta(db, VECTOR_STORE_META)
+    uri = uri or store.get_meta(db, store.VECTOR_STORE_META)
     if not uri or uri == "sqlite":
         return LocalVectorStore(db, model_id)
     from repomap.errors import BadArgument
@@ -182,17 +181,6 @@ def embed_chunks(
         summary.seconds["embed"] = embed_seconds
     summary.seconds["total"] = time.perf_counter() - started
     return summary
-
-
-def coverage(db: Store, vectors: VectorStore, scope: str = SCOPE) -> float:
-    """Share of the index's chunks whose vector in the store is up to date."""
-    wanted = dict(db.conn.execute("SELECT id, hash FROM chunks"))
-    if not wanted:
-        return 1.0
-    stored = vectors.hashes(scope)
-    return sum(1 for chunk_id, digest in wanted.items() if stored.get(chunk_id) == digest) / len(
-        wanted
-    )
 
 
 def coverage_count(db: Store, vectors: VectorStore, scope: str = SCOPE) -> int:

@@ -167,9 +167,7 @@ def has_embeddings(settings: Settings) -> bool:
     if not settings.db_path.exists():
         return False
     with store.reading(settings.db_path) as db:
-        if store.get_meta(db, embedding.VECTOR_STORE_META):
-            return True
-        return bool(db.scalar("SELECT 1 FROM vector_scopes LIMIT 1"))
+        return store.has_vectors(db)
 
 
 def embed(
@@ -194,7 +192,7 @@ def embed(
         with store.write_errors(settings.db_path):
             if vector_store is not None and not dry_run:
                 with _exclusive(settings.db_path, wait=True):
-                    store.set_meta(db, {embedding.VECTOR_STORE_META: vector_store})
+                    store.set_meta(db, {store.VECTOR_STORE_META: vector_store})
             vectors = embedding.vector_store(db, model_id_for(WINDOW), vector_store)
             return embedding.embed_chunks(
                 db,

@@ -247,7 +247,7 @@ def search_code(
     question = check_query(question)
     limit = check_limit(limit)
     if mode is None:
-        mode = DEFAULT_MODE if _has_vectors(db) else "lexical"
+        mode = DEFAULT_MODE if store.has_vectors(db) else "lexical"
     if mode not in MODES:
         raise BadArgument(f"unknown mode {mode!r}; use one of {', '.join(MODES)}")
     filters = make_filters(db, path, language, kind)
@@ -290,13 +290,6 @@ def search_code(
     hits = _distinct(hits)
     timings["total"] = (time.perf_counter() - started) * 1000
     return CodeResults(question, mode, hits[:limit], len(hits) > limit, timings, model_id, coverage)
-
-
-def _has_vectors(db: Store) -> bool:
-    """The index has vectors, here or in the store it names."""
-    if store.get_meta(db, "vector_store"):
-        return True
-    return bool(db.scalar("SELECT 1 FROM vectors LIMIT 1"))
 
 
 def _semantic_scores(

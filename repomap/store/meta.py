@@ -6,6 +6,16 @@ from pathlib import Path
 
 from repomap.store.connection import Store
 
+VECTOR_STORE_META = "vector_store"  # where the vectors are, when not in this database
+
+
+def has_vectors(db: Store) -> bool:
+    """The index has embeddings, here or in the vector store it names: then searches default
+    to hybrid and `repomap index` keeps them up to date."""
+    if get_meta(db, VECTOR_STORE_META):
+        return True
+    return bool(db.scalar("SELECT 1 FROM vector_scopes LIMIT 1"))
+
 
 def indexed_root(db: Store, fallback: Path) -> Path:
     """The root the index was built from (meta 'root'), or `fallback` if that folder is gone."""
