@@ -301,6 +301,9 @@ def test_semantic_search_needs_embeddings_then_finds_by_meaning(tree: Path) -> N
     assert {hit["language"] for hit in only_rust["results"]} == {"rust"}
     _, only_docs, _ = search(tree, "deploy", "--mode", "semantic", "--path", "docs/")
     assert {hit["path"] for hit in only_docs["results"]} == {"docs/guide.md"}
+    db = sqlite3.connect(tree / ".repomap" / "index.db")
+    (docs_chunks,) = db.execute("SELECT count(*) FROM chunks WHERE doc_id IS NOT NULL").fetchone()
+    assert only_docs["count"] == docs_chunks  # every candidate ranked, the last one too
 
 
 def test_the_cache_embeds_only_new_texts_across_changes_renames_and_force(tree: Path) -> None:

@@ -227,7 +227,6 @@ def prior(kind: str, is_test: bool, wants_tests: bool) -> float:
     return factor
 
 
-SEMANTIC_STRETCH = True
 SEMANTIC_WEIGHT = 0.4  # hybrid: the cosine's share, chosen on the tune half of bench/relevance.py
 
 
@@ -270,11 +269,13 @@ def search_code(
     traits = {chunk_id: (is_test, kind) for chunk_id, (_, is_test, kind) in lexical.items()}
     traits.update(_traits(db, [chunk_id for chunk_id in semantic if chunk_id not in traits]))
     weight = {"lexical": 0.0, "semantic": 1.0}.get(mode, semantic_weight)
-    # Cosines of related texts sit in a narrow band (0.3-0.7 with this model): stretched to
-    # 0-1 over the candidates, as the BM25 scores are, before the two are weighed.
-    low = min(semantic.values(), default=0.0) if SEMANTIC_STRETCH else 0.0
-    high = max(semantic.values(), default=1.0) if SEMANTIC_STRETCH else 1.0
-    span = (high - low) or 1.0
+    # Cosines of related texts sit in a narrow band (0.3-0.7 with this model): stretched over
+    # the candidates, as the BM25 scores are, before the two are weighed; the last candidate
+    # keeps a twentieth of the band, so it is ranked, not dropped.
+    high = max(semantic.values(), default=1.0)
+    low = min(semantic.values(), default=0.0)
+    low -= (high - low) / 20 or 0.05
+    span = high - low
     scored = {}
     for chunk_id, (is_test, chunk_kind) in traits.items():
         words = lexical[chunk_id][0] / best_lexical if chunk_id in lexical else 0.0
