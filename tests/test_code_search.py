@@ -350,6 +350,30 @@ def test_a_model_mismatch_is_refused_with_the_fix(tree: Path) -> None:
     assert search(tree, "retry", "--mode", "semantic")[0] == 0
 
 
+def test_an_index_keeps_its_model_window_until_force(tree: Path) -> None:
+    """A new default window must not re-embed an index behind its user's back, nor make its
+    searches embed the question with another window than its vectors'."""
+    from repomap.embed.model import DEFAULT_MAX_TOKENS, model_id_for
+
+    older = model_id_for(48)  # as if embedded by a release whose default window was 48
+    db = sqlite3.connect(tree / ".repomap" / "index.db")
+    with db:
+        db.execute("INSERT INTO meta (key, value) VALUES ('embedding_model', ?)", (older,))
+    db.close()
+    first = index_json(tree, "--embed")["embeddings"]
+    assert first["model_id"] == older and first["embedded"] == first["chunks"]
+    again = index_json(tree)["embeddings"]  # kept up to date with the same model
+    assert (again["model_id"], again["embedded"]) == (older, 0)
+    code, data, _ = search(tree, "checksum of bytes", "--mode", "semantic", "--limit", "1")
+    assert code == 0 and data["meta"]["model_id"] == older
+    assert data["results"][0]["path"] == "src/lib.rs"
+    renewed = index_json(tree, "--force", "--embed")["embeddings"]
+    assert renewed["model_id"] == model_id_for(DEFAULT_MAX_TOKENS) != older
+    assert renewed["embedded"] == renewed["chunks"] and renewed["coverage"] == 1
+    code, data, _ = search(tree, "checksum of bytes", "--mode", "semantic", "--limit", "1")
+    assert code == 0 and data["meta"]["model_id"] == renewed["model_id"]
+
+
 def test_vectors_can_live_in_milvus(tree: Path, tmp_path: Path) -> None:
     pytest.importorskip("pymilvus")
     uri = f"milvus:{tmp_path / 'vectors.db'}"

@@ -124,9 +124,11 @@ def index(
         if embed or dry_run or vector_store is not None:
             quiet = as_json or not sys.stderr.isatty()
             embedded = (
-                indexer.embed(settings, dry_run=dry_run, vector_store=vector_store)
+                indexer.embed(
+                    settings, dry_run=dry_run, vector_store=vector_store, renew_model=force
+                )
                 if quiet
-                else _embed_with_progress(indexer, settings, dry_run, vector_store)
+                else _embed_with_progress(indexer, settings, dry_run, vector_store, force)
             )
     summary = _summary_shown(summary, Shown(settings.root, absolute))
     if as_json:
@@ -153,7 +155,7 @@ def _summary_shown(summary: Any, shown: Shown) -> Any:
 
 
 def _embed_with_progress(
-    indexer: Any, settings: config.Settings, dry_run: bool, vector_store: str | None
+    indexer: Any, settings: config.Settings, dry_run: bool, vector_store: str | None, force: bool
 ) -> Any:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
@@ -169,7 +171,10 @@ def _embed_with_progress(
         def advance(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
 
-        return indexer.embed(settings, dry_run=dry_run, vector_store=vector_store, progress=advance)
+        return indexer.embed(
+            settings, dry_run=dry_run, vector_store=vector_store, progress=advance,
+            renew_model=force,
+        )  # fmt: skip
 
 
 @contextmanager

@@ -55,6 +55,15 @@ def model_id_for(max_tokens: int) -> str:
     return f"{MODEL_NAME}-w{max_tokens}"
 
 
+def window_of(model_id: str) -> int | None:
+    """The window of a model id this module makes (`model_id_for`), or None for another model's."""
+    prefix = f"{MODEL_NAME}-w"
+    window = model_id.removeprefix(prefix)
+    if not model_id.startswith(prefix) or not window.isdigit():
+        return None
+    return int(window) if 2 <= int(window) <= MAX_TOKENS_LIMIT else None
+
+
 def usable_cores() -> int:
     """Cores this process may run on (a container's or taskset's limit, not the host's count)."""
     if hasattr(os, "sched_getaffinity"):
@@ -91,13 +100,8 @@ class Embedder:
     def for_model_id(cls, model_id: str) -> Embedder | None:
         """The loaded model that made vectors with this id (its window read from the id), or
         None when another model made them (the caller refuses: EMBEDDING_MODEL_MISMATCH)."""
-        prefix = f"{MODEL_NAME}-w"
-        window = model_id.removeprefix(prefix)
-        if not model_id.startswith(prefix) or not window.isdigit():
-            return None
-        if not 2 <= int(window) <= MAX_TOKENS_LIMIT:
-            return None
-        return cls.load(max_tokens=int(window))
+        window = window_of(model_id)
+        return None if window is None else cls.load(max_tokens=window)
 
     @classmethod
     def from_files(

@@ -177,27 +177,37 @@ def embed(
     vector_store: str | None = None,
     progress: Progress | None = None,
     stop: threading.Event | None = None,
+    renew_model: bool = False,
 ) -> EmbedSummary:
     """Bring the vector store up to date with the index's chunks (after run(): lexical first).
 
     `vector_store` ('sqlite', 'milvus:PATH_OR_URI') is remembered in the index, so searches
-    and later runs use the same store. The index's lock is taken per batch written, waiting
-    for a run of `repomap index` to end; interrupted, every batch finished is kept.
+    and later runs use the same store. The model (and window) the index was embedded with is
+    kept, so a new default never re-embeds an index behind its user's back; `renew_model`
+    (`repomap index --force`) moves it to the default. The index's lock is taken per batch
+    written, waiting for a run of `repomap index` to end; interrupted, every batch finished is
+    kept.
     """
-    from repomap.embed.model import DEFAULT_MAX_TOKENS as WINDOW
-    from repomap.embed.model import Embedder, model_id_for
+    from repomap.embed.model import DEFAULT_MAX_TOKENS, Embedder, model_id_for, window_of
 
     db = store.open_index(settings.db_path)
     try:
         with store.write_errors(settings.db_path):
-            if vector_store is not None and not dry_run:
+            stored = None if renew_model else store.embedding_model(db)
+            window = (stored and window_of(stored)) or DEFAULT_MAX_TOKENS
+            model_id = model_id_for(window)
+            if not dry_run:
                 with _exclusive(settings.db_path, wait=True):
-                    store.set_meta(db, {store.VECTOR_STORE_META: vector_store})
-            vectors = embedding.vector_store(db, model_id_for(WINDOW), vector_store)
+                    store.set_meta(
+                        db,
+                        {store.EMBEDDING_MODEL_META: model_id}
+                        | ({} if vector_store is None else {store.VECTOR_STORE_META: vector_store}),
+                    )
+            vectors = embedding.vector_store(db, model_id, vector_store)
             return embedding.embed_chunks(
                 db,
                 vectors,
-                lambda: Embedder.load(WINDOW),
+                lambda: Embedder.load(window),
                 dry_run=dry_run,
                 progress=progress,
                 writing=lambda: _exclusive(settings.db_path, wait=True),

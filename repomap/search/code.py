@@ -300,11 +300,15 @@ def _semantic_scores(
     db: Store, question: str, filters: Filters, pool: int, timings: dict[str, float]
 ) -> tuple[dict[int, float], str, float]:
     """chunk id -> cosine of the `pool` nearest chunks; the model id; the vectors' coverage."""
-    from repomap.embed.model import DEFAULT_MAX_TOKENS, Embedder, model_id_for
+    from repomap.embed.model import DEFAULT_MAX_TOKENS, Embedder, model_id_for, window_of
     from repomap.index import embedding
-    from repomap.store.vectors import VectorFilter
+    from repomap.store.vectors import EmbeddingModelMismatch, VectorFilter
 
-    model_id = model_id_for(DEFAULT_MAX_TOKENS)
+    # The question is embedded by the model and window the index's vectors came from.
+    model_id = store.embedding_model(db) or model_id_for(DEFAULT_MAX_TOKENS)
+    window = window_of(model_id)
+    if window is None:
+        raise EmbeddingModelMismatch(embedding.SCOPE, model_id, model_id_for(DEFAULT_MAX_TOKENS))
     vectors = embedding.vector_store(db, model_id)
     covered = embedding.coverage_count(db, vectors)
     if not covered:
@@ -312,7 +316,7 @@ def _semantic_scores(
             "this index has no embeddings yet; run `repomap index --embed` (or use --mode lexical)"
         )
     clock = time.perf_counter()
-    target = Embedder.load(DEFAULT_MAX_TOKENS).embed_query(question)
+    target = Embedder.load(window).embed_query(question)
     timings["embed"] = (time.perf_counter() - clock) * 1000
     clock = time.perf_counter()
     where = VectorFilter(

@@ -31,7 +31,15 @@ from repomap.store.files import (
     indexed_docs,
     indexed_files,
 )
-from repomap.store.meta import VECTOR_STORE_META, get_meta, has_vectors, indexed_root, set_meta
+from repomap.store.meta import (
+    EMBEDDING_MODEL_META,
+    VECTOR_STORE_META,
+    embedding_model,
+    get_meta,
+    has_vectors,
+    indexed_root,
+    set_meta,
+)
 from repomap.store.migrate import MIGRATION_NAMES, SCHEMA_VERSION, first_migration_after, migrate
 from repomap.store.writer import (
     ELEMENT_TYPE_CODES,
@@ -43,9 +51,9 @@ from repomap.store.writer import (
 )
 
 __all__ = [
-    "ELEMENT_TYPE_CODES", "MIGRATION_NAMES", "NOT_UNICODE", "ROWS_PER_FILE", "SCHEMA_VERSION",
+    "EMBEDDING_MODEL_META", "ELEMENT_TYPE_CODES", "MIGRATION_NAMES", "NOT_UNICODE", "ROWS_PER_FILE", "SCHEMA_VERSION",
     "SQLITE_HEADER", "SYMBOL_FIELDS", "VECTOR_STORE_META", "DocRows", "FileRows", "IndexedFile", "KeptReader", "Store",
-    "Writer", "changed_since_indexing", "chunks", "counts", "filtered_ids", "first_migration_after", "get_meta", "has_sqlite_header", "has_vectors", "ids_matching", "indexed_docs",
+    "Writer", "changed_since_indexing", "chunks", "counts", "embedding_model", "filtered_ids", "first_migration_after", "get_meta", "has_sqlite_header", "has_vectors", "ids_matching", "indexed_docs",
     "indexed_files", "indexed_root", "migrate", "move_aside", "open_index", "prepare_folder",
     "reading", "schema_version", "set_meta", "write_errors", "writing",
 ]  # fmt: skip

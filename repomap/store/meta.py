@@ -7,6 +7,7 @@ from pathlib import Path
 from repomap.store.connection import Store
 
 VECTOR_STORE_META = "vector_store"  # where the vectors are, when not in this database
+EMBEDDING_MODEL_META = "embedding_model"  # the model id (model and window) the vectors are from
 
 
 def has_vectors(db: Store) -> bool:
@@ -15,6 +16,20 @@ def has_vectors(db: Store) -> bool:
     if get_meta(db, VECTOR_STORE_META):
         return True
     return bool(db.scalar("SELECT 1 FROM vector_scopes LIMIT 1"))
+
+
+def embedding_model(db: Store) -> str | None:
+    """The model id this index's vectors were made with: searches embed the question with the
+    same model and window, and later runs keep it (a new default applies to new indexes and to
+    `repomap index --force`). Indexes embedded before the meta key: the main scope's model."""
+    stored = get_meta(db, EMBEDDING_MODEL_META)
+    if stored:
+        return stored
+    row = db.conn.execute(
+        "SELECT m.name FROM vector_scopes s JOIN embedding_models m ON m.id = s.model "
+        "WHERE s.name = 'main'"
+    ).fetchone()
+    return None if row is None else str(row[0])
 
 
 def indexed_root(db: Store, fallback: Path) -> Path:
