@@ -26,9 +26,9 @@ from repomap.index import embedding, secrets
 from repomap.index.chunks import CHUNKS_VERSION, code_chunks
 from repomap.index.discover import Walk, code_files, read_file, walk
 from repomap.index.docs import update_docs
+from repomap.index.embedding import EmbedSummary
 from repomap.index.history import update_history
 from repomap.index.records import update_data
-from repomap.index.embedding import EmbedSummary
 from repomap.languages import DOC_FORMATS, LANGUAGE_BY_SUFFIX, LANGUAGE_NAMES, doc_format
 from repomap.subwords import subwords
 
@@ -166,6 +166,34 @@ def run(settings: Settings, *, force: bool = False, progress: Progress | None = 
     summary.references = totals.pop("references")
     summary.elements = {k: totals.get(k, 0) for k in ("comment", "docstring", "string_literal")}
     return summary
+
+
+def refresh_history(settings: Settings) -> list[str]:
+    """Bring the index's commits up to date when HEAD moved since indexing (commits do not
+    change any indexed file, so the file checks never see them); notes for the answer."""
+    from repomap.index.history import head_of, update_history
+
+    if not settings.db_path.exists():
+        return []
+    with store.reading(settings.db_path) as db:
+        indexed = store.get_meta(db, "history_head")
+        root = store.indexed_root(db, settings.root)
+    head = head_of(root)
+    if head is None or head == indexed:
+        return []
+    try:
+        with _exclusive(settings.db_path):
+            db = store.open_index(settings.db_path)
+            try:
+                with store.write_errors(settings.db_path):
+                    done = update_history(store.Writer(db), root, settings.redact)
+            finally:
+                db.conn.close()
+    except IndexBusy:
+        return ["another `repomap index` is running: commits since it started may be missing"]
+    if done.note:
+        return [done.note]
+    return [f"read {done.added} new commits first ({done.removed} no longer in HEAD's history)"]
 
 
 def has_embeddings(settings: Settings) -> bool:

@@ -132,7 +132,7 @@ def _table(text: str, delimiter: str) -> Parsed:
             continue
         number += 1
         names = header + [f"column {i}" for i in range(len(header) + 1, len(row) + 1)]
-        fields = [(name, _cut(value)) for name, value in zip(names, row) if value != ""]
+        fields = [(name, _cut(value)) for name, value in zip(names, row, strict=False) if value]
         if fields and not parsed.add(Record(str(number), fields, start)):
             break
     return parsed

@@ -150,7 +150,9 @@ def delete_commits(writer: Writer, hashes: Iterable[str] | None) -> int:
     conn.execute(UNINDEX_COMMITS_SQL, {"ids": ids})
     conn.execute("DELETE FROM commit_paths WHERE commit_id IN (SELECT value FROM json_each(?))",
                  (ids,))  # fmt: skip
-    cursor = conn.execute("DELETE FROM commits WHERE id IN (SELECT value FROM json_each(?))", (ids,))
+    cursor = conn.execute(
+        "DELETE FROM commits WHERE id IN (SELECT value FROM json_each(?))", (ids,)
+    )
     return cursor.rowcount
 
 
