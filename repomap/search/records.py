@@ -94,8 +94,10 @@ def snippet(text: str, start: int, end: int) -> str:
     """The match text[start:end] with up to SNIPPET_CONTEXT code points each side, line breaks
     kept, at most SNIPPET_CHARS in all (a long match is cut first, then the context shrinks)."""
     end = min(end, start + SNIPPET_CHARS)
-    side = min(SNIPPET_CONTEXT, (SNIPPET_CHARS - (end - start)) // 2)
-    return text[max(0, start - side) : end + side]
+    room = SNIPPET_CHARS - (end - start)
+    before = min(SNIPPET_CONTEXT, start, room // 2)
+    after = min(SNIPPET_CONTEXT, room - before)
+    return text[start - before : end + after]
 
 
 class _Matcher:
