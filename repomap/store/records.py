@@ -162,7 +162,7 @@ def insert_commits(writer: Writer, commits: Iterable[CommitRow]) -> int:
     first = writer.db.scalar("SELECT coalesce(max(id), 0) + 1 FROM commits")
     next_id = first
     rows = []
-    paths = []
+    paths: list[tuple[str, int]] = []
     for commit in commits:
         rows.append((next_id, *commit[:10], "\n".join(commit.paths)))
         paths.extend((path, next_id) for path in dict.fromkeys(commit.paths))
