@@ -62,4 +62,10 @@ CREATE INDEX commit_paths_commit ON commit_paths(commit_id);
 CREATE VIRTUAL TABLE commits_fts USING fts5(
     author, subject, body, paths, content='', tokenize='unicode61 remove_diacritics 2');
 
+-- Literal search's candidates: the trigrams of each commit's searched text (subject, body,
+-- `name <email>`, paths), case-sensitive, without positions; a query's trigrams ANDed give a
+-- superset that instr() confirms. A string found nowhere is answered without a scan.
+CREATE VIRTUAL TABLE commits_literal USING fts5(
+    text, content='', tokenize='trigram case_sensitive 1', detail='none');
+
 PRAGMA user_version = 15;

@@ -417,3 +417,19 @@ def test_migrating_a_v14_index_keeps_its_rows_and_the_next_run_reads_records(rep
     conn.close()
     assert (version, kept) == (15, ("yes",))
     assert summary.data["files"] == 6 and summary.history["commits"] == 6
+
+
+def test_literal_commit_search_gives_the_same_answer_from_trigrams_or_a_scan(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from repomap.search import records
+
+    index(repo)
+    queries = ["timeout", "30", "e", "Lefèvre <", "client.py\nmain", "absent text", 'a"b']
+    with reading(repo) as db:
+        by_trigrams = [search_commits(db, q, limit=100).as_dict() for q in queries]
+        monkeypatch.setattr(records, "CANDIDATE_CAP", 0)  # every query scans
+        by_scan = [search_commits(db, q, limit=100).as_dict() for q in queries]
+    assert by_trigrams == by_scan
+    assert [len(answer["results"]) for answer in by_trigrams[:2]] == [2, 1]
+    assert by_trigrams[5]["results"] == [] and len(by_trigrams[2]["results"]) == 6

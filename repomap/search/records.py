@@ -239,6 +239,9 @@ COMMITS_LITERAL_SQL = """SELECT {columns}, NULL FROM commits c WHERE {match} {fi
 COMMITS_RANKED_SQL = """SELECT {columns}, f.rank FROM commits_fts f JOIN commits c ON c.id = f.rowid
     WHERE commits_fts MATCH :match {filters}
     ORDER BY f.rank, c.commit_time {order}, c.hash LIMIT :probe"""
+LITERAL_CANDIDATES_SQL = "SELECT rowid FROM commits_literal WHERE commits_literal MATCH ? LIMIT ?"
+CANDIDATE_CAP = 2000  # more candidates: the text is common, and a scan in time order stops early
+MAX_TRIGRAMS = 16
 COMMIT_FIELD_SQL = {
     "subject": "c.subject",
     "body": "c.body",
@@ -321,6 +324,10 @@ def search_commits(
     else:
         fields = [field] if field else list(COMMIT_FIELDS)
         condition = " OR ".join(f"instr({COMMIT_FIELD_SQL[name]}, :q) > 0" for name in fields)
+        candidates = _literal_candidates(db, query)
+        if candidates is not None:
+            params["candidates"] = json.dumps(candidates)
+            where += " AND c.id IN (SELECT value FROM json_each(:candidates))"
         sql = COMMITS_LITERAL_SQL.format(
             columns=COMMIT_COLUMNS, match=f"({condition})", filters=where, order=order
         )
@@ -328,6 +335,20 @@ def search_commits(
     matcher = _Matcher(query, ranked)
     hits = [_commit_hit(row, matcher, field) for row in found[:limit]]
     return RecordSearch(query, mode, hits, len(found) > limit)
+
+
+def _literal_candidates(db: Store, query: str) -> list[int] | None:
+    """The commits whose text holds every trigram of `query` (a superset of the matches), or
+    None when a scan is better: a query under 3 code points, or one too common to list."""
+    if len(query) < 3:
+        return None
+    grams = list(dict.fromkeys(query[i : i + 3] for i in range(len(query) - 2)))
+    if len(grams) > MAX_TRIGRAMS:  # evenly spread: the first and last always among them
+        step = (len(grams) - 1) / (MAX_TRIGRAMS - 1)
+        grams = [grams[round(i * step)] for i in range(MAX_TRIGRAMS)]
+    match = " AND ".join('"' + gram.replace('"', '""') + '"' for gram in grams)
+    rows = db.conn.execute(LITERAL_CANDIDATES_SQL, (match, CANDIDATE_CAP + 1)).fetchall()
+    return None if len(rows) > CANDIDATE_CAP else [row[0] for row in rows]
 
 
 def _commit_hit(row: tuple[Any, ...], matcher: _Matcher, field: str | None) -> CommitHit:

@@ -1,7 +1,7 @@
 """The record tables (schema v15): data files and their values, commits and their paths.
 
-The only writer of `data_files`, `data_values`, `data_fts`, `commits`, `commit_paths` and
-`commits_fts`, called inside a `Writer.batch()` (index/records.py and index/history.py make
+The only writer of `data_files`, `data_values`, `data_fts`, `commits`, `commit_paths`,
+`commits_fts` and `commits_literal`, called inside a `Writer.batch()` (index/records.py and index/history.py make
 the rows). The two FTS5 tables are contentless: a row is removed with FTS5's 'delete' command
 and the values it was indexed with, read back from its table first.
 """
@@ -63,6 +63,12 @@ INSERT_COMMIT_SQL = """INSERT INTO commits (id, hash, parents, author_name, auth
 INDEX_COMMITS_SQL = """INSERT INTO commits_fts (rowid, author, subject, body, paths)
     SELECT id, author_name || ' <' || author_email || '>', subject, body, paths FROM commits
     WHERE id >= ?"""
+LITERAL_TEXT = """subject || char(10) || body || char(10) || author_name || ' <' || author_email
+    || '>' || char(10) || paths"""
+INDEX_LITERAL_SQL = f"""INSERT INTO commits_literal (rowid, text)
+    SELECT id, {LITERAL_TEXT} FROM commits WHERE id >= ?"""
+UNINDEX_LITERAL_SQL = f"""INSERT INTO commits_literal (commits_literal, rowid, text)
+    SELECT 'delete', id, {LITERAL_TEXT} FROM commits WHERE id IN (SELECT value FROM json_each(?))"""
 UNINDEX_COMMITS_SQL = """INSERT INTO commits_fts (commits_fts, rowid, author, subject, body, paths)
     SELECT 'delete', id, author_name || ' <' || author_email || '>', subject, body, paths
     FROM commits WHERE id IN (SELECT value FROM json_each(:ids))"""
@@ -135,6 +141,7 @@ def delete_commits(writer: Writer, hashes: Iterable[str] | None) -> int:
     if hashes is None:
         removed = int(writer.db.scalar("SELECT count(*) FROM commits"))
         conn.execute("DELETE FROM commits_fts")
+        conn.execute("DELETE FROM commits_literal")
         conn.execute("DELETE FROM commit_paths")
         conn.execute("DELETE FROM commits")
         return removed
@@ -148,6 +155,7 @@ def delete_commits(writer: Writer, hashes: Iterable[str] | None) -> int:
         )
     ])  # fmt: skip
     conn.execute(UNINDEX_COMMITS_SQL, {"ids": ids})
+    conn.execute(UNINDEX_LITERAL_SQL, (ids,))
     conn.execute("DELETE FROM commit_paths WHERE commit_id IN (SELECT value FROM json_each(?))",
                  (ids,))  # fmt: skip
     cursor = conn.execute(
@@ -170,4 +178,5 @@ def insert_commits(writer: Writer, commits: Iterable[CommitRow]) -> int:
     conn.executemany(INSERT_COMMIT_SQL, rows)
     conn.executemany("INSERT OR IGNORE INTO commit_paths (path, commit_id) VALUES (?, ?)", paths)
     conn.execute(INDEX_COMMITS_SQL, (first,))
+    conn.execute(INDEX_LITERAL_SQL, (first,))
     return len(rows)
