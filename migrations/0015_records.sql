@@ -68,4 +68,10 @@ CREATE VIRTUAL TABLE commits_fts USING fts5(
 CREATE VIRTUAL TABLE commits_literal USING fts5(
     text, content='', tokenize='trigram case_sensitive 1', detail='none');
 
+-- Records are retrieval chunks too (`repomap search` finds a commit message or a data file's
+-- records by words and meaning): a data file's chunks name it in data_id (ids from 2**56 +
+-- data_files.id * 1048576), a commit's in commit_id (id 2**60 + commits.id).
+ALTER TABLE chunks ADD COLUMN data_id INTEGER REFERENCES data_files(id) ON DELETE CASCADE;
+ALTER TABLE chunks ADD COLUMN commit_id INTEGER REFERENCES commits(id) ON DELETE CASCADE;
+
 PRAGMA user_version = 15;

@@ -433,3 +433,33 @@ def test_literal_commit_search_gives_the_same_answer_from_trigrams_or_a_scan(
     assert by_trigrams == by_scan
     assert [len(answer["results"]) for answer in by_trigrams[:2]] == [2, 1]
     assert by_trigrams[5]["results"] == [] and len(by_trigrams[2]["results"]) == 6
+
+
+def test_commits_and_data_records_are_chunks_that_search_finds_in_words(repo: Path) -> None:
+    index(repo)
+    done = run_cli(
+        "search", "when did we raise the timeout", "--mode", "lexical", "--root", repo, "--json"
+    )
+    assert done.returncode == 0, done.stderr
+    top = json.loads(done.stdout)["results"][0]
+    assert (top["kind"], top["name"], top["language"]) == (
+        "commit", "client: raise the timeout to 30", "git",
+    )  # fmt: skip
+    assert top["path"] == "commit:" + git(repo, "rev-parse", "HEAD^1")
+    found = run_cli("search", "ruff lint select", "--mode", "lexical", "--root", repo, "--json")
+    assert json.loads(found.stdout)["results"][0]["path"] == "pyproject.toml"
+
+    def chunk_counts() -> tuple[int, int, int, int]:
+        with reading(repo) as db:
+            return (
+                db.scalar("SELECT count(*) FROM chunks WHERE commit_id IS NOT NULL"),
+                db.scalar("SELECT count(*) FROM commits"),
+                db.scalar("SELECT count(DISTINCT data_id) FROM chunks WHERE data_id IS NOT NULL"),
+                db.scalar("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'merge'"),
+            )
+
+    assert chunk_counts() == (6, 6, 6, 1)
+    git(repo, "commit", "-q", "--amend", "-m", "Bring the side work in", when=1_700_000_900)
+    (repo / "events.jsonl").unlink()
+    index(repo)
+    assert chunk_counts() == (6, 6, 5, 0)  # the amended merge's chunk and words went with it

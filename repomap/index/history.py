@@ -29,9 +29,10 @@ from typing import Any
 
 from repomap import store
 from repomap.index import secrets
+from repomap.index.chunks import commit_chunk
 
 # Bump when what is stored per commit changes: the history is then read again whole.
-HISTORY_VERSION = "1"
+HISTORY_VERSION = "2"  # 2: a chunk per commit
 FIELDS = ("%H", "%P", "%an", "%ae", "%cn", "%ce", "%at", "%ct", "%s", "%b")
 START = "\x1e"  # before each commit's fields: tells a commit from the paths of the one before
 FORMAT = START + "%x00".join(FIELDS) + "%x00"
@@ -209,7 +210,9 @@ def update_history(writer: store.Writer, root: Path, redact: bool = True) -> His
         return summary
     with writer.batch():
         summary.removed = store.delete_commits(writer, gone)
-        summary.added = store.insert_commits(writer, reversed(added))
+        oldest_first = added[::-1]
+        chunks = [commit_chunk(c.subject, c.body, c.paths) for c in oldest_first]
+        summary.added = store.insert_commits(writer, oldest_first, chunks)
         store.set_meta(db, {"history_head": repo.head, "history_settings": settings})
     summary.status = "indexed"
     summary.commits = store.indexed_commits(db)

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from repomap import store, textfile
 from repomap.index import secrets
+from repomap.index.chunks import data_chunks
 from repomap.languages import data_format
 
 if TYPE_CHECKING:
@@ -330,11 +331,15 @@ def data_rows(
     except DataError as error:
         return str(error)
     values = []
+    shown_records = []
     for number, record in enumerate(parsed.records, 1):
         name = record.key.rsplit(".", 1)[-1]
+        fields = []
         for field_name, value in record.fields:
             shown = _redacted(name if field_name == "value" else field_name, value, redact)
             values.append((number, record.key, field_name, shown, record.line))
+            fields.append((field_name, shown))
+        shown_records.append((record.key, fields, record.line))
     return store.DataRows(
         rel_path,
         fmt,
@@ -344,6 +349,7 @@ def data_rows(
         len(parsed.records),
         "; ".join(parsed.notes) or None,
         values,
+        data_chunks(rel_path, shown_records),
     )
 
 

@@ -8,15 +8,18 @@ and the values it was indexed with, read back from its table first.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from repomap.store.connection import Store
 from repomap.store.files import IndexedFile
-from repomap.store.writer import ROWS_PER_FILE, Writer
+from repomap.store.writer import ROWS_PER_FILE, ChunkFields, Writer
 
 # record ordinal, key, field, value, line
 ValueFields = tuple[int, str, str, str, int | None]
+DATA_CHUNK_BASE = 1 << 56  # chunk ids of data files: + data_files.id * ROWS_PER_FILE + ordinal
+COMMIT_CHUNK_BASE = 1 << 60  # chunk ids of commits: + commits.id
 
 
 class DataRows(NamedTuple):
@@ -30,6 +33,7 @@ class DataRows(NamedTuple):
     records: int
     note: str | None
     values: list[ValueFields]
+    chunks: Sequence[ChunkFields]  # index/chunks.py data_chunks
 
 
 class CommitRow(NamedTuple):
@@ -74,6 +78,25 @@ UNINDEX_COMMITS_SQL = """INSERT INTO commits_fts (commits_fts, rowid, author, su
     FROM commits WHERE id IN (SELECT value FROM json_each(:ids))"""
 
 
+INSERT_CHUNK_SQL = """INSERT INTO chunks (id, file_id, doc_id, data_id, commit_id, kind, name,
+    start_line, end_line, is_test, hash, title, place, head, body)
+    VALUES (?, NULL, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+INDEX_CHUNKS_SQL = """INSERT INTO chunks_fts (rowid, title, place, head, body)
+    SELECT id, title, place, head, body FROM chunks WHERE id >= ? AND id < ?"""
+UNINDEX_CHUNKS_SQL = """INSERT INTO chunks_fts (chunks_fts, rowid, title, place, head, body)
+    SELECT 'delete', id, title, place, head, body FROM chunks WHERE id >= ? AND id < ?"""
+
+
+def _chunk_span(file_id: int) -> tuple[int, int]:
+    start = DATA_CHUNK_BASE + file_id * ROWS_PER_FILE
+    return start, start + ROWS_PER_FILE
+
+
+def _forget_chunks(writer: Writer, span: tuple[int, int]) -> None:
+    writer.conn.execute(UNINDEX_CHUNKS_SQL, span)
+    writer.conn.execute("DELETE FROM chunks WHERE id >= ? AND id < ?", span)
+
+
 def indexed_data(db: Store) -> dict[str, IndexedFile]:
     """The data files in the index (schema v15), by path."""
     rows = db.conn.execute("SELECT id, path, size, mtime_ns, hash FROM data_files")
@@ -92,6 +115,7 @@ def data_totals(db: Store) -> tuple[int, int]:
 def delete_data_file(writer: Writer, file_id: int) -> None:
     span = (file_id * ROWS_PER_FILE, (file_id + 1) * ROWS_PER_FILE)
     conn = writer.conn
+    _forget_chunks(writer, _chunk_span(file_id))
     conn.execute(UNINDEX_VALUES_SQL, span)
     conn.execute("DELETE FROM data_values WHERE id >= ? AND id < ?", span)
     conn.execute("DELETE FROM data_files WHERE id = ?", (file_id,))
@@ -128,6 +152,15 @@ def replace_data_file(writer: Writer, rows: DataRows, old_id: int | None, indexe
         ),
     )
     conn.execute(INDEX_VALUES_SQL, (base, base + ROWS_PER_FILE))
+    first, end = _chunk_span(file_id)
+    conn.executemany(
+        INSERT_CHUNK_SQL,
+        (
+            (first + ordinal, file_id, None, *chunk[:4], int(chunk[4]), *chunk[5:])
+            for ordinal, chunk in enumerate(rows.chunks[: ROWS_PER_FILE - 1])
+        ),
+    )
+    conn.execute(INDEX_CHUNKS_SQL, (first, end))
     return file_id
 
 
@@ -140,13 +173,12 @@ def delete_commits(writer: Writer, hashes: Iterable[str] | None) -> int:
     conn = writer.conn
     if hashes is None:
         removed = int(writer.db.scalar("SELECT count(*) FROM commits"))
+        _forget_chunks(writer, (COMMIT_CHUNK_BASE, COMMIT_CHUNK_BASE * 2))
         conn.execute("DELETE FROM commits_fts")
         conn.execute("DELETE FROM commits_literal")
         conn.execute("DELETE FROM commit_paths")
         conn.execute("DELETE FROM commits")
         return removed
-    import json
-
     ids = json.dumps([
         row[0]
         for row in conn.execute(
@@ -155,6 +187,14 @@ def delete_commits(writer: Writer, hashes: Iterable[str] | None) -> int:
         )
     ])  # fmt: skip
     conn.execute(UNINDEX_COMMITS_SQL, {"ids": ids})
+    chunk_ids = json.dumps([COMMIT_CHUNK_BASE + commit_id for commit_id in json.loads(ids)])
+    conn.execute(
+        """INSERT INTO chunks_fts (chunks_fts, rowid, title, place, head, body)
+        SELECT 'delete', id, title, place, head, body FROM chunks
+        WHERE id IN (SELECT value FROM json_each(?))""",
+        (chunk_ids,),
+    )
+    conn.execute("DELETE FROM chunks WHERE id IN (SELECT value FROM json_each(?))", (chunk_ids,))
     conn.execute(UNINDEX_LITERAL_SQL, (ids,))
     conn.execute("DELETE FROM commit_paths WHERE commit_id IN (SELECT value FROM json_each(?))",
                  (ids,))  # fmt: skip
@@ -164,8 +204,11 @@ def delete_commits(writer: Writer, hashes: Iterable[str] | None) -> int:
     return cursor.rowcount
 
 
-def insert_commits(writer: Writer, commits: Iterable[CommitRow]) -> int:
-    """Add commits (oldest first gives the oldest the lowest id); how many were new."""
+def insert_commits(
+    writer: Writer, commits: Iterable[CommitRow], chunks: Iterable[ChunkFields] = ()
+) -> int:
+    """Add commits (oldest first gives the oldest the lowest id), each with its chunk (in the
+    same order); how many were added."""
     conn = writer.conn
     first = writer.db.scalar("SELECT coalesce(max(id), 0) + 1 FROM commits")
     next_id = first
@@ -179,4 +222,13 @@ def insert_commits(writer: Writer, commits: Iterable[CommitRow]) -> int:
     conn.executemany("INSERT OR IGNORE INTO commit_paths (path, commit_id) VALUES (?, ?)", paths)
     conn.execute(INDEX_COMMITS_SQL, (first,))
     conn.execute(INDEX_LITERAL_SQL, (first,))
+    conn.executemany(
+        INSERT_CHUNK_SQL,
+        (
+            (COMMIT_CHUNK_BASE + commit_id, None, commit_id, *chunk[:4], int(chunk[4]),
+             *chunk[5:])
+            for commit_id, chunk in enumerate(chunks, first)
+        ),
+    )  # fmt: skip
+    conn.execute(INDEX_CHUNKS_SQL, (COMMIT_CHUNK_BASE + first, COMMIT_CHUNK_BASE * 2))
     return len(rows)
