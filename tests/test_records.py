@@ -159,9 +159,11 @@ def test_key_glob_limit_and_truncation(repo: Path) -> None:
     with reading(repo) as db:
         steps = search_data(db, "c", key="jobs.test.steps*")
         first = search_data(db, "c", key="jobs.test.steps*", limit=1)
+        indexed = search_data(db, "r", key="jobs.*.steps[2].run")
         ranked = search_data(db, "checkout", ranked=True)
     assert [h.key for h in steps.results] == ["jobs.test.steps[0].uses", "jobs.test.steps[2].run"]
     assert [h.key for h in first.results] == ["jobs.test.steps[0].uses"] and first.truncated
+    assert [h.key for h in indexed.results] == ["jobs.test.steps[2].run"]
     assert [h.key for h in ranked.results] == ["jobs.test.steps[0].uses"]
     assert ranked.results[0].score is not None and ranked.results[0].score > 0
 

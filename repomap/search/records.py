@@ -161,7 +161,8 @@ def search_data(
     ranked: bool = False,
 ) -> RecordSearch:
     """Data records matching `query`; `path` a path filter (paths.py), `key` a glob over the
-    record's key (`tool.ruff.*`), `field` one field (`key`, `value`, or a column's name)."""
+    record's key (`tool.ruff.*`, `jobs.*.steps[2].run`: `*` any text, `?` one character,
+    brackets literal), `field` one field (`key`, `value`, or a column's name)."""
     query = clean_query(query)
     check_limit(limit)
     mode = "ranked" if ranked else "literal"
@@ -174,8 +175,8 @@ def search_data(
             ids = {rel: file_id for file_id, rel in rows}
             params["ids"] = json.dumps(sorted(ids[p] for p in path_filter.select(ids)))
             filters.append("v.file_id IN (SELECT value FROM json_each(:ids))")
-    if key is not None:
-        params["key"] = key
+    if key is not None:  # `*` and `?` are wildcards; `[` is literal: keys hold `[0]`
+        params["key"] = key.replace("[", "[[]")
         filters.append("v.key GLOB :key")
     if field is not None and field != "key":
         params["field"] = field
