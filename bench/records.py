@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -68,12 +69,21 @@ def make_repository(root: Path, commits: int) -> float:
     return time.perf_counter() - started
 
 
-def index_history(root: Path, db_path: Path) -> tuple[float, int]:
+def _cpu() -> float:
+    """CPU seconds of this process and its finished children (git), user and system."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def index_history(root: Path, db_path: Path) -> tuple[float, int, float]:
+    """(wall seconds, commits added, CPU seconds) of one update_history."""
     db = store.open_index(db_path)
     try:
+        cpu = _cpu()
         started = time.perf_counter()
         summary = update_history(store.Writer(db), root)
-        return time.perf_counter() - started, summary.added
+        return time.perf_counter() - started, summary.added, _cpu() - cpu
     finally:
         db.conn.close()
 
@@ -84,11 +94,13 @@ def history(commits: int, runs: int) -> None:
     made = make_repository(root, commits)
     print(f"synthetic history: {commits} commits made by git fast-import in {made:.1f} s")
     full = []
+    full_cpu = []
     for run in range(runs):
         db_path = scratch / f"full{run}.db"
-        seconds, added = index_history(root, db_path)
+        seconds, added, cpu = index_history(root, db_path)
         assert added == commits, (added, commits)
         full.append(seconds)
+        full_cpu.append(cpu)
     db_path = scratch / "full0.db"
     one = []
     env = {**os.environ, "GIT_AUTHOR_NAME": "B", "GIT_AUTHOR_EMAIL": "b@x",
@@ -98,9 +110,11 @@ def history(commits: int, runs: int) -> None:
         subprocess.run(["git", "-C", str(root), "add", "new.txt"], check=True, env=env)
         subprocess.run(["git", "-C", str(root), "commit", "-qm", f"bench: new commit {number}"],
                        check=True, env=env)  # fmt: skip
-        seconds, added = index_history(root, db_path)
+        seconds, added, _ = index_history(root, db_path)
         assert added == 1
         one.append(seconds)
+    load = os.getloadavg()[0]
+    print(f"load average at the end: {load:.1f} on {os.cpu_count()} cores")
     rng = random.Random(11)
     queries = (
         [rng.choice(WORDS) for _ in range(100)]
@@ -121,7 +135,8 @@ def history(commits: int, runs: int) -> None:
         ["measure", "result"],
         [
             [f"index {commits} commits (fresh index), median of {runs}",
-             f"{statistics.median(full):.2f} s ({', '.join(f'{s:.2f}' for s in full)})"],
+             f"{statistics.median(full):.2f} s ({', '.join(f'{s:.2f}' for s in full)}); "
+             f"CPU {statistics.median(full_cpu):.2f} s"],
             ["one new commit, median of 9", f"{statistics.median(one) * 1000:.0f} ms "
              f"(max {max(one) * 1000:.0f} ms)"],
             [f"literal search_commits, {len(queries)} queries",

@@ -21,7 +21,8 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator
+import tempfile
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -36,7 +37,8 @@ HISTORY_VERSION = "2"  # 2: a chunk per commit
 FIELDS = ("%H", "%P", "%an", "%ae", "%cn", "%ce", "%at", "%ct", "%s", "%b")
 START = "\x1e"  # before each commit's fields: tells a commit from the paths of the one before
 FORMAT = START + "%x00".join(FIELDS) + "%x00"
-GIT_TIMEOUT = 600  # seconds; a history too long to read in this is left as it was
+GIT_TIMEOUT = 600  # seconds, for git's short answers (rev-parse, rev-list, log -L)
+STREAM_BLOCK = 1 << 20  # bytes of `git log` output read at a time
 # Environment variables that would point git at another repository or change its output.
 _GIT_ENV_DROPPED = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
                     "GIT_CEILING_DIRECTORIES", "GIT_NAMESPACE", "GIT_CONFIG_PARAMETERS")  # fmt: skip
@@ -70,15 +72,26 @@ class HistorySummary:
         }
 
 
-def git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
-    """Run git in `root` with a fixed, plain output (no pager, colour, signatures or
-    quoting of paths), the caller's repository-selecting environment ignored."""
+def _command(root: Path, args: tuple[str, ...]) -> tuple[list[str], dict[str, str]]:
+    """git in `root` with a fixed, plain output (no pager, colour, signatures or quoting of
+    paths), the caller's repository-selecting environment ignored."""
     if shutil.which("git") is None:
         raise GitUnavailable("git is not installed: commit history not indexed")
     env = {k: v for k, v in os.environ.items() if k not in _GIT_ENV_DROPPED}
     env.update(GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", LC_ALL="C", GIT_OPTIONAL_LOCKS="0")
     command = ["git", "-C", str(root), "-c", "core.quotepath=off", "-c", "log.showSignature=false",
                "-c", "color.ui=false", *args]  # fmt: skip
+    return command, env
+
+
+def _failure(args: tuple[str, ...], stderr: bytes, code: int) -> GitUnavailable:
+    message = stderr.decode("utf-8", "replace").strip().splitlines()
+    return GitUnavailable(f"git {args[0]} failed: {message[-1] if message else code}")
+
+
+def git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
+    """Run git in `root` (see _command) and take its whole output."""
+    command, env = _command(root, args)
     try:
         done = subprocess.run(
             command, capture_output=True, env=env, timeout=GIT_TIMEOUT, stdin=subprocess.DEVNULL
@@ -86,9 +99,35 @@ def git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProce
     except (OSError, subprocess.TimeoutExpired) as error:
         raise GitUnavailable(f"git failed ({error}): commit history not indexed") from None
     if check and done.returncode != 0:
-        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise GitUnavailable(f"git {args[0]} failed: {message[-1] if message else done.returncode}")
+        raise _failure(args, done.stderr, done.returncode)
     return done
+
+
+def git_tokens(root: Path, *args: str) -> Iterator[str]:
+    """git's NUL-separated output (`-z`), token by token as git writes it: the commits are
+    parsed (and their chunks made) while git still reads the history, on the other core."""
+    command, env = _command(root, args)
+    with tempfile.TemporaryFile() as errors:
+        try:
+            process = subprocess.Popen(
+                command, stdout=subprocess.PIPE, stderr=errors, env=env, stdin=subprocess.DEVNULL
+            )
+        except OSError as error:
+            raise GitUnavailable(f"git failed ({error}): commit history not indexed") from None
+        assert process.stdout is not None
+        with process:
+            rest = b""
+            while block := process.stdout.read(STREAM_BLOCK):
+                parts = (rest + block).split(b"\0")
+                rest = parts.pop()
+                for part in parts:
+                    yield part.decode("utf-8", "replace")
+            if rest:
+                yield rest.decode("utf-8", "replace")
+            code = process.wait()
+        if code != 0:
+            errors.seek(0)
+            raise _failure(args, errors.read(), code)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,38 +158,42 @@ def repository(root: Path) -> Repository:
 
 def read_log(
     root: Path, *revisions: str, prefix: str = "", redact: bool = True
-) -> list[store.CommitRow]:
-    """The commits `git log REVISIONS` lists (newest first), each with its changed paths."""
+) -> Iterator[store.CommitRow]:
+    """The commits `git log REVISIONS` lists (newest first), each with its changed paths, as
+    git writes them."""
     args = ["log", "-z", "--no-mailmap", "--format=" + FORMAT, "--name-status", "-M", *revisions]
     if prefix:  # ROOT inside a larger repository: its commits, paths relative to ROOT
         args[1:1] = ["--relative"]
         args += ["--", "."]
-    done = git(root, *args)
-    return list(parse_log(done.stdout, redact))
+    return parse_tokens(git_tokens(root, *args), redact)
 
 
 def parse_log(output: bytes, redact: bool = True) -> Iterator[store.CommitRow]:
-    """Commits from `git log -z --format=FORMAT --name-status` output."""
-    tokens = output.decode("utf-8", "replace").split("\0")
+    """Commits from `git log -z --format=FORMAT [--name-status]` output."""
+    return parse_tokens(output.decode("utf-8", "replace").split("\0"), redact)
+
+
+def parse_tokens(tokens: Iterable[str], redact: bool = True) -> Iterator[store.CommitRow]:
+    """Commits from the NUL-separated tokens of `git log -z --format=FORMAT --name-status`:
+    each commit's FIELDS (the first marked with START), then its changes, one status token
+    (`M`, `A`, `D`, `R100`, ...; the first led by a newline) and one path (two for a rename or
+    copy) each."""
     clean = secrets.redact if redact else str
-    at = 0
-    count = len(tokens)
-    while at < count:
-        token = tokens[at]
+    stream = iter(tokens)
+    token = next(stream, None)
+    while token is not None:
         if not token.startswith(START):
-            at += 1
+            token = next(stream, None)
             continue
-        head = [token[1:], *tokens[at + 1 : at + len(FIELDS)]]
-        at += len(FIELDS)
+        head = [token[1:], *(next(stream, "") for _ in range(len(FIELDS) - 1))]
         paths: list[str] = []
-        while at < count and not tokens[at].startswith(START):
-            status = tokens[at].lstrip("\n")
-            at += 1
-            if not status:
-                continue
-            taken = 2 if status[0] in "RC" else 1
-            paths.extend(tokens[at : at + taken])
-            at += taken
+        token = next(stream, None)
+        while token is not None and not token.startswith(START):
+            status = token.lstrip("\n")
+            if status:
+                for _ in range(2 if status[0] in "RC" else 1):
+                    paths.append(next(stream, ""))
+            token = next(stream, None)
         (hash_, parents, author_name, author_email, committer_name, committer_email,
          author_time, commit_time, subject, body) = head  # fmt: skip
         yield store.CommitRow(
@@ -198,21 +241,24 @@ def update_history(writer: store.Writer, root: Path, redact: bool = True) -> His
     try:
         if old and same_settings and _exists(root, old):
             gone = _rev_list(root, f"{repo.head}..{old}", repo.prefix)
-            added = read_log(root, f"{old}..{repo.head}", prefix=repo.prefix, redact=redact)
+            revisions = f"{old}..{repo.head}"
             summary.rewritten = bool(gone)
         else:
             gone = None
-            added = read_log(root, repo.head, prefix=repo.prefix, redact=redact)
+            revisions = repo.head
             summary.rewritten = bool(old) and store.indexed_commits(db) > 0
+        added = []
+        chunks = []
+        for row in read_log(root, revisions, prefix=repo.prefix, redact=redact):
+            added.append(row)
+            chunks.append(commit_chunk(row.subject, row.body, row.paths))
     except GitUnavailable as reason:
         summary.note = str(reason)
         summary.commits = store.indexed_commits(db)
         return summary
     with writer.batch():
         summary.removed = store.delete_commits(writer, gone)
-        oldest_first = added[::-1]
-        chunks = [commit_chunk(c.subject, c.body, c.paths) for c in oldest_first]
-        summary.added = store.insert_commits(writer, oldest_first, chunks)
+        summary.added = store.insert_commits(writer, added[::-1], chunks[::-1])
         store.set_meta(db, {"history_head": repo.head, "history_settings": settings})
     summary.status = "indexed"
     summary.commits = store.indexed_commits(db)
