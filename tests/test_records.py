@@ -465,3 +465,20 @@ def test_commits_and_data_records_are_chunks_that_search_finds_in_words(repo: Pa
     (repo / "events.jsonl").unlink()
     index(repo)
     assert chunk_counts() == (6, 6, 5, 0)  # the amended merge's chunk and words went with it
+
+
+def test_the_mcp_server_sees_an_edited_data_file_before_it_answers(repo: Path) -> None:
+    index(repo)
+    server = build_server(config.resolve(repo, workers=1))
+    workflow = repo / ".github" / "workflows" / "ci.yml"
+
+    async def calls() -> tuple[Any, Any]:
+        async with Client(server) as client:
+            before = await client.call_tool("search_data", {"query": "pytest -x"})
+            workflow.write_text("jobs:\n  test:\n    steps:\n      - run: tox -e py\n")
+            after = await client.call_tool("search_data", {"query": "tox -e"})
+            return before, after
+
+    before, after = anyio.run(calls)
+    assert [r["key"] for r in before.structured_content["results"]] == ["jobs.test.steps[1].run"]
+    assert [r["key"] for r in after.structured_content["results"]] == ["jobs.test.steps[0].run"]

@@ -919,7 +919,11 @@ def index_status_facts(
     docs = store.indexed_docs(db)
     indexed = {
         path: (row.size, row.mtime_ns)
-        for path, row in (*store.indexed_files(db).items(), *docs.items())
+        for path, row in (
+            *store.indexed_files(db).items(),
+            *docs.items(),
+            *store.indexed_data(db).items(),
+        )
     }
     walked = walk(root, skip_dirs)
     on_disk = {f.rel_path: (f.size, f.mtime_ns) for f in walked.files}
