@@ -390,8 +390,9 @@ def _index(
         summary.skipped.extend(docs.skipped)
         summary.docs = docs.as_dict()
         data = update_data(
-            writer, walked.files, settings.max_file_size, force, indexed_at, settings.redact
-        )
+            writer, walked.files, settings.max_file_size, force, indexed_at, settings.redact,
+            settings.root.resolve(),
+        )  # fmt: skip
         summary.skipped.extend(data.skipped)
         summary.data = data.as_dict()
         while True:

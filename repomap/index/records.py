@@ -29,6 +29,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime, time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from repomap import store, textfile
@@ -387,8 +388,10 @@ def update_data(
     force: bool,
     indexed_at: str,
     redact: bool = True,
+    root: Path | None = None,
 ) -> DataSummary:
-    """Index new and changed data files, drop removed ones; one transaction per batch."""
+    """Index new and changed data files, drop removed ones; one transaction per batch. With
+    `root`, a file swapped for a link leading outside it since the walk is not read."""
     from repomap.index.discover import read_file  # pathspec: only when indexing
 
     db = writer.db
@@ -422,7 +425,7 @@ def update_data(
         with writer.batch():
             for found, fmt in pending[start : start + BATCH_FILES]:
                 old = existing.get(found.rel_path)
-                raw, problem = read_file(found.path, None, max_file_size)
+                raw, problem = read_file(found.path, root, max_file_size)
                 if raw is None:
                     summary.skipped.append((found.rel_path, problem or "unreadable"))
                     if old is not None:
