@@ -482,3 +482,14 @@ def test_the_mcp_server_sees_an_edited_data_file_before_it_answers(repo: Path) -
     before, after = anyio.run(calls)
     assert [r["key"] for r in before.structured_content["results"]] == ["jobs.test.steps[1].run"]
     assert [r["key"] for r in after.structured_content["results"]] == ["jobs.test.steps[0].run"]
+
+
+def test_yaml_merge_keys_add_the_keys_a_mapping_does_not_set() -> None:
+    text = (
+        "x-defaults: &defaults\n  image: app:1\n  restart: always\n"
+        "services:\n  web:\n    <<: *defaults\n    restart: never\n"
+    )
+    keys = {r.key: r.fields[0][1] for r in parse("yaml", text).records}
+    assert keys["services.web.image"] == "app:1"
+    assert keys["services.web.restart"] == "never"
+    assert "services.web.<<" not in keys

@@ -278,9 +278,13 @@ def _yaml(text: str) -> Parsed:
     return _tree(documents, multi=len(documents) > 1)
 
 
+MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
 class _Converter:
     """YAML nodes to dicts, lists and _Node leaves; an alias (the same node object) is converted
-    once and shared, so the result is as small as the file and a cycle stays a cycle."""
+    once and shared, so the result is as small as the file and a cycle stays a cycle. Merge
+    keys (`<<: *defaults`) add the merged mapping's keys the mapping does not set itself."""
 
     def __init__(self) -> None:
         self.done: dict[int, Any] = {}
@@ -306,14 +310,25 @@ class _Converter:
             else:
                 self.done[id(node)] = _Node(line, node.value)
             order.append(node)
+        merges: list[tuple[dict[str, Any], Any]] = []
         for node in order:  # then fill the containers in, children already made
             if isinstance(node, yaml.MappingNode):
                 mapping = self.done[id(node)].value
                 for key, value in node.value:
+                    if key.tag == MERGE_TAG:  # `<<: *defaults`: after the mapping's own keys
+                        merges.append((mapping, value))
+                        continue
                     name = key.value if isinstance(key, yaml.ScalarNode) else f"<{key.id}>"
                     mapping.setdefault(name, self.done[id(value)])
             elif isinstance(node, yaml.SequenceNode):
                 self.done[id(node)].value.extend(self.done[id(child)] for child in node.value)
+        for mapping, value in merges:
+            sources = value.value if isinstance(value, yaml.SequenceNode) else [value]
+            for source in sources:
+                merged = self.done[id(source)].value
+                if isinstance(merged, dict):
+                    for name, item in list(merged.items()):
+                        mapping.setdefault(name, item)
         return self.done[id(root)]
 
 
