@@ -23,7 +23,7 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -58,7 +58,6 @@ class HistorySummary:
     rewritten: bool = False  # commits indexed before left HEAD's history (or it was re-read)
     commits: int = 0  # in the index after the run
     seconds: float = 0.0
-    notes: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -69,6 +68,7 @@ class HistorySummary:
             "removed": self.removed,
             "rewritten": self.rewritten,
             "commits": self.commits,
+            "seconds": round(self.seconds, 3),
         }
 
 
