@@ -493,3 +493,19 @@ def test_yaml_merge_keys_add_the_keys_a_mapping_does_not_set() -> None:
     assert keys["services.web.image"] == "app:1"
     assert keys["services.web.restart"] == "never"
     assert "services.web.<<" not in keys
+
+
+def test_commit_and_data_chunks_are_embedded_and_found_by_meaning(repo: Path) -> None:
+    settings = config.resolve(repo, workers=1)
+    pipeline.run(settings)
+    embedded = pipeline.embed(settings)
+    assert embedded.coverage == 1.0
+    done = run_cli(
+        "search", "when was the time limit raised", "--mode", "semantic", "--root", repo, "--json"
+    )
+    assert done.returncode == 0, done.stderr
+    kinds = {(hit["kind"], hit["language"]) for hit in json.loads(done.stdout)["results"]}
+    assert ("commit", "git") in kinds
+    with reading(repo) as db:
+        paths = {row[0] for row in db.conn.execute("SELECT path FROM vector_paths")}
+    assert "pyproject.toml" in paths and any(path.startswith("commit:") for path in paths)
