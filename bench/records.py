@@ -1,6 +1,7 @@
 """Records: commit history and data files (index/history.py, index/records.py).
 
     python bench/records.py history [--commits 50000] [--runs 3]
+    python bench/records.py real REPOSITORY [--runs 3]
     python bench/records.py data [--corpora python,rust,cpp] [--runs 3]
 
 history: a synthetic repository of N commits made with `git fast-import` (each changes one of
@@ -9,6 +10,8 @@ history: a synthetic repository of N commits made with `git fast-import` (each c
   - one new commit read incrementally (`update_history` after `git commit`), median of 9;
   - literal `search_commits` latency over 300 queries (words of subjects, author names, paths,
     strings found nowhere, which scan every commit), p50/p95/max.
+real: a real repository's history (a copy of REPOSITORY's HEAD history is read, not written
+to): indexed whole into a fresh index, median of --runs.
 data: per corpus, the data files' share of a cold index: `update_data` alone (walk excluded)
 against a cold `repomap index` of the same tree (which includes it), median of --runs.
 """
@@ -146,6 +149,22 @@ def history(commits: int, runs: int) -> None:
     ))  # fmt: skip
 
 
+def real(repository: Path, runs: int) -> None:
+    scratch = Path(tempfile.mkdtemp(prefix="repomap-bench-real-"))
+    walls, cpus = [], []
+    added = 0
+    for run in range(runs):
+        seconds, added, cpu = index_history(repository, scratch / f"real{run}.db")
+        walls.append(seconds)
+        cpus.append(cpu)
+    load = os.getloadavg()[0]
+    print(common.markdown_table(
+        ["repository", "commits", "index (median)", "CPU (median)", "load"],
+        [[str(repository), str(added), f"{statistics.median(walls):.2f} s",
+          f"{statistics.median(cpus):.2f} s", f"{load:.1f}"]],
+    ))  # fmt: skip
+
+
 def data(corpora: list[str], runs: int) -> None:
     roots = common.materialize(corpora)
     rows = []
@@ -189,12 +208,17 @@ def main() -> None:
     one = sub.add_parser("history")
     one.add_argument("--commits", type=int, default=50_000)
     one.add_argument("--runs", type=int, default=3)
+    three = sub.add_parser("real")
+    three.add_argument("repository", type=Path)
+    three.add_argument("--runs", type=int, default=3)
     two = sub.add_parser("data")
     two.add_argument("--corpora", default="python,rust,cpp")
     two.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     if args.what == "history":
         history(args.commits, args.runs)
+    elif args.what == "real":
+        real(args.repository, args.runs)
     else:
         data(args.corpora.split(","), args.runs)
     sys.stdout.flush()
