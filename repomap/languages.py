@@ -25,6 +25,11 @@ LANGUAGE_ALIASES = {
 
 # Suffix (lower case) -> doc_files.format; every other file is not a doc.
 DOC_FORMATS = {".md": "markdown", ".markdown": "markdown", ".txt": "text"}
+# Data files read as records (repomap/index/records.py).
+DATA_FORMATS = {
+    ".csv": "csv", ".tsv": "tsv", ".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl",
+    ".toml": "toml", ".yaml": "yaml", ".yml": "yaml",
+}  # fmt: skip
 
 
 def _suffix(rel_path: str) -> str | None:
@@ -42,6 +47,12 @@ def doc_format(rel_path: str) -> str | None:
     """`markdown`, `text`, or None when the file is not indexed as a doc."""
     suffix = _suffix(rel_path)
     return DOC_FORMATS.get(suffix) if suffix else None
+
+
+def data_format(rel_path: str) -> str | None:
+    """csv, tsv, json, jsonl, toml or yaml; None when the file is not read as data."""
+    suffix = _suffix(rel_path)
+    return DATA_FORMATS.get(suffix) if suffix else None
 
 
 def resolve_language(name: str) -> str:

@@ -28,8 +28,8 @@ from repomap.serve.mcp_server import build_server
 
 TOOLS = {
     "search_text", "search_code", "search_symbols", "get_symbol_content", "get_repo_map", "search_docs",
-    "get_section", "outline", "read_file", "list_sources", "find_files", "index_status",
-    "mcp_help",
+    "search_data", "search_commits", "get_section", "outline", "read_file", "list_sources",
+    "find_files", "index_status", "mcp_help",
 }  # fmt: skip
 
 FILES = {

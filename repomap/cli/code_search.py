@@ -81,10 +81,8 @@ def search(
         print_json(outcome.envelope(data.pop("results"), data.pop("truncated"), **data))
     else:
         for hit in result.hits:
-            click.echo(
-                f"{hit.path}:{hit.start_line}-{hit.end_line}  {hit.kind} {hit.name}"
-                f"  ({hit.score:.2f})"
-            )
+            lines = f":{hit.start_line}-{hit.end_line}" if hit.start_line else ""  # a commit: none
+            click.echo(f"{hit.path}{lines}  {hit.kind} {hit.name}  ({hit.score:.2f})")
             if hit.snippet:
                 click.echo(f"    {hit.snippet}")
         if mode is None and result.mode == "lexical" and result.hits:

@@ -17,6 +17,11 @@ from repomap import config
 from repomap.cli import outcome, refresh
 from repomap.cli.code_search import search  # noqa: F401 - collected by main.Commands
 from repomap.cli.outcome import envelope
+from repomap.cli.records import (  # noqa: F401 - collected by main.Commands
+    history,
+    search_commits,
+    search_data,
+)
 from repomap.cli.search_text import one_line
 from repomap.cli.shared import (
     KIND_HELP,

@@ -31,6 +31,21 @@ def print_index_summary(summary: Any) -> None:
             f"{docs['files']} files ({docs['added']} added, {docs['modified']} changed, "
             f"{docs['removed']} removed), {docs['sections']} sections",
         )
+    if data := summary.data:
+        table.add_row(
+            "data",
+            f"{data['files']} files ({data['added']} added, {data['modified']} changed, "
+            f"{data['removed']} removed), {data['records']} records",
+        )
+    if history := summary.history:
+        if history["status"] == "skipped":
+            line = f"not read: {history['note']}"
+        else:
+            line = (
+                f"{history['commits']} commits ({history['added']} added, "
+                f"{history['removed']} removed{', history rewritten' if history['rewritten'] else ''})"
+            )
+        table.add_row("commits", escape(line))
     table.add_row("time", f"{summary.seconds:.2f} s")
     console.print(table)
     for warning in summary.warnings:
@@ -41,6 +56,11 @@ def print_index_summary(summary: Any) -> None:
         console.print(f"    {path}: {reason}", markup=False)
     if len(summary.skipped) > 20:
         console.print(f"    ... ({len(summary.skipped) - 20} more; --json lists them all)")
+    partial_files = (summary.data or {}).get("partial_files", [])
+    if partial_files:
+        console.print(f"  data files read in part: {len(partial_files)}")
+    for partial in partial_files[:20]:
+        console.print(f"    {partial['path']}: {partial['note']}", markup=False)
     if summary.fallback:
         console.print(f"  read with a fallback parser: {len(summary.fallback)} files")
 

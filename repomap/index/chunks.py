@@ -326,3 +326,66 @@ def _pieces(lines: list[str]) -> list[tuple[int, int]]:
         last_paragraph, previous_cut = previous_cut, cut
     pieces.append((start, len(lines)))
     return pieces
+
+
+# Records are chunks too, so `repomap search` finds "when did we change the timeout" in a commit
+# message and "which setting holds the cache backend" in a data file. Their ids sit above every
+# code chunk's (files.id * ROWS_PER_FILE + ordinal stays far below 2**56).
+DATA_CHUNK_BASE = 1 << 56  # + data_files.id * ROWS_PER_FILE + ordinal
+COMMIT_CHUNK_BASE = 1 << 60  # + commits.id
+RECORD_LINE_CHARS = 300  # of one record in a data chunk
+
+
+def data_chunks(
+    path: str, records: Iterable[tuple[str, Sequence[tuple[str, str]], int | None]]
+) -> list[ChunkRow]:
+    """Chunks of a data file: its records as `key = value` (a leaf) or `key: field = value, …`
+    (a row) lines, in pieces of about DOC_PIECE_CHARS, named by their first and last keys."""
+    chunks: list[ChunkRow] = []
+    lines: list[str] = []
+    keys: list[str] = []
+    first_line = last_line = 0
+    size = 0
+
+    def flush() -> None:
+        if not lines:
+            return
+        text = "\n".join(lines)
+        name = keys[0] if len(keys) == 1 else f"{keys[0]} … {keys[-1]}"
+        title = f"{path.rsplit('/', 1)[-1]} {words_of(' '.join(keys), 60, frozenset())}"
+        head = text[:HEAD_CHARS]
+        body = words_of(text, BODY_WORDS)
+        chunks.append(
+            ChunkRow("data", name, first_line, max(last_line, first_line), is_test_path(path),
+                     content_hash(title, head, body), title, place_of(path), head, body)
+        )  # fmt: skip
+
+    for key, fields, line in records:
+        if len(fields) == 1 and fields[0][0] == "value":
+            text = f"{key} = {fields[0][1]}"
+        else:
+            text = f"{key}: " + ", ".join(f"{name} = {value}" for name, value in fields)
+        text = text[:RECORD_LINE_CHARS]
+        if lines and size + len(text) > DOC_PIECE_CHARS:
+            flush()
+            lines, keys, size = [], [], 0
+        if not lines:
+            first_line = line or 0
+        lines.append(text)
+        keys.append(key)
+        last_line = line or first_line
+        size += len(text) + 1
+    flush()
+    return chunks
+
+
+def commit_chunk(subject: str, body: str, paths: Sequence[str]) -> ChunkRow:
+    """A commit as a chunk: its subject the title, its message the head, the words of its
+    message and changed paths the body (their places in `place`)."""
+    title = title_of(subject)
+    head = f"{subject}\n{body}".strip()[:HEAD_CHARS]
+    shown = " ".join(paths[:40])
+    words = words_of(f"{body} {shown}", BODY_WORDS)
+    place = words_of(" ".join(p.rsplit(".", 1)[0] for p in paths[:40]), 80, frozenset())
+    return ChunkRow("commit", subject, 0, 0, False, content_hash(title, head, words), title,
+                    place, head, words)  # fmt: skip

@@ -45,8 +45,10 @@ class ChunkRef(NamedTuple):
 
 
 _CHUNKS_SQL = """
-SELECT c.id, c.hash, coalesce(f.path, d.path), coalesce(f.language, d.format), c.kind
+SELECT c.id, c.hash, coalesce(f.path, d.path, r.path, 'commit:' || m.hash),
+       coalesce(f.language, d.format, r.format, 'git'), c.kind
 FROM chunks c LEFT JOIN files f ON f.id = c.file_id LEFT JOIN doc_files d ON d.id = c.doc_id
+     LEFT JOIN data_files r ON r.id = c.data_id LEFT JOIN commits m ON m.id = c.commit_id
 ORDER BY c.id"""
 _TEXT_SQL = "SELECT id, title, head, body FROM chunks WHERE id IN (SELECT value FROM json_each(?))"
 

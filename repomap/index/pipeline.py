@@ -27,6 +27,8 @@ from repomap.index.chunks import CHUNKS_VERSION, code_chunks
 from repomap.index.discover import Walk, code_files, read_file, walk
 from repomap.index.docs import update_docs
 from repomap.index.embedding import EmbedSummary
+from repomap.index.history import update_history
+from repomap.index.records import update_data
 from repomap.languages import DOC_FORMATS, LANGUAGE_BY_SUFFIX, LANGUAGE_NAMES, doc_format
 from repomap.subwords import subwords
 
@@ -93,6 +95,8 @@ class Summary:
     references: int = 0
     files: int = 0
     docs: dict[str, int] = field(default_factory=dict)  # docs.DocsSummary.as_dict()
+    data: dict[str, Any] = field(default_factory=dict)  # records.DataSummary.as_dict()
+    history: dict[str, Any] = field(default_factory=dict)  # history.HistorySummary.as_dict()
     seconds: float = 0.0
     recovered_from: str | None = None  # where a corrupt index was moved before rebuilding
     ignored: int = 0  # entries that ignore rules excluded (a folder counts once)
@@ -120,6 +124,8 @@ class Summary:
             "symbols": self.symbols,
             "references": self.references,
             "docs": self.docs,
+            "data": self.data,
+            "history": self.history,
             "seconds": round(self.seconds, 3),
             "recovered_from": self.recovered_from,
             "ignored": self.ignored,
@@ -160,6 +166,34 @@ def run(settings: Settings, *, force: bool = False, progress: Progress | None = 
     summary.references = totals.pop("references")
     summary.elements = {k: totals.get(k, 0) for k in ("comment", "docstring", "string_literal")}
     return summary
+
+
+def refresh_history(settings: Settings) -> list[str]:
+    """Bring the index's commits up to date when HEAD moved since indexing (commits do not
+    change any indexed file, so the file checks never see them); notes for the answer."""
+    from repomap.index.history import head_of, update_history
+
+    if not settings.db_path.exists():
+        return []
+    with store.reading(settings.db_path) as db:
+        indexed = store.get_meta(db, "history_head")
+        root = store.indexed_root(db, settings.root)
+    head = head_of(root)
+    if head is None or head == indexed:
+        return []
+    try:
+        with _exclusive(settings.db_path):
+            db = store.open_index(settings.db_path)
+            try:
+                with store.write_errors(settings.db_path):
+                    done = update_history(store.Writer(db), root, settings.redact)
+            finally:
+                db.conn.close()
+    except IndexBusy:
+        return ["another `repomap index` is running: commits since it started may be missing"]
+    if done.note:
+        return [done.note]
+    return [f"read {done.added} new commits first ({done.removed} no longer in HEAD's history)"]
 
 
 def has_embeddings(settings: Settings) -> bool:
@@ -365,6 +399,12 @@ def _index(
         )
         summary.skipped.extend(docs.skipped)
         summary.docs = docs.as_dict()
+        data = update_data(
+            writer, walked.files, settings.max_file_size, force, indexed_at, settings.redact,
+            settings.root.resolve(),
+        )  # fmt: skip
+        summary.skipped.extend(data.skipped)
+        summary.data = data.as_dict()
         while True:
             with writer.batch():
                 for result in _take(results, BATCH_FILES):
@@ -380,6 +420,8 @@ def _index(
             if rel_path in existing and rel_path in present:
                 writer.delete_file(existing[rel_path].id)
         writer.link_declarations()  # what this run's writes and deletions changed
+    summary.history = update_history(writer, settings.root, settings.redact).as_dict()
+    with writer.batch():
         store.set_meta(
             db, {**_version_meta(settings), "indexed_at": indexed_at, "root": str(settings.root)}
         )

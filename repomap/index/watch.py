@@ -8,7 +8,7 @@ Two ways, chosen once per root:
   takes what was collected up to the marker's event, so everything the kernel reported before
   the call is in its answer (a file written just before a tool call is seen by that call), in
   two or three milliseconds. Only what can change the index counts (watch()'s `watch_filter`):
-  a file with a suffix repomap indexes (code, `.md`, `.txt`) or an ignore file written, created,
+  a file with a suffix repomap indexes (code, `.md`, `.txt`, data files) or an ignore file written, created,
   deleted or moved, and a folder created, moved in, deleted or moved away (those, and ignore
   files, also ask for a new walk: `resync()`). Events in folders the ignore rules exclude are
   dropped once a walk has confirmed that the folder is excluded (the first one counts: see
@@ -37,11 +37,11 @@ from pathlib import Path
 import watchfiles
 
 from repomap.index.discover import ALWAYS_SKIPPED_DIRS, IGNORE_FILES, Walk, walk
-from repomap.languages import DOC_FORMATS, LANGUAGE_BY_SUFFIX
+from repomap.languages import DATA_FORMATS, DOC_FORMATS, LANGUAGE_BY_SUFFIX
 
 log = logging.getLogger(__name__)
 
-INDEXED_SUFFIXES = frozenset((*LANGUAGE_BY_SUFFIX, *DOC_FORMATS))
+INDEXED_SUFFIXES = frozenset((*LANGUAGE_BY_SUFFIX, *DOC_FORMATS, *DATA_FORMATS))
 # Directories whose contents never change the index (caches tools write beside code).
 NOISE_DIRS = ALWAYS_SKIPPED_DIRS | {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"}
 

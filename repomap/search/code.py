@@ -350,9 +350,10 @@ def _traits(db: Store, chunk_ids: list[int]) -> dict[int, tuple[bool, str]]:
 
 
 _DETAILS_SQL = """
-SELECT c.id, coalesce(f.path, d.path), c.start_line, c.end_line, c.kind, c.name,
-       coalesce(f.language, d.format), c.head
+SELECT c.id, coalesce(f.path, d.path, r.path, 'commit:' || m.hash), c.start_line, c.end_line,
+       c.kind, c.name, coalesce(f.language, d.format, r.format, 'git'), c.head
 FROM chunks c LEFT JOIN files f ON f.id = c.file_id LEFT JOIN doc_files d ON d.id = c.doc_id
+     LEFT JOIN data_files r ON r.id = c.data_id LEFT JOIN commits m ON m.id = c.commit_id
 WHERE c.id IN (SELECT value FROM json_each(?))"""
 _SECTION_PATHS_SQL = """
 SELECT c.id, d.path FROM chunks c JOIN doc_files d ON d.id = c.doc_id

@@ -155,6 +155,52 @@ class DocSearchAnswer(Answer):
     )
 
 
+class DataRecord(BaseModel):
+    id: str = Field(description="path#key: unique among the data records.")
+    file_path: str
+    format: str = Field(description="csv | tsv | json | jsonl | toml | yaml")
+    key: str = Field(description="Key path of a leaf (tool.ruff.lint.select[0]), or row/line.")
+    line: OptionalInt = Field(description="Where the record starts (CSV, JSON Lines, YAML).")
+    fields: dict[str, str] = Field(description="The record's fields: `value`, or its columns.")
+    match_field: str = Field(description="The first field that matched (`key` for the key).")
+    match_snippet: str = Field(description="Up to 100 characters each side of the first match.")
+    score: float | None = Field(default=None, description="BM25 when ranked (higher is better).")
+
+
+class DataSearchAnswer(Answer):
+    query: str
+    mode: str = Field(description="literal (exact, case-sensitive) | ranked (BM25 over words)")
+    results: list[DataRecord]
+    count: int
+    truncated: bool
+
+
+class CommitRecord(BaseModel):
+    id: str = Field(description="The commit's full hash.")
+    parents: list[str] = Field(description="Two or more for a merge.")
+    author_name: str
+    author_email: str
+    committer_name: str
+    committer_email: str
+    author_time: str = Field(description="ISO 8601 UTC with milliseconds.")
+    commit_time: str
+    subject: str
+    body: str
+    paths: list[str] = Field(description="Changed paths (a rename: both); none for a merge.")
+    paths_total: int
+    match_field: str = Field(description="subject | body | author | paths (lines: history)")
+    match_snippet: str
+    score: float | None = None
+
+
+class CommitSearchAnswer(Answer):
+    query: str
+    mode: str
+    results: list[CommitRecord]
+    count: int
+    truncated: bool
+
+
 class HeadingRef(BaseModel):
     file: str
     heading: str

@@ -4,8 +4,9 @@
                 [--no-refresh]
 
 `build_server(settings, refresh=True) -> MCPServer` registers the tools (search_text,
-search_code, search_symbols, get_symbol_content, get_repo_map, search_docs, get_section, outline, read_file,
-list_sources, find_files, index_status, mcp_help); `run(server, transport, host, port)` serves
+search_code, search_symbols, get_symbol_content, get_repo_map, search_docs, search_data,
+search_commits, get_section, outline, read_file, list_sources, find_files, index_status,
+mcp_help); `run(server, transport, host, port)` serves
 them over stdio or streamable HTTP (on 127.0.0.1 unless told otherwise).
 
 - Each tool's docstring is its description for the model: when to use it, and when another
@@ -43,6 +44,8 @@ from repomap.index.vocabulary import KINDS
 from repomap.search import log as searchlog
 from repomap.serve.mcp_models import (
     CodeSearchAnswer,
+    CommitSearchAnswer,
+    DataSearchAnswer,
     DocSearchAnswer,
     FileContent,
     FilesAnswer,
@@ -82,7 +85,12 @@ Which tool:
   focus_files=[files you work on]); the parts of a file or folder -> outline(path); the
   file tree -> list_sources(dir); a file by name -> find_files("settings").
 - Exact lines of any file -> read_file(path, start_line, end_line).
-- Text in files repomap does not index (YAML, JSON, JS, config...) -> grep/rg in your shell.
+- A setting or fixture in data files (CSV/TSV, JSON/JSONL, TOML, YAML) -> search_data(
+  "DEFAULT_AUTO_FIELD") or search_data("42", path="fixtures/", field="id"): exact text in keys
+  (tool.ruff.lint.select) and values.
+- When and why something changed, or who changed it -> search_commits("timeout",
+  field="subject") (author=, since=, path= narrow it down).
+- Text in files repomap does not index (JS, HTML, config...) -> grep/rg in your shell.
 - What is indexed and how fresh -> index_status().
 
 Query syntax (search_text mode="fts", search_docs): words are ANDed in any order;
@@ -146,6 +154,8 @@ RESULT_KEYS = {
     "search_code": "results",
     "search_symbols": "results",
     "search_docs": "results",
+    "search_data": "results",
+    "search_commits": "results",
     "outline": "files",
     "list_sources": "entries",
     "find_files": "files",
@@ -504,6 +514,67 @@ def build_server(
         Example: search_docs("database migrations").
         """
         return await answer(service, service.search_docs, query, limit, path)
+
+    @tool
+    async def search_data(
+        query: Query,
+        path: PathFilterArg = None,
+        key: Annotated[
+            str | None,
+            Field(max_length=4096, description="Only keys matching this glob: tool.ruff.*"),
+        ] = None,
+        field: Annotated[
+            str | None,
+            Field(max_length=4096, description="Only this field: key, value or a column name."),
+        ] = None,
+        ranked: Annotated[
+            bool, Field(description="BM25 over words (search_text's syntax) instead of exact text.")
+        ] = False,
+        limit: Limit = 20,
+    ) -> DataSearchAnswer:
+        """Search data files: CSV/TSV rows, JSON Lines lines, and every JSON, TOML and YAML leaf
+        by its key path (pyproject.toml, package.json, CI workflows, compose files, fixtures).
+
+        Exact, case-sensitive text by default, in keys and values; results by file, then place
+        in the file. Each result: id, file_path, key, line, fields, match_field, match_snippet.
+        For code text use search_text. Example: search_data("DEFAULT_AUTO_FIELD").
+        """
+        return await answer(service, service.search_data, query, path, key, field, ranked, limit)
+
+    @tool
+    async def search_commits(
+        query: Query,
+        author: Annotated[
+            str | None, Field(max_length=4096, description="Part of the author's `name <email>`.")
+        ] = None,
+        since: Annotated[
+            str | None, Field(max_length=64, description="From this date (YYYY-MM-DD, UTC).")
+        ] = None,
+        until: Annotated[
+            str | None, Field(max_length=64, description="Up to this date (YYYY-MM-DD, UTC).")
+        ] = None,
+        path: PathFilterArg = None,
+        field: Annotated[
+            Literal["author", "subject", "body", "paths"] | None,
+            Field(description="Only this field of each commit."),
+        ] = None,
+        oldest_first: bool = False,
+        ranked: Annotated[
+            bool, Field(description="BM25 over words (search_text's syntax) instead of exact text.")
+        ] = False,
+        limit: Limit = 20,
+    ) -> CommitSearchAnswer:
+        """Search the commit history of HEAD: subject, body, author and changed paths.
+
+        Exact, case-sensitive text by default; newest first. Use it for when and why something
+        changed and who changed it; path= keeps commits that changed those files. Each result:
+        id (hash), author, times (ISO 8601 UTC), subject, body, paths, match_field,
+        match_snippet. Example: search_commits("timeout", since="2024-01-01").
+        """
+        return await answer(
+            service, service.search_commits, query, author, since, until, path, field,
+            oldest_first, ranked, limit, walks=True,
+        )  # fmt: skip
 
     @tool
     async def get_section(

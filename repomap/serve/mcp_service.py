@@ -42,6 +42,10 @@ from repomap.search import symbols
 from repomap.serve.mcp_models import (
     CodeMatch,
     CodeSearchAnswer,
+    CommitRecord,
+    CommitSearchAnswer,
+    DataRecord,
+    DataSearchAnswer,
     DocMatch,
     DocSearchAnswer,
     FileContent,
@@ -443,6 +447,92 @@ class Service:
             coverage=coverage,
         )
 
+    # --- records (data files, commits) -------------------------------------------------------
+
+    def search_data(
+        self,
+        query: str,
+        path: str | None,
+        key: str | None,
+        field: str | None,
+        ranked: bool,
+        limit: int,
+    ) -> DataSearchAnswer:
+        from repomap.search import records
+
+        scopes = self.roots.scope(path)
+        notices = self.ready([root for root, _ in scopes])
+        found: list[tuple[Root, records.DataHit]] = []
+        truncated = False
+        for root, path_filter in scopes:
+            with self.reading(root) as db:
+                result = records.search_data(
+                    db, query, path=path_filter, key=key, field=field, limit=limit, ranked=ranked
+                )
+            found.extend((root, hit) for hit in result.results)
+            truncated = truncated or result.truncated
+        if self.roots.multi:
+            order = {id(hit): self.roots.out(root, hit.file_path) for root, hit in found}
+            found.sort(key=lambda pair: (-(pair[1].score or 0), order[id(pair[1])]))
+        truncated = truncated or len(found) > limit
+        results = []
+        for root, hit in found[:limit]:
+            shown = self.roots.out(root, hit.file_path)
+            results.append(DataRecord(**_fields(hit, file_path=shown, id=f"{shown}#{hit.key}")))
+        return DataSearchAnswer(
+            notices=notices,
+            query=query.strip(),
+            mode="ranked" if ranked else "literal",
+            results=results,
+            count=len(results),
+            truncated=truncated,
+        )
+
+    def search_commits(
+        self,
+        query: str,
+        author: str | None,
+        since: str | None,
+        until: str | None,
+        path: str | None,
+        field: str | None,
+        oldest_first: bool,
+        ranked: bool,
+        limit: int,
+    ) -> CommitSearchAnswer:
+        from repomap.search import records
+
+        scopes = self.roots.scope(path)
+        notices = self.ready([root for root, _ in scopes])
+        found: list[records.CommitHit] = []
+        truncated = False
+        for root, path_filter in scopes:
+            if self.refreshers[root.label].enabled:  # commits change no file the watcher sees
+                notices.extend(pipeline.refresh_history(root.settings))
+            with self.reading(root) as db:
+                result = records.search_commits(
+                    db, query, author=author, since=since, until=until, path=path_filter,
+                    field=field, limit=limit, oldest_first=oldest_first, ranked=ranked,
+                )  # fmt: skip
+            found.extend(result.results)
+            truncated = truncated or result.truncated
+        if self.roots.multi:
+            if ranked:
+                found.sort(key=lambda hit: (-(hit.score or 0), hit.id))
+            else:
+                found.sort(key=lambda hit: hit.id)
+                found.sort(key=lambda hit: hit.commit_time, reverse=not oldest_first)
+        truncated = truncated or len(found) > limit
+        results = [CommitRecord(**_fields(hit)) for hit in found[:limit]]
+        return CommitSearchAnswer(
+            notices=notices,
+            query=query.strip(),
+            mode="ranked" if ranked else "literal",
+            results=results,
+            count=len(results),
+            truncated=truncated,
+        )
+
     # --- docs --------------------------------------------------------------------------------
 
     def search_docs(self, query: str, limit: int, path: str | None = None) -> DocSearchAnswer:
@@ -829,7 +919,11 @@ def index_status_facts(
     docs = store.indexed_docs(db)
     indexed = {
         path: (row.size, row.mtime_ns)
-        for path, row in (*store.indexed_files(db).items(), *docs.items())
+        for path, row in (
+            *store.indexed_files(db).items(),
+            *docs.items(),
+            *store.indexed_data(db).items(),
+        )
     }
     walked = walk(root, skip_dirs)
     on_disk = {f.rel_path: (f.size, f.mtime_ns) for f in walked.files}

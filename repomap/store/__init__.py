@@ -41,6 +41,18 @@ from repomap.store.meta import (
     set_meta,
 )
 from repomap.store.migrate import MIGRATION_NAMES, SCHEMA_VERSION, first_migration_after, migrate
+from repomap.store.records import (
+    CommitRow,
+    DataRows,
+    data_totals,
+    delete_commits,
+    delete_data_file,
+    indexed_commits,
+    indexed_data,
+    insert_commits,
+    replace_data_file,
+    touch_data_file,
+)
 from repomap.store.writer import (
     ELEMENT_TYPE_CODES,
     ROWS_PER_FILE,
@@ -52,8 +64,9 @@ from repomap.store.writer import (
 
 __all__ = [
     "EMBEDDING_MODEL_META", "ELEMENT_TYPE_CODES", "MIGRATION_NAMES", "NOT_UNICODE", "ROWS_PER_FILE", "SCHEMA_VERSION",
-    "SQLITE_HEADER", "SYMBOL_FIELDS", "VECTOR_STORE_META", "DocRows", "FileRows", "IndexedFile", "KeptReader", "Store",
-    "Writer", "changed_since_indexing", "chunks", "counts", "embedding_model", "filtered_ids", "first_migration_after", "get_meta", "has_sqlite_header", "has_vectors", "ids_matching", "indexed_docs",
+    "SQLITE_HEADER", "SYMBOL_FIELDS", "VECTOR_STORE_META", "CommitRow", "DataRows", "DocRows", "FileRows", "IndexedFile", "KeptReader", "Store",
+    "Writer", "changed_since_indexing", "data_totals", "delete_commits", "delete_data_file",
+    "indexed_commits", "indexed_data", "insert_commits", "replace_data_file", "touch_data_file", "chunks", "counts", "embedding_model", "filtered_ids", "first_migration_after", "get_meta", "has_sqlite_header", "has_vectors", "ids_matching", "indexed_docs",
     "indexed_files", "indexed_root", "migrate", "move_aside", "open_index", "prepare_folder",
     "reading", "schema_version", "set_meta", "write_errors", "writing",
 ]  # fmt: skip

@@ -40,12 +40,13 @@ def indexed_docs(db: Store) -> dict[str, IndexedFile]:
 
 
 INDEXED_STATES_SQL = """SELECT path, size, mtime_ns, hash FROM files
-    UNION ALL SELECT path, size, mtime_ns, hash FROM doc_files"""
+    UNION ALL SELECT path, size, mtime_ns, hash FROM doc_files
+    UNION ALL SELECT path, size, mtime_ns, hash FROM data_files"""
 HASH_CHECKS = 20  # files whose only change is their mtime read to compare their hash
 
 
 def changed_since_indexing(db: Store, root: Path) -> tuple[list[str], int]:
-    """The indexed files (code and docs) that changed or are gone since indexing, and how many
+    """The indexed files (code, docs and data) that changed or are gone since indexing, and how many
     files the index holds. One stat each (~2.3 µs a file); a file whose size is the same but
     whose mtime moved (touched, or rewritten as it was) is read and hashed, up to HASH_CHECKS
     of them, so only a real change counts."""
@@ -102,7 +103,7 @@ def ids_matching(
 ) -> list[int]:
     """Ids (ascending) of the rows of `files` or `doc_files` whose path passes the filter (None:
     every path) and, for files, in `language`; scans only the paths under the filter's prefix."""
-    assert table in ("files", "doc_files")
+    assert table in ("files", "doc_files", "data_files")
     sql = PATHS_SQL.format(table=table) + (" AND language = :language" if language else "")
 
     def read(prefix: str) -> dict[str, int]:
