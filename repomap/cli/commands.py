@@ -16,6 +16,7 @@ import click
 from repomap import config
 from repomap.cli import outcome, refresh
 from repomap.cli.code_search import search  # noqa: F401 - collected by main.Commands
+from repomap.cli.ops import clean, doctor, init, prune, status  # noqa: F401 - as search
 from repomap.cli.outcome import envelope
 from repomap.cli.search_text import one_line
 from repomap.cli.shared import (
@@ -882,7 +883,7 @@ def mcp(
             "--db takes a single --root; several roots each keep their own index"
         )
     if len(roots) > 1:  # REPOMAP_DB cannot name one index for several roots
-        settings = [config.resolve(r, config.default_db_path(r.resolve())) for r in roots]
+        settings = [config.resolve(r, config.current_db_path(r.resolve())) for r in roots]
     else:
         settings = [config.resolve(roots[0] if roots else None, db_path)]
     if transport == "http" and host not in ("127.0.0.1", "localhost", "::1"):

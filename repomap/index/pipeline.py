@@ -22,7 +22,7 @@ from repomap.config import DEFAULT_MAX_FILE_SIZE, Settings
 from repomap.errors import CorruptIndex, IndexBusy, NotAnIndex, RepomapError
 from repomap.extractors import extract
 from repomap.extractors.model import TextElement
-from repomap.index import embedding, secrets
+from repomap.index import embedding, scopes, secrets
 from repomap.index.chunks import CHUNKS_VERSION, code_chunks
 from repomap.index.discover import Walk, code_files, read_file, walk
 from repomap.index.docs import update_docs
@@ -139,6 +139,8 @@ def run(settings: Settings, *, force: bool = False, progress: Progress | None = 
     started = time.perf_counter()
     try:
         with _exclusive(settings.db_path), _no_cyclic_gc():
+            if settings.scope_mode != "fixed":  # a new branch starts from the nearest index
+                scopes.seed(settings)
             try:
                 summary, totals = _run_once(settings, force, progress, started)
             except CorruptIndex:
@@ -159,6 +161,8 @@ def run(settings: Settings, *, force: bool = False, progress: Progress | None = 
     summary.symbols = totals.pop("symbols")
     summary.references = totals.pop("references")
     summary.elements = {k: totals.get(k, 0) for k in ("comment", "docstring", "string_literal")}
+    if settings.scope_mode != "fixed":
+        scopes.record(settings)
     return summary
 
 
@@ -194,7 +198,7 @@ def embed(
                 with _exclusive(settings.db_path, wait=True):
                     store.set_meta(db, {store.VECTOR_STORE_META: vector_store})
             vectors = embedding.vector_store(db, model_id_for(WINDOW), vector_store)
-            return embedding.embed_chunks(
+            done = embedding.embed_chunks(
                 db,
                 vectors,
                 lambda: Embedder.load(WINDOW),
@@ -205,6 +209,9 @@ def embed(
             )
     finally:
         db.conn.close()
+    if settings.scope_mode != "fixed" and not dry_run:
+        scopes.record(settings)  # the scope's model id and counts, for status and prune
+    return done
 
 
 def _run_once(
@@ -291,6 +298,7 @@ def _start_worker() -> None:
 def _index(
     db: store.Store, settings: Settings, force: bool, summary: Summary, progress: Progress | None
 ) -> None:
+    started = time.perf_counter()
     force = force or any(
         store.get_meta(db, key) != value for key, value in _version_meta(settings).items()
     )
@@ -392,6 +400,8 @@ def _index(
         store_ranks(db, ranking)
     if optimized:
         writer.release_free_pages()
+    with writer.batch():  # for `repomap status`: how long the last run took
+        store.set_meta(db, {"index_seconds": f"{time.perf_counter() - started:.3f}"})
 
 
 def _all_ignored_warning(walked: Walk) -> str:
