@@ -22,7 +22,7 @@ from repomap.config import DEFAULT_MAX_FILE_SIZE, Settings
 from repomap.errors import CorruptIndex, IndexBusy, NotAnIndex, RepomapError
 from repomap.extractors import extract
 from repomap.extractors.model import TextElement
-from repomap.index import embedding, scopes, secrets
+from repomap.index import embedding, markers, scopes, secrets
 from repomap.index.chunks import CHUNKS_VERSION, code_chunks
 from repomap.index.discover import Walk, code_files, read_file, walk
 from repomap.index.docs import update_docs
@@ -516,6 +516,8 @@ def read_and_extract(job: Job) -> Result:
     source, problem = textfile.decode(raw)
     if source is None:
         return Skipped(job.rel_path, problem or "not text")
+    if markers.noindex(source):
+        return Skipped(job.rel_path, markers.NOINDEX_REASON)
     try:
         extraction = extract(job.language, source, job.rel_path)
     except RecursionError:
@@ -531,7 +533,12 @@ def read_and_extract(job: Job) -> Result:
     texts = _text_rows(extraction.texts, source, job.redact, hidden)
     if job.redact:
         symbols = [_redacted_symbol(row, hidden) for row in symbols]
-    chunks = code_chunks(job.rel_path, source, symbols, texts, hidden)
+    if ignored := markers.ignored_lines(source):  # kept out of text rows and chunks
+        texts = [row for row in texts if not markers.inside(ignored, row[2], row[3])]
+        chunked = [row for row in symbols if not markers.inside(ignored, row[3], row[3])]
+        chunks = code_chunks(job.rel_path, markers.blanked(source, ignored), chunked, texts, hidden)
+    else:
+        chunks = code_chunks(job.rel_path, source, symbols, texts, hidden)
     return store.FileRows(
         job.rel_path,
         job.language,
