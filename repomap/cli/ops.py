@@ -192,3 +192,44 @@ def init(force: bool, root: Path | None) -> int:
     path.write_text(config.init_text(), encoding="utf-8")
     click.echo(f"wrote {path}")
     return ExitCode.OK
+
+
+@click.command()
+@click.argument("root", required=False, type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--debounce",
+    type=click.IntRange(1, 60_000),
+    help="Milliseconds without a new event that end a batch (default: watch.debounce_ms, 50).",
+)
+@click.option(
+    "--embed/--no-embed",
+    default=None,
+    help="Keep embeddings up to date in the background (default: when the index has them).",
+)
+@json_option
+@db_option
+def watch(
+    root: Path | None, debounce: int | None, embed: bool | None, as_json: bool, db_path: Path | None
+) -> int:
+    """Index ROOT, then re-index what changed after each batch of file changes, one line per
+    update (--json: one JSON object per line), until interrupted."""
+    import json
+    import threading
+
+    from repomap.index.follow import Update, follow
+
+    if root is not None and not root.is_dir():
+        raise click.BadParameter(f"{root} is not a directory", param_hint="ROOT")
+    settings = config.resolve(root, db_path)
+    outcome.note_index(settings.db_path)
+
+    def report(update: Update) -> None:
+        text = json.dumps(update.as_dict()) if as_json else update.line()
+        click.echo(text)  # one line per update, flushed: a pipe reader sees it at once
+
+    stop = threading.Event()
+    try:
+        follow(settings.root, db_path, report, stop, debounce, embed)
+    except KeyboardInterrupt:
+        stop.set()
+    return ExitCode.OK
