@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -143,10 +144,8 @@ def file_values(root: Path) -> tuple[Path | None, dict[str, Any]]:
         key = (str(path), info.st_size, info.st_mtime_ns)
         if key in _FILE_CACHE:
             return path, _FILE_CACHE[key]
-        import tomllib
-
         with open(path, "rb") as file:
-            data = tomllib.load(file)
+            data = _toml().load(file)
     except OSError as error:
         raise ConfigError(f"cannot read {path} ({error.strerror or error})") from None
     except ValueError as error:  # tomllib.TOMLDecodeError
@@ -156,6 +155,17 @@ def file_values(root: Path) -> tuple[Path | None, dict[str, Any]]:
     values = {name: _checked(path, name, value) for name, value in _flatten(data).items()}
     _FILE_CACHE[key] = values
     return path, values
+
+
+def _toml() -> Any:
+    """tomllib (3.11+), or tomli, its backport, on 3.10."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+
+        return tomllib
+    import tomli  # type: ignore[import-not-found, unused-ignore]
+
+    return tomli
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -195,12 +205,13 @@ def _kind_name(kind: type) -> str:
 
 def _from_env(name: str, spec: Spec, text: str) -> Any:
     origin = f"environment variable {spec.env}"
-    parse: Callable[[str], Any] = {
+    parsers: dict[type, Callable[[str], Any]] = {
         bool: lambda t: t.strip().lower() not in OFF_VALUES,
         int: int,
         float: float,
         str: str,
-    }[spec.kind]
+    }
+    parse = parsers[spec.kind]
     try:
         value = parse(text)
     except ValueError:

@@ -20,6 +20,7 @@ Each run's outcome is handed to `report` as an Update (the CLI prints one line p
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -147,9 +148,13 @@ def _run(
         embedder = embedders.get(settings.db_path)
         if embedder is None:
             embedder = embedders[settings.db_path] = BackgroundEmbedder(
-                lambda stop, progress, s=settings: pipeline.embed(s, stop=stop, progress=progress)
+                functools.partial(_embed, settings)
             )
         embedder.kick()
+
+
+def _embed(settings: Settings, stop: threading.Event, progress: Callable[[int, int], None]) -> None:
+    pipeline.embed(settings, stop=stop, progress=progress)
 
 
 def _now() -> str:

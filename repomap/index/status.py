@@ -66,7 +66,7 @@ def status(settings: Settings) -> Status:
         name: {"value": found.value, "origin": found.origin}
         for name, found in config.options(settings.root).items()
     }
-    base = {
+    base: dict[str, Any] = {
         "root": str(settings.root),
         "db_path": str(settings.db_path),
         "scope": settings.scope,
