@@ -180,8 +180,9 @@ def prune(older_than: str | None, apply: bool, as_json: bool, root: Path | None)
 
 @click.command()
 @click.option("--force", is_flag=True, help="Replace an existing repomap.toml.")
+@json_option
 @root_option
-def init(force: bool, root: Path | None) -> int:
+def init(force: bool, as_json: bool, root: Path | None) -> int:
     """Write ROOT/repomap.toml: every setting, commented, at its default."""
     folder = (root or Path.cwd()).resolve()
     if not folder.is_dir():
@@ -190,7 +191,10 @@ def init(force: bool, root: Path | None) -> int:
     if path.exists() and not force:
         raise BadArgument(f"{path} exists; pass --force to replace it")
     path.write_text(config.init_text(), encoding="utf-8")
-    click.echo(f"wrote {path}")
+    if as_json:
+        print_json(envelope([{"path": str(path), "settings": len(config.SETTINGS)}]))
+    else:
+        click.echo(f"wrote {path}")
     return ExitCode.OK
 
 
