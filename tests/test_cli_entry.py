@@ -262,7 +262,7 @@ def test_help_lists_every_command_and_other_commands_run(root: Path) -> None:
     for args in (["search-text", "--help"], ["stats", "--root", str(root)], ["--version"]):
         done = run(args)
         assert done.code == 0 and done.stdout, args
-    typo = run(["stat"])
+    typo = run(["statz"])
     assert typo.code == ExitCode.USAGE and "Did you mean 'stats'?" in typo.stderr
 
 
