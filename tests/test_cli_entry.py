@@ -262,8 +262,8 @@ def test_help_lists_every_command_and_other_commands_run(root: Path) -> None:
     for args in (["search-text", "--help"], ["stats", "--root", str(root)], ["--version"]):
         done = run(args)
         assert done.code == 0 and done.stdout, args
-    typo = run(["statz"])
-    assert typo.code == ExitCode.USAGE and "Did you mean 'stats'?" in typo.stderr
+    typo = run(["stast"])  # near two commands now
+    assert typo.code == ExitCode.USAGE and "Did you mean one of: 'stats', 'status'?" in typo.stderr
 
 
 def test_a_missing_index_is_a_one_line_error(tmp_path: Path) -> None:
