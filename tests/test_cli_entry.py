@@ -358,4 +358,4 @@ def test_the_other_commands_are_set_up_only_when_asked_for() -> None:
         "print(before, 'repomap.cli.commands' in sys.modules, len(names))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.stdout == "False True 14\n", done.stderr
+    assert done.stdout == "False True 20\n", done.stderr
