@@ -13,7 +13,6 @@ REPOMAP_SCOPE. `scope_db_path` is the one place a scope becomes a database path.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import sys
@@ -37,18 +36,34 @@ class ConfigError(BadArgument):
     """The config file cannot be read, or holds a key or value repomap does not know."""
 
 
-class Setting(NamedTuple):
-    value: Any
-    origin: str  # "flag", "env REPOMAP_…", the config file's path, or "default"
+class Setting:
+    """One setting's value and where it came from: "flag", "env REPOMAP_…", the config
+    file's path, or "default". (Plain classes here, not NamedTuples: each NamedTuple costs
+    the CLI's start-up about a millisecond.)"""
+
+    __slots__ = ("origin", "value")
+
+    def __init__(self, value: Any, origin: str) -> None:
+        self.value = value
+        self.origin = origin
+
+    def __repr__(self) -> str:
+        return f"Setting({self.value!r}, {self.origin!r})"
 
 
-class Spec(NamedTuple):
-    """One setting: its type and default, and the environment variable that sets it."""
+class Spec:
+    """One setting: its type and default, the environment variable that sets it, and the
+    values it may take (none: any of its type)."""
 
-    kind: type
-    default: Any
-    env: str | None
-    choices: tuple[str, ...] = ()
+    __slots__ = ("choices", "default", "env", "kind")
+
+    def __init__(
+        self, kind: type, default: Any, env: str | None, choices: tuple[str, ...] = ()
+    ) -> None:
+        self.kind = kind
+        self.default = default
+        self.env = env
+        self.choices = choices
 
 
 SETTINGS: dict[str, Spec] = {
@@ -275,6 +290,8 @@ def sanitize_scope(name: str) -> str:
     safe = _UNSAFE.sub("-", name).strip("-.")[:64] or "scope"
     if safe == name:
         return name
+    import hashlib  # here: the CLI's start-up never needs it
+
     digest = hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=4).hexdigest()
     return f"{safe}-{digest}"
 
