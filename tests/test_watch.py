@@ -179,3 +179,40 @@ def test_with_git_scopes_a_branch_switch_changes_the_index_used(make_repo, watch
     main_db = root / ".repomap" / "scopes" / "main" / "index.db"
     done = run_cli("search-text", "kudu", "--db", main_db, "--root", root, "--json", "--no-refresh")
     assert json.loads(done.stdout)["count"] == 0  # main's index still holds main's text
+
+
+@pytest.mark.slow
+def test_mcp_watch_re_indexes_in_the_servers_process(make_repo) -> None:
+    root = make_repo({"a.py": "# first lynx\n"})
+    server = subprocess.Popen(
+        [sys.executable, "-m", "repomap.cli", "mcp", "--root", str(root), "--watch"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    lines: queue.Queue[str] = queue.Queue()
+
+    def read() -> None:
+        assert server.stderr is not None
+        for line in server.stderr:
+            lines.put(line)
+
+    threading.Thread(target=read, daemon=True).start()
+
+    def line_with(text: str) -> str:
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline:
+            try:
+                line = lines.get(timeout=1)
+            except queue.Empty:
+                continue
+            if text in line:
+                return line
+        raise AssertionError(f"no line with {text!r} on the server's stderr")
+
+    try:
+        assert "1 added" in line_with("[main] indexed:")
+        (root / "a.py").write_text("# edited marmot\n")
+        assert "1 modified" in line_with("[main] re-indexed:")
+        assert _found(root, "marmot") == ["a.py"]
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
