@@ -87,6 +87,22 @@ def test_the_embedding_cache_is_shared_by_content_so_a_branch_embeds_only_what_c
     assert embeddings["coverage"] == 1.0
 
 
+@pytest.mark.slow
+def test_a_text_embedded_on_one_branch_is_not_embedded_again_on_another(repo: Path) -> None:
+    _index(repo, "--embed")
+    git(repo, "checkout", "-q", "-b", "two")
+    _index(repo)  # seeded from main, before the new text exists anywhere
+    git(repo, "checkout", "-q", "main")
+    git(repo, "checkout", "-q", "-b", "one")
+    text = 'def shared_helper():\n    """merged from a colleague branch"""\n'
+    (repo / "pkg" / "shared.py").write_text(text)
+    assert _index(repo)["embeddings"]["embedded"] == 1
+    git(repo, "checkout", "-q", "-f", "two")
+    (repo / "pkg" / "shared.py").write_text(text)
+    embeddings = _index(repo)["embeddings"]
+    assert (embeddings["embedded"], embeddings["reused"]) == (0, 1), embeddings
+
+
 def test_env_mode_names_the_scope_by_an_environment_variable(make_repo) -> None:
     root = make_repo({"a.py": "X = 1\n", "repomap.toml": "[scope]\nmode = 'env'\n"})
     done = run_cli("index", root, "--json", env={"REPOMAP_SCOPE": "ci-123"})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import functools
 import gc
 import os
 import threading
@@ -206,6 +207,11 @@ def embed(
                 progress=progress,
                 writing=lambda: _exclusive(settings.db_path, wait=True),
                 stop=stop,
+                elsewhere=(
+                    None
+                    if settings.scope_mode == "fixed"
+                    else functools.partial(scopes.cached_elsewhere, settings)
+                ),
             )
     finally:
         db.conn.close()

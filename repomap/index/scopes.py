@@ -145,6 +145,28 @@ def seed(settings: Settings) -> str | None:
     return name
 
 
+def cached_elsewhere(settings: Settings, model_id: str, hashes: set[str]) -> dict[str, Any]:
+    """Vectors for these text hashes from the other scopes' embedding caches (the cache is
+    shared by content: a text embedded on one branch is never embedded again on another)."""
+    from repomap.store.vectors import EmbeddingCache
+
+    found: dict[str, Any] = {}
+    others = [Path(info.db_path) for info in scopes(settings.root)]
+    others.append(config.default_db_path(settings.root))
+    for path in others:
+        wanted = hashes - found.keys()
+        if not wanted:
+            break
+        if path == settings.db_path or not path.is_file():
+            continue
+        try:
+            with store.reading(path) as db:
+                found.update(EmbeddingCache(db).cached(model_id, wanted))
+        except RepomapError:  # an outdated or damaged scope has nothing to lend
+            continue
+    return found
+
+
 # --- clean and prune -------------------------------------------------------------------------
 
 
