@@ -157,3 +157,25 @@ def test_clean_scope_removes_one_branch_index(repo: Path) -> None:
     assert not (repo / ".repomap" / "scopes" / "main").exists()
     assert (repo / ".repomap" / "scopes" / "topic" / "index.db").exists()
     assert sorted(p.name for p in (repo / "pkg").iterdir())[:2] == ["m0.py", "m1.py"]
+
+
+def test_a_server_started_on_one_branch_never_writes_another_branchs_files_into_its_index(
+    repo: Path,
+) -> None:
+    from repomap.index.freshness import Refresher
+
+    _index(repo)
+    settings = config.resolve(repo)
+    assert settings.scope == "main"
+    refresher = Refresher(settings, wait=60)
+    try:
+        refresher.ensure_fresh()
+        git(repo, "checkout", "-q", "-b", "elsewhere")
+        (repo / "pkg" / "m1.py").write_text("# only on the other branch quokka\n")
+        notices = refresher.refresh_now()
+    finally:
+        refresher.close()
+    assert any("restart the server" in notice for notice in notices), notices
+    db = repo / ".repomap" / "scopes" / "main" / "index.db"
+    done = run_cli("search-text", "quokka", "--db", db, "--root", repo, "--no-refresh")
+    assert done.returncode == 1  # main's index did not take the other branch's file
