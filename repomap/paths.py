@@ -51,9 +51,16 @@ class PathFilter:
     @property
     def _spec(self) -> pathspec.GitIgnoreSpec:
         if self._compiled is None:
+            import re
+
             import pathspec  # ~10 ms: only a glob needs it
 
-            self._compiled = pathspec.GitIgnoreSpec.from_lines([self.text])
+            from repomap.errors import BadArgument
+
+            try:
+                self._compiled = pathspec.GitIgnoreSpec.from_lines([self.text])
+            except (ValueError, re.error) as error:  # `[0-.]`: a range backwards
+                raise BadArgument(f"bad path filter {self.text!r}: {error}") from None
         return self._compiled
 
     def __eq__(self, other: object) -> bool:

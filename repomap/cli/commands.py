@@ -16,6 +16,7 @@ import click
 from repomap import config
 from repomap.cli import outcome, refresh
 from repomap.cli.code_search import search  # noqa: F401 - collected by main.Commands
+from repomap.cli.ops import clean, doctor, init, prune, status, watch  # noqa: F401 - as search
 from repomap.cli.outcome import envelope
 from repomap.cli.records import (  # noqa: F401 - collected by main.Commands
     history,
@@ -876,6 +877,13 @@ def stats(top: int, as_json: bool, absolute: bool, db_path: Path | None, root: P
     is_flag=True,
     help="Never update the index (read-only); by default changed files are re-indexed first.",
 )
+@click.option(
+    "--watch",
+    "follow",
+    is_flag=True,
+    help="Also re-index each root as files change (as `repomap watch`), one line per update "
+    "on stderr, so answers rarely wait for a refresh.",
+)
 def mcp(
     roots: tuple[Path, ...],
     db_path: Path | None,
@@ -883,6 +891,7 @@ def mcp(
     host: str,
     port: int,
     no_refresh: bool,
+    follow: bool,
 ) -> None:
     """Serve repomap's tools to AI agents over MCP (stdio, or streamable HTTP at /mcp)."""
     from repomap.serve.mcp_server import build_server, run
@@ -892,9 +901,34 @@ def mcp(
             "--db takes a single --root; several roots each keep their own index"
         )
     if len(roots) > 1:  # REPOMAP_DB cannot name one index for several roots
-        settings = [config.resolve(r, config.default_db_path(r.resolve())) for r in roots]
+        settings = [config.resolve(r, config.current_db_path(r.resolve())) for r in roots]
     else:
         settings = [config.resolve(roots[0] if roots else None, db_path)]
     if transport == "http" and host not in ("127.0.0.1", "localhost", "::1"):
         click.echo(f"warning: serving on {host} without authentication", err=True)
+    if follow and no_refresh:
+        raise click.UsageError("--watch updates the index; it cannot go with --no-refresh")
+    if follow:
+        _follow_in_background(settings)
     run(build_server(settings, refresh=not no_refresh), transport, host, port)
+
+
+def _follow_in_background(settings: list[config.Settings]) -> None:
+    """`mcp --watch`: one `repomap watch` loop per root in a daemon thread (it ends with the
+    server); its lines go to stderr, since stdout is the MCP protocol on stdio."""
+    import threading
+
+    from repomap.errors import RepomapError
+    from repomap.index.follow import Update, follow
+
+    def report(update: Update) -> None:
+        click.echo(update.line(), err=True)
+
+    def loop(each: config.Settings) -> None:
+        try:
+            follow(each.root, each.db_path, report, threading.Event())
+        except RepomapError as error:  # the server goes on; its own refresh covers the root
+            click.echo(f"warning: watching {each.root} stopped ({error})", err=True)
+
+    for each in settings:
+        threading.Thread(target=loop, args=(each,), name="repomap-watch", daemon=True).start()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from collections import Counter
 from collections.abc import Iterator
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pathspec
 
+from repomap import config
 from repomap.index.secrets import is_secret_file
 from repomap.languages import language_of
 
@@ -69,8 +71,41 @@ def _read_rules(folder: Path, base: str, names: tuple[str, ...]) -> list[_Rules]
             lines = (folder / name).read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError:
             continue
-        rules.append(_Rules(base, pathspec.GitIgnoreSpec.from_lines(lines), base + name))
+        rules.append(_Rules(base, compile_rules(lines), base + name))
     return rules
+
+
+def compile_rules(lines: list[str]) -> pathspec.PathSpec:
+    """gitignore patterns as one spec; a line git cannot read (`!`, `[z-a]`) is left out, as
+    git leaves it out, instead of stopping the walk (`repomap doctor` names it)."""
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(lines)
+    except (ValueError, re.error):
+        return pathspec.GitIgnoreSpec.from_lines(
+            [line for line in lines if not invalid_pattern(line)]
+        )
+
+
+def invalid_pattern(line: str) -> str | None:
+    """Why git cannot read this gitignore line, or None when it can."""
+    try:
+        pathspec.GitIgnoreSpec.from_lines([line])
+    except (ValueError, re.error) as error:
+        return str(error)
+    return None
+
+
+def _extra_rules(root: Path) -> list[_Rules]:
+    """The config file's `index.extra_ignore` patterns, as a .repomapignore at ROOT (below the
+    ignore files in the tree, which may re-include with `!`). A config file that cannot be read
+    adds none here: every command reports it (config.resolve) and `repomap doctor` names it."""
+    try:
+        found = config.options(root)["index.extra_ignore"]
+    except config.ConfigError:
+        return []
+    if not found.value:
+        return []
+    return [_Rules("", compile_rules(found.value), f"index.extra_ignore ({found.origin})")]
 
 
 def _ignoring(rules: list[_Rules], rel_path: str, is_dir: bool) -> tuple[_Rules, int] | None:
@@ -99,7 +134,7 @@ def walk(root: Path, skip_dirs: frozenset[Path] = frozenset()) -> Walk:
     base_rules = [
         replace(rule, source=".git/info/exclude")
         for rule in _read_rules(root / ".git" / "info", "", ("exclude",))
-    ]
+    ] + _extra_rules(root)
     seen_dirs: set[tuple[int, int]] = set()
     seen_files: set[tuple[int, int]] = set()
     root_stat = root.stat()

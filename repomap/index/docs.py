@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from repomap import store, textfile
-from repomap.index import markdown, secrets
+from repomap.index import markdown, markers, secrets
 from repomap.index.chunks import doc_chunks
 from repomap.languages import doc_format
 
@@ -52,7 +52,9 @@ def doc_rows(
     source, problem = textfile.decode(raw)
     if source is None:
         return problem or "not text"
-    text = source.decode("utf-8")
+    if markers.noindex(source):
+        return markers.NOINDEX_REASON
+    text = markers.blanked(source, markers.ignored_lines(source)).decode("utf-8")
     document = markdown.parse(text) if fmt == "markdown" else markdown.plain_text_sections(text)
     clean = secrets.redact if redact else str  # as for code text: keys and PEM blocks go
     sections = []

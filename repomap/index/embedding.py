@@ -107,10 +107,13 @@ def embed_chunks(
     scope: str = SCOPE,
     writing: Callable[[], AbstractContextManager[Any]] = nullcontext,
     stop: threading.Event | None = None,
+    elsewhere: Callable[[str, set[str]], dict[str, np.ndarray]] | None = None,
 ) -> EmbedSummary:
     """Make `vectors` hold a vector for every chunk of `db`, embedding only what the cache
     lacks. `embedder` may be a function that loads the model: it is called only when a text
-    must be embedded. `progress(done, total)` follows the texts to embed. Each write happens
+    must be embedded. `elsewhere(model_id, hashes)` finds vectors this cache lacks in other
+    caches (the other branch scopes' indexes); they are copied here, not embedded again.
+    `progress(done, total)` follows the texts to embed. Each write happens
     inside `writing()` (the index's lock: held per batch, never while the model runs, so a
     refresh of the index waits for one batch at most); `stop` set ends the run after a batch."""
     started = time.perf_counter()
@@ -131,6 +134,13 @@ def embed_chunks(
     cache = EmbeddingCache(db)
     cached = cache.cached(model_id, {chunk.hash for chunk in todo})
     missing = [chunk for chunk in todo if chunk.hash not in cached]
+    if missing and elsewhere is not None:
+        borrowed = elsewhere(model_id, {chunk.hash for chunk in missing})
+        if borrowed and not dry_run:
+            with writing():
+                cache.put_cache(model_id, borrowed)
+        cached.update(borrowed)
+        missing = [chunk for chunk in missing if chunk.hash not in cached]
     summary.seconds["plan"] = time.perf_counter() - started
     if dry_run:
         summary.deleted = len(stale)

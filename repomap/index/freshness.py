@@ -248,6 +248,8 @@ class Refresher:
         from repomap.index import pipeline as index
 
         started = time.perf_counter()
+        if (moved := self._scope_moved()) is not None:
+            return moved
         try:
             summary = index.run(self.settings)
         except IndexBusy:
@@ -282,6 +284,25 @@ class Refresher:
                 f"{doc_changes} docs) in {seconds:.2f} s"
             )
         return None
+
+    def _scope_moved(self) -> str | None:
+        """With branch scopes, a checkout to another branch since the server started: the
+        files now belong to another scope, so they are not written into this one's index."""
+        if self.settings.scope_mode == "fixed" or not self.settings.uses_default_db:
+            return None
+        from repomap import config
+
+        try:
+            now = config.resolve(self.settings.root)
+        except RepomapError:
+            return None
+        if now.db_path == self.settings.db_path:
+            return None
+        return (
+            f"the checkout is now scope {now.scope!r} (the server answers from scope "
+            f"{self.settings.scope!r}, not updated meanwhile); restart the server to answer "
+            "from the current branch"
+        )
 
     # --- status ------------------------------------------------------------------------------
 

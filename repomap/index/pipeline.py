@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import functools
 import gc
 import os
 import threading
@@ -22,7 +23,7 @@ from repomap.config import DEFAULT_MAX_FILE_SIZE, Settings
 from repomap.errors import CorruptIndex, IndexBusy, NotAnIndex, RepomapError
 from repomap.extractors import extract
 from repomap.extractors.model import TextElement
-from repomap.index import embedding, secrets
+from repomap.index import embedding, markers, scopes, secrets
 from repomap.index.chunks import CHUNKS_VERSION, code_chunks
 from repomap.index.discover import Walk, code_files, read_file, walk
 from repomap.index.docs import update_docs
@@ -145,6 +146,8 @@ def run(settings: Settings, *, force: bool = False, progress: Progress | None = 
     started = time.perf_counter()
     try:
         with _exclusive(settings.db_path), _no_cyclic_gc():
+            if settings.scope_mode != "fixed":  # a new branch starts from the nearest index
+                scopes.seed(settings)
             try:
                 summary, totals = _run_once(settings, force, progress, started)
             except CorruptIndex:
@@ -165,6 +168,8 @@ def run(settings: Settings, *, force: bool = False, progress: Progress | None = 
     summary.symbols = totals.pop("symbols")
     summary.references = totals.pop("references")
     summary.elements = {k: totals.get(k, 0) for k in ("comment", "docstring", "string_literal")}
+    if settings.scope_mode != "fixed":
+        scopes.record(settings)
     return summary
 
 
@@ -238,7 +243,7 @@ def embed(
                         | ({} if vector_store is None else {store.VECTOR_STORE_META: vector_store}),
                     )
             vectors = embedding.vector_store(db, model_id, vector_store)
-            return embedding.embed_chunks(
+            done = embedding.embed_chunks(
                 db,
                 vectors,
                 lambda: Embedder.load(window),
@@ -246,9 +251,17 @@ def embed(
                 progress=progress,
                 writing=lambda: _exclusive(settings.db_path, wait=True),
                 stop=stop,
+                elsewhere=(
+                    None
+                    if settings.scope_mode == "fixed"
+                    else functools.partial(scopes.cached_elsewhere, settings)
+                ),
             )
     finally:
         db.conn.close()
+    if settings.scope_mode != "fixed" and not dry_run:
+        scopes.record(settings)  # the scope's model id and counts, for status and prune
+    return done
 
 
 def _run_once(
@@ -335,6 +348,7 @@ def _start_worker() -> None:
 def _index(
     db: store.Store, settings: Settings, force: bool, summary: Summary, progress: Progress | None
 ) -> None:
+    started = time.perf_counter()
     force = force or any(
         store.get_meta(db, key) != value for key, value in _version_meta(settings).items()
     )
@@ -444,6 +458,8 @@ def _index(
         store_ranks(db, ranking)
     if optimized:
         writer.release_free_pages()
+    with writer.batch():  # for `repomap status`: how long the last run took
+        store.set_meta(db, {"index_seconds": f"{time.perf_counter() - started:.3f}"})
 
 
 def _all_ignored_warning(walked: Walk) -> str:
@@ -558,6 +574,8 @@ def read_and_extract(job: Job) -> Result:
     source, problem = textfile.decode(raw)
     if source is None:
         return Skipped(job.rel_path, problem or "not text")
+    if markers.noindex(source):
+        return Skipped(job.rel_path, markers.NOINDEX_REASON)
     try:
         extraction = extract(job.language, source, job.rel_path)
     except RecursionError:
@@ -573,7 +591,12 @@ def read_and_extract(job: Job) -> Result:
     texts = _text_rows(extraction.texts, source, job.redact, hidden)
     if job.redact:
         symbols = [_redacted_symbol(row, hidden) for row in symbols]
-    chunks = code_chunks(job.rel_path, source, symbols, texts, hidden)
+    if ignored := markers.ignored_lines(source):  # kept out of text rows and chunks
+        texts = [row for row in texts if not markers.inside(ignored, row[2], row[3])]
+        chunked = [row for row in symbols if not markers.inside(ignored, row[3], row[3])]
+        chunks = code_chunks(job.rel_path, markers.blanked(source, ignored), chunked, texts, hidden)
+    else:
+        chunks = code_chunks(job.rel_path, source, symbols, texts, hidden)
     return store.FileRows(
         job.rel_path,
         job.language,

@@ -103,9 +103,21 @@ class FileWatcher(Watcher):
     method = "watchfiles"
     event_driven = True
 
-    def __init__(self, root: Path, skip_dirs: frozenset[Path] = frozenset()) -> None:
+    def __init__(
+        self,
+        root: Path,
+        skip_dirs: frozenset[Path] = frozenset(),
+        *,
+        quiet_ms: int = STEP_MS,
+        timeout_ms: int = TIMEOUT_MS,
+        group_ms: int = DEBOUNCE_MS,
+    ) -> None:
         """Start watching (the watches exist when this returns); OSError or RuntimeError when
-        watchfiles cannot: no inotify, out of watches, an unreadable folder."""
+        watchfiles cannot: no inotify, out of watches, an unreadable folder.
+
+        The defaults suit `changes()`, asked on demand. `wait()` (repomap watch) wants a batch
+        per burst instead: `quiet_ms` without a new event ends a batch (at most `group_ms`
+        long), and with nothing at all `wait()` returns after `timeout_ms`."""
         self.root = root.resolve()
         self.skip_dirs = skip_dirs
         self._root = str(self.root)
@@ -129,9 +141,9 @@ class FileWatcher(Watcher):
             # A batch the filter empties is not yielded, but the marker's always is: waiting
             # for it never waits for a quiet moment among events that do not count.
             watch_filter=self._wanted,
-            debounce=DEBOUNCE_MS,
-            step=STEP_MS,
-            rust_timeout=TIMEOUT_MS,
+            debounce=group_ms,
+            step=quiet_ms,
+            rust_timeout=timeout_ms,
             yield_on_timeout=True,
             debug=False,
             force_polling=False,  # where notifications fail, `Poller` walks only on demand
@@ -179,6 +191,33 @@ class FileWatcher(Watcher):
                     dirty = True
                     resync = resync or counts
             return Changes(dirty, resync)
+
+    def wait(self) -> tuple[Changes, int]:
+        """Block until a debounced batch of events arrives (or `timeout_ms` passes: nothing);
+        what it means for the index, and how many events that count it held. WatchFailed when
+        watchfiles stopped watching."""
+        with self._lock:
+            if self._failed is not None:
+                raise WatchFailed(self._failed)
+            try:
+                batch = next(self._events)
+            except StopIteration:
+                self._fail("the watch ended")
+                raise WatchFailed(self._failed or "") from None
+            except (OSError, RuntimeError) as error:  # RuntimeError: WatchfilesRustInternalError
+                self._fail(f"{type(error).__name__}: {error}")
+                raise WatchFailed(self._failed or "") from None
+            dirty = resync = False
+            count = 0
+            for change, path in batch:
+                if path.startswith(self._marker_prefix):
+                    continue
+                counts = self._counts(change, path)
+                if counts is not None:
+                    count += 1
+                    dirty = True
+                    resync = resync or counts
+            return Changes(dirty, resync), count
 
     def _take(self) -> set[tuple[watchfiles.Change, str]] | None:
         """The events reported before this call, up to a new marker's; None once watchfiles has
