@@ -46,7 +46,7 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
 from repomap import errors, languages, store
 from repomap.config import Settings
@@ -518,7 +518,9 @@ Endpoint = Callable[[Request], Awaitable[dict[str, Any]]]
 RESULT_KEYS = {"results", "files", "entries", "roots"}
 
 
-def _logged(name: str, endpoint: Endpoint, roots: list[Root]) -> Endpoint:
+def _logged(
+    name: str, endpoint: Endpoint, roots: list[Root]
+) -> Callable[[Request], Awaitable[Response]]:
     """The endpoint with its errors as JSON, and each call logged for `repomap stats`."""
 
     async def handle(request: Request) -> Response:
@@ -622,7 +624,7 @@ def build_app(settings: Sequence[Settings], options: ServeOptions) -> Guard:
         ("/api/files", api.files, ["GET", "POST"]),
         ("/api/status", api.status, ["GET", "POST"]),
     ]
-    routes = [
+    routes: list[BaseRoute] = [
         Route(path, _logged(path, endpoint, roots), methods=methods)
         for path, endpoint, methods in endpoints
     ]

@@ -89,17 +89,12 @@ class RetryInThread(Exception):  # noqa: N818 - a signal, not an error
 class Service:
     """The tools' operations over `roots`, each index refreshed before it is read."""
 
-    def __init__(
-        self,
-        roots: Roots,
-        refresh: bool = True,
-        background_embedding: bool = True,
-        **refresh_options: float,
-    ) -> None:
-        """`background_embedding=False`: calls never start the embedder (`repomap serve` runs it
-        from its own watch loop, and without --watch writes nothing)."""
+    # False: calls never start the embedder (`repomap serve` runs it from its own watch loop,
+    # and without --watch writes nothing).
+    background_embedding = True
+
+    def __init__(self, roots: Roots, refresh: bool = True, **refresh_options: float) -> None:
         self.roots = roots
-        self.background_embedding = background_embedding
         self.refreshers = {
             root.label: Refresher(root.settings, enabled=refresh, **refresh_options)
             for root in roots.all
