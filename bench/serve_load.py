@@ -21,8 +21,9 @@ Two phases, each cell (kind x clients) run for `--seconds` after a one-second wa
 
 - idle: `repomap serve` on the index, nothing else running;
 - re-index: `repomap serve --watch`, while a thread edits 4 files of the tree every second (a
-  comment appended), so the server's in-process watcher re-indexes (and re-embeds) all along;
-  the share of the phase's time a re-index ran is read from the server's update lines.
+  comment appended), so the server's watcher starts re-index runs (a niced `repomap index`
+  child each, which also embeds what changed) all along; the share of the phase's time a
+  re-index ran is read from the server's update lines.
 
 The rate limit stays on but high (`--rate-limit 1000000 --rate-limit-window 1`: the bucket is
 checked on every request); a last cell (`--rate-limit 100 --rate-limit-window 1`, 8 clients,
@@ -91,14 +92,18 @@ class Cell:
         return len(self.latencies)
 
     def failed(self, intended: set[int] = frozenset()) -> int:  # type: ignore[assignment]
-        bad = sum(n for status, n in self.statuses.items() if status != 200 and status not in intended)
+        bad = sum(
+            n for status, n in self.statuses.items() if status != 200 and status not in intended
+        )
         return bad + self.errors
 
 
 def request_bytes(kind: str, number: int, mode: str) -> bytes:
     if kind == "text":
         query = TEXT_QUERIES[number % len(TEXT_QUERIES)]
-        return f"GET /api/text?q={quote(query)}&topK=20 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
+        return (
+            f"GET /api/text?q={quote(query)}&topK=20 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
+        )
     if kind == "symbols":
         query = SYMBOL_QUERIES[number % len(SYMBOL_QUERIES)]
         return f"GET /api/symbols?q={quote(query)}&topK=20 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
@@ -138,7 +143,9 @@ async def _client(port: int, kind: str, mode: str, start: int, stop_at: float, w
         writer.close()
 
 
-def run_cell(port: int, server_pid: int, kind: str, clients: int, seconds: float, mode: str) -> Cell:
+def run_cell(
+    port: int, server_pid: int, kind: str, clients: int, seconds: float, mode: str
+) -> Cell:
     import psutil
 
     cell = Cell(kind, clients)
@@ -302,6 +309,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--db", type=Path, default=DEFAULT_DB if DEFAULT_DB.exists() else None)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--clients", default="1,8,32")
+    parser.add_argument("--kinds", default="text,symbols,hybrid", help="requests to measure")
     parser.add_argument("--skip-idle", action="store_true", help="only the re-index phase")
     args = parser.parse_args(argv)
     clients = [int(c) for c in args.clients.split(",")]
@@ -319,7 +327,7 @@ def main(argv: list[str] | None = None) -> None:
               f"embeddings {coverage:.0%} -> search mode {mode}; load {loads[0]:.1f}",
               flush=True)  # fmt: skip
         table: list[list[str]] = []
-        kinds = ["text", "symbols", "hybrid"]
+        kinds = args.kinds.split(",")
         if not args.skip_idle:
             print("idle:", flush=True)
             table += rows("idle", phase(served, kinds, clients, args.seconds, mode), mode)
@@ -356,7 +364,7 @@ def main(argv: list[str] | None = None) -> None:
             table, "lllrrrrr",
         ))  # fmt: skip
         print(f"\nre-index phase: {editor.edits} rounds of {EDITED_FILES} edited files; "
-              f"{sum(1 for m in updates if m)} in-process re-index runs took {busy:.1f} s of the "
+              f"{sum(1 for m in updates if m)} re-index runs reported took {busy:.1f} s of the "
               f"phase's {ended - began:.1f} s ({busy / (ended - began):.0%})")  # fmt: skip
         print(f"rate limit 100/s, 8 clients, 5 s of text searches: statuses {limited.statuses}, "
               f"{limited.errors} errors, {limited.failed({429})} failed other than 429")  # fmt: skip

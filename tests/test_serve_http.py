@@ -495,3 +495,23 @@ def test_watch_reindexes_changes_in_process(serve, tmp_path: Path) -> None:
     status, _, state = server.get("/api/status")
     assert state["roots"][0]["refresh"]["enabled"] is True
     assert state["roots"][0]["refresh"]["method"] in ("watchfiles", "polling")
+
+
+def test_the_child_indexer_reports_what_it_did_and_fails_with_one_line(tmp_path: Path) -> None:
+    from repomap import config
+    from repomap.errors import RepomapError
+    from repomap.serve.reindex import ChildIndexer
+
+    root = write_tree(tmp_path / "kid", {"a.py": "def one():\n    pass\n"})
+    indexer = ChildIndexer()
+    summary = indexer(config.resolve(root, workers=1))
+    assert (summary.added, summary.files, summary.symbols) == (1, 1, 1)
+    assert (root / ".repomap" / "index.db").exists()
+    blocked = tmp_path / "file-not-folder"
+    blocked.write_text("")
+    with pytest.raises(RepomapError) as failure:  # the index's folder would be a file
+        indexer(config.resolve(root, blocked / "index.db", workers=1))
+    assert "\n" not in str(failure.value) and "Traceback" not in str(failure.value)
+    indexer.stop()
+    with pytest.raises(RepomapError, match="shutting down"):
+        indexer(config.resolve(root, workers=1))

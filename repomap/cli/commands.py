@@ -894,9 +894,7 @@ def mcp(
 
 
 @click.command("serve")
-@click.argument(
-    "roots", nargs=-1, type=click.Path(exists=True, file_okay=False, path_type=Path)
-)
+@click.argument("roots", nargs=-1, type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option(
     "--db",
     "db_path",

@@ -24,12 +24,17 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from repomap import store
 from repomap.config import Settings
 from repomap.errors import IndexBusy, IndexNotFound, IndexOutdated, RepomapError
 from repomap.index import watch
+
+if TYPE_CHECKING:
+    from repomap.index.pipeline import Summary
 
 log = logging.getLogger(__name__)
 
@@ -59,8 +64,12 @@ class Refresher:
         wait: float = WAIT_SECONDS,
         first_wait: float = FIRST_WAIT_SECONDS,
         poll_interval: float = POLL_SECONDS,
+        run_index: Callable[[Settings], Summary] | None = None,
     ) -> None:
+        """`run_index`: what brings the index up to date (default `pipeline.run`, in this
+        process; `repomap serve --watch` runs `repomap index` as a child process instead)."""
         self.settings = settings
+        self.run_index = run_index
         self.enabled = enabled
         self.wait = wait
         self.first_wait = first_wait
@@ -249,7 +258,7 @@ class Refresher:
 
         started = time.perf_counter()
         try:
-            summary = index.run(self.settings)
+            summary = (self.run_index or index.run)(self.settings)
         except IndexBusy:
             self._last_error = None
             return (

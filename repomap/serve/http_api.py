@@ -25,9 +25,10 @@ checks the host, origin, rate, token and body size.
 
 Handlers run on the event loop when the index needs no wait (as MCP's `answer` does: a thread
 hop costs more than most answers), so one process serves a few hundred searches a second.
-With --watch, a thread per root keeps the index up to date (`index/freshness.Refresher`, the
-watcher of `repomap mcp`) and starts the embedder after each change; without it nothing is
-written, and a missing index is INDEX_UNAVAILABLE.
+With --watch, a thread keeps the indexes up to date (`index/freshness.Refresher`, the watcher
+of `repomap mcp`), each re-index (and the embedding of what changed) a niced `repomap index`
+child (`serve/reindex.py`); without it nothing is written, and a missing index is
+INDEX_UNAVAILABLE.
 """
 
 from __future__ import annotations
@@ -50,13 +51,13 @@ from starlette.routing import BaseRoute, Route
 
 from repomap import errors, languages, store
 from repomap.config import Settings
-from repomap.index import pipeline
 from repomap.index.freshness import Refresher
 from repomap.index.vocabulary import KINDS
 from repomap.maps import overview
 from repomap.search import log as searchlog
 from repomap.serve.http_guard import Guard, GuardOptions, error_body
 from repomap.serve.mcp_server import answer, build_server
+from repomap.serve.reindex import ChildIndexer
 from repomap.serve.roots import Root
 from repomap.serve.scopes import Scopes
 from repomap.store.vectors import EmbeddingModelMismatch
@@ -210,6 +211,7 @@ async def read_params(request: Request, model: type[P]) -> P:
                 raise ApiError("INVALID_REQUEST", f"parameter {key!r} is given more than once")
             if value != "":  # `?pathPrefix=` is no filter, as a form leaves it
                 data[key] = value
+    request.state.arguments = data  # for the call's log entry
     unknown = sorted(set(data) - set(model.model_fields))
     if unknown:
         raise ApiError(
@@ -552,7 +554,11 @@ def _log_call(
     started: float,
 ) -> None:
     ms = round((time.perf_counter() - started) * 1000, 3)
-    arguments = {k: v[: searchlog.MAX_FIELD] for k, v in request.query_params.items()}
+    given = getattr(request.state, "arguments", None) or dict(request.query_params)
+    arguments = {
+        key: value[: searchlog.MAX_FIELD] if isinstance(value, str) else value
+        for key, value in given.items()
+    }
     for root in roots:
         if root.settings.search_log:
             searchlog.log_event(
@@ -575,7 +581,7 @@ async def _not_found(request: Request, exc: Exception) -> Response:
 
 
 async def _internal(request: Request, exc: Exception) -> Response:
-    log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
+    # starlette raises the exception on after this answer, and uvicorn logs its traceback
     return error_response("INTERNAL", f"internal error: {type(exc).__name__} (see the server log)")
 
 
@@ -598,8 +604,12 @@ def build_app(settings: Sequence[Settings], options: ServeOptions) -> Guard:
     service = mcp.service
     service.background_embedding = False
     scopes = Scopes({"main": service})
+    indexer = ChildIndexer()
     watchers = (
-        {root.label: Refresher(root.settings, enabled=True) for root in service.roots.all}
+        {
+            root.label: Refresher(root.settings, enabled=True, run_index=indexer)
+            for root in service.roots.all
+        }
         if options.watch
         else {}
     )
@@ -645,6 +655,7 @@ def build_app(settings: Sequence[Settings], options: ServeOptions) -> Guard:
                 yield
         finally:
             stop.set()
+            indexer.stop()
             if loop is not None:
                 loop.join(10)
             for watcher in watchers.values():
@@ -661,21 +672,16 @@ def build_app(settings: Sequence[Settings], options: ServeOptions) -> Guard:
 
 def _watch(service: Any, watchers: dict[str, Refresher], stop: threading.Event) -> None:
     """--watch: bring each root's index up to date whenever its watcher sees a change (the
-    first round builds a missing index), then let the embedder follow."""
-    kicked: set[str] = set()
+    first round builds a missing index); the child `repomap index` embeds what changed."""
     while not stop.is_set():
         for root in service.roots.all:
-            watcher = watchers[root.label]
             try:
-                said = watcher.ensure_fresh(wait=True)
+                said = watchers[root.label].ensure_fresh(wait=True)
             except errors.RepomapError as error:  # still building, or the build failed
                 log.warning("%s", error)
                 continue
             for notice in said:
                 print(f"repomap serve: {notice}", flush=True)  # noqa: T201 - one line per update
-            if (said or root.label not in kicked) and pipeline.has_embeddings(root.settings):
-                kicked.add(root.label)
-                service.embedders[root.label].kick()
         stop.wait(WATCH_SECONDS)
 
 
