@@ -57,6 +57,10 @@ class RefreshState:
 
 
 class Refresher:
+    # What brings the index up to date: None is `pipeline.run`, in this process; `repomap serve
+    # --watch` sets a function that runs `repomap index` as a child process instead.
+    run_index: Callable[[Settings], Summary] | None = None
+
     def __init__(
         self,
         settings: Settings,
@@ -64,12 +68,8 @@ class Refresher:
         wait: float = WAIT_SECONDS,
         first_wait: float = FIRST_WAIT_SECONDS,
         poll_interval: float = POLL_SECONDS,
-        run_index: Callable[[Settings], Summary] | None = None,
     ) -> None:
-        """`run_index`: what brings the index up to date (default `pipeline.run`, in this
-        process; `repomap serve --watch` runs `repomap index` as a child process instead)."""
         self.settings = settings
-        self.run_index = run_index
         self.enabled = enabled
         self.wait = wait
         self.first_wait = first_wait

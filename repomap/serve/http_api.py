@@ -606,13 +606,12 @@ def build_app(settings: Sequence[Settings], options: ServeOptions) -> Guard:
     scopes = Scopes({"main": service})
     indexer = ChildIndexer()
     watchers = (
-        {
-            root.label: Refresher(root.settings, enabled=True, run_index=indexer)
-            for root in service.roots.all
-        }
+        {root.label: Refresher(root.settings, enabled=True) for root in service.roots.all}
         if options.watch
         else {}
     )
+    for watcher in watchers.values():
+        watcher.run_index = indexer
     api = Api(scopes, watchers)
     # The guard checks hosts and origins for every route; the SDK's own check would refuse an
     # origin the allow-list admits.
