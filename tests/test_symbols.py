@@ -490,3 +490,25 @@ def test_a_kept_readers_state_changes_exactly_when_the_index_does(varied_repo: P
             "brand_new_function"
         ]
     kept.close()
+
+
+def test_a_changing_index_is_answered_by_sql_until_its_new_state_settles(
+    varied_repo: Path, index, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under a running re-index every commit is a new state: a table made per state cost each
+    lookup ~0.3-1 s (bench/serve_load.py), so a new state asks SQLite until it has lasted."""
+    db_path = config.resolve(varied_repo).db_path
+    kept = store.KeptReader(db_path)
+    with kept.snapshot() as db:
+        symbols.search_symbols(db, "query")
+        assert db.state in symbols._PREPARED  # a reader's first state: made at once
+    (varied_repo / "pkg" / "newer.py").write_text("def settled_function():\n    pass\n")
+    index(varied_repo)
+    with kept.snapshot() as db:
+        assert [hit.name for hit in symbols.search_symbols(db, "sttldfnc")] == ["settled_function"]
+        assert db.state not in symbols._PREPARED  # changed just now: answered by SQLite
+    monkeypatch.setattr(symbols, "SETTLE_SECONDS", 0.0)
+    with kept.snapshot() as db:
+        assert [hit.name for hit in symbols.search_symbols(db, "sttldfnc")] == ["settled_function"]
+        assert symbols._PREPARED[db.state] is not None  # lasted: the table is made
+    kept.close()

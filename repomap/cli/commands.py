@@ -932,3 +932,113 @@ def _follow_in_background(settings: list[config.Settings]) -> None:
 
     for each in settings:
         threading.Thread(target=loop, args=(each,), name="repomap-watch", daemon=True).start()
+
+
+# --- the HTTP API (repomap/serve/http_api.py) --------------------------------------------------
+
+
+@click.command("serve")
+@click.argument("roots", nargs=-1, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option(
+    "--db",
+    "db_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Index file, with a single ROOT (default ROOT/.repomap/index.db).",
+)
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to bind; any but loopback requires --token.",
+)
+@click.option("--port", type=click.IntRange(1, 65535), default=8766, show_default=True)
+@click.option(
+    "--watch", is_flag=True, help="Re-index changed files in the background (else read-only)."
+)
+@click.option(
+    "--token",
+    help="Require `Authorization: Bearer TOKEN` on every request (default: REPOMAP_SERVE_TOKEN).",
+)
+@click.option(
+    "--rate-limit",
+    type=click.IntRange(0, 10_000_000),
+    default=600,
+    show_default=True,
+    help="Requests per window and client address (0: no limit).",
+)
+@click.option(
+    "--rate-limit-window",
+    type=click.FloatRange(0.001, 86400),
+    default=60.0,
+    show_default=True,
+    help="The rate limit's window in seconds.",
+)
+@click.option(
+    "--cors-origin",
+    "cors_origins",
+    multiple=True,
+    help="An origin web pages may call from, e.g. http://localhost:3000 (repeatable; none by "
+    "default).",
+)
+@click.option(
+    "--max-body-bytes",
+    type=click.IntRange(1, 1 << 30),
+    default=65536,
+    show_default=True,
+    help="Largest request body.",
+)
+def serve(
+    roots: tuple[Path, ...],
+    db_path: Path | None,
+    host: str,
+    port: int,
+    watch: bool,
+    token: str | None,
+    rate_limit: int,
+    rate_limit_window: float,
+    cors_origins: tuple[str, ...],
+    max_body_bytes: int,
+) -> None:
+    """Serve the search API over HTTP (JSON under /api, MCP at /mcp), read-only."""
+    import ipaddress
+    import os
+
+    from repomap.errors import BadArgument
+    from repomap.serve.http_api import ServeOptions, run
+    from repomap.serve.http_guard import GuardOptions
+
+    if db_path is not None and len(roots) > 1:
+        raise click.UsageError("--db takes a single ROOT; several roots each keep their own index")
+    if len(roots) > 1:
+        settings = [config.resolve(r, config.default_db_path(r.resolve())) for r in roots]
+    else:
+        settings = [config.resolve(roots[0] if roots else None, db_path)]
+    token = token or os.environ.get("REPOMAP_SERVE_TOKEN") or None
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        loopback = False  # a host name: it may resolve to anything
+    if not loopback and token is None:
+        raise BadArgument(
+            f"serving on {host} (not a loopback address) requires a bearer token: pass "
+            "--token or set REPOMAP_SERVE_TOKEN"
+        )
+    for origin in cors_origins:
+        if not origin.startswith(("http://", "https://")) or origin.count("/") != 2:
+            raise BadArgument(
+                f"--cors-origin {origin} is not an origin (scheme://host[:port], no path)"
+            )
+    guard = GuardOptions(
+        token=token,
+        rate_limit=rate_limit,
+        window=rate_limit_window,
+        cors_origins=cors_origins,
+        max_body_bytes=max_body_bytes,
+        loopback=loopback,
+    )
+    click.echo(
+        f"repomap serve: http://{host}:{port}/ (API under /api, MCP at /mcp) for "
+        + ", ".join(str(item.root) for item in settings),
+        err=True,
+    )
+    run(settings, ServeOptions(host=host, port=port, watch=watch, guard=guard))

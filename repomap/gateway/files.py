@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 
 from repomap import paths, textfile
-from repomap.errors import BadArgument, OutsideRoot, PathNotFound, RepomapError, StaleIndex
+from repomap.errors import BadArgument, OutsideRoot, PathNotFound, StaleIndex
 from repomap.index.secrets import is_secret_file
 from repomap.limits import check_limit
 
@@ -101,7 +101,7 @@ def existing_file(root: Path, raw: str) -> InsidePath:
     if not inside.path.is_file():  # a FIFO or a device would block or never end
         raise BadArgument(f"{raw} is not a regular file")
     if is_secret_file(inside.rel_path) or is_secret_file(inside.real_rel_path):
-        raise RepomapError(
+        raise BadArgument(
             f"{raw} is a credentials file (.env, a key or a credential store); "
             "repomap never indexes or serves those"
         )

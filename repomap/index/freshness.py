@@ -24,12 +24,17 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from repomap import store
 from repomap.config import Settings
 from repomap.errors import IndexBusy, IndexNotFound, IndexOutdated, RepomapError
 from repomap.index import watch
+
+if TYPE_CHECKING:
+    from repomap.index.pipeline import Summary
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +57,10 @@ class RefreshState:
 
 
 class Refresher:
+    # What brings the index up to date: None is `pipeline.run`, in this process; `repomap serve
+    # --watch` sets a function that runs `repomap index` as a child process instead.
+    run_index: Callable[[Settings], Summary] | None = None
+
     def __init__(
         self,
         settings: Settings,
@@ -251,7 +260,7 @@ class Refresher:
         if (moved := self._scope_moved()) is not None:
             return moved
         try:
-            summary = index.run(self.settings)
+            summary = (self.run_index or index.run)(self.settings)
         except IndexBusy:
             self._last_error = None
             return (

@@ -27,6 +27,7 @@ import heapq
 import json
 import re
 import string
+import time
 from bisect import bisect_left
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -536,13 +537,30 @@ PREPARED_KEPT = 4  # index states (several roots, or an old one still being read
 CHUNK = 2048  # candidate positions a prepared scan checks at a time
 
 
+# A reader whose index changed under it makes a table for the new state only once that state
+# has lasted this long; before, it asks SQLite. While a re-index runs (`repomap serve --watch`),
+# each batch it commits is a new state, a few hundred milliseconds apart: a table per state
+# made every lookup cost ~0.3-1 s of CPU (bench/serve_load.py), SQLite's answer 5-40 ms.
+SETTLE_SECONDS = 1.0
+_SEEN: dict[object, tuple[object, float]] = {}  # reader -> (its newest state, when first seen)
+
+
 def _prepared(db: Store) -> _Prepared | None:
     """The prepared table of `db`'s state, made on first use; None for a one-query connection,
-    which would spend more making it than it saves."""
+    which would spend more making it than it saves, and for a state younger than
+    SETTLE_SECONDS that replaced one this reader had a table for (the index is changing)."""
     if db.state is None:
         return None
     if db.state not in _PREPARED:
         reader = db.state[0] if isinstance(db.state, tuple) else None
+        now = time.monotonic()
+        seen, since = _SEEN.get(reader, (db.state, now))
+        if seen != db.state:
+            since = now
+        _SEEN[reader] = (db.state, since)
+        had_table = any(isinstance(state, tuple) and state[0] == reader for state in _PREPARED)
+        if had_table and now - since < SETTLE_SECONDS:
+            return None
         for old in [
             state for state in _PREPARED if isinstance(state, tuple) and state[0] == reader
         ]:

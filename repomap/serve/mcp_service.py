@@ -93,6 +93,10 @@ class RetryInThread(Exception):  # noqa: N818 - a signal, not an error
 class Service:
     """The tools' operations over `roots`, each index refreshed before it is read."""
 
+    # False: calls never start the embedder (`repomap serve` runs it from its own watch loop,
+    # and without --watch writes nothing).
+    background_embedding = True
+
     def __init__(self, roots: Roots, refresh: bool = True, **refresh_options: float) -> None:
         self.roots = roots
         self.refreshers = {
@@ -126,7 +130,7 @@ class Service:
                 seen.append(root)  # the call's log entry goes to this root's log
             said = self.refreshers[root.label].ensure_fresh(wait=not inline.get())
             notices.extend(said)
-            if said or root.label not in self._kicked:
+            if self.background_embedding and (said or root.label not in self._kicked):
                 self._kicked.add(root.label)
                 if pipeline.has_embeddings(root.settings):
                     self.embedders[root.label].kick()
@@ -397,7 +401,9 @@ class Service:
         language: str | None,
         kind: str | None,
         limit: int,
+        timings: dict[str, float] | None = None,
     ) -> CodeSearchAnswer:
+        """`timings`, when given, receives each stage's milliseconds, summed over the roots."""
         scopes = self.roots.scope(path)
         notices = self.ready([root for root, _ in scopes])
         found: list[tuple[Root, code_search.CodeHit]] = []
@@ -413,6 +419,9 @@ class Service:
                 )  # fmt: skip
             truncated = truncated or result.truncated
             used = used or result.mode
+            if timings is not None:
+                for stage, ms in result.timings_ms.items():
+                    timings[stage] = timings.get(stage, 0.0) + ms
             found.extend((root, hit) for hit in result.hits)
             model_id = model_id or result.model_id
             if result.coverage is not None:
