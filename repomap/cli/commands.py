@@ -953,7 +953,10 @@ def _follow_in_background(settings: list[config.Settings]) -> None:
 )
 @click.option("--port", type=click.IntRange(1, 65535), default=8766, show_default=True)
 @click.option(
-    "--watch", is_flag=True, help="Re-index changed files in the background (else read-only)."
+    "--watch",
+    "watch_files",
+    is_flag=True,
+    help="Re-index changed files in the background (else read-only).",
 )
 @click.option(
     "--token",
@@ -992,7 +995,7 @@ def serve(
     db_path: Path | None,
     host: str,
     port: int,
-    watch: bool,
+    watch_files: bool,
     token: str | None,
     rate_limit: int,
     rate_limit_window: float,
@@ -1041,4 +1044,4 @@ def serve(
         + ", ".join(str(item.root) for item in settings),
         err=True,
     )
-    run(settings, ServeOptions(host=host, port=port, watch=watch, guard=guard))
+    run(settings, ServeOptions(host=host, port=port, watch=watch_files, guard=guard))
