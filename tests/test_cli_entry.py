@@ -258,7 +258,7 @@ def test_help_lists_every_command_and_other_commands_run(root: Path) -> None:
     assert listed.code == 0
     commands = listed.stdout.split("Commands:\n", 1)[1]
     assert [line.split()[0] for line in commands.splitlines()] == sorted(cli.main.commands)
-    assert len(cli.main.commands) == 14
+    assert len(cli.main.commands) == 15
     for args in (["search-text", "--help"], ["stats", "--root", str(root)], ["--version"]):
         done = run(args)
         assert done.code == 0 and done.stdout, args
@@ -358,4 +358,4 @@ def test_the_other_commands_are_set_up_only_when_asked_for() -> None:
         "print(before, 'repomap.cli.commands' in sys.modules, len(names))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.stdout == "False True 14\n", done.stderr
+    assert done.stdout == "False True 15\n", done.stderr
