@@ -80,7 +80,7 @@ SETTINGS: dict[str, Spec] = {
     "watch.debounce_ms": Spec(int, 50, "REPOMAP_WATCH_DEBOUNCE_MS"),
     "serve.host": Spec(str, "127.0.0.1", "REPOMAP_SERVE_HOST"),
     "serve.port": Spec(int, 8766, "REPOMAP_SERVE_PORT"),
-    "serve.rate_limit": Spec(int, 120, "REPOMAP_SERVE_RATE_LIMIT"),
+    "serve.rate_limit": Spec(int, 600, "REPOMAP_SERVE_RATE_LIMIT"),
     "serve.rate_limit_window": Spec(float, 60.0, "REPOMAP_SERVE_RATE_LIMIT_WINDOW"),
     "serve.cors_origins": Spec(list, [], None),
     "serve.max_body_bytes": Spec(int, 65536, "REPOMAP_SERVE_MAX_BODY_BYTES"),

@@ -57,14 +57,14 @@ def cosine(a: np.ndarray, b: np.ndarray) -> float:
 
 def test_the_model_loads_once_per_process_with_its_window_in_its_id(embedder: Embedder) -> None:
     assert Embedder.load() is embedder
-    assert embedder.model_id == "all-MiniLM-L6-v2-onnx-int8-w256"
+    assert embedder.model_id == "all-MiniLM-L6-v2-onnx-int8-w128"
     assert embedder.dimensions == DIMENSIONS == 384
-    assert Embedder.load(max_tokens=128).model_id == "all-MiniLM-L6-v2-onnx-int8-w128"
+    assert Embedder.load(max_tokens=256).model_id == "all-MiniLM-L6-v2-onnx-int8-w256"
 
 
 def test_the_model_of_a_stored_id_is_loaded_with_its_window(embedder: Embedder) -> None:
-    assert Embedder.for_model_id("all-MiniLM-L6-v2-onnx-int8-w256") is embedder
-    assert Embedder.for_model_id("all-MiniLM-L6-v2-onnx-int8-w128") is Embedder.load(128)
+    assert Embedder.for_model_id("all-MiniLM-L6-v2-onnx-int8-w128") is embedder
+    assert Embedder.for_model_id("all-MiniLM-L6-v2-onnx-int8-w256") is Embedder.load(256)
     for other in (
         "all-MiniLM-L6-v2-onnx-int8",
         "bge-small-w256",
@@ -114,13 +114,13 @@ def test_a_paraphrase_is_closer_than_unrelated_text(embedder: Embedder) -> None:
 
 
 def test_text_past_the_window_is_cut(embedder: Embedder) -> None:
-    short = Embedder.load(max_tokens=128)
+    wide = Embedder.load(max_tokens=256)
     long_text = "parse the header lines of the request " * 60
-    assert embedder.count_tokens([long_text]) == [256]
-    assert short.count_tokens([long_text]) == [128]
+    assert embedder.count_tokens([long_text]) == [128]
+    assert wide.count_tokens([long_text]) == [256]
     assert embedder.count_tokens(["hello world"]) == [4]  # [CLS] hello world [SEP]
     np.testing.assert_allclose(
-        short.embed_query("hello world"), embedder.embed_query("hello world"), atol=1e-5
+        wide.embed_query("hello world"), embedder.embed_query("hello world"), atol=1e-5
     )
     same_start = long_text + " and something else at the very end"
     np.testing.assert_allclose(embedder.embed_query(same_start), embedder.embed_query(long_text), atol=1e-6)  # fmt: skip

@@ -162,13 +162,13 @@ def test_init_writes_every_setting_and_refuses_to_overwrite(make_repo) -> None:
     root = make_repo({"a.py": "X = 1\n"})
     assert run_cli("init", "--root", root).returncode == 0
     text = (root / "repomap.toml").read_text()
-    for key in ("rate_limit = 120", "rate_limit_window = 60.0", "cors_origins = []",
+    for key in ("rate_limit = 600", "rate_limit_window = 60.0", "cors_origins = []",
                 "max_body_bytes = 65536", 'mode = "fixed"'):  # fmt: skip
         assert key in text
     again = run_cli("init", "--root", root)
     assert again.returncode == 2 and "--force" in again.stderr
     settings = _json("status", "--root", root)["results"][0]["settings"]
-    assert settings["serve.rate_limit"] == {"value": 120, "origin": str(root / "repomap.toml")}
+    assert settings["serve.rate_limit"] == {"value": 600, "origin": str(root / "repomap.toml")}
 
 
 def test_settings_come_from_flag_then_env_then_file_then_default(make_repo) -> None:

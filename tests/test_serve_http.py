@@ -515,3 +515,25 @@ def test_the_child_indexer_reports_what_it_did_and_fails_with_one_line(tmp_path:
     indexer.stop()
     with pytest.raises(RepomapError, match="shutting down"):
         indexer(config.resolve(root, workers=1))
+
+
+def test_settings_and_branch_scopes_come_from_the_config_file(tmp_path: Path, serve) -> None:
+    """repomap.toml's serve.* settings apply unless a flag says otherwise, and a request's
+    `scope` reads that branch scope's index (scope.mode = env: one index per $REPOMAP_SCOPE)."""
+    root = write_tree(tmp_path / "repo", {"core.py": "def shared_helper():\n    return 1\n"})
+    (root / "repomap.toml").write_text(
+        '[scope]\nmode = "env"\n\n[serve]\nrate_limit = 3\nrate_limit_window = 60.0\n'
+    )
+    for scope in ("alpha", "beta"):
+        if scope == "beta":
+            (root / "feature.py").write_text("def only_on_beta():\n    return 2\n")
+        done = run_cli("index", root, "--json", env={"REPOMAP_SCOPE": scope})
+        assert done.returncode == 0, done.stderr
+    server = serve(root, env={"REPOMAP_SCOPE": "alpha"})
+    status, _, beta = server.get("/api/symbols?q=only_on_beta&scope=beta")
+    assert status == 200 and [hit["name"] for hit in beta["results"]] == ["only_on_beta"]
+    status, _, alpha = server.get("/api/symbols?q=only_on_beta")  # the server's own scope
+    assert status == 200 and alpha["results"] == []
+    assert _error(server.get("/api/symbols?q=x&scope=gamma")) == (404, "NOT_FOUND")
+    status, headers, _ = server.get("/api/symbols?q=x")  # past the 3 a window the file allows
+    assert status == 429 and "retry-after" in {key.lower() for key in headers}

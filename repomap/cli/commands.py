@@ -947,11 +947,11 @@ def _follow_in_background(settings: list[config.Settings]) -> None:
 )
 @click.option(
     "--host",
-    default="127.0.0.1",
-    show_default=True,
-    help="Address to bind; any but loopback requires --token.",
+    help="Address to bind; any but loopback requires --token (serve.host; default 127.0.0.1).",
 )
-@click.option("--port", type=click.IntRange(1, 65535), default=8766, show_default=True)
+@click.option(
+    "--port", type=click.IntRange(1, 65535), help="The port (serve.port; default 8766)."
+)
 @click.option(
     "--watch",
     "watch_files",
@@ -965,42 +965,36 @@ def _follow_in_background(settings: list[config.Settings]) -> None:
 @click.option(
     "--rate-limit",
     type=click.IntRange(0, 10_000_000),
-    default=600,
-    show_default=True,
-    help="Requests per window and client address (0: no limit).",
+    help="Requests per window and client address, 0 for no limit (serve.rate_limit; default 600).",
 )
 @click.option(
     "--rate-limit-window",
     type=click.FloatRange(0.001, 86400),
-    default=60.0,
-    show_default=True,
-    help="The rate limit's window in seconds.",
+    help="The rate limit's window in seconds (serve.rate_limit_window; default 60).",
 )
 @click.option(
     "--cors-origin",
     "cors_origins",
     multiple=True,
-    help="An origin web pages may call from, e.g. http://localhost:3000 (repeatable; none by "
-    "default).",
+    help="An origin web pages may call from, e.g. http://localhost:3000 (repeatable; "
+    "serve.cors_origins; none by default).",
 )
 @click.option(
     "--max-body-bytes",
     type=click.IntRange(1, 1 << 30),
-    default=65536,
-    show_default=True,
-    help="Largest request body.",
+    help="Largest request body in bytes (serve.max_body_bytes; default 65536).",
 )
 def serve(
     roots: tuple[Path, ...],
     db_path: Path | None,
-    host: str,
-    port: int,
+    host: str | None,
+    port: int | None,
     watch_files: bool,
     token: str | None,
-    rate_limit: int,
-    rate_limit_window: float,
+    rate_limit: int | None,
+    rate_limit_window: float | None,
     cors_origins: tuple[str, ...],
-    max_body_bytes: int,
+    max_body_bytes: int | None,
 ) -> None:
     """Serve the search API over HTTP (JSON under /api, MCP at /mcp), read-only."""
     import ipaddress
@@ -1016,6 +1010,14 @@ def serve(
         settings = [config.resolve(r, config.default_db_path(r.resolve())) for r in roots]
     else:
         settings = [config.resolve(roots[0] if roots else None, db_path)]
+    # flag > environment > the first root's repomap.toml > default
+    first = settings[0].root
+    host = str(config.setting(first, "serve.host", host))
+    port = int(config.setting(first, "serve.port", port))
+    rate_limit = int(config.setting(first, "serve.rate_limit", rate_limit))
+    rate_limit_window = float(config.setting(first, "serve.rate_limit_window", rate_limit_window))
+    max_body_bytes = int(config.setting(first, "serve.max_body_bytes", max_body_bytes))
+    cors_origins = tuple(config.setting(first, "serve.cors_origins", list(cors_origins) or None))
     token = token or os.environ.get("REPOMAP_SERVE_TOKEN") or None
     try:
         loopback = host == "localhost" or ipaddress.ip_address(host.strip("[]")).is_loopback

@@ -32,12 +32,14 @@ TOKENIZER_PATH = Path(__file__).with_name("tokenizer.json")
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 DIMENSIONS = 384
 # The model was trained on 128 word pieces and sentence-transformers cuts at 256; its position
-# table has 512, but past 256 the vectors are no longer what the model learned. bench/embed.py
-# on Django functions: 12% pass 256 word pieces and 30% pass 128, and 128 embeds 1.47x more
-# chunks per CPU-second. 256 (sentence-transformers' own) stays the default until the relevance
-# benchmark shows 128 loses nothing; the window is part of the model id either way.
+# table has 512, but past 256 the vectors are no longer what the model learned. The default is
+# 128: on bench/relevance.py's 122 questions it finds at least as much as 256 (hybrid Recall@10
+# 0.73 both, MRR 0.47 vs 0.46; semantic alone 0.66 / 0.41 vs 0.64 / 0.36; Django's hybrid MRR
+# 0.51 vs 0.48, Rust's and the small corpora's equal) and embeds 1.47x more chunks per
+# CPU-second (bench/embed.py). An index keeps the window it was embedded with (the model id
+# names it) until `repomap index --force`.
 MAX_TOKENS_LIMIT = 256
-DEFAULT_MAX_TOKENS = 256
+DEFAULT_MAX_TOKENS = 128
 # Texts per ONNX run, after sorting by length. Small batches keep padding low and each batch's
 # activations in cache: bench/embed.py found 4 best per CPU-second at both windows (16: -18%).
 DEFAULT_BATCH_SIZE = 4

@@ -33,7 +33,7 @@ CHUNK_KINDS = FUNCTION_KINDS | CONTAINER_KINDS
 HEAD_CHARS = 1200  # signature, docstring and comments kept for one chunk
 BODY_WORDS = 400  # distinct body words kept for one chunk, in order of first use
 MODULE_WORDS = 300
-EMBED_CHARS = 1500  # about 256 word pieces: the embedding model's window
+EMBED_CHARS = 1500  # about 256 word pieces: the widest window the model takes
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Words every function of a language has: they tell nothing about what one of them does.

@@ -35,6 +35,7 @@ INDEX_UNAVAILABLE.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import threading
@@ -49,8 +50,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from repomap import errors, languages, store
+from repomap import config, errors, languages, store
 from repomap.config import Settings
+from repomap.errors import BadArgument
 from repomap.index.freshness import Refresher
 from repomap.maps import overview
 from repomap.search import log as searchlog
@@ -72,6 +74,7 @@ from repomap.serve.http_params import (
     read_params,
 )
 from repomap.serve.mcp_server import answer, build_server
+from repomap.serve.mcp_service import Service
 from repomap.serve.reindex import ChildIndexer
 from repomap.serve.roots import Root
 from repomap.serve.scopes import Scopes
@@ -435,6 +438,22 @@ class ServeOptions:
     guard: GuardOptions = GuardOptions()
 
 
+def _branch_scope(settings: Sequence[Settings], name: str) -> Service | None:
+    """A single root's branch scope (repomap.toml's `scope.mode`), when it has an index."""
+    if len(settings) != 1:
+        return None
+    only = settings[0]
+    try:
+        path = config.db_path_for_scope(only.root, name)
+    except BadArgument:  # the fixed mode has no other scope
+        return None
+    if not path.is_file() or path == only.db_path:
+        return None
+    scoped = build_server([only._replace(db_path=path)], refresh=False).service
+    scoped.background_embedding = False
+    return scoped
+
+
 def build_app(settings: Sequence[Settings], options: ServeOptions) -> Guard:
     """The whole server as one ASGI app: the guard around the API and MCP routes."""
     from mcp.server.transport_security import TransportSecuritySettings
@@ -442,7 +461,7 @@ def build_app(settings: Sequence[Settings], options: ServeOptions) -> Guard:
     mcp = build_server(list(settings), refresh=False)
     service = mcp.service
     service.background_embedding = False
-    scopes = Scopes({"main": service})
+    scopes = Scopes({"main": service}, find=functools.partial(_branch_scope, settings))
     indexer = ChildIndexer()
     watchers = (
         {root.label: Refresher(root.settings, enabled=True) for root in service.roots.all}
