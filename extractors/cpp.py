@@ -62,6 +62,7 @@ _DEFINITIONS = {
     "definition.struct": "struct",
     "definition.union": "union",
     "definition.enum": "enum",
+    "definition.enumerator": "enumerator",
     "definition.function": "function",
     "definition.method": "method",
     "definition.declaration": "declaration",
@@ -167,33 +168,40 @@ _Token = tuple[int, int, str, "Node | tuple[int, int]"]
 
 
 @cache
-def _query() -> Query:
+def _query(lang: str) -> Query:
     """tags.scm and text.scm as one query: one walk of the tree instead of two."""
-    folder = resources.files(__package__) / "queries" / "cpp"
+    folder = resources.files(__package__) / "queries" / lang
     source = "\n".join(folder.joinpath(f"{p}.scm").read_text() for p in ("tags", "text"))
-    return Query(language("cpp"), source)
+    return Query(language(lang), source)
 
 
 def extract(source: bytes, rel_path: str) -> Extraction:
     """Symbols, references, comments, docs and strings of one C++ file; never raises."""
+    return extract_as("cpp", source)
+
+
+def extract_as(lang: str, source: bytes) -> Extraction:
+    """`source` read with the grammar and queries of `lang`, "cpp" or "c" (see c.py)."""
     # Thousands of short-lived objects per file and no reference cycles: the cyclic collections
     # they trigger only rescan the caller's heap (~15% of the time when a caller keeps every
     # file's records). Reference counting still frees everything.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _extract(source)
+        return _extract(source, lang)
     finally:
         if collecting:
             gc.enable()
 
 
-def _extract(source: bytes) -> Extraction:
-    root = parse("cpp", _blank_export_macros(source))
-    reader = _Reader(source, QueryCursor(_query()).captures(root))
+def _extract(source: bytes, lang: str) -> Extraction:
+    root = parse(lang, _blank_export_macros(source))
+    reader = _Reader(source, QueryCursor(_query(lang)).captures(root))
     reader.scan_macro_bodies()
     groups = reader.comment_groups()
     symbols = reader.symbols()
+    if lang == "c":
+        symbols = [_flat(symbol) for symbol in symbols]
     owners = _Owners(symbols)
     texts = reader.comments(groups, symbols, owners) + reader.strings(owners)
     texts.sort(key=itemgetter(0))  # document order
@@ -214,6 +222,15 @@ def _blank_export_macros(source: bytes) -> bytes:
     for start, end in spans:
         blanked[start:end] = b" " * (end - start)
     return bytes(blanked)
+
+
+def _flat(symbol: Symbol) -> Symbol:
+    """C has one scope for tags and one for everything else: a nested `struct b` is `b`."""
+    parent = symbol.parent
+    if symbol.qualified_name == symbol.name and (parent is None or "::" not in parent):
+        return symbol
+    parent = parent.rsplit("::", 1)[-1] if parent else None
+    return replace(symbol, qualified_name=symbol.name, parent=parent)
 
 
 class _Owners:
@@ -499,6 +516,8 @@ class _Reader:
                 return self.variables(node, anchor, scope)
         elif kind == "macro":
             found = self.macro(node)
+        elif kind == "enumerator":
+            found = self.enumerator(node, scope)
         elif kind == "namespace":
             found = self.namespace(node, anchor, scope)
         elif kind == "type":
@@ -516,8 +535,8 @@ class _Reader:
         else:
             self.name_starts.add(name_node.start_byte)
             parts = [p.strip() for p in self.node_text(name_node).split("::") if p.strip()]
-            if not parts:
-                return None
+            if not parts or not all(_IDENTIFIER.fullmatch(part) for part in parts):
+                return None  # recovery read a run of tokens as the name
         body = node.child_by_field_name("body")
         prefix = scope.qualified_name if scope else None
         signature = self.header(anchor.start_byte, (body or node).start_byte)
@@ -614,6 +633,17 @@ class _Reader:
                 )
             )
         return symbols
+
+    def enumerator(self, node: Node, scope: Symbol | None) -> Symbol | None:
+        """An enum's constant: `RED = 1` (C: in the file's scope, its enum the parent)."""
+        name_node = node.child_by_field_name("name")
+        if name_node is None or name_node.start_byte == name_node.end_byte:
+            return None
+        self.name_starts.add(name_node.start_byte)
+        name = self.node_text(name_node)
+        parent = scope.qualified_name if scope is not None and scope.kind == "enum" else None
+        signature = self.header(node.start_byte, node.end_byte)
+        return self.symbol(name, _join(parent, [name]), "constant", node, signature, parent)
 
     def macro(self, node: Node) -> Symbol | None:
         name_node = node.child_by_field_name("name")
