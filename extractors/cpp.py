@@ -120,6 +120,30 @@ _EXPORT_MACROS = tuple(
     )
     for keyword in (b"class", b"struct")
 )
+# Macros in declaration position (`SPDLOG_INLINE void logger::flush()`, `FMT_BEGIN_NAMESPACE`,
+# `Q_OBJECT`, `extern __printf(4, 5) void audit_log(...)`): at a line's start, after storage
+# keywords, a run of ALL_CAPS words with an underscore or `__name(...)` calls. _macro_spans
+# blanks a run when a declaration follows it; a word without an underscore (`DWORD`, `BOOL`) is
+# a type, never blanked.
+_DECLARATION_MACROS = re.compile(
+    rb"\n[ \t]*(?:(?:static|inline|extern|virtual|explicit|friend|constexpr"
+    rb"|template[ \t]*<[^;{}()\n]*>)[ \t]+)*"
+    rb"((?:(?:[A-Z][A-Z0-9]*_[A-Z0-9_]*|__[a-z]\w*(?=[ \t]*\())(?!\w)"
+    rb"(?:[ \t]*\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))?[ \t]*)+)"
+    rb"(?=[ \t]*(?:\n|//|/\*|[A-Za-z_~]))"
+)  # `\n` first, not `^`: a literal prefix lets the scan skip from line to line
+# What may follow a blanked run: comments and directives are skipped, then a keyword that
+# starts a declaration, or names up to the `(` of a function declarator.
+_SKIPPED = re.compile(rb"(?:\s+|//[^\n]*|/\*.*?\*/|#[^\n]*)*", re.DOTALL)
+_WORD = re.compile(rb"[A-Za-z_]\w*")
+_DECLARATION_KEYWORDS = frozenset(
+    b"""class struct union enum namespace template typedef using static inline extern virtual
+    explicit friend constexpr consteval const volatile unsigned signed void int char bool long
+    short float double auto typename operator public private protected signals slots""".split()
+)
+_HEAD = re.compile(rb"[^;{}()=]{0,300}")  # a declaration's text up to its first `(`
+_TEMPLATE_ARGUMENTS = re.compile(rb"<[^<>]*>")
+_QUALIFIED_NAME = re.compile(rb"~?[A-Za-z_]\w*(?:\s*::\s*~?[A-Za-z_]\w*)*")
 # A small lexer for text tree-sitter leaves unread: `#define` bodies, `#pragma`/`#error`
 # arguments (preproc_arg), and ERROR nodes, where recovery can split a literal into tokens.
 _TOKEN = re.compile(
@@ -195,7 +219,7 @@ def extract_as(lang: str, source: bytes) -> Extraction:
 
 
 def _extract(source: bytes, lang: str) -> Extraction:
-    root = parse(lang, _blank_export_macros(source))
+    root = parse(lang, _blank_macros(source, lang))
     reader = _Reader(source, QueryCursor(_query(lang)).captures(root))
     reader.scan_macro_bodies()
     groups = reader.comment_groups()
@@ -213,9 +237,11 @@ def _extract(source: bytes, lang: str) -> Extraction:
     )
 
 
-def _blank_export_macros(source: bytes) -> bytes:
-    """`source` with the export macro of `class MACRO Name {` replaced by spaces."""
+def _blank_macros(source: bytes, lang: str) -> bytes:
+    """`source` with the macros that hide declarations replaced by spaces (offsets kept): the
+    export macro of `class MACRO Name {`, and runs in declaration position (_macro_spans)."""
     spans = [m.span(1) for pattern in _EXPORT_MACROS for m in pattern.finditer(source)]
+    spans += _macro_spans(source, lang)
     if not spans:
         return source
     blanked = bytearray(source)
@@ -231,6 +257,33 @@ def _flat(symbol: Symbol) -> Symbol:
         return symbol
     parent = parent.rsplit("::", 1)[-1] if parent else None
     return replace(symbol, qualified_name=symbol.name, parent=parent)
+
+
+def _macro_spans(source: bytes, lang: str) -> list[tuple[int, int]]:
+    """Runs of macros in declaration position that a declaration follows: a keyword, a type
+    and a name before `(` (`SPDLOG_INLINE void f(`), or in C++ one name before `(` on the
+    same line (`FMT_CONSTEXPR color_type() noexcept`: a constructor)."""
+    spans = []
+    first = _DECLARATION_MACROS.match(b"\n" + source[:400])  # the first line has no `\n`
+    matches = [(first.start(1) - 1, first.end(1) - 1)] if first is not None else []
+    matches += [match.span(1) for match in _DECLARATION_MACROS.finditer(source)]
+    for start, end in matches:
+        after = _SKIPPED.match(source, end).end()
+        word = _WORD.match(source, after)
+        if word is None:
+            continue  # `LIST_HEAD(name);`, `EXPORT_SYMBOL(f);`: a statement, not a prefix
+        if word[0] in _DECLARATION_KEYWORDS:
+            spans.append((start, end))
+            continue
+        head = _HEAD.match(source, after)
+        if head is None or source[head.end() : head.end() + 1] != b"(":
+            continue  # `FOO_T count;`: the macro is the type
+        text = _TEMPLATE_ARGUMENTS.sub(b" ", head[0])
+        names = len(_QUALIFIED_NAME.findall(text))
+        same_line = b"\n" not in source[end:after]
+        if names >= 2 or (names == 1 and lang == "cpp" and same_line):
+            spans.append((start, end))
+    return spans
 
 
 class _Owners:
