@@ -141,6 +141,9 @@ _DECLARATION_KEYWORDS = frozenset(
     explicit friend constexpr consteval const volatile unsigned signed void int char bool long
     short float double auto typename operator public private protected signals slots""".split()
 )
+_MACRO_LINE = re.compile(
+    rb"[A-Z][A-Z0-9]*_[A-Z0-9_]*(?!\w)[ \t]*(?:\([^()\n]*\))?[ \t]*(?=\n|//|/\*)"
+)
 _HEAD = re.compile(rb"[^;{}()=]{0,300}")  # a declaration's text up to its first `(`
 _TEMPLATE_ARGUMENTS = re.compile(rb"<[^<>]*>")
 _QUALIFIED_NAME = re.compile(rb"~?[A-Za-z_]\w*(?:\s*::\s*~?[A-Za-z_]\w*)*")
@@ -270,18 +273,27 @@ def _macro_spans(source: bytes, lang: str) -> list[tuple[int, int]]:
     for start, end in matches:
         after = _SKIPPED.match(source, end).end()
         word = _WORD.match(source, after)
+        for _ in range(4):  # `FMT_BEGIN_NAMESPACE` then `FMT_MODULE_EXPORT_BEGIN`: look past
+            more = _MACRO_LINE.match(source, after)
+            if more is None:
+                break
+            after = _SKIPPED.match(source, more.end()).end()
+            word = _WORD.match(source, after)
         if word is None:
-            continue  # `LIST_HEAD(name);`, `EXPORT_SYMBOL(f);`: a statement, not a prefix
+            # `SPDLOG_TRY {`: a macro that opens a block is a keyword (`try`); otherwise
+            # `LIST_HEAD(name);`, `EXPORT_SYMBOL(f);`: a statement, not a prefix.
+            if source[after : after + 1] == b"{" and b"(" not in source[start:end]:
+                spans.append((start, end))
+            continue
         if word[0] in _DECLARATION_KEYWORDS:
             spans.append((start, end))
             continue
         head = _HEAD.match(source, after)
         if head is None or source[head.end() : head.end() + 1] != b"(":
             continue  # `FOO_T count;`: the macro is the type
-        text = _TEMPLATE_ARGUMENTS.sub(b" ", head[0])
-        names = len(_QUALIFIED_NAME.findall(text))
-        same_line = b"\n" not in source[end:after]
-        if names >= 2 or (names == 1 and lang == "cpp" and same_line):
+        names = len(_QUALIFIED_NAME.findall(_TEMPLATE_ARGUMENTS.sub(b" ", head[0])))
+        # C needs the type left after the blanking; C++ reads `name(...)` as a constructor.
+        if names >= 2 or (names == 1 and lang == "cpp"):
             spans.append((start, end))
     return spans
 
