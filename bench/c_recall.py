@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import common
@@ -197,7 +197,17 @@ def main() -> None:
     args = parser.parse_args()
     results = [measure(name, args.full_kernel) for name in args.corpus.split(",")]
     if args.json:
-        print(json.dumps([asdict(r) for r in results]))
+        print(
+            json.dumps(
+                [
+                    {
+                        **{f: getattr(r, f) for f in Corpus.__slots__},
+                        "by_language": dict(r.by_language),
+                    }
+                    for r in results
+                ]
+            )
+        )
         return
     rows = []
     for r in results:
