@@ -127,14 +127,14 @@ _EXPORT_MACROS = tuple(
 # a type, never blanked.
 _DECLARATION_MACROS = re.compile(
     rb"\n[ \t]*(?:(?:static|inline|extern|virtual|explicit|friend|constexpr"
-    rb"|template[ \t]*<[^;{}()\n]*>)[ \t]+)*"
+    rb"|template[ \t]*<[^;{}()\n<>]*>)[ \t]+)*"  # no `<>` inside: one way to split, no ReDoS
     rb"((?:(?:[A-Z][A-Z0-9]*_[A-Z0-9_]*|__[a-z]\w*(?=[ \t]*\())(?!\w)"
     rb"(?:[ \t]*\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))?[ \t]*)+)"
     rb"(?=[ \t]*(?:\n|//|/\*|[A-Za-z_~]))"
 )  # `\n` first, not `^`: a literal prefix lets the scan skip from line to line
 # What may follow a blanked run: comments and directives are skipped, then a keyword that
 # starts a declaration, or names up to the `(` of a function declarator.
-_SKIPPED = re.compile(rb"(?:\s+|//[^\n]*|/\*.*?\*/|#[^\n]*)*", re.DOTALL)
+_SKIPPED = re.compile(rb"(?:\s+|//[^\n]*|#[^\n]*)*")  # block comments: _Skipper
 _WORD = re.compile(rb"[A-Za-z_]\w*")
 _DECLARATION_KEYWORDS = frozenset(
     b"""class struct union enum namespace template typedef using static inline extern virtual
@@ -262,22 +262,44 @@ def _flat(symbol: Symbol) -> Symbol:
     return replace(symbol, qualified_name=symbol.name, parent=parent)
 
 
+class _Skipper:
+    """Skips blanks, comments and directives; remembers the last `*/` search, so an unclosed
+    `/*` after every macro line costs one scan of the file, not one per line."""
+
+    def __init__(self, source: bytes) -> None:
+        self.source = source
+        self.searched_from, self.close = -1, -1  # no `*/` from `searched_from` until `close`
+
+    def skip(self, at: int) -> int:
+        source = self.source
+        while True:
+            at = _SKIPPED.match(source, at).end()
+            if source[at : at + 2] != b"/*":
+                return at
+            if not 0 <= self.searched_from <= at + 2 or (0 <= self.close < at + 2):
+                self.searched_from, self.close = at + 2, source.find(b"*/", at + 2)
+            if self.close < 0:
+                return at  # unclosed: nothing follows
+            at = self.close + 2
+
+
 def _macro_spans(source: bytes, lang: str) -> list[tuple[int, int]]:
     """Runs of macros in declaration position that a declaration follows: a keyword, a type
     and a name before `(` (`SPDLOG_INLINE void f(`), or in C++ one name before `(` on the
     same line (`FMT_CONSTEXPR color_type() noexcept`: a constructor)."""
     spans = []
+    skip = _Skipper(source).skip
     first = _DECLARATION_MACROS.match(b"\n" + source[:400])  # the first line has no `\n`
     matches = [(first.start(1) - 1, first.end(1) - 1)] if first is not None else []
     matches += [match.span(1) for match in _DECLARATION_MACROS.finditer(source)]
     for start, end in matches:
-        after = _SKIPPED.match(source, end).end()
+        after = skip(end)
         word = _WORD.match(source, after)
         for _ in range(4):  # `FMT_BEGIN_NAMESPACE` then `FMT_MODULE_EXPORT_BEGIN`: look past
             more = _MACRO_LINE.match(source, after)
             if more is None:
                 break
-            after = _SKIPPED.match(source, more.end()).end()
+            after = skip(more.end())
             word = _WORD.match(source, after)
         if word is None:
             # `SPDLOG_TRY {`: a macro that opens a block is a keyword (`try`); otherwise

@@ -6,6 +6,7 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -325,3 +326,23 @@ def test_recall_against_ctags_is_at_least_95_percent_on_the_real_corpora() -> No
     for corpus in json.loads(run.stdout):
         assert corpus["files"] > 0, corpus["name"]
         assert corpus["found"] >= 0.95 * corpus["expected"], (corpus["name"], corpus["misses"][:20])
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # One comment from the first `/*` to the end: every macro line in it looks for `*/`.
+        # (Left unclosed, tree-sitter-cpp's own parse of it is quadratic, with or without us.)
+        b"".join(b"\nFOO_BAR /* open" for _ in range(50_000)) + b" */\n",
+        b"\n" + b"template <> " * 5_000 + b"FOO_BAR x\n",
+        b"\nA_B\n" * 50_000 + b"int x;\n",
+    ],
+    ids=["far-closed-comment", "templates", "macro-lines"],
+)
+def test_the_macro_scan_stays_linear_on_hostile_input(source: bytes) -> None:
+    """A quadratic or exponential scan takes minutes here; a generous bound, as in
+    test_hostile_inputs."""
+    started = time.monotonic()
+    for language in ("c", "cpp"):
+        extract(language, source, "hostile.h")
+    assert time.monotonic() - started < 60
