@@ -273,7 +273,8 @@ class _Skipper:
     def skip(self, at: int) -> int:
         source = self.source
         while True:
-            at = _SKIPPED.match(source, at).end()
+            skipped = _SKIPPED.match(source, at)  # matches the empty string at worst
+            at = skipped.end() if skipped is not None else at
             if source[at : at + 2] != b"/*":
                 return at
             if not 0 <= self.searched_from <= at + 2 or (0 <= self.close < at + 2):
