@@ -222,9 +222,13 @@ def extract_as(lang: str, source: bytes) -> Extraction:
 
 
 def _extract(source: bytes, lang: str) -> Extraction:
-    root = parse(lang, _blank_macros(source, lang))
+    blanked, macro_spans = _blank_macros(source, lang)
+    root = parse(lang, blanked)
     reader = _Reader(source, QueryCursor(_query(lang)).captures(root))
     reader.scan_macro_bodies()
+    for start, end in macro_spans:  # a blanked `SPDLOG_INLINE` is still a use of the macro
+        words = _WORD.finditer(source, start, end)
+        reader.macro_names += [(w[0], w.start()) for w in words if w[0] not in _KEYWORDS]
     groups = reader.comment_groups()
     symbols = reader.symbols()
     if lang == "c":
@@ -240,17 +244,18 @@ def _extract(source: bytes, lang: str) -> Extraction:
     )
 
 
-def _blank_macros(source: bytes, lang: str) -> bytes:
+def _blank_macros(source: bytes, lang: str) -> tuple[bytes, list[tuple[int, int]]]:
     """`source` with the macros that hide declarations replaced by spaces (offsets kept): the
-    export macro of `class MACRO Name {`, and runs in declaration position (_macro_spans)."""
+    export macro of `class MACRO Name {`, and runs in declaration position (_macro_spans,
+    returned too: their names stay references, as they were when tree-sitter read them)."""
     spans = [m.span(1) for pattern in _EXPORT_MACROS for m in pattern.finditer(source)]
-    spans += _macro_spans(source, lang)
-    if not spans:
-        return source
+    macro_spans = _macro_spans(source, lang)
+    if not spans and not macro_spans:
+        return source, macro_spans
     blanked = bytearray(source)
-    for start, end in spans:
+    for start, end in spans + macro_spans:
         blanked[start:end] = b" " * (end - start)
-    return bytes(blanked)
+    return bytes(blanked), macro_spans
 
 
 def _flat(symbol: Symbol) -> Symbol:
