@@ -26,6 +26,11 @@ Decisions:
 - `class LLVM_ABI Foo {`: an ALL-CAPS word between `class`/`struct` and the name is an export
   macro. It is blanked before parsing (same length, offsets kept); otherwise tree-sitter reads
   it as the class name and the class as a function.
+- Macros in declaration position are blanked the same way when a declaration follows them
+  (`SPDLOG_INLINE void logger::flush()`, `FMT_CONSTEXPR color_type() noexcept`,
+  `NLOHMANN_JSON_NAMESPACE_BEGIN`, `Q_OBJECT`, `extern __printf(4, 5) void f(...)`): a run of
+  ALL_CAPS words with an underscore, or `__name(...)` calls, at a line's start. Their names stay
+  references. A word without an underscore (`DWORD`, `BOOL`) is a type and is left alone.
 - Text tree-sitter leaves unread is scanned with a small regex lexer: `#define` bodies
   (preproc_arg) for comments, strings and names, and ERROR nodes for string literals that error
   recovery split into `"` and words. `#include "x.h"` paths are string literals.
