@@ -164,7 +164,8 @@ def _required_parse(sources: list[tuple[bytes, str]]) -> float:
     from repomap.extractors.treesitter import parse
     from tree_sitter import QueryCursor
 
-    queries = {"rust": rust._query(), "cpp": cpp._query()}  # the extractors' one query each
+    # The extractors' one query each (C is read by cpp.py with queries/c).
+    queries = {"rust": rust._query(), "c": cpp._query("c"), "cpp": cpp._query("cpp")}
     started = time.process_time()
     for source, language in sources:
         if language == "python":

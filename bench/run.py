@@ -33,7 +33,7 @@ ONE_FILE_VS_COLD = 0.10
 PEAK_RSS_BYTES = 500 * common.MB
 DB_BYTES_PER_10K_LINES = 1 * common.MB
 COMMENT = {"python": b"# repomap bench: one changed line\n", "rust": b"// repomap bench\n"}
-COMMENT["cpp"] = COMMENT["rust"]
+COMMENT["c"] = COMMENT["cpp"] = COMMENT["rust"]
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 OWN_MODULES = {"run", "common"}
 

@@ -26,6 +26,11 @@ Decisions:
 - `class LLVM_ABI Foo {`: an ALL-CAPS word between `class`/`struct` and the name is an export
   macro. It is blanked before parsing (same length, offsets kept); otherwise tree-sitter reads
   it as the class name and the class as a function.
+- Macros in declaration position are blanked the same way when a declaration follows them
+  (`SPDLOG_INLINE void logger::flush()`, `FMT_CONSTEXPR color_type() noexcept`,
+  `NLOHMANN_JSON_NAMESPACE_BEGIN`, `Q_OBJECT`, `extern __printf(4, 5) void f(...)`): a run of
+  ALL_CAPS words with an underscore, or `__name(...)` calls, at a line's start. Their names stay
+  references. A word without an underscore (`DWORD`, `BOOL`) is a type and is left alone.
 - Text tree-sitter leaves unread is scanned with a small regex lexer: `#define` bodies
   (preproc_arg) for comments, strings and names, and ERROR nodes for string literals that error
   recovery split into `"` and words. `#include "x.h"` paths are string literals.
@@ -62,6 +67,7 @@ _DEFINITIONS = {
     "definition.struct": "struct",
     "definition.union": "union",
     "definition.enum": "enum",
+    "definition.enumerator": "enumerator",
     "definition.function": "function",
     "definition.method": "method",
     "definition.declaration": "declaration",
@@ -119,6 +125,33 @@ _EXPORT_MACROS = tuple(
     )
     for keyword in (b"class", b"struct")
 )
+# Macros in declaration position (`SPDLOG_INLINE void logger::flush()`, `FMT_BEGIN_NAMESPACE`,
+# `Q_OBJECT`, `extern __printf(4, 5) void audit_log(...)`): at a line's start, after storage
+# keywords, a run of ALL_CAPS words with an underscore or `__name(...)` calls. _macro_spans
+# blanks a run when a declaration follows it; a word without an underscore (`DWORD`, `BOOL`) is
+# a type, never blanked.
+_DECLARATION_MACROS = re.compile(
+    rb"\n[ \t]*(?:(?:static|inline|extern|virtual|explicit|friend|constexpr"
+    rb"|template[ \t]*<[^;{}()\n<>]*>)[ \t]+)*"  # no `<>` inside: one way to split, no ReDoS
+    rb"((?:(?:[A-Z][A-Z0-9]*_[A-Z0-9_]*|__[a-z]\w*(?=[ \t]*\())(?!\w)"
+    rb"(?:[ \t]*\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))?[ \t]*)+)"
+    rb"(?=[ \t]*(?:\n|//|/\*|[A-Za-z_~]))"
+)  # `\n` first, not `^`: a literal prefix lets the scan skip from line to line
+# What may follow a blanked run: comments and directives are skipped, then a keyword that
+# starts a declaration, or names up to the `(` of a function declarator.
+_SKIPPED = re.compile(rb"(?:\s+|//[^\n]*|#[^\n]*)*")  # block comments: _Skipper
+_WORD = re.compile(rb"[A-Za-z_]\w*")
+_DECLARATION_KEYWORDS = frozenset(
+    b"""class struct union enum namespace template typedef using static inline extern virtual
+    explicit friend constexpr consteval const volatile unsigned signed void int char bool long
+    short float double auto typename operator public private protected signals slots""".split()
+)
+_MACRO_LINE = re.compile(
+    rb"[A-Z][A-Z0-9]*_[A-Z0-9_]*(?!\w)[ \t]*(?:\([^()\n]*\))?[ \t]*(?=\n|//|/\*)"
+)
+_HEAD = re.compile(rb"[^;{}()=]{0,300}")  # a declaration's text up to its first `(`
+_TEMPLATE_ARGUMENTS = re.compile(rb"<[^<>]*>")
+_QUALIFIED_NAME = re.compile(rb"~?[A-Za-z_]\w*(?:\s*::\s*~?[A-Za-z_]\w*)*")
 # A small lexer for text tree-sitter leaves unread: `#define` bodies, `#pragma`/`#error`
 # arguments (preproc_arg), and ERROR nodes, where recovery can split a literal into tokens.
 _TOKEN = re.compile(
@@ -167,33 +200,44 @@ _Token = tuple[int, int, str, "Node | tuple[int, int]"]
 
 
 @cache
-def _query() -> Query:
+def _query(lang: str) -> Query:
     """tags.scm and text.scm as one query: one walk of the tree instead of two."""
-    folder = resources.files(__package__) / "queries" / "cpp"
+    folder = resources.files(__package__) / "queries" / lang
     source = "\n".join(folder.joinpath(f"{p}.scm").read_text() for p in ("tags", "text"))
-    return Query(language("cpp"), source)
+    return Query(language(lang), source)
 
 
 def extract(source: bytes, rel_path: str) -> Extraction:
     """Symbols, references, comments, docs and strings of one C++ file; never raises."""
+    return extract_as("cpp", source)
+
+
+def extract_as(lang: str, source: bytes) -> Extraction:
+    """`source` read with the grammar and queries of `lang`, "cpp" or "c" (see c.py)."""
     # Thousands of short-lived objects per file and no reference cycles: the cyclic collections
     # they trigger only rescan the caller's heap (~15% of the time when a caller keeps every
     # file's records). Reference counting still frees everything.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _extract(source)
+        return _extract(source, lang)
     finally:
         if collecting:
             gc.enable()
 
 
-def _extract(source: bytes) -> Extraction:
-    root = parse("cpp", _blank_export_macros(source))
-    reader = _Reader(source, QueryCursor(_query()).captures(root))
+def _extract(source: bytes, lang: str) -> Extraction:
+    blanked, macro_spans = _blank_macros(source, lang)
+    root = parse(lang, blanked)
+    reader = _Reader(source, QueryCursor(_query(lang)).captures(root))
     reader.scan_macro_bodies()
+    for start, end in macro_spans:  # a blanked `SPDLOG_INLINE` is still a use of the macro
+        words = _WORD.finditer(source, start, end)
+        reader.macro_names += [(w[0], w.start()) for w in words if w[0] not in _KEYWORDS]
     groups = reader.comment_groups()
     symbols = reader.symbols()
+    if lang == "c":
+        symbols = [_flat(symbol) for symbol in symbols]
     owners = _Owners(symbols)
     texts = reader.comments(groups, symbols, owners) + reader.strings(owners)
     texts.sort(key=itemgetter(0))  # document order
@@ -205,15 +249,86 @@ def _extract(source: bytes) -> Extraction:
     )
 
 
-def _blank_export_macros(source: bytes) -> bytes:
-    """`source` with the export macro of `class MACRO Name {` replaced by spaces."""
+def _blank_macros(source: bytes, lang: str) -> tuple[bytes, list[tuple[int, int]]]:
+    """`source` with the macros that hide declarations replaced by spaces (offsets kept): the
+    export macro of `class MACRO Name {`, and runs in declaration position (_macro_spans,
+    returned too: their names stay references, as they were when tree-sitter read them)."""
     spans = [m.span(1) for pattern in _EXPORT_MACROS for m in pattern.finditer(source)]
-    if not spans:
-        return source
+    macro_spans = _macro_spans(source, lang)
+    if not spans and not macro_spans:
+        return source, macro_spans
     blanked = bytearray(source)
-    for start, end in spans:
+    for start, end in spans + macro_spans:
         blanked[start:end] = b" " * (end - start)
-    return bytes(blanked)
+    return bytes(blanked), macro_spans
+
+
+def _flat(symbol: Symbol) -> Symbol:
+    """C has one scope for tags and one for everything else: a nested `struct b` is `b`."""
+    parent = symbol.parent
+    if symbol.qualified_name == symbol.name and (parent is None or "::" not in parent):
+        return symbol
+    parent = parent.rsplit("::", 1)[-1] if parent else None
+    return replace(symbol, qualified_name=symbol.name, parent=parent)
+
+
+class _Skipper:
+    """Skips blanks, comments and directives; remembers the last `*/` search, so an unclosed
+    `/*` after every macro line costs one scan of the file, not one per line."""
+
+    def __init__(self, source: bytes) -> None:
+        self.source = source
+        self.searched_from, self.close = -1, -1  # no `*/` from `searched_from` until `close`
+
+    def skip(self, at: int) -> int:
+        source = self.source
+        while True:
+            skipped = _SKIPPED.match(source, at)  # matches the empty string at worst
+            at = skipped.end() if skipped is not None else at
+            if source[at : at + 2] != b"/*":
+                return at
+            if not 0 <= self.searched_from <= at + 2 or (0 <= self.close < at + 2):
+                self.searched_from, self.close = at + 2, source.find(b"*/", at + 2)
+            if self.close < 0:
+                return at  # unclosed: nothing follows
+            at = self.close + 2
+
+
+def _macro_spans(source: bytes, lang: str) -> list[tuple[int, int]]:
+    """Runs of macros in declaration position that a declaration follows: a keyword, a type
+    and a name before `(` (`SPDLOG_INLINE void f(`), or in C++ one name before `(` on the
+    same line (`FMT_CONSTEXPR color_type() noexcept`: a constructor)."""
+    spans = []
+    skip = _Skipper(source).skip
+    first = _DECLARATION_MACROS.match(b"\n" + source[:400])  # the first line has no `\n`
+    matches = [(first.start(1) - 1, first.end(1) - 1)] if first is not None else []
+    matches += [match.span(1) for match in _DECLARATION_MACROS.finditer(source)]
+    for start, end in matches:
+        after = skip(end)
+        word = _WORD.match(source, after)
+        for _ in range(4):  # `FMT_BEGIN_NAMESPACE` then `FMT_MODULE_EXPORT_BEGIN`: look past
+            more = _MACRO_LINE.match(source, after)
+            if more is None:
+                break
+            after = skip(more.end())
+            word = _WORD.match(source, after)
+        if word is None:
+            # `SPDLOG_TRY {`: a macro that opens a block is a keyword (`try`); otherwise
+            # `LIST_HEAD(name);`, `EXPORT_SYMBOL(f);`: a statement, not a prefix.
+            if source[after : after + 1] == b"{" and b"(" not in source[start:end]:
+                spans.append((start, end))
+            continue
+        if word[0] in _DECLARATION_KEYWORDS:
+            spans.append((start, end))
+            continue
+        head = _HEAD.match(source, after)
+        if head is None or source[head.end() : head.end() + 1] != b"(":
+            continue  # `FOO_T count;`: the macro is the type
+        names = len(_QUALIFIED_NAME.findall(_TEMPLATE_ARGUMENTS.sub(b" ", head[0])))
+        # C needs the type left after the blanking; C++ reads `name(...)` as a constructor.
+        if names >= 2 or (names == 1 and lang == "cpp"):
+            spans.append((start, end))
+    return spans
 
 
 class _Owners:
@@ -499,6 +614,8 @@ class _Reader:
                 return self.variables(node, anchor, scope)
         elif kind == "macro":
             found = self.macro(node)
+        elif kind == "enumerator":
+            found = self.enumerator(node, scope)
         elif kind == "namespace":
             found = self.namespace(node, anchor, scope)
         elif kind == "type":
@@ -516,8 +633,8 @@ class _Reader:
         else:
             self.name_starts.add(name_node.start_byte)
             parts = [p.strip() for p in self.node_text(name_node).split("::") if p.strip()]
-            if not parts:
-                return None
+            if not parts or not all(_IDENTIFIER.fullmatch(part) for part in parts):
+                return None  # recovery read a run of tokens as the name
         body = node.child_by_field_name("body")
         prefix = scope.qualified_name if scope else None
         signature = self.header(anchor.start_byte, (body or node).start_byte)
@@ -614,6 +731,17 @@ class _Reader:
                 )
             )
         return symbols
+
+    def enumerator(self, node: Node, scope: Symbol | None) -> Symbol | None:
+        """An enum's constant: `RED = 1` (C: in the file's scope, its enum the parent)."""
+        name_node = node.child_by_field_name("name")
+        if name_node is None or name_node.start_byte == name_node.end_byte:
+            return None
+        self.name_starts.add(name_node.start_byte)
+        name = self.node_text(name_node)
+        parent = scope.qualified_name if scope is not None and scope.kind == "enum" else None
+        signature = self.header(node.start_byte, node.end_byte)
+        return self.symbol(name, _join(parent, [name]), "constant", node, signature, parent)
 
     def macro(self, node: Node) -> Symbol | None:
         name_node = node.child_by_field_name("name")

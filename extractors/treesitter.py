@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import cache
 from importlib import resources
 
+import tree_sitter_c
 import tree_sitter_cpp
 import tree_sitter_python
 import tree_sitter_rust
@@ -14,12 +15,13 @@ _GRAMMARS = {
     "python": tree_sitter_python.language,
     "rust": tree_sitter_rust.language,
     "cpp": tree_sitter_cpp.language,
+    "c": tree_sitter_c.language,
 }
 
 
 @cache
 def language(name: str) -> Language:
-    """The tree-sitter Language for `name` ("python", "rust" or "cpp")."""
+    """The tree-sitter Language for `name` ("python", "rust", "cpp" or "c")."""
     return Language(_GRAMMARS[name]())
 
 

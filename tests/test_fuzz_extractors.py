@@ -18,9 +18,14 @@ from repomap.extractors import extract
 from repomap.extractors.model import ELEMENT_TYPES, KINDS, Extraction
 from synthetic_repo import cpp_module, python_module, rust_module
 
-LANGUAGES = ("python", "rust", "cpp")
-SUFFIX = {"python": ".py", "rust": ".rs", "cpp": ".h"}
-COMMENT = {"python": "# a trailing comment", "rust": "// a trailing comment", "cpp": "// trailing"}
+LANGUAGES = ("python", "rust", "c", "cpp")
+SUFFIX = {"python": ".py", "rust": ".rs", "c": ".c", "cpp": ".h"}
+COMMENT = {
+    "python": "# a trailing comment",
+    "rust": "// a trailing comment",
+    "c": "// trailing",
+    "cpp": "// trailing",
+}
 EXAMPLES = int(os.environ.get("REPOMAP_FUZZ_EXAMPLES", "60"))  # CI budget; raise it locally
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -40,6 +45,12 @@ PIECES = {
         "namespace n", "class C", "struct S", "template <typename T>", "{", "}", "(", ")", ";",
         "\n", "//", "/*", "*/", "///", '"', 'R"x(', ')x"', "#define M", "#if A", "#endif", "<",
         ">", "::", "~", "operator", "x", "=", "virtual", "\\\n", "'", "é", "\0", "enum E", ":",
+    ],
+    "c": [
+        "struct S", "union U", "enum E", "typedef", "static", "int f(", "{", "}", "(", ")", ";",
+        "\n", "//", "/*", "*/", "/**", "*", '"', "#define M", "#define F(a)", "#if A", "#endif",
+        "x", "=", ",", "[", "]", "\\\n", "'", "é", "\0", "EXPORT_SYMBOL(f)", "__attribute__((x))",
+        ".a =", "extern \"C\" {",
     ],
 }  # fmt: skip
 
@@ -92,18 +103,65 @@ def test_code_like_noise_never_raises(language, data):
     _check_records(extract(language, source, "noise" + SUFFIX[language]), source, language)
 
 
+C_MODULE = b"""\
+// SPDX-License-Identifier: GPL-2.0
+#include <linux/list.h>
+#include "local.h"
+
+#define MAX_ITEMS 16
+#define item_next(i) ((i)->next)
+
+/**
+ * struct item - one entry
+ * @next: the following entry
+ */
+struct item {
+	struct item *next;
+	union { int n; float f; } value;
+};
+
+typedef enum { ITEM_NEW, ITEM_OLD = 2 } item_state;
+
+static LIST_HEAD(items);
+static const char *names[] = { "first" "second", "third" };
+
+/**
+ * item_add() - add an item
+ * @item: what to add
+ *
+ * Return: 0, or -ENOMEM.
+ */
+static int __init item_add(struct item *item)
+{
+	if (!item)
+		return -ENOMEM;
+	pr_info("added %s\\n", names[0]);
+	return 0;
+}
+EXPORT_SYMBOL(item_add);
+
+static const struct file_operations item_fops = {
+	.open = item_add,
+};
+"""
+
+
 @cache
 def _seed_files(language: str) -> tuple[bytes, ...]:
     """Small valid files: generated modules, repomap's own sources, and corpus files if present."""
     rng = random.Random(3)
-    make = {"python": python_module, "rust": rust_module, "cpp": cpp_module}[language]
-    seeds = [make(rng, number).encode() for number in range(3)]
+    if language == "c":
+        seeds = [C_MODULE]
+    else:
+        make = {"python": python_module, "rust": rust_module, "cpp": cpp_module}[language]
+        seeds = [make(rng, number).encode() for number in range(3)]
     if language == "python":
         own = sorted(Path(__file__).resolve().parents[1].glob("extractors/*.py"))
         seeds += [path.read_bytes() for path in own if path.stat().st_size < 12_000]
-    folder = CORPORA / ("python" if language == "python" else language)
+    folder = CORPORA / {"python": "python", "c": "large"}.get(language, language)
     if folder.is_dir():
-        pattern = {"python": "*.py", "rust": "*.rs", "cpp": "*.h"}[language]
+        folder = folder / "kernel" if language == "c" else folder
+        pattern = {"python": "*.py", "rust": "*.rs", "c": "*.c", "cpp": "*.h"}[language]
         found = sorted(p for p in folder.rglob(pattern) if 200 < p.stat().st_size < 6_000)
         seeds += [path.read_bytes() for path in random.Random(5).sample(found, min(8, len(found)))]
     return tuple(seeds)
@@ -174,6 +232,7 @@ def test_a_trailing_comment_after_a_blank_line_adds_one_comment_and_changes_no_t
 CODE_THEN_COMMENTS = {
     "python": b"x = 1  # the count\n# Helper for parsing.\ndef parse():\n    pass\n",
     "rust": b"const X: u8 = 1;  // the count\n// Helper for parsing.\nfn parse() {}\n",
+    "c": b"int x = 1;  // the count\n// Helper for parsing.\nint parse(void);\n",
     "cpp": b"int x = 1;  // the count\n// Helper for parsing.\nint parse();\n",
 }
 
@@ -183,6 +242,7 @@ CODE_THEN_COMMENTS = {
     [
         "python",
         "rust",
+        "c",
         "cpp",
     ],
 )

@@ -35,7 +35,7 @@ MODE_HELP = (
 @path_option
 @click.option(
     "--lang", "--language", "language",
-    help="Only this language (python, rust, cpp) or docs format (markdown, text).",
+    help="Only this language (python, rust, c, cpp) or docs format (markdown, text).",
 )  # fmt: skip
 @click.option("--kind", help=KIND_HELP + " Here docs sections are the kind `section`.")
 @limit_option(10)

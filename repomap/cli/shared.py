@@ -53,7 +53,7 @@ def path_filter_option(name: str, *aliases: str) -> Any:
     return click.option("--path", *aliases, name, help=PATH_FILTER_HELP)
 
 
-LANG_HELP = "Only files of this language: python, rust or cpp (py, rs, c++ too)."
+LANG_HELP = "Only files of this language: python, rust, c or cpp (py, rs, c++ too)."
 
 
 def lang_option(command: Any) -> Any:

@@ -406,7 +406,7 @@ class OutlineEntry:
 @dataclass(frozen=True, slots=True)
 class FileOutline:
     path: str
-    language: str  # markdown | text | python | rust | cpp
+    language: str  # markdown | text | python | rust | c | cpp
     entries: list[OutlineEntry]
 
 
@@ -514,7 +514,7 @@ def _outline_scope(
         )
     raise StaleIndex(
         f"{path} is not in the index: outline covers Markdown (.md), text (.txt) and Python, "
-        "Rust and C++ files; if it is one, run `repomap index` to add it, "
+        "Rust, C and C++ files; if it is one, run `repomap index` to add it, "
         f"otherwise `repomap open {path}` shows it"
     )
 

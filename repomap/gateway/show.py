@@ -35,6 +35,7 @@ _LEADING = {
     "python": ("#", "@"),
     "rust": ("//", "/*", "*", "#[", "#!["),
     "cpp": ("//", "/*", "*", "template", "[[", "__attribute__", "alignas", "#pragma"),
+    "c": ("//", "/*", "*", "[[", "__attribute__", "_Alignas", "#pragma"),
 }
 _PY_IMPORT = re.compile(r"^(?:import|from)\s")
 _RS_IMPORT = re.compile(r"^(?:pub(?:\([^)]*\))?\s+)?(?:use\s|extern\s+crate\s)")
@@ -264,12 +265,12 @@ def leading_start(lines: list[str], index: int, language: str) -> int:
 
 
 def import_statements(lines: list[str], language: str, used: set[str]) -> tuple[list[str], int]:
-    """The file's import statements that bind a name in `used` (C++: every include), and how
+    """The file's import statements that bind a name in `used` (C and C++: every include), and how
     many others there are."""
     kept: list[str] = []
     skipped = 0
     for statement in _statements(lines, language):
-        if language == "cpp" or _binds_used(statement, language, used):
+        if language in ("c", "cpp") or _binds_used(statement, language, used):
             kept.append(statement)
         else:
             skipped += 1
@@ -277,7 +278,7 @@ def import_statements(lines: list[str], language: str, used: set[str]) -> tuple[
 
 
 def _statements(lines: list[str], language: str) -> list[str]:
-    pattern = {"python": _PY_IMPORT, "rust": _RS_IMPORT, "cpp": _CPP_IMPORT}.get(language)
+    pattern = {"python": _PY_IMPORT, "rust": _RS_IMPORT, "c": _CPP_IMPORT, "cpp": _CPP_IMPORT}.get(language)
     if pattern is None:
         return []
     statements, at = [], 0

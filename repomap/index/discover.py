@@ -15,7 +15,7 @@ import pathspec
 
 from repomap import config
 from repomap.index.secrets import is_secret_file
-from repomap.languages import language_of
+from repomap.languages import header_languages, language_of
 
 IGNORE_FILES = (".gitignore", ".repomapignore")
 ALWAYS_SKIPPED_DIRS = frozenset({".git", ".repomap", ".hg", ".svn"})
@@ -276,8 +276,11 @@ def _opened_inside(descriptor: int, root: Path) -> bool:
 
 
 def code_files(walked: Walk) -> Iterator[tuple[FoundFile, str]]:
-    """The walked files repomap indexes as code, with their language."""
-    for found in walked.files:
-        language = language_of(found.rel_path)
-        if language is not None:
-            yield found, language
+    """The walked files repomap indexes as code, with their language (a `.h`: the one it is
+    first read as; languages.header_languages)."""
+    code = [
+        (found, language) for found in walked.files if (language := language_of(found.rel_path))
+    ]
+    headers = header_languages([found.rel_path for found, _ in code])
+    for found, language in code:
+        yield found, headers.get(found.rel_path, language)

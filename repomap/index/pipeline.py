@@ -30,15 +30,21 @@ from repomap.index.docs import update_docs
 from repomap.index.embedding import EmbedSummary
 from repomap.index.history import update_history
 from repomap.index.records import update_data
-from repomap.languages import DOC_FORMATS, LANGUAGE_BY_SUFFIX, LANGUAGE_NAMES, doc_format
+from repomap.languages import (
+    DOC_FORMATS,
+    LANGUAGE_BY_SUFFIX,
+    LANGUAGE_NAMES,
+    doc_format,
+    language_of_header,
+)
 from repomap.subwords import subwords
 
 symbol_row = attrgetter(*store.SYMBOL_FIELDS)
 
 # Bump when extraction changes what it stores: every file is then re-read once.
 # 2: credentials redacted in signatures and docs too; 3: Python class attributes and type
-# aliases are symbols
-EXTRACTOR_VERSION = "3"
+# aliases are symbols; 4: `.c` and C projects' `.h` read as C (tree-sitter-c), enum constants
+EXTRACTOR_VERSION = "4"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 EXTRACTED_AHEAD = 1024  # results the workers may have ready before the writer takes them
@@ -576,8 +582,9 @@ def read_and_extract(job: Job) -> Result:
         return Skipped(job.rel_path, problem or "not text")
     if markers.noindex(source):
         return Skipped(job.rel_path, markers.NOINDEX_REASON)
+    language = language_of_header(job.rel_path, job.language, source)
     try:
-        extraction = extract(job.language, source, job.rel_path)
+        extraction = extract(language, source, job.rel_path)
     except RecursionError:
         return Skipped(job.rel_path, "nested too deeply to parse")
     # Kept broad on purpose: a parser's failure on one file (any type: tree-sitter, ast, our
@@ -599,7 +606,7 @@ def read_and_extract(job: Job) -> Result:
         chunks = code_chunks(job.rel_path, source, symbols, texts, hidden)
     return store.FileRows(
         job.rel_path,
-        job.language,
+        language,
         len(raw),
         job.mtime_ns,
         digest,

@@ -210,9 +210,9 @@ def _map_order(
 
 
 # Where `macro` means a preprocessor #define: a name for a constant or a bit of syntax, which
-# the headers of a big C++ tree hold by the thousand. Rust's macro_rules! (vec!, assert_eq!)
+# the headers of a big C or C++ tree hold by the thousand. Rust's macro_rules! (vec!, assert_eq!)
 # are real definitions.
-DEFINE_LANGUAGES = ("cpp",)
+DEFINE_LANGUAGES = ("c", "cpp")
 
 
 def _macro_files(db: Store, file_ids: np.ndarray) -> np.ndarray:

@@ -260,6 +260,7 @@ def _has_suffix(mention: str) -> bool:
         "hh",
         "cc",
         "cpp",
+        "c",
         "cxx",
         "ipp",
         "inl",

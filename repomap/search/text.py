@@ -11,7 +11,7 @@ Filters: `element_type` is comment, docstring, string_literal or all; `path` is 
 (`src/db/`; a plain string prefix, so `src/db` also matches `src/dbutil.py`) or, when it holds
 `*`, `?` or `[`, a glob with gitignore rules (`*` stays inside a folder, `**` crosses folders,
 a pattern without `/` matches the file name at any depth: `*.rs`, `**/tests/*.py`);
-`language` is python, rust or cpp (py, rs, c++ accepted).
+`language` is python, rust, c or cpp (py, rs, c++ accepted).
 
 Mode `fts` (ranked)
     BM25 (SQLite's bm25() over `content`, weight 1.0, and over `subwords`, the identifier

@@ -133,7 +133,7 @@ MaxLines = Annotated[
     Field(ge=1, le=2000, description="Most lines to return (1-2000; default 400), then a marker."),
 ]
 Language = Annotated[
-    Literal["python", "rust", "cpp"] | None, Field(description="Only files of this language.")
+    Literal["python", "rust", "c", "cpp"] | None, Field(description="Only files of this language.")
 ]
 ElementType = Annotated[
     Literal["all", "comment", "docstring", "string_literal"],
@@ -367,7 +367,7 @@ def build_server(
         ] = None,
         path: PathFilterArg = None,
         language: Annotated[
-            Literal["python", "rust", "cpp", "markdown", "text"] | None,
+            Literal["python", "rust", "c", "cpp", "markdown", "text"] | None,
             Field(description="Only code of this language, or docs of this format."),
         ] = None,
         kind: Annotated[

@@ -44,9 +44,9 @@ LINK_DECLARATIONS_SQL = """UPDATE symbols SET declaration_id = (
         SELECT d.id FROM symbols d JOIN files f ON f.id = d.file_id
         WHERE d.qualified_name = symbols.qualified_name COLLATE NOCASE  -- uses the index
           AND d.qualified_name = symbols.qualified_name AND d.is_definition = 0
-          AND f.language = 'cpp' ORDER BY d.id LIMIT 1)
+          AND f.language IN ('c', 'cpp') ORDER BY d.id LIMIT 1)
     WHERE is_definition = 1 AND kind IN ('method', 'function')
-      AND file_id IN (SELECT id FROM files WHERE language = 'cpp')"""
+      AND file_id IN (SELECT id FROM files WHERE language IN ('c', 'cpp'))"""
 # Only the definitions a run can have changed the link of: those in the files it wrote, and
 # those named like a declaration it removed or added (NOCASE: the index's collation; a superset,
 # and the link itself compares exactly).
@@ -305,7 +305,7 @@ class Writer:
         shared: dict[str | None, list[Span]] = {
             name: candidates for name, candidates in named.items() if len(candidates) > 1
         }
-        if rows.language == "cpp":
+        if rows.language in ("c", "cpp"):
             self._linked_files.add(file_id)
             self._declared_names.update(declarations)
         self.conn.executemany(

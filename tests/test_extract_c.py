@@ -1,0 +1,349 @@
+"""The C extractor (tree-sitter-c), the `.h` language rule, and macro-robust C and C++."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import CORPORA
+from repomap.extractors import extract
+
+from repomap.languages import header_languages, language_of_header, resolve_language
+
+KERNEL_STYLE = b"""\
+// SPDX-License-Identifier: GPL-2.0
+#include <linux/list.h>
+#include "local.h"
+
+#define MAX_ITEMS 16
+#define item_next(i) ((i)->next)
+
+/**
+ * struct item - one entry of the list
+ * @next: the following entry
+ */
+struct item {
+\tstruct item *next;
+\tstruct inner { int n; } in;
+};
+
+union value { int n; float f; };
+
+typedef enum { ITEM_NEW, ITEM_OLD = 2 } item_state;
+enum color { RED, GREEN };
+typedef unsigned long item_id;
+
+int item_count = 0, *item_cursor;
+extern const char *item_names[];
+static const char *banner = "item " "list";
+
+/**
+ * item_add() - add an item
+ * @item: what to add
+ *
+ * Return: 0, or -ENOMEM.
+ */
+static int __init item_add(struct item *item)
+{
+\tif (!item)
+\t\treturn -ENOMEM;
+\tpr_info("added %s\\n", banner);
+\treturn item_helper(item);
+}
+EXPORT_SYMBOL(item_add);
+
+extern __printf(2, 3)
+void item_log(struct item *item, const char *fmt, ...);
+
+static __printf(1, 0) struct item *
+item_vcreate(const char *fmt, va_list args)
+{
+\treturn NULL;
+}
+
+int item_remove(struct item *item);
+
+static const struct file_operations item_fops = {
+\t.open = item_open,
+};
+"""
+
+
+def _symbols(source: bytes, language: str = "c") -> list[tuple[str, str, int, int]]:
+    result = extract(language, source, "x.c")
+    return [(s.qualified_name, s.kind, s.start_line, s.end_line) for s in result.symbols]
+
+
+@pytest.mark.parametrize(
+    "expected",
+    [
+        ("MAX_ITEMS", "macro", 5, 5),
+        ("item_next", "macro", 6, 6),
+        ("item", "struct", 12, 15),
+        ("inner", "struct", 14, 14),  # C has one tag scope: not `item::inner`
+        ("value", "union", 17, 17),
+        ("item_state", "enum", 19, 19),
+        ("ITEM_NEW", "constant", 19, 19),
+        ("ITEM_OLD", "constant", 19, 19),
+        ("color", "enum", 20, 20),
+        ("RED", "constant", 20, 20),
+        ("item_id", "type", 21, 21),
+        ("item_count", "variable", 23, 23),
+        ("item_cursor", "variable", 23, 23),
+        ("item_names", "variable", 24, 24),
+        ("banner", "variable", 25, 25),
+        ("item_add", "function", 33, 39),
+        ("item_log", "function", 42, 43),  # behind `extern __printf(2, 3)`
+        ("item_vcreate", "function", 45, 49),  # behind `static __printf(1, 0)`
+        ("item_remove", "function", 51, 51),
+        ("item_fops", "constant", 53, 55),
+    ],
+)
+def test_c_symbols_have_kind_and_extent(expected: tuple[str, str, int, int]) -> None:
+    assert expected in _symbols(KERNEL_STYLE)
+
+
+def test_c_symbols_are_only_these() -> None:
+    names = {name for name, _, _, _ in _symbols(KERNEL_STYLE)}
+    # Calls, locals and members are not symbols; neither are macro invocations.
+    assert not names & {"item_helper", "pr_info", "EXPORT_SYMBOL", "next", "n", "fmt", "args"}
+
+
+def test_enum_constants_name_their_enum_as_parent() -> None:
+    by_name = {s.name: s for s in extract("c", KERNEL_STYLE, "x.c").symbols}
+    assert (by_name["ITEM_OLD"].parent, by_name["ITEM_OLD"].signature) == (
+        "item_state",
+        "ITEM_OLD = 2",
+    )
+    assert by_name["GREEN"].parent == "color"
+
+
+@pytest.mark.parametrize(
+    "name, signature",
+    [
+        ("item_add", "static int __init item_add(struct item *item)"),
+        (
+            "item_log",
+            "extern __printf(2, 3) void item_log(struct item *item, const char *fmt, ...)",
+        ),
+        ("item_next", "#define item_next(i)"),
+        ("item_state", "typedef enum {…} item_state"),
+        ("item_cursor", "int *item_cursor"),
+    ],
+)
+def test_c_signatures_are_the_declaration_header(name: str, signature: str) -> None:
+    by_name = {s.name: s for s in extract("c", KERNEL_STYLE, "x.c").symbols}
+    assert by_name[name].signature == signature
+
+
+def test_kernel_doc_comments_are_the_docstrings_of_what_follows() -> None:
+    result = extract("c", KERNEL_STYLE, "x.c")
+    by_name = {s.name: s for s in result.symbols}
+    assert by_name["item_add"].doc == (
+        "item_add() - add an item\n@item: what to add\n\nReturn: 0, or -ENOMEM."
+    )
+    assert by_name["item"].doc == "struct item - one entry of the list\n@next: the following entry"
+    docs = [(t.symbol_name, t.line) for t in result.texts if t.element_type == "docstring"]
+    assert docs == [("item", 8), ("item_add", 27)]
+
+
+def test_c_string_literals_join_adjacent_parts_and_name_their_function() -> None:
+    texts = extract("c", KERNEL_STYLE, "x.c").texts
+    strings = [
+        (t.content, t.line, t.symbol_name) for t in texts if t.element_type == "string_literal"
+    ]
+    assert ("item list", 25, "banner") in strings
+    assert ("added %s\\n", 37, "item_add") in strings
+    assert ("local.h", 3, None) in strings
+
+
+def test_c_references_are_calls_types_and_initialised_functions() -> None:
+    refs = {(r.name, r.symbol) for r in extract("c", KERNEL_STYLE, "x.c").references}
+    assert {("item_helper", "item_add"), ("pr_info", "item_add")} <= refs
+    assert ("item_open", "item_fops") in refs  # `.open = item_open`
+    assert ("file_operations", "item_fops") in refs
+    assert ("item_add", "item_add") not in refs  # a definition's own name is no reference
+    assert ("__printf", "item_log") in refs  # blanked before parsing, still a use
+
+
+@pytest.mark.parametrize(
+    "language, source, expected",
+    [
+        # spdlog's out-of-line members behind SPDLOG_INLINE.
+        (
+            "cpp",
+            b"namespace spdlog {\nSPDLOG_INLINE void logger::flush()\n{\n    SPDLOG_TRY\n    {\n"
+            b"        flush_();\n    }\n    SPDLOG_LOGGER_CATCH(source_loc())\n}\n}\n",
+            [("spdlog", "namespace", 1), ("spdlog::logger::flush", "method", 2)],
+        ),
+        # nlohmann's namespace macros and a class behind them.
+        (
+            "cpp",
+            b"NLOHMANN_JSON_NAMESPACE_BEGIN\n\n/// @brief a serializer\ntemplate<typename T>\n"
+            b"struct adl_serializer\n{\n    int x;\n};\nNLOHMANN_JSON_NAMESPACE_END\n",
+            [("adl_serializer", "struct", 4)],
+        ),
+        # fmt's constructors behind FMT_CONSTEXPR, with an initialiser list.
+        (
+            "cpp",
+            b"struct color_type {\n  FMT_CONSTEXPR color_type() noexcept : is_rgb(), value{} {}\n"
+            b"  bool is_rgb;\n};\n",
+            [("color_type", "struct", 1), ("color_type::color_type", "method", 2)],
+        ),
+        # Q_OBJECT in a class body, and an export macro between `class` and the name.
+        (
+            "cpp",
+            b"class Q_CORE_EXPORT Widget : public QObject\n{\n    Q_OBJECT\npublic:\n"
+            b"    void show();\n};\n",
+            [("Widget", "class", 1), ("Widget::show", "method", 5)],
+        ),
+        # A macro that is the type (no underscore) stays: `DWORD count;` declares `count`.
+        (
+            "c",
+            b"DWORD count;\nFOO_T limit;\n",
+            [("count", "variable", 1), ("limit", "variable", 2)],
+        ),
+        # Statement macros are not prefixes.
+        (
+            "c",
+            b"LIST_HEAD(items);\nDEFINE_MUTEX(lock);\nint after(void);\n",
+            [("after", "function", 3)],
+        ),
+    ],
+)
+def test_declarations_behind_macros_are_found(
+    language: str, source: bytes, expected: list[tuple[str, str, int]]
+) -> None:
+    found = [
+        (s.qualified_name, s.kind, s.start_line) for s in extract(language, source, "m.h").symbols
+    ]
+    assert found == expected
+
+
+@pytest.mark.parametrize(
+    "paths, expected",
+    [
+        # A C project: headers are C.
+        (["src/a.c", "src/a.h", "include/lib.h"], {"src/a.h": "c", "include/lib.h": "c"}),
+        # C++ source beside a header makes it C++; elsewhere in a C project, C.
+        (["core/a.c", "core/a.h", "ui/w.cpp", "ui/w.h"], {"core/a.h": "c", "ui/w.h": "cpp"}),
+        # No `.c` file at all (LLVM's include/): C++.
+        (["include/llvm/ADT/StringRef.h", "include/llvm-c/Core.h"], {
+            "include/llvm/ADT/StringRef.h": "cpp", "include/llvm-c/Core.h": "cpp",
+        }),
+    ],
+)  # fmt: skip
+def test_headers_are_c_in_a_c_project_and_cpp_beside_cpp_sources(
+    paths: list[str], expected: dict[str, str]
+) -> None:
+    assert header_languages(paths) == expected
+
+
+@pytest.mark.parametrize(
+    "source, language",
+    [
+        (b'#ifdef __cplusplus\nextern "C" {\n#endif\nint f(void);\n', "c"),
+        (b"namespace util {\nint f();\n}\n", "cpp"),
+        (b"template <typename T>\nT max(T a, T b);\n", "cpp"),
+        (b"class Pool : public Base {\n};\n", "cpp"),
+        (b"struct S {\npublic:\n  int x;\n};\n", "cpp"),
+        (b"int class_count;\nstruct class_info { int class; };\n", "c"),
+    ],
+)
+def test_a_c_candidate_header_with_cpp_syntax_is_read_as_cpp(source: bytes, language: str) -> None:
+    assert language_of_header("include/x.h", "c", source) == language
+    assert language_of_header("src/x.c", "c", source) == "c"  # only headers change
+
+
+def test_c_is_a_language_filters_accept() -> None:
+    assert resolve_language(" C ") == "c"
+    assert resolve_language("c++") == "cpp"
+
+
+def test_indexing_a_c_project_reads_c_and_filters_by_lang_c(make_repo, tmp_path: Path) -> None:
+    root = make_repo(
+        {
+            "src/list.c": KERNEL_STYLE,
+            "src/list.h": "/** list_len() - how long */\nint list_len(struct item *head);\n",
+            "ui/view.cpp": "namespace ui { int draw() { return 0; } }\n",
+            "ui/view.h": "namespace ui { int draw(); }\n",
+        }
+    )
+    repomap = [sys.executable, "-m", "repomap.cli"]
+    subprocess.run([*repomap, "index", str(root)], check=True, capture_output=True)
+    run = subprocess.run(
+        [*repomap, "symbols", "list_len", "--root", str(root), "--lang", "c", "--json"],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    results = json.loads(run.stdout)["results"]
+    assert [(r["file_path"], r["kind"]) for r in results] == [("src/list.h", "function")]
+    # The C++ folder's header stays C++: `--lang c` leaves ui/ out, `--lang cpp` finds it.
+    c_only = subprocess.run(
+        [*repomap, "symbols", "draw", "--root", str(root), "--lang", "c"], capture_output=True
+    )
+    assert c_only.returncode == 1
+    cpp = subprocess.run(
+        [*repomap, "symbols", "draw", "--root", str(root), "--lang", "cpp", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert sorted(r["file_path"] for r in json.loads(cpp.stdout)["results"]) == [
+        "ui/view.cpp",
+        "ui/view.h",
+    ]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("ctags") is None, reason="universal-ctags is not installed")
+def test_recall_against_ctags_is_at_least_95_percent_on_the_real_corpora() -> None:
+    bench = Path(__file__).resolve().parent.parent / "bench" / "c_recall.py"
+    corpora = [
+        name
+        for name, folder in {
+            "llvm": CORPORA / "cpp",
+            "nlohmann": Path("/usr/include/nlohmann"),
+            "spdlog": Path("/usr/include/spdlog"),
+            "fmt": Path("/usr/include/fmt"),
+            "kernel": CORPORA / "large",
+        }.items()
+        if folder.is_dir()
+    ]
+    if not corpora:
+        pytest.skip("no corpus present")
+    run = subprocess.run(
+        [sys.executable, str(bench), "--corpus", ",".join(corpora), "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    for corpus in json.loads(run.stdout):
+        assert corpus["files"] > 0, corpus["name"]
+        assert corpus["found"] >= 0.95 * corpus["expected"], (corpus["name"], corpus["misses"][:20])
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # One comment from the first `/*` to the end: every macro line in it looks for `*/`.
+        # (Left unclosed, tree-sitter-cpp's own parse of it is quadratic, with or without us.)
+        b"".join(b"\nFOO_BAR /* open" for _ in range(50_000)) + b" */\n",
+        b"\n" + b"template <> " * 5_000 + b"FOO_BAR x\n",
+        b"\nA_B\n" * 50_000 + b"int x;\n",
+    ],
+    ids=["far-closed-comment", "templates", "macro-lines"],
+)
+def test_the_macro_scan_stays_linear_on_hostile_input(source: bytes) -> None:
+    """A quadratic or exponential scan takes minutes here; a generous bound, as in
+    test_hostile_inputs."""
+    started = time.monotonic()
+    for language in ("c", "cpp"):
+        extract(language, source, "hostile.h")
+    assert time.monotonic() - started < 60
