@@ -462,3 +462,55 @@ def test_a_free_function_prototype_is_a_chunk_an_in_class_declaration_is_not() -
     names = {chunk.name: chunk for chunk in code_chunks("Core.h", source, rows, [])}
     assert "Create a new, empty module." in names["LLVMModuleCreateWithName"].head
     assert "Module::dump" not in names  # found through its definition, elsewhere
+
+
+def test_a_running_server_answers_the_cli_with_the_same_results(tree: Path) -> None:
+    """`repomap serve` leaves a note beside the index; `repomap search` asks it (the model and
+    vectors already loaded) and answers exactly as in process; without a live server it
+    answers in process."""
+    import socket
+    import time
+    import urllib.request
+
+    index_json(tree, "--embed")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "repomap.cli", "serve", str(tree), "--port", str(port)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    note = tree / ".repomap" / "index.db.serve.json"
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            assert server.poll() is None, server.stderr.read().decode()  # type: ignore[union-attr]
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5):
+                    break
+            except OSError:
+                time.sleep(0.1)
+        assert json.loads(note.read_text())["url"] == f"http://127.0.0.1:{port}"
+        question = ("how long to wait before trying again", "--limit", "3")
+        code, served, _ = search(tree, *question)
+        assert code == 0 and served["meta"]["server"] == f"http://127.0.0.1:{port}"
+        alone = repomap("search", *question, "--json", "--root", str(tree))
+        assert alone.returncode == 0
+        done = subprocess.run(
+            [sys.executable, "-m", "repomap.cli", "search", *question, "--json", "--root",
+             str(tree)],
+            capture_output=True, text=True, timeout=120,
+            env={**__import__("os").environ, "REPOMAP_NO_SERVER": "1"},
+        )  # fmt: skip
+        local = json.loads(done.stdout)
+        assert local["meta"]["server"] is None
+        assert served["results"] == local["results"] and served["mode"] == local["mode"] == "hybrid"
+        _, lexical, _ = search(tree, "retry backoff", "--mode", "lexical")
+        assert lexical["meta"]["server"] is None  # words alone: no round trip
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert not note.exists()  # removed when the server stops
+    note.write_text(json.dumps({"pid": 2**22 + 12345, "url": f"http://127.0.0.1:{port}"}))
+    code, data, _ = search(tree, "how long to wait before trying again")
+    assert code == 0 and data["meta"]["server"] is None  # a dead server's note is ignored

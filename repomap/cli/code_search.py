@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -20,6 +21,10 @@ from repomap.cli.shared import (
     root_option,
 )
 from repomap.cli.shown import Shown
+from repomap.serve import handoff
+
+if TYPE_CHECKING:
+    from repomap.search.code import CodeResults
 
 MODE_HELP = (
     "hybrid: words and meaning fused (default); lexical: BM25 over the definitions' words; "
@@ -69,7 +74,12 @@ def search(
 
     settings = refresh.for_reading(root, db_path, no_refresh, click.echo)
     with reading(settings.db_path) as db:
-        result = search_code(
+        # A running `repomap serve` has the model and the vectors loaded: ask it, when words
+        # alone would not do (lexical is as fast here as a round trip).
+        served = None
+        if mode != "lexical" and (url := handoff.server_for(settings.db_path)):
+            served = _from_server(url, query, mode, path, language, kind, limit)
+        result = served or search_code(
             db, query, mode=mode, path=path, language=language, kind=kind,
             limit=limit,
         )  # fmt: skip
@@ -100,3 +110,38 @@ def search(
         if not result.hits:
             click.echo(f"nothing matches {query!r}", err=True)
     return outcome.found(len(result.hits))
+
+
+def _from_server(
+    url: str,
+    query: str,
+    mode: str | None,
+    path: str | None,
+    language: str | None,
+    kind: str | None,
+    limit: int,
+) -> CodeResults | None:
+    """The answer of the server at `url` as search_code gives it, or None (then the CLI
+    answers in process: a server that fails or refuses changes nothing but the speed)."""
+    from repomap.search.code import CodeHit, CodeResults
+
+    request: dict[str, Any] = {"q": query, "topK": limit}
+    for name, value in (("mode", mode), ("pathPrefix", path), ("lang", language), ("kind", kind)):
+        if value is not None:
+            request[name] = value
+    answer = handoff.ask(url, "/api/search", request)
+    if answer is None:
+        return None
+    meta = answer.get("meta") or {}
+    hits = [
+        CodeHit(
+            hit["file_path"], hit["line_number"], hit["end_line"], hit["kind"], hit["name"],
+            hit["language"], hit["score"], hit["snippet"],
+        )  # fmt: skip
+        for hit in answer["results"]
+    ]
+    timings = {stage: float(ms) for stage, ms in (meta.get("timingsMs") or {}).items()}
+    return CodeResults(
+        answer["q"], answer["mode"], hits, bool(answer["truncated"]), timings,
+        meta.get("modelId"), meta.get("coverage"), server=url,
+    )  # fmt: skip

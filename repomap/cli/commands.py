@@ -1046,4 +1046,11 @@ def serve(
         + ", ".join(str(item.root) for item in settings),
         err=True,
     )
-    run(settings, ServeOptions(host=host, port=port, watch=watch_files, guard=guard))
+    # uvicorn stops gracefully on SIGTERM or Ctrl-C, then raises the signal again: as
+    # Terminated or KeyboardInterrupt it unwinds through the server's cleanup (the notes beside
+    # its indexes are removed), and a server told to stop has stopped, not failed.
+    try:
+        with _signals_interrupt():
+            run(settings, ServeOptions(host=host, port=port, watch=watch_files, guard=guard))
+    except (Terminated, KeyboardInterrupt):
+        click.echo("repomap serve: stopped", err=True)

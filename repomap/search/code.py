@@ -87,6 +87,7 @@ class CodeResults:
     timings_ms: dict[str, float] = field(default_factory=dict)
     model_id: str | None = None
     coverage: float | None = None  # share of chunks with a vector (semantic and hybrid)
+    server: str | None = None  # the running `repomap serve` that answered, if one did
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -99,6 +100,7 @@ class CodeResults:
                 "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
                 "model_id": self.model_id,
                 "coverage": self.coverage,
+                "server": self.server,
             },
         }
 

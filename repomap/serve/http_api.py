@@ -56,6 +56,7 @@ from repomap.errors import BadArgument
 from repomap.index.freshness import Refresher
 from repomap.maps import overview
 from repomap.search import log as searchlog
+from repomap.serve import handoff
 from repomap.serve.http_guard import Guard, GuardOptions, error_body
 from repomap.serve.http_params import (
     STATUS,
@@ -148,20 +149,21 @@ class Api:
     async def search(self, request: Request) -> dict[str, Any]:
         params = await read_params(request, SearchParams)
         scope, service = self.scopes.resolve(params.scope)
-        if params.modelId is not None and params.mode != "lexical":
-            from repomap.embed.model import DEFAULT_MAX_TOKENS, model_id_for
-
-            served = model_id_for(DEFAULT_MAX_TOKENS)
-            if params.modelId != served:
-                raise ApiError(
-                    "EMBEDDING_MODEL_MISMATCH",
-                    f"this server embeds queries with {served}, not {params.modelId}",
-                )
         timings: dict[str, float] = {}
         found = await answer(
             service, service.search_code, params.q, params.mode, params.pathPrefix, params.lang,
             params.kind, params.topK, timings,
         )  # fmt: skip
+        if params.modelId is not None:
+            from repomap.embed.model import DEFAULT_MAX_TOKENS, model_id_for
+
+            # The index's model when the answer used vectors, else the one it would embed with.
+            served = found.model_id or model_id_for(DEFAULT_MAX_TOKENS)
+            if params.modelId != served:
+                raise ApiError(
+                    "EMBEDDING_MODEL_MISMATCH",
+                    f"this index's vectors are made by {served}, not {params.modelId}",
+                )
         return {
             "q": params.q,
             "scope": scope,
@@ -547,6 +549,13 @@ def run(settings: Sequence[Settings], options: ServeOptions) -> None:
     import uvicorn
 
     app = build_app(settings, options)
+    # One root on loopback without a token: `repomap search` in a shell may ask this server
+    # instead of loading the model itself (repomap/serve/handoff.py).
+    shareable = len(settings) == 1 and options.guard.loopback and options.guard.token is None
+    host = f"[{options.host}]" if ":" in options.host else options.host
+    note = handoff.announced(
+        [settings[0].db_path] if shareable else [], f"http://{host}:{options.port}"
+    )
     config = uvicorn.Config(
         app,
         host=options.host,
@@ -556,4 +565,5 @@ def run(settings: Sequence[Settings], options: ServeOptions) -> None:
         lifespan="on",
         timeout_graceful_shutdown=5,
     )
-    uvicorn.Server(config).run()
+    with note:
+        uvicorn.Server(config).run()
