@@ -8,6 +8,9 @@ from typing import NamedTuple
 
 INDEX_DIR = ".repomap"
 DEFAULT_MAX_FILE_SIZE = 2 * 1024 * 1024  # bytes; larger files are skipped as "too large"
+# Chunks in a vector scope from which it is searched through an HNSW sidecar (store/ann.py)
+# rather than exactly; REPOMAP_ANN_THRESHOLD sets it (tests set it low to exercise the sidecar).
+DEFAULT_ANN_THRESHOLD = 1_000_000
 
 
 class Settings(NamedTuple):
@@ -72,3 +75,21 @@ def resolve(
     if redact is None:
         redact = os.environ.get("REPOMAP_REDACT", "1").lower() not in ("0", "false", "off", "no")
     return Settings(root_path, db_path, size, max(1, count), log, redact)
+
+
+def ann_threshold() -> int:
+    """Chunks in a scope from which the local vector store builds and uses an HNSW sidecar."""
+    value = os.environ.get("REPOMAP_ANN_THRESHOLD", "").strip()
+    if not value:
+        return DEFAULT_ANN_THRESHOLD
+    try:
+        threshold = int(value.replace("_", ""))
+    except ValueError:
+        threshold = -1
+    if threshold < 1:
+        from repomap.errors import BadArgument
+
+        raise BadArgument(
+            f"REPOMAP_ANN_THRESHOLD must be a whole number of chunks, at least 1, not {value!r}"
+        )
+    return threshold
