@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 from repomap import store
-from repomap.store import ann
 from repomap.store.vectors import (
     MISMATCH_CODE,
     EmbeddingCache,
