@@ -97,9 +97,7 @@ def test_the_sidecar_answers_as_the_exact_search_does(db: store.Store) -> None:
 
 
 @pytest.mark.parametrize("exact_few", [0, 10_000])
-def test_filters_apply_before_ranking_through_the_sidecar(
-    db: store.Store, exact_few: int
-) -> None:
+def test_filters_apply_before_ranking_through_the_sidecar(db: store.Store, exact_few: int) -> None:
     near, exact = stores(db)
     near.exact_few = exact_few  # 0: every filter goes through the sidecar, widening
     near.upsert("main", records(clustered(3000)))
@@ -228,15 +226,15 @@ def test_the_threshold_is_a_setting(monkeypatch: pytest.MonkeyPatch) -> None:
 # --- end to end: `repomap index --embed` builds it, `repomap search` uses it ----------------------
 
 FILES = {
-    "net/retry.py": '''
+    "net/retry.py": """
 class RetryPolicy:
     def backoff_delay(self, attempt):
         return min(self.cap, self.base * 2 ** attempt)
 
 def open_connection(host, port):
     return socket.create_connection((host, port))
-''',
-    "net/cache.py": '''
+""",
+    "net/cache.py": """
 def evict_least_recently_used(store, capacity):
     while len(store) > capacity:
         store.popitem(last=False)
@@ -244,13 +242,13 @@ def evict_least_recently_used(store, capacity):
 def read_config_file(path):
     with open(path) as handle:
         return handle.read()
-''',
-    "src/lib.rs": '''
+""",
+    "src/lib.rs": """
 /// Adler-32 checksum of a byte slice.
 pub fn checksum(data: &[u8]) -> u32 { data.iter().fold(1, |a, b| a + *b as u32) }
 
 pub struct Parser { depth: usize }
-''',
+""",
 }
 
 
@@ -285,7 +283,9 @@ def test_index_builds_the_sidecar_and_search_uses_it(tmp_path: Path) -> None:
     assert through_sidecar[0][1] == "RetryPolicy.backoff_delay"
     assert through_sidecar == semantic(10**9)  # the exact search: the same list
     assert semantic(3, "--lang", "rust") == semantic(10**9, "--lang", "rust")
-    (root / "net/cache.py").write_text(FILES["net/cache.py"] + "\ndef flush_all(store):\n    store.clear()\n")
+    (root / "net/cache.py").write_text(
+        FILES["net/cache.py"] + "\ndef flush_all(store):\n    store.clear()\n"
+    )
     again = repomap(root, 3, "index", "--embed", "--json")
     assert json.loads(again.stdout)["results"][0]["embeddings"]["ann"] in {"updated", "built"}
     assert not set(os.listdir(folder)) & set(first)  # the stale sidecar deleted

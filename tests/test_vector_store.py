@@ -83,8 +83,10 @@ class SidecarStore(LocalVectorStore):
         self, scope: str, vector: np.ndarray, k: int, where: VectorFilter | None = None
     ) -> list[tuple[int, float]]:
         found = self._scope(scope)
-        if found is not None and found[1] == self.model_id and self.db.scalar(
-            "SELECT count(*) FROM vectors WHERE scope = ?", (found[0],)
+        if (
+            found is not None
+            and found[1] == self.model_id
+            and self.db.scalar("SELECT count(*) FROM vectors WHERE scope = ?", (found[0],))
         ):
             assert self._sidecar(scope, found[2]) is not None  # the query takes the ANN path
         return super().query(scope, vector, k, where)
