@@ -295,3 +295,16 @@ def test_index_builds_the_sidecar_and_search_uses_it(tmp_path: Path) -> None:
     bad = repomap(root, 0, "search", "retry", "--mode", "semantic")
     assert bad.returncode == 2 and "REPOMAP_ANN_THRESHOLD" in bad.stderr
     assert "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_a_store_below_the_threshold_never_uses_a_sidecar_another_store_loaded(
+    db: store.Store,
+) -> None:
+    near, exact = stores(db)
+    near.upsert("main", records(clustered(2000)))
+    near.refresh_ann("main")
+    query = clustered(1, seed=6)[0]
+    near.query("main", query, 10)  # the sidecar is now kept in this process
+    version = int(db.scalar("SELECT version FROM vector_scopes"))
+    assert exact._sidecar("main", version) is None
+    assert near._sidecar("main", version) is not None

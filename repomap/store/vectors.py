@@ -536,7 +536,8 @@ class LocalVectorStore:
         with _MATRICES_LOCK:
             if key in _SIDECARS:
                 _SIDECARS.move_to_end(key)
-                return _SIDECARS[key]
+                kept = _SIDECARS[key]
+                return kept if kept.size >= self.ann_threshold else None
         head = ann.header(self.db.path, scope, version)
         if head is None or int(head.get("count", 0)) < self.ann_threshold:
             return None
