@@ -270,8 +270,11 @@ def build(
     from usearch.index import Index
 
     started = time.perf_counter()
+    index: Any
     if previous is not None:
         index = Index.restore(str(files(db_path, scope, previous)[".usearch"]), view=False)
+        if index is None:  # load() checked it just before: replaced since, by another run
+            raise RuntimeError(f"the sidecar of version {previous} changed while read")
         if gone is not None and len(gone):
             index.remove(gone.astype(np.uint64))
     else:
