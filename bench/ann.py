@@ -48,6 +48,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--big-quantizations", default="i8", help="at scales past 'real'")
     parser.add_argument("--workdir", type=Path, help="scratch folder (default: a temporary one)")
     parser.add_argument("--keep", action="store_true", help="keep the scratch databases")
+    parser.add_argument(
+        "--sweep-only",
+        action="store_true",
+        help="only the --expansions sweep, on the sidecars a --keep run left in --workdir",
+    )
+    parser.add_argument(
+        "--expansions",
+        default="",
+        help="also sweep the query-time expansion (ef), e.g. 64,128,256,512, no filter",
+    )
     args = parser.parse_args(argv)
     from repomap.embed.model import Embedder
 
@@ -73,8 +83,11 @@ def main(argv: list[str] | None = None) -> int:
                     f"{label}: database written in {time.perf_counter() - clock:.0f} s", flush=True
                 )
             quantizations = args.quantizations if not synthetic else args.big_quantizations
-            for quantization in quantizations.split(","):
+            for quantization in quantizations.split(",") if not args.sweep_only else []:
                 rows.extend(measure(db_path, label, quantization, questions, queries, workdir))
+            if args.expansions:
+                rows.extend(sweep(db_path, label, quantizations.split(",")[-1], queries,
+                                  [int(e) for e in args.expansions.split(",")]))  # fmt: skip
         headers = ["chunks", "quant", "query", "k", "recall", "ANN p50", "ANN p95", "exact p50",
                    "exact p95"]  # fmt: skip
         queried = [r[1:] for r in rows if r[0] == "query"]
@@ -189,6 +202,37 @@ peak = next(int(line.split()[1]) * 1024 for line in open("/proc/self/status")
             if line.startswith("VmHWM:"))
 print(json.dumps({"how": how, "seconds": seconds, "rss": peak}))
 """
+
+
+def sweep(db_path, label, quantization, queries, expansions):  # type: ignore[no-untyped-def]
+    """Recall and latency of the unfiltered query at each query-time expansion, on the sidecar
+    `measure` left built."""
+    from repomap import store
+    from repomap.store import ann
+    from repomap.store.vectors import LocalVectorStore
+
+    rows = []
+    default = ann.EXPANSION_SEARCH
+    with store.reading(db_path) as db:
+        near = LocalVectorStore(db, MODEL, ann_threshold=1)
+        exact = LocalVectorStore(db, MODEL, ann_threshold=10**12)
+        for k in (10, 300):
+            truths = [exact.query("main", vector, k) for vector in queries]
+            for expansion in expansions:
+                ann.EXPANSION_SEARCH = expansion
+                recalls, fast = [], []
+                for vector, truth in zip(queries, truths, strict=True):
+                    clock = time.perf_counter()
+                    found = near.query("main", vector, k)
+                    fast.append(time.perf_counter() - clock)
+                    recalls.append(recall(found, truth))
+                ms = lambda xs, p: f"{common.percentile(xs, p) * 1000:.1f} ms"  # noqa: E731
+                rows.append(("query", label, quantization, f"no filter, ef {expansion}", k,
+                             f"{np.mean(recalls):.3f}", ms(fast, 50), ms(fast, 95), "", ""))  # fmt: skip
+                print(" | ".join(map(str, rows[-1][1:])), flush=True)
+    ann.EXPANSION_SEARCH = default
+    LocalVectorStore.forget_matrices()
+    return rows
 
 
 def recall(found: list[tuple[int, float]], truth: list[tuple[int, float]]) -> float:

@@ -24,7 +24,6 @@ missing or stale sidecar leaves the exact search, never a wrong answer.
 
 from __future__ import annotations
 
-import json
 import math
 import random
 import threading
@@ -46,7 +45,7 @@ KEPT_MATRICES = 4  # decoded scopes kept per process (40k chunks: ~30 MB each)
 _VECTOR_DTYPE = np.dtype("<f2")
 # The sidecar's search (bench/ann.py measured these on the real vectors):
 OVERSAMPLE = 2  # candidates re-scored exactly per result asked for
-EXACT_FEW = 20_000  # a filter letting at most this many chunks through is answered exactly
+EXACT_FEW = 50_000  # a filter letting at most this many chunks through is answered exactly
 
 
 class EmbeddingModelMismatch(RepomapError):
@@ -327,8 +326,6 @@ COLUMNS_SQL = """SELECT chunk_id, entry, path, language, kind FROM vectors
 WHERE scope = ? ORDER BY chunk_id"""
 BATCH_SQL = """SELECT v.chunk_id, c.vector FROM vectors v JOIN embedding_cache c ON c.id = v.entry
 WHERE v.scope = ? ORDER BY v.chunk_id"""
-SOME_SQL = """SELECT v.chunk_id, c.vector FROM vectors v JOIN embedding_cache c ON c.id = v.entry
-WHERE v.scope = ? AND v.chunk_id IN (SELECT value FROM json_each(?)) ORDER BY v.chunk_id"""
 HASHES_SQL = """SELECT v.chunk_id, c.hash FROM vectors v JOIN embedding_cache c ON c.id = v.entry
 WHERE v.scope = ?"""
 
@@ -381,7 +378,7 @@ class LocalVectorStore:
             return []
         sidecar = self._sidecar(scope, found[2])
         if sidecar is not None:
-            return self._approximate(found[0], sidecar, target, k, where)
+            return self._approximate(sidecar, target, k, where)
         matrix = self._matrix(scope, found)
         if not len(matrix.ids):
             return []
@@ -473,9 +470,10 @@ class LocalVectorStore:
                 version,
                 self.dimensions,
                 columns,
-                self._vector_batches(scope_id, added),
+                self._vector_batches(scope_id),
                 previous,
                 gone,
+                added,
             )
         ann.remove(self.db.path, scope, keep=version)
         return how
@@ -506,17 +504,11 @@ class LocalVectorStore:
         return None, None, None
 
     def _vector_batches(
-        self, scope_id: int, chunk_ids: np.ndarray | None, size: int = 65_536
+        self, scope_id: int, size: int = 65_536
     ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """(chunk ids, float16 rows) of the scope, or of these chunks of it, in batches."""
-        if chunk_ids is None:
-            cursor = self.db.conn.execute(BATCH_SQL, (scope_id,))
-            while rows := cursor.fetchmany(size):
-                yield self._halves(rows)
-            return
-        for start in range(0, len(chunk_ids), size):
-            part = json.dumps(chunk_ids[start : start + size].tolist())
-            rows = self.db.conn.execute(SOME_SQL, (scope_id, part)).fetchall()
+        """(chunk ids, float16 rows) of the scope in chunk id order, in batches."""
+        cursor = self.db.conn.execute(BATCH_SQL, (scope_id,))
+        while rows := cursor.fetchmany(size):
             yield self._halves(rows)
 
     def _halves(self, rows: list[tuple[int, bytes]]) -> tuple[np.ndarray, np.ndarray]:
@@ -552,13 +544,13 @@ class LocalVectorStore:
 
     def _approximate(
         self,
-        scope_id: int,
         sidecar: ann.Sidecar,
         target: np.ndarray,
         k: int,
         where: VectorFilter | None,
     ) -> list[tuple[int, float]]:
-        """The sidecar's candidates, filtered and scored again exactly. A filter that lets at
+        """The sidecar's candidates, filtered and scored again exactly from its float16 rows
+        (the database's bytes at this version: no SQL, no decode of the scope). A filter that lets at
         most `exact_few` chunks through is answered exactly over those; otherwise the sidecar is
         asked for more candidates, four times as many each round, until k * OVERSAMPLE of
         them pass the filter or it has nothing more (then the allowed chunks exactly)."""
@@ -570,34 +562,20 @@ class LocalVectorStore:
         if not allowed:
             return []
         if mask is not None and allowed <= self.exact_few:
-            return self._rescored(scope_id, sidecar.meta["id"][mask], target, k)
+            return _scored(sidecar, np.flatnonzero(mask), target, k)
         want = min(k * OVERSAMPLE, allowed)
         count = min(math.ceil(want * sidecar.size / allowed), sidecar.size)
         while True:
-            keys = sidecar.search(target, count)
+            positions = sidecar.positions(sidecar.search(target, count))
+            positions = positions[positions >= 0]
             if mask is not None:
-                positions = sidecar.positions(keys)
-                keys = keys[(positions >= 0) & mask[np.maximum(positions, 0)]]
-            if len(keys) >= want:
-                return self._rescored(scope_id, keys, target, k)
+                positions = positions[mask[positions]]
+            if len(positions) >= want:
+                return _scored(sidecar, positions, target, k)
             if count >= sidecar.size:  # the graph gave all it reaches: what it missed, exactly
-                ids = sidecar.meta["id"] if mask is None else sidecar.meta["id"][mask]
-                return self._rescored(scope_id, np.asarray(ids), target, k)
+                every = np.arange(sidecar.size) if mask is None else np.flatnonzero(mask)
+                return _scored(sidecar, every, target, k)
             count = min(count * 4, sidecar.size)
-
-    def _rescored(
-        self, scope_id: int, chunk_ids: np.ndarray, target: np.ndarray, k: int
-    ) -> list[tuple[int, float]]:
-        """The `k` best of these chunks by their vectors in the database, as the exact search
-        scores them."""
-        ids_parts, row_parts = [], []
-        for ids, rows in self._vector_batches(scope_id, np.unique(chunk_ids)):
-            ids_parts.append(ids)
-            row_parts.append(rows)
-        ids = np.concatenate(ids_parts) if ids_parts else np.empty(0, dtype=np.int64)
-        if not len(ids):
-            return []
-        return top_k(ids, dot_rows(unit_rows(np.concatenate(row_parts)), target), k)
 
     def _known_path_ids(self, paths: Collection[str]) -> list[int]:
         found: list[int] = []
@@ -703,6 +681,17 @@ class LocalVectorStore:
             kinds,
             kind_codes,
         )
+
+
+def _scored(
+    sidecar: ann.Sidecar, positions: np.ndarray, target: np.ndarray, k: int
+) -> list[tuple[int, float]]:
+    """The `k` best chunks at these positions of the sidecar, scored from its float16 rows (the
+    database's bytes) exactly as the exact search scores them."""
+    if not len(positions):
+        return []
+    ids, rows = sidecar.rows(positions)
+    return top_k(ids, dot_rows(unit_rows(rows), target), k)
 
 
 def _codes(values: list[str]) -> tuple[np.ndarray, dict[str, int]]:
