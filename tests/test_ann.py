@@ -80,7 +80,9 @@ def test_the_sidecar_answers_as_the_exact_search_does(db: store.Store) -> None:
     assert near.refresh_ann("main") == "built"
     names = sidecar_files(db)
     version = db.scalar("SELECT version FROM vector_scopes")
-    assert names == [f"index-main-{version}{suffix}" for suffix in (".json", ".npy", ".usearch")]
+    assert names == [
+        f"index-main-{version}{suffix}" for suffix in (".f16.npy", ".json", ".npy", ".usearch")
+    ]
     queries = clustered(40, seed=1)
     recalls = []
     for query in queries:
@@ -135,7 +137,7 @@ def test_a_write_makes_the_sidecar_stale_until_the_next_refresh_updates_it(
         assert near.query("main", query, 10) == exact.query("main", query, 10)
     assert near.refresh_ann("main") == "updated"  # 3 of 3000 changed: the old one is updated
     new = sidecar_files(db)
-    assert len(new) == 3 and not set(new) & set(old)  # the stale version's files deleted
+    assert len(new) == 4 and not set(new) & set(old)  # the stale version's files deleted
     assert near.query("main", moved[0], 1)[0][0] == 5
     assert near.query("main", moved[1], 1)[0][0] == 9000
     assert 7 not in {i for i, _ in near.query("main", data[6], 50)}
@@ -150,7 +152,7 @@ def test_below_the_threshold_and_deleted_scopes_leave_no_sidecar(db: store.Store
     near.upsert("main", records(clustered(1500)))
     assert near.refresh_ann("main") == "exact" and sidecar_files(db) == []
     near.upsert("main", records(clustered(600, seed=3), first_id=5000))
-    assert near.refresh_ann("main") == "built" and len(sidecar_files(db)) == 3
+    assert near.refresh_ann("main") == "built" and len(sidecar_files(db)) == 4
     near.delete("main", range(5000, 5600))
     assert near.refresh_ann("main") == "exact" and sidecar_files(db) == []
     near.upsert("main", records(clustered(600, seed=3), first_id=5000))
@@ -162,7 +164,7 @@ def test_below_the_threshold_and_deleted_scopes_leave_no_sidecar(db: store.Store
 @pytest.mark.parametrize(
     "damage",
     ["truncated graph", "garbage graph", "no graph", "garbage header", "no header",
-     "garbage meta", "short meta"],
+     "garbage meta", "short meta", "short vectors"],
 )  # fmt: skip
 def test_a_corrupt_sidecar_is_answered_exactly_then_rebuilt(db: store.Store, damage: str) -> None:
     near, exact = stores(db)
@@ -183,8 +185,10 @@ def test_a_corrupt_sidecar_is_answered_exactly_then_rebuilt(db: store.Store, dam
         header.unlink()
     elif damage == "garbage meta":
         meta.write_bytes(os.urandom(meta.stat().st_size))
-    else:
+    elif damage == "short meta":
         np.save(meta, np.load(meta)[:10])
+    else:
+        np.save(paths[".f16.npy"], np.load(paths[".f16.npy"])[:10])
     LocalVectorStore.forget_matrices()  # a new process: nothing loaded yet
     query = clustered(1, seed=4)[0]
     assert near.query("main", query, 10) == exact.query("main", query, 10)
@@ -203,13 +207,13 @@ def test_scope_names_are_file_names_and_do_not_collide(db: store.Store) -> None:
     for number, scope in enumerate(["feat/x", "feat", "feat-x", "../up", "Ünï code"]):
         near.upsert(scope, records(data[number * 40 : (number + 1) * 40 + 20], first_id=1))
         assert near.refresh_ann(scope) == "built"
-    assert len(sidecar_files(db)) == 15
+    assert len(sidecar_files(db)) == 20
     # "../up" and "feat/x" are %-quoted into names in the folder, not paths out of it
     assert {n for n in os.listdir(db.path.parent) if not n.startswith("index.db")} == {"ann"}
     for scope in ["feat/x", "feat", "feat-x", "../up", "Ünï code"]:
         assert near.query(scope, data[45], 5) == exact.query(scope, data[45], 5)
     near.delete_scope("feat")
-    assert len(sidecar_files(db)) == 12
+    assert len(sidecar_files(db)) == 16
 
 
 def test_the_threshold_is_a_setting(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -271,7 +275,7 @@ def test_index_builds_the_sidecar_and_search_uses_it(tmp_path: Path) -> None:
     assert summary["ann"] == "built" and "ann" in summary["seconds"]
     folder = root / ".repomap" / "ann"
     first = sorted(os.listdir(folder))
-    assert [name.rsplit(".", 1)[1] for name in first] == ["json", "npy", "usearch"]
+    assert [name.split(".", 1)[1] for name in first] == ["f16.npy", "json", "npy", "usearch"]
 
     def semantic(threshold: int, *args: str) -> list[tuple[str, str, float]]:
         found = repomap(root, threshold, "search", "wait longer between attempts", "--mode",

@@ -7,8 +7,9 @@ scope and its filter columns:
 
     <db dir>/ann/<db stem>-<scope, %-quoted>-<scope version>.usearch   the graph and vectors
     <db dir>/ann/<db stem>-<scope, %-quoted>-<scope version>.npy       id, path, language, kind,
-                                                                          entry and the float16
-                                                                          vector per chunk, by id
+                                                                          entry per chunk, by id
+    <db dir>/ann/<db stem>-<scope, %-quoted>-<scope version>.f16.npy   the chunks' float16 rows,
+                                                                          in the same order
     <db dir>/ann/<db stem>-<scope, %-quoted>-<scope version>.json      what the two hold; written
                                                                           last, so it marks them done
 
@@ -20,7 +21,7 @@ files. A sidecar missing, stale, or failing its checks is not used: the store an
 
 The sidecar is a derived file (the vectors stay in the database); `repomap index` remakes it.
 Keys are chunk ids. The graph (int8) only proposes candidates: the store scores them again,
-exactly, from the float16 rows of the `.npy` (the database's own bytes at that version), so a
+exactly, from the float16 rows of the `.f16.npy` (the database's bytes at that version), so a
 score is the one the exact search gives. Those rows also answer a filter that lets few chunks
 through, exactly, without decoding the scope: reading them from SQLite cost ~8 us a row.
 """
@@ -51,17 +52,22 @@ EXPANSION_ADD = 128  # ef at build time
 EXPANSION_SEARCH = 1024
 
 
-def meta_dtype(dimensions: int) -> np.dtype:
-    """One chunk's row in the `.npy`: filter columns, its cache entry, its stored vector."""
-    return np.dtype(
-        [("id", "<i8"), ("path", "<i8"), ("language", "<i4"), ("kind", "<i4"), ("entry", "<i8"),
-         ("vector", "<f2", (dimensions,))]
-    )  # fmt: skip
+# One chunk's row in the `.npy`: its filter columns and cache entry (32 bytes: a filter reads
+# the whole column, so the vectors are in a file of their own).
+META_DTYPE = np.dtype(
+    [("id", "<i8"), ("path", "<i8"), ("language", "<i4"), ("kind", "<i4"), ("entry", "<i8")]
+)
+VECTOR_DTYPE = np.dtype("<f2")
 
 
 UPDATE_AT_MOST = 0.1  # a sidecar is updated in place when at most this share changed, else rebuilt
 _CHECKED_BYTES = 1 << 20  # the head and tail of the graph file, hashed against the header
-_SUFFIXES = (".json", ".npy", ".usearch")  # the header first: without it the rest is not used
+_SUFFIXES = (
+    ".json",
+    ".npy",
+    ".f16.npy",
+    ".usearch",
+)  # the header first: without it the rest is not used
 
 
 @dataclass
@@ -69,7 +75,8 @@ class Sidecar:
     """A loaded sidecar: the graph as a memory-mapped view and the filter columns by chunk id."""
 
     index: Any  # usearch.index.Index (a view)
-    meta: np.ndarray  # meta_dtype (n,), sorted by id; memory-mapped
+    meta: np.ndarray  # META_DTYPE (n,), sorted by id; memory-mapped
+    vectors: np.ndarray  # float16 (n, dimensions), the rows of `meta`; memory-mapped
     language_codes: dict[str, int]
     kind_codes: dict[str, int]
     lock: threading.Lock
@@ -109,7 +116,7 @@ class Sidecar:
     def rows(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(chunk ids, float16 rows) at these positions of `meta`, in position order."""
         positions = np.unique(positions)
-        return np.asarray(self.meta["id"][positions]), np.asarray(self.meta["vector"][positions])
+        return np.asarray(self.meta["id"][positions]), np.asarray(self.vectors[positions])
 
     def positions(self, chunk_ids: np.ndarray) -> np.ndarray:
         """Where these chunk ids sit in `meta` (-1 for an id the sidecar does not hold)."""
@@ -198,18 +205,23 @@ def load(db_path: Path, scope: str, version: int, dimensions: int) -> Sidecar | 
         ):
             return None
         meta = np.load(paths[".npy"], mmap_mode="r", allow_pickle=False)
+        vectors = np.load(paths[".f16.npy"], mmap_mode="r", allow_pickle=False)
         index = Index.restore(str(paths[".usearch"]), view=True)
     except (OSError, ValueError, KeyError, RuntimeError):
         return None
     if (
         index is None
-        or meta.dtype != meta_dtype(dimensions)
+        or meta.dtype != META_DTYPE
         or meta.shape != (found.get("count"),)
+        or vectors.dtype != VECTOR_DTYPE
+        or vectors.shape != (len(meta), dimensions)
         or index.size != len(meta)
         or index.ndim != dimensions
     ):
         return None
-    return Sidecar(index, meta, found["language_codes"], found["kind_codes"], threading.Lock())
+    return Sidecar(
+        index, meta, vectors, found["language_codes"], found["kind_codes"], threading.Lock()
+    )
 
 
 def _edges_digest(path: Path) -> str:
@@ -233,7 +245,7 @@ class Columns:
     kinds: list[str]
 
     def fill(self, meta: np.ndarray) -> tuple[dict[str, int], dict[str, int]]:
-        """Write the columns into `meta` (meta_dtype); the language and kind codes."""
+        """Write the columns into `meta` (META_DTYPE); the language and kind codes."""
         meta["id"], meta["path"], meta["entry"] = self.ids, self.paths, self.entries
         language_codes: dict[str, int] = {}
         kind_codes: dict[str, int] = {}
@@ -302,15 +314,19 @@ def build(
     folder(db_path).mkdir(parents=True, exist_ok=True)
     graph_tmp = paths[".usearch"].with_name(paths[".usearch"].name + ".tmp")
     meta_tmp = paths[".npy"].with_name(paths[".npy"].name + ".tmp")
-    meta = np.lib.format.open_memmap(
-        meta_tmp, mode="w+", dtype=meta_dtype(dimensions), shape=(len(columns.ids),)
-    )
+    rows_tmp = paths[".f16.npy"].with_name(paths[".f16.npy"].name + ".tmp")
+    meta = np.empty(len(columns.ids), dtype=META_DTYPE)
     language_codes, kind_codes = columns.fill(meta)
+    with meta_tmp.open("wb") as handle:
+        np.save(handle, meta, allow_pickle=False)
+    vectors = np.lib.format.open_memmap(
+        rows_tmp, mode="w+", dtype=VECTOR_DTYPE, shape=(len(columns.ids), dimensions)
+    )
     at = 0
     for ids, rows in batches:
         if not np.array_equal(ids, columns.ids[at : at + len(ids)]):
             raise RuntimeError("the scope's rows changed while the sidecar was built")
-        meta["vector"][at : at + len(ids)] = rows
+        vectors[at : at + len(ids)] = rows
         at += len(ids)
         if added is not None:
             chosen = np.isin(ids, added)
@@ -319,11 +335,12 @@ def build(
             index.add(ids.astype(np.uint64), rows, threads=threads)
     if at != len(columns.ids):
         raise RuntimeError("the scope's rows changed while the sidecar was built")
-    meta.flush()
-    del meta
+    vectors.flush()
+    del vectors
     index.save(str(graph_tmp))
     os.replace(graph_tmp, paths[".usearch"])
     os.replace(meta_tmp, paths[".npy"])
+    os.replace(rows_tmp, paths[".f16.npy"])
     head = {
         "format": FORMAT,
         "scope": scope,
