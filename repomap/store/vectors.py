@@ -45,7 +45,9 @@ KEPT_MATRICES = 4  # decoded scopes kept per process (40k chunks: ~30 MB each)
 _VECTOR_DTYPE = np.dtype("<f2")
 # The sidecar's search (bench/ann.py measured these on the real vectors):
 OVERSAMPLE = 2  # candidates re-scored exactly per result asked for
-EXACT_FEW = 50_000  # a filter letting at most this many chunks through is answered exactly
+EXACT_FEW = 20_000  # a filter letting at most this many chunks through is answered exactly:
+# scoring 48k float16 rows took ~100 ms (converted and normalized per query), where asking the
+# graph for more candidates took 2-20 ms (bench/ann.py)
 
 
 class EmbeddingModelMismatch(RepomapError):
