@@ -27,6 +27,10 @@ SCOPES_DIR = "scopes"
 DEFAULT_SCOPE = "main"
 SCOPE_MODES = ("fixed", "git", "env")
 DEFAULT_MAX_FILE_SIZE = 2 * 1024 * 1024  # bytes; larger files are skipped as "too large"
+# Chunks in a vector scope from which it is searched through an HNSW sidecar (store/ann.py)
+# rather than exactly; REPOMAP_ANN_THRESHOLD sets it (tests set it low to exercise the sidecar).
+DEFAULT_ANN_THRESHOLD = 1_000_000
+
 CONFIG_FILE = "repomap.toml"
 PYPROJECT = "pyproject.toml"
 OFF_VALUES = ("0", "false", "off", "no")
@@ -446,3 +450,19 @@ def resolve(
         scope,
         mode,
     )
+
+
+def ann_threshold() -> int:
+    """Chunks in a scope from which the local vector store builds and uses an HNSW sidecar."""
+    value = os.environ.get("REPOMAP_ANN_THRESHOLD", "").strip()
+    if not value:
+        return DEFAULT_ANN_THRESHOLD
+    try:
+        threshold = int(value.replace("_", ""))
+    except ValueError:
+        threshold = -1
+    if threshold < 1:
+        raise BadArgument(
+            f"REPOMAP_ANN_THRESHOLD must be a whole number of chunks, at least 1, not {value!r}"
+        )
+    return threshold

@@ -5,7 +5,7 @@ the local store has: the embedding cache, the kept matrix, sizes on disk."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -61,14 +61,50 @@ def milvus_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("milvus") / "vectors.db"
 
 
-@pytest.fixture(params=["local", "milvus"])
+class SidecarStore(LocalVectorStore):
+    """The local store past its ANN threshold (1 chunk): each write is followed by what the
+    embedding stage does last (`refresh_ann`), so every query goes through a real usearch
+    sidecar. `exact_few` 0 sends filtered queries through the sidecar too (asked for more
+    candidates until enough pass the filter)."""
+
+    def __init__(self, db: store.Store, model_id: str, exact_few: int) -> None:
+        super().__init__(db, model_id, ann_threshold=1)
+        self.exact_few = exact_few
+
+    def upsert(self, scope: str, records: Sequence[VectorRecord]) -> None:
+        super().upsert(scope, records)
+        assert self.refresh_ann(scope) in {"built", "updated"}
+
+    def delete(self, scope: str, chunk_ids: Iterable[int]) -> None:
+        super().delete(scope, chunk_ids)
+        self.refresh_ann(scope)
+
+    def query(
+        self, scope: str, vector: np.ndarray, k: int, where: VectorFilter | None = None
+    ) -> list[tuple[int, float]]:
+        found = self._scope(scope)
+        if (
+            found is not None
+            and found[1] == self.model_id
+            and self.db.scalar("SELECT count(*) FROM vectors WHERE scope = ?", (found[0],))
+        ):
+            assert self._sidecar(scope, found[2]) is not None  # the query takes the ANN path
+        return super().query(scope, vector, k, where)
+
+
+@pytest.fixture(params=["local", "hnsw", "hnsw-few", "milvus"])
 def make_store(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> Iterator[Callable[..., VectorStore]]:
-    """make_store(model_id=MODEL) -> a store; every store of one test shares the same data."""
-    if request.param == "local":
+    """make_store(model_id=MODEL) -> a store; every store of one test shares the same data.
+    "hnsw" and "hnsw-few" are the local store searched through its sidecar HNSW index."""
+    if request.param in {"local", "hnsw", "hnsw-few"}:
         db = store.open_index(tmp_path / "index.db")
-        yield lambda model_id=MODEL: LocalVectorStore(db, model_id)
+        if request.param == "local":
+            yield lambda model_id=MODEL: LocalVectorStore(db, model_id)
+        else:
+            few = 0 if request.param == "hnsw" else 10_000
+            yield lambda model_id=MODEL: SidecarStore(db, model_id, few)
         db.close()
         return
     from repomap.store.milvus import MilvusVectorStore

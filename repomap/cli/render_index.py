@@ -81,4 +81,6 @@ def print_embed_summary(summary: Any, dry_run: bool) -> None:
             f"embedded, {summary.reused} from the cache, {summary.deleted} deleted; coverage "
             f"{summary.coverage:.0%} ({times}; model {summary.model_id})"
         )
+        if summary.ann not in ("", "exact"):
+            line += f"; HNSW sidecar {summary.ann}"
     Console(stderr=False, highlight=False, soft_wrap=True).print(f"[bold]embed[/bold]    {line}")

@@ -62,7 +62,10 @@ class EmbedSummary:
     reused: int = 0  # taken from the embedding cache
     deleted: int = 0  # removed from the store: their chunk is gone or changed
     pending: int = 0  # still without a vector (a dry run, or an interrupted one)
-    seconds: dict[str, float] = field(default_factory=dict)  # plan, embed, write
+    seconds: dict[str, float] = field(default_factory=dict)  # plan, embed, write, ann
+    # the local store's HNSW sidecar (store/ann.py): "exact" (none: below the threshold),
+    # "built", "updated", "kept", "not written: <why>"; "" for another store or a dry run
+    ann: str = ""
 
     @property
     def coverage(self) -> float:
@@ -72,7 +75,7 @@ class EmbedSummary:
         return {
             "model_id": self.model_id, "chunks": self.total, "changed": self.changed,
             "embedded": self.embedded, "reused": self.reused, "deleted": self.deleted,
-            "pending": self.pending, "coverage": round(self.coverage, 4),
+            "pending": self.pending, "coverage": round(self.coverage, 4), "ann": self.ann,
             "seconds": {k: round(v, 3) for k, v in self.seconds.items()},
         }  # fmt: skip
 
@@ -191,8 +194,21 @@ def embed_chunks(
             if progress is not None:
                 progress(done, len(missing))
         summary.seconds["embed"] = embed_seconds
+    if isinstance(vectors, LocalVectorStore) and not (stop is not None and stop.is_set()):
+        clock = time.perf_counter()
+        summary.ann = refresh_ann(vectors, scope)
+        summary.seconds["ann"] = time.perf_counter() - clock
     summary.seconds["total"] = time.perf_counter() - started
     return summary
+
+
+def refresh_ann(vectors: LocalVectorStore, scope: str = SCOPE) -> str:
+    """The scope's HNSW sidecar brought up to date (past the threshold); a sidecar that cannot
+    be written leaves the exact search, said in the summary rather than failing the run."""
+    try:
+        return vectors.refresh_ann(scope)
+    except (OSError, RuntimeError, MemoryError) as failure:
+        return f"not written: {failure}"
 
 
 def coverage_count(db: Store, vectors: VectorStore, scope: str = SCOPE) -> int:

@@ -13,19 +13,29 @@ length) and a scope maps its chunk ids to cache entries (migrations/0014_vectors
 indexer never embeds an unchanged text again: it asks `EmbeddingCache.cached` first. A reader
 keeps a scope's decoded matrix in process, keyed by the scope's version (a random number each
 write sets), so an MCP server's repeated queries do not decode every blob again.
+
+Past `config.ann_threshold()` chunks (a million by default) a scope also gets an HNSW sidecar
+(store/ann.py), built by `refresh_ann` at the end of the embedding stage: a query then takes its
+candidates from the sidecar and scores them again exactly from the database, and a filter still
+applies first in effect (a filter that lets few chunks through is answered exactly over those;
+otherwise the sidecar is asked for more and more candidates until enough pass the filter). A
+missing or stale sidecar leaves the exact search, never a wrong answer.
 """
 
 from __future__ import annotations
 
+import math
 import random
 import threading
 from collections import OrderedDict
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import NamedTuple, Protocol
 
 import numpy as np
 
+from repomap import config
 from repomap.errors import CorruptIndex, ExitCode, RepomapError
+from repomap.store import ann
 from repomap.store.connection import Store, chunks
 
 DIMENSIONS = 384
@@ -33,6 +43,11 @@ MISMATCH_CODE = "EMBEDDING_MODEL_MISMATCH"
 MISMATCH_FIX = "repomap index --force"
 KEPT_MATRICES = 4  # decoded scopes kept per process (40k chunks: ~30 MB each)
 _VECTOR_DTYPE = np.dtype("<f2")
+# The sidecar's search (bench/ann.py measured these on the real vectors):
+OVERSAMPLE = 2  # candidates re-scored exactly per result asked for
+EXACT_FEW = 20_000  # a filter letting at most this many chunks through is answered exactly:
+# scoring 48k float16 rows took ~100 ms (converted and normalized per query), where asking the
+# graph for more candidates took 2-20 ms (bench/ann.py)
 
 
 class EmbeddingModelMismatch(RepomapError):
@@ -301,11 +316,17 @@ class _Matrix(NamedTuple):
 
 _MATRICES: OrderedDict[tuple[str, str, int], _Matrix] = OrderedDict()
 _MATRICES_LOCK = threading.Lock()
+_SIDECARS: OrderedDict[tuple[str, str, int], ann.Sidecar] = OrderedDict()
 
 SCOPE_SQL = """SELECT s.id, m.name, s.version FROM vector_scopes s
 JOIN embedding_models m ON m.id = s.model WHERE s.name = ?"""
 MATRIX_SQL = """SELECT v.chunk_id, c.vector, v.path, v.language, v.kind
 FROM vectors v JOIN embedding_cache c ON c.id = v.entry
+WHERE v.scope = ? ORDER BY v.chunk_id"""
+COUNT_SQL = "SELECT count(*) FROM vectors WHERE scope = ?"
+COLUMNS_SQL = """SELECT chunk_id, entry, path, language, kind FROM vectors
+WHERE scope = ? ORDER BY chunk_id"""
+BATCH_SQL = """SELECT v.chunk_id, c.vector FROM vectors v JOIN embedding_cache c ON c.id = v.entry
 WHERE v.scope = ? ORDER BY v.chunk_id"""
 HASHES_SQL = """SELECT v.chunk_id, c.hash FROM vectors v JOIN embedding_cache c ON c.id = v.entry
 WHERE v.scope = ?"""
@@ -317,11 +338,20 @@ class LocalVectorStore:
 
     backend = "sqlite"
 
-    def __init__(self, db: Store, model_id: str, dimensions: int = DIMENSIONS) -> None:
+    def __init__(
+        self,
+        db: Store,
+        model_id: str,
+        dimensions: int = DIMENSIONS,
+        ann_threshold: int | None = None,
+    ) -> None:
         self.db = db
         self.model_id = model_id
         self.dimensions = dimensions
         self.cache = EmbeddingCache(db, dimensions)
+        # chunks in a scope from which its sidecar HNSW index is built and used
+        self.ann_threshold = config.ann_threshold() if ann_threshold is None else ann_threshold
+        self.exact_few = EXACT_FEW
 
     def upsert(self, scope: str, records: Sequence[VectorRecord]) -> None:
         if not records:
@@ -345,8 +375,14 @@ class LocalVectorStore:
     ) -> list[tuple[int, float]]:
         _check_k(k)
         target = unit_vector(vector, self.dimensions)
-        matrix = self._matrix(scope)
-        if matrix is None or not len(matrix.ids):
+        found = self._checked_scope(scope)
+        if found is None:
+            return []
+        sidecar = self._sidecar(scope, found[2])
+        if sidecar is not None:
+            return self._approximate(sidecar, target, k, where)
+        matrix = self._matrix(scope, found)
+        if not len(matrix.ids):
             return []
         selected = matrix.allowed(where)
         ids = matrix.ids if selected is None else matrix.ids[selected]
@@ -371,6 +407,7 @@ class LocalVectorStore:
         with self.db.atomic():
             self.db.conn.execute("DELETE FROM vectors WHERE scope = ?", (found[0],))
             self.db.conn.execute("DELETE FROM vector_scopes WHERE id = ?", (found[0],))
+        ann.remove(self.db.path, scope)
 
     def scopes(self) -> list[str]:
         return [
@@ -404,11 +441,157 @@ class LocalVectorStore:
             )
         return StoreHealth(self.backend, True, f"vectors in {self.db.path}", counts)
 
+    def refresh_ann(self, scope: str) -> str:
+        """Bring the scope's sidecar HNSW index in line with its vectors (the embedding stage
+        calls this last): built when the scope has reached `ann_threshold` chunks and has no
+        sidecar of its current version, updated in place from an older one when little changed,
+        deleted below the threshold; older versions' files are deleted. Returns what was done:
+        "built", "updated", "kept" or "exact" (no sidecar: the scope is searched exactly)."""
+        found = self._scope(scope)
+        if found is None:
+            ann.remove(self.db.path, scope)
+            return "exact"
+        scope_id, _, version = found
+        count = int(self.db.scalar(COUNT_SQL, (scope_id,)) or 0)
+        if count < self.ann_threshold or count == 0:
+            ann.remove(self.db.path, scope)
+            return "exact"
+        if ann.load(self.db.path, scope, version, self.dimensions) is not None:
+            ann.remove(self.db.path, scope, keep=version)
+            return "kept"
+        with self.db.atomic():  # one snapshot: the rows, their vectors and the version agree
+            found = self._scope(scope)
+            if found is None:
+                return "exact"
+            scope_id, _, version = found
+            columns = self._columns(scope_id)
+            previous, gone, added = self._previous(scope, columns)
+            how = ann.build(
+                self.db.path,
+                scope,
+                version,
+                self.dimensions,
+                columns,
+                self._vector_batches(scope_id),
+                previous,
+                gone,
+                added,
+            )
+        ann.remove(self.db.path, scope, keep=version)
+        return how
+
+    def _columns(self, scope_id: int) -> ann.Columns:
+        rows = self.db.conn.execute(COLUMNS_SQL, (scope_id,)).fetchall()
+        return ann.Columns(
+            np.array([row[0] for row in rows], dtype=np.int64),
+            np.array([row[1] for row in rows], dtype=np.int64),
+            np.array([row[2] for row in rows], dtype=np.int64),
+            [row[3] for row in rows],
+            [row[4] for row in rows],
+        )
+
+    def _previous(
+        self, scope: str, columns: ann.Columns
+    ) -> tuple[int | None, np.ndarray | None, np.ndarray | None]:
+        """(an older sidecar's version, its chunk ids to remove, chunk ids to add) when one
+        on disk passes its checks and at most ann.UPDATE_AT_MOST of the rows changed since;
+        (None, None, None) when the sidecar must be built whole."""
+        for version in sorted(ann.versions(self.db.path, scope), reverse=True):
+            old = ann.load(self.db.path, scope, version, self.dimensions)
+            if old is None:
+                continue
+            gone, added = ann.changes(old.meta, columns)
+            if len(gone) + len(added) <= ann.UPDATE_AT_MOST * max(len(columns.ids), 1):
+                return version, gone, added
+        return None, None, None
+
+    def _vector_batches(
+        self, scope_id: int, size: int = 65_536
+    ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """(chunk ids, float16 rows) of the scope in chunk id order, in batches."""
+        cursor = self.db.conn.execute(BATCH_SQL, (scope_id,))
+        while rows := cursor.fetchmany(size):
+            yield self._halves(rows)
+
+    def _halves(self, rows: list[tuple[int, bytes]]) -> tuple[np.ndarray, np.ndarray]:
+        ids = np.array([row[0] for row in rows], dtype=np.int64)
+        blobs = b"".join(row[1] for row in rows)
+        if len(blobs) != len(rows) * self.dimensions * _VECTOR_DTYPE.itemsize:
+            raise CorruptIndex(
+                f"the vectors in {self.db.path} are not {self.dimensions}-dimensional; "
+                f"run `{MISMATCH_FIX}` to embed them again"
+            )
+        return ids, np.frombuffer(blobs, _VECTOR_DTYPE).reshape(len(rows), self.dimensions)
+
+    def _sidecar(self, scope: str, version: int) -> ann.Sidecar | None:
+        """The scope version's sidecar when the scope is past the threshold and one passes its
+        checks (kept in process like the matrices), else None: search exactly."""
+        key = (str(self.db.path), scope, version)
+        with _MATRICES_LOCK:
+            if key in _SIDECARS:
+                _SIDECARS.move_to_end(key)
+                kept = _SIDECARS[key]
+                return kept if kept.size >= self.ann_threshold else None
+        head = ann.header(self.db.path, scope, version)
+        if head is None or int(head.get("count", 0)) < self.ann_threshold:
+            return None
+        sidecar = ann.load(self.db.path, scope, version, self.dimensions)
+        if sidecar is None:
+            return None
+        with _MATRICES_LOCK:
+            _SIDECARS[key] = sidecar
+            while len(_SIDECARS) > KEPT_MATRICES:
+                _SIDECARS.popitem(last=False)
+        return sidecar
+
+    def _approximate(
+        self,
+        sidecar: ann.Sidecar,
+        target: np.ndarray,
+        k: int,
+        where: VectorFilter | None,
+    ) -> list[tuple[int, float]]:
+        """The sidecar's candidates, filtered and scored again exactly from its float16 rows
+        (the database's bytes at this version: no SQL, no decode of the scope). A filter that lets at
+        most `exact_few` chunks through is answered exactly over those; otherwise the sidecar is
+        asked for more candidates, four times as many each round, until k * OVERSAMPLE of
+        them pass the filter or it has nothing more (then the allowed chunks exactly)."""
+        mask = None
+        if where is not None:
+            path_ids = None if where.paths is None else self._known_path_ids(where.paths)
+            mask = sidecar.allowed(path_ids, where.languages, where.kinds)
+        allowed = sidecar.size if mask is None else int(np.count_nonzero(mask))
+        if not allowed:
+            return []
+        if mask is not None and allowed <= self.exact_few:
+            return _scored(sidecar, np.flatnonzero(mask), target, k)
+        want = min(k * OVERSAMPLE, allowed)
+        count = min(math.ceil(want * sidecar.size / allowed), sidecar.size)
+        while True:
+            positions = sidecar.positions(sidecar.search(target, count))
+            positions = positions[positions >= 0]
+            if mask is not None:
+                positions = positions[mask[positions]]
+            if len(positions) >= want:
+                return _scored(sidecar, positions, target, k)
+            if count >= sidecar.size:  # the graph gave all it reaches: what it missed, exactly
+                every = np.arange(sidecar.size) if mask is None else np.flatnonzero(mask)
+                return _scored(sidecar, every, target, k)
+            count = min(count * 4, sidecar.size)
+
+    def _known_path_ids(self, paths: Collection[str]) -> list[int]:
+        found: list[int] = []
+        for part in chunks(sorted(paths)):
+            sql = f"SELECT id FROM vector_paths WHERE path IN ({','.join('?' * len(part))})"
+            found.extend(row[0] for row in self.db.conn.execute(sql, part))
+        return found
+
     @staticmethod
     def forget_matrices() -> None:
         """Drop the decoded matrices this process keeps (benchmarks time the first query)."""
         with _MATRICES_LOCK:
             _MATRICES.clear()
+            _SIDECARS.clear()
 
     # --- helpers ---
 
@@ -450,11 +633,8 @@ class LocalVectorStore:
             found.update(self.db.conn.execute(sql, part).fetchall())
         return found
 
-    def _matrix(self, scope: str) -> _Matrix | None:
+    def _matrix(self, scope: str, found: tuple[int, str, int]) -> _Matrix:
         """The scope decoded, from this process's kept matrices when its version is unchanged."""
-        found = self._checked_scope(scope)
-        if found is None:
-            return None
         key = (str(self.db.path), scope, found[2])
         with _MATRICES_LOCK:
             if key in _MATRICES:
@@ -503,6 +683,17 @@ class LocalVectorStore:
             kinds,
             kind_codes,
         )
+
+
+def _scored(
+    sidecar: ann.Sidecar, positions: np.ndarray, target: np.ndarray, k: int
+) -> list[tuple[int, float]]:
+    """The `k` best chunks at these positions of the sidecar, scored from its float16 rows (the
+    database's bytes) exactly as the exact search scores them."""
+    if not len(positions):
+        return []
+    ids, rows = sidecar.rows(positions)
+    return top_k(ids, dot_rows(unit_rows(rows), target), k)
 
 
 def _codes(values: list[str]) -> tuple[np.ndarray, dict[str, int]]:
