@@ -76,6 +76,7 @@ SETTINGS: dict[str, Spec] = {
     "index.redact": Spec(bool, True, "REPOMAP_REDACT"),
     "index.extra_ignore": Spec(list, [], None),  # gitignore patterns, as in a .repomapignore
     "index.search_log": Spec(bool, True, "REPOMAP_SEARCH_LOG"),
+    "index.history": Spec(bool, True, "REPOMAP_HISTORY"),
     "embed.model": Spec(str, "all-MiniLM-L6-v2-onnx-int8", None, ("all-MiniLM-L6-v2-onnx-int8",)),
     "embed.vector_store": Spec(str, "sqlite", "REPOMAP_VECTOR_STORE"),
     "scope.mode": Spec(str, "fixed", "REPOMAP_SCOPE_MODE", SCOPE_MODES),
@@ -96,6 +97,7 @@ HELP = {  # what `repomap init` writes above each key
     "index.redact": "replace credentials found in strings and comments with [REDACTED]",
     "index.extra_ignore": "more gitignore-style patterns to leave out, beside .gitignore",
     "index.search_log": "log searches and commands for `repomap stats`",
+    "index.history": "read the git history as records (`search-commits`); false on huge histories",
     "embed.model": "the embedding model (the one bundled)",
     "embed.vector_store": "where vectors live: sqlite (the index) or milvus:PATH.db|URI",
     "scope.mode": "fixed: one index; git: one per branch; env: one per $REPOMAP_SCOPE",
@@ -120,6 +122,7 @@ class Settings(NamedTuple):
     redact: bool = True  # credentials in text elements become [REDACTED]
     scope: str = DEFAULT_SCOPE  # the branch scope this index is for ("main" in fixed mode)
     scope_mode: str = "fixed"
+    history: bool = True  # read HEAD's commits into the index (index.history)
 
     @property
     def uses_default_db(self) -> bool:
@@ -449,6 +452,7 @@ def resolve(
         found["index.redact"].value,
         scope,
         mode,
+        found["index.history"].value,
     )
 
 

@@ -349,6 +349,29 @@ def test_new_commits_are_read_before_search_commits_answers(repo: Path) -> None:
     assert json.loads(done.stdout)["results"][0]["subject"] == "chore: bump the retry limit"
 
 
+def test_the_history_can_be_turned_off_and_its_commits_are_dropped(repo: Path) -> None:
+    """index.history = false: a history too long to read on every run is not read, and what
+    an earlier run read is dropped rather than left to go stale."""
+    index(repo)
+    with reading(repo) as db:
+        assert db.scalar("SELECT count(*) FROM commits") > 0
+    off = {"REPOMAP_HISTORY": "false"}
+    done = run_cli("index", repo, "--json", env=off)
+    assert done.returncode == 0, done.stderr
+    history = json.loads(done.stdout)["results"][0]["history"]
+    assert history["note"].startswith("not read: index.history is false") and history["removed"] > 0
+    with reading(repo) as db:
+        assert db.scalar("SELECT count(*) FROM commits") == 0
+        assert db.scalar("SELECT count(*) FROM chunks WHERE commit_id IS NOT NULL") == 0
+    commit(repo, "chore: bump the retry limit", 1_700_000_800)
+    quiet = run_cli("search-commits", "retry", "--root", repo, "--json", env=off)
+    assert quiet.returncode == 1 and "new commits" not in quiet.stderr  # nothing read first
+    again = run_cli("index", repo, "--json")  # on again: the whole history is read
+    assert json.loads(again.stdout)["results"][0]["history"]["status"] == "indexed"
+    found = run_cli("search-commits", "retry limit", "--root", repo, "--json")
+    assert found.returncode == 0, found.stderr
+
+
 # --- the CLI and MCP -----------------------------------------------------------------------------
 
 

@@ -217,13 +217,24 @@ def iso_time(epoch: str) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
 
-def update_history(writer: store.Writer, root: Path, redact: bool = True) -> HistorySummary:
-    """Bring the commits table up to date with HEAD's history (see the module docstring)."""
+OFF_NOTE = "not read: index.history is false (repomap.toml or REPOMAP_HISTORY)"
+
+
+def update_history(
+    writer: store.Writer, root: Path, redact: bool = True, enabled: bool = True
+) -> HistorySummary:
+    """Bring the commits table up to date with HEAD's history (see the module docstring);
+    with `enabled` false (a history too long to read on every run), forget it instead."""
     import time
 
     started = time.perf_counter()
     db = writer.db
     summary = HistorySummary()
+    if not enabled:
+        summary.note = OFF_NOTE
+        summary.removed = store.delete_commits(writer, None)
+        store.set_meta(db, {"history_head": "", "history_settings": ""})
+        return summary
     try:
         repo = repository(root)
     except GitUnavailable as reason:

@@ -184,7 +184,7 @@ def refresh_history(settings: Settings) -> list[str]:
     change any indexed file, so the file checks never see them); notes for the answer."""
     from repomap.index.history import head_of, update_history
 
-    if not settings.db_path.exists():
+    if not settings.db_path.exists() or not settings.history:
         return []
     with store.reading(settings.db_path) as db:
         indexed = store.get_meta(db, "history_head")
@@ -440,7 +440,9 @@ def _index(
             if rel_path in existing and rel_path in present:
                 writer.delete_file(existing[rel_path].id)
         writer.link_declarations()  # what this run's writes and deletions changed
-    summary.history = update_history(writer, settings.root, settings.redact).as_dict()
+    summary.history = update_history(
+        writer, settings.root, settings.redact, settings.history
+    ).as_dict()
     with writer.batch():
         store.set_meta(
             db, {**_version_meta(settings), "indexed_at": indexed_at, "root": str(settings.root)}

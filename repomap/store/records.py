@@ -174,8 +174,9 @@ def delete_commits(writer: Writer, hashes: Iterable[str] | None) -> int:
     if hashes is None:
         removed = int(writer.db.scalar("SELECT count(*) FROM commits"))
         _forget_chunks(writer, (COMMIT_CHUNK_BASE, COMMIT_CHUNK_BASE * 2))
-        conn.execute("DELETE FROM commits_fts")
-        conn.execute("DELETE FROM commits_literal")
+        # contentless FTS5 tables take no DELETE: 'delete-all' is how they are emptied
+        conn.execute("INSERT INTO commits_fts(commits_fts) VALUES ('delete-all')")
+        conn.execute("INSERT INTO commits_literal(commits_literal) VALUES ('delete-all')")
         conn.execute("DELETE FROM commit_paths")
         conn.execute("DELETE FROM commits")
         return removed
