@@ -52,8 +52,8 @@ from starlette.routing import BaseRoute, Route
 from repomap import errors, languages, store
 from repomap.config import Settings
 from repomap.index.freshness import Refresher
-from repomap.maps import overview
 from repomap.search import log as searchlog
+from repomap.serve import page
 from repomap.serve.http_guard import Guard, GuardOptions, error_body
 from repomap.serve.http_params import (
     STATUS,
@@ -248,29 +248,13 @@ class Api:
         for root, path_filter in scopes:
             with service.reading(root) as db:
                 ids = store.filtered_ids(db, path_filter) if path_filter else None
-                rows = overview.ranked_files(db, ids)
-                total += len(rows)
-                top = [row.id for row in rows[: params.edgeFiles]]
-                paths = {row.id: service.roots.out(root, row.path) for row in rows}
-                if params.edgeFiles and params.maxEdges:
-                    edges.extend(
-                        {
-                            "source": paths[edge.source],
-                            "target": paths[edge.target],
-                            "weight": round(edge.weight, 4),
-                            "names": edge.names,
-                        }
-                        for edge in overview.file_edges(db, top, params.maxEdges)
-                    )
-            files.extend(
-                {
-                    "path": paths[row.id],
-                    "language": row.language,
-                    "lines": row.line_count,
-                    "rank": round(row.rank, 8),
-                }
-                for row in rows
-            )
+                found, linked = page.map_records(
+                    db, ids, params.edgeFiles, params.maxEdges,
+                    lambda rel_path, root=root: service.roots.out(root, rel_path),
+                )  # fmt: skip
+            total += len(found)
+            files.extend(found)
+            edges.extend(linked)
         if service.roots.multi:
             files.sort(key=lambda file: (-file["rank"], file["path"]))
             edges.sort(key=lambda edge: -edge["weight"])
@@ -477,6 +461,8 @@ def build_app(settings: Sequence[Settings], options: ServeOptions) -> Guard:
         for path, endpoint, methods in endpoints
     ]
     routes.append(Route("/healthz", api.healthz, methods=["GET"]))
+    routes.append(Route("/", page.index, methods=["GET"]))  # the page for people (page.py)
+    routes.append(Route("/page/{name}", page.static, methods=["GET"]))
     routes.extend(mcp_app.routes)
 
     @contextlib.asynccontextmanager
