@@ -26,7 +26,9 @@ CHROMIUM_ARGS = [
     "--disable-component-update", "--disable-sync", "--no-first-run",
 ]  # fmt: skip
 
-FILLER = "\n".join(f"LIMIT_{n} = {n}  # a constant to push the next function down" for n in range(140))
+FILLER = "\n".join(
+    f"LIMIT_{n} = {n}  # a constant to push the next function down" for n in range(140)
+)
 FILES = {
     "pkg/__init__.py": "",
     "pkg/net.py": f'''
@@ -71,7 +73,11 @@ TARGET_LINE = 3 + 140 + 3  # the `def retry_connection` line of pkg/net.py
 def _chromium() -> str | None:
     found = os.environ.get("REPOMAP_CHROMIUM") or shutil.which("chromium")
     return found or next(
-        (path for path in ("/usr/bin/chromium", "/usr/bin/chromium-browser") if Path(path).exists()),
+        (
+            path
+            for path in ("/usr/bin/chromium", "/usr/bin/chromium-browser")
+            if Path(path).exists()
+        ),
         None,
     )
 
@@ -332,7 +338,9 @@ def test_the_map_draws_files_and_dependencies_and_a_click_opens_a_file(
     page.goto(base_url + "/")
     page.locator("#nav-map").click()
     page.locator("#treemap a.file-link").first.wait_for()
-    paths = set(page.locator("#treemap a.file-link").evaluate_all("ls => ls.map(l => l.dataset.path)"))
+    paths = set(
+        page.locator("#treemap a.file-link").evaluate_all("ls => ls.map(l => l.dataset.path)")
+    )
     assert {"pkg/net.py", "pkg/config.py", "lib/other.py"} <= paths
     sizes = {
         path: page.locator(f'#treemap a[data-path="{path}"] rect').evaluate(
@@ -371,7 +379,9 @@ def test_the_page_is_usable_at_phone_width(browser, base_url: str, shots: Path) 
 # --- repomap map --html ----------------------------------------------------------------------
 
 
-def test_map_html_writes_one_self_contained_file(tree: Path, tmp_path: Path, browser, shots: Path) -> None:
+def test_map_html_writes_one_self_contained_file(
+    tree: Path, tmp_path: Path, browser, shots: Path
+) -> None:
     out = tmp_path / "map.html"
     done = run_cli("map", "--html", out, "--root", tree)
     assert done.returncode == 0, done.stderr

@@ -35,6 +35,7 @@ INDEX_UNAVAILABLE.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import threading
@@ -248,10 +249,8 @@ class Api:
         for root, path_filter in scopes:
             with service.reading(root) as db:
                 ids = store.filtered_ids(db, path_filter) if path_filter else None
-                found, linked = page.map_records(
-                    db, ids, params.edgeFiles, params.maxEdges,
-                    lambda rel_path, root=root: service.roots.out(root, rel_path),
-                )  # fmt: skip
+                out = functools.partial(service.roots.out, root)
+                found, linked = page.map_records(db, ids, params.edgeFiles, params.maxEdges, out)
             total += len(found)
             files.extend(found)
             edges.extend(linked)

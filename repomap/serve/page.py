@@ -44,7 +44,7 @@ CSP = (
 @cache
 def asset(name: str) -> str:
     """A file of the page, from the installed package."""
-    return resources.files("repomap.serve").joinpath("page", name).read_text(encoding="utf-8")
+    return (resources.files("repomap.serve") / "page" / name).read_text(encoding="utf-8")
 
 
 def _response(name: str) -> Response:
