@@ -39,7 +39,7 @@ from repomap.cli.shared import (
     root_option,
 )
 from repomap.cli.shown import Shown
-from repomap.errors import NotFound, Terminated
+from repomap.errors import BadArgument, NotFound, Terminated
 from repomap.limits import MAX_LIMIT
 
 # --- index and migrate (repomap/index/pipeline.py, repomap/store/) ------------------------------
@@ -761,6 +761,12 @@ def symbols_(
     multiple=True,
     help="Leave these files out (repeatable; a path filter like --path): --exclude tests/.",
 )
+@click.option(
+    "--html",
+    "html_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the map view (treemap by lines and rank, dependencies) as one HTML file.",
+)
 @no_refresh_option
 @json_option
 @absolute_option
@@ -772,6 +778,7 @@ def map_(
     mention: tuple[str, ...],
     path: str | None,
     exclude: tuple[str, ...],
+    html_file: Path | None,
     no_refresh: bool,
     as_json: bool,
     absolute: bool,
@@ -787,6 +794,8 @@ def map_(
     from repomap.maps.repo_map import repo_map
     from repomap.store import reading
 
+    if html_file is not None:
+        return _map_html(html_file, path, as_json, no_refresh, root, db_path)
     settings = refresh.for_reading(root, db_path, no_refresh, click.echo)
     with reading(settings.db_path) as db:
         result = repo_map(db, tokens, focus, mention, path, exclude)
@@ -803,6 +812,37 @@ def map_(
     else:
         _echo_text(result.text)
     return outcome.found(len(result.files), search=False)
+
+
+MAP_HTML_EDGE_FILES = 30  # the dependency graph: edges among this many top files
+MAP_HTML_MAX_EDGES = 120
+
+
+def _map_html(
+    html_file: Path,
+    path: str | None,
+    as_json: bool,
+    no_refresh: bool,
+    root: Path | None,
+    db_path: Path | None,
+) -> int:
+    """`map --html FILE`: the page's map view with the data inlined (repomap/serve/page.py)."""
+    from repomap.serve.page import index_map, map_html
+    from repomap.store import reading
+
+    if as_json:
+        raise BadArgument("--html writes a file and prints no JSON; leave out --json")
+    settings = refresh.for_reading(root, db_path, no_refresh, click.echo)
+    with reading(settings.db_path) as db:
+        data = index_map(db, path, MAP_HTML_EDGE_FILES, MAP_HTML_MAX_EDGES)
+        root_path = _indexed_root(db, settings)
+    html = map_html(data, f"repomap: {root_path.name}")
+    try:
+        html_file.write_text(html, encoding="utf-8")
+    except OSError as error:
+        raise BadArgument(f"cannot write {html_file}: {error.strerror or error}") from None
+    click.echo(f"wrote {html_file}: {len(data['files'])} files, {len(data['edges'])} edges", err=True)
+    return outcome.found(len(data["files"]), search=False)
 
 
 def _map_shown(result: Any, shown: Shown) -> Any:

@@ -54,9 +54,8 @@ from repomap import config, errors, languages, store
 from repomap.config import Settings
 from repomap.errors import BadArgument
 from repomap.index.freshness import Refresher
-from repomap.maps import overview
 from repomap.search import log as searchlog
-from repomap.serve import handoff
+from repomap.serve import handoff, page
 from repomap.serve.http_guard import Guard, GuardOptions, error_body
 from repomap.serve.http_params import (
     STATUS,
@@ -253,29 +252,11 @@ class Api:
         for root, path_filter in scopes:
             with service.reading(root) as db:
                 ids = store.filtered_ids(db, path_filter) if path_filter else None
-                rows = overview.ranked_files(db, ids)
-                total += len(rows)
-                top = [row.id for row in rows[: params.edgeFiles]]
-                paths = {row.id: service.roots.out(root, row.path) for row in rows}
-                if params.edgeFiles and params.maxEdges:
-                    edges.extend(
-                        {
-                            "source": paths[edge.source],
-                            "target": paths[edge.target],
-                            "weight": round(edge.weight, 4),
-                            "names": edge.names,
-                        }
-                        for edge in overview.file_edges(db, top, params.maxEdges)
-                    )
-            files.extend(
-                {
-                    "path": paths[row.id],
-                    "language": row.language,
-                    "lines": row.line_count,
-                    "rank": round(row.rank, 8),
-                }
-                for row in rows
-            )
+                out = functools.partial(service.roots.out, root)
+                found, linked = page.map_records(db, ids, params.edgeFiles, params.maxEdges, out)
+            total += len(found)
+            files.extend(found)
+            edges.extend(linked)
         if service.roots.multi:
             files.sort(key=lambda file: (-file["rank"], file["path"]))
             edges.sort(key=lambda edge: -edge["weight"])
@@ -498,6 +479,8 @@ def build_app(settings: Sequence[Settings], options: ServeOptions) -> Guard:
         for path, endpoint, methods in endpoints
     ]
     routes.append(Route("/healthz", api.healthz, methods=["GET"]))
+    routes.append(Route("/", page.index, methods=["GET"]))  # the page for people (page.py)
+    routes.append(Route("/page/{name}", page.static, methods=["GET"]))
     routes.extend(mcp_app.routes)
 
     @contextlib.asynccontextmanager
