@@ -810,7 +810,9 @@ class _Reader:
             return None  # `A::(anything else)` is a misread macro, not a name
         self.name_starts.add(node.start_byte)
         parts.append(self.simple_name(node, kind))
-        return (parts, is_global) if all(parts) else None
+        # an `operator` name is read as written, up to its `(`: in a broken file that text can
+        # hold a NUL byte, which no name has
+        return (parts, is_global) if all(parts) and "\0" not in "".join(parts) else None
 
     def simple_name(self, node: Node, kind: str) -> str:
         """`Foo` of `Foo<T>`, `operator bool` of a conversion, else the name as written."""

@@ -287,3 +287,12 @@ def test_a_use_list_outside_use_gives_no_reference_with_an_empty_name():
     """
     references = extract("rust", b"rate::ops::{Deref, DerefMut};\n", "damaged.rs").references
     assert [(r.name, r.line) for r in references] == [("rate", 1), ("ops", 1)]
+
+
+def test_an_operator_read_up_to_a_nul_byte_is_no_symbol() -> None:
+    """Found by the noise test: in a broken header, `operator` followed by other text and a
+    NUL was read as a function named with the NUL in it."""
+    source = b'operator#define M//:\x00enum E;"}::~)x"//struct S::class C}"virtual\n'
+    result = extract("cpp", source, "noise.h")
+    _check_records(result, source, "cpp")
+    assert all("\0" not in symbol.name for symbol in result.symbols)
