@@ -66,6 +66,7 @@ def reconnect_later():
     return retry_connection("example.org")
 ''',
     "README.md": "# Demo\n\n## Usage\n\nCall retry_connection.\n",
+    "deploy/settings.yaml": "service:\n  retry_budget: 7\n  region: eu-west\n",
 }
 TARGET_LINE = 3 + 140 + 3  # the `def retry_connection` line of pkg/net.py
 
@@ -285,6 +286,21 @@ def test_switching_modes_changes_the_hits_and_the_url(page, base_url: str, shots
     page.locator(".group h2", has_text="lib/other.py").wait_for()
     assert page.locator(".group h2").all_inner_texts() == ["lib/other.py"]
     page.screenshot(path=shots / "modes.png", full_page=True)
+
+
+def test_the_data_mode_finds_a_record_by_its_exact_text(page, base_url: str, shots: Path) -> None:
+    _search(page, base_url, "retry_budget")
+    page.get_by_label("Data", exact=True).check()
+    _shown(page, "retry_budget", "data")
+    assert "mode=data" in page.url
+    page.locator(".group h2", has_text="deploy/settings.yaml").wait_for()
+    hit = page.locator("#results .hit").first
+    assert "service.retry_budget = 7" in hit.inner_text()
+    assert page.locator("#results mark", has_text="retry_budget").count() > 0
+    assert page.locator("#f-lang").is_disabled()  # records have no language
+    hit.click()  # a record opens its file at its line
+    page.locator(".source .line.marked", has_text="retry_budget").wait_for()
+    page.screenshot(path=shots / "data.png", full_page=True)
 
 
 def test_a_path_filter_narrows_the_hits_and_the_url_restores_it(page, base_url: str) -> None:

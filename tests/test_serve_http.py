@@ -537,3 +537,29 @@ def test_settings_and_branch_scopes_come_from_the_config_file(tmp_path: Path, se
     assert _error(server.get("/api/symbols?q=x&scope=gamma")) == (404, "NOT_FOUND")
     status, headers, _ = server.get("/api/symbols?q=x")  # past the 3 a window the file allows
     assert status == 429 and "retry-after" in {key.lower() for key in headers}
+
+
+def test_data_records_and_commits_over_http(tmp_path: Path, serve) -> None:
+    """/api/data and /api/commits: `search-data` and `search-commits` with the same envelope,
+    on a real git repository."""
+    root = write_tree(tmp_path / "repo", {
+        "app.py": "def run():\n    return 1\n",
+        "deploy/settings.yaml": "service:\n  retry_budget: 7\n",
+    })  # fmt: skip
+    env = {**os.environ, "GIT_AUTHOR_NAME": "Ada", "GIT_AUTHOR_EMAIL": "ada@example.org",
+           "GIT_COMMITTER_NAME": "Ada", "GIT_COMMITTER_EMAIL": "ada@example.org"}  # fmt: skip
+    for args in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "Raise the retry budget"]):
+        subprocess.run(["git", "-C", str(root), *args], check=True, env=env)
+    assert run_cli("index", root, "--json").returncode == 0
+    server = serve(root)
+    status, _, data = server.get("/api/data?q=retry_budget")
+    assert status == 200 and data["count"] == 1 and data["mode"] == "literal"
+    record = data["results"][0]
+    assert (record["file_path"], record["key"]) == ("deploy/settings.yaml", "service.retry_budget")
+    assert record["fields"] == {"value": "7"}
+    status, _, commits = server.post("/api/commits", {"q": "retry budget", "ranked": True})
+    assert status == 200 and [c["subject"] for c in commits["results"]] == ["Raise the retry budget"]
+    status, _, none = server.get("/api/commits?q=nothing%20like%20this")
+    assert status == 200 and (none["results"], none["count"], none["truncated"]) == ([], 0, False)
+    assert _error(server.get("/api/commits?q=x&field=colour"))[0] == 400
+    assert _error(server.get("/api/data?q=x&unknown=1"))[0] == 400

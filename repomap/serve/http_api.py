@@ -60,6 +60,8 @@ from repomap.serve.http_guard import Guard, GuardOptions, error_body
 from repomap.serve.http_params import (
     STATUS,
     ApiError,
+    CommitsParams,
+    DataParams,
     FileParams,
     FilesParams,
     MapParams,
@@ -206,6 +208,29 @@ class Api:
             "notices": found.notices,
             "meta": {"timingsMs": {"total": _ms(started)}},
         }
+
+    async def data(self, request: Request) -> dict[str, Any]:
+        """Records of data files (CSV, JSON, TOML, YAML): `repomap search-data`."""
+        params = await read_params(request, DataParams)
+        scope, service = self.scopes.resolve(params.scope)
+        started = time.perf_counter()
+        found = await answer(
+            service, service.search_data, params.q, params.pathPrefix, params.key, params.field,
+            params.ranked, params.topK,
+        )  # fmt: skip
+        return _records_answer(params.q, scope, found, started)
+
+    async def commits(self, request: Request) -> dict[str, Any]:
+        """Commits of HEAD's history: `repomap search-commits`."""
+        params = await read_params(request, CommitsParams)
+        scope, service = self.scopes.resolve(params.scope)
+        started = time.perf_counter()
+        found = await answer(
+            service, service.search_commits, params.q, params.author, params.since,
+            params.until, params.pathPrefix, params.field, params.oldestFirst, params.ranked,
+            params.topK,
+        )  # fmt: skip
+        return _records_answer(params.q, scope, found, started)
 
     async def symbols(self, request: Request) -> dict[str, Any]:
         params = await read_params(request, SymbolsParams)
@@ -421,6 +446,19 @@ class ServeOptions:
     guard: GuardOptions = GuardOptions()
 
 
+def _records_answer(q: str, scope: str, found: Any, started: float) -> dict[str, Any]:
+    return {
+        "q": q,
+        "scope": scope,
+        "mode": found.mode,
+        "results": [record.model_dump() for record in found.results],
+        "count": found.count,
+        "truncated": found.truncated,
+        "notices": found.notices,
+        "meta": {"timingsMs": {"total": _ms(started)}},
+    }
+
+
 def _branch_scope(settings: Sequence[Settings], name: str) -> Service | None:
     """A single root's branch scope (repomap.toml's `scope.mode`), when it has an index."""
     if len(settings) != 1:
@@ -466,6 +504,8 @@ def build_app(settings: Sequence[Settings], options: ServeOptions) -> Guard:
         ("/api/search", api.search, ["POST", "GET"]),
         ("/api/text", api.text, ["GET", "POST"]),
         ("/api/symbols", api.symbols, ["GET", "POST"]),
+        ("/api/data", api.data, ["GET", "POST"]),
+        ("/api/commits", api.commits, ["GET", "POST"]),
         ("/api/symbol", api.symbol, ["GET", "POST"]),
         ("/api/map", api.map, ["GET", "POST"]),
         ("/api/file", api.file, ["GET", "POST"]),

@@ -74,7 +74,7 @@ class SearchParams(Params):
     topK: TopK = 10  # noqa: N815 - the design's field names
     mode: Literal["hybrid", "lexical", "semantic"] | None = None
     pathPrefix: PathArg = None  # noqa: N815
-    lang: Literal["python", "rust", "cpp", "markdown", "text"] | None = None
+    lang: Literal["python", "rust", "c", "cpp", "markdown", "text"] | None = None
     kind: Annotated[str | None, Field(max_length=200)] = None
     modelId: Annotated[str | None, Field(max_length=200)] = None  # noqa: N815
 
@@ -85,7 +85,7 @@ class TextParams(Params):
     mode: Literal["fts", "literal"] = "fts"
     type: Literal["all", "comment", "docstring", "string_literal"] = "all"
     pathPrefix: PathArg = None  # noqa: N815
-    lang: Literal["python", "rust", "cpp"] | None = None
+    lang: Literal["python", "rust", "c", "cpp"] | None = None
     ignoreCase: bool = False  # noqa: N815
 
 
@@ -94,7 +94,28 @@ class SymbolsParams(Params):
     topK: TopK = 20  # noqa: N815
     kind: Literal[KINDS] | None = None  # type: ignore[valid-type]
     pathPrefix: PathArg = None  # noqa: N815
-    lang: Literal["python", "rust", "cpp"] | None = None
+    lang: Literal["python", "rust", "c", "cpp"] | None = None
+
+
+class DataParams(Params):
+    q: Q
+    topK: TopK = 20  # noqa: N815
+    pathPrefix: PathArg = None  # noqa: N815
+    key: Annotated[str | None, Field(max_length=1000)] = None
+    field: Annotated[str | None, Field(max_length=1000)] = None
+    ranked: bool = False
+
+
+class CommitsParams(Params):
+    q: Q
+    topK: TopK = 20  # noqa: N815
+    author: Annotated[str | None, Field(max_length=1000)] = None
+    since: Annotated[str | None, Field(max_length=100)] = None
+    until: Annotated[str | None, Field(max_length=100)] = None
+    pathPrefix: PathArg = None  # noqa: N815
+    field: Literal["author", "subject", "body", "paths"] | None = None
+    oldestFirst: bool = False  # noqa: N815
+    ranked: bool = False
 
 
 class SymbolParams(Params):

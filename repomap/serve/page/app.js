@@ -5,8 +5,11 @@
 "use strict";
 
 const DEBOUNCE_MS = 100;
-const MODES = ["hybrid", "text", "symbols", "literal"];
+const MODES = ["hybrid", "text", "symbols", "literal", "data", "commits"];
 const KIND_MODES = new Set(["hybrid", "symbols"]); // /api/text has no kind filter
+const LANG_MODES = new Set(["hybrid", "text", "symbols", "literal"]); // records have no language
+// Files the index outlines (code and docs; languages.py): a data file's view has no outline.
+const OUTLINED = /\.(py|pyi|rs|c|c\+\+|cc|cpp|cxx|h|hh|hpp|hxx|inl|ipp|md|markdown|txt)$/i;
 const $ = (id) => document.getElementById(id);
 
 // --- state and the URL ------------------------------------------------------------------------
@@ -54,6 +57,7 @@ function fillForm(state) {
   $("f-lang").value = state.lang;
   $("f-kind").value = state.kind;
   $("f-kind").disabled = !KIND_MODES.has(state.mode);
+  $("f-lang").disabled = !LANG_MODES.has(state.mode);
 }
 
 // --- the API -------------------------------------------------------------------------------------
@@ -93,12 +97,40 @@ function searchRequest(state, signal) {
           spans: termSpans(text, state.q) };
       }) }));
   }
+  if (state.mode === "data") {  // records of CSV, JSON, TOML and YAML files: exact text
+    return api("/api/data", { q: state.q, topK: 50, pathPrefix: state.path }, signal)
+      .then((data) => ({ data, hits: data.results.map((r) => {
+        const fields = Object.entries(r.fields || {});
+        const text = (fields.length === 1 && fields[0][0] === "value"
+          ? `${r.key} = ${fields[0][1]}`
+          : `${r.key}: ${fields.map(([name, value]) => `${name}=${value}`).join(", ")}`).slice(0, 300);
+        return { file: r.file_path, line: r.line || 1, label: r.match_field, text,
+          spans: exactSpans(text, state.q) };
+      }) }));
+  }
+  if (state.mode === "commits") {  // HEAD's history: exact text in subject, body, author, paths
+    return api("/api/commits", { q: state.q, topK: 50, pathPrefix: state.path }, signal)
+      .then((data) => ({ data, hits: data.results.map((r) => {
+        const text = r.match_field === "subject" ? r.subject : `${r.subject}\n${r.match_snippet}`;
+        return { file: "commits", line: r.id.slice(0, 10), open: false,
+          label: `${r.commit_time.slice(0, 10)} ${r.author_name}`, text, spans: exactSpans(text, state.q) };
+      }) }));
+  }
   const mode = state.mode === "literal" ? "literal" : "fts";
   return api("/api/text", { q: state.q, mode, topK: 50, ...common }, signal)
     .then((data) => ({ data, hits: data.results.map((r) => ({
       file: r.file_path, line: r.match_line || r.line_number, label: r.element_type,
       text: r.snippet, spans: r.highlights && r.highlights.length ? r.highlights : termSpans(r.snippet, state.q),
     })) }));
+}
+
+// [start, end) of each exact, case-sensitive occurrence of the query (data and commits modes).
+function exactSpans(text, query) {
+  const spans = [];
+  const needle = query.trim();
+  if (!needle) return spans;
+  for (let at = text.indexOf(needle); at >= 0; at = text.indexOf(needle, at + needle.length)) spans.push([at, at + needle.length]);
+  return spans;
 }
 
 function firstLines(text) {
@@ -168,6 +200,7 @@ function scheduleSearch() {
 async function runSearch(push = false) {
   const state = formState();
   $("f-kind").disabled = !KIND_MODES.has(state.mode);
+  $("f-lang").disabled = !LANG_MODES.has(state.mode);
   const url = urlOf(state);
   if (url !== location.pathname + location.search) history[push ? "pushState" : "replaceState"](null, "", url);
   const seq = ++searchSeq;
@@ -207,6 +240,13 @@ function renderHits(state, found) {
     const heading = el("h2", { id: `g${nodes.length}`, text: file });
     const group = el("div", { class: "group", role: "group", "aria-labelledby": heading.id }, heading);
     for (const hit of hits) {
+      if (hit.open === false) {  // a commit: nothing to open, its hash in place of a line
+        group.append(el("div", { class: "hit", role: "option", id: `hit-${index++}`, "aria-selected": "false" },
+          el("span", { class: "ln", text: String(hit.line) }),
+          el("span", { class: "text" }, el("span", { class: "label", text: hit.label }),
+            highlightedText(hit.text || "", hit.spans || []))));
+        continue;
+      }
       const link = el("a", {
         class: "hit", role: "option", id: `hit-${index++}`, "aria-selected": "false",
         href: urlOf({ ...state, view: "file", file: hit.file, line: hit.line }),
@@ -328,7 +368,7 @@ async function showFile(state) {
   try {
     [text, outline] = await Promise.all([
       api("/api/file", { path: state.file, maxLines: 20000 }),
-      api("/api/outline", { path: state.file }).catch(() => null),
+      OUTLINED.test(state.file) ? api("/api/outline", { path: state.file }).catch(() => null) : null,
     ]);
   } catch (error) {
     $("file-meta").textContent = error.message;
