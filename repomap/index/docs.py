@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from repomap import store, textfile
-from repomap.index import markdown, markers, secrets
+from repomap.index import changes, markdown, markers, secrets
 from repomap.index.chunks import doc_chunks
 from repomap.languages import doc_format
 
@@ -97,29 +97,14 @@ def update_docs(
     force = force or store.get_meta(db, "docs_parser_version") != DOCS_PARSER_VERSION
     existing = store.indexed_docs(db)
     summary = DocsSummary()
-    present: set[str] = set()
-    pending: list[tuple[FoundFile, str]] = []
-    for found in files:
-        fmt = doc_format(found.rel_path)
-        if fmt is None:
-            continue
-        summary.scanned += 1
-        present.add(found.rel_path)
-        old = existing.get(found.rel_path)
-        if found.size > max_file_size:
-            summary.skipped.append(
-                (found.rel_path, f"larger than the limit ({max_file_size} bytes)")
-            )
-        elif old and not force and (old.size, old.mtime_ns) == (found.size, found.mtime_ns):
-            summary.unchanged += 1
-        else:
-            pending.append((found, fmt))
-    skipped_paths = {path for path, _ in summary.skipped}
+    todo = changes.plan(files, doc_format, existing, max_file_size, force)
+    summary.scanned, summary.unchanged = todo.scanned, todo.unchanged
+    summary.skipped.extend(todo.skipped)
+    pending = todo.pending
     with writer.batch():
-        for path, old in existing.items():
-            if path not in present or path in skipped_paths:
-                writer.delete_doc(old.id)
-                summary.removed += path not in present
+        for path in todo.dropped(existing):
+            writer.delete_doc(existing[path].id)
+            summary.removed += path not in todo.present
     for start in range(0, len(pending), BATCH_FILES):
         with writer.batch():
             for found, fmt in pending[start : start + BATCH_FILES]:
