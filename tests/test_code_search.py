@@ -350,6 +350,32 @@ def test_a_model_mismatch_is_refused_with_the_fix(tree: Path) -> None:
     assert search(tree, "retry", "--mode", "semantic")[0] == 0
 
 
+def test_prune_cache_drops_only_the_vectors_of_texts_gone(tree: Path) -> None:
+    """The cache keeps an edited function's old vector (a revert costs nothing); `repomap
+    prune --cache` lists those, and drops them only with --apply."""
+    index_json(tree, "--embed")
+    path = tree / "net/cache.py"
+    original = path.read_text()
+    path.write_text(original.replace("oldest", "stalest"))
+    assert index_json(tree)["embeddings"]["embedded"] == 1  # the edited function's new text
+    listed = repomap("prune", "--cache", "--json", "--root", str(tree))
+    assert listed.returncode == 0, listed.stderr
+    (row,) = json.loads(listed.stdout)["results"]
+    assert row["entries"] == 1 and json.loads(listed.stdout)["applied"] is False
+    path.write_text(original)  # a revert: its vector is still cached, nothing is embedded
+    assert index_json(tree)["embeddings"]["embedded"] == 0
+    path.write_text(original.replace("oldest", "stalest"))
+    assert index_json(tree)["embeddings"]["embedded"] == 0
+    applied = repomap("prune", "--cache", "--apply", "--json", "--root", str(tree))
+    assert applied.returncode == 0 and json.loads(applied.stdout)["results"][0]["entries"] == 1
+    nothing = repomap("prune", "--cache", "--root", str(tree))
+    assert nothing.returncode == 0 and "no unused cached vector" in nothing.stderr  # as prune
+    path.write_text(original)  # the original text's vector was dropped: embedded again
+    assert index_json(tree)["embeddings"]["embedded"] == 1
+    code, data, _ = search(tree, "evict the least recently used entries", "--mode", "semantic")
+    assert code == 0 and data["meta"]["coverage"] == 1
+
+
 def test_an_index_keeps_its_model_window_until_force(tree: Path) -> None:
     """A new default window must not re-embed an index behind its user's back, nor make its
     searches embed the question with another window than its vectors'."""

@@ -14,6 +14,10 @@ from repomap.cli.outcome import envelope
 from repomap.cli.shared import db_option, json_option, print_json, root_option
 from repomap.errors import BadArgument, ExitCode
 
+# An embedding cache row, for `prune --cache`'s estimate: a 768-byte vector, a 32-byte hash,
+# its keys and the unique index's entry.
+CACHE_ROW_BYTES = 880
+
 
 def _settings(root: Path | None, db_path: Path | None, logged: bool = True) -> Any:
     settings = config.resolve(root, db_path, find_index=True)
@@ -148,16 +152,25 @@ def clean(
     help="Also list scopes not indexed for this long: 30d, 12h, 2w (default: scope.ttl_days).",
 )
 @click.option("--apply", is_flag=True, help="Delete what is listed (default: only list it).")
+@click.option(
+    "--cache",
+    is_flag=True,
+    help="Instead: the embedding cache's vectors of texts no chunk has any more (of this index).",
+)
 @json_option
 @root_option
-def prune(older_than: str | None, apply: bool, as_json: bool, root: Path | None) -> int:
-    """Branch scopes whose branch no longer exists or that are older than the TTL; dry-run
-    unless --apply."""
+def prune(
+    older_than: str | None, apply: bool, cache: bool, as_json: bool, root: Path | None
+) -> int:
+    """Branch scopes whose branch no longer exists or that are older than the TTL (or, with
+    --cache, the embedding cache's unused vectors); dry-run unless --apply."""
     from datetime import timedelta
 
     from repomap.index import scopes
 
     settings = _settings(root, None)
+    if cache:
+        return _prune_cache(settings, apply, as_json)
     age = (
         scopes.parse_age(older_than)
         if older_than is not None
@@ -176,6 +189,26 @@ def prune(older_than: str | None, apply: bool, as_json: bool, root: Path | None)
         elif not apply:
             click.echo("run again with --apply to remove them", err=True)
     return outcome.found(len(found), search=False)
+
+
+def _prune_cache(settings: Any, apply: bool, as_json: bool) -> int:
+    from repomap.index.pipeline import prune_embedding_cache
+
+    if not settings.db_path.exists():
+        raise BadArgument(f"no index at {settings.db_path}; run `repomap index` first")
+    count = prune_embedding_cache(settings, apply)
+    size = _size(count * CACHE_ROW_BYTES)
+    if as_json:
+        row = {"what": "embedding cache", "entries": count, "bytes": count * CACHE_ROW_BYTES}
+        print_json(envelope([row] if count else [], applied=apply))
+    elif count:
+        verb = "removed" if apply else "would remove"
+        click.echo(f"{verb} {count} cached vectors no chunk uses (about {size})")
+        if not apply:
+            click.echo("run again with --apply to remove them", err=True)
+    else:
+        click.echo("no unused cached vector", err=True)
+    return outcome.found(count, search=False)
 
 
 @click.command()

@@ -270,6 +270,24 @@ def embed(
     return done
 
 
+def prune_embedding_cache(settings: Settings, apply: bool) -> int:
+    """Cached vectors of texts no chunk has any more and no scope uses (an edited function's
+    old text, a deleted file's): how many, and with `apply` they are dropped. The cache is
+    what makes a re-index or a new branch cheap, so nothing else ever drops from it."""
+    from repomap.store.vectors import EmbeddingCache
+
+    if not apply:
+        with store.reading(settings.db_path) as db:
+            return len(EmbeddingCache(db).unused())
+    with _exclusive(settings.db_path, wait=True):
+        db = store.open_index(settings.db_path)
+        try:
+            with store.write_errors(settings.db_path):
+                return EmbeddingCache(db).prune_cache()
+        finally:
+            db.conn.close()
+
+
 def _run_once(
     settings: Settings, force: bool, progress: Progress | None, started: float
 ) -> tuple[Summary, dict[str, int]]:

@@ -217,22 +217,25 @@ class EmbeddingCache:
         with self.db.atomic():
             self.entries(self.ensure_model(model_id), vectors)
 
-    def prune_cache(self, keep: Iterable[str] = ()) -> int:
-        """Drop cached vectors no scope refers to, unless the `chunks` table or `keep` (hashes a
-        remote store still serves) names their text; drop paths no scope uses. Returns the
-        number of vectors dropped."""
+    def unused(self, keep: Iterable[str] = ()) -> list[int]:
+        """Cache entries no scope's vectors use and no chunk's text (nor `keep`: hashes a remote
+        store still serves) names: what `prune_cache` drops."""
         wanted = {bytes.fromhex(h) for h in keep}
         wanted.update(bytes.fromhex(h) for (h,) in self.db.conn.execute("SELECT hash FROM chunks"))
+        used = {entry for (entry,) in self.db.conn.execute("SELECT DISTINCT entry FROM vectors")}
+        return [
+            entry
+            for entry, digest in self.db.conn.execute("SELECT id, hash FROM embedding_cache")
+            if entry not in used and bytes(digest) not in wanted
+        ]
+
+    def prune_cache(self, keep: Iterable[str] = ()) -> int:
+        """Drop the `unused` cache entries and the paths no scope uses; how many entries."""
         with self.db.atomic():
-            used = {
-                entry for (entry,) in self.db.conn.execute("SELECT DISTINCT entry FROM vectors")
-            }
-            drop = [
-                (entry,)
-                for entry, digest in self.db.conn.execute("SELECT id, hash FROM embedding_cache")
-                if entry not in used and digest not in wanted
-            ]
-            self.db.conn.executemany("DELETE FROM embedding_cache WHERE id = ?", drop)
+            drop = self.unused(keep)
+            self.db.conn.executemany(
+                "DELETE FROM embedding_cache WHERE id = ?", [(entry,) for entry in drop]
+            )
             self.db.conn.execute(
                 "DELETE FROM vector_paths WHERE id NOT IN (SELECT DISTINCT path FROM vectors)"
             )
