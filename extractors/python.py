@@ -323,7 +323,7 @@ def _references(
         # value left by inserting the matches last to first.
         matches = list(_IDENTIFIER.finditer(code, offset, end))
         names = list(map(_GROUP, matches))
-        first_use = dict(zip(reversed(names), map(_START, reversed(matches))))
+        first_use = dict(zip(reversed(names), map(_START, reversed(matches)), strict=True))
         for name in dict.fromkeys(names):
             if name in _NOT_REFERENCES or (name, owner) in seen:
                 continue
