@@ -12,6 +12,7 @@ Chunks are made in the worker processes, from the rows the extractor produced an
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Iterable, Sequence
@@ -141,18 +142,24 @@ def place_of(path: str) -> str:
     return words_of(path.rsplit(".", 1)[0], 40, frozenset())
 
 
+@functools.lru_cache(maxsize=1024)
+def _path_facts(path: str) -> tuple[str, bool]:
+    """place_of(path) and is_test_path(path): the same for every chunk of a file."""
+    return place_of(path), is_test_path(path)
+
+
 def make_chunk(
     kind: str, name: str, start: int, end: int, path: str, head: str, body: str
 ) -> ChunkRow:
     title = place_of(name) if kind == "module" else title_of(name)
-    place = place_of(path)
+    place, test_path = _path_facts(path)
     head = head[:HEAD_CHARS]
     return ChunkRow(
         kind,
         name,
         start,
         end,
-        is_test_path(path) or "::tests::" in f"::{name}::",
+        test_path or "::tests::" in f"::{name}::",
         content_hash(title, head, body),
         title,
         place,
