@@ -20,6 +20,7 @@ from .pylex import Token, lex
 from .python_structure import VALUE_KINDS, Definition, SourceText, Structure, assigned_kind
 
 _IDENTIFIER = re.compile(r"\b[^\W\d]\w*")
+_GROUP, _START = re.Match.group, re.Match.start
 _NOT_REFERENCES = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist)
 _WHITESPACE = re.compile(r"\s+")
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -318,13 +319,15 @@ def _references(
     for first_line, last_line, owner in _runs(owners, len(starts)):
         offset = starts[first_line - 1]
         end = starts[last_line] if last_line < len(starts) else len(code)
-        first_use: dict[str, int] = {}
-        for match in _IDENTIFIER.finditer(code, offset, end):
-            first_use.setdefault(match.group(), match.start())
-        for name, at in first_use.items():
+        # The loops over every match run in C (map, zip, dict): a name's first offset is the
+        # value left by inserting the matches last to first.
+        matches = list(_IDENTIFIER.finditer(code, offset, end))
+        names = list(map(_GROUP, matches))
+        first_use = dict(zip(reversed(names), map(_START, reversed(matches)), strict=True))
+        for name in dict.fromkeys(names):
             if name in _NOT_REFERENCES or (name, owner) in seen:
                 continue
-            line = text.line_of(at)
+            line = text.line_of(first_use[name])
             if (line, name) in own_names:
                 continue
             seen.add((name, owner))

@@ -247,6 +247,19 @@ def test_words_split_identifiers_expand_abbreviations_and_drop_noise() -> None:
     assert words_of("alpha beta gamma delta", 2) == "alpha beta"
 
 
+def test_words_of_an_identifier_seen_before_depend_only_on_the_noise_set() -> None:
+    # Each identifier's split is kept per noise set: the second call and the empty set must
+    # not get the first call's answer.
+    text = "self.num_items = impl_count(self.num_items, ref)"
+    assert words_of(text, 50) == "num number items count"
+    assert words_of(text, 50) == "num number items count"
+    assert words_of(text, 50, frozenset()) == (
+        "self num number items impl implementation count ref reference"
+    )
+    assert words_of(text, 2) == "num number"  # the limit is met after a word's expansion
+    assert words_of("num_x", 1) == "num number"
+
+
 def test_a_long_section_is_cut_at_paragraphs_never_in_a_fence() -> None:
     paragraphs = [f"paragraph {n} " + "word " * 80 for n in range(12)]
     fence = ["```", *(["code line " + "x" * 60] * 40), "```"]

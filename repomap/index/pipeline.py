@@ -16,18 +16,17 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from operator import attrgetter
 from pathlib import Path
-from typing import Any, Protocol, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar
 
 from repomap import store, textfile
 from repomap.config import DEFAULT_MAX_FILE_SIZE, Settings
 from repomap.errors import CorruptIndex, IndexBusy, NotAnIndex, RepomapError
 from repomap.extractors import extract
 from repomap.extractors.model import TextElement
-from repomap.index import embedding, markers, scopes, secrets
+from repomap.index import markers, scopes, secrets
 from repomap.index.chunks import CHUNKS_VERSION, code_chunks
 from repomap.index.discover import Walk, code_files, read_file, walk
 from repomap.index.docs import update_docs
-from repomap.index.embedding import EmbedSummary
 from repomap.index.history import update_history
 from repomap.index.records import update_data
 from repomap.languages import (
@@ -38,6 +37,9 @@ from repomap.languages import (
     language_of_header,
 )
 from repomap.subwords import subwords
+
+if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never imports it
+    from repomap.index.embedding import EmbedSummary
 
 symbol_row = attrgetter(*store.SYMBOL_FIELDS)
 
@@ -234,6 +236,7 @@ def embed(
     kept.
     """
     from repomap.embed.model import DEFAULT_MAX_TOKENS, Embedder, model_id_for, window_of
+    from repomap.index import embedding
 
     db = store.open_index(settings.db_path)
     try:
