@@ -192,7 +192,9 @@ def code_chunks(
     source before its words are taken, so a chunk never holds what the text rows hide.
     """
     text = source.decode("utf-8", "replace")
-    for secret in hidden:
+    # Longest first, then by text: a set's order changes with the hash seed, and one secret
+    # can hold another, so any other order gave other chunk rows from one process to the next.
+    for secret in sorted(hidden, key=lambda value: (-len(value), value)):
         text = text.replace(secret, "")
     lines = text.split("\n")
     definitions = []
