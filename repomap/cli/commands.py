@@ -1052,12 +1052,17 @@ def serve(
         settings = [config.resolve(roots[0] if roots else None, db_path)]
     # flag > environment > the first root's repomap.toml > default
     first = settings[0].root
-    host = str(config.setting(first, "serve.host", host))
-    port = int(config.setting(first, "serve.port", port))
-    rate_limit = int(config.setting(first, "serve.rate_limit", rate_limit))
-    rate_limit_window = float(config.setting(first, "serve.rate_limit_window", rate_limit_window))
-    max_body_bytes = int(config.setting(first, "serve.max_body_bytes", max_body_bytes))
-    cors_origins = tuple(config.setting(first, "serve.cors_origins", list(cors_origins) or None))
+    found = config.options(first, {  # the config file read once
+        "serve.host": host, "serve.port": port, "serve.rate_limit": rate_limit,
+        "serve.rate_limit_window": rate_limit_window, "serve.max_body_bytes": max_body_bytes,
+        "serve.cors_origins": list(cors_origins) or None,
+    })  # fmt: skip
+    host = str(found["serve.host"].value)
+    port = int(found["serve.port"].value)
+    rate_limit = int(found["serve.rate_limit"].value)
+    rate_limit_window = float(found["serve.rate_limit_window"].value)
+    max_body_bytes = int(found["serve.max_body_bytes"].value)
+    cors_origins = tuple(found["serve.cors_origins"].value)
     token = token or os.environ.get("REPOMAP_SERVE_TOKEN") or None
     try:
         loopback = host == "localhost" or ipaddress.ip_address(host.strip("[]")).is_loopback
