@@ -73,6 +73,17 @@ def test_the_model_of_a_stored_id_is_loaded_with_its_window(embedder: Embedder) 
         assert Embedder.for_model_id(other) is None
 
 
+def test_a_quick_start_model_gives_the_optimized_models_vectors(embedder: Embedder) -> None:
+    """The CLI's one-question load runs the graph unoptimized: the same vectors (to float
+    rounding), so its answers are the server's (test_code_search checks the results too)."""
+    quick = Embedder.load(quick=True)
+    assert quick is not embedder and quick is Embedder.load(quick=True)
+    assert quick.model_id == embedder.model_id
+    texts = [question for question, _, _ in PARAPHRASES]
+    assert np.allclose(quick.embed(texts), embedder.embed(texts), atol=1e-5)
+    assert np.allclose(quick.embed_query(texts[0]), embedder.embed_query(texts[0]), atol=1e-5)
+
+
 def test_vectors_are_float32_unit_rows_in_the_order_given(embedder: Embedder) -> None:
     texts = ["x" * 3000, "short", "", "def f(a, b):\n    return a + b"]
     vectors = embedder.embed(texts)

@@ -256,6 +256,20 @@ def test_the_same_query_gives_the_same_list(make_store: MakeStore) -> None:
     assert first == make_store().query("main", unit(1000), 10)  # a new handle on the same data
 
 
+def test_a_prepared_scope_answers_as_an_unprepared_one(make_store: MakeStore) -> None:
+    """`prepare` (done while a question is embedded) changes nothing but when the work is done;
+    an unknown scope is prepared without error, and another model's is refused as a query is."""
+    vectors = make_store()
+    vectors.prepare("main")
+    vectors.upsert("main", [record(i, unit(i)) for i in range(1, 40)])
+    expected = make_store().query("main", unit(500), 10)
+    fresh = make_store()
+    fresh.prepare("main")
+    assert fresh.query("main", unit(500), 10) == expected
+    with pytest.raises(EmbeddingModelMismatch):
+        make_store("another-model").prepare("main")
+
+
 def test_another_model_is_refused_with_the_code_and_the_fix(make_store: MakeStore) -> None:
     make_store("model-a").upsert("main", [record(1, unit(1))])
     other = make_store("model-b")

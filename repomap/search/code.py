@@ -19,7 +19,7 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from repomap import paths, store
 from repomap.errors import BadArgument, BadQuery
@@ -28,6 +28,9 @@ from repomap.languages import DOC_FORMATS, resolve_language
 from repomap.limits import check_limit
 from repomap.store import Store
 from repomap.subwords import split_identifier
+
+if TYPE_CHECKING:
+    import numpy as np
 
 MODES = ("hybrid", "lexical", "semantic")
 # Without --mode: hybrid when the index has vectors (it wins on bench/relevance.py's questions,
@@ -248,8 +251,10 @@ def search_code(
     kind: str | None = None,
     limit: int = 10,
     semantic_weight: float = SEMANTIC_WEIGHT,
+    quick_start: bool = False,
 ) -> CodeResults:
-    """The chunks that best answer `question`, best first (ties: path, then line)."""
+    """The chunks that best answer `question`, best first (ties: path, then line).
+    `quick_start`: this process asks once and exits, so load for one question, not many."""
     started = time.perf_counter()
     question = check_query(question)
     limit = check_limit(limit)
@@ -271,7 +276,9 @@ def search_code(
     semantic: dict[int, float] = {}
     model_id = coverage = None
     if mode != "lexical":
-        semantic, model_id, coverage = _semantic_scores(db, question, filters, pool, timings)
+        semantic, model_id, coverage = _semantic_scores(
+            db, question, filters, pool, timings, quick_start
+        )
 
     best_lexical = max((score for score, _, _ in lexical.values()), default=0.0) or 1.0
     traits = {chunk_id: (is_test, kind) for chunk_id, (_, is_test, kind) in lexical.items()}
@@ -298,11 +305,25 @@ def search_code(
     return CodeResults(question, mode, hits, truncated, timings, model_id, coverage)
 
 
+def _embed_timed(window: int, question: str, quick: bool = True) -> tuple[np.ndarray, float]:
+    """The question's vector and the milliseconds its embedding (and the model's load) took."""
+    from repomap.embed.model import Embedder
+
+    clock = time.perf_counter()
+    target = Embedder.load(window, quick=quick).embed_query(question)
+    return target, (time.perf_counter() - clock) * 1000
+
+
 def _semantic_scores(
-    db: Store, question: str, filters: Filters, pool: int, timings: dict[str, float]
+    db: Store,
+    question: str,
+    filters: Filters,
+    pool: int,
+    timings: dict[str, float],
+    quick_start: bool = False,
 ) -> tuple[dict[int, float], str, float]:
     """chunk id -> cosine of the `pool` nearest chunks; the model id; the vectors' coverage."""
-    from repomap.embed.model import DEFAULT_MAX_TOKENS, Embedder, model_id_for, window_of
+    from repomap.embed.model import DEFAULT_MAX_TOKENS, model_id_for, window_of
     from repomap.index import embedding
     from repomap.store.vectors import EmbeddingModelMismatch, VectorFilter
 
@@ -318,8 +339,19 @@ def _semantic_scores(
             "this index has no embeddings yet; run `repomap index --embed` (or use --mode lexical)"
         )
     clock = time.perf_counter()
-    target = Embedder.load(window).embed_query(question)
-    timings["embed"] = (time.perf_counter() - clock) * 1000
+    if quick_start:
+        from concurrent.futures import ThreadPoolExecutor
+
+        # A process that asks once (the CLI) has neither the model nor the vectors in memory:
+        # the model loads and embeds in a thread (onnxruntime lets go of the GIL) while this
+        # one reads the vectors, so the slower of the two is paid, not both.
+        with ThreadPoolExecutor(1, thread_name_prefix="repomap-embed") as executor:
+            embedded = executor.submit(_embed_timed, window, question)
+            vectors.prepare(embedding.SCOPE)
+            timings["prepare"] = (time.perf_counter() - clock) * 1000
+            target, timings["embed"] = embedded.result()
+    else:
+        target, timings["embed"] = _embed_timed(window, question, quick=False)
     clock = time.perf_counter()
     where = VectorFilter(
         paths=_paths(db, filters) if filters.names_tests else None,

@@ -253,6 +253,10 @@ class MilvusVectorStore:
                 hits = self._search(name, target, MAX_LIMIT, filter_expression(where), params)
         return _rescored(hits, target, k)
 
+    def prepare(self, scope: str) -> None:
+        with self._errors():
+            self._checked(scope)  # loads the collection
+
     def delete(self, scope: str, chunk_ids: Iterable[int]) -> None:
         ids = [int(i) for i in chunk_ids]
         with self._errors():

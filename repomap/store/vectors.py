@@ -111,6 +111,10 @@ class VectorStore(Protocol):
         (chunk_id, cosine), best first, equal scores by chunk id; [] for an unknown scope."""
         ...
 
+    def prepare(self, scope: str) -> None:
+        """Make the scope ready to be queried (read into memory, loaded by the engine), so a
+        caller can do it while the question is being embedded; a query does it anyway."""
+
     def delete(self, scope: str, chunk_ids: Iterable[int]) -> None:
         """Remove these chunks' vectors; unknown ids are ignored."""
 
@@ -390,6 +394,11 @@ class LocalVectorStore:
         selected = matrix.allowed(where)
         ids = matrix.ids if selected is None else matrix.ids[selected]
         return top_k(ids, matrix.scores(target, selected), k)
+
+    def prepare(self, scope: str) -> None:
+        found = self._checked_scope(scope)
+        if found is not None and self._sidecar(scope, found[2]) is None:
+            self._matrix(scope, found)
 
     def delete(self, scope: str, chunk_ids: Iterable[int]) -> None:
         found = self._scope(scope)
