@@ -406,11 +406,14 @@ def test_outline_of_one_file_or_one_directory(repo):
 
 
 def test_outline_of_a_file_that_is_not_indexed_says_why(repo):
-    result = cli(repo, "outline", "docs/data.json")
+    (repo / "docs" / "notes.ini").write_text("[core]\nname = x\n")
+    result = cli(repo, "outline", "docs/notes.ini", "--no-refresh")
     assert result.returncode == 2
     assert (
-        "is not in the index" in result.stderr and "`repomap open docs/data.json`" in result.stderr
+        "is not in the index" in result.stderr and "`repomap open docs/notes.ini`" in result.stderr
     )
+    data = cli(repo, "outline", "docs/data.json")  # a data file: its keys (test_records)
+    assert data.returncode == 0 and data.stdout.startswith("docs/data.json\n")
     assert cli(repo, "outline", "nope.md").returncode == 2  # no such file: an error, as for grep
 
 

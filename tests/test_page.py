@@ -261,6 +261,15 @@ def test_the_file_view_has_numbered_highlighted_lines_and_a_clickable_outline(
     page.locator("#search-view").wait_for(state="visible")
 
 
+def test_a_data_files_view_outlines_its_keys(page, base_url: str) -> None:
+    page.goto(f"{base_url}/?view=file&file=deploy/settings.yaml")
+    key = page.locator("#outline a", has_text="region")
+    key.wait_for()
+    assert page.locator("#outline a", has_text="service").count() == 1
+    key.click()
+    assert "region: eu-west" in page.locator(".source .line.marked").inner_text()
+
+
 def test_switching_modes_changes_the_hits_and_the_url(page, base_url: str, shots: Path) -> None:
     _search(page, base_url, "handshake")
     page.locator("#results .hit").first.wait_for()

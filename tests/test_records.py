@@ -389,6 +389,43 @@ def test_cli_exit_statuses_and_byte_identical_answers(repo: Path) -> None:
     assert "Traceback" not in too_long.stderr and too_long.stderr.count("\n") == 1
 
 
+def test_the_outline_of_a_data_file_is_its_key_paths(repo: Path) -> None:
+    """`repomap outline FILE` on a data file shows its shape: key paths nested, positions in
+    arrays folded, quoted keys kept, a CSV's columns, lines where the parser gives them; an
+    outline of a folder stays one of code and docs."""
+    index(repo)
+
+    def outline(path: str, *args: str) -> str:
+        done = run_cli("outline", path, "--root", repo, "--no-refresh", *args)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    assert outline(".github/workflows/ci.yml") == (
+        ".github/workflows/ci.yml\n"
+        "  object jobs  L4-7\n"
+        "    object test  L4-7\n"
+        "      array steps[]  L4-7\n"
+        "        key uses  L4-4\n"
+        "        key name  L5-5\n"
+        "        key run  L6-7\n"
+    )
+    toml = outline("pyproject.toml", "--level", "2")
+    assert toml.splitlines() == [
+        "pyproject.toml", "  object project", "    key name", "  object tool",
+        "    object ruff", '    object ["odd.key"]',
+    ]  # fmt: skip
+    assert outline("fixtures/users.csv").splitlines()[1:] == [
+        "  column id  L2-3", "  column name  L2-3", "  column city  L2-3",
+    ]  # fmt: skip
+    data = json.loads(run_cli("outline", "events.jsonl", "--root", repo, "--json").stdout)
+    (events,) = data["results"]
+    assert events["language"] == "jsonl"
+    assert [(e["depth"], e["kind"], e["name"]) for e in events["entries"]] == [
+        (1, "object", "user"), (2, "key", "id"), (1, "key", "ok"),
+    ]  # fmt: skip
+    assert "settings.json" not in outline(".")  # a folder's outline: code and docs
+
+
 def test_history_names_the_commits_that_changed_a_function(repo: Path) -> None:
     index(repo)
     done = run_cli("history", "fetch", "--root", repo, "--json")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from repomap.gateway.files import truncate
+from repomap.languages import DATA_FORMATS
 
 if TYPE_CHECKING:
     from repomap.gateway.files import FileMatches, Outline, SourceTree
@@ -22,12 +23,14 @@ def outline_text(result: Outline, max_lines: int | None = None) -> str:
     for file in result.files:
         lines.append(file.path)
         if not file.entries:
-            what = "headings" if file.language in ("markdown", "text") else "symbols"
+            what = {"markdown": "headings", "text": "headings"}.get(file.language, "symbols")
+            what = "records" if file.language in DATA_FORMATS.values() else what
             lines.append(f"{INDENT}(no {what})")
         for entry in file.entries:
             label = "#" * entry.level if entry.kind == "heading" else entry.kind
             name = f"{label} {entry.name}".rstrip()
-            lines.append(f"{INDENT * entry.depth}{name}  L{entry.start_line}-{entry.end_line}")
+            where = f"  L{entry.start_line}-{entry.end_line}" if entry.start_line else ""
+            lines.append(f"{INDENT * entry.depth}{name}{where}")
     return truncate("".join(line + "\n" for line in lines), max_lines).text
 
 

@@ -406,7 +406,7 @@ class OutlineEntry:
 @dataclass(frozen=True, slots=True)
 class FileOutline:
     path: str
-    language: str  # markdown | text | python | rust | c | cpp
+    language: str  # markdown | text | python | rust | c | cpp; a data file's format (json, csv...)
     entries: list[OutlineEntry]
 
 
@@ -435,6 +435,14 @@ def outline_headings_sql(filtered: bool) -> str:
 
 OUTLINE_FILES_SQL = """SELECT path, language, size, mtime_ns FROM files
     UNION ALL SELECT path, format, size, mtime_ns FROM doc_files"""
+OUTLINE_DATA_FILE_SQL = "SELECT path, format, size, mtime_ns FROM data_files WHERE path = ?"
+# A data file's records in file order: its key paths (JSON, TOML, YAML) or fields (CSV rows,
+# JSON-lines objects), and the line each starts on when the parser tells (YAML, CSV, JSON lines).
+OUTLINE_DATA_SQL = """SELECT v.key, v.field, v.line FROM data_values v
+    JOIN data_files f ON f.id = v.file_id WHERE f.path = ? ORDER BY v.id"""
+_ROW_FORMATS = frozenset({"csv", "tsv", "jsonl"})  # a record's structure is in `field`
+# The parts of a key path as the indexer writes it: `.name`, `[3]`, `["a name.with dots"]`.
+_KEY_PART = re.compile(r'\.?([^.\["]+)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]')
 
 
 class _Indexed(NamedTuple):
@@ -469,6 +477,11 @@ def outline(db: Store, root: Path, path: str | None = None, level: int | None = 
         file_path: _Indexed(language, size, mtime_ns)
         for file_path, language, size, mtime_ns in db.conn.execute(OUTLINE_FILES_SQL)
     }
+    data = _data_file(db, root, path)
+    if data is not None:
+        keys = _data_entries(db.conn.execute(OUTLINE_DATA_SQL, (data[0],)), data[1], level)
+        indexed = {data[0]: _Indexed(*data[1:])}
+        return Outline([FileOutline(data[0], data[1], keys)], _changed(root, [data[0]], indexed))
     wanted, single = _outline_scope(root, path, indexed)
     filtered = path is not None
     params = {"paths": json.dumps(sorted(wanted))} if filtered else {}
@@ -485,6 +498,76 @@ def outline(db: Store, root: Path, path: str | None = None, level: int | None = 
         if entries[p] or single
     ]
     return Outline(files, _changed(root, [f.path for f in files], indexed))
+
+
+def _data_file(db: Store, root: Path, path: str | None) -> tuple[str, str, int, int] | None:
+    """(path, format, size, mtime_ns) when `path` names one indexed data file, else None."""
+    if path is None:
+        return None
+    inside = resolve_path(root, path)
+    if inside is None or not inside.path.is_file():
+        return None
+    for candidate in (inside.rel_path, inside.real_rel_path):
+        row = db.conn.execute(OUTLINE_DATA_FILE_SQL, (candidate,)).fetchone()
+        if row is not None:
+            return row[0], row[1], row[2], row[3]
+    return None
+
+
+def _data_entries(
+    rows: Iterable[tuple[str, str, int | None]], data_format: str, max_depth: int | None
+) -> list[OutlineEntry]:
+    """A data file's shape: each key path once, array positions folded (`steps[].run`), nested
+    under its parents in the order first met: `object`s, `array`s (`steps[]`) and leaves, each a
+    `key` (a `column` in CSV). Lines are the first and last record under it (0: not known, as
+    in JSON and TOML)."""
+    spans: dict[tuple[str, ...], list[int]] = {}
+    leaves: set[tuple[str, ...]] = set()
+    parents: set[tuple[str, ...]] = set()
+    for key, column, line in rows:
+        if data_format in ("csv", "tsv"):
+            steps: tuple[str, ...] = (column,)  # a column's name is not a path
+        else:
+            steps = _key_steps(column if data_format in _ROW_FORMATS else key)
+        leaves.add(steps)
+        parents.update(steps[:end] for end in range(1, len(steps)))
+        for end in range(1, len(steps) + 1):
+            span = spans.setdefault(steps[:end], [line or 0, line or 0])
+            if line:
+                span[0] = span[0] or line
+                span[1] = max(span[1], line)
+    entries = []
+    for steps, (start, end) in spans.items():
+        if max_depth is not None and len(steps) > max_depth:
+            continue
+        if steps[-1].endswith("[]"):
+            kind = "array"
+        elif steps in leaves and steps not in parents:
+            kind = "column" if data_format in ("csv", "tsv") else "key"
+        else:
+            kind = "object"
+        entries.append(OutlineEntry(len(steps), kind, steps[-1], len(steps), start, end))
+    return entries
+
+
+def _key_steps(path: str) -> tuple[str, ...]:
+    """`jobs.test.steps[2].run` -> ('jobs', 'test', 'steps[]', 'run'): positions folded into
+    the step they index; a quoted key stays quoted; text that is not a key path is one step."""
+    steps: list[str] = []
+    at = 0
+    while at < len(path):
+        part = _KEY_PART.match(path, at)
+        if part is None:
+            return (path,)
+        name, _position, quoted = part.groups()
+        if name is not None or quoted is not None:
+            steps.append(name if name is not None else f"[{quoted}]")
+        elif steps:
+            steps[-1] += "[]"
+        else:
+            steps.append("[]")
+        at = part.end()
+    return tuple(steps) or (path,)
 
 
 def _outline_scope(
@@ -513,8 +596,9 @@ def _outline_scope(
             "`repomap files NAME` finds files by name"
         )
     raise StaleIndex(
-        f"{path} is not in the index: outline covers Markdown (.md), text (.txt) and Python, "
-        "Rust, C and C++ files; if it is one, run `repomap index` to add it, "
+        f"{path} is not in the index: outline covers Markdown (.md), text (.txt), Python, "
+        "Rust, C and C++ files, and one data file (.json, .jsonl, .toml, .yaml, .csv, .tsv) "
+        "by its path; if it is one, run `repomap index` to add it, "
         f"otherwise `repomap open {path}` shows it"
     )
 

@@ -8,8 +8,8 @@ const DEBOUNCE_MS = 100;
 const MODES = ["hybrid", "text", "symbols", "literal", "data", "commits"];
 const KIND_MODES = new Set(["hybrid", "symbols"]); // /api/text has no kind filter
 const LANG_MODES = new Set(["hybrid", "text", "symbols", "literal"]); // records have no language
-// Files the index outlines (code and docs; languages.py): a data file's view has no outline.
-const OUTLINED = /\.(py|pyi|rs|c|c\+\+|cc|cpp|cxx|h|hh|hpp|hxx|inl|ipp|md|markdown|txt)$/i;
+// Files the index outlines (code, docs, and data files by their key paths; languages.py).
+const OUTLINED = /\.(py|pyi|rs|c|c\+\+|cc|cpp|cxx|h|hh|hpp|hxx|inl|ipp|md|markdown|txt|json|jsonl|ndjson|toml|ya?ml|csv|tsv)$/i;
 const $ = (id) => document.getElementById(id);
 
 // --- state and the URL ------------------------------------------------------------------------
@@ -395,7 +395,7 @@ function renderOutline(state, outline) {
   const entries = (outline && outline.files && outline.files[0] && outline.files[0].entries) || [];
   const list = el("ul");
   for (const entry of entries) {
-    const link = el("a", { href: urlOf({ ...state, line: entry.start_line }), title: `${entry.kind} ${entry.name} (line ${entry.start_line})` },
+    const link = el("a", { href: urlOf({ ...state, line: entry.start_line }), title: `${entry.kind} ${entry.name}` + (entry.start_line ? ` (line ${entry.start_line})` : "") },
       el("span", { class: "kind", text: entry.kind }), entry.name);
     link.style.paddingLeft = `${0.2 + entry.depth * 0.9}rem`;
     link.addEventListener("click", (event) => {
