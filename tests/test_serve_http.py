@@ -320,6 +320,28 @@ def test_bad_requests_are_structured_errors(server: Server) -> None:
     assert _error(server.post("/api/search", {"q": "x", "mode": "semantic"})) == invalid
 
 
+def test_model_id_is_checked_against_the_indexs_own_model(
+    tmp_path: Path, serve: Callable[..., Server]
+) -> None:
+    """An index embedded with an older window keeps it (test_code_search): a client naming that
+    model is served, in words alone too; naming today's default is refused."""
+    import sqlite3
+
+    from repomap.embed.model import DEFAULT_MAX_TOKENS, model_id_for
+
+    root = indexed_tree(tmp_path / "repo", FILES)
+    older = model_id_for(48)
+    with sqlite3.connect(root / ".repomap" / "index.db") as db:
+        db.execute("INSERT INTO meta (key, value) VALUES ('embedding_model', ?)", (older,))
+    server = serve(root, "--rate-limit", "0")
+    asked = {"q": "double a number", "mode": "lexical"}
+    status, _, body = server.post("/api/search", {**asked, "modelId": older})
+    assert status == 200 and body["results"], body
+    refused = server.post("/api/search", {**asked, "modelId": model_id_for(DEFAULT_MAX_TOKENS)})
+    assert _error(refused) == (409, "EMBEDDING_MODEL_MISMATCH")
+    assert older in refused[2]["error"]["message"]
+
+
 def test_body_limit(server: Server) -> None:
     big = {"q": "pool " * 1000}  # over --max-body-bytes 2048
     assert _error(server.post("/api/search", big)) == (413, "PAYLOAD_TOO_LARGE")

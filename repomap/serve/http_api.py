@@ -158,8 +158,13 @@ class Api:
         if params.modelId is not None:
             from repomap.embed.model import DEFAULT_MAX_TOKENS, model_id_for
 
-            # The index's model when the answer used vectors, else the one it would embed with.
-            served = found.model_id or model_id_for(DEFAULT_MAX_TOKENS)
+            # The model the answer's vectors came from; for an answer in words alone, the one
+            # the index's vectors were made with, else the one it would embed with.
+            served = (
+                found.model_id
+                or await answer(service, service.embedding_model)
+                or model_id_for(DEFAULT_MAX_TOKENS)
+            )
             if params.modelId != served:
                 raise ApiError(
                     "EMBEDDING_MODEL_MISMATCH",

@@ -776,6 +776,15 @@ class Service:
 
     # --- status ------------------------------------------------------------------------------
 
+    def embedding_model(self) -> str | None:
+        """The model the served indexes' vectors were made with (the first root's that has
+        vectors), None when none has any."""
+        for root, _ in self.roots.scope(None):
+            with self.reading(root) as db:
+                if (model_id := store.embedding_model(db)) is not None:
+                    return model_id
+        return None
+
     def index_status(self) -> StatusAnswer:
         notices: list[str] = []
         statuses = []
