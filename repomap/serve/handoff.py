@@ -14,7 +14,6 @@ Only the standard library here: the CLI imports this module on its fast path.
 from __future__ import annotations
 
 import contextlib
-import http.client
 import json
 import os
 from collections.abc import Iterator, Sequence
@@ -65,6 +64,8 @@ def server_for(db_path: Path) -> str | None:
 
 def ask(url: str, path: str, body: dict[str, Any]) -> dict[str, Any] | None:
     """POST `body` as JSON to the server's `path`; its JSON answer on 200, else None."""
+    import http.client  # only when a server is there to ask: ~20 ms of every CLI call else
+
     parts = urlsplit(url)
     if parts.scheme != "http" or not parts.hostname or not parts.port:
         return None
