@@ -66,6 +66,14 @@ def window_of(model_id: str) -> int | None:
     return int(window) if 2 <= int(window) <= MAX_TOKENS_LIMIT else None
 
 
+def import_runtime() -> None:
+    """Import onnxruntime and tokenizers in the calling thread. A caller about to load the
+    model in another thread calls this first: onnxruntime's native library loading in one
+    thread while another thread loaded usearch's crashed the process (SIGSEGV)."""
+    import onnxruntime  # noqa: F401
+    import tokenizers  # noqa: F401
+
+
 def usable_cores() -> int:
     """Cores this process may run on (a container's or taskset's limit, not the host's count)."""
     if hasattr(os, "sched_getaffinity"):

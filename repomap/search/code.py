@@ -342,6 +342,10 @@ def _semantic_scores(
     if quick_start:
         from concurrent.futures import ThreadPoolExecutor
 
+        from repomap.embed.model import import_runtime
+
+        import_runtime()  # native libraries are loaded in this thread, one at a time
+
         # A process that asks once (the CLI) has neither the model nor the vectors in memory:
         # the model loads and embeds in a thread (onnxruntime lets go of the GIL) while this
         # one reads the vectors, so the slower of the two is paid, not both.
