@@ -630,7 +630,9 @@ def build_server(
         """The structure of files: symbols of code files and headings of Markdown, with lines.
 
         One tree per file (files in path order), entries as (depth, kind, name, start_line,
-        end_line), from the index. Use it to see what a file or folder contains before
+        end_line), from the index. One data file (JSON, TOML, YAML, CSV) named by its path:
+        its key paths as a tree (object, array `steps[]`, key; line 0 where the format gives
+        none). Use it to see what a file or folder contains before
         reading it; then get_symbol_content or read_file for the part you need. For the
         whole repository's important parts use get_repo_map instead.
         Example: outline("django/db/models/query.py", level=2).
