@@ -1,0 +1,226 @@
+"""FTS5's bm25() over `chunks_fts`, computed with numpy from postings held in memory.
+
+A long-running server (a `KeptReader`, so `Store.state` is set) reads the chunks' postings
+once per index state (store/postings.py: ~1.2 s and ~22 MB on Django's 47,912 chunks) and
+answers each question's lexical candidates from them, instead of FTS5 scoring every chunk that
+holds any of the question's words (7-15 ms on Django). The arithmetic is bm25()'s own
+(sqlite/ext/fts5/fts5_aux.c: k1 1.2, b 0.75, the IDF floor 1e-6, the column weights summed per
+instance, each phrase's term added in the question's order), so each score is the double SQLite
+computes, and the order is the same: best first, ties by ascending rowid (the order FTS5 visits
+rows in, which SQLite's sorter keeps). A one-query connection (the CLI) asks SQLite: reading
+the postings costs more than one question saves.
+
+A question's word that FTS5's tokenizer makes into more than one token (a phrase) is left to
+SQLite: `scores` returns None and the caller runs the SQL.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from repomap.store import Store
+from repomap.store.postings import Postings, read_postings, tokenizer
+
+TABLE = "chunks_fts"
+K1 = 1.2  # bm25()'s constants
+B = 0.75
+IDF_FLOOR = 1e-6
+
+_TRAITS_SQL = """SELECT id, coalesce(file_id, -1), coalesce(doc_id, -1), kind, is_test
+FROM chunks ORDER BY id"""
+_FILES_OF_LANGUAGE_SQL = "SELECT id FROM files WHERE language = ?"
+_DOCS_OF_FORMAT_SQL = "SELECT id FROM doc_files WHERE format = ?"
+
+
+@dataclass
+class Prepared:
+    """One index state's postings and, per posting row, what the filters and priors read."""
+
+    postings: Postings
+    norms: np.ndarray  # per row: k1 * (1 - b + b * D / avgdl), bm25()'s denominator part
+    known: np.ndarray  # per row: a row of `chunks` (FTS5 rows without one are never answered)
+    file_ids: np.ndarray  # per row: chunks.file_id, -1 for none
+    doc_ids: np.ndarray  # per row: chunks.doc_id, -1 for none
+    kinds: np.ndarray  # per row: index into kind_names
+    kind_names: list[str]
+    is_test: np.ndarray  # per row, bool
+    weights: tuple[float, ...]
+    seconds: float  # to read and prepare
+
+    @property
+    def nbytes(self) -> int:
+        arrays = (self.norms, self.known, self.file_ids, self.doc_ids, self.kinds, self.is_test)
+        return self.postings.nbytes + sum(array.nbytes for array in arrays)
+
+
+def prepare(db: Store, weights: Sequence[float]) -> Prepared | None:
+    """`db`'s postings and chunk traits, read in its snapshot; None when the table is missing."""
+    started = time.perf_counter()
+    postings = read_postings(db, TABLE)
+    if postings is None or postings.total_rows <= 0:
+        return None
+    avgdl = float(postings.total_tokens) / float(postings.total_rows)
+    norms = K1 * (1 - B + B * postings.sizes / avgdl)
+    rows = db.conn.execute(_TRAITS_SQL).fetchall()
+    if not rows:
+        return None
+    chunk_ids = np.array([row[0] for row in rows], dtype=np.int64)
+    kind_names = sorted({row[3] for row in rows})
+    code_of = {name: code for code, name in enumerate(kind_names)}
+    at = np.minimum(np.searchsorted(chunk_ids, postings.rowids), len(chunk_ids) - 1)
+    known = chunk_ids[at] == postings.rowids
+
+    def column(index: int, dtype: type) -> np.ndarray:
+        values = np.array([row[index] for row in rows], dtype=dtype)
+        return values[at]
+
+    return Prepared(
+        postings=postings,
+        norms=norms,
+        known=known,
+        file_ids=column(1, np.int64),
+        doc_ids=column(2, np.int64),
+        kinds=np.array([code_of.get(row[3], 0) for row in rows], dtype=np.int32)[at],
+        kind_names=kind_names,
+        is_test=column(4, np.int64).astype(bool),
+        weights=tuple(float(w) for w in weights),
+        seconds=time.perf_counter() - started,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Allowed:
+    """What the filters let through (None: no restriction), as search/code.py's Filters."""
+
+    file_ids: list[int] | None = None
+    doc_ids: list[int] | None = None
+    language: str | None = None
+    language_is_doc: bool = False
+    kinds: tuple[str, ...] | None = None
+
+
+def scores(
+    db: Store, prepared: Prepared, terms: Sequence[str], allowed: Allowed, candidates: int
+) -> dict[int, tuple[float, bool, str]] | None:
+    """chunk id -> (BM25 score, is_test, kind) of the best `candidates` chunks holding any of
+    `terms`, as the SQL of search/code.py returns them; None when a term is a phrase to FTS5."""
+    postings = prepared.postings
+    split = tokenizer(postings.tokenize)
+    phrases: list[str] = []
+    for term in terms:
+        tokens = split.tokens(term)
+        if len(tokens) != 1:
+            return None
+        phrases.append(tokens[0])
+    if not phrases:
+        return {}
+    total = len(postings.rowids)
+    score = np.zeros(total, dtype=np.float64)
+    matched = np.zeros(total, dtype=bool)
+    weights = np.asarray(prepared.weights[: postings.counts.shape[1]], dtype=np.float64)
+    if len(weights) < postings.counts.shape[1]:  # bm25() weighs a column without a weight 1.0
+        weights = np.append(weights, [1.0] * (postings.counts.shape[1] - len(weights)))
+    for phrase in phrases:
+        start, end = postings.terms.get(phrase, (0, 0))
+        hits = end - start
+        idf = math.log((postings.total_rows - hits + 0.5) / (hits + 0.5))
+        if idf <= 0.0:
+            idf = IDF_FLOOR
+        if not hits:
+            continue
+        rows = postings.rows[start:end]
+        freq = postings.counts[start:end] @ weights  # exact: the weights are small integers
+        score[rows] += idf * ((freq * (K1 + 1.0)) / (freq + prepared.norms[rows]))
+        matched[rows] = True
+    found = np.flatnonzero(matched & prepared.known)
+    found = found[_allowed(db, prepared, found, allowed)]
+    if len(found) > candidates:
+        # The best `candidates`; of those tied with the last, the lowest rowids (FTS5's order).
+        values = score[found]
+        cut = np.partition(values, len(values) - candidates)[len(values) - candidates]
+        above = found[values > cut]
+        tied = found[values == cut][: candidates - len(above)]
+        found = np.concatenate([above, tied])
+    found = found[np.lexsort((postings.rowids[found], -score[found]))]
+    kind_names = prepared.kind_names
+    return {
+        int(postings.rowids[row]): (
+            float(score[row]),
+            bool(prepared.is_test[row]),
+            kind_names[prepared.kinds[row]],
+        )
+        for row in found
+    }
+
+
+def _allowed(db: Store, prepared: Prepared, rows: np.ndarray, allowed: Allowed) -> np.ndarray:
+    """A mask over `rows` of the chunks the filters let through."""
+    mask = np.ones(len(rows), dtype=bool)
+    if allowed.kinds is not None:
+        codes = [code for code, name in enumerate(prepared.kind_names) if name in allowed.kinds]
+        mask &= np.isin(prepared.kinds[rows], codes)
+    if allowed.file_ids is not None or allowed.doc_ids is not None:
+        mask &= np.isin(prepared.file_ids[rows], allowed.file_ids or []) | np.isin(
+            prepared.doc_ids[rows], allowed.doc_ids or []
+        )
+    if allowed.language is not None:
+        if allowed.language_is_doc:
+            ids = [i for (i,) in db.conn.execute(_DOCS_OF_FORMAT_SQL, (allowed.language,))]
+            mask &= np.isin(prepared.doc_ids[rows], ids)
+        else:
+            ids = [i for (i,) in db.conn.execute(_FILES_OF_LANGUAGE_SQL, (allowed.language,))]
+            mask &= np.isin(prepared.file_ids[rows], ids)
+    return mask
+
+
+# --- one Prepared per index state, for a server's KeptReader ----------------------------------
+
+_PREPARED: dict[object, Prepared | None] = {}  # by (Store.state, weights); None: not usable
+PREPARED_KEPT = 4  # index states (several roots, or an old one still being read)
+# A reader whose index changed under it prepares the new state only once that state has lasted
+# this long; before, it asks SQLite (as search/symbols.py: under `repomap serve --watch` each
+# batch a re-index commits is a new state, and preparing each would cost more than it saves).
+SETTLE_SECONDS = 1.0
+_SEEN: dict[object, tuple[object, float]] = {}  # reader -> (its newest state, when first seen)
+_LOCK = threading.Lock()
+
+
+def prepared(db: Store, weights: Sequence[float]) -> Prepared | None:
+    """The postings of `db`'s index state, read on first use; None for a one-query connection
+    (no `Store.state`), for a state younger than SETTLE_SECONDS that replaced one this reader
+    had prepared (the index is changing), and for an index without chunks."""
+    if db.state is None:
+        return None
+    key = (db.state, tuple(weights))
+    with _LOCK:
+        if key in _PREPARED:
+            return _PREPARED[key]
+        reader = db.state[0] if isinstance(db.state, tuple) else None
+        now = time.monotonic()
+        seen, since = _SEEN.get(reader, (db.state, now))
+        if seen != db.state:
+            since = now
+        _SEEN[reader] = (db.state, since)
+        mine = [k for k in _PREPARED if isinstance(k[0], tuple) and k[0][0] == reader]
+        if mine and now - since < SETTLE_SECONDS:
+            return None
+        for old in mine:
+            del _PREPARED[old]  # an older state of the same reader: never asked for again
+        while len(_PREPARED) >= PREPARED_KEPT:
+            del _PREPARED[next(iter(_PREPARED))]  # the oldest
+        made = prepare(db, weights)
+        _PREPARED[key] = made
+        return made
+
+
+def forget() -> None:
+    """Drop every prepared state (tests and benchmarks measure the first query)."""
+    with _LOCK:
+        _PREPARED.clear()
+        _SEEN.clear()
