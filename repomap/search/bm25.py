@@ -77,7 +77,7 @@ def prepare(db: Store, weights: Sequence[float]) -> Prepared | None:
     known = chunk_ids[at] == postings.rowids
 
     def column(index: int, dtype: type) -> np.ndarray:
-        values = np.array([row[index] for row in rows], dtype=dtype)
+        values: np.ndarray = np.array([row[index] for row in rows], dtype=dtype)
         return values[at]
 
     return Prepared(
@@ -150,12 +150,14 @@ def scores(
     found = found[np.lexsort((postings.rowids[found], -score[found]))]
     kind_names = prepared.kind_names
     return {
-        int(postings.rowids[row]): (
-            float(score[row]),
-            bool(prepared.is_test[row]),
-            kind_names[prepared.kinds[row]],
+        chunk_id: (value, test, kind_names[code])
+        for chunk_id, value, test, code in zip(
+            postings.rowids[found].tolist(),
+            score[found].tolist(),
+            prepared.is_test[found].tolist(),
+            prepared.kinds[found].tolist(),
+            strict=True,
         )
-        for row in found
     }
 
 
@@ -181,7 +183,8 @@ def _allowed(db: Store, prepared: Prepared, rows: np.ndarray, allowed: Allowed) 
 
 # --- one Prepared per index state, for a server's KeptReader ----------------------------------
 
-_PREPARED: dict[object, Prepared | None] = {}  # by (Store.state, weights); None: not usable
+# by (Store.state, weights); None: not usable
+_PREPARED: dict[tuple[object, tuple[float, ...]], Prepared | None] = {}
 PREPARED_KEPT = 4  # index states (several roots, or an old one still being read)
 # A reader whose index changed under it prepares the new state only once that state has lasted
 # this long; before, it asks SQLite (as search/symbols.py: under `repomap serve --watch` each
@@ -197,17 +200,17 @@ def prepared(db: Store, weights: Sequence[float]) -> Prepared | None:
     had prepared (the index is changing), and for an index without chunks."""
     if db.state is None:
         return None
-    key = (db.state, tuple(weights))
+    key = (db.state, tuple(float(w) for w in weights))
     with _LOCK:
         if key in _PREPARED:
             return _PREPARED[key]
-        reader = db.state[0] if isinstance(db.state, tuple) else None
+        reader = _reader_of(db.state)
         now = time.monotonic()
         seen, since = _SEEN.get(reader, (db.state, now))
         if seen != db.state:
             since = now
         _SEEN[reader] = (db.state, since)
-        mine = [k for k in _PREPARED if isinstance(k[0], tuple) and k[0][0] == reader]
+        mine = [held for held in _PREPARED if _reader_of(held[0]) == reader]
         if mine and now - since < SETTLE_SECONDS:
             return None
         for old in mine:
@@ -217,6 +220,10 @@ def prepared(db: Store, weights: Sequence[float]) -> Prepared | None:
         made = prepare(db, weights)
         _PREPARED[key] = made
         return made
+
+
+def _reader_of(state: object) -> object:
+    return state[0] if isinstance(state, tuple) else None
 
 
 def forget() -> None:

@@ -69,74 +69,83 @@ def read_postings(db: Store, table: str) -> Postings | None:
     if tokenize is None:
         return None
     columns = _columns(db, table)
+    if len(columns) > 10:
+        return None  # a column is one digit in _INSTANCES_SQL
     vocab = _VOCAB.format(table=table)
     db.conn.execute(
         f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{vocab} USING fts5vocab(main, {table}, instance)"
     )
-    column_case = "CASE col " + " ".join(f"WHEN '{name}' THEN {i}" for i, name in enumerate(columns))
+    column_case = "CASE col " + " ".join(
+        f"WHEN '{name}' THEN {i}" for i, name in enumerate(columns)
+    )
     column_case += " END"
-    terms: dict[str, tuple[int, int]] = {}
-    doc_parts: list[str] = []
-    column_parts: list[str] = []
+    total_rows, column_totals = _averages(db, table, len(columns))
+    total = sum(column_totals)  # every token is one instance
+    docs = np.empty(total, dtype=np.int64)
+    cols = np.empty(total, dtype=np.uint8)
+    names: list[str] = []
+    term_starts: list[int] = []
     start = 0
     sql = _INSTANCES_SQL.format(vocab=vocab, column_case=column_case)
-    for term, count, docs, cols in db.conn.execute(sql):
-        terms[term] = (start, start + count)  # instances for now; postings below
-        doc_parts.append(docs)
-        column_parts.append(cols)
-        start += count
-    if len(columns) > 10:
-        return None  # a column is one digit in _INSTANCES_SQL
-    docs = _ints(doc_parts, start)
-    cols = np.frombuffer("".join(column_parts).encode("ascii"), dtype=np.uint8) - ord("0")
-    cols = cols.astype(np.int64)
-    if len(cols) != start:
-        raise ValueError(f"read {len(cols)} of {start} columns")
-    total_rows, column_totals = _averages(db, table, len(columns))
-
-    # Instances -> postings: one per (term, row), counted per column.
-    term_of = np.zeros(start, dtype=np.int64)
-    bounds = np.array([span for span in terms.values()], dtype=np.int64).reshape(-1, 2)
-    if len(bounds):
-        term_of[bounds[1:, 0]] = 1
-        term_of = np.cumsum(term_of)
-    order = np.lexsort((cols, docs, term_of))  # already so in practice; cheap to make sure
-    docs, cols, term_of = docs[order], cols[order], term_of[order]
-    new = np.ones(start, dtype=bool)
-    if start:
-        new[1:] = (docs[1:] != docs[:-1]) | (term_of[1:] != term_of[:-1])
-    firsts = np.flatnonzero(new)
-    posting_of = np.cumsum(new) - 1
-    width = len(columns)
-    counts = np.bincount(posting_of * width + cols, minlength=len(firsts) * width)
-    counts = counts.reshape(len(firsts), width)
-    rowids = np.unique(docs)
-    rows = np.searchsorted(rowids, docs[firsts]).astype(np.int32)
-    sizes = np.bincount(np.searchsorted(rowids, docs), minlength=len(rowids)).astype(np.float64)
-    posting_starts = np.searchsorted(firsts, bounds[:, 0]) if len(bounds) else bounds
-    posting_ends = np.append(posting_starts[1:], len(firsts)) if len(bounds) else bounds
-    for (term, _), first, end in zip(terms.items(), posting_starts, posting_ends, strict=True):
-        terms[term] = (int(first), int(end))
-    dtype = np.uint16 if counts.size == 0 or counts.max() < 1 << 16 else np.uint32
+    for term, count, docs_text, cols_text in db.conn.execute(sql):
+        end = start + count
+        if end > total:
+            return None  # the averages record disagrees with the index: leave it to FTS5
+        names.append(term)
+        term_starts.append(start)
+        docs[start:end] = np.fromstring(docs_text, dtype=np.int64, sep=",")
+        cols[start:end] = np.frombuffer(cols_text.encode("ascii"), dtype=np.uint8)
+        start = end
+    if start != total:
+        return None
+    cols -= ord("0")
+    rowids, rows, counts, posting_starts = _group(docs, cols, term_starts, len(columns))
+    posting_ends = [*posting_starts[1:], len(rows)]
+    # A row's size (bm25()'s D) is its count of token instances, all columns: what the table's
+    # docsize record holds, read without needing that record.
+    sizes = np.bincount(rows, weights=counts.sum(axis=1), minlength=len(rowids))
     return Postings(
         rowids=rowids,
-        sizes=sizes,
-        terms=terms,
+        sizes=sizes.astype(np.float64),
+        terms=dict(zip(names, zip(posting_starts, posting_ends, strict=True), strict=True)),
         rows=rows,
-        counts=counts.astype(dtype),
+        counts=counts,
         total_rows=total_rows,
         total_tokens=sum(column_totals),
         tokenize=tokenize,
     )
 
 
-def _ints(parts: list[str], count: int) -> np.ndarray:
-    if not count:
-        return np.zeros(0, dtype=np.int64)
-    found = np.fromstring(",".join(parts), dtype=np.int64, sep=",")
-    if len(found) != count:
-        raise ValueError(f"read {len(found)} of {count} postings")
-    return found
+def _group(
+    docs: np.ndarray, cols: np.ndarray, term_starts: list[int], width: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[int]]:
+    """Instances (term runs of row ids, each instance's column) -> postings, one per (term,
+    row): (row ids ascending, each posting's row index, its count per column, each term's
+    first posting). Few temporaries: Django's 2.7M instances peak at ~1.5x their own arrays."""
+    total = len(docs)
+    boundary = np.zeros(total, dtype=bool)
+    boundary[np.asarray(term_starts, dtype=np.int64)] = True
+    if total > 1 and not np.all((docs[1:] >= docs[:-1]) | boundary[1:]):
+        # Not FTS5's order (rowids ascending within a term): sort within each term.
+        term_of = np.cumsum(boundary) - 1
+        order = np.lexsort((docs, term_of))
+        docs, cols = docs[order], cols[order]
+        del term_of, order
+    new = boundary.copy()
+    new[1:] |= docs[1:] != docs[:-1]
+    posting_of = (np.cumsum(new, dtype=np.int64) - 1).astype(np.int32)
+    firsts = np.flatnonzero(new)
+    postings = len(firsts)
+    counts = np.zeros((postings, width), dtype=np.uint32)
+    for column in range(width):
+        counts[:, column] = np.bincount(posting_of[cols == column], minlength=postings)
+    dtype = np.uint16 if postings == 0 or counts.max() < 1 << 16 else np.uint32
+    posting_docs = docs[firsts]
+    del docs, firsts, new
+    rowids = np.unique(posting_docs)
+    rows = np.searchsorted(rowids, posting_docs).astype(np.int32)
+    starts = posting_of[np.asarray(term_starts, dtype=np.int64)].tolist() if term_starts else []
+    return rowids, rows, counts.astype(dtype), starts
 
 
 def _columns(db: Store, table: str) -> list[str]:

@@ -1,0 +1,222 @@
+"""search/bm25.py: a server's in-memory BM25 gives FTS5's bm25() scores and order exactly,
+applies the filters before its cut, and never answers from an index state that is gone.
+
+A real tree (this project's own search and store sources and docs, copied, one file twice so
+that scores tie), indexed for real; the same query asked through a KeptReader (the in-memory
+path, as the MCP server asks) and through a plain connection on the same snapshot (SQLite).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from repomap import config, store
+from repomap.index import pipeline as indexer
+from repomap.search import bm25
+from repomap.search.code import (
+    COLUMN_WEIGHTS,
+    lexical_scores,
+    make_filters,
+    query_terms,
+    search_code,
+)
+from repomap.store import Store
+from repomap.store.postings import tokenizer
+
+PROJECT = Path(__file__).resolve().parent.parent
+QUESTIONS = [
+    "where is the index opened read-only?",
+    "how are vectors decoded from float16 blobs",
+    "which migrations run when the schema is old",
+    "parse the query language into a match expression",
+    "snippets of a symbol's source",
+    "how is a test file demoted in the ranking",
+    "what happens when the path filter names a folder",
+    "rank symbols by pagerank",
+    "café naïve résumé",  # diacritics folded by the tokenizer
+    "the of and",  # nothing but stop words: kept
+    "connection connections connected",  # one stem three times: three phrases
+]
+FILTERS = [
+    {},
+    {"kind": "function"},
+    {"kind": "class,method"},
+    {"language": "python"},
+    {"language": "markdown"},
+    {"path": "store/"},
+    {"path": "*.md"},
+]
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("bm25") / "tree"
+    for folder in ("search", "store"):
+        shutil.copytree(PROJECT / "repomap" / folder, root / folder,
+                        ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    shutil.copytree(PROJECT / "docs", root / "docs")
+    (root / "copy").mkdir()
+    shutil.copy(PROJECT / "repomap" / "store" / "files.py", root / "copy" / "files.py")  # ties
+    indexer.run(config.resolve(root, workers=1))
+    return root
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    bm25.forget()
+    monkeypatch.setattr(bm25, "SETTLE_SECONDS", 1.0)
+
+
+def both(db: Store, question: str, candidates: int = 300, **filters: str) -> tuple[dict, dict]:
+    """(SQLite's candidates, the in-memory ones) for `question` in `db`'s snapshot."""
+    plain = Store(db.conn, db.path)  # the same snapshot, no state: the SQL path
+    made = make_filters(db, **filters)
+    terms = query_terms(question)
+    return lexical_scores(plain, terms, made, candidates), lexical_scores(
+        db, terms, made, candidates
+    )
+
+
+def test_the_in_memory_scores_are_fts5s_to_the_bit_in_the_same_order(tree: Path) -> None:
+    kept = store.KeptReader(config.resolve(tree).db_path)
+    compared = 0
+    with kept.snapshot() as db:
+        for question in QUESTIONS:
+            for filters in FILTERS:
+                for candidates in (300, 7, 1):
+                    expected, found = both(db, question, candidates, **filters)
+                    assert list(found.items()) == list(expected.items()), (question, filters)
+                    compared += len(expected)
+        prepared = bm25._PREPARED[(db.state, COLUMN_WEIGHTS)]
+        assert prepared is not None  # the in-memory path answered, not SQLite twice
+        assert len(prepared.postings.rowids) == db.scalar("SELECT count(*) FROM chunks")
+    kept.close()
+    assert compared > 2000
+
+
+def test_tied_scores_are_cut_and_ordered_as_fts5_does(tree: Path) -> None:
+    """copy/files.py is store/files.py again: its chunks tie with the original's; the cut keeps
+    the lower rowid of a tie, as SQLite's sorter does."""
+    kept = store.KeptReader(config.resolve(tree).db_path)
+    with kept.snapshot() as db:
+        expected, found = both(db, "ids matching a path filter", 3)
+        scores = list(expected.values())
+        assert len({score for score, _, _ in scores}) < len(scores)  # there is a tie
+        assert list(found.items()) == list(expected.items())
+        plain = Store(db.conn, db.path)
+        for question in QUESTIONS:
+            want = search_code(plain, question, mode="lexical", limit=20)
+            got = search_code(db, question, mode="lexical", limit=20)
+            assert got.hits == want.hits, question
+    kept.close()
+
+
+def test_filters_apply_before_the_cut(tree: Path) -> None:
+    """With a pool of 5, a filter still fills it from the chunks it lets through (a filter after
+    the cut would leave it empty or short), and only with those."""
+    kept = store.KeptReader(config.resolve(tree).db_path)
+    with kept.snapshot() as db:
+        for filters, check in (
+            ({"kind": "class"}, "SELECT kind = 'class' FROM chunks WHERE id = ?"),
+            ({"language": "markdown"}, "SELECT doc_id IS NOT NULL FROM chunks WHERE id = ?"),
+            (
+                {"path": "copy/"},
+                "SELECT f.path LIKE 'copy/%' FROM chunks c JOIN files f ON f.id = c.file_id "
+                "WHERE c.id = ?",
+            ),
+        ):
+            unfiltered, _ = both(db, "where is the index opened read-only?", 5)
+            expected, found = both(db, "where is the index opened read-only?", 5, **filters)
+            assert set(found) != set(unfiltered)
+            assert len(found) == 5, filters
+            assert all(db.scalar(check, (chunk_id,)) == 1 for chunk_id in found), filters
+            assert list(found.items()) == list(expected.items())
+    kept.close()
+
+
+def test_a_reindex_never_leaves_the_scorer_answering_from_the_old_index(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "tree"
+    shutil.copytree(tree, root)  # its own copy: this test changes files
+    settings = config.resolve(root, workers=1)
+    kept = store.KeptReader(settings.db_path)
+    question = "quokka marsupial census"
+    with kept.snapshot() as db:
+        assert lexical_scores(db, query_terms(question), make_filters(db)) == {}
+        first = db.state
+        assert bm25._PREPARED[(first, COLUMN_WEIGHTS)] is not None
+    (root / "store" / "zoo.py").write_text(
+        'def count_quokkas(park):\n    """The quokka marsupial census of a park."""\n'
+        "    return len(park.quokkas)\n"
+    )
+    (root / "copy" / "files.py").unlink()
+    indexer.run(settings)
+
+    def answer() -> tuple[list[str], dict, dict]:
+        with kept.snapshot() as db:
+            assert db.state != first
+            expected, found = both(db, question)
+            names = [
+                db.scalar("SELECT name FROM chunks WHERE id = ?", (chunk_id,)) for chunk_id in found
+            ]
+            copies = db.scalar(
+                "SELECT count(*) FROM chunks c JOIN files f ON f.id = c.file_id "
+                "WHERE f.path LIKE 'copy/%'"
+            )
+            assert copies == 0
+            return names, expected, found
+
+    names, expected, found = answer()  # changed just now: SQLite answers, fresh
+    assert names[0] == "count_quokkas"
+    assert found == expected
+    monkeypatch.setattr(bm25, "SETTLE_SECONDS", 0.0)
+    names, expected, found = answer()  # settled: the new state's postings, fresh
+    assert names[0] == "count_quokkas"
+    assert list(found.items()) == list(expected.items())
+    with kept.snapshot() as db:
+        now = bm25._PREPARED[(db.state, COLUMN_WEIGHTS)]
+        assert now is not None
+        assert (first, COLUMN_WEIGHTS) not in bm25._PREPARED  # the old state's postings dropped
+        assert tokenizer(now.postings.tokenize).tokens("quokka")[0] in now.postings.terms
+        gone = [
+            chunk_id for chunk_id in now.postings.rowids.tolist()
+            if db.scalar("SELECT 1 FROM chunks WHERE id = ?", (chunk_id,)) is None
+        ]  # fmt: skip
+        assert gone == []
+    kept.close()
+
+
+def test_a_word_fts5_reads_as_a_phrase_is_left_to_sqlite(tree: Path) -> None:
+    """U+19B0 is a word character to Python and a separator to unicode61: FTS5 matches the
+    typed word as a two-token phrase, which the in-memory scorer does not do; SQLite answers."""
+    word = "index\u19b0opened"
+    kept = store.KeptReader(config.resolve(tree).db_path)
+    with kept.snapshot() as db:
+        prepared = bm25.prepared(db, COLUMN_WEIGHTS)
+        assert prepared is not None
+        assert len(tokenizer(prepared.postings.tokenize).tokens(word)) == 2
+        assert bm25.scores(db, prepared, [word], bm25.Allowed(), 10) is None
+        expected, found = both(db, word)
+        assert found == expected
+    kept.close()
+
+
+def test_the_tokenizer_stems_as_fts5_porter_does() -> None:
+    split = tokenizer("porter unicode61 remove_diacritics 2")
+    assert split.tokens("parsing") == ("pars",)
+    assert split.tokens("Headers") == ("header",)
+    assert split.tokens("Café") == ("cafe",)
+    assert split.tokens("a-b") == ("a", "b")
+    assert tokenizer("unicode61").tokens("parsing") == ("parsing",)
+
+
+def test_a_one_query_connection_asks_sqlite(tree: Path) -> None:
+    with store.reading(config.resolve(tree).db_path) as db:
+        assert db.state is None
+        assert bm25.prepared(db, COLUMN_WEIGHTS) is None
+        assert lexical_scores(db, query_terms("open the index"), make_filters(db))
+    assert bm25._PREPARED == {}
