@@ -68,7 +68,7 @@ def main() -> int:
             plain = Store(db.conn, db.path)  # the same snapshot, no state: the SQL path
             before = rss_mb()
             started = time.perf_counter()
-            kept = bm25.prepared(db, COLUMN_WEIGHTS)
+            kept = bm25.prepared(db, COLUMN_WEIGHTS, wait=True)  # read in a thread
             build = time.perf_counter() - started
             grown = rss_mb() - before
             assert kept is not None

@@ -24,7 +24,7 @@ from repomap.search.code import (
     search_code,
 )
 from repomap.store import Store
-from repomap.store.postings import tokenizer
+from repomap.store.postings import fingerprint, tokenizer
 
 PROJECT = Path(__file__).resolve().parent.parent
 QUESTIONS = [
@@ -84,15 +84,16 @@ def test_the_in_memory_scores_are_fts5s_to_the_bit_in_the_same_order(tree: Path)
     kept = store.KeptReader(config.resolve(tree).db_path)
     compared = 0
     with kept.snapshot() as db:
+        prepared = bm25.prepared(db, COLUMN_WEIGHTS, wait=True)
+        assert prepared is not None  # the in-memory path answers below, not SQLite twice
+        assert len(prepared.postings.rowids) == db.scalar("SELECT count(*) FROM chunks")
         for question in QUESTIONS:
             for filters in FILTERS:
                 for candidates in (300, 7, 1):
                     expected, found = both(db, question, candidates, **filters)
                     assert list(found.items()) == list(expected.items()), (question, filters)
                     compared += len(expected)
-        prepared = bm25._PREPARED[(db.state, COLUMN_WEIGHTS)]
-        assert prepared is not None  # the in-memory path answered, not SQLite twice
-        assert len(prepared.postings.rowids) == db.scalar("SELECT count(*) FROM chunks")
+        assert bm25.prepared(db, COLUMN_WEIGHTS) is prepared
     kept.close()
     assert compared > 2000
 
@@ -102,6 +103,7 @@ def test_tied_scores_are_cut_and_ordered_as_fts5_does(tree: Path) -> None:
     the lower rowid of a tie, as SQLite's sorter does."""
     kept = store.KeptReader(config.resolve(tree).db_path)
     with kept.snapshot() as db:
+        assert bm25.prepared(db, COLUMN_WEIGHTS, wait=True) is not None
         expected, found = both(db, "ids matching a path filter", 3)
         scores = list(expected.values())
         assert len({score for score, _, _ in scores}) < len(scores)  # there is a tie
@@ -119,6 +121,7 @@ def test_filters_apply_before_the_cut(tree: Path) -> None:
     the cut would leave it empty or short), and only with those."""
     kept = store.KeptReader(config.resolve(tree).db_path)
     with kept.snapshot() as db:
+        assert bm25.prepared(db, COLUMN_WEIGHTS, wait=True) is not None
         for filters, check in (
             ({"kind": "class"}, "SELECT kind = 'class' FROM chunks WHERE id = ?"),
             ({"language": "markdown"}, "SELECT doc_id IS NOT NULL FROM chunks WHERE id = ?"),
@@ -146,9 +149,10 @@ def test_a_reindex_never_leaves_the_scorer_answering_from_the_old_index(
     kept = store.KeptReader(settings.db_path)
     question = "quokka marsupial census"
     with kept.snapshot() as db:
+        old = bm25.prepared(db, COLUMN_WEIGHTS, wait=True)
+        assert old is not None
         assert lexical_scores(db, query_terms(question), make_filters(db)) == {}
         first = db.state
-        assert bm25._PREPARED[(first, COLUMN_WEIGHTS)] is not None
     (root / "store" / "zoo.py").write_text(
         'def count_quokkas(park):\n    """The quokka marsupial census of a park."""\n'
         "    return len(park.quokkas)\n"
@@ -163,30 +167,51 @@ def test_a_reindex_never_leaves_the_scorer_answering_from_the_old_index(
             names = [
                 db.scalar("SELECT name FROM chunks WHERE id = ?", (chunk_id,)) for chunk_id in found
             ]
-            copies = db.scalar(
-                "SELECT count(*) FROM chunks c JOIN files f ON f.id = c.file_id "
-                "WHERE f.path LIKE 'copy/%'"
-            )
-            assert copies == 0
             return names, expected, found
 
-    names, expected, found = answer()  # changed just now: SQLite answers, fresh
+    with kept.snapshot() as db:  # changed just now: not settled, so nothing is being read yet
+        assert bm25.prepared(db, COLUMN_WEIGHTS, wait=True) is None
+    names, expected, found = answer()  # SQLite answers, fresh
     assert names[0] == "count_quokkas"
     assert found == expected
     monkeypatch.setattr(bm25, "SETTLE_SECONDS", 0.0)
-    names, expected, found = answer()  # settled: the new state's postings, fresh
-    assert names[0] == "count_quokkas"
-    assert list(found.items()) == list(expected.items())
     with kept.snapshot() as db:
-        now = bm25._PREPARED[(db.state, COLUMN_WEIGHTS)]
-        assert now is not None
-        assert (first, COLUMN_WEIGHTS) not in bm25._PREPARED  # the old state's postings dropped
+        now = bm25.prepared(db, COLUMN_WEIGHTS, wait=True)
+        assert now is not None and now is not old
         assert tokenizer(now.postings.tokenize).tokens("quokka")[0] in now.postings.terms
         gone = [
             chunk_id for chunk_id in now.postings.rowids.tolist()
             if db.scalar("SELECT 1 FROM chunks WHERE id = ?", (chunk_id,)) is None
         ]  # fmt: skip
-        assert gone == []
+        assert gone == []  # copy/files.py's chunks are not in the new postings
+    names, expected, found = answer()  # the new content's postings, fresh
+    assert names[0] == "count_quokkas"
+    assert list(found.items()) == list(expected.items())
+    assert len(bm25._PREPARED) == 1  # the old content's postings dropped
+    kept.close()
+
+
+def test_postings_read_while_the_index_changes_are_not_used_for_the_new_content(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The background read describes the content it read: a snapshot showing other content
+    (a write committed meanwhile) is answered by SQLite, never from those postings."""
+    root = tmp_path / "tree"
+    shutil.copytree(tree, root)
+    settings = config.resolve(root, workers=1)
+    monkeypatch.setattr(bm25, "SETTLE_SECONDS", 0.0)
+    kept = store.KeptReader(settings.db_path)
+    with kept.snapshot() as db:
+        assert bm25.prepared(db, COLUMN_WEIGHTS, wait=True) is not None
+        print_then = fingerprint(db, bm25.TABLE)
+    (root / "store" / "zoo.py").write_text("def wombat_burrow():\n    return 1\n")
+    indexer.run(settings)
+    with kept.snapshot() as db:
+        assert fingerprint(db, bm25.TABLE) != print_then
+        held = bm25._PREPARED[(db.path, COLUMN_WEIGHTS)]
+        assert held[0] == print_then  # still the old content's, until the new read is done
+        expected, found = both(db, "wombat burrow")  # asked before the read is done
+        assert found == expected and found
     kept.close()
 
 
@@ -196,7 +221,7 @@ def test_a_word_fts5_reads_as_a_phrase_is_left_to_sqlite(tree: Path) -> None:
     word = "index\u19b0opened"
     kept = store.KeptReader(config.resolve(tree).db_path)
     with kept.snapshot() as db:
-        prepared = bm25.prepared(db, COLUMN_WEIGHTS)
+        prepared = bm25.prepared(db, COLUMN_WEIGHTS, wait=True)
         assert prepared is not None
         assert len(tokenizer(prepared.postings.tokenize).tokens(word)) == 2
         assert bm25.scores(db, prepared, [word], bm25.Allowed(), 10) is None

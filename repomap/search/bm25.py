@@ -1,14 +1,16 @@
 """FTS5's bm25() over `chunks_fts`, computed with numpy from postings held in memory.
 
 A long-running server (a `KeptReader`, so `Store.state` is set) reads the chunks' postings
-once per index state (store/postings.py: ~1.2 s and ~22 MB on Django's 47,912 chunks) and
-answers each question's lexical candidates from them, instead of FTS5 scoring every chunk that
-holds any of the question's words (7-15 ms on Django). The arithmetic is bm25()'s own
+once per index content (store/postings.py: ~1.5 s and ~23 MB of arrays on Django's 47,912
+chunks, in a background thread while SQLite answers) and answers each question's lexical
+candidates from them, instead of FTS5 scoring every chunk that holds any of the question's
+words (7-15 ms on Django; ~0.5 ms from memory). The arithmetic is bm25()'s own
 (sqlite/ext/fts5/fts5_aux.c: k1 1.2, b 0.75, the IDF floor 1e-6, the column weights summed per
 instance, each phrase's term added in the question's order), so each score is the double SQLite
 computes, and the order is the same: best first, ties by ascending rowid (the order FTS5 visits
-rows in, which SQLite's sorter keeps). A one-query connection (the CLI) asks SQLite: reading
-the postings costs more than one question saves.
+rows in, which SQLite's sorter keeps). bench/bm25_parity.py checks it on the seven relevance
+indexes. A one-query connection (the CLI) asks SQLite: reading the postings costs more than one
+question saves.
 
 A question's word that FTS5's tokenizer makes into more than one token (a phrase) is left to
 SQLite: `scores` returns None and the caller runs the SQL.
@@ -21,11 +23,14 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
+from repomap import store
+from repomap.errors import RepomapError
 from repomap.store import Store
-from repomap.store.postings import Postings, read_postings, tokenizer
+from repomap.store.postings import Postings, fingerprint, read_postings, tokenizer
 
 TABLE = "chunks_fts"
 K1 = 1.2  # bm25()'s constants
@@ -181,53 +186,86 @@ def _allowed(db: Store, prepared: Prepared, rows: np.ndarray, allowed: Allowed) 
     return mask
 
 
-# --- one Prepared per index state, for a server's KeptReader ----------------------------------
+# --- one Prepared per index, the newest, made in the background for a server ------------------
 
-# by (Store.state, weights); None: not usable
-_PREPARED: dict[tuple[object, tuple[float, ...]], Prepared | None] = {}
-PREPARED_KEPT = 4  # index states (several roots, or an old one still being read)
-# A reader whose index changed under it prepares the new state only once that state has lasted
-# this long; before, it asks SQLite (as search/symbols.py: under `repomap serve --watch` each
-# batch a re-index commits is a new state, and preparing each would cost more than it saves).
+_PREPARED: dict[tuple[Path, tuple[float, ...]], tuple[bytes, Prepared | None]] = {}
+_BUILDING: dict[tuple[Path, tuple[float, ...]], threading.Thread] = {}
+# A server whose index changed under it starts preparing the new content only once that
+# content has lasted this long (as search/symbols.py: under `repomap serve --watch` each batch a
+# re-index commits is new content, and preparing each would cost more than it saves).
 SETTLE_SECONDS = 1.0
-_SEEN: dict[object, tuple[object, float]] = {}  # reader -> (its newest state, when first seen)
+_SEEN: dict[Path, tuple[bytes, float]] = {}  # index -> (its newest fingerprint, first seen)
 _LOCK = threading.Lock()
 
 
-def prepared(db: Store, weights: Sequence[float]) -> Prepared | None:
-    """The postings of `db`'s index state, read on first use; None for a one-query connection
-    (no `Store.state`), for a state younger than SETTLE_SECONDS that replaced one this reader
-    had prepared (the index is changing), and for an index without chunks."""
+def prepared(db: Store, weights: Sequence[float], *, wait: bool = False) -> Prepared | None:
+    """The postings of the index content `db`'s snapshot shows, or None while they are being
+    read (in a background thread, through a connection of its own: the caller asks SQLite
+    meanwhile, ~1.5 s on Django), for a one-query connection (no `Store.state`: reading them
+    costs more than one query saves), and for an index without chunks. `wait` waits for a
+    build already running or started now (tests, benchmarks).
+
+    Postings are matched to a snapshot by the FTS5 index's fingerprint (store/postings.py),
+    read in that snapshot: any write to the index changes it, so stale postings never answer.
+    """
     if db.state is None:
         return None
-    key = (db.state, tuple(float(w) for w in weights))
+    print_now = fingerprint(db, TABLE)
+    if print_now is None:
+        return None
+    key = (db.path, tuple(float(w) for w in weights))
     with _LOCK:
-        if key in _PREPARED:
-            return _PREPARED[key]
-        reader = _reader_of(db.state)
+        held = _PREPARED.get(key)
+        if held is not None and held[0] == print_now:
+            return held[1]
         now = time.monotonic()
-        seen, since = _SEEN.get(reader, (db.state, now))
-        if seen != db.state:
+        seen, since = _SEEN.get(db.path, (print_now, now))
+        if seen != print_now:
             since = now
-        _SEEN[reader] = (db.state, since)
-        mine = [held for held in _PREPARED if _reader_of(held[0]) == reader]
-        if mine and now - since < SETTLE_SECONDS:
-            return None
-        for old in mine:
-            del _PREPARED[old]  # an older state of the same reader: never asked for again
-        while len(_PREPARED) >= PREPARED_KEPT:
-            del _PREPARED[next(iter(_PREPARED))]  # the oldest
-        made = prepare(db, weights)
-        _PREPARED[key] = made
-        return made
+        _SEEN[db.path] = (print_now, since)
+        thread = _BUILDING.get(key)
+        settled = held is None or now - since >= SETTLE_SECONDS
+        if thread is None and settled:
+            thread = threading.Thread(
+                target=_build, args=(key,), name="repomap-bm25-postings", daemon=True
+            )
+            _BUILDING[key] = thread
+            thread.start()
+    if wait and thread is not None:
+        thread.join()
+        with _LOCK:
+            held = _PREPARED.get(key)
+        if held is not None and held[0] == print_now:
+            return held[1]
+    return None
 
 
-def _reader_of(state: object) -> object:
-    return state[0] if isinstance(state, tuple) else None
+def _build(key: tuple[Path, tuple[float, ...]]) -> None:
+    """Read the postings of the index at key's path as it is now, and keep them."""
+    path, weights = key
+    made: tuple[bytes, Prepared | None] | None = None
+    try:
+        with store.reading(path) as db:
+            if not db.conn.in_transaction:  # one snapshot: the fingerprint describes the read
+                db.conn.execute("BEGIN")
+            found = fingerprint(db, TABLE)
+            if found is not None:
+                made = (found, prepare(db, weights))
+    except (RepomapError, ValueError):  # the index is gone or damaged: SQLite answers
+        made = None
+    finally:
+        with _LOCK:
+            if made is not None:
+                _PREPARED[key] = made  # replaces the older content's
+            _BUILDING.pop(key, None)
 
 
 def forget() -> None:
-    """Drop every prepared state (tests and benchmarks measure the first query)."""
+    """Drop every prepared index, after any build running finishes (tests, benchmarks)."""
+    with _LOCK:
+        running = list(_BUILDING.values())
+    for thread in running:
+        thread.join()
     with _LOCK:
         _PREPARED.clear()
         _SEEN.clear()

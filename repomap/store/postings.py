@@ -148,6 +148,26 @@ def _group(
     return rowids, rows, counts.astype(dtype), starts
 
 
+# FTS5_AVERAGES_ROWID and FTS5_STRUCTURE_ROWID: the structure record (the segments, a cookie and
+# a write counter) is rewritten by every write that reaches the index.
+_FINGERPRINT_SQL = """SELECT group_concat(hex(block), '.') FROM
+    (SELECT block FROM {table}_data WHERE id IN (1, 10) ORDER BY id)"""
+
+
+def fingerprint(db: Store, table: str) -> bytes | None:
+    """What identifies the content of FTS5 table `table` in `db`'s snapshot: its structure and
+    averages records, and the schema's version (a table dropped and made again); None when
+    there is no such table."""
+    try:
+        records = db.scalar(_FINGERPRINT_SQL.format(table=table))
+    except sqlite3.OperationalError:  # no such table
+        return None
+    if records is None:
+        return None
+    version = db.scalar("PRAGMA schema_version")
+    return f"{version}:{records}".encode("ascii")
+
+
 def _columns(db: Store, table: str) -> list[str]:
     return [row[1] for row in db.conn.execute(f"PRAGMA table_info({table})")]
 
