@@ -8,10 +8,15 @@ path, as the MCP server asks) and through a plain connection on the same snapsho
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
+from conftest import run_cli
+from mcp.client import Client
 
 from repomap import config, store
 from repomap.index import pipeline as indexer
@@ -23,6 +28,7 @@ from repomap.search.code import (
     query_terms,
     search_code,
 )
+from repomap.serve.mcp_server import build_server
 from repomap.store import Store
 from repomap.store.postings import fingerprint, tokenizer
 
@@ -245,3 +251,65 @@ def test_a_one_query_connection_asks_sqlite(tree: Path) -> None:
         assert bm25.prepared(db, COLUMN_WEIGHTS) is None
         assert lexical_scores(db, query_terms("open the index"), make_filters(db))
     assert bm25._PREPARED == {}
+
+
+def _wait_for_builds() -> None:
+    for thread in list(bm25._BUILDING.values()):
+        thread.join()
+
+
+def test_the_mcp_server_answers_from_memory_as_the_cli_does_and_follows_changes(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real server (the SDK's in-memory client) against the real CLI in a subprocess
+    (SQLite): the same hits once the postings are read, and after an edit the server's refresh
+    is seen at once (SQLite) and then from the new postings."""
+    root = tmp_path / "tree"
+    shutil.copytree(tree, root)
+    server = build_server(config.resolve(root, workers=1))
+    questions = ["where is the index opened read-only?", "rank symbols by pagerank"]
+
+    def mcp(question: str) -> list[dict]:
+        result = anyio.run(_call, server, question)
+        assert not result.is_error, result.content[0].text
+        return [
+            {key: hit[key] for key in ("file_path", "line_number", "name")}
+            | {"score": round(hit["score"], 4)}  # as the CLI's JSON rounds it
+            for hit in result.structured_content["results"]
+        ]
+
+    def cli(question: str) -> list[dict]:
+        done = run_cli("search", question, "--mode", "lexical", "--json", "--no-refresh",
+                       cwd=root)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return [
+            {"file_path": hit["path"], "line_number": hit["start_line"], "name": hit["name"],
+             "score": hit["score"]}
+            for hit in json.loads(done.stdout)["results"]
+        ]  # fmt: skip
+
+    for _ in range(5):  # the first calls may wait for the start-up check, in a worker thread
+        mcp(questions[0])  # a call on the event loop starts reading the postings
+        _wait_for_builds()
+    assert len(bm25._PREPARED) == 1
+    for question in questions:
+        assert mcp(question) == cli(question)
+    (root / "store" / "zoo.py").write_text(
+        'def count_quokkas(park):\n    """The quokka marsupial census of a park."""\n'
+        "    return len(park.quokkas)\n"
+    )
+    assert mcp("quokka census")[0]["name"] == "count_quokkas"  # re-indexed, SQLite answers
+    monkeypatch.setattr(bm25, "SETTLE_SECONDS", 0.0)
+    for _ in range(5):
+        mcp("quokka census")
+        _wait_for_builds()
+    (held,) = bm25._PREPARED.values()
+    with store.reading(config.resolve(root).db_path) as db:
+        assert held[0] == fingerprint(db, bm25.TABLE)  # the postings of the index as it is now
+    assert mcp("quokka census") == cli("quokka census")
+    assert mcp("quokka census")[0]["name"] == "count_quokkas"
+
+
+async def _call(server: Any, question: str) -> Any:
+    async with Client(server) as client:
+        return await client.call_tool("search_code", {"query": question, "mode": "lexical"})
