@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -313,3 +315,20 @@ def test_the_mcp_server_answers_from_memory_as_the_cli_does_and_follows_changes(
 async def _call(server: Any, question: str) -> Any:
     async with Client(server) as client:
         return await client.call_tool("search_code", {"query": question, "mode": "lexical"})
+
+
+def test_a_build_that_fails_leaves_sqlite_answering(tmp_path: Path) -> None:
+    """The build process on a file that is no index exits non-zero: nothing is kept, nothing
+    raised, and the next build may start."""
+    (tmp_path / "broken.db").write_bytes(b"not a database at all" * 100)
+    key = (tmp_path / "broken.db", COLUMN_WEIGHTS)
+    bm25._build(key)
+    assert bm25._PREPARED == {}
+    assert key not in bm25._BUILDING
+    done = subprocess.run(
+        [sys.executable, "-m", "repomap.search.bm25", tmp_path / "broken.db", tmp_path / "out.npz"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "not a SQLite database" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "out.npz").exists()

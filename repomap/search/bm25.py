@@ -18,7 +18,11 @@ SQLite: `scores` returns None and the caller runs the SQL.
 
 from __future__ import annotations
 
+import json
 import math
+import subprocess
+import sys
+import tempfile
 import threading
 import time
 from collections.abc import Sequence
@@ -62,6 +66,48 @@ class Prepared:
     def nbytes(self) -> int:
         arrays = (self.norms, self.known, self.file_ids, self.doc_ids, self.kinds, self.is_test)
         return self.postings.nbytes + sum(array.nbytes for array in arrays)
+
+    def save(self, path: Path, fingerprint: bytes) -> None:
+        """Everything in one uncompressed .npz (what a build process hands its server)."""
+        postings = self.postings
+        names = "\n".join(postings.terms)  # a token never holds whitespace
+        spans = np.array(list(postings.terms.values()), dtype=np.int64).reshape(-1, 2)
+        header = {
+            "fingerprint": fingerprint.decode("ascii"), "kind_names": self.kind_names,
+            "weights": self.weights, "total_rows": postings.total_rows,
+            "total_tokens": postings.total_tokens, "tokenize": postings.tokenize,
+            "seconds": self.seconds,
+        }  # fmt: skip
+        with open(path, "wb") as out:
+            np.savez(
+                out, header=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8),
+                names=np.frombuffer(names.encode(), dtype=np.uint8), spans=spans,
+                rowids=postings.rowids, sizes=postings.sizes, rows=postings.rows,
+                counts=postings.counts, norms=self.norms, known=self.known,
+                file_ids=self.file_ids, doc_ids=self.doc_ids, kinds=self.kinds,
+                is_test=self.is_test,
+            )  # fmt: skip
+
+    @staticmethod
+    def load(path: Path) -> tuple[bytes, Prepared]:
+        """(the fingerprint of the content it was read from, the postings) from save()'s file."""
+        with np.load(path, allow_pickle=False) as saved:
+            header = json.loads(saved["header"].tobytes().decode())
+            names = saved["names"].tobytes().decode()
+            spans = saved["spans"].tolist()
+            terms = dict(zip(names.split("\n") if names else [], map(tuple, spans), strict=True))
+            postings = Postings(
+                rowids=saved["rowids"], sizes=saved["sizes"], terms=terms, rows=saved["rows"],
+                counts=saved["counts"], total_rows=header["total_rows"],
+                total_tokens=header["total_tokens"], tokenize=header["tokenize"],
+            )  # fmt: skip
+            made = Prepared(
+                postings=postings, norms=saved["norms"], known=saved["known"],
+                file_ids=saved["file_ids"], doc_ids=saved["doc_ids"], kinds=saved["kinds"],
+                kind_names=header["kind_names"], is_test=saved["is_test"],
+                weights=tuple(header["weights"]), seconds=header["seconds"],
+            )  # fmt: skip
+        return header["fingerprint"].encode("ascii"), made
 
 
 def prepare(db: Store, weights: Sequence[float]) -> Prepared | None:
@@ -196,6 +242,7 @@ _BUILDING: dict[tuple[Path, tuple[float, ...]], threading.Thread] = {}
 SETTLE_SECONDS = 1.0
 _SEEN: dict[Path, tuple[bytes, float]] = {}  # index -> (its newest fingerprint, first seen)
 _LOCK = threading.Lock()
+BUILD_TIMEOUT = 600.0  # seconds: a build process past this is stopped; SQLite answers
 
 
 def prepared(db: Store, weights: Sequence[float], *, wait: bool = False) -> Prepared | None:
@@ -241,23 +288,43 @@ def prepared(db: Store, weights: Sequence[float], *, wait: bool = False) -> Prep
 
 
 def _build(key: tuple[Path, tuple[float, ...]]) -> None:
-    """Read the postings of the index at key's path as it is now, and keep them."""
+    """Read the postings of the index at key's path as it is now, in a process of its own, and
+    keep them. In a thread of the server, the reading held the GIL often enough to make each
+    search meanwhile 3-6x slower (every SQLite call gives the GIL up and waits to get it back);
+    a process costs ~0.2 s more CPU (Python and numpy start) and leaves the server's GIL alone."""
     path, weights = key
-    made: tuple[bytes, Prepared | None] | None = None
+    made: tuple[bytes, Prepared] | None = None
+    with tempfile.TemporaryDirectory(prefix="repomap-bm25-") as folder:
+        out = Path(folder) / "postings.npz"
+        command = [sys.executable, "-m", "repomap.search.bm25", str(path), str(out),
+                   *map(str, weights)]  # fmt: skip
+        try:
+            done = subprocess.run(command, capture_output=True, timeout=BUILD_TIMEOUT, check=False)
+            if done.returncode == 0:
+                made = Prepared.load(out)
+        except (OSError, ValueError, KeyError, subprocess.TimeoutExpired):
+            made = None  # SQLite answers, as it does for an index without chunks
+    with _LOCK:
+        if made is not None:
+            _PREPARED[key] = made  # replaces the older content's
+        _BUILDING.pop(key, None)
+
+
+def _main(argv: list[str]) -> int:
+    """`python -m repomap.search.bm25 DB OUT WEIGHT...`: the postings of DB's chunks as they are
+    now, saved to OUT; exit 1 when there are none (no chunks, or a table FTS5 cannot read)."""
+    db_path, out, *weights = argv
     try:
-        with store.reading(path) as db:
-            if not db.conn.in_transaction:  # one snapshot: the fingerprint describes the read
-                db.conn.execute("BEGIN")
-            found = fingerprint(db, TABLE)
-            if found is not None:
-                made = (found, prepare(db, weights))
-    except (RepomapError, ValueError):  # the index is gone or damaged: SQLite answers
-        made = None
-    finally:
-        with _LOCK:
-            if made is not None:
-                _PREPARED[key] = made  # replaces the older content's
-            _BUILDING.pop(key, None)
+        with store.reading(Path(db_path)) as db:
+            found = fingerprint(db, TABLE)  # in the read's own snapshot
+            made = prepare(db, [float(w) for w in weights]) if found is not None else None
+    except RepomapError as error:
+        sys.stderr.write(f"{error}\n")
+        return 2
+    if made is None or found is None:
+        return 1
+    made.save(Path(out), found)
+    return 0
 
 
 def forget() -> None:
@@ -269,3 +336,7 @@ def forget() -> None:
     with _LOCK:
         _PREPARED.clear()
         _SEEN.clear()
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))
