@@ -317,14 +317,36 @@ async def _call(server: Any, question: str) -> Any:
         return await client.call_tool("search_code", {"query": question, "mode": "lexical"})
 
 
-def test_a_build_that_fails_leaves_sqlite_answering(tmp_path: Path) -> None:
-    """The build process on a file that is no index exits non-zero: nothing is kept, nothing
-    raised, and the next build may start."""
+def test_a_build_that_fails_leaves_sqlite_answering_and_is_not_retried_for_that_content(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read that fails (here: a build interpreter that exits 1 at once) keeps nothing usable,
+    raises nothing, and is not started again at every search, only once the content changes."""
+    root = tmp_path / "tree"
+    shutil.copytree(tree, root)
+    settings = config.resolve(root, workers=1)
+    monkeypatch.setattr(bm25, "BUILD_PYTHON", shutil.which("false"))
+    monkeypatch.setattr(bm25, "SETTLE_SECONDS", 0.0)
+    started: list[object] = []
+    build = bm25._build
+    monkeypatch.setattr(bm25, "_build", lambda *args: (started.append(args), build(*args)))
+    kept = store.KeptReader(settings.db_path)
+    for _ in range(3):
+        with kept.snapshot() as db:
+            assert bm25.prepared(db, COLUMN_WEIGHTS, wait=True) is None
+            expected, found = both(db, "where is the index opened read-only?")
+            assert found == expected and found  # SQLite answers
+    assert len(started) == 1
+    (root / "store" / "zoo.py").write_text("def wombat_burrow():\n    return 1\n")
+    indexer.run(settings)
+    with kept.snapshot() as db:
+        assert bm25.prepared(db, COLUMN_WEIGHTS, wait=True) is None
+    assert len(started) == 2  # new content: tried again
+    kept.close()
+
+
+def test_the_build_process_reports_a_file_that_is_no_index(tmp_path: Path) -> None:
     (tmp_path / "broken.db").write_bytes(b"not a database at all" * 100)
-    key = (tmp_path / "broken.db", COLUMN_WEIGHTS)
-    bm25._build(key)
-    assert bm25._PREPARED == {}
-    assert key not in bm25._BUILDING
     done = subprocess.run(
         [sys.executable, "-m", "repomap.search.bm25", tmp_path / "broken.db", tmp_path / "out.npz"],
         capture_output=True, text=True, check=False,

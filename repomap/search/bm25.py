@@ -243,14 +243,16 @@ SETTLE_SECONDS = 1.0
 _SEEN: dict[Path, tuple[bytes, float]] = {}  # index -> (its newest fingerprint, first seen)
 _LOCK = threading.Lock()
 BUILD_TIMEOUT = 600.0  # seconds: a build process past this is stopped; SQLite answers
+BUILD_PYTHON = sys.executable  # the interpreter of the build process: this one
 
 
 def prepared(db: Store, weights: Sequence[float], *, wait: bool = False) -> Prepared | None:
     """The postings of the index content `db`'s snapshot shows, or None while they are being
-    read (in a background thread, through a connection of its own: the caller asks SQLite
-    meanwhile, ~1.5 s on Django), for a one-query connection (no `Store.state`: reading them
-    costs more than one query saves), and for an index without chunks. `wait` waits for a
-    build already running or started now (tests, benchmarks).
+    read (by a process of its own, started and waited for by a thread: the caller asks SQLite
+    meanwhile, ~1.5-2 s on Django), for a one-query connection (no `Store.state`: reading them
+    costs more than one query saves), and when they could not be read for this content (an
+    index without chunks; a failed read is not tried again until the content changes). `wait`
+    waits for a read already running or started now (tests, benchmarks).
 
     Postings are matched to a snapshot by the FTS5 index's fingerprint (store/postings.py),
     read in that snapshot: any write to the index changes it, so stale postings never answer.
@@ -274,7 +276,7 @@ def prepared(db: Store, weights: Sequence[float], *, wait: bool = False) -> Prep
         settled = held is None or now - since >= SETTLE_SECONDS
         if thread is None and settled:
             thread = threading.Thread(
-                target=_build, args=(key,), name="repomap-bm25-postings", daemon=True
+                target=_build, args=(key, print_now), name="repomap-bm25-postings", daemon=True
             )
             _BUILDING[key] = thread
             thread.start()
@@ -287,26 +289,27 @@ def prepared(db: Store, weights: Sequence[float], *, wait: bool = False) -> Prep
     return None
 
 
-def _build(key: tuple[Path, tuple[float, ...]]) -> None:
+def _build(key: tuple[Path, tuple[float, ...]], asked: bytes) -> None:
     """Read the postings of the index at key's path as it is now, in a process of its own, and
     keep them. In a thread of the server, the reading held the GIL often enough to make each
     search meanwhile 3-6x slower (every SQLite call gives the GIL up and waits to get it back);
-    a process costs ~0.2 s more CPU (Python and numpy start) and leaves the server's GIL alone."""
+    a process costs ~0.2 s more CPU (Python and numpy start) and leaves the server's GIL alone.
+    A read that fails is kept as None for the content it was `asked` for, so that it is not
+    tried again at every search."""
     path, weights = key
-    made: tuple[bytes, Prepared] | None = None
+    made: tuple[bytes, Prepared | None] = (asked, None)
     with tempfile.TemporaryDirectory(prefix="repomap-bm25-") as folder:
         out = Path(folder) / "postings.npz"
-        command = [sys.executable, "-m", "repomap.search.bm25", str(path), str(out),
+        command = [BUILD_PYTHON, "-m", "repomap.search.bm25", str(path), str(out),
                    *map(str, weights)]  # fmt: skip
         try:
             done = subprocess.run(command, capture_output=True, timeout=BUILD_TIMEOUT, check=False)
             if done.returncode == 0:
                 made = Prepared.load(out)
         except (OSError, ValueError, KeyError, subprocess.TimeoutExpired):
-            made = None  # SQLite answers, as it does for an index without chunks
+            pass  # SQLite answers, as it does for an index without chunks
     with _LOCK:
-        if made is not None:
-            _PREPARED[key] = made  # replaces the older content's
+        _PREPARED[key] = made  # replaces the older content's
         _BUILDING.pop(key, None)
 
 
