@@ -5,7 +5,8 @@ code, pieces of docs). Two signals:
 
 - lexical: BM25 over the chunks' words (FTS5, porter-stemmed; the title, head and body columns
   weighed apart), the question's words ORed after its stop words are dropped, so a question
-  needs none of its words to be in the answer;
+  needs none of its words to be in the answer; a server computes the same scores from the
+  postings it holds in memory (search/bm25.py), ~20x faster;
 - semantic: cosine between the question's and the chunks' embeddings (repomap/embed).
 
 `hybrid` fuses the two scores with a weight; then small priors: definitions above module and
