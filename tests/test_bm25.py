@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -32,7 +33,7 @@ from repomap.search.code import (
 )
 from repomap.serve.mcp_server import build_server
 from repomap.store import Store
-from repomap.store.postings import fingerprint, tokenizer
+from repomap.store.postings import fingerprint, read_postings, tokenizer, tokenizer_of
 
 PROJECT = Path(__file__).resolve().parent.parent
 QUESTIONS = [
@@ -354,3 +355,34 @@ def test_the_build_process_reports_a_file_that_is_no_index(tmp_path: Path) -> No
     assert done.returncode == 2
     assert "not a SQLite database" in done.stderr and "Traceback" not in done.stderr
     assert not (tmp_path / "out.npz").exists()
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        ("tokenize='porter unicode61 remove_diacritics 2'", "porter unicode61 remove_diacritics 2"),
+        ("", "unicode61"),
+        ("detail=full, tokenize = 'trigram'", "trigram"),
+        ("detail=column", None),
+        ("detail='none', tokenize='porter'", None),
+    ],
+)
+def test_only_a_table_with_every_instance_is_read(
+    tmp_path: Path, options: str, expected: str | None
+) -> None:
+    """detail=column or none lists a term once per row: the counts bm25() uses are not there,
+    so such a table is left to SQLite."""
+    path = tmp_path / "fts.db"
+    conn = sqlite3.connect(path)
+    conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(a, b{', ' + options if options else ''})")
+    conn.execute("INSERT INTO t (a, b) VALUES ('parsing headers', 'header lines')")
+    conn.commit()
+    db = Store(conn, path)
+    assert tokenizer_of(db, "t") == expected
+    postings = read_postings(db, "t")
+    if expected is None:
+        assert postings is None
+    else:
+        assert postings is not None and postings.total_rows == 1
+        assert sum(end - start for start, end in postings.terms.values()) == len(postings.rows)
+    conn.close()

@@ -31,6 +31,7 @@ _INSTANCES_SQL = """SELECT term, count(*), group_concat(doc), group_concat({colu
 FROM temp.{vocab} GROUP BY term"""
 _AVERAGES_SQL = "SELECT block FROM {table}_data WHERE id = 1"  # FTS5_AVERAGES_ROWID
 _TOKENIZE_OPTION = re.compile(r"tokenize\s*=\s*'((?:[^']|'')*)'", re.IGNORECASE)
+_DETAIL_OPTION = re.compile(r"detail\s*=\s*'?(\w+)", re.IGNORECASE)
 
 
 @dataclass
@@ -173,9 +174,15 @@ def _columns(db: Store, table: str) -> list[str]:
 
 
 def tokenizer_of(db: Store, table: str) -> str | None:
-    """The `tokenize=` option FTS5 table `table` was created with ('unicode61' by default)."""
+    """The `tokenize=` option FTS5 table `table` was created with ('unicode61' by default);
+    None when it is no FTS5 table or not one with every instance's position (`detail=full`,
+    the default: `detail=column` or `none` lists a term once per row, not once per instance,
+    and bm25() then counts differently)."""
     sql = db.scalar("SELECT sql FROM sqlite_master WHERE name = ? AND type = 'table'", (table,))
     if not isinstance(sql, str) or "fts5" not in sql.lower():
+        return None
+    detail = _DETAIL_OPTION.search(sql)
+    if detail is not None and detail.group(1).lower() != "full":
         return None
     found = _TOKENIZE_OPTION.search(sql)
     return "unicode61" if found is None else found.group(1).replace("''", "'")
