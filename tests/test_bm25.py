@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import numpy as np
 import pytest
 from conftest import run_cli
 from mcp.client import Client
@@ -385,4 +386,31 @@ def test_only_a_table_with_every_instance_is_read(
     else:
         assert postings is not None and postings.total_rows == 1
         assert sum(end - start for start, end in postings.terms.values()) == len(postings.rows)
+    conn.close()
+
+
+def test_postings_handed_over_by_file_keep_every_token(tmp_path: Path) -> None:
+    """The .npz a build process writes keeps tokens of any characters (a trigram tokenizer
+    keeps spaces and newlines in its tokens), the arrays and the fingerprint."""
+    path = tmp_path / "fts.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(a, tokenize='trigram')")
+    conn.execute("INSERT INTO t (a) VALUES ('a\nb c\u00e9\u4e2d\u6587')")
+    conn.commit()
+    db = Store(conn, path)
+    postings = read_postings(db, "t")
+    assert postings is not None and any("\n" in term for term in postings.terms)
+    rows = len(postings.rowids)
+    made = bm25.Prepared(
+        postings=postings, norms=np.ones(rows), known=np.ones(rows, dtype=bool),
+        file_ids=np.full(rows, 7), doc_ids=np.full(rows, -1), kinds=np.zeros(rows, np.int32),
+        kind_names=["function"], is_test=np.zeros(rows, dtype=bool), weights=(3.0,), seconds=0.5,
+    )  # fmt: skip
+    made.save(tmp_path / "p.npz", b"92:ABC")
+    found, loaded = bm25.Prepared.load(tmp_path / "p.npz")
+    assert found == b"92:ABC"
+    assert loaded.postings.terms == postings.terms
+    assert loaded.postings.tokenize == "trigram"
+    assert (loaded.postings.counts == postings.counts).all()
+    assert loaded.kind_names == ["function"] and loaded.weights == (3.0,)
     conn.close()

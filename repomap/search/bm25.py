@@ -70,7 +70,7 @@ class Prepared:
     def save(self, path: Path, fingerprint: bytes) -> None:
         """Everything in one uncompressed .npz (what a build process hands its server)."""
         postings = self.postings
-        names = "\n".join(postings.terms)  # a token never holds whitespace
+        encoded = [term.encode("utf-8", "surrogatepass") for term in postings.terms]
         spans = np.array(list(postings.terms.values()), dtype=np.int64).reshape(-1, 2)
         header = {
             "fingerprint": fingerprint.decode("ascii"), "kind_names": self.kind_names,
@@ -81,7 +81,8 @@ class Prepared:
         with open(path, "wb") as out:
             np.savez(
                 out, header=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8),
-                names=np.frombuffer(names.encode(), dtype=np.uint8), spans=spans,
+                names=np.frombuffer(b"".join(encoded), dtype=np.uint8),
+                name_sizes=np.array([len(name) for name in encoded], dtype=np.int64), spans=spans,
                 rowids=postings.rowids, sizes=postings.sizes, rows=postings.rows,
                 counts=postings.counts, norms=self.norms, known=self.known,
                 file_ids=self.file_ids, doc_ids=self.doc_ids, kinds=self.kinds,
@@ -93,9 +94,14 @@ class Prepared:
         """(the fingerprint of the content it was read from, the postings) from save()'s file."""
         with np.load(path, allow_pickle=False) as saved:
             header = json.loads(saved["header"].tobytes().decode())
-            names = saved["names"].tobytes().decode()
+            joined = saved["names"].tobytes()
+            ends = np.cumsum(saved["name_sizes"]).tolist()
+            names = [
+                joined[start:end].decode("utf-8", "surrogatepass")
+                for start, end in zip([0, *ends[:-1]], ends, strict=True)
+            ]  # any token, whatever characters the tokenizer keeps in it
             spans = saved["spans"].tolist()
-            terms = dict(zip(names.split("\n") if names else [], map(tuple, spans), strict=True))
+            terms = dict(zip(names, map(tuple, spans), strict=True))
             postings = Postings(
                 rowids=saved["rowids"], sizes=saved["sizes"], terms=terms, rows=saved["rows"],
                 counts=saved["counts"], total_rows=header["total_rows"],
