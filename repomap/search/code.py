@@ -5,7 +5,8 @@ code, pieces of docs). Two signals:
 
 - lexical: BM25 over the chunks' words (FTS5, porter-stemmed; the title, head and body columns
   weighed apart), the question's words ORed after its stop words are dropped, so a question
-  needs none of its words to be in the answer;
+  needs none of its words to be in the answer; a server computes the same scores from the
+  postings it holds in memory (search/bm25.py), ~20x faster;
 - semantic: cosine between the question's and the chunks' embeddings (repomap/embed).
 
 `hybrid` fuses the two scores with a weight; then small priors: definitions above module and
@@ -208,6 +209,26 @@ def _where(filters: Filters) -> tuple[str, list[Any]]:
     return "".join(f" AND {clause}" for clause in clauses), params
 
 
+def _in_memory(
+    db: Store, terms: Sequence[str], filters: Filters, candidates: int
+) -> dict[int, tuple[float, bool, str]] | None:
+    """lexical_scores() from search/bm25.py's postings (imported here: it needs numpy, which a
+    CLI search without vectors does not); None when they cannot answer."""
+    from repomap.search import bm25
+
+    kept = bm25.prepared(db, COLUMN_WEIGHTS)
+    if kept is None:
+        return None
+    allowed = bm25.Allowed(
+        file_ids=filters.file_ids,
+        doc_ids=filters.doc_ids,
+        language=filters.language,
+        language_is_doc=filters.language in DOC_LANGUAGES,
+        kinds=filters.kinds,
+    )
+    return bm25.scores(db, kept, terms, allowed, candidates)
+
+
 def _json_ids(ids: list[int] | None) -> str:
     return "[" + ",".join(map(str, ids or ())) + "]"
 
@@ -223,6 +244,10 @@ def lexical_scores(
     """chunk id -> (BM25 score, is_test, kind) of the best `candidates` chunks."""
     if not terms:
         return {}
+    if db.state is not None:  # a server's kept reader: its postings in memory, same scores
+        found = _in_memory(db, terms, filters, candidates)
+        if found is not None:
+            return found
     where, params = _where(filters)
     sql = _LEXICAL_SQL.format(where=where) if where else _LEXICAL_UNFILTERED_SQL
     rows = db.conn.execute(
