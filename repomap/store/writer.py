@@ -189,6 +189,11 @@ class Writer:
         # up), so indexing file by file cost twice the CPU of indexing a batch at once.
         self._unindexed: set[int] = set()
         self._unindexed_docs: set[int] = set()  # the same for docs' chunks
+        # Docs' chunk rows, written at the end of the batch in ascending id order. Their ids
+        # are negative (-(doc id * ROWS_PER_FILE + ordinal)), so written as made, each row went
+        # in front of the ones before it: B-tree pages split half full, and a cold index of
+        # Django's docs left 9.7 MB of 17.8 MB of chunk pages empty (1.3 MB written in order).
+        self._doc_chunks: dict[int, list[tuple]] = {}
         self._depth = 0  # batches open: the outermost indexes the text
         # What link_declarations must revisit: C++ files written, and the qualified names of
         # in-class declarations removed or added.
@@ -209,13 +214,20 @@ class Writer:
         """One transaction: every file written inside it lands whole or not at all. A batch
         inside a batch is a savepoint; the outermost one adds the text rows to FTS5."""
         if self._depth:
-            saved = set(self._unindexed), set(self._unindexed_docs), self._links_marked
+            saved = (
+                set(self._unindexed),
+                set(self._unindexed_docs),
+                dict(self._doc_chunks),
+                self._links_marked,
+            )
             self._depth += 1
             try:
                 with self.db.atomic():
                     yield
             except BaseException:  # rolled back to the savepoint: so is what it wrote
-                self._unindexed, self._unindexed_docs, self._links_marked = saved
+                (self._unindexed, self._unindexed_docs, self._doc_chunks, self._links_marked) = (
+                    saved
+                )
                 raise
             finally:
                 self._depth -= 1
@@ -232,6 +244,7 @@ class Writer:
             self._depth = 0
             self._unindexed.clear()  # rolled back with the rows, or indexed
             self._unindexed_docs.clear()
+            self._doc_chunks.clear()
 
     def _mark_links_pending(self) -> None:
         if not self._links_marked:
@@ -244,6 +257,11 @@ class Writer:
             self.conn.execute(INDEX_TEXT_SQL, span)
             self.conn.execute(INDEX_LITERAL_SQL, span)
             self.conn.execute(INDEX_CHUNKS_SQL, span)
+        self.conn.executemany(
+            INSERT_CHUNK_SQL,
+            sorted(row for rows in self._doc_chunks.values() for row in rows),
+        )
+        self._doc_chunks.clear()
         for first, last in _id_runs(sorted(self._unindexed_docs)):
             self.conn.execute(INDEX_CHUNKS_SQL, _doc_chunk_range(first, last))
 
@@ -431,6 +449,7 @@ class Writer:
         chunks = _doc_chunk_range(doc_id, doc_id)
         if doc_id in self._unindexed_docs:
             self._unindexed_docs.discard(doc_id)
+            self._doc_chunks.pop(doc_id, None)  # not written yet
         else:
             self.conn.execute(UNINDEX_CHUNKS_SQL, chunks)
         self.conn.execute("DELETE FROM chunks WHERE id >= ? AND id < ?", chunks)
@@ -479,12 +498,9 @@ class Writer:
                 if ordinal < ROWS_PER_FILE
             ),
         )
-        self.conn.executemany(
-            INSERT_CHUNK_SQL,
-            (
-                (-(base + ordinal), None, doc_id, *chunk[:4], int(chunk[4]), *chunk[5:])
-                for ordinal, chunk in enumerate(rows.chunks[: ROWS_PER_FILE - 1])
-            ),
-        )
+        self._doc_chunks[doc_id] = [
+            (-(base + ordinal), None, doc_id, *chunk[:4], int(chunk[4]), *chunk[5:])
+            for ordinal, chunk in enumerate(rows.chunks[: ROWS_PER_FILE - 1])
+        ]
         self._unindexed_docs.add(doc_id)
         return doc_id
