@@ -348,7 +348,7 @@ def test_prune_keeps_the_vectors_of_texts_the_chunks_table_holds(db: store.Store
         for _cid, name, kind, notnull, _default, _pk in db.conn.execute("PRAGMA table_info(chunks)")
         if notnull
     }
-    columns.update(id=1, hash=digest)
+    columns.update(id=1, hash=bytes.fromhex(digest))  # 32 bytes (schema v16)
     db.conn.execute(
         f"INSERT INTO chunks ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
         list(columns.values()),

@@ -221,7 +221,7 @@ class EmbeddingCache:
         """Cache entries no scope's vectors use and no chunk's text (nor `keep`: hashes a remote
         store still serves) names: what `prune_cache` drops."""
         wanted = {bytes.fromhex(h) for h in keep}
-        wanted.update(bytes.fromhex(h) for (h,) in self.db.conn.execute("SELECT hash FROM chunks"))
+        wanted.update(bytes(h) for (h,) in self.db.conn.execute("SELECT hash FROM chunks"))
         used = {entry for (entry,) in self.db.conn.execute("SELECT DISTINCT entry FROM vectors")}
         return [
             entry

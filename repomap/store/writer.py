@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import NamedTuple
 
+from repomap.store import chunk_texts
 from repomap.store.connection import Store
 from repomap.store.meta import get_meta, set_meta
 
@@ -32,13 +33,10 @@ INDEX_LITERAL_SQL = """INSERT INTO code_text_literal (rowid, content)
 UNINDEX_LITERAL_SQL = """INSERT INTO code_text_literal (code_text_literal, rowid, content)
     SELECT 'delete', id, content || char(57344) FROM code_text WHERE id >= ? AND id < ?"""
 # Retrieval chunks (schema v13): code chunk ids are the file's row range, docs chunk ids its
-# negated range, so one statement indexes a run of files.
+# negated range. Their words go to store/chunk_texts.py (schema v16), and from there into the
+# contentless chunks_fts at the end of the batch, in one statement.
 INSERT_CHUNK_SQL = """INSERT INTO chunks (id, file_id, doc_id, kind, name, start_line, end_line,
-    is_test, hash, title, place, head, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
-INDEX_CHUNKS_SQL = """INSERT INTO chunks_fts (rowid, title, place, head, body)
-    SELECT id, title, place, head, body FROM chunks WHERE id >= ? AND id < ?"""
-UNINDEX_CHUNKS_SQL = """INSERT INTO chunks_fts (chunks_fts, rowid, title, place, head, body)
-    SELECT 'delete', id, title, place, head, body FROM chunks WHERE id >= ? AND id < ?"""
+    is_test, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"""
 ELEMENT_TYPE_CODES = {"comment": 1, "docstring": 2, "string_literal": 3}
 LINK_DECLARATIONS_SQL = """UPDATE symbols SET declaration_id = (
         SELECT d.id FROM symbols d JOIN files f ON f.id = d.file_id
@@ -188,7 +186,6 @@ class Writer:
         # new segment for every statement that inserts into it (and merges them as they pile
         # up), so indexing file by file cost twice the CPU of indexing a batch at once.
         self._unindexed: set[int] = set()
-        self._unindexed_docs: set[int] = set()  # the same for docs' chunks
         # Docs' chunk rows, written at the end of the batch in ascending id order. Their ids
         # are negative (-(doc id * ROWS_PER_FILE + ordinal)), so written as made, each row went
         # in front of the ones before it: B-tree pages split half full, and a cold index of
@@ -214,20 +211,13 @@ class Writer:
         """One transaction: every file written inside it lands whole or not at all. A batch
         inside a batch is a savepoint; the outermost one adds the text rows to FTS5."""
         if self._depth:
-            saved = (
-                set(self._unindexed),
-                set(self._unindexed_docs),
-                dict(self._doc_chunks),
-                self._links_marked,
-            )
+            saved = set(self._unindexed), dict(self._doc_chunks), self._links_marked
             self._depth += 1
             try:
                 with self.db.atomic():
                     yield
             except BaseException:  # rolled back to the savepoint: so is what it wrote
-                (self._unindexed, self._unindexed_docs, self._doc_chunks, self._links_marked) = (
-                    saved
-                )
+                self._unindexed, self._doc_chunks, self._links_marked = saved
                 raise
             finally:
                 self._depth -= 1
@@ -243,7 +233,6 @@ class Writer:
         finally:
             self._depth = 0
             self._unindexed.clear()  # rolled back with the rows, or indexed
-            self._unindexed_docs.clear()
             self._doc_chunks.clear()
 
     def _mark_links_pending(self) -> None:
@@ -256,14 +245,12 @@ class Writer:
             span = (first * ROWS_PER_FILE, (last + 1) * ROWS_PER_FILE)
             self.conn.execute(INDEX_TEXT_SQL, span)
             self.conn.execute(INDEX_LITERAL_SQL, span)
-            self.conn.execute(INDEX_CHUNKS_SQL, span)
         self.conn.executemany(
             INSERT_CHUNK_SQL,
             sorted(row for rows in self._doc_chunks.values() for row in rows),
         )
         self._doc_chunks.clear()
-        for first, last in _id_runs(sorted(self._unindexed_docs)):
-            self.conn.execute(INDEX_CHUNKS_SQL, _doc_chunk_range(first, last))
+        chunk_texts.index_pending(self.db)
 
     def delete_file(self, file_id: int) -> None:
         conn = self.conn
@@ -279,7 +266,7 @@ class Writer:
         else:  # telling FTS5 to forget rows it never had would corrupt it
             conn.execute(UNINDEX_TEXT_SQL, rows)
             conn.execute(UNINDEX_LITERAL_SQL, rows)
-            conn.execute(UNINDEX_CHUNKS_SQL, rows)
+        chunk_texts.forget(self.db, *rows)
         conn.execute("DELETE FROM code_text WHERE id >= ? AND id < ?", rows)
         conn.execute("DELETE FROM chunks WHERE id >= ? AND id < ?", rows)
         conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
@@ -360,13 +347,16 @@ class Writer:
                 )
             ),
         )
+        kept = rows.chunks[: ROWS_PER_FILE - 1]
+        ids = range(base, base + len(kept))
         self.conn.executemany(
             INSERT_CHUNK_SQL,
             (
-                (base + ordinal, file_id, None, *chunk[:4], int(chunk[4]), *chunk[5:])
-                for ordinal, chunk in enumerate(rows.chunks[: ROWS_PER_FILE - 1])
+                (chunk_id, file_id, None, *chunk[:4], int(chunk[4]), bytes.fromhex(chunk[5]))
+                for chunk_id, chunk in zip(ids, kept, strict=True)
             ),
         )
+        chunk_texts.write(self.db, ids, [chunk[6:10] for chunk in kept])
         self._unindexed.add(file_id)
         return file_id
 
@@ -447,11 +437,8 @@ class Writer:
     def delete_doc(self, doc_id: int) -> None:
         rows = _row_range(doc_id)
         chunks = _doc_chunk_range(doc_id, doc_id)
-        if doc_id in self._unindexed_docs:
-            self._unindexed_docs.discard(doc_id)
-            self._doc_chunks.pop(doc_id, None)  # not written yet
-        else:
-            self.conn.execute(UNINDEX_CHUNKS_SQL, chunks)
+        self._doc_chunks.pop(doc_id, None)  # written in this batch: not in `chunks` yet
+        chunk_texts.forget(self.db, *chunks)
         self.conn.execute("DELETE FROM chunks WHERE id >= ? AND id < ?", chunks)
         self.conn.execute("DELETE FROM sections WHERE rowid >= ? AND rowid < ?", rows)
         self.conn.execute("DELETE FROM headings WHERE id >= ? AND id < ?", rows)
@@ -498,9 +485,11 @@ class Writer:
                 if ordinal < ROWS_PER_FILE
             ),
         )
+        kept = rows.chunks[: ROWS_PER_FILE - 1]
+        ids = [-(base + ordinal) for ordinal in range(len(kept))]
         self._doc_chunks[doc_id] = [
-            (-(base + ordinal), None, doc_id, *chunk[:4], int(chunk[4]), *chunk[5:])
-            for ordinal, chunk in enumerate(rows.chunks[: ROWS_PER_FILE - 1])
+            (chunk_id, None, doc_id, *chunk[:4], int(chunk[4]), bytes.fromhex(chunk[5]))
+            for chunk_id, chunk in zip(ids, kept, strict=True)
         ]
-        self._unindexed_docs.add(doc_id)
+        chunk_texts.write(self.db, ids, [chunk[6:10] for chunk in kept])
         return doc_id

@@ -1,0 +1,55 @@
+-- Schema v16: the retrieval chunks' words kept compressed, one blob per file; `chunks_fts`
+-- contentless (issue 20: the database within 1.5 MB per 10,000 indexed lines).
+--
+-- v13 kept each chunk's title, place, head and body as plain text in `chunks` (the external
+-- content of `chunks_fts`) and its content hash as 64 hex characters: on Django 36.8 MB of a
+-- 108.8 MB index. BM25 reads only the full-text index, so `chunks_fts` now keeps no content
+-- (content=''); the words it was given are kept in `chunk_texts`, a zlib-compressed JSON list
+-- per 16 chunks of a file (store/chunk_texts.py), for FTS5's 'delete', snippets and the
+-- embedding text. Same words, same tokenizer, same columns: every BM25 score and answer is
+-- unchanged.
+DROP TABLE chunks_fts;
+DROP TABLE chunks;
+
+CREATE TABLE chunks (
+    id INTEGER PRIMARY KEY,     -- files.id * 1048576 + ordinal; docs, data, commits: see v13, v15
+    file_id INTEGER REFERENCES files(id) ON DELETE CASCADE,
+    doc_id INTEGER REFERENCES doc_files(id) ON DELETE CASCADE,
+    data_id INTEGER REFERENCES data_files(id) ON DELETE CASCADE,
+    commit_id INTEGER REFERENCES commits(id) ON DELETE CASCADE,
+    kind TEXT NOT NULL,         -- the symbol's kind; 'module'; 'section'; 'data'; 'commit'
+    name TEXT NOT NULL,         -- qualified name; for docs the heading path ('Intro > Install')
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    is_test INTEGER NOT NULL,   -- 1: a test, example, benchmark or vendored file (demoted)
+    hash BLOB NOT NULL          -- sha256 of the embedding text, 32 bytes (the cache's key)
+);
+CREATE INDEX chunks_file ON chunks(file_id) WHERE file_id IS NOT NULL;
+CREATE INDEX chunks_doc ON chunks(doc_id) WHERE doc_id IS NOT NULL;
+
+-- One row per 16 chunks of a file (ordinals 0-15, 16-31, ...; a commit's one chunk): id = the
+-- group's first chunk id (files.id * 1048576 + ordinal; docs -(doc_files.id * 1048576 +
+-- ordinal); 2**56 + data_files.id * 1048576 + ordinal; 2**60 + commits.id), texts =
+-- zlib(JSON [[title, place, head, body], ...]) in ordinal order (docs' ids count down).
+CREATE TABLE chunk_texts (
+    id INTEGER PRIMARY KEY,
+    texts BLOB NOT NULL
+);
+
+CREATE VIRTUAL TABLE chunks_fts USING fts5(
+    title, place, head, body,
+    content='',
+    tokenize='porter unicode61 remove_diacritics 2');
+
+-- Every chunk is made again by the next `repomap index`: code files, doc files and data files
+-- are read again (as v13 did), and the commit history is read again from git.
+UPDATE files SET text_indexed = 0;
+UPDATE doc_files SET size = -1, hash = '';
+UPDATE data_files SET size = -1, hash = '';
+INSERT INTO commits_fts(commits_fts) VALUES ('delete-all');
+INSERT INTO commits_literal(commits_literal) VALUES ('delete-all');
+DELETE FROM commit_paths;
+DELETE FROM commits;
+UPDATE meta SET value = '' WHERE key IN ('history_head', 'history_settings');
+
+PRAGMA user_version = 16;
