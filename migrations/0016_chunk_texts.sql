@@ -1,5 +1,6 @@
--- Schema v16: the retrieval chunks' words kept compressed, one blob per file; `chunks_fts`
--- contentless (issue 20: the database within 1.5 MB per 10,000 indexed lines).
+-- Schema v16: the retrieval chunks' words kept compressed, 16 chunks to a blob; `chunks_fts`
+-- contentless; a symbol's doc kept once, in code_text (issue 20: the database within 1.5 MB
+-- per 10,000 indexed lines).
 --
 -- v13 kept each chunk's title, place, head and body as plain text in `chunks` (the external
 -- content of `chunks_fts`) and its content hash as 64 hex characters: on Django 36.8 MB of a
@@ -40,6 +41,13 @@ CREATE VIRTUAL TABLE chunks_fts USING fts5(
     title, place, head, body,
     content='',
     tokenize='porter unicode61 remove_diacritics 2');
+
+-- A symbol's docstring or doc comment is also a code_text row of its file (the LLVM headers:
+-- every one of 21,575 docs, 3.3 MB). A doc that is exactly such a row's content names the row
+-- in doc_text and keeps '' in doc (still NOT NULL: "has a doc" reads the same); readers take
+-- coalesce((SELECT content FROM code_text WHERE id = doc_text), doc). Rows written before v16
+-- keep their doc (doc_text NULL) until their file is written again (the next run, below).
+ALTER TABLE symbols ADD COLUMN doc_text INTEGER;  -- code_text.id of the doc's text, or NULL
 
 -- Every chunk is made again by the next `repomap index`: code files, doc files and data files
 -- are read again (as v13 did), and the commit history is read again from git.

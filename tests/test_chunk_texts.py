@@ -3,6 +3,7 @@ chunks_fts fed and emptied through them, a v15 index migrated and filled again."
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterator
 from contextlib import closing
@@ -125,3 +126,25 @@ def test_a_v15_index_migrates_and_its_next_run_makes_every_chunk_again(
     with store.reading(old) as db:
         assert sorted(store.chunk_words(db, [row[0] for row in fresh])) == [r[0] for r in fresh]
         assert _matches(db, "evict") == [row[0] for row in fresh if row[2] == "evict_oldest"]
+
+
+def test_a_symbols_doc_is_kept_once_as_its_text_row_and_read_back_whole(make_repo, index) -> None:
+    """A docstring is a code_text row and the symbol's doc: kept in code_text, named by
+    symbols.doc_text ('' in doc), read back by every symbol lookup."""
+    from conftest import run_cli
+
+    root = make_repo({
+        "pool.py": 'def drain(pool):\n    """Empty the pool.\n\n    Every idle one is closed."""\n'
+                   "    return []\n",
+    })  # fmt: skip
+    index(root)
+    with closing(sqlite3.connect(root / ".repomap" / "index.db")) as conn:
+        doc, doc_text, content = conn.execute(
+            "SELECT s.doc, s.doc_text, t.content FROM symbols s "
+            "JOIN code_text t ON t.id = s.doc_text WHERE s.name = 'drain'"
+        ).fetchone()
+    assert doc == "" and doc_text is not None
+    assert content.startswith("Empty the pool.") and "Every idle one is closed." in content
+    done = run_cli("symbols", "drain", "--json", "--root", root)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["results"][0]["doc"] == "Empty the pool."
