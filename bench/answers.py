@@ -28,7 +28,8 @@ from serve_load import SYMBOL_QUERIES, TEXT_QUERIES
 RELEVANCE = Path(__file__).resolve().parent / "relevance" / "questions.jsonl"
 LITERALS = ["Failed to", "DEFAULT_", "timeout", "utf-8", "%s", "TODO"]
 DOCS_QUERIES = [*TEXT_QUERIES, "install", "settings reference", "release notes security"]
-TEXT_EXTRA = ['"end of file"', "connection OR cursor", "cache NOT timeout", "deprecat*"]
+TEXT_EXTRA = ['"end of file"', "connection OR cursor", "cache NOT timeout", "deprecat*", "con*",
+              "get*", "form* AND valid*", "de*", '"raise an" exc*']  # fmt: skip
 DROPPED = ("meta", "took_ms")  # timings: never the same twice
 
 

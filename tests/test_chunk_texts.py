@@ -99,7 +99,7 @@ def test_a_v15_index_migrates_and_its_next_run_makes_every_chunk_again(
     index(root)
     db_path = root / ".repomap" / "index.db"
     with closing(sqlite3.connect(db_path)) as conn:
-        fresh = conn.execute("SELECT id, kind, name, hash FROM chunks ORDER BY id").fetchall()
+        fresh = conn.execute("SELECT id, kind, start_line FROM chunks ORDER BY id").fetchall()
     old = tmp_path / "v15.db"
     with closing(sqlite3.connect(old)) as conn:
         store.migrate(conn, to=15)
@@ -120,12 +120,14 @@ def test_a_v15_index_migrates_and_its_next_run_makes_every_chunk_again(
     index(root, db=old)
     with closing(sqlite3.connect(old)) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == store.SCHEMA_VERSION
-        migrated = conn.execute("SELECT id, kind, name, hash FROM chunks ORDER BY id").fetchall()
+        migrated = conn.execute("SELECT id, kind, start_line FROM chunks ORDER BY id").fetchall()
     check_integrity(old)
     assert migrated == fresh and len(fresh) >= 3
     with store.reading(old) as db:
-        assert sorted(store.chunk_words(db, [row[0] for row in fresh])) == [r[0] for r in fresh]
-        assert _matches(db, "evict") == [row[0] for row in fresh if row[2] == "evict_oldest"]
+        words = store.chunk_words(db, [row[0] for row in fresh])
+        assert sorted(words) == [row[0] for row in fresh]
+        named = [chunk_id for chunk_id, found in words.items() if found[4] == "evict_oldest"]
+        assert len(named) == 1 and _matches(db, "evict") == named
 
 
 def test_a_symbols_doc_is_kept_once_as_its_text_row_and_read_back_whole(make_repo, index) -> None:

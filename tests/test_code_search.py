@@ -204,8 +204,9 @@ def test_a_redacted_secret_is_not_in_any_chunk(tree: Path) -> None:
 
 
 def _chunk_words(db: sqlite3.Connection) -> list[tuple[int, tuple[str, ...]]]:
-    """(chunk id, its title, place, head and body) of every chunk, read as store/chunk_texts.py
-    keeps them (schema v16): one zlib-compressed JSON list per file, docs' ids counting down."""
+    """(chunk id, its title, place, head, body and name) of every chunk, read as
+    store/chunk_texts.py keeps them (schema v16): zlib-compressed JSON lists of 16 chunks of a
+    file, docs' ids counting down."""
     found = []
     for key, blob in db.execute("SELECT id, texts FROM chunk_texts ORDER BY id"):
         step = -1 if key < 0 else 1
@@ -591,7 +592,9 @@ def test_chunks_are_the_same_whatever_the_hash_seed(tmp_path: Path) -> None:
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
         db = sqlite3.connect(root / ".repomap" / "index.db")
-        rows = db.execute("SELECT id, hex(hash) FROM chunks ORDER BY id").fetchall()
+        rows = db.execute(
+            "SELECT id, kind, start_line, end_line FROM chunks ORDER BY id"
+        ).fetchall()
         rows += _chunk_words(db)
         db.close()
         assert not any(short in " ".join(map(str, row)) for row in rows)

@@ -22,8 +22,8 @@ import numpy as np
 from repomap import store
 from repomap.embed.model import Embedder
 from repomap.errors import RepomapError
-from repomap.index.chunks import embedding_text
-from repomap.store import Store
+from repomap.store import Store, chunk_texts
+from repomap.store.chunk_texts import embedding_text
 from repomap.store.vectors import (
     EmbeddingCache,
     EmbeddingModelMismatch,
@@ -45,7 +45,7 @@ class ChunkRef(NamedTuple):
 
 
 _CHUNKS_SQL = """
-SELECT c.id, lower(hex(c.hash)), coalesce(f.path, d.path, r.path, 'commit:' || m.hash),
+SELECT c.id, coalesce(f.path, d.path, r.path, 'commit:' || m.hash),
        coalesce(f.language, d.format, r.format, 'git'), c.kind
 FROM chunks c LEFT JOIN files f ON f.id = c.file_id LEFT JOIN doc_files d ON d.id = c.doc_id
      LEFT JOIN data_files r ON r.id = c.data_id LEFT JOIN commits m ON m.id = c.commit_id
@@ -95,7 +95,13 @@ def vector_store(db: Store, model_id: str, uri: str | None = None) -> VectorStor
 
 
 def current_chunks(db: Store) -> list[ChunkRef]:
-    return [ChunkRef(*row) for row in db.conn.execute(_CHUNKS_SQL)]
+    """Every chunk with its content hash (computed from its kept words, schema v16)."""
+    hashes = chunk_texts.hashes(db)
+    return [
+        ChunkRef(chunk_id, hashes[chunk_id], path, language, kind)
+        for chunk_id, path, language, kind in db.conn.execute(_CHUNKS_SQL)
+        if chunk_id in hashes
+    ]
 
 
 def embed_chunks(
@@ -229,7 +235,7 @@ def _texts(db: Store, chunk_ids: Sequence[int]) -> dict[int, str]:
     words = store.chunk_words(db, chunk_ids)
     return {
         chunk_id: embedding_text(title, head, body)
-        for chunk_id, (title, _place, head, body) in words.items()
+        for chunk_id, (title, _place, head, body, _name) in words.items()
     }
 
 

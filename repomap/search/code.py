@@ -354,7 +354,7 @@ def _traits(db: Store, chunk_ids: list[int]) -> dict[int, tuple[bool, str]]:
 
 _DETAILS_SQL = """
 SELECT c.id, coalesce(f.path, d.path, r.path, 'commit:' || m.hash), c.start_line, c.end_line,
-       c.kind, c.name, coalesce(f.language, d.format, r.format, 'git')
+       c.kind, coalesce(f.language, d.format, r.format, 'git')
 FROM chunks c LEFT JOIN files f ON f.id = c.file_id LEFT JOIN doc_files d ON d.id = c.doc_id
      LEFT JOIN data_files r ON r.id = c.data_id LEFT JOIN commits m ON m.id = c.commit_id
 WHERE c.id IN (SELECT value FROM json_each(?))"""
@@ -396,21 +396,23 @@ def _best_hits(db: Store, scored: dict[int, float], limit: int) -> tuple[list[Co
 
 
 def _hits(db: Store, scored: dict[int, float], top: float) -> list[CodeHit]:
-    """The hits without their snippets: those of the hits kept are read by _with_snippets
-    (each is a file's compressed words to decode, schema v16)."""
+    """The hits without their names and snippets: those of the hits kept are read by
+    _with_snippets (each is a blob of compressed words to decode, schema v16)."""
     rows = db.conn.execute(_DETAILS_SQL, (_json_ids(list(scored)),)).fetchall()
     return [
-        CodeHit(path, start, end, kind, name, language, scored[chunk_id] / top, "", chunk_id)
-        for chunk_id, path, start, end, kind, name, language in rows
+        CodeHit(path, start, end, kind, "", language, scored[chunk_id] / top, "", chunk_id)
+        for chunk_id, path, start, end, kind, language in rows
     ]
 
 
 def _with_snippets(db: Store, hits: list[CodeHit]) -> list[CodeHit]:
-    """Each hit with its snippet: the start of its chunk's head (signature and docs)."""
+    """Each hit with its name and snippet (the start of its chunk's head: signature, docs)."""
     words = store.chunk_words(db, [hit.chunk_id for hit in hits])
+    missing = ("", "", "", "", "")
     return [
-        replace(hit, snippet=_snippet(words[hit.chunk_id][2] if hit.chunk_id in words else ""))
+        replace(hit, name=name, snippet=_snippet(head))
         for hit in hits
+        for _title, _place, head, _body, name in [words.get(hit.chunk_id, missing)]
     ]
 
 

@@ -1,9 +1,10 @@
 """The words of the retrieval chunks (title, place, head, body), kept compressed (schema v16).
 
 `chunks_fts` is contentless: BM25 needs only its own index, and the words it was given are kept
-here, one zlib blob per GROUP chunks of a file (a JSON list of [title, place, head, body], in
-ordinal order), for what reads them back: FTS5's 'delete' (a contentless table forgets a row
-only when told the values it indexed), `repomap search`'s snippets and the embedding text.
+here with the chunk's name, one zlib blob per GROUP chunks of a file (a JSON list of [title,
+place, head, body, name], in ordinal order), for what reads them back: FTS5's 'delete' (a contentless table forgets a row
+only when told the values it indexed), `repomap search`'s names and snippets, and the embedding text and its hash (`hashes`: the
+embedding cache's key, computed when embedding rather than stored: 32 bytes a chunk).
 Sixteen chunks of a file compress 3.5x (the path's words, a class's member names and common
 words repeat; a whole file 4x, one chunk alone under 2x), and a search decodes at most 16 chunks
 for one snippet (a whole file cost a Django search 1 ms more). A blob's key is its first chunk's
@@ -17,6 +18,7 @@ statement at the batch's end: FTS5 writes a segment per statement.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import zlib
 from collections.abc import Iterable, Sequence
@@ -24,12 +26,13 @@ from collections.abc import Iterable, Sequence
 from repomap.store.connection import Store
 
 ROWS_PER_FILE = 1 << 20  # = writer.ROWS_PER_FILE: ordinals of one file's chunks
-GROUP = 16  # chunks per blob
+GROUP = 16  # chunks per blob (64: LLVM 0.4 MB smaller, a search's snippets 0.2 ms slower)
 DATA_BASE = 1 << 56  # index/chunks.py DATA_CHUNK_BASE
 COMMIT_BASE = 1 << 60  # index/chunks.py COMMIT_CHUNK_BASE: a commit's chunk is a group alone
 LEVEL = 6  # zlib: level 1 is 30% faster and 15-20% larger
 
-Texts = tuple[str, str, str, str]  # title, place, head, body
+Texts = tuple[str, str, str, str, str]  # title, place, head, body (chunks_fts' columns), name
+EMBED_CHARS = 1500  # about 256 word pieces: the widest window the embedding model takes
 
 _PENDING_SQL = """CREATE TEMP TABLE IF NOT EXISTS chunk_pending (
     id INTEGER PRIMARY KEY, title TEXT, place TEXT, head TEXT, body TEXT)"""
@@ -39,6 +42,17 @@ INDEX_PENDING_SQL = """INSERT INTO chunks_fts (rowid, title, place, head, body)
     SELECT id, title, place, head, body FROM temp.chunk_pending ORDER BY id"""
 UNINDEX_GONE_SQL = """INSERT INTO chunks_fts (chunks_fts, rowid, title, place, head, body)
     SELECT 'delete', id, title, place, head, body FROM temp.chunk_gone ORDER BY id"""
+
+
+def embedding_text(title: str, head: str, body: str) -> str:
+    """What the embedding model reads of a chunk: most telling first, cut to its window. The
+    path is left out, so a renamed or moved file's chunks keep their hash (and cached vector)."""
+    return f"{title}\n{head}\n{body}"[:EMBED_CHARS]
+
+
+def content_hash(title: str, head: str, body: str) -> str:
+    """sha256 hex of the embedding text: the embedding cache's key (not stored, schema v16)."""
+    return hashlib.sha256(embedding_text(title, head, body).encode("utf-8")).hexdigest()
 
 
 def group_of(chunk_id: int) -> tuple[int, int]:
@@ -80,7 +94,7 @@ def write(store: Store, ids: Sequence[int], texts: Sequence[Texts]) -> None:
     )
     conn.executemany(
         "INSERT INTO temp.chunk_pending (id, title, place, head, body) VALUES (?, ?, ?, ?, ?)",
-        ((chunk_id, *words) for chunk_id, words in zip(ids, texts, strict=True)),
+        ((chunk_id, *words[:4]) for chunk_id, words in zip(ids, texts, strict=True)),
     )
 
 
@@ -108,7 +122,7 @@ def forget(store: Store, first: int, end: int) -> None:
     if queued:
         conn.execute("DELETE FROM temp.chunk_pending WHERE id >= ? AND id < ?", (first, end))
     indexed = [
-        (chunk_id, *words)
+        (chunk_id, *words[:4])
         for key, blob in conn.execute(
             "SELECT id, texts FROM chunk_texts WHERE id >= ? AND id < ?", (first, end)
         ).fetchall()
@@ -131,8 +145,17 @@ def _numbered(key: int, words: list[Texts]) -> Iterable[tuple[int, Texts]]:
     return ((key + step * ordinal, item) for ordinal, item in enumerate(words))
 
 
+def hashes(store: Store) -> dict[int, str]:
+    """chunk id -> content_hash of every chunk (the embedding cache's keys): each blob read."""
+    return {
+        chunk_id: content_hash(title, head, body)
+        for key, blob in store.conn.execute("SELECT id, texts FROM chunk_texts")
+        for chunk_id, (title, _place, head, body, _name) in _numbered(key, unpack(blob))
+    }
+
+
 def texts(store: Store, ids: Iterable[int]) -> dict[int, Texts]:
-    """chunk id -> its (title, place, head, body), for the ids whose words are kept."""
+    """chunk id -> its (title, place, head, body, name), for the ids whose words are kept."""
     groups: dict[int, list[tuple[int, int]]] = {}
     for chunk_id in ids:
         key, ordinal = group_of(chunk_id)

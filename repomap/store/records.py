@@ -79,8 +79,8 @@ UNINDEX_COMMITS_SQL = """INSERT INTO commits_fts (commits_fts, rowid, author, su
     FROM commits WHERE id IN (SELECT value FROM json_each(:ids))"""
 
 
-INSERT_CHUNK_SQL = """INSERT INTO chunks (id, file_id, doc_id, data_id, commit_id, kind, name,
-    start_line, end_line, is_test, hash) VALUES (?, NULL, NULL, ?, ?, ?, ?, ?, ?, ?, ?)"""
+INSERT_CHUNK_SQL = """INSERT INTO chunks (id, file_id, doc_id, data_id, commit_id, kind,
+    start_line, end_line, is_test) VALUES (?, NULL, NULL, ?, ?, ?, ?, ?, ?)"""
 
 
 def _chunk_span(file_id: int) -> tuple[int, int]:
@@ -105,11 +105,11 @@ def _insert_chunks(
     writer.conn.executemany(
         INSERT_CHUNK_SQL,
         (
-            (chunk_id, data_id, commit_id, *chunk[:4], int(chunk[4]), bytes.fromhex(chunk[5]))
+            (chunk_id, data_id, commit_id, chunk[0], chunk[2], chunk[3], int(chunk[4]))
             for chunk_id, (data_id, commit_id), chunk in zip(ids, owners, chunks, strict=True)
         ),
     )
-    words = dict(zip(ids, (chunk[6:10] for chunk in chunks), strict=True))
+    words = dict(zip(ids, ((*chunk[6:10], chunk[1]) for chunk in chunks), strict=True))
     for group in groups:
         chunk_texts.write(writer.db, group, [words[chunk_id] for chunk_id in group])
 

@@ -38,8 +38,8 @@ UNINDEX_LITERAL_SQL = """INSERT INTO code_text_literal (code_text_literal, rowid
 # Retrieval chunks (schema v13): code chunk ids are the file's row range, docs chunk ids its
 # negated range. Their words go to store/chunk_texts.py (schema v16), and from there into the
 # contentless chunks_fts at the end of the batch, in one statement.
-INSERT_CHUNK_SQL = """INSERT INTO chunks (id, file_id, doc_id, kind, name, start_line, end_line,
-    is_test, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+INSERT_CHUNK_SQL = """INSERT INTO chunks (id, file_id, doc_id, kind, start_line, end_line,
+    is_test) VALUES (?, ?, ?, ?, ?, ?, ?)"""
 ELEMENT_TYPE_CODES = {"comment": 1, "docstring": 2, "string_literal": 3}
 LINK_DECLARATIONS_SQL = """UPDATE symbols SET declaration_id = (
         SELECT d.id FROM symbols d JOIN files f ON f.id = d.file_id
@@ -357,11 +357,11 @@ class Writer:
         self.conn.executemany(
             INSERT_CHUNK_SQL,
             (
-                (chunk_id, file_id, None, *chunk[:4], int(chunk[4]), bytes.fromhex(chunk[5]))
+                (chunk_id, file_id, None, chunk[0], chunk[2], chunk[3], int(chunk[4]))
                 for chunk_id, chunk in zip(ids, kept, strict=True)
             ),
         )
-        chunk_texts.write(self.db, ids, [chunk[6:10] for chunk in kept])
+        chunk_texts.write(self.db, ids, [(*chunk[6:10], chunk[1]) for chunk in kept])
         self._unindexed.add(file_id)
         return file_id
 
@@ -496,8 +496,8 @@ class Writer:
         kept = rows.chunks[: ROWS_PER_FILE - 1]
         ids = [-(base + ordinal) for ordinal in range(len(kept))]
         self._doc_chunks[doc_id] = [
-            (chunk_id, None, doc_id, *chunk[:4], int(chunk[4]), bytes.fromhex(chunk[5]))
+            (chunk_id, None, doc_id, chunk[0], chunk[2], chunk[3], int(chunk[4]))
             for chunk_id, chunk in zip(ids, kept, strict=True)
         ]
-        chunk_texts.write(self.db, ids, [chunk[6:10] for chunk in kept])
+        chunk_texts.write(self.db, ids, [(*chunk[6:10], chunk[1]) for chunk in kept])
         return doc_id
