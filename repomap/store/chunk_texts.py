@@ -77,7 +77,7 @@ def pack(texts: Sequence[Sequence[str]]) -> bytes:
 
 def unpack(blob: bytes) -> list[Texts]:
     words = json.loads(zlib.decompress(blob).decode("utf-8", "surrogatepass"))
-    return [tuple(item) for item in words]  # type: ignore[misc]
+    return [tuple(item) for item in words]
 
 
 def write(store: Store, ids: Sequence[int], texts: Sequence[Texts]) -> None:
