@@ -149,6 +149,17 @@ def table_bytes(db_path: Path) -> dict[str, int]:
         db.conn.close()
 
 
+def doc_lines(db_path: Path) -> int:
+    """Lines of the doc files (Markdown, text) an index holds: indexed lines, as code's are."""
+    from repomap.store import open_index
+
+    db = open_index(db_path, readonly=True)
+    try:
+        return int(db.scalar("SELECT coalesce(sum(line_count), 0) FROM doc_files") or 0)
+    finally:
+        db.conn.close()
+
+
 def remove_database(db_path: Path) -> None:
     """Delete an index and the files SQLite and repomap keep beside it."""
     for suffix in ("", "-wal", "-shm", ".lock"):

@@ -45,7 +45,9 @@ def _code_files(conn: sqlite3.Connection) -> dict[str, tuple]:
     for row in conn.execute(
         """SELECT s.file_id, s.name, s.qualified_name, s.kind, s.start_line, s.end_line,
         s.start_col, s.end_col, s.start_byte, s.end_byte, s.signature, p.qualified_name,
-        p.start_line, s.doc, s.is_definition FROM symbols s
+        p.start_line,
+        coalesce((SELECT t.content FROM code_text t WHERE t.id = s.doc_text), s.doc),
+        s.is_definition FROM symbols s
         LEFT JOIN symbols p ON p.id = s.parent_id"""
     ):
         symbols.setdefault(row[0], []).append(row[1:])

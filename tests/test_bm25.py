@@ -174,9 +174,8 @@ def test_a_reindex_never_leaves_the_scorer_answering_from_the_old_index(
         with kept.snapshot() as db:
             assert db.state != first
             expected, found = both(db, question)
-            names = [
-                db.scalar("SELECT name FROM chunks WHERE id = ?", (chunk_id,)) for chunk_id in found
-            ]
+            words = store.chunk_words(db, found)
+            names = [words[chunk_id][4] for chunk_id in found]  # (title, place, head, body, name)
             return names, expected, found
 
     with kept.snapshot() as db:  # changed just now: not settled, so nothing is being read yet

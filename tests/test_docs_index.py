@@ -263,3 +263,57 @@ def test_credentials_in_docs_are_redacted_in_the_index_unless_turned_off(make_re
     assert _match(root, KEY) == []
     indexer.run(config.resolve(root, workers=1, redact=False))
     assert _rows(root, "SELECT content FROM sections") == [(f"Use key {KEY} to deploy.",)]
+
+
+def _long_doc(number: int) -> bytes:
+    sections = [
+        f"## Part {number}.{part}\n\n" + f"Words of part {part} about topic{number} here. " * 30
+        for part in range(12)
+    ]
+    return (f"# Document {number}\n\n" + "\n\n".join(sections) + "\n").encode()
+
+
+def test_docs_chunks_are_written_in_id_order_whole_per_batch(tmp_path):
+    """Docs' chunk ids are negative, so the writer holds a batch's rows and writes them in
+    ascending id order at its end: pages fill instead of splitting half empty. A doc deleted in
+    its own batch, or written by a nested batch that fails, leaves no chunk behind."""
+    from index_dump import check_integrity
+
+    from repomap.index.docs import doc_rows
+
+    db_path = tmp_path / "index.db"
+    docs = {f"doc{number}.md": doc_rows(f"doc{number}.md", "markdown", _long_doc(number), 1)
+            for number in range(60)}  # fmt: skip
+    db = store.open_index(db_path)
+    try:
+        writer = store.Writer(db)
+        with writer.batch():
+            ids = {path: writer.replace_doc(rows, None, "now") for path, rows in docs.items()}
+            writer.delete_doc(ids.pop("doc7.md"))
+            with pytest.raises(RuntimeError), writer.batch():
+                writer.replace_doc(docs["doc7.md"]._replace(path="failed.md"), None, "now")
+                raise RuntimeError("one file fails")
+            # one doc written again in the batch that wrote it: its new rows only
+            writer.replace_doc(docs["doc8.md"], ids["doc8.md"], "now")
+    finally:
+        db.conn.close()
+    check_integrity(db_path)
+    expected = sum(len(rows.chunks) for path, rows in docs.items() if path != "doc7.md")
+    assert expected > 60 * 12
+    assert _count(db_path, "SELECT count(*) FROM chunks") == expected
+    assert _count(db_path, "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'topic7'") == 0
+    again = sum("topic8" in " ".join(chunk[6:]) for chunk in docs["doc8.md"].chunks)
+    assert again > 0
+    assert (
+        _count(db_path, "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'topic8'") == again
+    )
+    with closing(sqlite3.connect(db_path)) as conn:
+        used, size = conn.execute(
+            "SELECT sum(pgsize - unused), sum(pgsize) FROM dbstat WHERE name = 'chunks'"
+        ).fetchone()
+    assert used / size > 0.8  # written as made (descending ids): about half
+
+
+def _count(db_path: Path, sql: str) -> int:
+    with closing(sqlite3.connect(db_path)) as conn:
+        return conn.execute(sql).fetchone()[0]

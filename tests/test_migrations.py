@@ -32,6 +32,17 @@ def _version(path: Path) -> int:
         return conn.execute("PRAGMA user_version").fetchone()[0]
 
 
+# The symbols columns of every schema before v16, a doc read back from its code_text row as the
+# current index keeps it (doc_text, v16).
+OLD_SYMBOL_COLUMNS = """id, file_id, name, qualified_name, kind, start_line, end_line, start_col,
+    end_col, start_byte, end_byte, signature, parent_id,
+    coalesce((SELECT t.content FROM full.code_text t WHERE t.id = s.doc_text), s.doc),
+    is_definition, declaration_id"""
+V4_SYMBOLS_SQL = """SELECT id, file_id, name, qualified_name, kind, start_line, end_line, start_col,
+    end_col, start_byte, end_byte, signature, parent_id, doc, is_definition, declaration_id
+    FROM symbols ORDER BY id"""
+
+
 def _make_v4_index_with_symbols(repo: Path, index, tmp_path: Path) -> Path:
     """A v4 database holding the symbols and references of `repo`, as an old repomap left it."""
     full = tmp_path / "full.db"
@@ -44,7 +55,7 @@ def _make_v4_index_with_symbols(repo: Path, index, tmp_path: Path) -> Path:
             "INSERT INTO files SELECT id, path, language, size, mtime_ns, hash, line_count, status,"
             " note, indexed_at FROM full.files"
         )
-        conn.execute("INSERT INTO symbols SELECT * FROM full.symbols")
+        conn.execute(f"INSERT INTO symbols SELECT {OLD_SYMBOL_COLUMNS} FROM full.symbols s")
         conn.execute("INSERT INTO refs SELECT * FROM full.refs")
     assert _version(v4) == 4
     return v4
@@ -60,7 +71,7 @@ def _as_v8_index(full: Path, v8: Path) -> Path:
             "INSERT INTO files SELECT id, path, language, size, mtime_ns, hash, line_count, status,"
             " note, indexed_at, text_indexed FROM full.files"
         )
-        conn.execute("INSERT INTO symbols SELECT * FROM full.symbols")
+        conn.execute(f"INSERT INTO symbols SELECT {OLD_SYMBOL_COLUMNS} FROM full.symbols s")
         conn.execute(
             "INSERT INTO code_text SELECT t.id, t.file_id, t.line_number, t.end_line,"
             " t.element_type, v.symbol_name, t.content, t.subwords"
@@ -95,14 +106,14 @@ def test_migrating_a_v4_index_keeps_its_symbols_and_the_next_index_fills_text(
 ):
     repo = make_repo(FILES)
     v4 = _make_v4_index_with_symbols(repo, index, tmp_path)
-    symbols_before = _rows(v4, "SELECT * FROM symbols ORDER BY id")
+    symbols_before = _rows(v4, V4_SYMBOLS_SQL)
     refs_before = _rows(v4, "SELECT * FROM refs ORDER BY file_id, line, name")
     assert len(symbols_before) == 3
 
     result = run_cli("migrate", "--db", v4)
     assert result.returncode == 0, result.stderr
     assert _version(v4) == store.SCHEMA_VERSION
-    assert _rows(v4, "SELECT * FROM symbols ORDER BY id") == symbols_before
+    assert _rows(v4, V4_SYMBOLS_SQL) == symbols_before
     assert _rows(v4, "SELECT * FROM refs ORDER BY file_id, line, name") == refs_before
     assert _rows(v4, "SELECT count(*) FROM code_text") == [(0,)]
 

@@ -51,6 +51,8 @@ def test_status_reports_counts_scope_last_run_and_sizes(repo: Path) -> None:
     assert found["changed_since"] == 1 and found["changed_files"] == ["pkg/util.py"]
     assert found["table_bytes"]["symbols"] > 0
     assert sum(found["table_bytes"].values()) <= found["db_bytes"] + 4096
+    # the lines indexed (code and docs, as when they were indexed), the database's budget unit
+    assert found["indexed_lines"] == sum(text.count("\n") for text in FILES.values())
     assert found["settings"]["scope.mode"] == {"value": "fixed", "origin": "default"}
 
 

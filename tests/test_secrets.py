@@ -117,7 +117,10 @@ def test_redaction_can_be_turned_off_and_on_again(make_repo):
 
 def _symbols(db) -> dict[str, tuple[str, str | None]]:
     with closing(sqlite3.connect(db)) as conn:
-        rows = conn.execute("SELECT name, signature, doc FROM symbols")
+        rows = conn.execute(  # a doc kept as its code_text row (schema v16) read back from it
+            "SELECT name, signature, coalesce((SELECT content FROM code_text WHERE id = "
+            "symbols.doc_text), doc) FROM symbols"
+        )
         return {name: (signature, doc) for name, signature, doc in rows}
 
 

@@ -353,21 +353,18 @@ def test_put_cache_keeps_vectors_and_prune_drops_only_the_unreferenced(db: store
 
 
 def test_prune_keeps_the_vectors_of_texts_the_chunks_table_holds(db: store.Store) -> None:
+    """A chunk's hash is computed from its kept words (schema v16): its vector stays."""
+    from repomap.store import chunk_texts
+
+    words = ("Pool.drain pool drain", "pkg pool", "def drain(self)", "idle close", "Pool.drain")
+    digest = chunk_texts.content_hash(words[0], words[2], words[3])
     cache = EmbeddingCache(db)
-    digest = "cd" * 32
-    cache.put_cache(MODEL, {digest: unit(1)})
-    # Every other column of the lead's chunks table (its schema grows) gets a placeholder.
-    columns = {
-        name: 0 if kind.upper() == "INTEGER" else ""
-        for _cid, name, kind, notnull, _default, _pk in db.conn.execute("PRAGMA table_info(chunks)")
-        if notnull
-    }
-    columns.update(id=1, hash=digest)
-    db.conn.execute(
-        f"INSERT INTO chunks ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
-        list(columns.values()),
-    )
-    assert cache.prune_cache() == 0
+    cache.put_cache(MODEL, {digest: unit(1), "cd" * 32: unit(2)})
+    with db.atomic():
+        chunk_texts.write(db, [store.ROWS_PER_FILE], [words])
+        chunk_texts.index_pending(db)
+    assert cache.prune_cache() == 1
+    assert cache.cached(MODEL, [digest, "cd" * 32]).keys() == {digest}
 
 
 def test_a_reader_sees_each_write_and_keeps_its_matrix_between_writes(

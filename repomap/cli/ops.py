@@ -72,8 +72,14 @@ def status(as_json: bool, db_path: Path | None, root: Path | None) -> int:
         f"changed:     {found.changed_since} indexed files since"
         + (f" ({listed})" if found.changed_since else "")
     )
-    click.echo(f"size:        {_size(found.db_bytes)}")
-    for table, size in list(found.table_bytes.items())[:12]:
+    per_10k = (
+        f" ({found.db_bytes / found.indexed_lines * 10_000 / 1e6:.2f} MB per 10,000 indexed lines"
+        f" of code and docs, {found.indexed_lines} lines)"
+        if found.indexed_lines
+        else ""
+    )
+    click.echo(f"size:        {_size(found.db_bytes)}{per_10k}")
+    for table, size in list(found.table_bytes.items())[:16]:
         click.echo(f"  {table:<32} {_size(size):>10}")
     for info in scopes:
         click.echo(

@@ -13,12 +13,12 @@ Chunks are made in the worker processes, from the rows the extractor produced an
 from __future__ import annotations
 
 import functools
-import hashlib
 import re
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from repomap.paths import is_test_path
+from repomap.store.chunk_texts import content_hash
 from repomap.subwords import split_identifier
 
 # What the chunks are made with: a change makes the next `repomap index` read every file again.
@@ -34,7 +34,6 @@ CHUNK_KINDS = FUNCTION_KINDS | CONTAINER_KINDS
 HEAD_CHARS = 1200  # signature, docstring and comments kept for one chunk
 BODY_WORDS = 400  # distinct body words kept for one chunk, in order of first use
 MODULE_WORDS = 300
-EMBED_CHARS = 1500  # about 256 word pieces: the widest window the model takes
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Words every function of a language has: they tell nothing about what one of them does.
@@ -62,16 +61,6 @@ class ChunkRow(NamedTuple):
     place: str
     head: str
     body: str
-
-
-def embedding_text(title: str, head: str, body: str) -> str:
-    """What the embedding model reads of a chunk: most telling first, cut to its window. The
-    path is left out, so a renamed or moved file's chunks keep their hash (and cached vector)."""
-    return f"{title}\n{head}\n{body}"[:EMBED_CHARS]
-
-
-def content_hash(title: str, head: str, body: str) -> str:
-    return hashlib.sha256(embedding_text(title, head, body).encode("utf-8")).hexdigest()
 
 
 # Abbreviations code is full of, and the word a question uses instead.

@@ -22,8 +22,8 @@ import numpy as np
 from repomap import store
 from repomap.embed.model import Embedder
 from repomap.errors import RepomapError
-from repomap.index.chunks import embedding_text
-from repomap.store import Store
+from repomap.store import Store, chunk_texts
+from repomap.store.chunk_texts import embedding_text
 from repomap.store.vectors import (
     EmbeddingCache,
     EmbeddingModelMismatch,
@@ -45,12 +45,11 @@ class ChunkRef(NamedTuple):
 
 
 _CHUNKS_SQL = """
-SELECT c.id, c.hash, coalesce(f.path, d.path, r.path, 'commit:' || m.hash),
+SELECT c.id, coalesce(f.path, d.path, r.path, 'commit:' || m.hash),
        coalesce(f.language, d.format, r.format, 'git'), c.kind
 FROM chunks c LEFT JOIN files f ON f.id = c.file_id LEFT JOIN doc_files d ON d.id = c.doc_id
      LEFT JOIN data_files r ON r.id = c.data_id LEFT JOIN commits m ON m.id = c.commit_id
 ORDER BY c.id"""
-_TEXT_SQL = "SELECT id, title, head, body FROM chunks WHERE id IN (SELECT value FROM json_each(?))"
 
 
 @dataclass
@@ -96,7 +95,13 @@ def vector_store(db: Store, model_id: str, uri: str | None = None) -> VectorStor
 
 
 def current_chunks(db: Store) -> list[ChunkRef]:
-    return [ChunkRef(*row) for row in db.conn.execute(_CHUNKS_SQL)]
+    """Every chunk with its content hash (computed from its kept words, schema v16)."""
+    hashes = chunk_texts.hashes(db)
+    return [
+        ChunkRef(chunk_id, hashes[chunk_id], path, language, kind)
+        for chunk_id, path, language, kind in db.conn.execute(_CHUNKS_SQL)
+        if chunk_id in hashes
+    ]
 
 
 def embed_chunks(
@@ -227,8 +232,11 @@ def coverage_count(db: Store, vectors: VectorStore, scope: str = SCOPE) -> int:
 
 
 def _texts(db: Store, chunk_ids: Sequence[int]) -> dict[int, str]:
-    rows = db.conn.execute(_TEXT_SQL, ("[" + ",".join(map(str, chunk_ids)) + "]",))
-    return {chunk_id: embedding_text(*columns) for chunk_id, *columns in rows}
+    words = store.chunk_words(db, chunk_ids)
+    return {
+        chunk_id: embedding_text(title, head, body)
+        for chunk_id, (title, _place, head, body, _name) in words.items()
+    }
 
 
 def _record(chunk: ChunkRef, vector: np.ndarray) -> VectorRecord:

@@ -25,6 +25,8 @@ from repomap.store.health import fts_problems, quick_check, table_sizes
 
 EMBEDDED_SQL = """SELECT count(*) FROM vectors WHERE scope = (SELECT id FROM vector_scopes
 WHERE name = 'main')"""
+INDEXED_LINES_SQL = """SELECT (SELECT coalesce(sum(line_count), 0) FROM files)
+    + (SELECT coalesce(sum(line_count), 0) FROM doc_files)"""
 LOW_DISK_BYTES = 200 * 1024 * 1024  # FAIL below this; WARN below twice the index's size
 
 
@@ -51,6 +53,7 @@ class Status:
     changed_files: list[str] = field(default_factory=list)
     db_bytes: int = 0
     table_bytes: dict[str, int] = field(default_factory=dict)
+    indexed_lines: int = 0  # code and docs together: the database's budget is per 10k of them
     settings: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
@@ -104,6 +107,7 @@ def status(settings: Settings) -> Status:
                 if path.exists()
             ),
             table_bytes=table_sizes(db),
+            indexed_lines=db.scalar(INDEXED_LINES_SQL) or 0,
             **base,
         )
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from repomap import paths, store
@@ -73,6 +73,7 @@ class CodeHit:
     language: str
     score: float  # 0-1, best first
     snippet: str
+    chunk_id: int = field(default=0, compare=False, repr=False)  # where the snippet is read
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -414,7 +415,7 @@ def _traits(db: Store, chunk_ids: list[int]) -> dict[int, tuple[bool, str]]:
 
 _DETAILS_SQL = """
 SELECT c.id, coalesce(f.path, d.path, r.path, 'commit:' || m.hash), c.start_line, c.end_line,
-       c.kind, c.name, coalesce(f.language, d.format, r.format, 'git'), c.head
+       c.kind, coalesce(f.language, d.format, r.format, 'git')
 FROM chunks c LEFT JOIN files f ON f.id = c.file_id LEFT JOIN doc_files d ON d.id = c.doc_id
      LEFT JOIN data_files r ON r.id = c.data_id LEFT JOIN commits m ON m.id = c.commit_id
 WHERE c.id IN (SELECT value FROM json_each(?))"""
@@ -451,15 +452,28 @@ def _best_hits(db: Store, scored: dict[int, float], limit: int) -> tuple[list[Co
         hits = _distinct(hits)
         rest = len(scored) - len(chosen)
         if len(hits) > limit or not rest:
-            return hits[:limit], len(hits) > limit or rest > 0
+            return _with_snippets(db, hits[:limit]), len(hits) > limit or rest > 0
         wanted *= 4
 
 
 def _hits(db: Store, scored: dict[int, float], top: float) -> list[CodeHit]:
+    """The hits without their names and snippets: those of the hits kept are read by
+    _with_snippets (each is a blob of compressed words to decode, schema v16)."""
     rows = db.conn.execute(_DETAILS_SQL, (_json_ids(list(scored)),)).fetchall()
     return [
-        CodeHit(path, start, end, kind, name, language, scored[chunk_id] / top, _snippet(head))
-        for chunk_id, path, start, end, kind, name, language, head in rows
+        CodeHit(path, start, end, kind, "", language, scored[chunk_id] / top, "", chunk_id)
+        for chunk_id, path, start, end, kind, language in rows
+    ]
+
+
+def _with_snippets(db: Store, hits: list[CodeHit]) -> list[CodeHit]:
+    """Each hit with its name and snippet (the start of its chunk's head: signature, docs)."""
+    words = store.chunk_words(db, [hit.chunk_id for hit in hits])
+    missing = ("", "", "", "", "")
+    return [
+        replace(hit, name=name, snippet=_snippet(head))
+        for hit in hits
+        for _title, _place, head, _body, name in [words.get(hit.chunk_id, missing)]
     ]
 
 

@@ -7,6 +7,7 @@ the rows it takes); and the reads of `files`, `doc_files` and `meta`. Each table
 module here (docs/architecture.md lists them). Nothing in this package imports repomap above it.
 """
 
+from repomap.store.chunk_texts import texts as chunk_words
 from repomap.store.connection import (
     NOT_UNICODE,
     SQLITE_HEADER,
@@ -65,7 +66,7 @@ from repomap.store.writer import (
 __all__ = [
     "EMBEDDING_MODEL_META", "ELEMENT_TYPE_CODES", "MIGRATION_NAMES", "NOT_UNICODE", "ROWS_PER_FILE", "SCHEMA_VERSION",
     "SQLITE_HEADER", "SYMBOL_FIELDS", "VECTOR_STORE_META", "CommitRow", "DataRows", "DocRows", "FileRows", "IndexedFile", "KeptReader", "Store",
-    "Writer", "changed_since_indexing", "data_totals", "delete_commits", "delete_data_file",
+    "Writer", "changed_since_indexing", "chunk_words", "data_totals", "delete_commits", "delete_data_file",
     "indexed_commits", "indexed_data", "insert_commits", "replace_data_file", "touch_data_file", "chunks", "counts", "embedding_model", "filtered_ids", "first_migration_after", "get_meta", "has_sqlite_header", "has_vectors", "ids_matching", "indexed_docs",
     "indexed_files", "indexed_root", "migrate", "move_aside", "open_index", "prepare_folder",
     "reading", "schema_version", "set_meta", "write_errors", "writing",

@@ -65,11 +65,32 @@ def fts_problems(path: Path) -> list[str] | None:
                 problems.append(f"{table}: {error}")
             except sqlite3.DatabaseError as error:
                 problems.append(f"{table}: {error}")
+        if "chunk_texts" in tables:  # v16: chunks_fts is contentless, its check sees no rows
+            problems += _chunk_problems(conn)
     finally:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         conn.close()
     return problems
+
+
+# Since v16 chunks_fts keeps no content, so FTS5's check cannot compare it with `chunks`: the
+# rows it indexed (its docsize table, one row each) must be the chunks, no more, no fewer.
+CHUNKS_NOT_INDEXED_SQL = """SELECT count(*) FROM chunks c
+    WHERE NOT EXISTS (SELECT 1 FROM chunks_fts_docsize d WHERE d.id = c.id)"""
+INDEXED_NOT_CHUNKS_SQL = """SELECT count(*) FROM chunks_fts_docsize d
+    WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.id = d.id)"""
+
+
+def _chunk_problems(conn: sqlite3.Connection) -> list[str]:
+    try:
+        missing = conn.execute(CHUNKS_NOT_INDEXED_SQL).fetchone()[0]
+        extra = conn.execute(INDEXED_NOT_CHUNKS_SQL).fetchone()[0]
+    except sqlite3.DatabaseError as error:
+        return [f"chunks_fts: {error}"]
+    if missing or extra:
+        return [f"chunks_fts: {extra} indexed rows are not chunks, {missing} chunks not indexed"]
+    return []
 
 
 def copy_index(source: Path, target: Path) -> None:

@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
+from repomap.store import chunk_texts
 from repomap.store.connection import Store
 from repomap.store.files import IndexedFile
 from repomap.store.writer import ROWS_PER_FILE, ChunkFields, Writer
@@ -78,13 +79,8 @@ UNINDEX_COMMITS_SQL = """INSERT INTO commits_fts (commits_fts, rowid, author, su
     FROM commits WHERE id IN (SELECT value FROM json_each(:ids))"""
 
 
-INSERT_CHUNK_SQL = """INSERT INTO chunks (id, file_id, doc_id, data_id, commit_id, kind, name,
-    start_line, end_line, is_test, hash, title, place, head, body)
-    VALUES (?, NULL, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
-INDEX_CHUNKS_SQL = """INSERT INTO chunks_fts (rowid, title, place, head, body)
-    SELECT id, title, place, head, body FROM chunks WHERE id >= ? AND id < ?"""
-UNINDEX_CHUNKS_SQL = """INSERT INTO chunks_fts (chunks_fts, rowid, title, place, head, body)
-    SELECT 'delete', id, title, place, head, body FROM chunks WHERE id >= ? AND id < ?"""
+INSERT_CHUNK_SQL = """INSERT INTO chunks (id, file_id, doc_id, data_id, commit_id, kind,
+    start_line, end_line, is_test) VALUES (?, NULL, NULL, ?, ?, ?, ?, ?, ?)"""
 
 
 def _chunk_span(file_id: int) -> tuple[int, int]:
@@ -93,8 +89,29 @@ def _chunk_span(file_id: int) -> tuple[int, int]:
 
 
 def _forget_chunks(writer: Writer, span: tuple[int, int]) -> None:
-    writer.conn.execute(UNINDEX_CHUNKS_SQL, span)
+    chunk_texts.forget(writer.db, *span)
     writer.conn.execute("DELETE FROM chunks WHERE id >= ? AND id < ?", span)
+
+
+def _insert_chunks(
+    writer: Writer,
+    ids: Sequence[int],
+    owners: Sequence[tuple[int | None, int | None]],
+    chunks: Sequence[ChunkFields],
+    groups: Sequence[Sequence[int]],
+) -> None:
+    """Chunk rows (each with its data file or commit), and their words by group (a data file's
+    ids, or one commit's)."""
+    writer.conn.executemany(
+        INSERT_CHUNK_SQL,
+        (
+            (chunk_id, data_id, commit_id, chunk[0], chunk[2], chunk[3], int(chunk[4]))
+            for chunk_id, (data_id, commit_id), chunk in zip(ids, owners, chunks, strict=True)
+        ),
+    )
+    words = dict(zip(ids, ((*chunk[6:10], chunk[1]) for chunk in chunks), strict=True))
+    for group in groups:
+        chunk_texts.write(writer.db, group, [words[chunk_id] for chunk_id in group])
 
 
 def indexed_data(db: Store) -> dict[str, IndexedFile]:
@@ -152,15 +169,10 @@ def replace_data_file(writer: Writer, rows: DataRows, old_id: int | None, indexe
         ),
     )
     conn.execute(INDEX_VALUES_SQL, (base, base + ROWS_PER_FILE))
-    first, end = _chunk_span(file_id)
-    conn.executemany(
-        INSERT_CHUNK_SQL,
-        (
-            (first + ordinal, file_id, None, *chunk[:4], int(chunk[4]), *chunk[5:])
-            for ordinal, chunk in enumerate(rows.chunks[: ROWS_PER_FILE - 1])
-        ),
-    )
-    conn.execute(INDEX_CHUNKS_SQL, (first, end))
+    first, _ = _chunk_span(file_id)
+    kept = rows.chunks[: ROWS_PER_FILE - 1]
+    ids = range(first, first + len(kept))
+    _insert_chunks(writer, ids, [(file_id, None)] * len(kept), kept, [ids])
     return file_id
 
 
@@ -189,12 +201,8 @@ def delete_commits(writer: Writer, hashes: Iterable[str] | None) -> int:
     ])  # fmt: skip
     conn.execute(UNINDEX_COMMITS_SQL, {"ids": ids})
     chunk_ids = json.dumps([COMMIT_CHUNK_BASE + commit_id for commit_id in json.loads(ids)])
-    conn.execute(
-        """INSERT INTO chunks_fts (chunks_fts, rowid, title, place, head, body)
-        SELECT 'delete', id, title, place, head, body FROM chunks
-        WHERE id IN (SELECT value FROM json_each(?))""",
-        (chunk_ids,),
-    )
+    for chunk_id in json.loads(chunk_ids):  # a commit's chunk is a group of its own
+        chunk_texts.forget(writer.db, chunk_id, chunk_id + 1)
     conn.execute("DELETE FROM chunks WHERE id IN (SELECT value FROM json_each(?))", (chunk_ids,))
     conn.execute(UNINDEX_LITERAL_SQL, (ids,))
     conn.execute("DELETE FROM commit_paths WHERE commit_id IN (SELECT value FROM json_each(?))",
@@ -223,13 +231,9 @@ def insert_commits(
     conn.executemany("INSERT OR IGNORE INTO commit_paths (path, commit_id) VALUES (?, ?)", paths)
     conn.execute(INDEX_COMMITS_SQL, (first,))
     conn.execute(INDEX_LITERAL_SQL, (first,))
-    conn.executemany(
-        INSERT_CHUNK_SQL,
-        (
-            (COMMIT_CHUNK_BASE + commit_id, None, commit_id, *chunk[:4], int(chunk[4]),
-             *chunk[5:])
-            for commit_id, chunk in enumerate(chunks, first)
-        ),
-    )  # fmt: skip
-    conn.execute(INDEX_CHUNKS_SQL, (COMMIT_CHUNK_BASE + first, COMMIT_CHUNK_BASE * 2))
+    made = list(chunks)
+    commit_ids = range(first, first + len(made))
+    ids = [COMMIT_CHUNK_BASE + commit_id for commit_id in commit_ids]
+    owners = [(None, commit_id) for commit_id in commit_ids]
+    _insert_chunks(writer, ids, owners, made, [[chunk_id] for chunk_id in ids])
     return len(rows)

@@ -35,7 +35,7 @@ import numpy as np
 
 from repomap import config
 from repomap.errors import CorruptIndex, ExitCode, RepomapError
-from repomap.store import ann
+from repomap.store import ann, chunk_texts
 from repomap.store.connection import Store, chunks
 
 DIMENSIONS = 384
@@ -225,7 +225,7 @@ class EmbeddingCache:
         """Cache entries no scope's vectors use and no chunk's text (nor `keep`: hashes a remote
         store still serves) names: what `prune_cache` drops."""
         wanted = {bytes.fromhex(h) for h in keep}
-        wanted.update(bytes.fromhex(h) for (h,) in self.db.conn.execute("SELECT hash FROM chunks"))
+        wanted.update(bytes.fromhex(h) for h in chunk_texts.hashes(self.db).values())
         used = {entry for (entry,) in self.db.conn.execute("SELECT DISTINCT entry FROM vectors")}
         return [
             entry

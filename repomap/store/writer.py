@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import NamedTuple
 
+from repomap.store import chunk_texts
 from repomap.store.connection import Store
 from repomap.store.meta import get_meta, set_meta
 
@@ -14,9 +15,12 @@ ROWS_PER_FILE = 1 << 20  # code_text_fts rowid = files.id * ROWS_PER_FILE + ordi
 
 INSERT_FILE_SQL = """INSERT INTO files (id, path, language, size, mtime_ns, hash, line_count, status,
     note, indexed_at, text_indexed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)"""
+# A docstring or doc comment is a code_text row too: a symbol whose doc is exactly one of its
+# file's text rows names that row in doc_text and keeps '' in doc (schema v16: 3.3 MB of the
+# LLVM headers' index, 3.6 MB of Rust std's). Readers take coalesce(that row's content, doc).
 INSERT_SYMBOL_SQL = """INSERT INTO symbols (id, file_id, name, qualified_name, kind, start_line,
-    end_line, start_col, end_col, start_byte, end_byte, signature, parent_id, doc, is_definition)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+    end_line, start_col, end_col, start_byte, end_byte, signature, parent_id, doc, is_definition,
+    doc_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
 INSERT_REF_SQL = "INSERT OR IGNORE INTO refs (file_id, name, line, symbol_id) VALUES (?, ?, ?, ?)"
 INSERT_TEXT_SQL = """INSERT INTO code_text (id, file_id, line_number, end_line, element_type,
     symbol_id, symbol_name, content, subwords) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"""
@@ -32,13 +36,10 @@ INDEX_LITERAL_SQL = """INSERT INTO code_text_literal (rowid, content)
 UNINDEX_LITERAL_SQL = """INSERT INTO code_text_literal (code_text_literal, rowid, content)
     SELECT 'delete', id, content || char(57344) FROM code_text WHERE id >= ? AND id < ?"""
 # Retrieval chunks (schema v13): code chunk ids are the file's row range, docs chunk ids its
-# negated range, so one statement indexes a run of files.
-INSERT_CHUNK_SQL = """INSERT INTO chunks (id, file_id, doc_id, kind, name, start_line, end_line,
-    is_test, hash, title, place, head, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
-INDEX_CHUNKS_SQL = """INSERT INTO chunks_fts (rowid, title, place, head, body)
-    SELECT id, title, place, head, body FROM chunks WHERE id >= ? AND id < ?"""
-UNINDEX_CHUNKS_SQL = """INSERT INTO chunks_fts (chunks_fts, rowid, title, place, head, body)
-    SELECT 'delete', id, title, place, head, body FROM chunks WHERE id >= ? AND id < ?"""
+# negated range. Their words go to store/chunk_texts.py (schema v16), and from there into the
+# contentless chunks_fts at the end of the batch, in one statement.
+INSERT_CHUNK_SQL = """INSERT INTO chunks (id, file_id, doc_id, kind, start_line, end_line,
+    is_test) VALUES (?, ?, ?, ?, ?, ?, ?)"""
 ELEMENT_TYPE_CODES = {"comment": 1, "docstring": 2, "string_literal": 3}
 LINK_DECLARATIONS_SQL = """UPDATE symbols SET declaration_id = (
         SELECT d.id FROM symbols d JOIN files f ON f.id = d.file_id
@@ -188,7 +189,11 @@ class Writer:
         # new segment for every statement that inserts into it (and merges them as they pile
         # up), so indexing file by file cost twice the CPU of indexing a batch at once.
         self._unindexed: set[int] = set()
-        self._unindexed_docs: set[int] = set()  # the same for docs' chunks
+        # Docs' chunk rows, written at the end of the batch in ascending id order. Their ids
+        # are negative (-(doc id * ROWS_PER_FILE + ordinal)), so written as made, each row went
+        # in front of the ones before it: B-tree pages split half full, and a cold index of
+        # Django's docs left 9.7 MB of 17.8 MB of chunk pages empty (1.3 MB written in order).
+        self._doc_chunks: dict[int, list[tuple]] = {}
         self._depth = 0  # batches open: the outermost indexes the text
         # What link_declarations must revisit: C++ files written, and the qualified names of
         # in-class declarations removed or added.
@@ -209,13 +214,13 @@ class Writer:
         """One transaction: every file written inside it lands whole or not at all. A batch
         inside a batch is a savepoint; the outermost one adds the text rows to FTS5."""
         if self._depth:
-            saved = set(self._unindexed), set(self._unindexed_docs), self._links_marked
+            saved = set(self._unindexed), dict(self._doc_chunks), self._links_marked
             self._depth += 1
             try:
                 with self.db.atomic():
                     yield
             except BaseException:  # rolled back to the savepoint: so is what it wrote
-                self._unindexed, self._unindexed_docs, self._links_marked = saved
+                self._unindexed, self._doc_chunks, self._links_marked = saved
                 raise
             finally:
                 self._depth -= 1
@@ -231,7 +236,7 @@ class Writer:
         finally:
             self._depth = 0
             self._unindexed.clear()  # rolled back with the rows, or indexed
-            self._unindexed_docs.clear()
+            self._doc_chunks.clear()
 
     def _mark_links_pending(self) -> None:
         if not self._links_marked:
@@ -243,9 +248,12 @@ class Writer:
             span = (first * ROWS_PER_FILE, (last + 1) * ROWS_PER_FILE)
             self.conn.execute(INDEX_TEXT_SQL, span)
             self.conn.execute(INDEX_LITERAL_SQL, span)
-            self.conn.execute(INDEX_CHUNKS_SQL, span)
-        for first, last in _id_runs(sorted(self._unindexed_docs)):
-            self.conn.execute(INDEX_CHUNKS_SQL, _doc_chunk_range(first, last))
+        self.conn.executemany(
+            INSERT_CHUNK_SQL,
+            sorted(row for rows in self._doc_chunks.values() for row in rows),
+        )
+        self._doc_chunks.clear()
+        chunk_texts.index_pending(self.db)
 
     def delete_file(self, file_id: int) -> None:
         conn = self.conn
@@ -261,7 +269,7 @@ class Writer:
         else:  # telling FTS5 to forget rows it never had would corrupt it
             conn.execute(UNINDEX_TEXT_SQL, rows)
             conn.execute(UNINDEX_LITERAL_SQL, rows)
-            conn.execute(UNINDEX_CHUNKS_SQL, rows)
+        chunk_texts.forget(self.db, *rows)
         conn.execute("DELETE FROM code_text WHERE id >= ? AND id < ?", rows)
         conn.execute("DELETE FROM chunks WHERE id >= ? AND id < ?", rows)
         conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
@@ -294,7 +302,12 @@ class Writer:
                 indexed_at,
             ),
         )
-        named, declarations = self._insert_symbols(file_id, rows.symbols)
+        base = file_id * ROWS_PER_FILE
+        texts = rows.texts[: ROWS_PER_FILE - 1]
+        text_ids: dict[str, int] = {}  # a text's content -> the first row holding it
+        for ordinal, (_kind, content, _line, _end, _symbol, _parts) in enumerate(texts):
+            text_ids.setdefault(content, base + ordinal)
+        named, declarations = self._insert_symbols(file_id, rows.symbols, text_ids)
         # Most names have one symbol: a lookup; _symbol_at chooses among several (per row, a
         # call cost ~0.4 s of CPU on Django's 500k references and text rows). Keyed by the
         # owner a row names, None (top level) included, which no symbol has.
@@ -320,7 +333,6 @@ class Writer:
                 for name, line, owner in rows.references
             ),
         )
-        base = file_id * ROWS_PER_FILE
         self.conn.executemany(
             INSERT_TEXT_SQL,
             (
@@ -337,26 +349,28 @@ class Writer:
                     content,
                     parts,
                 )
-                for ordinal, (kind, content, line, end_line, symbol, parts) in enumerate(
-                    rows.texts[: ROWS_PER_FILE - 1]
-                )
+                for ordinal, (kind, content, line, end_line, symbol, parts) in enumerate(texts)
             ),
         )
+        kept = rows.chunks[: ROWS_PER_FILE - 1]
+        ids = range(base, base + len(kept))
         self.conn.executemany(
             INSERT_CHUNK_SQL,
             (
-                (base + ordinal, file_id, None, *chunk[:4], int(chunk[4]), *chunk[5:])
-                for ordinal, chunk in enumerate(rows.chunks[: ROWS_PER_FILE - 1])
+                (chunk_id, file_id, None, chunk[0], chunk[2], chunk[3], int(chunk[4]))
+                for chunk_id, chunk in zip(ids, kept, strict=True)
             ),
         )
+        chunk_texts.write(self.db, ids, [(*chunk[6:10], chunk[1]) for chunk in kept])
         self._unindexed.add(file_id)
         return file_id
 
     def _insert_symbols(
-        self, file_id: int, symbols: Iterable[SymbolFields]
+        self, file_id: int, symbols: Iterable[SymbolFields], text_ids: dict[str, int]
     ) -> tuple[dict[str, list[Span]], list[str]]:
-        """Insert a file's symbols; return (id, start line, end line) of each, by qualified
-        name, outer before inner, and the qualified names of the declarations among them."""
+        """Insert a file's symbols (a doc that is one of `text_ids`' texts as that row's id);
+        return (id, start line, end line) of each, by qualified name, outer before inner, and
+        the qualified names of the declarations among them."""
         named: dict[str, list[Span]] = {}
         declarations: list[str] = []
         # One qualified name can belong to several symbols (a Rust struct and its impl, a
@@ -376,9 +390,11 @@ class Writer:
             parent = (
                 _symbol_at(spans.get(parent_name), start_byte, end_byte) if parent_name else None
             )
+            doc_text = text_ids.get(doc) if doc else None
             values.append((
                 symbol_id, file_id, name, qualified_name, kind, start_line, end_line, start_col,
-                end_col, start_byte, end_byte, signature, parent, doc, int(is_definition),
+                end_col, start_byte, end_byte, signature, parent,
+                doc if doc_text is None else "", int(is_definition), doc_text,
             ))  # fmt: skip
         self.conn.executemany(INSERT_SYMBOL_SQL, values)
         return named, declarations
@@ -429,10 +445,8 @@ class Writer:
     def delete_doc(self, doc_id: int) -> None:
         rows = _row_range(doc_id)
         chunks = _doc_chunk_range(doc_id, doc_id)
-        if doc_id in self._unindexed_docs:
-            self._unindexed_docs.discard(doc_id)
-        else:
-            self.conn.execute(UNINDEX_CHUNKS_SQL, chunks)
+        self._doc_chunks.pop(doc_id, None)  # written in this batch: not in `chunks` yet
+        chunk_texts.forget(self.db, *chunks)
         self.conn.execute("DELETE FROM chunks WHERE id >= ? AND id < ?", chunks)
         self.conn.execute("DELETE FROM sections WHERE rowid >= ? AND rowid < ?", rows)
         self.conn.execute("DELETE FROM headings WHERE id >= ? AND id < ?", rows)
@@ -479,12 +493,11 @@ class Writer:
                 if ordinal < ROWS_PER_FILE
             ),
         )
-        self.conn.executemany(
-            INSERT_CHUNK_SQL,
-            (
-                (-(base + ordinal), None, doc_id, *chunk[:4], int(chunk[4]), *chunk[5:])
-                for ordinal, chunk in enumerate(rows.chunks[: ROWS_PER_FILE - 1])
-            ),
-        )
-        self._unindexed_docs.add(doc_id)
+        kept = rows.chunks[: ROWS_PER_FILE - 1]
+        ids = [-(base + ordinal) for ordinal in range(len(kept))]
+        self._doc_chunks[doc_id] = [
+            (chunk_id, None, doc_id, chunk[0], chunk[2], chunk[3], int(chunk[4]))
+            for chunk_id, chunk in zip(ids, kept, strict=True)
+        ]
+        chunk_texts.write(self.db, ids, [(*chunk[6:10], chunk[1]) for chunk in kept])
         return doc_id
