@@ -208,11 +208,16 @@ def one_line(text: str, width: int = 200) -> str:
 
 
 def rows(
-    peers: list[PeerRuns], cold: list[float], floor: list[float], corpus: str
+    peers: list[PeerRuns],
+    cold: list[float],
+    floor: list[float],
+    corpus: str,
+    cold_cpu: list[float] | None = None,
 ) -> list[list[str]]:
     """Table rows of run.py (measure, median, range, ratio, target, result), one per peer: its
-    cold median and `repomap cold / peer cold` (median of per-run ratios); the target and its
-    verdict on the fastest peer's row, on the corpora where the target is set."""
+    cold median and `repomap cold / peer cold` (median of per-run ratios; the same of CPU
+    seconds when `cold_cpu` is given); the target and its verdict on the fastest peer's row, on
+    the corpora where the target is set."""
     measured = [runs for runs in peers if runs.seconds]
     fastest = min(measured, key=lambda runs: common.median(runs.seconds), default=None)
     table = []
@@ -225,6 +230,9 @@ def rows(
             continue
         ratio = common.median(_ratios(cold, runs.seconds))
         vs_floor = common.median(_ratios(runs.seconds, floor))
+        cpu = ""
+        if cold_cpu and runs.cpu_seconds:
+            cpu = f" (CPU {common.median(_ratios(cold_cpu, runs.cpu_seconds)):.2f}×)"
         target = verdict = ""
         if runs is fastest and corpus in TARGET_CORPORA:
             target = f"cold index ≤ {COLD_VS_PEER:g}× peer"
@@ -234,7 +242,7 @@ def rows(
                 label,
                 common.fmt_seconds(common.median(runs.seconds)),
                 f"{common.fmt_seconds(min(runs.seconds))} – {common.fmt_seconds(max(runs.seconds))}",
-                f"{vs_floor:.2f}× floor; cold index = {ratio:.2f}× peer",
+                f"{vs_floor:.2f}× floor; cold index = {ratio:.2f}× peer{cpu}",
                 target,
                 verdict,
             ]

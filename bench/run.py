@@ -1,11 +1,13 @@
 """The index benchmark: repomap against a tree-sitter parse floor and ctags, per corpus.
 
     python bench/run.py [--runs N] [--corpus python,rust,cpp] [--root PATH] [--json] [--all]
+                        [--peers aider|none]
 
 For each corpus it copies the tree to a temporary folder (the one-file change edits the copy,
 never the shared corpus), then in each run measures back to back: the floor (tree-sitter parse
 of every file repomap indexes, one process, bytes read beforehand), `ctags -R`, `repomap index`
-cold, again with nothing changed, and again after appending a comment to one mid-sized file.
+cold, again with nothing changed, and again after appending a comment to one mid-sized file,
+then each pip-installable peer of bench/peer.py cold on the same files (--peers; aider's repo map).
 It prints one markdown table per corpus with medians, each target beside its figure. See
 bench/README.md.
 """
@@ -425,7 +427,7 @@ def report(corpus: Corpus, runs: Runs, run_count: int) -> str:
             "",
         ],
     ]
-    rows += peer.rows(runs.peers, runs.cold, runs.floor, corpus.name)
+    rows += peer.rows(runs.peers, runs.cold, runs.floor, corpus.name, runs.cold_cpu)
     table = common.markdown_table(
         ["measure", "median", f"range of {run_count}", "ratio", "target", "result"],
         rows,
