@@ -53,7 +53,7 @@ def test_rows_give_the_ratio_and_the_verdict_on_django_against_the_fastest_peer(
     assert rows[0][4:] == ["", ""]  # only the fastest peer carries the target
     assert rows[1][1] == "10.00 s"
     assert "cold index = 0.50× peer" in rows[1][3]
-    assert "5.00× floor" in rows[1][3]  # 10/1, 10/2, 8/2 -> median 5
+    assert "10.00× floor" in rows[1][3]  # 10/1, 20/2, 8/2 -> median 10
     assert rows[1][4:] == ["cold index ≤ 0.5× peer", "PASS"]
     with_cpu = peer.rows([fast], cold, [1.0, 2.0, 2.0], "python", cold_cpu=[20.0, 20.0, 4.0])
     assert "0.50× peer (CPU 1.00×)" in with_cpu[0][3]  # 2.0, 1.0, 0.5 -> median 1
