@@ -1,11 +1,13 @@
 """The index benchmark: repomap against a tree-sitter parse floor and ctags, per corpus.
 
     python bench/run.py [--runs N] [--corpus python,rust,cpp] [--root PATH] [--json] [--all]
+                        [--peers aider|none]
 
 For each corpus it copies the tree to a temporary folder (the one-file change edits the copy,
 never the shared corpus), then in each run measures back to back: the floor (tree-sitter parse
 of every file repomap indexes, one process, bytes read beforehand), `ctags -R`, `repomap index`
-cold, again with nothing changed, and again after appending a comment to one mid-sized file.
+cold, again with nothing changed, and again after appending a comment to one mid-sized file,
+then each pip-installable peer of bench/peer.py cold on the same files (--peers; aider's repo map).
 It prints one markdown table per corpus with medians, each target beside its figure. See
 bench/README.md.
 """
@@ -13,6 +15,7 @@ bench/README.md.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import json
 import os
@@ -25,6 +28,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import common
+import peer
 from common import fmt_bytes, fmt_count, fmt_seconds, median
 
 COLD_VS_FLOOR = 2.0  # cold full index within 2x the single-process parse
@@ -73,6 +77,7 @@ class Runs:
     warnings: list[str] = field(default_factory=list)
     load: list[float] = field(default_factory=list)  # 1-minute load average before each run
     profile: list[list[str]] = field(default_factory=list)  # rows of the --profile table
+    peers: list[peer.PeerRuns] = field(default_factory=list)  # bench/peer.py, same runs
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -86,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     raw = {}
     for corpus in trees:
-        runs = measure(corpus, args.runs, _progress, profile=args.profile)
+        runs = measure(corpus, args.runs, _progress, profile=args.profile, peers=args.peers)
         print(report(corpus, runs, args.runs), flush=True)
         raw[corpus.name] = {"corpus": corpus.label, "lines": corpus.lines, **runs.__dict__}
     if args.json is not None:
@@ -96,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
             else RESULTS_DIR / f"index-{datetime.now():%Y%m%d-%H%M%S}.json"
         )
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(raw, indent=2, default=str))
+        out.write_text(json.dumps(raw, indent=2, default=_raw_value))
         print(f"raw numbers: {out}")
     if args.all:
         _run_feature_benchmarks()
@@ -121,6 +126,12 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--all", action="store_true", help="then run every other bench/*.py that has a main()"
+    )
+    parser.add_argument(
+        "--peers",
+        default=",".join(peer.PEERS),
+        help="pip-installable peers to time in the same runs, comma-separated, or none "
+        f"(default {','.join(peer.PEERS)}; bench/peer.py installs each in its own venv)",
     )
     args = parser.parse_args(argv)
     check_trees(parser, args)
@@ -168,7 +179,11 @@ def _progress(message: str) -> None:
 
 
 def measure(
-    corpus: Corpus, run_count: int, progress: Callable[[str], None], profile: bool = False
+    corpus: Corpus,
+    run_count: int,
+    progress: Callable[[str], None],
+    profile: bool = False,
+    peers: str = "none",
 ) -> Runs:
     """Every figure of one corpus, `run_count` times, on a private copy of its tree."""
     runs = Runs()
@@ -184,6 +199,7 @@ def measure(
         corpus.lines = sum(_line_count(source) for source, _ in sources)
         changed, language = _mid_sized(found)
         runs.changed_file = str(changed.relative_to(tree))
+        runs.peers = peer.start([n for n in peers.split(",") if n not in ("", "none")], progress)
         for number in range(1, run_count + 1):
             progress(f"{corpus.name}: run {number}/{run_count}")
             runs.load.append(os.getloadavg()[0])
@@ -192,6 +208,7 @@ def measure(
             runs.floor_cpu.append(cpu)
             runs.ctags.append(_ctags(tree, scratch).seconds)
             _index_runs(tree, scratch / "index.db", changed, language, runs)
+            peer.run_all(runs.peers, tree, [path for path, _, _ in corpus.files], scratch)
         if profile:
             progress(f"{corpus.name}: profiling a cold index with --workers 1")
             runs.profile = profile_index(tree, scratch)
@@ -416,6 +433,7 @@ def report(corpus: Corpus, runs: Runs, run_count: int) -> str:
             "",
         ],
     ]
+    rows += peer.rows(runs.peers, runs.cold, runs.floor, corpus.name, runs.cold_cpu)
     table = common.markdown_table(
         ["measure", "median", f"range of {run_count}", "ratio", "target", "result"],
         rows,
@@ -440,6 +458,7 @@ def report(corpus: Corpus, runs: Runs, run_count: int) -> str:
         "largest VmHWM seen. Tree peak over all three index runs: "
         f"{fmt_bytes(median(runs.max_tree_rss))}.",
     ]
+    notes += peer.notes(runs.peers)
     notes += [f"- **warning**: {warning}" for warning in sorted(set(runs.warnings))]
     text = f"## {corpus.name}: {corpus.label}\n\n{table}\n\n" + "\n".join(notes) + "\n"
     text += "\n" + table_breakdown(runs.table_bytes, indexed_lines) + "\n"
@@ -475,6 +494,13 @@ def table_breakdown(sizes: dict[str, int], lines: int) -> str:
     return "Database by table (dbstat; indexes with their table, FTS5 shadow tables apart):\n\n" + (
         common.markdown_table(["table", "bytes", "share", "per 10k lines"], rows, "lrrr")
     )
+
+
+def _raw_value(value: object) -> object:
+    """JSON for what json cannot write itself: dataclasses as dicts, the rest as text."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    return str(value)
 
 
 def _ratios(numerators: list[float], denominators: list[float]) -> list[float]:

@@ -126,6 +126,8 @@ def test_run_measures_a_tree_and_leaves_it_untouched(make_repo, tmp_path):
             "2",
             "--json",
             str(out),
+            "--peers",
+            "none",  # tests/test_bench_peer.py covers peers; never a pip install here
         ],
         capture_output=True,
         text=True,
