@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3  # noqa: TID251 - a cursor's type, read in chunks
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
@@ -23,13 +24,15 @@ if TYPE_CHECKING:
     from repomap.index import pagerank as rank
 
 RANK_FORMAT = (
-    "9"  # bump when rank.py weighs or stores differently: the next `repomap index` re-ranks
+    "10"  # bump when rank.py weighs or stores differently: the next `repomap index` re-ranks
 )
 # 6: rank_arrays blobs are zlib-compressed, int64 arrays stored as int32 when they fit
 # 7: definitions cached per file (defs_* rows) beside the uses
 # 8: the map's order stored as the map_order row (schema v12 dropped its index)
 # 9: tests, examples and C/C++ macros after the other definitions in map_order (map_demoted);
 #    map_order_file for the map's path filters
+# 10: definitions by file, name, then id; the uses cache by file, then name; digests in meta
+#    (rank_digests) so a run that changed no edge keeps its ranks and writes only what differs
 NOT_RANKED_KINDS = (
     "impl",
     "namespace",
@@ -99,7 +102,12 @@ def refresh_ranks(db: Store, force: bool = False) -> bool:
 
 @dataclass(frozen=True)
 class Ranking:
-    """What compute_ranks() found, for store_ranks() to write."""
+    """What compute_ranks() found, for store_ranks() to write.
+
+    A run that changed no edge of the graph (a comment, a body using the same names) keeps the
+    stored file ranks, and writes only the symbol_ranks rows and rank_arrays that differ: the
+    rest of the stored ranking is what a full store would write again, bit for bit.
+    """
 
     fingerprint: str
     file_ids: np.ndarray
@@ -109,7 +117,14 @@ class Ranking:
     stats: list[tuple[str, int, int]]  # name_stats rows
     stats_digest: str
     stats_changed: bool
-    arrays: list[tuple[str, str, bytes]]  # rank_arrays rows, packed: the graph and the caches
+    arrays: list[tuple[str, str, bytes]]  # rank_arrays rows, packed: those that changed
+    digests: dict[str, str]  # meta: the flow's, the scores' and each rank_arrays row's
+    incremental: bool  # rank_arrays rows not in `arrays` stay as stored
+    reused_rank: bool  # the graph's flow is the stored one: PageRank was not run again
+    # Positions of `definitions` whose symbol_ranks row must be written (None: every row);
+    # with the symbol ids stored there before, whose rows go.
+    changed_rows: np.ndarray | None
+    gone_symbols: np.ndarray | None
 
 
 def compute_ranks(db: Store, force: bool = False) -> Ranking | None:
@@ -131,7 +146,8 @@ def compute_ranks(db: Store, force: bool = False) -> Ranking | None:
     defs = _file_definitions(db, files)
     linked = np.array([symbol_id for (symbol_id,) in db.conn.execute(LINKED_SQL)], dtype=np.int64)
     ranked = ~np.isin(defs["defs_symbol"], linked)
-    # defs_names is sorted and np.unique keeps that order: the names are in canonical order.
+    # defs_names is sorted and np.unique keeps that order: the names are in canonical order,
+    # and so are the definitions (by file, name, then symbol id, as _file_definitions sorts).
     alive, name_indices = np.unique(defs["defs_name"][ranked], return_inverse=True)
     names = [defs["defs_names"][i] for i in alive.tolist()]
     file_indices = np.searchsorted(file_ids, defs["defs_file"][ranked])
@@ -164,15 +180,59 @@ def compute_ranks(db: Store, force: bool = False) -> Ranking | None:
     )
     # Canonical order, whatever the cache's history: the same index gives bit-identical ranks.
     uses = uses[np.lexsort((uses[:, 1], uses[:, 0]))]
-    graph = rank.build(file_ids, defs["defs_shape"][alive], definitions, uses)
+    graph = rank.unranked(file_ids, defs["defs_shape"][alive], definitions, uses)
+    stored = _stored_digests(db) if not force else {}
+    flow = rank.flow_digest(graph)
+    previous = (
+        store_ranks_tables.load_arrays(db, ("rank", "def_symbol"))
+        if stored.get("flow") == flow
+        else {}
+    )
+    reused = "rank" in previous and len(previous["rank"]) == graph.file_count
+    graph = graph.ranked(previous["rank"] if reused else rank.pagerank(graph))
     scores = rank.map_order(graph, graph.rank, rank.definition_scores(graph, graph.rank))
-    ref_files = np.bincount(graph.c_name, minlength=len(names)).tolist()
-    defining = np.unique(definitions.name_indices * len(file_ids) + definitions.file_indices)
-    def_files = np.bincount(defining // max(len(file_ids), 1), minlength=len(names)).tolist()
-    stats = [(name, ref_files[i], def_files[i]) for i, name in enumerate(names) if ref_files[i]]
+    ref_files = np.bincount(graph.c_name, minlength=len(names))
+    defining = _distinct(definitions.name_indices * len(file_ids) + definitions.file_indices)
+    def_files = np.bincount(defining // max(len(file_ids), 1), minlength=len(names))
     # Most runs leave every name's counts as they were: rewriting 30k rows cost ~40 ms of each.
-    stats_digest = hashlib.blake2b(repr(stats).encode(), digest_size=16).hexdigest()
+    stats_digest = _digest(names, ref_files, def_files)
     stats_changed = force or store.get_meta(db, "name_stats_digest") != stats_digest
+    stats = (
+        [
+            (name, ref, defining)
+            for name, ref, defining in zip(
+                names, ref_files.tolist(), def_files.tolist(), strict=True
+            )
+            if ref
+        ]
+        if stats_changed
+        else []
+    )
+    # The scores depend on the flow, the files' ids and the definitions' priors only: with the
+    # same digest, definition i scores what definition i scored before, and only the rows whose
+    # symbol id moved (a file's rows rewritten) are written again.
+    scores_digest = _digest(flow.encode(), file_ids, graph.def_prior)
+    changed_rows = gone_symbols = None
+    if reused and stored.get("scores") == scores_digest and "def_symbol" in previous:
+        before = previous["def_symbol"].astype(np.int64)
+        if len(before) == len(graph.def_symbol):
+            changed_rows = np.flatnonzero(before != graph.def_symbol)
+            moved = before[changed_rows]
+            gone_symbols = moved[~np.isin(moved, graph.def_symbol)]
+    arrays = {
+        **graph.to_arrays(),
+        **cache,
+        **defs,
+        **_map_order(definitions, file_ids, scores, demoted),
+        "map_demoted": demoted.astype(np.int8),
+    }
+    array_digests = {name: _digest(value) for name, value in arrays.items()}
+    # Only rows still there count as stored (an older repomap may have dropped one).
+    present = {name for (name,) in db.conn.execute("SELECT name FROM rank_arrays")}
+    old_digests = {
+        name: value for name, value in (stored.get("arrays") or {}).items() if name in present
+    }
+    incremental = bool(old_digests)
     return Ranking(
         fingerprint,
         file_ids,
@@ -184,15 +244,61 @@ def compute_ranks(db: Store, force: bool = False) -> Ranking | None:
         stats_changed,
         [
             (name, *store_ranks_tables.pack(value))
-            for name, value in {
-                **graph.to_arrays(),
-                **cache,
-                **defs,
-                **_map_order(definitions, file_ids, scores, demoted),
-                "map_demoted": demoted.astype(np.int8),
-            }.items()
+            for name, value in arrays.items()
+            if old_digests.get(name) != array_digests[name]
         ],
+        {"flow": flow, "scores": scores_digest, "arrays": array_digests},
+        incremental,
+        reused,
+        changed_rows,
+        gone_symbols,
     )
+
+
+def _distinct(values: np.ndarray) -> np.ndarray:
+    """np.unique(values), without the ~25 ms import of numpy.ma that np.unique pays once when
+    it returns the values alone (it asks whether they are masked)."""
+    import numpy as np
+
+    ordered = np.sort(values)
+    return (
+        ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))] if len(ordered) else ordered
+    )
+
+
+DIGESTS_META = "rank_digests"  # JSON: {"flow": ..., "scores": ..., "arrays": {name: digest}}
+
+
+def _stored_digests(db: Store) -> dict:
+    """The digests the stored ranking was written with ({} when they cannot be trusted)."""
+    import json
+
+    if store.get_meta(db, "rank_format") != RANK_FORMAT:
+        return {}
+    raw = store.get_meta(db, DIGESTS_META)
+    try:
+        digests = json.loads(raw) if raw else {}
+    except ValueError:
+        return {}
+    return digests if isinstance(digests, dict) else {}
+
+
+def _digest(*values: Any) -> str:
+    """blake2b of arrays' bytes (with their dtypes and lengths) or of lists of names."""
+    import numpy as np
+
+    digest = hashlib.blake2b(digest_size=16)
+    for value in values:
+        if isinstance(value, bytes):
+            digest.update(value)
+        elif isinstance(value, list):
+            digest.update(f"names:{len(value)}".encode())
+            digest.update("\n".join(value).encode())
+        else:
+            array = np.ascontiguousarray(value)
+            digest.update(f"{array.dtype.str}:{len(array)}".encode())
+            digest.update(array.data)
+    return digest.hexdigest()
 
 
 def _map_order(
@@ -230,25 +336,42 @@ def _macro_files(db: Store, file_ids: np.ndarray) -> np.ndarray:
 
 
 def store_ranks(db: Store, ranking: Ranking) -> None:
-    """Replace the stored rankings with `ranking`, in one transaction."""
+    """Replace the stored rankings with `ranking`, in one transaction: what a run changed, or
+    everything."""
+    import json
+
     graph, definitions, file_ids = ranking.graph, ranking.definitions, ranking.file_ids
+    rows = ranking.changed_rows
+    symbol_ids = definitions.symbol_ids if rows is None else definitions.symbol_ids[rows]
+    files_of = file_ids[definitions.file_indices]
     store_ranks_tables.replace(
         db,
-        file_ranks=zip(file_ids.tolist(), graph.rank.tolist(), strict=True),
+        file_ranks=None
+        if ranking.reused_rank and not _ids_changed(ranking)
+        else zip(file_ids.tolist(), graph.rank.tolist(), strict=True),
         symbol_ranks=zip(
-            definitions.symbol_ids.tolist(),
-            file_ids[definitions.file_indices].tolist(),
-            ranking.scores.tolist(),
+            symbol_ids.tolist(),
+            (files_of if rows is None else files_of[rows]).tolist(),
+            (ranking.scores if rows is None else ranking.scores[rows]).tolist(),
             strict=True,
         ),
+        symbols_gone=None if ranking.gone_symbols is None else ranking.gone_symbols.tolist(),
         arrays=ranking.arrays,
+        arrays_kept=ranking.incremental,
+        array_names=list(ranking.digests["arrays"]),
         name_stats=ranking.stats if ranking.stats_changed else None,
         meta={
             "rank_fingerprint": ranking.fingerprint,
             "rank_format": RANK_FORMAT,
             "name_stats_digest": ranking.stats_digest,
+            DIGESTS_META: json.dumps(ranking.digests, sort_keys=True),
         },
     )
+
+
+def _ids_changed(ranking: Ranking) -> bool:
+    """Whether the files' ids differ from those file_ranks holds (its rows must be rewritten)."""
+    return any(name == "file_ids" for name, _, _ in ranking.arrays) or not ranking.incremental
 
 
 def _file_definitions(db: Store, files: list[tuple[int, str, str]]) -> dict:
@@ -304,8 +427,6 @@ def _file_definitions(db: Store, files: list[tuple[int, str, str]]) -> dict:
         ]
     )
     defs = _cached_and_fresh(cache, "defs_file", valid, columns.arrays())
-    order = np.argsort(defs["defs_symbol"], kind="stable")  # by id, whatever the cache's history
-    defs = {key: value[order] for key, value in defs.items()}
     # Forget names no definition has any more, and keep the rest sorted.
     alive, inverse = np.unique(defs["defs_name"], return_inverse=True)
     names = interned.names()
@@ -314,6 +435,10 @@ def _file_definitions(db: Store, files: list[tuple[int, str, str]]) -> dict:
     position = np.empty(len(by_name), dtype=np.int64)
     position[by_name] = np.arange(len(by_name))
     defs["defs_name"] = position[inverse.reshape(-1)]
+    # By file, name, then id, whatever the cache's history: a file whose rows were rewritten
+    # with new ids but the same definitions leaves every other array as it was.
+    order = np.lexsort((defs["defs_symbol"], defs["defs_name"], defs["defs_file"]))
+    defs = {key: value[order] for key, value in defs.items()}
     return {
         **defs,
         "defs_names": [alive_names[i] for i in by_name],
@@ -348,11 +473,18 @@ def _file_uses(db: Store, files: list[tuple[int, str, str]]) -> dict:
         columns.add(uses_file=file_ids, uses_name=interned.numbers(row_names), uses_count=counts)
     used = _cached_and_fresh(cache, "uses_file", valid, columns.arrays())
     # Forget names no file uses any more, so the list does not grow run after run.
-    alive, used["uses_name"] = np.unique(used["uses_name"], return_inverse=True)
+    alive, inverse = np.unique(used["uses_name"], return_inverse=True)
     names = interned.names()
+    alive_names = [names[i] for i in alive.tolist()]
+    by_name = sorted(range(len(alive_names)), key=alive_names.__getitem__)  # kept sorted
+    position = np.empty(len(by_name), dtype=np.int64)
+    position[by_name] = np.arange(len(by_name))
+    used["uses_name"] = position[inverse.reshape(-1)]
+    order = np.lexsort((used["uses_name"], used["uses_file"]))  # whatever the cache's history
+    used = {key: value[order] for key, value in used.items()}
     return {
         **used,
-        "uses_names": [names[i] for i in alive.tolist()],
+        "uses_names": [alive_names[i] for i in by_name],
         "uses_file_ids": np.array(list(current), dtype=np.int64),
         "uses_hashes": np.array(list(current.values()), dtype="S32"),
     }
@@ -382,21 +514,31 @@ def _fetched(cursor: sqlite3.Cursor) -> Iterator[list[tuple]]:
 
 
 class _Interned:
-    """Names numbered in the order first seen: the cached ones first, then the fresh ones."""
+    """Names numbered: the cached ones (a sorted list) at their positions, then the fresh ones
+    in the order first seen. Looked up by bisection: a dict of the ~50k cached names cost more
+    than the few hundred lookups of a run that changed one file."""
 
-    def __init__(self, cached: Iterable[str]) -> None:
-        self.number = {name: i for i, name in enumerate(cached)}
-        self.cached = len(self.number)
+    def __init__(self, cached: list[str]) -> None:
+        self.cached = cached
+        self.fresh: dict[str, int] = {}
 
     def numbers(self, names: Iterable[str]) -> list[int]:
-        return [self.number.setdefault(name, len(self.number)) for name in names]
+        cached, fresh, count = self.cached, self.fresh, len(self.cached)
+        numbers = []
+        for name in names:
+            at = bisect_left(cached, name)
+            if at < count and cached[at] == name:
+                numbers.append(at)
+            else:
+                numbers.append(fresh.setdefault(name, count + len(fresh)))
+        return numbers
 
     def added(self) -> list[str]:
-        return list(self.number)[self.cached :]
+        return list(self.fresh)
 
     def names(self) -> list[str]:
         """Every name, at its number."""
-        return list(self.number)
+        return [*self.cached, *self.fresh]
 
 
 class _Columns:
