@@ -186,3 +186,30 @@ def test_a_ranking_interrupted_while_stored_leaves_the_previous_one_whole(
         assert db.scalar("SELECT count(*) FROM symbol_ranks") == before["rows"]
     index(root)
     assert _stored(db_path) == before == _cold(root, tmp_path, index)
+
+
+def test_a_cold_run_ranks_from_the_rows_it_wrote_as_from_the_tables(make_repo, index) -> None:
+    """A cold run ranks from what the writer handed it (no read of symbols and refs); the
+    same index ranked from its tables gives the same ranking, bit for bit: C++ declarations
+    linked to out-of-line definitions, #defines, a name used twice on one line (refs holds
+    one row per line), containers that are not ranked, Rust and Python beside them."""
+    root = make_repo(
+        {
+            "include/grid.h": "#define GRID_LIMIT 64\nnamespace geo {\nclass GridIndex {\n"
+            " public:\n  int cell_count(int a);\n};\n}\n",
+            "src/grid.cpp": '#include "grid.h"\nnamespace geo {\n'
+            "int GridIndex::cell_count(int a) { return a + GRID_LIMIT + GRID_LIMIT; }\n}\n",
+            "src/main.cpp": '#include "grid.h"\nint main() { geo::GridIndex g;\n'
+            "  return g.cell_count(1) + g.cell_count(2); }\n",
+            "src/pool.rs": "pub struct ConnectionPool {}\nimpl ConnectionPool {\n"
+            "    pub fn acquire_slot(&self) -> u32 { 0 }\n}\n",
+            "src/user.rs": "use crate::pool::ConnectionPool;\n"
+            "fn run(p: &ConnectionPool) -> u32 { p.acquire_slot() + p.acquire_slot() }\n",
+            **_tree(),
+        }
+    )
+    index(root)
+    db_path = config.resolve(root).db_path
+    cold = _stored(db_path)
+    assert any(path == "src/grid.cpp" for path, _ in cold["files"]) and cold["rows"] > 20
+    assert cold == _full(db_path)

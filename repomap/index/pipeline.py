@@ -426,6 +426,12 @@ def _index(
     elif not summary.scanned and not any(doc_format(f.rel_path) for f in walked.files):
         summary.warnings.append(_nothing_readable_warning(len(walked.files)))
     writer = store.Writer(db)
+    # What ranking reads of symbols and refs, kept as this run writes it (the module imports
+    # no numpy; only ranking does).
+    from repomap.index.ranking import Written
+
+    taken = Written()
+    writer.observer = taken
     indexed_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     gone = [old for path, old in existing.items() if path not in present]
     written = 0
@@ -478,11 +484,11 @@ def _index(
             merged = pool.submit(_merge_text, writer)
             try:
                 with store.reading(settings.db_path) as reader:
-                    ranking = compute_ranks(reader)
+                    ranking = compute_ranks(reader, written=taken)
             finally:
                 merged.result()
     else:
-        ranking = compute_ranks(db)  # None when nothing changed
+        ranking = compute_ranks(db, written=taken)  # None when nothing changed
     if ranking:
         store_ranks(db, ranking)
     if optimized:

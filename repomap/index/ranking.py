@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3  # noqa: TID251 - a cursor's type, read in chunks
+from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -75,6 +76,60 @@ FETCH_ROWS = 50_000  # rows of symbols or refs turned into columns at a time, fo
 USES_CACHE = ("uses_file", "uses_name", "uses_count", "uses_names", "uses_file_ids", "uses_hashes")
 
 
+class Written:
+    """What ranking reads of the symbols and refs tables, taken as this run writes them: a run
+    that wrote most files (a cold one) ranks without reading either table back. On the Linux
+    kernel (4M symbols, 9M references) those reads took ~35 s of CPU; the writer hands its rows
+    to this collector (store.Writer's `observer`) at a few percent of that.
+
+    Only rows of one index run, all committed when the ranking reads them (a failed batch
+    ends the run); files deleted after they were written are forgotten.
+    """
+
+    def __init__(self) -> None:
+        self.names: dict[str, int] = {}  # every name seen, numbered in order
+        self.kinds: dict[tuple[str, bool, bool], int] = {}  # (kind, documented, top level)
+        # file id -> (first symbol id, symbols written): the key _file_definitions checks
+        self.keys: dict[int, tuple[int, int]] = {}
+        self.defs: dict[int, tuple[array, array, array]] = {}  # symbol ids, names, kinds
+        self.uses: dict[int, tuple[array, array]] = {}  # names, counts
+
+    def symbols_written(self, file_id: int, rows: Sequence[tuple]) -> None:
+        """A file's symbol rows as store.Writer inserts them (INSERT_SYMBOL_SQL's columns)."""
+        names, kinds = self.names, self.kinds
+        ids, numbers, codes = array("q"), array("q"), array("b")
+        for row in rows:
+            kind = row[4]
+            if kind in NOT_RANKED_KINDS:
+                continue
+            ids.append(row[0])
+            numbers.append(names.setdefault(row[2], len(names)))
+            codes.append(kinds.setdefault((kind, row[13] is not None, row[12] is None), len(kinds)))
+        if rows:
+            self.keys[file_id] = (min(row[0] for row in rows), len(rows))
+        else:
+            self.keys.pop(file_id, None)
+        self.defs[file_id] = (ids, numbers, codes)
+
+    def references_written(self, file_id: int, references: Iterable[tuple]) -> None:
+        """A file's references (name, line, ...): how many lines use each name, as refs (one
+        row per file, line and name) counts them."""
+        names = self.names
+        counts: dict[int, int] = {}
+        for name, _line in {(reference[0], reference[1]) for reference in references}:
+            number = names.setdefault(name, len(names))
+            counts[number] = counts.get(number, 0) + 1
+        self.uses[file_id] = (array("q", counts), array("q", counts.values()))
+
+    def file_deleted(self, file_id: int) -> None:
+        self.keys.pop(file_id, None)
+        self.defs.pop(file_id, None)
+        self.uses.pop(file_id, None)
+
+    def numbered_names(self) -> list[str]:
+        return list(self.names)
+
+
 def ranks_fingerprint(db: Store) -> str:
     """Changes whenever any file's rows were rewritten (ids, paths and hashes) or ranking changed.
 
@@ -127,9 +182,10 @@ class Ranking:
     gone_symbols: np.ndarray | None
 
 
-def compute_ranks(db: Store, force: bool = False) -> Ranking | None:
+def compute_ranks(db: Store, force: bool = False, written: Written | None = None) -> Ranking | None:
     """The rankings of the index as it is, or None when they are stored already. Only reads, so
-    it can run on a reader connection while a writer merges the text indexes."""
+    it can run on a reader connection while a writer merges the text indexes; `written` holds
+    the rows this run wrote, which need not be read back."""
     fingerprint = ranks_fingerprint(db)
     if not force and store.get_meta(db, "rank_fingerprint") == fingerprint:
         return None
@@ -143,7 +199,7 @@ def compute_ranks(db: Store, force: bool = False) -> Ranking | None:
     file_ids = np.array([file_id for file_id, _, _ in files], dtype=np.int64)
     test_file = np.array([paths.is_test_path(path) for _, path, _ in files], dtype=bool)
     share = np.where(test_file, rank.TEST_SHARE, 1.0)
-    defs = _file_definitions(db, files)
+    defs = _file_definitions(db, files, written)
     linked = np.array([symbol_id for (symbol_id,) in db.conn.execute(LINKED_SQL)], dtype=np.int64)
     ranked = ~np.isin(defs["defs_symbol"], linked)
     # defs_names is sorted and np.unique keeps that order: the names are in canonical order,
@@ -158,7 +214,7 @@ def compute_ranks(db: Store, force: bool = False) -> Ranking | None:
         defs["defs_prior"][ranked],
         share[file_indices],
     )
-    cache = _file_uses(db, files)
+    cache = _file_uses(db, files, written)
     defined = {name: i for i, name in enumerate(names)}
     to_defined = np.array([defined.get(name, -1) for name in cache["uses_names"]], dtype=np.int64)
     name_of_use = to_defined[cache["uses_name"]] if len(to_defined) else np.zeros(0, np.int64)
@@ -374,10 +430,13 @@ def _ids_changed(ranking: Ranking) -> bool:
     return any(name == "file_ids" for name, _, _ in ranking.arrays) or not ranking.incremental
 
 
-def _file_definitions(db: Store, files: list[tuple[int, str, str]]) -> dict:
+def _file_definitions(
+    db: Store, files: list[tuple[int, str, str]], written: Written | None = None
+) -> dict:
     """Every definition the graph can reach (linked ones too) as arrays, read from symbols only
-    for the files whose rows were rewritten since the cached copy in rank_arrays was made:
-    reading all of them (a scan of the whole table) took ~120 ms of a one-file run on LLVM."""
+    for the files whose rows were rewritten since the cached copy in rank_arrays was made
+    (reading all of them, a scan of the whole table, took ~120 ms of a one-file run on LLVM),
+    and taken from `written` for the files this run wrote."""
     import numpy as np
 
     from repomap.index import pagerank as rank
@@ -388,15 +447,30 @@ def _file_definitions(db: Store, files: list[tuple[int, str, str]]) -> dict:
         else {}
     )
     hashes = {file_id: file_hash_ for file_id, _, file_hash_ in files}
+    if written is not None and set(hashes) <= written.defs.keys():
+        firsts: Iterable = written.keys.items()  # this run wrote every file: no scan of symbols
+    else:
+        firsts = (
+            (file_id, (first, count)) for file_id, first, count in db.conn.execute(FILE_SYMBOLS_SQL)
+        )
     keys = {
-        file_id: f"{file_id}:{hashes.get(file_id)}:{first}:{count}"
-        for file_id, first, count in db.conn.execute(FILE_SYMBOLS_SQL)
+        file_id: _key(file_id, hashes.get(file_id), first, count)
+        for file_id, (first, count) in firsts
     }
     valid: set[int] = set()
     if len(cache) == len(DEFS_CACHE):
         cached_keys = set(cache["defs_keys"])
         valid = {file_id for file_id, key in keys.items() if key in cached_keys}
-    valid, fresh = _fresh_rows(db, set(keys), valid, CANDIDATES_SQL, FILE_CANDIDATES_SQL)
+    in_memory = {
+        file_id
+        for file_id in set(keys) - valid
+        if written is not None
+        and file_id in written.defs
+        and keys[file_id] == _key(file_id, hashes.get(file_id), *written.keys.get(file_id, (0, 0)))
+    }
+    valid, in_memory, fresh = _fresh_rows(
+        db, set(keys), valid, in_memory, CANDIDATES_SQL, FILE_CANDIDATES_SQL
+    )
     interned = _Interned(cache["defs_names"] if valid else [])
     priors: dict[tuple, float] = {}  # a handful of (kind, documented, top level): each once
     columns = _Columns(
@@ -419,6 +493,28 @@ def _file_definitions(db: Store, files: list[tuple[int, str, str]]) -> dict:
             defs_name=interned.numbers(row_names),
             defs_prior=[priors[key] for key in kinds_of_rows],
             defs_macro=[kind == "macro" for kind in kinds],
+        )
+    if in_memory and written is not None:
+        ordered = sorted(in_memory)
+        parts = [written.defs[file_id] for file_id in ordered]
+        numbers = np.concatenate([np.frombuffer(names, np.int64) for _, names, _ in parts])
+        codes = np.concatenate([np.frombuffer(kinds, np.int8) for _, _, kinds in parts])
+        used_names, inverse = np.unique(numbers, return_inverse=True)
+        every_name = written.numbered_names()
+        as_interned = np.array(
+            interned.numbers([every_name[i] for i in used_names.tolist()]), dtype=np.int64
+        )
+        kinds = list(written.kinds)
+        columns.add_arrays(
+            defs_symbol=np.concatenate([np.frombuffer(ids, np.int64) for ids, _, _ in parts]),
+            defs_file=np.repeat(
+                np.array(ordered, dtype=np.int64), [len(ids) for ids, _, _ in parts]
+            ),
+            defs_name=as_interned[inverse.reshape(-1)],
+            defs_prior=np.array(
+                [rank.kind_prior(kind, documented, top) for kind, documented, top in kinds] or [0.0]
+            )[codes],
+            defs_macro=np.array([kind == "macro" for kind, _, _ in kinds] or [False])[codes],
         )
     shapes = np.concatenate(
         [
@@ -447,9 +543,17 @@ def _file_definitions(db: Store, files: list[tuple[int, str, str]]) -> dict:
     }
 
 
-def _file_uses(db: Store, files: list[tuple[int, str, str]]) -> dict:
+def _key(file_id: int, file_hash: str | None, first: int, count: int) -> str:
+    """A file's symbols as one key: any rewrite of its rows gives them new ids."""
+    return f"{file_id}:{file_hash}:{first}:{count}"
+
+
+def _file_uses(
+    db: Store, files: list[tuple[int, str, str]], written: Written | None = None
+) -> dict:
     """Every (file, identifier, uses) of the index as arrays, read from refs only for the files
-    whose hash changed since the cached copy in rank_arrays was made."""
+    whose hash changed since the cached copy in rank_arrays was made, and taken from `written`
+    for the files this run wrote."""
     import numpy as np
 
     cache = (
@@ -465,12 +569,33 @@ def _file_uses(db: Store, files: list[tuple[int, str, str]]) -> dict:
             for f, h in zip(cache["uses_file_ids"], cache["uses_hashes"], strict=True)
             if current.get(int(f)) == h
         }
-    valid, fresh = _fresh_rows(db, set(current), valid, ALL_USES_SQL, FILE_USES_SQL)
+    in_memory = {
+        file_id
+        for file_id in set(current) - valid
+        if written is not None and file_id in written.uses
+    }
+    valid, in_memory, fresh = _fresh_rows(
+        db, set(current), valid, in_memory, ALL_USES_SQL, FILE_USES_SQL
+    )
     interned = _Interned(cache.get("uses_names", []) if valid else [])
     columns = _Columns(uses_file=np.int64, uses_name=np.int64, uses_count=np.int64)
     for rows in fresh:
         file_ids, row_names, counts = zip(*rows, strict=True)
         columns.add(uses_file=file_ids, uses_name=interned.numbers(row_names), uses_count=counts)
+    if in_memory and written is not None:
+        ordered = sorted(in_memory)
+        parts = [written.uses[file_id] for file_id in ordered]
+        numbers = np.concatenate([np.frombuffer(names, np.int64) for names, _ in parts])
+        used_names, inverse = np.unique(numbers, return_inverse=True)
+        every_name = written.numbered_names()
+        as_interned = np.array(
+            interned.numbers([every_name[i] for i in used_names.tolist()]), dtype=np.int64
+        )
+        columns.add_arrays(
+            uses_file=np.repeat(np.array(ordered, dtype=np.int64), [len(n) for n, _ in parts]),
+            uses_name=as_interned[inverse.reshape(-1)],
+            uses_count=np.concatenate([np.frombuffer(counts, np.int64) for _, counts in parts]),
+        )
     used = _cached_and_fresh(cache, "uses_file", valid, columns.arrays())
     # Forget names no file uses any more, so the list does not grow run after run.
     alive, inverse = np.unique(used["uses_name"], return_inverse=True)
@@ -491,20 +616,25 @@ def _file_uses(db: Store, files: list[tuple[int, str, str]]) -> dict:
 
 
 def _fresh_rows(
-    db: Store, files: set[int], valid: set[int], all_sql: str, file_sql: str
-) -> tuple[set[int], Iterator[list[tuple]]]:
-    """(files whose cached rows stay, rows read for the others, a chunk at a time): every row,
-    and no cached row kept, when most files are stale. Chunks, because the 2.6M symbol rows of
-    the Linux kernel's headers held as tuples at once took ~0.9 GB."""
-    stale = sorted(files - valid)
+    db: Store, files: set[int], valid: set[int], in_memory: set[int], all_sql: str, file_sql: str
+) -> tuple[set[int], set[int], Iterator[list[tuple]]]:
+    """(files whose cached rows stay, files whose rows `in_memory` holds, rows read for the
+    others, a chunk at a time): every row, and no cached or held row kept, when most files
+    must be read. Chunks, because the 2.6M symbol rows of the Linux kernel's headers held as
+    tuples at once took ~0.9 GB."""
+    stale = sorted(files - valid - in_memory)
     if len(stale) > len(files) // 2:  # cheaper to read everything at once
-        return set(), _fetched(db.conn.execute(all_sql))
-    return valid, (
-        rows
-        for chunk in chunks(stale, 900)
-        for rows in _fetched(
-            db.conn.execute(file_sql.format(ids=",".join("?" * len(chunk))), chunk)
-        )
+        return set(), set(), _fetched(db.conn.execute(all_sql))
+    return (
+        valid,
+        in_memory,
+        (
+            rows
+            for chunk in chunks(stale, 900)
+            for rows in _fetched(
+                db.conn.execute(file_sql.format(ids=",".join("?" * len(chunk))), chunk)
+            )
+        ),
     )
 
 
@@ -553,6 +683,10 @@ class _Columns:
 
         for key, column in values.items():
             self.parts[key].append(np.array(column, dtype=self.dtypes[key]))
+
+    def add_arrays(self, **values: np.ndarray) -> None:
+        for key, column in values.items():
+            self.parts[key].append(column.astype(self.dtypes[key], copy=False))
 
     def arrays(self) -> dict[str, tuple[Any, Any]]:
         """{key: (values, dtype)}, as _cached_and_fresh takes them."""

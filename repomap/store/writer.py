@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from repomap.store.connection import Store
 from repomap.store.meta import get_meta, set_meta
@@ -174,6 +174,14 @@ def _row_range(file_id: int) -> tuple[int, int]:
     return file_id * ROWS_PER_FILE, (file_id + 1) * ROWS_PER_FILE
 
 
+class Observer(Protocol):
+    """Told what the writer writes (index/ranking.py's Written keeps what ranking reads)."""
+
+    def symbols_written(self, file_id: int, rows: Sequence[tuple]) -> None: ...
+    def references_written(self, file_id: int, references: Iterable[tuple]) -> None: ...
+    def file_deleted(self, file_id: int) -> None: ...
+
+
 class Writer:
     """The single writer of an index run: ids handed out in memory, batches per transaction."""
 
@@ -200,6 +208,7 @@ class Writer:
         # unlinked too; relinking it once costs what every run cost then.
         self._relink_all = get_meta(db, "links_pending") != "0"
         self._links_marked = False
+        self.observer: Observer | None = None
 
     def _max(self, table: str) -> int:
         return self.db.scalar(f"SELECT coalesce(max(id), 0) FROM {table}")
@@ -265,6 +274,8 @@ class Writer:
         conn.execute("DELETE FROM code_text WHERE id >= ? AND id < ?", rows)
         conn.execute("DELETE FROM chunks WHERE id >= ? AND id < ?", rows)
         conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
+        if self.observer is not None:
+            self.observer.file_deleted(file_id)
 
     def touch_file(self, file_id: int, size: int, mtime_ns: int) -> None:
         """The bytes are unchanged (same hash): only remember the new stat."""
@@ -308,6 +319,8 @@ class Writer:
         if rows.language in ("c", "cpp"):
             self._linked_files.add(file_id)
             self._declared_names.update(declarations)
+        if self.observer is not None:
+            self.observer.references_written(file_id, rows.references)
         self.conn.executemany(
             INSERT_REF_SQL,
             (
@@ -381,6 +394,8 @@ class Writer:
                 end_col, start_byte, end_byte, signature, parent, doc, int(is_definition),
             ))  # fmt: skip
         self.conn.executemany(INSERT_SYMBOL_SQL, values)
+        if self.observer is not None:
+            self.observer.symbols_written(file_id, values)
         return named, declarations
 
     def optimize_text(self) -> None:
