@@ -236,7 +236,7 @@ def compute_ranks(db: Store, force: bool = False, written: Written | None = None
     )
     # Canonical order, whatever the cache's history: the same index gives bit-identical ranks.
     uses = uses[np.lexsort((uses[:, 1], uses[:, 0]))]
-    graph = rank.unranked(file_ids, defs["defs_shape"][alive], definitions, uses)
+    graph = rank.unranked(file_ids, _used_shapes(defs, alive, names, uses), definitions, uses)
     stored = _stored_digests(db) if not force else {}
     flow = rank.flow_digest(graph)
     previous = (
@@ -309,6 +309,25 @@ def compute_ranks(db: Store, force: bool = False, written: Written | None = None
         changed_rows,
         gone_symbols,
     )
+
+
+def _used_shapes(defs: dict, alive: np.ndarray, names: list[str], uses: np.ndarray) -> np.ndarray:
+    """rank.shape() of each name in `names` that a file uses, 0 for the others (their shape
+    weighs no edge). Computed once per name, kept in defs_shape (0: not computed yet): most of
+    the kernel's 2.8M defined names are macros no file uses, and a shape costs ~1 µs each."""
+    import numpy as np
+
+    from repomap.index import pagerank as rank
+
+    used = np.zeros(len(names), dtype=bool)
+    used[uses[:, 1]] = True
+    shapes = defs["defs_shape"][alive]
+    missing = np.flatnonzero(used & (shapes == 0))
+    if len(missing):
+        computed = np.array([rank.shape(names[i]) for i in missing.tolist()])
+        shapes[missing] = computed
+        defs["defs_shape"][alive[missing]] = computed  # the cache keeps them
+    return np.where(used, shapes, 0.0)
 
 
 def _distinct(values: np.ndarray) -> np.ndarray:
@@ -396,9 +415,12 @@ def store_ranks(db: Store, ranking: Ranking) -> None:
     everything."""
     import json
 
+    import numpy as np
+
     graph, definitions, file_ids = ranking.graph, ranking.definitions, ranking.file_ids
     rows = ranking.changed_rows
-    symbol_ids = definitions.symbol_ids if rows is None else definitions.symbol_ids[rows]
+    if rows is None:  # every row, by id: appended to the table's b-tree, not spread over it
+        rows = np.argsort(definitions.symbol_ids, kind="stable")
     files_of = file_ids[definitions.file_indices]
     store_ranks_tables.replace(
         db,
@@ -406,9 +428,9 @@ def store_ranks(db: Store, ranking: Ranking) -> None:
         if ranking.reused_rank and not _ids_changed(ranking)
         else zip(file_ids.tolist(), graph.rank.tolist(), strict=True),
         symbol_ranks=zip(
-            symbol_ids.tolist(),
-            (files_of if rows is None else files_of[rows]).tolist(),
-            (ranking.scores if rows is None else ranking.scores[rows]).tolist(),
+            definitions.symbol_ids[rows].tolist(),
+            files_of[rows].tolist(),
+            ranking.scores[rows].tolist(),
             strict=True,
         ),
         symbols_gone=None if ranking.gone_symbols is None else ranking.gone_symbols.tolist(),
@@ -519,7 +541,7 @@ def _file_definitions(
     shapes = np.concatenate(
         [
             cache["defs_shape"] if valid else np.zeros(0),
-            np.array([rank.shape(n) for n in interned.added()]),
+            np.zeros(len(interned.added())),  # 0: not computed yet (compute_ranks does)
         ]
     )
     defs = _cached_and_fresh(cache, "defs_file", valid, columns.arrays())
@@ -654,6 +676,12 @@ class _Interned:
 
     def numbers(self, names: Iterable[str]) -> list[int]:
         cached, fresh, count = self.cached, self.fresh, len(self.cached)
+        if not cached and not fresh and isinstance(names, list):
+            # A cold run: every name is fresh (numbered in one dict, no lookups).
+            fresh.update(zip(names, range(len(names)), strict=True))
+            if len(fresh) == len(names):
+                return list(range(len(names)))
+            fresh.clear()  # a name repeated: number them one by one
         numbers = []
         for name in names:
             at = bisect_left(cached, name)
