@@ -493,8 +493,18 @@ def _index(
         store_ranks(db, ranking)
     if optimized:
         writer.release_free_pages()
+    row_counts = writer.row_counts()
+    if row_counts is None:  # not known from the start of the run: counted once
+        store.set_meta(db, {store.ROW_COUNTS_META: ""})
+        row_counts = store.counts(db)
     with writer.batch():  # for `repomap status`: how long the last run took
-        store.set_meta(db, {"index_seconds": f"{time.perf_counter() - started:.3f}"})
+        store.set_meta(
+            db,
+            {
+                "index_seconds": f"{time.perf_counter() - started:.3f}",
+                **store.counts_meta(db, row_counts),
+            },
+        )
 
 
 def _all_ignored_warning(walked: Walk) -> str:
