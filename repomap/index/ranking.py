@@ -173,7 +173,7 @@ class Ranking:
     stats_digest: str
     stats_changed: bool
     arrays: list[tuple[str, str, bytes]]  # rank_arrays rows, packed: those that changed
-    digests: dict[str, str]  # meta: the flow's, the scores' and each rank_arrays row's
+    digests: dict[str, Any]  # meta: the flow's, the scores' and each rank_arrays row's
     incremental: bool  # rank_arrays rows not in `arrays` stay as stored
     reused_rank: bool  # the graph's flow is the stored one: PageRank was not run again
     # Positions of `definitions` whose symbol_ranks row must be written (None: every row);
@@ -526,7 +526,7 @@ def _file_definitions(
         as_interned = np.array(
             interned.numbers([every_name[i] for i in used_names.tolist()]), dtype=np.int64
         )
-        kinds = list(written.kinds)
+        kind_keys = list(written.kinds)  # (kind, documented, top level) by code
         columns.add_arrays(
             defs_symbol=np.concatenate([np.frombuffer(ids, np.int64) for ids, _, _ in parts]),
             defs_file=np.repeat(
@@ -534,9 +534,9 @@ def _file_definitions(
             ),
             defs_name=as_interned[inverse.reshape(-1)],
             defs_prior=np.array(
-                [rank.kind_prior(kind, documented, top) for kind, documented, top in kinds] or [0.0]
+                [rank.kind_prior(kind, doc, top) for kind, doc, top in kind_keys] or [0.0]
             )[codes],
-            defs_macro=np.array([kind == "macro" for kind, _, _ in kinds] or [False])[codes],
+            defs_macro=np.array([kind == "macro" for kind, _, _ in kind_keys] or [False])[codes],
         )
     shapes = np.concatenate(
         [
