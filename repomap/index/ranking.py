@@ -87,23 +87,24 @@ class Written:
     """
 
     def __init__(self) -> None:
-        self.names: dict[str, int] = {}  # every name seen, numbered in order
+        self.names: dict[str, int] = {}  # names seen since numbered_names(), numbered in order
         self.kinds: dict[tuple[str, bool, bool], int] = {}  # (kind, documented, top level)
         # file id -> (first symbol id, symbols written): the key _file_definitions checks
         self.keys: dict[int, tuple[int, int]] = {}
         self.defs: dict[int, tuple[array, array, array]] = {}  # symbol ids, names, kinds
         self.uses: dict[int, tuple[array, array]] = {}  # names, counts
+        self._numbered: list[str] = []  # the names in number order, once the writes are done
 
     def symbols_written(self, file_id: int, rows: Sequence[tuple]) -> None:
         """A file's symbol rows as store.Writer inserts them (INSERT_SYMBOL_SQL's columns)."""
-        names, kinds = self.names, self.kinds
+        names, kinds, base = self.names, self.kinds, len(self._numbered)
         ids, numbers, codes = array("q"), array("q"), array("b")
         for row in rows:
             kind = row[4]
             if kind in NOT_RANKED_KINDS:
                 continue
             ids.append(row[0])
-            numbers.append(names.setdefault(row[2], len(names)))
+            numbers.append(names.setdefault(row[2], base + len(names)))
             codes.append(kinds.setdefault((kind, row[13] is not None, row[12] is None), len(kinds)))
         if rows:
             self.keys[file_id] = (min(row[0] for row in rows), len(rows))
@@ -114,10 +115,10 @@ class Written:
     def references_written(self, file_id: int, references: Iterable[tuple]) -> None:
         """A file's references (name, line, ...): how many lines use each name, as refs (one
         row per file, line and name) counts them."""
-        names = self.names
+        names, base = self.names, len(self._numbered)
         counts: dict[int, int] = {}
         for name, _line in {(reference[0], reference[1]) for reference in references}:
-            number = names.setdefault(name, len(names))
+            number = names.setdefault(name, base + len(names))
             counts[number] = counts.get(number, 0) + 1
         self.uses[file_id] = (array("q", counts), array("q", counts.values()))
 
@@ -127,7 +128,12 @@ class Written:
         self.uses.pop(file_id, None)
 
     def numbered_names(self) -> list[str]:
-        return list(self.names)
+        """Every name at its number. Called by the ranking, once the run's writes are done:
+        the dict is dropped for the list (on the kernel, ~4M names: its table alone held
+        a few hundred MB at the run's peak)."""
+        self._numbered.extend(self.names)  # in number order: each numbered after the last
+        self.names.clear()
+        return self._numbered
 
 
 def ranks_fingerprint(db: Store) -> str:
