@@ -16,6 +16,8 @@ sys.path.insert(0, str(BENCH))
 
 import common  # noqa: E402  (bench/ is a folder of scripts, not a package)
 
+from repomap.store import reading  # noqa: E402
+
 
 @pytest.mark.parametrize(
     "values, p, expected",
@@ -187,3 +189,42 @@ def test_budget_measures_every_part_of_a_cold_index_and_leaves_the_tree_alone(ma
     )
     assert rows["cold index: CPU of all its processes"] > 0
     assert "the cold index took" in result.stdout
+
+
+def test_rank_alone_times_each_stage_and_leaves_the_index_as_it_was(make_repo, index) -> None:
+    root = make_repo(
+        {
+            "pkg/a.py": "def helper_function():\n    return 1\n",
+            "pkg/b.py": "from pkg.a import helper_function\nhelper_function()\n",
+            "inc/h.h": "#define LIMIT 3\nint h(void);\n",
+            "src/h.c": '#include "h.h"\nint h(void) { return LIMIT; }\n',
+        }
+    )
+    index(root)
+    db_path = root / ".repomap" / "index.db"
+    ranks_sql = "SELECT symbol_id, file_id, rank FROM symbol_ranks ORDER BY symbol_id"
+    arrays_sql = "SELECT name, dtype, data FROM rank_arrays ORDER BY name"
+    with reading(db_path) as db:
+        before = db.conn.execute(ranks_sql).fetchall(), db.conn.execute(arrays_sql).fetchall()
+    for mode in ([], ["--written"]):
+        result = subprocess.run(
+            [sys.executable, str(BENCH / "rank_alone.py"), str(root), "--runs", "1", *mode],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert result.returncode == 0, result.stderr
+        stages = {
+            cells[0]: float(cells[2])
+            for line in result.stdout.splitlines()
+            if len(cells := [cell.strip() for cell in line.strip("|").split("|")]) == 3
+            and cells[0] not in ("stage", "---")
+        }
+        assert {"pagerank", "_file_definitions", "**compute_ranks**", "**store_ranks**"} <= set(
+            stages
+        )
+        assert stages["**compute_ranks**"] >= stages["pagerank"] >= 0
+        assert ("handing the rows over" in result.stdout) == bool(mode)
+    with reading(db_path) as db:
+        after = db.conn.execute(ranks_sql).fetchall(), db.conn.execute(arrays_sql).fetchall()
+    assert after == before and before[0]

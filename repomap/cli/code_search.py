@@ -21,7 +21,6 @@ from repomap.cli.shared import (
     root_option,
 )
 from repomap.cli.shown import Shown
-from repomap.serve import handoff
 
 if TYPE_CHECKING:
     from repomap.search.code import CodeResults
@@ -70,6 +69,7 @@ def search(
     """
     from repomap import store
     from repomap.search.code import search_code
+    from repomap.serve import handoff  # http.client: ~14 ms every other command need not pay
     from repomap.store import reading
 
     settings = refresh.for_reading(root, db_path, no_refresh, click.echo)
@@ -124,6 +124,7 @@ def _from_server(
     """The answer of the server at `url` as search_code gives it, or None (then the CLI
     answers in process: a server that fails or refuses changes nothing but the speed)."""
     from repomap.search.code import CodeHit, CodeResults
+    from repomap.serve import handoff
 
     request: dict[str, Any] = {"q": query, "topK": limit}
     for name, value in (("mode", mode), ("pathPrefix", path), ("lang", language), ("kind", kind)):

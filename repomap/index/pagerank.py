@@ -29,8 +29,9 @@ boosted, which converges in a few milliseconds.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -217,6 +218,10 @@ class Graph:
     def to_arrays(self) -> dict[str, np.ndarray]:
         return {name: getattr(self, name) for name in ARRAY_NAMES}
 
+    def ranked(self, rank: np.ndarray) -> Graph:
+        """The same graph with `rank` as its unpersonalized ranks."""
+        return replace(self, rank=rank)
+
     @classmethod
     def from_arrays(cls, arrays: Mapping[str, np.ndarray]) -> Graph:
         return cls(**{name: arrays[name] for name in ARRAY_NAMES})
@@ -230,6 +235,32 @@ def build(
     `name_shapes` has the shape() of each defined name (definitions.name_indices index into
     it); `uses` has one row (file index, name index, count) per file and defined name it uses.
     """
+    graph = unranked(file_ids, name_shapes, definitions, uses)
+    return graph.ranked(pagerank(graph))
+
+
+# The arrays PageRank reads, the number of files aside: equal arrays, equal ranks, bit for bit.
+FLOW_ARRAYS = ("c_file", "c_name", "c_weight", "def_file", "def_name", "def_self", "def_share")
+
+
+def flow_digest(graph: Graph) -> str:
+    """A digest of everything pagerank(graph) depends on: two graphs with the same digest have
+    the same unpersonalized ranks, so a run whose edits changed no edge (a comment, a body that
+    uses the same names) can keep the ranks it has."""
+    digest = hashlib.blake2b(
+        f"{graph.file_count}:{len(graph.name_quality)}".encode(), digest_size=16
+    )
+    for name in FLOW_ARRAYS:
+        value = np.ascontiguousarray(getattr(graph, name))
+        digest.update(f"{name}:{value.dtype.str}:{len(value)}".encode())
+        digest.update(value.data)
+    return digest.hexdigest()
+
+
+def unranked(
+    file_ids: np.ndarray, name_shapes: np.ndarray, definitions: Definitions, uses: np.ndarray
+) -> Graph:
+    """The graph as build() makes it, its rank the uniform start pagerank() begins from."""
     total = len(file_ids)
     uses = uses.reshape(-1, 3)
     c_file = uses[:, 0].astype(np.int32)
@@ -241,7 +272,7 @@ def build(
     def_name = np.asarray(definitions.name_indices, dtype=np.int32)
     weights = np.asarray(definitions.weights, dtype=np.float64)
     name_total = np.bincount(def_name, weights=weights, minlength=len(name_shapes))
-    graph = Graph(
+    return Graph(
         file_ids=np.asarray(file_ids, dtype=np.int64),
         c_file=c_file,
         c_name=c_name,
@@ -255,7 +286,6 @@ def build(
         name_quality=quality_of,
         rank=np.full(total, 1.0 / total if total else 0.0),
     )
-    return Graph(**{**graph.to_arrays(), "rank": pagerank(graph)})
 
 
 def _lookup(

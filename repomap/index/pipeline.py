@@ -426,6 +426,12 @@ def _index(
     elif not summary.scanned and not any(doc_format(f.rel_path) for f in walked.files):
         summary.warnings.append(_nothing_readable_warning(len(walked.files)))
     writer = store.Writer(db)
+    # What ranking reads of symbols and refs, kept as this run writes it (the module imports
+    # no numpy; only ranking does).
+    from repomap.index.ranking import Written
+
+    taken = Written()
+    writer.observer = taken
     indexed_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     gone = [old for path, old in existing.items() if path not in present]
     written = 0
@@ -478,17 +484,27 @@ def _index(
             merged = pool.submit(_merge_text, writer)
             try:
                 with store.reading(settings.db_path) as reader:
-                    ranking = compute_ranks(reader)
+                    ranking = compute_ranks(reader, written=taken)
             finally:
                 merged.result()
     else:
-        ranking = compute_ranks(db)  # None when nothing changed
+        ranking = compute_ranks(db, written=taken)  # None when nothing changed
     if ranking:
         store_ranks(db, ranking)
     if optimized:
         writer.release_free_pages()
+    row_counts = writer.row_counts()
+    if row_counts is None:  # not known from the start of the run: counted once
+        store.set_meta(db, {store.ROW_COUNTS_META: ""})
+        row_counts = store.counts(db)
     with writer.batch():  # for `repomap status`: how long the last run took
-        store.set_meta(db, {"index_seconds": f"{time.perf_counter() - started:.3f}"})
+        store.set_meta(
+            db,
+            {
+                "index_seconds": f"{time.perf_counter() - started:.3f}",
+                **store.counts_meta(db, row_counts),
+            },
+        )
 
 
 def _all_ignored_warning(walked: Walk) -> str:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3  # noqa: TID251 - a cursor's type, read in chunks
+from array import array
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
@@ -23,13 +25,15 @@ if TYPE_CHECKING:
     from repomap.index import pagerank as rank
 
 RANK_FORMAT = (
-    "9"  # bump when rank.py weighs or stores differently: the next `repomap index` re-ranks
+    "10"  # bump when rank.py weighs or stores differently: the next `repomap index` re-ranks
 )
 # 6: rank_arrays blobs are zlib-compressed, int64 arrays stored as int32 when they fit
 # 7: definitions cached per file (defs_* rows) beside the uses
 # 8: the map's order stored as the map_order row (schema v12 dropped its index)
 # 9: tests, examples and C/C++ macros after the other definitions in map_order (map_demoted);
 #    map_order_file for the map's path filters
+# 10: definitions by file, name, then id; the uses cache by file, then name; digests in meta
+#    (rank_digests) so a run that changed no edge keeps its ranks and writes only what differs
 NOT_RANKED_KINDS = (
     "impl",
     "namespace",
@@ -72,6 +76,66 @@ FETCH_ROWS = 50_000  # rows of symbols or refs turned into columns at a time, fo
 USES_CACHE = ("uses_file", "uses_name", "uses_count", "uses_names", "uses_file_ids", "uses_hashes")
 
 
+class Written:
+    """What ranking reads of the symbols and refs tables, taken as this run writes them: a run
+    that wrote most files (a cold one) ranks without reading either table back. On the Linux
+    kernel (4M symbols, 9M references) those reads took ~35 s of CPU; the writer hands its rows
+    to this collector (store.Writer's `observer`) at a few percent of that.
+
+    Only rows of one index run, all committed when the ranking reads them (a failed batch
+    ends the run); files deleted after they were written are forgotten.
+    """
+
+    def __init__(self) -> None:
+        self.names: dict[str, int] = {}  # names seen since numbered_names(), numbered in order
+        self.kinds: dict[tuple[str, bool, bool], int] = {}  # (kind, documented, top level)
+        # file id -> (first symbol id, symbols written): the key _file_definitions checks
+        self.keys: dict[int, tuple[int, int]] = {}
+        self.defs: dict[int, tuple[array, array, array]] = {}  # symbol ids, names, kinds
+        self.uses: dict[int, tuple[array, array]] = {}  # names, counts
+        self._numbered: list[str] = []  # the names in number order, once the writes are done
+
+    def symbols_written(self, file_id: int, rows: Sequence[tuple]) -> None:
+        """A file's symbol rows as store.Writer inserts them (INSERT_SYMBOL_SQL's columns)."""
+        names, kinds, base = self.names, self.kinds, len(self._numbered)
+        ids, numbers, codes = array("q"), array("q"), array("b")
+        for row in rows:
+            kind = row[4]
+            if kind in NOT_RANKED_KINDS:
+                continue
+            ids.append(row[0])
+            numbers.append(names.setdefault(row[2], base + len(names)))
+            codes.append(kinds.setdefault((kind, row[13] is not None, row[12] is None), len(kinds)))
+        if rows:
+            self.keys[file_id] = (min(row[0] for row in rows), len(rows))
+        else:
+            self.keys.pop(file_id, None)
+        self.defs[file_id] = (ids, numbers, codes)
+
+    def references_written(self, file_id: int, references: Iterable[tuple]) -> None:
+        """A file's references (name, line, ...): how many lines use each name, as refs (one
+        row per file, line and name) counts them."""
+        names, base = self.names, len(self._numbered)
+        counts: dict[int, int] = {}
+        for name, _line in {(reference[0], reference[1]) for reference in references}:
+            number = names.setdefault(name, base + len(names))
+            counts[number] = counts.get(number, 0) + 1
+        self.uses[file_id] = (array("q", counts), array("q", counts.values()))
+
+    def file_deleted(self, file_id: int) -> None:
+        self.keys.pop(file_id, None)
+        self.defs.pop(file_id, None)
+        self.uses.pop(file_id, None)
+
+    def numbered_names(self) -> list[str]:
+        """Every name at its number. Called by the ranking, once the run's writes are done:
+        the dict is dropped for the list (on the kernel, ~4M names: its table alone held
+        a few hundred MB at the run's peak)."""
+        self._numbered.extend(self.names)  # in number order: each numbered after the last
+        self.names.clear()
+        return self._numbered
+
+
 def ranks_fingerprint(db: Store) -> str:
     """Changes whenever any file's rows were rewritten (ids, paths and hashes) or ranking changed.
 
@@ -99,7 +163,12 @@ def refresh_ranks(db: Store, force: bool = False) -> bool:
 
 @dataclass(frozen=True)
 class Ranking:
-    """What compute_ranks() found, for store_ranks() to write."""
+    """What compute_ranks() found, for store_ranks() to write.
+
+    A run that changed no edge of the graph (a comment, a body using the same names) keeps the
+    stored file ranks, and writes only the symbol_ranks rows and rank_arrays that differ: the
+    rest of the stored ranking is what a full store would write again, bit for bit.
+    """
 
     fingerprint: str
     file_ids: np.ndarray
@@ -109,12 +178,20 @@ class Ranking:
     stats: list[tuple[str, int, int]]  # name_stats rows
     stats_digest: str
     stats_changed: bool
-    arrays: list[tuple[str, str, bytes]]  # rank_arrays rows, packed: the graph and the caches
+    arrays: list[tuple[str, str, bytes]]  # rank_arrays rows, packed: those that changed
+    digests: dict[str, Any]  # meta: the flow's, the scores' and each rank_arrays row's
+    incremental: bool  # rank_arrays rows not in `arrays` stay as stored
+    reused_rank: bool  # the graph's flow is the stored one: PageRank was not run again
+    # Positions of `definitions` whose symbol_ranks row must be written (None: every row);
+    # with the symbol ids stored there before, whose rows go.
+    changed_rows: np.ndarray | None
+    gone_symbols: np.ndarray | None
 
 
-def compute_ranks(db: Store, force: bool = False) -> Ranking | None:
+def compute_ranks(db: Store, force: bool = False, written: Written | None = None) -> Ranking | None:
     """The rankings of the index as it is, or None when they are stored already. Only reads, so
-    it can run on a reader connection while a writer merges the text indexes."""
+    it can run on a reader connection while a writer merges the text indexes; `written` holds
+    the rows this run wrote, which need not be read back."""
     fingerprint = ranks_fingerprint(db)
     if not force and store.get_meta(db, "rank_fingerprint") == fingerprint:
         return None
@@ -128,10 +205,11 @@ def compute_ranks(db: Store, force: bool = False) -> Ranking | None:
     file_ids = np.array([file_id for file_id, _, _ in files], dtype=np.int64)
     test_file = np.array([paths.is_test_path(path) for _, path, _ in files], dtype=bool)
     share = np.where(test_file, rank.TEST_SHARE, 1.0)
-    defs = _file_definitions(db, files)
+    defs = _file_definitions(db, files, written)
     linked = np.array([symbol_id for (symbol_id,) in db.conn.execute(LINKED_SQL)], dtype=np.int64)
     ranked = ~np.isin(defs["defs_symbol"], linked)
-    # defs_names is sorted and np.unique keeps that order: the names are in canonical order.
+    # defs_names is sorted and np.unique keeps that order: the names are in canonical order,
+    # and so are the definitions (by file, name, then symbol id, as _file_definitions sorts).
     alive, name_indices = np.unique(defs["defs_name"][ranked], return_inverse=True)
     names = [defs["defs_names"][i] for i in alive.tolist()]
     file_indices = np.searchsorted(file_ids, defs["defs_file"][ranked])
@@ -142,7 +220,7 @@ def compute_ranks(db: Store, force: bool = False) -> Ranking | None:
         defs["defs_prior"][ranked],
         share[file_indices],
     )
-    cache = _file_uses(db, files)
+    cache = _file_uses(db, files, written)
     defined = {name: i for i, name in enumerate(names)}
     to_defined = np.array([defined.get(name, -1) for name in cache["uses_names"]], dtype=np.int64)
     name_of_use = to_defined[cache["uses_name"]] if len(to_defined) else np.zeros(0, np.int64)
@@ -164,15 +242,59 @@ def compute_ranks(db: Store, force: bool = False) -> Ranking | None:
     )
     # Canonical order, whatever the cache's history: the same index gives bit-identical ranks.
     uses = uses[np.lexsort((uses[:, 1], uses[:, 0]))]
-    graph = rank.build(file_ids, defs["defs_shape"][alive], definitions, uses)
+    graph = rank.unranked(file_ids, _used_shapes(defs, alive, names, uses), definitions, uses)
+    stored = _stored_digests(db) if not force else {}
+    flow = rank.flow_digest(graph)
+    previous = (
+        store_ranks_tables.load_arrays(db, ("rank", "def_symbol"))
+        if stored.get("flow") == flow
+        else {}
+    )
+    reused = "rank" in previous and len(previous["rank"]) == graph.file_count
+    graph = graph.ranked(previous["rank"] if reused else rank.pagerank(graph))
     scores = rank.map_order(graph, graph.rank, rank.definition_scores(graph, graph.rank))
-    ref_files = np.bincount(graph.c_name, minlength=len(names)).tolist()
-    defining = np.unique(definitions.name_indices * len(file_ids) + definitions.file_indices)
-    def_files = np.bincount(defining // max(len(file_ids), 1), minlength=len(names)).tolist()
-    stats = [(name, ref_files[i], def_files[i]) for i, name in enumerate(names) if ref_files[i]]
+    ref_files = np.bincount(graph.c_name, minlength=len(names))
+    defining = _distinct(definitions.name_indices * len(file_ids) + definitions.file_indices)
+    def_files = np.bincount(defining // max(len(file_ids), 1), minlength=len(names))
     # Most runs leave every name's counts as they were: rewriting 30k rows cost ~40 ms of each.
-    stats_digest = hashlib.blake2b(repr(stats).encode(), digest_size=16).hexdigest()
+    stats_digest = _digest(names, ref_files, def_files)
     stats_changed = force or store.get_meta(db, "name_stats_digest") != stats_digest
+    stats = (
+        [
+            (name, ref, defining)
+            for name, ref, defining in zip(
+                names, ref_files.tolist(), def_files.tolist(), strict=True
+            )
+            if ref
+        ]
+        if stats_changed
+        else []
+    )
+    # The scores depend on the flow, the files' ids and the definitions' priors only: with the
+    # same digest, definition i scores what definition i scored before, and only the rows whose
+    # symbol id moved (a file's rows rewritten) are written again.
+    scores_digest = _digest(flow.encode(), file_ids, graph.def_prior)
+    changed_rows = gone_symbols = None
+    if reused and stored.get("scores") == scores_digest and "def_symbol" in previous:
+        before = previous["def_symbol"].astype(np.int64)
+        if len(before) == len(graph.def_symbol):
+            changed_rows = np.flatnonzero(before != graph.def_symbol)
+            moved = before[changed_rows]
+            gone_symbols = moved[~np.isin(moved, graph.def_symbol)]
+    arrays = {
+        **graph.to_arrays(),
+        **cache,
+        **defs,
+        **_map_order(definitions, file_ids, scores, demoted),
+        "map_demoted": demoted.astype(np.int8),
+    }
+    array_digests = {name: _digest(value) for name, value in arrays.items()}
+    # Only rows still there count as stored (an older repomap may have dropped one).
+    present = {name for (name,) in db.conn.execute("SELECT name FROM rank_arrays")}
+    old_digests = {
+        name: value for name, value in (stored.get("arrays") or {}).items() if name in present
+    }
+    incremental = bool(old_digests)
     return Ranking(
         fingerprint,
         file_ids,
@@ -184,15 +306,80 @@ def compute_ranks(db: Store, force: bool = False) -> Ranking | None:
         stats_changed,
         [
             (name, *store_ranks_tables.pack(value))
-            for name, value in {
-                **graph.to_arrays(),
-                **cache,
-                **defs,
-                **_map_order(definitions, file_ids, scores, demoted),
-                "map_demoted": demoted.astype(np.int8),
-            }.items()
+            for name, value in arrays.items()
+            if old_digests.get(name) != array_digests[name]
         ],
+        {"flow": flow, "scores": scores_digest, "arrays": array_digests},
+        incremental,
+        reused,
+        changed_rows,
+        gone_symbols,
     )
+
+
+def _used_shapes(defs: dict, alive: np.ndarray, names: list[str], uses: np.ndarray) -> np.ndarray:
+    """rank.shape() of each name in `names` that a file uses, 0 for the others (their shape
+    weighs no edge). Computed once per name, kept in defs_shape (0: not computed yet): most of
+    the kernel's 2.8M defined names are macros no file uses, and a shape costs ~1 µs each."""
+    import numpy as np
+
+    from repomap.index import pagerank as rank
+
+    used = np.zeros(len(names), dtype=bool)
+    used[uses[:, 1]] = True
+    shapes = defs["defs_shape"][alive]
+    missing = np.flatnonzero(used & (shapes == 0))
+    if len(missing):
+        computed = np.array([rank.shape(names[i]) for i in missing.tolist()])
+        shapes[missing] = computed
+        defs["defs_shape"][alive[missing]] = computed  # the cache keeps them
+    return np.where(used, shapes, 0.0)
+
+
+def _distinct(values: np.ndarray) -> np.ndarray:
+    """np.unique(values), without the ~25 ms import of numpy.ma that np.unique pays once when
+    it returns the values alone (it asks whether they are masked)."""
+    import numpy as np
+
+    ordered = np.sort(values)
+    return (
+        ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))] if len(ordered) else ordered
+    )
+
+
+DIGESTS_META = "rank_digests"  # JSON: {"flow": ..., "scores": ..., "arrays": {name: digest}}
+
+
+def _stored_digests(db: Store) -> dict:
+    """The digests the stored ranking was written with ({} when they cannot be trusted)."""
+    import json
+
+    if store.get_meta(db, "rank_format") != RANK_FORMAT:
+        return {}
+    raw = store.get_meta(db, DIGESTS_META)
+    try:
+        digests = json.loads(raw) if raw else {}
+    except ValueError:
+        return {}
+    return digests if isinstance(digests, dict) else {}
+
+
+def _digest(*values: Any) -> str:
+    """blake2b of arrays' bytes (with their dtypes and lengths) or of lists of names."""
+    import numpy as np
+
+    digest = hashlib.blake2b(digest_size=16)
+    for value in values:
+        if isinstance(value, bytes):
+            digest.update(value)
+        elif isinstance(value, list):
+            digest.update(f"names:{len(value)}".encode())
+            digest.update("\n".join(value).encode())
+        else:
+            array = np.ascontiguousarray(value)
+            digest.update(f"{array.dtype.str}:{len(array)}".encode())
+            digest.update(array.data)
+    return digest.hexdigest()
 
 
 def _map_order(
@@ -230,31 +417,54 @@ def _macro_files(db: Store, file_ids: np.ndarray) -> np.ndarray:
 
 
 def store_ranks(db: Store, ranking: Ranking) -> None:
-    """Replace the stored rankings with `ranking`, in one transaction."""
+    """Replace the stored rankings with `ranking`, in one transaction: what a run changed, or
+    everything."""
+    import json
+
+    import numpy as np
+
     graph, definitions, file_ids = ranking.graph, ranking.definitions, ranking.file_ids
+    rows = ranking.changed_rows
+    if rows is None:  # every row, by id: appended to the table's b-tree, not spread over it
+        rows = np.argsort(definitions.symbol_ids, kind="stable")
+    files_of = file_ids[definitions.file_indices]
     store_ranks_tables.replace(
         db,
-        file_ranks=zip(file_ids.tolist(), graph.rank.tolist(), strict=True),
+        file_ranks=None
+        if ranking.reused_rank and not _ids_changed(ranking)
+        else zip(file_ids.tolist(), graph.rank.tolist(), strict=True),
         symbol_ranks=zip(
-            definitions.symbol_ids.tolist(),
-            file_ids[definitions.file_indices].tolist(),
-            ranking.scores.tolist(),
+            definitions.symbol_ids[rows].tolist(),
+            files_of[rows].tolist(),
+            ranking.scores[rows].tolist(),
             strict=True,
         ),
+        symbols_gone=None if ranking.gone_symbols is None else ranking.gone_symbols.tolist(),
         arrays=ranking.arrays,
+        arrays_kept=ranking.incremental,
+        array_names=list(ranking.digests["arrays"]),
         name_stats=ranking.stats if ranking.stats_changed else None,
         meta={
             "rank_fingerprint": ranking.fingerprint,
             "rank_format": RANK_FORMAT,
             "name_stats_digest": ranking.stats_digest,
+            DIGESTS_META: json.dumps(ranking.digests, sort_keys=True),
         },
     )
 
 
-def _file_definitions(db: Store, files: list[tuple[int, str, str]]) -> dict:
+def _ids_changed(ranking: Ranking) -> bool:
+    """Whether the files' ids differ from those file_ranks holds (its rows must be rewritten)."""
+    return any(name == "file_ids" for name, _, _ in ranking.arrays) or not ranking.incremental
+
+
+def _file_definitions(
+    db: Store, files: list[tuple[int, str, str]], written: Written | None = None
+) -> dict:
     """Every definition the graph can reach (linked ones too) as arrays, read from symbols only
-    for the files whose rows were rewritten since the cached copy in rank_arrays was made:
-    reading all of them (a scan of the whole table) took ~120 ms of a one-file run on LLVM."""
+    for the files whose rows were rewritten since the cached copy in rank_arrays was made
+    (reading all of them, a scan of the whole table, took ~120 ms of a one-file run on LLVM),
+    and taken from `written` for the files this run wrote."""
     import numpy as np
 
     from repomap.index import pagerank as rank
@@ -265,15 +475,30 @@ def _file_definitions(db: Store, files: list[tuple[int, str, str]]) -> dict:
         else {}
     )
     hashes = {file_id: file_hash_ for file_id, _, file_hash_ in files}
+    if written is not None and set(hashes) <= written.defs.keys():
+        firsts: Iterable = written.keys.items()  # this run wrote every file: no scan of symbols
+    else:
+        firsts = (
+            (file_id, (first, count)) for file_id, first, count in db.conn.execute(FILE_SYMBOLS_SQL)
+        )
     keys = {
-        file_id: f"{file_id}:{hashes.get(file_id)}:{first}:{count}"
-        for file_id, first, count in db.conn.execute(FILE_SYMBOLS_SQL)
+        file_id: _key(file_id, hashes.get(file_id), first, count)
+        for file_id, (first, count) in firsts
     }
     valid: set[int] = set()
     if len(cache) == len(DEFS_CACHE):
         cached_keys = set(cache["defs_keys"])
         valid = {file_id for file_id, key in keys.items() if key in cached_keys}
-    valid, fresh = _fresh_rows(db, set(keys), valid, CANDIDATES_SQL, FILE_CANDIDATES_SQL)
+    in_memory = {
+        file_id
+        for file_id in set(keys) - valid
+        if written is not None
+        and file_id in written.defs
+        and keys[file_id] == _key(file_id, hashes.get(file_id), *written.keys.get(file_id, (0, 0)))
+    }
+    valid, in_memory, fresh = _fresh_rows(
+        db, set(keys), valid, in_memory, CANDIDATES_SQL, FILE_CANDIDATES_SQL
+    )
     interned = _Interned(cache["defs_names"] if valid else [])
     priors: dict[tuple, float] = {}  # a handful of (kind, documented, top level): each once
     columns = _Columns(
@@ -297,34 +522,80 @@ def _file_definitions(db: Store, files: list[tuple[int, str, str]]) -> dict:
             defs_prior=[priors[key] for key in kinds_of_rows],
             defs_macro=[kind == "macro" for kind in kinds],
         )
+    if in_memory and written is not None:
+        ordered = sorted(in_memory)
+        parts = [written.defs[file_id] for file_id in ordered]
+        numbers = np.concatenate([np.frombuffer(names, np.int64) for _, names, _ in parts])
+        codes = np.concatenate([np.frombuffer(kinds, np.int8) for _, _, kinds in parts])
+        used_names, inverse = np.unique(numbers, return_inverse=True)
+        every_name = written.numbered_names()
+        as_interned = np.array(
+            interned.numbers([every_name[i] for i in used_names.tolist()]), dtype=np.int64
+        )
+        kind_keys = list(written.kinds)  # (kind, documented, top level) by code
+        columns.add_arrays(
+            defs_symbol=np.concatenate([np.frombuffer(ids, np.int64) for ids, _, _ in parts]),
+            defs_file=np.repeat(
+                np.array(ordered, dtype=np.int64), [len(ids) for ids, _, _ in parts]
+            ),
+            defs_name=as_interned[inverse.reshape(-1)],
+            defs_prior=np.array(
+                [rank.kind_prior(kind, doc, top) for kind, doc, top in kind_keys] or [0.0]
+            )[codes],
+            defs_macro=np.array([kind == "macro" for kind, _, _ in kind_keys] or [False])[codes],
+        )
     shapes = np.concatenate(
         [
             cache["defs_shape"] if valid else np.zeros(0),
-            np.array([rank.shape(n) for n in interned.added()]),
+            np.zeros(len(interned.added())),  # 0: not computed yet (compute_ranks does)
         ]
     )
     defs = _cached_and_fresh(cache, "defs_file", valid, columns.arrays())
-    order = np.argsort(defs["defs_symbol"], kind="stable")  # by id, whatever the cache's history
-    defs = {key: value[order] for key, value in defs.items()}
     # Forget names no definition has any more, and keep the rest sorted.
-    alive, inverse = np.unique(defs["defs_name"], return_inverse=True)
+    sorted_names, defs["defs_name"], old_numbers = _renumbered(interned, defs["defs_name"])
+    # By file, name, then id, whatever the cache's history: a file whose rows were rewritten
+    # with new ids but the same definitions leaves every other array as it was.
+    order = np.lexsort((defs["defs_symbol"], defs["defs_name"], defs["defs_file"]))
+    defs = {key: value[order] for key, value in defs.items()}
+    return {
+        **defs,
+        "defs_names": sorted_names,
+        "defs_shape": shapes[old_numbers] if len(old_numbers) else np.zeros(0),
+        "defs_keys": list(keys.values()),
+    }
+
+
+def _renumbered(
+    interned: _Interned, numbers: np.ndarray
+) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """(the names `numbers` still use, sorted; `numbers` renumbered into that list; the old
+    number of each name of the list). When no name was added or lost that list is the cached
+    one, sorted already: sorting 50k names anew took ~15 ms of each one-file run on LLVM."""
+    import numpy as np
+
+    alive, inverse = np.unique(numbers, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    if not interned.fresh and len(alive) == len(interned.cached):
+        return interned.cached, inverse, alive
     names = interned.names()
     alive_names = [names[i] for i in alive.tolist()]
     by_name = sorted(range(len(alive_names)), key=alive_names.__getitem__)
     position = np.empty(len(by_name), dtype=np.int64)
     position[by_name] = np.arange(len(by_name))
-    defs["defs_name"] = position[inverse.reshape(-1)]
-    return {
-        **defs,
-        "defs_names": [alive_names[i] for i in by_name],
-        "defs_shape": shapes[alive][by_name] if len(by_name) else np.zeros(0),
-        "defs_keys": list(keys.values()),
-    }
+    return [alive_names[i] for i in by_name], position[inverse], alive[by_name]
 
 
-def _file_uses(db: Store, files: list[tuple[int, str, str]]) -> dict:
+def _key(file_id: int, file_hash: str | None, first: int, count: int) -> str:
+    """A file's symbols as one key: any rewrite of its rows gives them new ids."""
+    return f"{file_id}:{file_hash}:{first}:{count}"
+
+
+def _file_uses(
+    db: Store, files: list[tuple[int, str, str]], written: Written | None = None
+) -> dict:
     """Every (file, identifier, uses) of the index as arrays, read from refs only for the files
-    whose hash changed since the cached copy in rank_arrays was made."""
+    whose hash changed since the cached copy in rank_arrays was made, and taken from `written`
+    for the files this run wrote."""
     import numpy as np
 
     cache = (
@@ -340,39 +611,66 @@ def _file_uses(db: Store, files: list[tuple[int, str, str]]) -> dict:
             for f, h in zip(cache["uses_file_ids"], cache["uses_hashes"], strict=True)
             if current.get(int(f)) == h
         }
-    valid, fresh = _fresh_rows(db, set(current), valid, ALL_USES_SQL, FILE_USES_SQL)
+    in_memory = {
+        file_id
+        for file_id in set(current) - valid
+        if written is not None and file_id in written.uses
+    }
+    valid, in_memory, fresh = _fresh_rows(
+        db, set(current), valid, in_memory, ALL_USES_SQL, FILE_USES_SQL
+    )
     interned = _Interned(cache.get("uses_names", []) if valid else [])
     columns = _Columns(uses_file=np.int64, uses_name=np.int64, uses_count=np.int64)
     for rows in fresh:
         file_ids, row_names, counts = zip(*rows, strict=True)
         columns.add(uses_file=file_ids, uses_name=interned.numbers(row_names), uses_count=counts)
+    if in_memory and written is not None:
+        ordered = sorted(in_memory)
+        parts = [written.uses[file_id] for file_id in ordered]
+        numbers = np.concatenate([np.frombuffer(names, np.int64) for names, _ in parts])
+        used_names, inverse = np.unique(numbers, return_inverse=True)
+        every_name = written.numbered_names()
+        as_interned = np.array(
+            interned.numbers([every_name[i] for i in used_names.tolist()]), dtype=np.int64
+        )
+        columns.add_arrays(
+            uses_file=np.repeat(np.array(ordered, dtype=np.int64), [len(n) for n, _ in parts]),
+            uses_name=as_interned[inverse.reshape(-1)],
+            uses_count=np.concatenate([np.frombuffer(counts, np.int64) for _, counts in parts]),
+        )
     used = _cached_and_fresh(cache, "uses_file", valid, columns.arrays())
     # Forget names no file uses any more, so the list does not grow run after run.
-    alive, used["uses_name"] = np.unique(used["uses_name"], return_inverse=True)
-    names = interned.names()
+    sorted_names, used["uses_name"], _ = _renumbered(interned, used["uses_name"])
+    order = np.lexsort((used["uses_name"], used["uses_file"]))  # whatever the cache's history
+    used = {key: value[order] for key, value in used.items()}
     return {
         **used,
-        "uses_names": [names[i] for i in alive.tolist()],
+        "uses_names": sorted_names,
         "uses_file_ids": np.array(list(current), dtype=np.int64),
         "uses_hashes": np.array(list(current.values()), dtype="S32"),
     }
 
 
 def _fresh_rows(
-    db: Store, files: set[int], valid: set[int], all_sql: str, file_sql: str
-) -> tuple[set[int], Iterator[list[tuple]]]:
-    """(files whose cached rows stay, rows read for the others, a chunk at a time): every row,
-    and no cached row kept, when most files are stale. Chunks, because the 2.6M symbol rows of
-    the Linux kernel's headers held as tuples at once took ~0.9 GB."""
-    stale = sorted(files - valid)
+    db: Store, files: set[int], valid: set[int], in_memory: set[int], all_sql: str, file_sql: str
+) -> tuple[set[int], set[int], Iterator[list[tuple]]]:
+    """(files whose cached rows stay, files whose rows `in_memory` holds, rows read for the
+    others, a chunk at a time): every row, and no cached or held row kept, when most files
+    must be read. Chunks, because the 2.6M symbol rows of the Linux kernel's headers held as
+    tuples at once took ~0.9 GB."""
+    stale = sorted(files - valid - in_memory)
     if len(stale) > len(files) // 2:  # cheaper to read everything at once
-        return set(), _fetched(db.conn.execute(all_sql))
-    return valid, (
-        rows
-        for chunk in chunks(stale, 900)
-        for rows in _fetched(
-            db.conn.execute(file_sql.format(ids=",".join("?" * len(chunk))), chunk)
-        )
+        return set(), set(), _fetched(db.conn.execute(all_sql))
+    return (
+        valid,
+        in_memory,
+        (
+            rows
+            for chunk in chunks(stale, 900)
+            for rows in _fetched(
+                db.conn.execute(file_sql.format(ids=",".join("?" * len(chunk))), chunk)
+            )
+        ),
     )
 
 
@@ -382,21 +680,37 @@ def _fetched(cursor: sqlite3.Cursor) -> Iterator[list[tuple]]:
 
 
 class _Interned:
-    """Names numbered in the order first seen: the cached ones first, then the fresh ones."""
+    """Names numbered: the cached ones (a sorted list) at their positions, then the fresh ones
+    in the order first seen. Looked up by bisection: a dict of the ~50k cached names cost more
+    than the few hundred lookups of a run that changed one file."""
 
-    def __init__(self, cached: Iterable[str]) -> None:
-        self.number = {name: i for i, name in enumerate(cached)}
-        self.cached = len(self.number)
+    def __init__(self, cached: list[str]) -> None:
+        self.cached = cached
+        self.fresh: dict[str, int] = {}
 
     def numbers(self, names: Iterable[str]) -> list[int]:
-        return [self.number.setdefault(name, len(self.number)) for name in names]
+        cached, fresh, count = self.cached, self.fresh, len(self.cached)
+        if not cached and not fresh and isinstance(names, list):
+            # A cold run: every name is fresh (numbered in one dict, no lookups).
+            fresh.update(zip(names, range(len(names)), strict=True))
+            if len(fresh) == len(names):
+                return list(range(len(names)))
+            fresh.clear()  # a name repeated: number them one by one
+        numbers = []
+        for name in names:
+            at = bisect_left(cached, name)
+            if at < count and cached[at] == name:
+                numbers.append(at)
+            else:
+                numbers.append(fresh.setdefault(name, count + len(fresh)))
+        return numbers
 
     def added(self) -> list[str]:
-        return list(self.number)[self.cached :]
+        return list(self.fresh)
 
     def names(self) -> list[str]:
         """Every name, at its number."""
-        return list(self.number)
+        return [*self.cached, *self.fresh]
 
 
 class _Columns:
@@ -411,6 +725,10 @@ class _Columns:
 
         for key, column in values.items():
             self.parts[key].append(np.array(column, dtype=self.dtypes[key]))
+
+    def add_arrays(self, **values: np.ndarray) -> None:
+        for key, column in values.items():
+            self.parts[key].append(column.astype(self.dtypes[key], copy=False))
 
     def arrays(self) -> dict[str, tuple[Any, Any]]:
         """{key: (values, dtype)}, as _cached_and_fresh takes them."""

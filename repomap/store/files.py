@@ -81,13 +81,19 @@ def _same_bytes(path: str, indexed_hash: str) -> bool:
 
 
 def counts(db: Store) -> dict[str, int]:
-    """Rows per table and text elements per type, for summaries."""
+    """Rows per table and text elements per type, for summaries: as the last run stored them
+    (store/writer.py keeps them up to date), else counted."""
+    from repomap.store.writer import stored_counts
+
+    if (stored := stored_counts(db)) is not None:
+        return {"files": 0, "symbols": 0, "references": 0, **stored}
     result = {
         "files": db.scalar("SELECT count(*) FROM files"),
         "symbols": db.scalar("SELECT count(*) FROM symbols"),
         "references": db.scalar("SELECT count(*) FROM refs"),
     }
     names = {code: name for name, code in ELEMENT_TYPE_CODES.items()}
+    result.update(dict.fromkeys(names.values(), 0))
     for code, count in db.conn.execute(
         "SELECT element_type, count(*) FROM code_text GROUP BY element_type"
     ):

@@ -18,26 +18,47 @@ if TYPE_CHECKING:
 def replace(
     db: Store,
     *,
-    file_ranks: Iterable[tuple[int, float]],
+    file_ranks: Iterable[tuple[int, float]] | None,
     symbol_ranks: Iterable[tuple[int, int, float]],
+    symbols_gone: list[int] | None,
     arrays: list[tuple[str, str, bytes]],
+    arrays_kept: bool,
+    array_names: list[str],
     name_stats: list[tuple[str, int, int]] | None,
     meta: dict[str, str],
 ) -> None:
-    """Replace every stored ranking; `name_stats` None keeps the stored counts (unchanged)."""
+    """Replace the stored ranking, in one transaction. What a run left as it was stays:
+    `file_ranks` None keeps every file's rank; `symbols_gone` not None means `symbol_ranks` are
+    the rows that changed and `symbols_gone` the symbols whose rows go (else they are every
+    row); `arrays_kept` keeps the rank_arrays rows not in `arrays` whose name is in
+    `array_names`; `name_stats` None keeps the stored counts."""
     with db.atomic():
-        for table in ("file_ranks", "symbol_ranks", "rank_arrays"):
-            db.conn.execute(f"DELETE FROM {table}")
+        if file_ranks is not None:
+            db.conn.execute("DELETE FROM file_ranks")
+            db.conn.executemany("INSERT INTO file_ranks (file_id, rank) VALUES (?, ?)", file_ranks)
+        if symbols_gone is None:
+            db.conn.execute("DELETE FROM symbol_ranks")
+        else:
+            db.conn.executemany(
+                "DELETE FROM symbol_ranks WHERE symbol_id = ?", ((i,) for i in symbols_gone)
+            )
+        db.conn.executemany(
+            "INSERT OR REPLACE INTO symbol_ranks (symbol_id, file_id, rank) VALUES (?, ?, ?)",
+            symbol_ranks,
+        )
+        if arrays_kept:
+            kept = ",".join("?" * len(array_names))
+            db.conn.execute(f"DELETE FROM rank_arrays WHERE name NOT IN ({kept})", array_names)
+        else:
+            db.conn.execute("DELETE FROM rank_arrays")
         if name_stats is not None:
             db.conn.execute("DELETE FROM name_stats")
             db.conn.executemany(
                 "INSERT INTO name_stats (name, ref_files, def_files) VALUES (?, ?, ?)", name_stats
             )
-        db.conn.executemany("INSERT INTO file_ranks (file_id, rank) VALUES (?, ?)", file_ranks)
         db.conn.executemany(
-            "INSERT INTO symbol_ranks (symbol_id, file_id, rank) VALUES (?, ?, ?)", symbol_ranks
+            "INSERT OR REPLACE INTO rank_arrays (name, dtype, data) VALUES (?, ?, ?)", arrays
         )
-        db.conn.executemany("INSERT INTO rank_arrays (name, dtype, data) VALUES (?, ?, ?)", arrays)
         set_meta(db, meta)
 
 

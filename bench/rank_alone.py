@@ -1,0 +1,173 @@
+"""The ranking stage alone, on an index already built: from scratch (as a cold run ranks) and
+after a one-file change, stage by stage, without touching the index.
+
+    python bench/rank_alone.py ROOT_OR_INDEX_DB [--runs N] [--written]
+
+Each run opens the index as the writer, empties the ranking's caches inside a transaction,
+times compute_ranks(force=True) and store_ranks, and rolls the transaction back: the index is
+left as it was. With --written it ranks as a cold run does, from the rows the writer handed
+over (ranking.Written): they are read from the tables first and given to the collector the
+way store.Writer gives them, and that hand-over (the writer's extra work) is timed apart. Prints wall and CPU seconds per stage (medians), and the process's peak RSS.
+Used for the Linux kernel (bench/README.md, "The Linux kernel, all of it"), where a cold
+`repomap index` takes minutes and the ranking is one of its stages.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from itertools import groupby
+from operator import itemgetter
+from pathlib import Path
+from typing import Any
+
+from common import median
+
+from repomap import store
+from repomap.index import pagerank as rank
+from repomap.index import ranking
+
+# (module, function): the stages timed, each as the time spent inside it.
+STAGES = (
+    (ranking, "ranks_fingerprint"),
+    (ranking, "_file_definitions"),
+    (ranking, "_file_uses"),
+    (rank, "unranked"),
+    (rank, "pagerank"),
+    (rank, "definition_scores"),
+    (ranking, "_map_order"),
+    (ranking, "_digest"),
+    (ranking.store_ranks_tables, "pack"),
+)
+
+
+class Timer:
+    """Wall and CPU seconds spent in each wrapped function (outermost calls only)."""
+
+    def __init__(self) -> None:
+        self.wall: dict[str, float] = defaultdict(float)
+        self.cpu: dict[str, float] = defaultdict(float)
+
+    def wrap(self, module: object, name: str) -> None:
+        function = getattr(module, name)
+
+        def timed(*args: object, **kwargs: object) -> object:
+            wall, cpu = time.perf_counter(), time.process_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self.wall[name] += time.perf_counter() - wall
+                self.cpu[name] += time.process_time() - cpu
+
+        setattr(module, name, timed)
+
+
+# INSERT_SYMBOL_SQL's columns, those Written reads filled: id, file, name, kind, parent, doc.
+SYMBOLS_SQL = """SELECT id, file_id, name, NULL, kind, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    parent_id, CASE WHEN doc IS NULL THEN NULL ELSE 1 END FROM symbols ORDER BY file_id, id"""
+REFS_SQL = "SELECT file_id, name, line FROM refs ORDER BY file_id"
+
+
+def handed_over(db_path: Path) -> tuple[ranking.Written, float, float]:
+    """A Written holding every file's rows, and the wall and CPU seconds of handing them over
+    (the rows' reading not included)."""
+    written = ranking.Written()
+    spent_wall = spent_cpu = 0.0
+    with store.reading(db_path) as db:
+        symbols = groupby(_rows(db.conn.execute(SYMBOLS_SQL)), key=itemgetter(1))
+        references = groupby(_rows(db.conn.execute(REFS_SQL)), key=itemgetter(0))
+        for hand, grouped in (
+            (written.symbols_written, ((file_id, list(rows)) for file_id, rows in symbols)),
+            (
+                written.references_written,
+                ((file_id, [row[1:] for row in rows]) for file_id, rows in references),
+            ),
+        ):
+            for file_id, rows in grouped:
+                wall, cpu = time.perf_counter(), time.process_time()
+                hand(file_id, rows)
+                spent_wall += time.perf_counter() - wall
+                spent_cpu += time.process_time() - cpu
+        for (file_id,) in db.conn.execute("SELECT id FROM files"):
+            if file_id not in written.defs:  # files without symbols: written all the same
+                written.symbols_written(file_id, [])
+    return written, spent_wall, spent_cpu
+
+
+def _rows(cursor: Any) -> Iterator[tuple]:
+    while batch := cursor.fetchmany(100_000):
+        yield from batch
+
+
+def run_once(db_path: Path, timer: Timer, written: ranking.Written | None) -> dict[str, float]:
+    db = store.open_index(db_path)
+    try:
+        db.conn.execute("BEGIN")
+        db.conn.execute("DELETE FROM rank_arrays")  # no cached definitions, uses or digests
+        wall, cpu = time.perf_counter(), time.process_time()
+        computed = ranking.compute_ranks(db, force=True, written=written)
+        compute = time.perf_counter() - wall, time.process_time() - cpu
+        wall, cpu = time.perf_counter(), time.process_time()
+        if computed:
+            ranking.store_ranks(db, computed)
+        stored = time.perf_counter() - wall, time.process_time() - cpu
+        db.conn.execute("ROLLBACK")
+    finally:
+        db.close()
+    return {
+        "compute wall": compute[0],
+        "compute CPU": compute[1],
+        "store wall": stored[0],
+        "store CPU": stored[1],
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("index", type=Path, help="a root (its .repomap/index.db) or an index")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--written", action="store_true", help="rank from handed-over rows")
+    args = parser.parse_args()
+    db_path = args.index if args.index.is_file() else args.index / ".repomap" / "index.db"
+    written = None
+    if args.written:
+        written, wall, cpu = handed_over(db_path)
+        print(f"handing the rows over to ranking.Written: {wall:.2f} s wall, {cpu:.2f} s CPU")
+    timer = Timer()
+    for module, name in STAGES:
+        timer.wrap(module, name)
+    totals: dict[str, list[float]] = defaultdict(list)
+    stages: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for _ in range(args.runs):
+        timer.wall.clear()
+        timer.cpu.clear()
+        for key, value in run_once(db_path, timer, written).items():
+            totals[key].append(value)
+        for _, name in STAGES:
+            stages[name].append((timer.wall[name], timer.cpu[name]))
+    with store.reading(db_path) as db:
+        counts = {
+            table: db.scalar(f"SELECT count(*) FROM {table}")
+            for table in ("files", "symbols", "refs", "symbol_ranks")
+        }
+    print(f"{db_path}: {', '.join(f'{n:,} {t}' for t, n in counts.items())}; {args.runs} runs")
+    print("| stage | wall s | CPU s |\n| --- | ---: | ---: |")
+    for _, name in STAGES:
+        walls, cpus = zip(*stages[name], strict=True)
+        print(f"| {name} | {median(list(walls)):.2f} | {median(list(cpus)):.2f} |")
+    for what in ("compute", "store"):
+        print(
+            f"| **{what}_ranks** | {median(totals[what + ' wall']):.2f} | "
+            f"{median(totals[what + ' CPU']):.2f} |"
+        )
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak RSS of this process: {peak:,.0f} MB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,215 @@
+"""Incremental ranking: a run that changed no edge of the reference graph keeps the stored
+PageRank and rewrites only what moved; a run that changed an edge re-ranks, and either way the
+stored ranking is what a cold index of the same tree holds, bit for bit."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from repomap import config
+from repomap.index import pagerank as rank
+from repomap.index import ranking
+from repomap.store import ranks as store_ranks
+from repomap.store import reading, writing
+
+
+def _tree() -> dict[str, str]:
+    files = {
+        "lib/core.py": (
+            "class ConnectionPool:\n"
+            "    def acquire_connection(self):\n        pass\n\n\n"
+            "def configure_logging():\n    pass\n"
+        ),
+        "lib/rare.py": "def rarely_used_helper():\n    return 2\n",
+        "tests/test_core.py": "from lib.core import ConnectionPool\n\nConnectionPool()\n",
+    }
+    for m in range(6):
+        files[f"lib/module_{m}.py"] = (
+            "from lib.core import ConnectionPool, configure_logging\n\n"
+            f"def handler_{m}(request):\n"
+            "    ConnectionPool().acquire_connection()\n"
+            "    configure_logging()\n"
+            f"    return module_helper_{m}()\n\n\n"
+            f"def module_helper_{m}():\n    return {m}\n"
+        )
+    return files
+
+
+# The stored ranking by what it is about, not by row ids (a cold index numbers rows anew).
+FILE_RANKS_SQL = "SELECT f.path, r.rank FROM file_ranks r JOIN files f ON f.id = r.file_id"
+SYMBOL_RANKS_SQL = """SELECT f.path, s.qualified_name, s.start_line, r.rank FROM symbol_ranks r
+    JOIN symbols s ON s.id = r.symbol_id JOIN files f ON f.id = r.file_id"""
+
+
+def _stored(db_path: Path) -> dict:
+    with reading(db_path) as db:
+        arrays = store_ranks.load_arrays(db, ("rank", "c_weight", "def_share", "def_prior"))
+        return {
+            "files": sorted(db.conn.execute(FILE_RANKS_SQL).fetchall()),
+            "symbols": sorted(db.conn.execute(SYMBOL_RANKS_SQL).fetchall()),
+            "rows": db.scalar("SELECT count(*) FROM symbol_ranks"),
+            "arrays": {name: value.tolist() for name, value in arrays.items()},
+            "order": _map_order(db),
+        }
+
+
+def _map_order(db) -> list[tuple]:
+    """The map's stored order as (path, qualified name, line)."""
+    order = store_ranks.load_arrays(db, ("map_order",))["map_order"].tolist()
+    where = {
+        symbol_id: (path, name, line)
+        for symbol_id, path, name, line in db.conn.execute(
+            "SELECT s.id, f.path, s.qualified_name, s.start_line FROM symbols s "
+            "JOIN files f ON f.id = s.file_id"
+        )
+    }
+    return [where[symbol_id] for symbol_id in order]
+
+
+def _cold(root: Path, tmp_path: Path, index) -> dict:
+    """The ranking of a fresh index of a copy of `root` as it is now."""
+    copy = tmp_path / f"cold-{len(list(tmp_path.iterdir()))}"
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".repomap"))
+    index(copy)
+    return _stored(config.resolve(copy).db_path)
+
+
+def _full(db_path: Path) -> dict:
+    """The ranking recomputed from scratch on the same index: no caches, no stored ranks."""
+    with writing(db_path) as db:
+        db.conn.execute("DELETE FROM rank_arrays")
+        ranking.refresh_ranks(db, force=True)
+    return _stored(db_path)
+
+
+@pytest.fixture
+def pageranks(monkeypatch) -> list[int]:
+    """How many times PageRank ran (each call appends the number of files it ranked)."""
+    calls: list[int] = []
+    real = rank.pagerank
+
+    def counted(graph, *args, **kwargs):
+        calls.append(graph.file_count)
+        return real(graph, *args, **kwargs)
+
+    monkeypatch.setattr(rank, "pagerank", counted)
+    return calls
+
+
+def test_a_comment_edit_keeps_the_ranks_and_a_new_reference_re_ranks(
+    make_repo, index, tmp_path, pageranks
+) -> None:
+    root = make_repo(_tree())
+    db_path = config.resolve(root).db_path
+    index(root)
+    assert pageranks == [9]
+    before = _stored(db_path)
+
+    # A comment changes no edge: no PageRank, the same ranks; the file's rows have new ids.
+    module = root / "lib" / "module_2.py"
+    module.write_text(module.read_text() + "# a note about the handler\n")
+    summary = index(root)
+    assert summary.modified == 1 and pageranks == [9]
+    after_comment = _stored(db_path)
+    assert after_comment == before
+    assert after_comment == _cold(root, tmp_path, index)
+
+    # A new reference is a new edge: PageRank runs, and the ranks are a full ranking's.
+    rare = root / "lib" / "module_4.py"
+    rare.write_text(
+        "from lib.rare import rarely_used_helper\n" + rare.read_text() + "rarely_used_helper()\n"
+    )
+    index(root)
+    assert pageranks == [9, 9, 9]  # the cold copy's, then this run's
+    after_reference = _stored(db_path)
+    assert after_reference["files"] != before["files"]
+    assert after_reference == _cold(root, tmp_path, index)
+    assert after_reference == _full(db_path)
+
+
+def test_a_docstring_edit_keeps_the_file_ranks_and_rewrites_the_scores(
+    make_repo, index, tmp_path, pageranks
+) -> None:
+    """A docstring changes a definition's prior, not the graph's flow: no PageRank, but the
+    definitions' scores are those of a full ranking."""
+    root = make_repo(_tree())
+    db_path = config.resolve(root).db_path
+    index(root)
+    before = _stored(db_path)
+    core = root / "lib" / "core.py"
+    core.write_text(core.read_text().replace("pass\n", '"""Once, at start-up."""\n'))
+    index(root)
+    assert pageranks == [9]
+    after = _stored(db_path)
+    assert after["files"] == before["files"] and after["symbols"] != before["symbols"]
+    assert after == _cold(root, tmp_path, index) == _full(db_path)
+
+
+def test_a_deleted_file_and_a_renamed_one_re_rank_like_a_cold_index(
+    make_repo, index, tmp_path
+) -> None:
+    root = make_repo(_tree())
+    index(root)
+    (root / "lib" / "module_5.py").unlink()
+    (root / "lib" / "module_1.py").rename(root / "lib" / "renamed.py")
+    index(root)
+    # The arrays list files in id order, and renamed.py's id is new here: compare the rest.
+    incremental, cold = _stored(config.resolve(root).db_path), _cold(root, tmp_path, index)
+    del incremental["arrays"], cold["arrays"]
+    assert incremental == cold
+
+
+def test_a_ranking_interrupted_while_stored_leaves_the_previous_one_whole(
+    make_repo, index, tmp_path, monkeypatch
+) -> None:
+    """store_ranks writes in one transaction: killed midway, the index keeps its previous
+    ranking (rows, arrays and digests agreeing), and the next run's is a cold index's."""
+    root = make_repo(_tree())
+    db_path = config.resolve(root).db_path
+    index(root)
+    before = _stored(db_path)
+    module = root / "lib" / "module_3.py"
+    module.write_text(module.read_text() + "# edited\n")
+    real_set_meta = store_ranks.set_meta
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(store_ranks, "set_meta", killed)
+    with pytest.raises(KeyboardInterrupt):
+        index(root)
+    monkeypatch.setattr(store_ranks, "set_meta", real_set_meta)
+    with reading(db_path) as db:  # the old ranking, whole: its rows still name the old ids
+        assert db.scalar("SELECT count(*) FROM symbol_ranks") == before["rows"]
+    index(root)
+    assert _stored(db_path) == before == _cold(root, tmp_path, index)
+
+
+def test_a_cold_run_ranks_from_the_rows_it_wrote_as_from_the_tables(make_repo, index) -> None:
+    """A cold run ranks from what the writer handed it (no read of symbols and refs); the
+    same index ranked from its tables gives the same ranking, bit for bit: C++ declarations
+    linked to out-of-line definitions, #defines, a name used twice on one line (refs holds
+    one row per line), containers that are not ranked, Rust and Python beside them."""
+    root = make_repo(
+        {
+            "include/grid.h": "#define GRID_LIMIT 64\nnamespace geo {\nclass GridIndex {\n"
+            " public:\n  int cell_count(int a);\n};\n}\n",
+            "src/grid.cpp": '#include "grid.h"\nnamespace geo {\n'
+            "int GridIndex::cell_count(int a) { return a + GRID_LIMIT + GRID_LIMIT; }\n}\n",
+            "src/main.cpp": '#include "grid.h"\nint main() { geo::GridIndex g;\n'
+            "  return g.cell_count(1) + g.cell_count(2); }\n",
+            "src/pool.rs": "pub struct ConnectionPool {}\nimpl ConnectionPool {\n"
+            "    pub fn acquire_slot(&self) -> u32 { 0 }\n}\n",
+            "src/user.rs": "use crate::pool::ConnectionPool;\n"
+            "fn run(p: &ConnectionPool) -> u32 { p.acquire_slot() + p.acquire_slot() }\n",
+            **_tree(),
+        }
+    )
+    index(root)
+    db_path = config.resolve(root).db_path
+    cold = _stored(db_path)
+    assert any(path == "src/grid.cpp" for path, _ in cold["files"]) and cold["rows"] > 20
+    assert cold == _full(db_path)
