@@ -69,7 +69,7 @@ def search(
     """
     from repomap import store
     from repomap.search.code import search_code
-    from repomap.serve import handoff  # http.client: ~14 ms every other command need not pay
+    from repomap.serve import handoff
     from repomap.store import reading
 
     settings = refresh.for_reading(root, db_path, no_refresh, click.echo)
