@@ -42,7 +42,7 @@ from repomap.config import DEFAULT_MAX_FILE_SIZE
 from repomap.index import pipeline as indexer
 from repomap.store import writer as writer_sql
 
-COLD_VS_FLOOR = 2.0
+COLD_VS_FLOOR = 3.0  # issue 20
 CORES = 2
 PARTS = (
     "floor",

@@ -31,9 +31,10 @@ import common
 import peer
 from common import fmt_bytes, fmt_count, fmt_seconds, median
 
-COLD_VS_FLOOR = 2.0  # cold full index within 2x the single-process parse
-NO_CHANGE_VS_COLD = 0.05
-ONE_FILE_VS_COLD = 0.10
+# Issue 20's targets (the first core issue's were 2x, 5% and 10%).
+COLD_VS_FLOOR = 3.0  # cold full index within 3x the single-process parse
+NO_CHANGE_VS_COLD = 0.03
+ONE_FILE_VS_COLD = 0.05
 PEAK_RSS_BYTES = 500 * common.MB
 DB_BYTES_PER_10K_LINES = 1.5 * common.MB  # per 10k indexed lines, code and docs together
 COMMENT = {"python": b"# repomap bench: one changed line\n", "rust": b"// repomap bench\n"}
