@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import operator
 import os
 import re
 import stat
@@ -139,12 +140,14 @@ def walk(root: Path, skip_dirs: frozenset[Path] = frozenset()) -> Walk:
     seen_files: set[tuple[int, int]] = set()
     root_stat = root.stat()
     seen_dirs.add((root_stat.st_dev, root_stat.st_ino))
-    stack: list[tuple[Path, str, list[_Rules]]] = [(root, "", base_rules)]
+    # Folders as strings, not Paths: a Path per folder was ~7 ms of a no-change run on Django.
+    stack: list[tuple[str, str, list[_Rules]]] = [(str(root), "", base_rules)]
     while stack:
         folder, rel_folder, inherited = stack.pop()
         result.dirs.append(rel_folder.rstrip("/"))
         try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+            with os.scandir(folder) as listing:
+                entries = sorted(listing, key=_entry_name)
         except OSError as error:
             result.skipped.append(
                 (rel_folder.rstrip("/") or ".", f"unreadable directory ({error.strerror})")
@@ -152,7 +155,9 @@ def walk(root: Path, skip_dirs: frozenset[Path] = frozenset()) -> Walk:
             continue
         present = [e.name for e in entries if e.name in IGNORE_FILES]
         rules = (
-            inherited + _read_rules(folder, rel_folder, tuple(present)) if present else inherited
+            inherited + _read_rules(Path(folder), rel_folder, tuple(present))
+            if present
+            else inherited
         )
         subfolders = []
         for entry in entries:
@@ -181,7 +186,7 @@ def walk(root: Path, skip_dirs: frozenset[Path] = frozenset()) -> Walk:
             if kind == "dir":
                 if key not in seen_dirs:  # a link back up would loop forever
                     seen_dirs.add(key)
-                    subfolders.append((Path(entry.path), rel_path + "/", rules))
+                    subfolders.append((entry.path, rel_path + "/", rules))
                 continue
             if key in seen_files:
                 continue
@@ -191,6 +196,9 @@ def walk(root: Path, skip_dirs: frozenset[Path] = frozenset()) -> Walk:
             )
         stack.extend(reversed(subfolders))
     return result
+
+
+_entry_name = operator.attrgetter("name")
 
 
 def _is_text_name(rel_path: str) -> bool:
