@@ -32,6 +32,7 @@ from repomap.search.code import (
     query_terms,
     search_code,
 )
+from repomap.search.filters import Filters
 from repomap.serve.mcp_server import build_server
 from repomap.store import Store
 from repomap.store.postings import fingerprint, read_postings, tokenizer, tokenizer_of
@@ -233,7 +234,7 @@ def test_a_word_fts5_reads_as_a_phrase_is_left_to_sqlite(tree: Path) -> None:
         prepared = bm25.prepared(db, COLUMN_WEIGHTS, wait=True)
         assert prepared is not None
         assert len(tokenizer(prepared.postings.tokenize).tokens(word)) == 2
-        assert bm25.scores(db, prepared, [word], bm25.Allowed(), 10) is None
+        assert bm25.scores(db, prepared, [word], Filters(), 10) is None
         expected, found = both(db, word)
         assert found == expected
     kept.close()

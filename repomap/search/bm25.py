@@ -28,13 +28,18 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from repomap import store
 from repomap.errors import RepomapError
+from repomap.languages import DOC_FORMATS
 from repomap.store import Store
 from repomap.store.postings import Postings, fingerprint, read_postings, tokenizer
+
+if TYPE_CHECKING:
+    from repomap.search.filters import Filters
 
 TABLE = "chunks_fts"
 K1 = 1.2  # bm25()'s constants
@@ -151,19 +156,8 @@ def prepare(db: Store, weights: Sequence[float]) -> Prepared | None:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Allowed:
-    """What the filters let through (None: no restriction), as search/code.py's Filters."""
-
-    file_ids: list[int] | None = None
-    doc_ids: list[int] | None = None
-    language: str | None = None
-    language_is_doc: bool = False
-    kinds: tuple[str, ...] | None = None
-
-
 def scores(
-    db: Store, prepared: Prepared, terms: Sequence[str], allowed: Allowed, candidates: int
+    db: Store, prepared: Prepared, terms: Sequence[str], filters: Filters, candidates: int
 ) -> dict[int, tuple[float, bool, str]] | None:
     """chunk id -> (BM25 score, is_test, kind) of the best `candidates` chunks holding any of
     `terms`, as the SQL of search/code.py returns them; None when a term is a phrase to FTS5."""
@@ -196,7 +190,7 @@ def scores(
         score[rows] += idf * ((freq * (K1 + 1.0)) / (freq + prepared.norms[rows]))
         matched[rows] = True
     found = np.flatnonzero(matched & prepared.known)
-    found = found[_allowed(db, prepared, found, allowed)]
+    found = found[_allowed(db, prepared, found, filters)]
     if len(found) > candidates:
         # The best `candidates`; of those tied with the last, the lowest rowids (FTS5's order).
         values = score[found]
@@ -218,22 +212,22 @@ def scores(
     }
 
 
-def _allowed(db: Store, prepared: Prepared, rows: np.ndarray, allowed: Allowed) -> np.ndarray:
+def _allowed(db: Store, prepared: Prepared, rows: np.ndarray, filters: Filters) -> np.ndarray:
     """A mask over `rows` of the chunks the filters let through."""
     mask = np.ones(len(rows), dtype=bool)
-    if allowed.kinds is not None:
-        codes = [code for code, name in enumerate(prepared.kind_names) if name in allowed.kinds]
+    if filters.kinds is not None:
+        codes = [code for code, name in enumerate(prepared.kind_names) if name in filters.kinds]
         mask &= np.isin(prepared.kinds[rows], codes)
-    if allowed.file_ids is not None or allowed.doc_ids is not None:
-        mask &= np.isin(prepared.file_ids[rows], allowed.file_ids or []) | np.isin(
-            prepared.doc_ids[rows], allowed.doc_ids or []
+    if filters.file_ids is not None or filters.doc_ids is not None:
+        mask &= np.isin(prepared.file_ids[rows], filters.file_ids or []) | np.isin(
+            prepared.doc_ids[rows], filters.doc_ids or []
         )
-    if allowed.language is not None:
-        if allowed.language_is_doc:
-            ids = [i for (i,) in db.conn.execute(_DOCS_OF_FORMAT_SQL, (allowed.language,))]
+    if filters.language is not None:
+        if filters.language in DOC_FORMATS.values():
+            ids = [i for (i,) in db.conn.execute(_DOCS_OF_FORMAT_SQL, (filters.language,))]
             mask &= np.isin(prepared.doc_ids[rows], ids)
         else:
-            ids = [i for (i,) in db.conn.execute(_FILES_OF_LANGUAGE_SQL, (allowed.language,))]
+            ids = [i for (i,) in db.conn.execute(_FILES_OF_LANGUAGE_SQL, (filters.language,))]
             mask &= np.isin(prepared.file_ids[rows], ids)
     return mask
 

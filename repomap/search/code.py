@@ -27,6 +27,7 @@ from repomap.errors import BadArgument, BadQuery
 from repomap.index import chunks
 from repomap.languages import DOC_FORMATS, resolve_language
 from repomap.limits import check_limit
+from repomap.search.filters import Filters
 from repomap.store import Store
 from repomap.subwords import split_identifier
 
@@ -135,20 +136,6 @@ def check_query(question: object) -> str:
     return question
 
 
-@dataclass(frozen=True, slots=True)
-class Filters:
-    """Which chunks may be ranked: None is no restriction."""
-
-    file_ids: list[int] | None = None
-    doc_ids: list[int] | None = None
-    language: str | None = None  # a code language, or a doc format (markdown, text)
-    kinds: tuple[str, ...] | None = None
-
-    @property
-    def names_tests(self) -> bool:
-        return self.file_ids is not None or self.doc_ids is not None
-
-
 def make_filters(
     db: Store, path: str | None = None, language: str | None = None, kind: str | None = None
 ) -> Filters:
@@ -220,14 +207,7 @@ def _in_memory(
     kept = bm25.prepared(db, COLUMN_WEIGHTS)
     if kept is None:
         return None
-    allowed = bm25.Allowed(
-        file_ids=filters.file_ids,
-        doc_ids=filters.doc_ids,
-        language=filters.language,
-        language_is_doc=filters.language in DOC_LANGUAGES,
-        kinds=filters.kinds,
-    )
-    return bm25.scores(db, kept, terms, allowed, candidates)
+    return bm25.scores(db, kept, terms, filters, candidates)
 
 
 def _json_ids(ids: list[int] | None) -> str:
@@ -370,11 +350,11 @@ def _semantic_scores(
 
         from repomap.embed.model import import_runtime
 
-        import_runtime()  # native libraries are loaded in this thread, one at a time
-
         # A process that asks once (the CLI) has neither the model nor the vectors in memory:
         # the model loads and embeds in a thread (onnxruntime lets go of the GIL) while this
-        # one reads the vectors, so the slower of the two is paid, not both.
+        # one reads the vectors, so the slower of the two is paid, not both. Native libraries
+        # are loaded here first, one at a time (two at once in two threads crashed).
+        import_runtime()
         with ThreadPoolExecutor(1, thread_name_prefix="repomap-embed") as executor:
             embedded = executor.submit(_embed_timed, window, question)
             vectors.prepare(embedding.SCOPE)
