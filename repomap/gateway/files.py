@@ -473,15 +473,15 @@ def outline(db: Store, root: Path, path: str | None = None, level: int | None = 
     """Headings and symbols per file under `path` (a file, a directory, or all of ROOT)."""
     if level is not None and level < 1:
         raise BadArgument("the outline level must be at least 1")
+    data = _data_file(db, root, path)
+    if data is not None:
+        keys = _data_entries(db.conn.execute(OUTLINE_DATA_SQL, (data[0],)), data[1], level)
+        one = {data[0]: _Indexed(*data[1:])}
+        return Outline([FileOutline(data[0], data[1], keys)], _changed(root, [data[0]], one))
     indexed = {
         file_path: _Indexed(language, size, mtime_ns)
         for file_path, language, size, mtime_ns in db.conn.execute(OUTLINE_FILES_SQL)
     }
-    data = _data_file(db, root, path)
-    if data is not None:
-        keys = _data_entries(db.conn.execute(OUTLINE_DATA_SQL, (data[0],)), data[1], level)
-        indexed = {data[0]: _Indexed(*data[1:])}
-        return Outline([FileOutline(data[0], data[1], keys)], _changed(root, [data[0]], indexed))
     wanted, single = _outline_scope(root, path, indexed)
     filtered = path is not None
     params = {"paths": json.dumps(sorted(wanted))} if filtered else {}
