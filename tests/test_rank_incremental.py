@@ -213,3 +213,147 @@ def test_a_cold_run_ranks_from_the_rows_it_wrote_as_from_the_tables(make_repo, i
     cold = _stored(db_path)
     assert any(path == "src/grid.cpp" for path, _ in cold["files"]) and cold["rows"] > 20
     assert cold == _full(db_path)
+
+
+@pytest.fixture
+def rankings_computed(monkeypatch) -> list[int]:
+    """How many times a ranking was computed from the index's rows (not kept whole)."""
+    calls: list[int] = []
+    real = ranking._file_definitions
+
+    def counted(db, files, *args, **kwargs):
+        calls.append(len(files))
+        return real(db, files, *args, **kwargs)
+
+    monkeypatch.setattr(ranking, "_file_definitions", counted)
+    return calls
+
+
+def _symbol_ids(db_path: Path, path: str) -> list[tuple[int, str]]:
+    with reading(db_path) as db:
+        return db.conn.execute(
+            "SELECT s.id, s.qualified_name FROM symbols s JOIN files f ON f.id = s.file_id "
+            "WHERE f.path = ? ORDER BY s.id",
+            (path,),
+        ).fetchall()
+
+
+def test_a_rewrite_with_the_same_graph_keeps_the_symbol_ids_and_the_whole_ranking(
+    make_repo, index, tmp_path, rankings_computed
+) -> None:
+    """A comment and a body edit that uses no other name: the file's symbols
+    keep their ids, and the ranking is kept without being computed; it is still a cold
+    index's."""
+    root = make_repo(_tree())
+    db_path = config.resolve(root).db_path
+    index(root)
+    assert rankings_computed == [9]
+    ids_before = _symbol_ids(db_path, "lib/module_2.py")
+    before = _stored(db_path)
+
+    module = root / "lib" / "module_2.py"
+    module.write_text(
+        "# handlers of the second module\n"
+        + module.read_text().replace("    return 2\n", "    return 2 * 1  # kept\n")
+    )
+    summary = index(root)
+    assert summary.modified == 1
+    assert rankings_computed == [9]  # kept whole
+    assert _symbol_ids(db_path, "lib/module_2.py") == ids_before
+    after = _stored(db_path)
+    # The same ranks (the file's symbols start a line lower now, under the new comment)
+    assert (after["files"], after["arrays"]) == (before["files"], before["arrays"])
+    assert after == _cold(root, tmp_path, index)
+    with reading(db_path) as db:  # and the next run finds it current
+        assert ranking.compute_ranks(db) is None
+
+
+def test_a_rewrite_that_changes_a_use_count_or_drops_a_definition_ranks_again(
+    make_repo, index, tmp_path, rankings_computed
+) -> None:
+    root = make_repo(_tree())
+    db_path = config.resolve(root).db_path
+    index(root)
+    # The same definitions and names, one used in one more function: an edge's weight changes.
+    module = root / "lib" / "module_3.py"
+    module.write_text(
+        module.read_text().replace("    return 3\n", "    configure_logging()\n    return 3\n")
+    )
+    index(root)
+    assert rankings_computed == [9, 9]
+    assert _stored(db_path) == _cold(root, tmp_path, index)
+    # A definition removed: fewer symbols, the first ones keep their ids, the ranking is new.
+    core = root / "lib" / "core.py"
+    ids_before = _symbol_ids(db_path, "lib/core.py")
+    core.write_text(core.read_text().split("def configure_logging")[0])
+    index(root)
+    assert len(rankings_computed) == 4  # this run's, after the cold copy's
+    ids_after = _symbol_ids(db_path, "lib/core.py")
+    assert ids_after == ids_before[: len(ids_after)] and len(ids_after) < len(ids_before)
+    assert _stored(db_path) == _cold(root, tmp_path, index) == _full(db_path)
+
+
+def test_a_graph_change_whose_ranking_was_killed_is_ranked_by_the_next_run(
+    make_repo, index, tmp_path, monkeypatch
+) -> None:
+    """The writer's mark is committed with the rows that changed the graph: a run killed
+    before its ranking leaves it, and the next run (with nothing new to read) ranks."""
+    root = make_repo(_tree())
+    db_path = config.resolve(root).db_path
+    index(root)
+    module = root / "lib" / "module_4.py"
+    module.write_text(
+        "from lib.rare import rarely_used_helper\n" + module.read_text() + "rarely_used_helper()\n"
+    )
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    real = ranking.compute_ranks
+    monkeypatch.setattr(ranking, "compute_ranks", killed)
+    with pytest.raises(KeyboardInterrupt):
+        index(root)
+    monkeypatch.setattr(ranking, "compute_ranks", real)
+    summary = index(root)
+    assert summary.modified == 0
+    with reading(db_path) as db:
+        assert db.scalar("SELECT value FROM meta WHERE key = 'rank_graph'") == "ranked"
+    assert _stored(db_path) == _cold(root, tmp_path, index)
+
+
+def test_a_forced_run_ranks_again(make_repo, index, rankings_computed) -> None:
+    root = make_repo(_tree())
+    index(root)
+    index(root, force=True)
+    assert rankings_computed == [9, 9]
+
+
+def test_a_header_rewritten_with_the_same_declarations_keeps_the_links_and_the_ranking(
+    make_repo, index, tmp_path, rankings_computed
+) -> None:
+    """C++: a definition out of line stays linked to its in-class declaration when the header
+    is written again (the declaration keeps its id), and the kept ranking is a cold index's."""
+    root = make_repo(
+        {
+            "include/grid.h": "namespace geo {\nclass GridIndex {\n public:\n"
+            "  int cell_count(int a);\n};\n}\n",
+            "src/grid.cpp": '#include "grid.h"\nnamespace geo {\n'
+            "int GridIndex::cell_count(int a) { return a * 2; }\n}\n",
+            "src/use.cpp": '#include "grid.h"\nint run(geo::GridIndex g) { return g.cell_count(1); }\n',
+        }
+    )
+    db_path = config.resolve(root).db_path
+    index(root)
+    linked = "SELECT count(*) FROM symbols WHERE declaration_id IS NOT NULL"
+    with reading(db_path) as db:
+        assert db.scalar(linked) == 1
+    header = root / "include" / "grid.h"
+    header.write_text("// the grid's cells\n" + header.read_text())
+    assert index(root).modified == 1
+    assert rankings_computed == [3]
+    with reading(db_path) as db:
+        assert db.scalar(linked) == 1
+        assert db.scalar(
+            "SELECT count(*) FROM symbols d JOIN symbols s ON s.declaration_id = d.id"
+        ) == 1
+    assert _stored(db_path) == _cold(root, tmp_path, index)

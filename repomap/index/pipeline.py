@@ -432,6 +432,7 @@ def _index(
 
     taken = Written()
     writer.observer = taken
+    writer.compare_graphs = not force  # a forced run ranks from scratch (below)
     indexed_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     gone = [old for path, old in existing.items() if path not in present]
     written = 0
@@ -484,11 +485,12 @@ def _index(
             merged = pool.submit(_merge_text, writer)
             try:
                 with store.reading(settings.db_path) as reader:
-                    ranking = compute_ranks(reader, written=taken)
+                    ranking = compute_ranks(reader, force, written=taken)
             finally:
                 merged.result()
     else:
-        ranking = compute_ranks(db, written=taken)  # None when nothing changed
+        # None when nothing changed; forced (every file read again): ranked from scratch too
+        ranking = compute_ranks(db, force, written=taken)
     if ranking:
         store_ranks(db, ranking)
     if optimized:

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from repomap.index import pagerank as rank
 
 RANK_FORMAT = (
-    "10"  # bump when rank.py weighs or stores differently: the next `repomap index` re-ranks
+    "11"  # bump when rank.py weighs or stores differently: the next `repomap index` re-ranks
 )
 # 6: rank_arrays blobs are zlib-compressed, int64 arrays stored as int32 when they fit
 # 7: definitions cached per file (defs_* rows) beside the uses
@@ -34,6 +34,9 @@ RANK_FORMAT = (
 #    map_order_file for the map's path filters
 # 10: definitions by file, name, then id; the uses cache by file, then name; digests in meta
 #    (rank_digests) so a run that changed no edge keeps its ranks and writes only what differs
+# 11: meta rank_graph (store/ranks.py GRAPH_META): a run whose writes left the graph as it was
+#    keeps the stored ranking whole, without reading it; a repomap that does not set the mark
+#    writes another format, so its rankings are never taken for marked ones
 NOT_RANKED_KINDS = (
     "impl",
     "namespace",
@@ -188,13 +191,35 @@ class Ranking:
     gone_symbols: np.ndarray | None
 
 
-def compute_ranks(db: Store, force: bool = False, written: Written | None = None) -> Ranking | None:
+@dataclass(frozen=True)
+class SameGraph:
+    """What compute_ranks() found when the stored ranking holds for the index as it is: only
+    its fingerprint is new (the writer rewrote files without changing the graph, keeping their
+    symbol ids)."""
+
+    fingerprint: str
+
+
+def compute_ranks(
+    db: Store, force: bool = False, written: Written | None = None
+) -> Ranking | SameGraph | None:
     """The rankings of the index as it is, or None when they are stored already. Only reads, so
     it can run on a reader connection while a writer merges the text indexes; `written` holds
     the rows this run wrote, which need not be read back."""
     fingerprint = ranks_fingerprint(db)
-    if not force and store.get_meta(db, "rank_fingerprint") == fingerprint:
+    stored_fingerprint = store.get_meta(db, "rank_fingerprint")
+    if not force and stored_fingerprint == fingerprint:
         return None
+    if (
+        not force
+        and stored_fingerprint
+        and store.get_meta(db, store_ranks_tables.GRAPH_META) == store_ranks_tables.GRAPH_RANKED
+        and store.get_meta(db, "rank_format") == RANK_FORMAT
+    ):
+        # No file added, removed or rewritten with other definitions or uses since the stored
+        # ranking (the writer marks each such run): it is this index's, bit for bit. Kept
+        # without importing numpy or reading a cache: ~half of a one-file run on Django.
+        return SameGraph(fingerprint)
     import numpy as np
 
     from repomap.index import pagerank as rank  # numpy: only when ranking
@@ -416,9 +441,12 @@ def _macro_files(db: Store, file_ids: np.ndarray) -> np.ndarray:
     return np.array([file_id in defines for file_id in file_ids.tolist()], dtype=bool)
 
 
-def store_ranks(db: Store, ranking: Ranking) -> None:
+def store_ranks(db: Store, ranking: Ranking | SameGraph) -> None:
     """Replace the stored rankings with `ranking`, in one transaction: what a run changed, or
     everything."""
+    if isinstance(ranking, SameGraph):
+        store_ranks_tables.set_meta(db, {"rank_fingerprint": ranking.fingerprint})
+        return
     import json
 
     import numpy as np
@@ -449,6 +477,7 @@ def store_ranks(db: Store, ranking: Ranking) -> None:
             "rank_format": RANK_FORMAT,
             "name_stats_digest": ranking.stats_digest,
             DIGESTS_META: json.dumps(ranking.digests, sort_keys=True),
+            store_ranks_tables.GRAPH_META: store_ranks_tables.GRAPH_RANKED,
         },
     )
 

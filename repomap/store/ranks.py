@@ -14,6 +14,15 @@ from repomap.store.meta import set_meta
 if TYPE_CHECKING:
     import numpy as np
 
+# Whether the reference graph may have changed since the stored ranking was made: the writer
+# sets GRAPH_CHANGED (in the batch that changes it: a file added or removed, or a file's
+# definitions or uses rewritten differently), a ranking's store sets GRAPH_RANKED. A run that
+# only rewrote files with the same graph (a comment, a body using the same names) finds
+# GRAPH_RANKED and keeps the whole ranking, without reading it.
+GRAPH_META = "rank_graph"
+GRAPH_CHANGED = "changed"
+GRAPH_RANKED = "ranked"
+
 
 def replace(
     db: Store,

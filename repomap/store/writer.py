@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
@@ -11,6 +12,7 @@ from typing import NamedTuple, Protocol
 from repomap.store import chunk_texts
 from repomap.store.connection import Store
 from repomap.store.meta import get_meta, set_meta
+from repomap.store.ranks import GRAPH_CHANGED, GRAPH_META
 
 ROWS_PER_FILE = 1 << 20  # code_text_fts rowid = files.id * ROWS_PER_FILE + ordinal
 
@@ -95,6 +97,12 @@ LINK_CHANGED_SQL = (
         SELECT id FROM symbols
         WHERE qualified_name COLLATE NOCASE IN (SELECT value FROM json_each(:names)))"""
 )
+# What ranking reads of a file (its language, its symbols in id order, how many lines use each
+# name), to tell whether rewriting it changed the reference graph.
+GRAPH_FILE_SQL = "SELECT language FROM files WHERE id = ?"
+GRAPH_SYMBOLS_SQL = """SELECT id, name, qualified_name, kind, doc IS NOT NULL, parent_id IS NULL,
+    is_definition FROM symbols WHERE file_id = ? ORDER BY id"""
+GRAPH_USES_SQL = "SELECT name, count(*) FROM refs WHERE file_id = ? GROUP BY name ORDER BY name"
 DECLARATIONS_OF_FILE_SQL = (
     "SELECT qualified_name FROM symbols WHERE file_id = ? AND is_definition = 0"
 )
@@ -210,6 +218,33 @@ def _row_range(file_id: int) -> tuple[int, int]:
     return file_id * ROWS_PER_FILE, (file_id + 1) * ROWS_PER_FILE
 
 
+class _Graph(NamedTuple):
+    """One file's part of the reference graph, and where its symbol ids start."""
+
+    first_id: int | None  # None: the file had no symbols, or their ids were not one block
+    count: int
+    digest: str
+
+
+def _graph_digest(language: str | None, symbols: Iterable[tuple], uses: Iterable[tuple]) -> str:
+    """A digest of what ranking reads of one file: its symbols' (name, qualified name, kind,
+    documented, top level, definition), in id order, and (name, lines using it), by name."""
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(f"{language}\n".encode())
+    for row in symbols:
+        digest.update(repr(row).encode())
+    digest.update(b"\0")
+    for row in uses:
+        digest.update(repr(row).encode())
+    return digest.hexdigest()
+
+
+def _uses(references: Iterable[tuple]) -> list[tuple[str, int]]:
+    """(name, lines using it) by name, as GRAPH_USES_SQL reads them (refs keeps one row per
+    file, line and name)."""
+    return sorted(Counter(name for name, _line in {(r[0], r[1]) for r in references}).items())
+
+
 class Observer(Protocol):
     """Told what the writer writes (index/ranking.py's Written keeps what ranking reads)."""
 
@@ -248,6 +283,11 @@ class Writer:
         # unlinked too; relinking it once costs what every run cost then.
         self._relink_all = get_meta(db, "links_pending") != "0"
         self._links_marked = False
+        self._graph_marked = False  # GRAPH_META set to GRAPH_CHANGED in this run
+        # Whether a file written again is compared with its old rows (and keeps its symbol
+        # ids): not in a run that reads every file again and ranks from scratch, where reading
+        # the old rows back would cost seconds on a large tree for nothing.
+        self.compare_graphs = True
         self.observer: Observer | None = None
         # Rows per table as the run started (None: not known, counted again at the end), and
         # what this run's writes and deletions added to them: counting symbols, refs and
@@ -263,13 +303,16 @@ class Writer:
         """One transaction: every file written inside it lands whole or not at all. A batch
         inside a batch is a savepoint; the outermost one adds the text rows to FTS5."""
         if self._depth:
-            saved = set(self._unindexed), dict(self._doc_chunks), self._links_marked
+            saved = (
+                set(self._unindexed), dict(self._doc_chunks), self._links_marked,
+                self._graph_marked,
+            )  # fmt: skip
             self._depth += 1
             try:
                 with self.db.atomic():
                     yield
             except BaseException:  # rolled back to the savepoint: so is what it wrote
-                self._unindexed, self._doc_chunks, self._links_marked = saved
+                self._unindexed, self._doc_chunks, self._links_marked, self._graph_marked = saved
                 self._counts_base = None  # what was counted may be undone: count again
                 raise
             finally:
@@ -281,7 +324,8 @@ class Writer:
                 yield
                 self._index_text()
         except BaseException:
-            self._links_marked = False  # the mark was rolled back with the batch
+            self._links_marked = False  # the marks were rolled back with the batch
+            self._graph_marked = False
             self._counts_base = None
             raise
         finally:
@@ -295,6 +339,30 @@ class Writer:
             # none, and the next one counts the tables again.
             set_meta(self.db, {"links_pending": "1", ROW_COUNTS_META: ""})
             self._links_marked = True
+
+    def graph_changed(self) -> None:
+        """Mark the reference graph as changed since the stored ranking (call inside batch()):
+        the run's ranking is then computed, not kept."""
+        if not self._graph_marked:
+            set_meta(self.db, {GRAPH_META: GRAPH_CHANGED})
+            self._graph_marked = True
+
+    def _stored_graph(self, file_id: int) -> _Graph:
+        """The file's part of the graph as the index holds it, before it is rewritten."""
+        conn = self.conn
+        row = conn.execute(GRAPH_FILE_SQL, (file_id,)).fetchone()
+        symbols = conn.execute(GRAPH_SYMBOLS_SQL, (file_id,)).fetchall()
+        ids = [symbol[0] for symbol in symbols]
+        one_block = bool(ids) and ids[-1] - ids[0] + 1 == len(ids)
+        return _Graph(
+            ids[0] if one_block else None,
+            len(ids),
+            _graph_digest(
+                row[0] if row else None,
+                (tuple(symbol[1:]) for symbol in symbols),
+                conn.execute(GRAPH_USES_SQL, (file_id,)),
+            ),
+        )
 
     def row_counts(self) -> dict[str, int] | None:
         """Rows per table now (as files.counts() gives them), when known without counting."""
@@ -316,10 +384,14 @@ class Writer:
         self._doc_chunks.clear()
         chunk_texts.index_pending(self.db)
 
-    def delete_file(self, file_id: int) -> None:
+    def delete_file(self, file_id: int, *, replaced: bool = False) -> None:
+        """Remove a file's rows; `replaced`: replace_file writes it again (and tells whether the
+        graph changed)."""
         conn = self.conn
         rows = _row_range(file_id)
         self._mark_links_pending()
+        if not replaced:
+            self.graph_changed()
         self._declared_names.update(
             name for (name,) in conn.execute(DECLARATIONS_OF_FILE_SQL, (file_id,))
         )
@@ -351,10 +423,18 @@ class Writer:
         )
 
     def replace_file(self, rows: FileRows, old_id: int | None, indexed_at: str) -> int:
-        """Write one file's rows in place of its old ones (call inside batch())."""
+        """Write one file's rows in place of its old ones (call inside batch()).
+
+        A file written again with no more symbols than it had takes its old block of symbol
+        ids: rewritten with the same definitions and uses (a comment, a body edit using the
+        same names), every row that names a symbol elsewhere, the ranking's among them, still
+        holds."""
         self._mark_links_pending()
+        before = None
         if old_id is not None:
-            self.delete_file(old_id)
+            if self.compare_graphs:
+                before = self._stored_graph(old_id)
+            self.delete_file(old_id, replaced=True)
         file_id = old_id if old_id is not None else self.next_file_id
         self.next_file_id = max(self.next_file_id, file_id + 1)
         self.conn.execute(
@@ -380,7 +460,15 @@ class Writer:
         text_ids: dict[str, int] = {}  # a text's content -> the first row holding it
         for ordinal, (_kind, content, _line, _end, _symbol, _parts) in enumerate(texts):
             text_ids.setdefault(content, base + ordinal)
-        named, declarations = self._insert_symbols(file_id, rows.symbols, text_ids)
+        first_id = (
+            before.first_id
+            if before is not None and before.first_id is not None
+            and len(rows.symbols) <= before.count
+            else None
+        )  # fmt: skip
+        named, declarations, symbol_rows = self._insert_symbols(
+            file_id, rows.symbols, text_ids, first_id
+        )
         # Most names have one symbol: a lookup; _symbol_at chooses among several (per row, a
         # call cost ~0.4 s of CPU on Django's 500k references and text rows). Keyed by the
         # owner a row names, None (top level) included, which no symbol has.
@@ -396,7 +484,7 @@ class Writer:
             self._declared_names.update(declarations)
         if self.observer is not None:
             self.observer.references_written(file_id, rows.references)
-        before = self.conn.total_changes
+        inserted = self.conn.total_changes
         self.conn.executemany(
             INSERT_REF_SQL,
             (
@@ -409,7 +497,13 @@ class Writer:
                 for name, line, owner in rows.references
             ),
         )
-        changes["references"] += self.conn.total_changes - before  # repeats are ignored
+        changes["references"] += self.conn.total_changes - inserted  # repeats are ignored
+        if (
+            before is None
+            or first_id is None
+            or before.digest != _graph_digest(rows.language, symbol_rows, _uses(rows.references))
+        ):
+            self.graph_changed()
         self.conn.executemany(
             INSERT_TEXT_SQL,
             (
@@ -444,25 +538,32 @@ class Writer:
         return file_id
 
     def _insert_symbols(
-        self, file_id: int, symbols: Iterable[SymbolFields], text_ids: dict[str, int]
-    ) -> tuple[dict[str, list[Span]], list[str]]:
-        """Insert a file's symbols (a doc that is one of `text_ids`' texts as that row's id);
-        return (id, start line, end line) of each, by qualified name, outer before inner, and
-        the qualified names of the declarations among them."""
+        self,
+        file_id: int,
+        symbols: Iterable[SymbolFields],
+        text_ids: dict[str, int],
+        first_id: int | None,
+    ) -> tuple[dict[str, list[Span]], list[str], list[tuple]]:
+        """Insert a file's symbols (a doc that is one of `text_ids`' texts as that row's id),
+        numbered from `first_id` (None: new ids); return (id, start line, end line) of each, by
+        qualified name, outer before inner, the qualified names of the declarations among them,
+        and what ranking reads of each (GRAPH_SYMBOLS_SQL's columns after the id)."""
         named: dict[str, list[Span]] = {}
         declarations: list[str] = []
         # One qualified name can belong to several symbols (a Rust struct and its impl, a
         # Python name redefined): a parent is the one whose span holds the child.
         spans: dict[str, list[Span]] = {}
         values = []
+        graph = []
+        next_id = first_id if first_id is not None else self.next_symbol_id
         for (
             name, qualified_name, kind, start_line, end_line, start_col, end_col, start_byte,
             end_byte, signature, parent_name, doc, is_definition,
         ) in sorted(symbols, key=_outer_first):  # fmt: skip
             if not is_definition:
                 declarations.append(qualified_name)
-            symbol_id = self.next_symbol_id
-            self.next_symbol_id += 1
+            symbol_id = next_id
+            next_id += 1
             named.setdefault(qualified_name, []).append((symbol_id, start_line, end_line))
             spans.setdefault(qualified_name, []).append((symbol_id, start_byte, end_byte))
             parent = (
@@ -474,10 +575,16 @@ class Writer:
                 end_col, start_byte, end_byte, signature, parent,
                 doc if doc_text is None else "", int(is_definition), doc_text,
             ))  # fmt: skip
+            graph.append((
+                name, qualified_name, kind, int(doc is not None), int(parent is None),
+                int(is_definition),
+            ))  # fmt: skip
+        if first_id is None:
+            self.next_symbol_id = next_id
         self.conn.executemany(INSERT_SYMBOL_SQL, values)
         if self.observer is not None:
             self.observer.symbols_written(file_id, values)
-        return named, declarations
+        return named, declarations, graph
 
     def optimize_text(self) -> None:
         """Merge each text index into one segment (FTS5 'optimize'), then give the pages of the
