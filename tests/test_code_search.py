@@ -600,3 +600,27 @@ def test_chunks_are_the_same_whatever_the_hash_seed(tmp_path: Path) -> None:
         assert not any(short in " ".join(map(str, row)) for row in rows)
         seen.add(tuple(rows))
     assert len(seen) == 1
+
+
+def test_a_questions_function_words_do_not_rank_code(tmp_path: Path) -> None:
+    """English function words ("doesn't", "before", "same", "again") are dropped from the
+    question: a comment made of them no longer outranks the code that does the thing."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "jobs.py").write_text(
+        "def log_when_done(job):\n"
+        "    # it doesn't matter if this job ran before: the same line is written again\n"
+        "    # once they are all out, and after them nothing\n"
+        "    print(job)\n"
+    )
+    (root / "dirs.py").write_text(
+        "def create_nested_directories(path):\n"
+        '    """Create a directory and its parents; one that exists is no failure."""\n'
+        "    for parent in reversed(path.parents):\n"
+        "        parent.mkdir(exist_ok=True)\n"
+    )
+    assert repomap("index", str(root)).returncode == 0
+    question = "why doesn't creating nested directories fail when the same was made before again?"
+    code, data, _ = search(root, question, "--mode", "lexical")
+    assert code == 0
+    assert names(data) == ["create_nested_directories"]

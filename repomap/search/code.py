@@ -59,7 +59,18 @@ _STOP_WORDS_TEXT = """
     part logic thing things happen happens way ways some any all each every one see show tell
     use used uses using make makes made work works if then than so not no yes just only also
 """
-STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
+# English function words: Snowball's English stop list, with the parts of contractions a
+# question's "doesn't" and "isn't" leave after \w+ (NLTK's list adds them the same way). Left in,
+# "why doesn't it fail when another process creates the same folder" ranked every chunk that
+# says "doesn't", "another" and "same" above the one that creates folders (bench/README.md).
+_FUNCTION_WORDS_TEXT = """
+    me myself ours ourselves yours yourself yourselves he him his himself she her hers herself
+    itself they them their theirs themselves am ought because until while against between
+    through during before after above below up down out off again further once both few more
+    most other such nor own same too very now don doesn isn aren wasn weren hasn haven hadn
+    didn won wouldn shan shouldn couldn mustn mightn needn ll ve re
+"""
+STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split() + _FUNCTION_WORDS_TEXT.split())
 _WORD = re.compile(r"\w+", re.UNICODE)
 _TEST_WORDS = frozenset({"test", "tests", "testing", "example", "examples", "bench", "benchmark"})
 
@@ -286,10 +297,27 @@ def search_code(
             db, question, filters, pool, timings, quick_start
         )
 
-    best_lexical = max((score for score, _, _ in lexical.values()), default=0.0) or 1.0
     traits = {chunk_id: (is_test, kind) for chunk_id, (_, is_test, kind) in lexical.items()}
     traits.update(_traits(db, [chunk_id for chunk_id in semantic if chunk_id not in traits]))
     weight = {"lexical": 0.0, "semantic": 1.0}.get(mode, semantic_weight)
+    scored = fuse(lexical, semantic, traits, weight, wants_tests)
+    scored = {chunk_id: score for chunk_id, score in scored.items() if score > 0}
+    if not filters.names_tests:
+        _demote_records(db, scored, [i for i in scored if traits[i][1] == "section"])
+    hits, truncated = _best_hits(db, scored, limit)
+    timings["total"] = (time.perf_counter() - started) * 1000
+    return CodeResults(question, mode, hits, truncated, timings, model_id, coverage)
+
+
+def fuse(
+    lexical: dict[int, tuple[float, bool, str]],
+    semantic: dict[int, float],
+    traits: dict[int, tuple[bool, str]],
+    weight: float,
+    wants_tests: bool,
+) -> dict[int, float]:
+    """chunk id -> the weighed sum of its two normalized scores, times its prior."""
+    best_lexical = max((score for score, _, _ in lexical.values()), default=0.0) or 1.0
     # Cosines of related texts sit in a narrow band (0.3-0.7 with this model): stretched over
     # the candidates, as the BM25 scores are, before the two are weighed; the last candidate
     # keeps a twentieth of the band, so it is ranked, not dropped.
@@ -303,12 +331,7 @@ def search_code(
         meaning = max((semantic[chunk_id] - low) / span, 0.0) if chunk_id in semantic else 0.0
         fused = (1 - weight) * words + weight * meaning
         scored[chunk_id] = fused * prior(chunk_kind, is_test, wants_tests)
-    scored = {chunk_id: score for chunk_id, score in scored.items() if score > 0}
-    if not filters.names_tests:
-        _demote_records(db, scored, [i for i in scored if traits[i][1] == "section"])
-    hits, truncated = _best_hits(db, scored, limit)
-    timings["total"] = (time.perf_counter() - started) * 1000
-    return CodeResults(question, mode, hits, truncated, timings, model_id, coverage)
+    return scored
 
 
 def _embed_timed(window: int, question: str, quick: bool = True) -> tuple[np.ndarray, float]:
