@@ -304,6 +304,7 @@ def search_code(
     scored = {chunk_id: score for chunk_id, score in scored.items() if score > 0}
     if not filters.names_tests:
         _demote_records(db, scored, [i for i in scored if traits[i][1] == "section"])
+    _add_neighbours(db, scored)
     hits, truncated = _best_hits(db, scored, limit)
     timings["total"] = (time.perf_counter() - started) * 1000
     return CodeResults(question, mode, hits, truncated, timings, model_id, coverage)
@@ -332,6 +333,44 @@ def fuse(
         fused = (1 - weight) * words + weight * meaning
         scored[chunk_id] = fused * prior(chunk_kind, is_test, wants_tests)
     return scored
+
+
+# A candidate gains NEIGHBOUR_SHARE of the mean of the NEIGHBOURS best scores of the other
+# candidates in its source file (chosen on the tune half of bench/relevance.py, 0.05-0.4 and 1-5
+# tried): what answers a question seldom stands alone in its file (the session's expiry, the
+# paginator's checks of a page number), while a chunk elsewhere that shares a few of the
+# question's words usually does. Docs sections are left as they are: a docs page's sections all
+# share its words.
+NEIGHBOUR_SHARE = 0.2
+NEIGHBOURS = 3
+_FILES_OF_CHUNKS_SQL = """SELECT id, file_id FROM chunks
+WHERE id IN (SELECT value FROM json_each(?)) AND file_id IS NOT NULL"""
+
+
+def _add_neighbours(db: Store, scored: dict[int, float]) -> None:
+    """Each code candidate's score raised in place by its file's other candidates' best."""
+    if len(scored) < 2:
+        return
+    file_of = dict(db.conn.execute(_FILES_OF_CHUNKS_SQL, (_json_ids(list(scored)),)))
+    by_file: dict[int, list[float]] = {}
+    for chunk_id, file_id in file_of.items():
+        by_file.setdefault(file_id, []).append(scored[chunk_id])
+    best = {
+        file_id: sorted(values, reverse=True)[: NEIGHBOURS + 1]
+        for file_id, values in by_file.items()
+        if len(values) > 1
+    }
+    raised = {}
+    for chunk_id, file_id in file_of.items():
+        top = best.get(file_id)
+        if top is None:
+            continue
+        score = scored[chunk_id]
+        others = list(top)
+        if score in others:  # one of its file's best: the others are the rest
+            others.remove(score)
+        raised[chunk_id] = score + NEIGHBOUR_SHARE * sum(others[:NEIGHBOURS]) / NEIGHBOURS
+    scored.update(raised)
 
 
 def _embed_timed(window: int, question: str, quick: bool = True) -> tuple[np.ndarray, float]:
