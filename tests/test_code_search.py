@@ -600,3 +600,54 @@ def test_chunks_are_the_same_whatever_the_hash_seed(tmp_path: Path) -> None:
         assert not any(short in " ".join(map(str, row)) for row in rows)
         seen.add(tuple(rows))
     assert len(seen) == 1
+
+
+def test_a_questions_function_words_do_not_rank_code(tmp_path: Path) -> None:
+    """English function words ("doesn't", "before", "same", "again") are dropped from the
+    question: a comment made of them no longer outranks the code that does the thing."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "jobs.py").write_text(
+        "def log_when_done(job):\n"
+        "    # it doesn't matter if this job ran before: the same line is written again\n"
+        "    # once they are all out, and after them nothing\n"
+        "    print(job)\n"
+    )
+    (root / "dirs.py").write_text(
+        "def create_nested_directories(path):\n"
+        '    """Create a directory and its parents; one that exists is no failure."""\n'
+        "    for parent in reversed(path.parents):\n"
+        "        parent.mkdir(exist_ok=True)\n"
+    )
+    assert repomap("index", str(root)).returncode == 0
+    question = "why doesn't creating nested directories fail when the same was made before again?"
+    code, data, _ = search(root, question, "--mode", "lexical")
+    assert code == 0
+    assert names(data) == ["create_nested_directories"]
+
+
+def test_a_chunk_among_related_code_ranks_above_its_twin_alone(tmp_path: Path) -> None:
+    """Two chunks of the same words: the one whose file holds other chunks that answer the
+    question ranks first (without that, the tie went to the first path)."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    twin = (
+        "def get_expiry_age(modification):\n"
+        '    """Seconds until the session expires."""\n'
+        "    return modification.seconds\n"
+    )
+    (root / "aaa.py").write_text(twin + "\n\ndef unrelated_helper(value):\n    return value\n")
+    (root / "zzz.py").write_text(
+        twin + "\n\n"
+        "def get_expiry_date(modification):\n"
+        '    """The date the session expires on."""\n'
+        "    return modification.date\n\n\n"
+        "def set_expiry(session, value):\n"
+        '    """Set the session to expire after value seconds."""\n'
+        "    session.expiry = value\n"
+    )
+    assert repomap("index", str(root)).returncode == 0
+    code, data, _ = search(root, "how many seconds until a session expires?", "--mode", "lexical")
+    assert code == 0
+    places = [(hit["path"], hit["name"]) for hit in data["results"]]
+    assert places.index(("zzz.py", "get_expiry_age")) < places.index(("aaa.py", "get_expiry_age"))

@@ -158,9 +158,10 @@ def prepare(db: Store, weights: Sequence[float]) -> Prepared | None:
 
 def scores(
     db: Store, prepared: Prepared, terms: Sequence[str], filters: Filters, candidates: int
-) -> dict[int, tuple[float, bool, str]] | None:
-    """chunk id -> (BM25 score, is_test, kind) of the best `candidates` chunks holding any of
-    `terms`, as the SQL of search/code.py returns them; None when a term is a phrase to FTS5."""
+) -> dict[int, tuple[float, bool, str, int | None]] | None:
+    """chunk id -> (BM25 score, is_test, kind, file id or None) of the best `candidates` chunks
+    holding any of `terms`, as the SQL of search/code.py returns them; None when a term is a
+    phrase to FTS5."""
     postings = prepared.postings
     split = tokenizer(postings.tokenize)
     phrases: list[str] = []
@@ -201,12 +202,13 @@ def scores(
     found = found[np.lexsort((postings.rowids[found], -score[found]))]
     kind_names = prepared.kind_names
     return {
-        chunk_id: (value, test, kind_names[code])
-        for chunk_id, value, test, code in zip(
+        chunk_id: (value, test, kind_names[code], None if file_id < 0 else file_id)
+        for chunk_id, value, test, code, file_id in zip(
             postings.rowids[found].tolist(),
             score[found].tolist(),
             prepared.is_test[found].tolist(),
             prepared.kinds[found].tolist(),
+            prepared.file_ids[found].tolist(),
             strict=True,
         )
     }

@@ -59,9 +59,24 @@ _STOP_WORDS_TEXT = """
     part logic thing things happen happens way ways some any all each every one see show tell
     use used uses using make makes made work works if then than so not no yes just only also
 """
-STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
+# English function words: Snowball's English stop list, with the parts of contractions a
+# question's "doesn't" and "isn't" leave after \w+ (NLTK's list adds them the same way). Left in,
+# "why doesn't it fail when another process creates the same folder" ranked every chunk that
+# says "doesn't", "another" and "same" above the one that creates folders (bench/README.md).
+_FUNCTION_WORDS_TEXT = """
+    me myself ours ourselves yours yourself yourselves he him his himself she her hers herself
+    itself they them their theirs themselves am ought because until while against between
+    through during before after above below up down out off again further once both few more
+    most other such nor own same too very now don doesn isn aren wasn weren hasn haven hadn
+    didn won wouldn shan shouldn couldn mustn mightn needn ll ve re
+"""
+STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split() + _FUNCTION_WORDS_TEXT.split())
 _WORD = re.compile(r"\w+", re.UNICODE)
 _TEST_WORDS = frozenset({"test", "tests", "testing", "example", "examples", "bench", "benchmark"})
+# A lexical candidate: (BM25 score, is_test, kind, file id: None for docs and records); the
+# traits of any candidate: (is_test, kind, file id).
+Candidate = tuple[float, bool, str, int | None]
+Traits = tuple[bool, str, int | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,7 +178,7 @@ def _fts_query(terms: Sequence[str]) -> str:
 
 
 _LEXICAL_SQL = """
-SELECT c.id, -bm25(chunks_fts, ?, ?, ?, ?) AS score, c.is_test, c.kind
+SELECT c.id, -bm25(chunks_fts, ?, ?, ?, ?) AS score, c.is_test, c.kind, c.file_id
 FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid
 WHERE chunks_fts MATCH ? {where}
 ORDER BY bm25(chunks_fts, ?, ?, ?, ?) LIMIT ?"""
@@ -173,7 +188,7 @@ _LEXICAL_UNFILTERED_SQL = """
 WITH best AS (
     SELECT rowid AS id, -bm25(chunks_fts, ?, ?, ?, ?) AS score FROM chunks_fts
     WHERE chunks_fts MATCH ? ORDER BY bm25(chunks_fts, ?, ?, ?, ?) LIMIT ?)
-SELECT best.id, best.score, c.is_test, c.kind FROM best JOIN chunks c ON c.id = best.id"""
+SELECT best.id, best.score, c.is_test, c.kind, c.file_id FROM best JOIN chunks c ON c.id = best.id"""
 
 
 def _where(filters: Filters) -> tuple[str, list[Any]]:
@@ -199,7 +214,7 @@ def _where(filters: Filters) -> tuple[str, list[Any]]:
 
 def _in_memory(
     db: Store, terms: Sequence[str], filters: Filters, candidates: int
-) -> dict[int, tuple[float, bool, str]] | None:
+) -> dict[int, Candidate] | None:
     """lexical_scores() from search/bm25.py's postings (imported here: it needs numpy, which a
     CLI search without vectors does not); None when they cannot answer."""
     from repomap.search import bm25
@@ -221,8 +236,8 @@ def chunk_count(db: Store) -> int:
 
 def lexical_scores(
     db: Store, terms: Sequence[str], filters: Filters, candidates: int = CANDIDATES
-) -> dict[int, tuple[float, bool, str]]:
-    """chunk id -> (BM25 score, is_test, kind) of the best `candidates` chunks."""
+) -> dict[int, Candidate]:
+    """chunk id -> (BM25 score, is_test, kind, file id) of the best `candidates` chunks."""
     if not terms:
         return {}
     if db.state is not None:  # a server's kept reader: its postings in memory, same scores
@@ -234,7 +249,10 @@ def lexical_scores(
     rows = db.conn.execute(
         sql, (*COLUMN_WEIGHTS, _fts_query(terms), *params, *COLUMN_WEIGHTS, candidates)
     )
-    return {chunk_id: (score, bool(is_test), kind) for chunk_id, score, is_test, kind in rows}
+    return {
+        chunk_id: (score, bool(is_test), kind, file_id)
+        for chunk_id, score, is_test, kind, file_id in rows
+    }
 
 
 def prior(kind: str, is_test: bool, wants_tests: bool) -> float:
@@ -274,7 +292,7 @@ def search_code(
     timings: dict[str, float] = {}
     pool = max(CANDIDATES, limit)
 
-    lexical: dict[int, tuple[float, bool, str]] = {}
+    lexical: dict[int, Candidate] = {}
     if mode != "semantic":
         clock = time.perf_counter()
         lexical = lexical_scores(db, terms, filters, pool)
@@ -286,10 +304,28 @@ def search_code(
             db, question, filters, pool, timings, quick_start
         )
 
-    best_lexical = max((score for score, _, _ in lexical.values()), default=0.0) or 1.0
-    traits = {chunk_id: (is_test, kind) for chunk_id, (_, is_test, kind) in lexical.items()}
+    traits: dict[int, Traits] = {chunk_id: found[1:] for chunk_id, found in lexical.items()}
     traits.update(_traits(db, [chunk_id for chunk_id in semantic if chunk_id not in traits]))
     weight = {"lexical": 0.0, "semantic": 1.0}.get(mode, semantic_weight)
+    scored = fuse(lexical, semantic, traits, weight, wants_tests)
+    scored = {chunk_id: score for chunk_id, score in scored.items() if score > 0}
+    if not filters.names_tests:
+        _demote_records(db, scored, [i for i in scored if traits[i][1] == "section"])
+    _add_neighbours(scored, {i: traits[i][2] for i in scored})
+    hits, truncated = _best_hits(db, scored, limit)
+    timings["total"] = (time.perf_counter() - started) * 1000
+    return CodeResults(question, mode, hits, truncated, timings, model_id, coverage)
+
+
+def fuse(
+    lexical: dict[int, Candidate],
+    semantic: dict[int, float],
+    traits: dict[int, Traits],
+    weight: float,
+    wants_tests: bool,
+) -> dict[int, float]:
+    """chunk id -> the weighed sum of its two normalized scores, times its prior."""
+    best_lexical = max((candidate[0] for candidate in lexical.values()), default=0.0) or 1.0
     # Cosines of related texts sit in a narrow band (0.3-0.7 with this model): stretched over
     # the candidates, as the BM25 scores are, before the two are weighed; the last candidate
     # keeps a twentieth of the band, so it is ranked, not dropped.
@@ -298,17 +334,46 @@ def search_code(
     low -= (high - low) / 20 or 0.05
     span = high - low
     scored = {}
-    for chunk_id, (is_test, chunk_kind) in traits.items():
+    for chunk_id, (is_test, chunk_kind, _) in traits.items():
         words = lexical[chunk_id][0] / best_lexical if chunk_id in lexical else 0.0
         meaning = max((semantic[chunk_id] - low) / span, 0.0) if chunk_id in semantic else 0.0
         fused = (1 - weight) * words + weight * meaning
         scored[chunk_id] = fused * prior(chunk_kind, is_test, wants_tests)
-    scored = {chunk_id: score for chunk_id, score in scored.items() if score > 0}
-    if not filters.names_tests:
-        _demote_records(db, scored, [i for i in scored if traits[i][1] == "section"])
-    hits, truncated = _best_hits(db, scored, limit)
-    timings["total"] = (time.perf_counter() - started) * 1000
-    return CodeResults(question, mode, hits, truncated, timings, model_id, coverage)
+    return scored
+
+
+# A candidate gains NEIGHBOUR_SHARE of the mean of the NEIGHBOURS best scores of the other
+# candidates in its source file (chosen on the tune half of bench/relevance.py, 0.05-0.4 and 1-5
+# tried): what answers a question seldom stands alone in its file (the session's expiry, the
+# paginator's checks of a page number), while a chunk elsewhere that shares a few of the
+# question's words usually does. Docs sections are left as they are: a docs page's sections all
+# share its words.
+NEIGHBOUR_SHARE = 0.2
+NEIGHBOURS = 3
+
+
+def _add_neighbours(scored: dict[int, float], file_of: dict[int, int | None]) -> None:
+    """Each code candidate's score raised in place by its file's other candidates' best."""
+    by_file: dict[int, list[float]] = {}
+    for chunk_id, file_id in file_of.items():
+        if file_id is not None:
+            by_file.setdefault(file_id, []).append(scored[chunk_id])
+    best = {
+        file_id: sorted(values, reverse=True)[: NEIGHBOURS + 1]
+        for file_id, values in by_file.items()
+        if len(values) > 1
+    }
+    raised = {}
+    for chunk_id, file_id in file_of.items():
+        top = None if file_id is None else best.get(file_id)
+        if top is None:
+            continue
+        score = scored[chunk_id]
+        others = list(top)
+        if score in others:  # one of its file's best: the others are the rest
+            others.remove(score)
+        raised[chunk_id] = score + NEIGHBOUR_SHARE * sum(others[:NEIGHBOURS]) / NEIGHBOURS
+    scored.update(raised)
 
 
 def _embed_timed(window: int, question: str, quick: bool = True) -> tuple[np.ndarray, float]:
@@ -383,14 +448,15 @@ def _paths(db: Store, filters: Filters) -> set[str]:
     return {path for (path,) in rows}
 
 
-def _traits(db: Store, chunk_ids: list[int]) -> dict[int, tuple[bool, str]]:
+def _traits(db: Store, chunk_ids: list[int]) -> dict[int, Traits]:
     if not chunk_ids:
         return {}
     rows = db.conn.execute(
-        "SELECT id, is_test, kind FROM chunks WHERE id IN (SELECT value FROM json_each(?))",
+        "SELECT id, is_test, kind, file_id FROM chunks"
+        " WHERE id IN (SELECT value FROM json_each(?))",
         (_json_ids(chunk_ids),),
     )
-    return {chunk_id: (bool(is_test), kind) for chunk_id, is_test, kind in rows}
+    return {chunk_id: (bool(is_test), kind, file_id) for chunk_id, is_test, kind, file_id in rows}
 
 
 _DETAILS_SQL = """
