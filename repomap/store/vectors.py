@@ -154,9 +154,9 @@ def half_rows(vectors: np.ndarray, dimensions: int) -> np.ndarray:
 def unit_rows(halves: np.ndarray) -> np.ndarray:
     """Stored rows (float16, or float32 holding float16 values) as float32 of length 1 again:
     both stores rank these same numbers, and an identical text scores 1, not 1.00002."""
-    rows = np.asarray(halves, dtype=np.float32)
-    result: np.ndarray = rows / np.sqrt(np.einsum("ij,ij->i", rows, rows))[:, None]
-    return result
+    rows: np.ndarray = np.array(halves, dtype=np.float32)  # a copy, divided in place: one
+    rows /= np.sqrt(np.einsum("ij,ij->i", rows, rows))[:, None]  # allocation, not two (~10 ms)
+    return rows
 
 
 def unit_vector(vector: np.ndarray, dimensions: int) -> np.ndarray:
@@ -715,6 +715,21 @@ class LocalVectorStore:
             columns = self._decode(found[0])
         vector_file.write(self.db.path, key, columns)
         return "written"
+
+    def file_state(self, scope: str) -> str:
+        """What `repomap doctor` reports of the scope's vector file: "current", "missing",
+        "stale" (of another version, or damaged: ignored), "unused" (a file the scope needs
+        no more: no vectors, or an HNSW sidecar) or "none" (neither needed nor there)."""
+        with self.db.atomic():
+            found = self._scope(scope)
+            count = 0 if found is None else int(self.db.scalar(COUNT_SQL, (found[0],)) or 0)
+            there = vector_file.path_for(self.db.path, scope).exists()
+            if found is None or not 0 < count < self.ann_threshold:
+                return "unused" if there else "none"
+            key = vector_file.Key(scope, found[2], found[1], self.dimensions, count)
+            if vector_file.load(self.db.path, key) is not None:
+                return "current"
+        return "stale" if there else "missing"
 
     def _decode(self, scope_id: int) -> vector_file.Columns:
         rows = self.db.conn.execute(MATRIX_SQL, (scope_id,)).fetchall()
