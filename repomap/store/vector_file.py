@@ -9,7 +9,8 @@ columns are also kept in a derived file next to the database:
     one line of JSON (the header), padded with spaces to a multiple of 64 bytes
     META_DTYPE x count      chunk id, row in the entries, path id, language and kind codes
     padding to 64 bytes
-    float16 x entries x dimensions   the distinct vectors, the database's bytes
+    float32 x entries x dimensions   the distinct vectors as a search scores them: the
+                                      database's float16 rows through vectors.unit_rows
 
 The header names the scope, its version (vector_scopes.version: random, new at every write of
 the scope's vectors), the model and the row count, and holds the CRC-32 of everything after it.
@@ -43,20 +44,23 @@ ALIGN = 64
 META_DTYPE = np.dtype(
     [("id", "<i8"), ("row", "<i4"), ("path", "<i8"), ("language", "<i4"), ("kind", "<i4")]
 )
-VECTOR_DTYPE = np.dtype("<f2")
+# float32, not the database's float16: converting 48k rows costs ~40 ms of CPU per process (numpy
+# has no fast half-precision path here), and the mapped rows are then scored as they lie, shared
+# by every process through the page cache. 1.5 KB per distinct vector on disk.
+VECTOR_DTYPE = np.dtype("<f4")
 _MAX_HEADER = 1 << 24  # a header past 16 MB is not one we wrote
 
 
 class Columns(NamedTuple):
     """A scope decoded: chunk ids ascending, each with its row of `entries` and codes for the
-    filters (what store/vectors.py's _Matrix holds, its vectors still float16)."""
+    filters (what store/vectors.py's _Matrix holds)."""
 
     ids: np.ndarray  # int64 (n,)
     rows: np.ndarray  # int32 (n,)
     paths: np.ndarray  # int64 (n,) vector_paths.id
     languages: np.ndarray  # int32 (n,)
     kinds: np.ndarray  # int32 (n,)
-    entries: np.ndarray  # float16 (m, dimensions)
+    entries: np.ndarray  # float32 (m, dimensions), unit length (read-only when mapped)
     path_codes: dict[str, int]
     language_codes: dict[str, int]
     kind_codes: dict[str, int]

@@ -661,7 +661,7 @@ class LocalVectorStore:
         matrix = _Matrix(
             columns.ids,
             columns.rows,
-            unit_rows(columns.entries),
+            columns.entries,
             columns.paths,
             columns.path_codes,
             columns.languages,
@@ -689,6 +689,7 @@ class LocalVectorStore:
         with nullcontext() if self.db.conn.in_transaction else self.db.atomic():
             same = self._scope(scope) == found and self.db.scalar(COUNT_SQL, (scope_id,)) == count
             columns = self._decode(scope_id)
+        columns = columns._replace(entries=unit_rows(columns.entries))
         if same and 0 < count < self.ann_threshold:
             self._write_file(key, columns)
         return columns
@@ -713,7 +714,7 @@ class LocalVectorStore:
             if vector_file.load(self.db.path, key) is not None:
                 return "kept"
             columns = self._decode(found[0])
-        vector_file.write(self.db.path, key, columns)
+        vector_file.write(self.db.path, key, columns._replace(entries=unit_rows(columns.entries)))
         return "written"
 
     def file_state(self, scope: str) -> str:
@@ -732,6 +733,7 @@ class LocalVectorStore:
         return "stale" if there else "missing"
 
     def _decode(self, scope_id: int) -> vector_file.Columns:
+        """The scope's columns from SQLite, its vectors float16 as stored."""
         rows = self.db.conn.execute(MATRIX_SQL, (scope_id,)).fetchall()
         ids = np.array([row[0] for row in rows], dtype=np.int64)
         # One row of `entries` per distinct vector (equal texts share a cache entry; equal
