@@ -152,6 +152,20 @@ def test_a_reader_writes_the_file_of_its_own_snapshot_while_a_writer_commits(
     assert writer.file_state("main") == "current"
 
 
+def test_a_file_that_cannot_be_written_leaves_the_search_as_it_was(db: store.Store) -> None:
+    data = clustered(130, seed=5)
+    writer = LocalVectorStore(db, MODEL)
+    writer.upsert("main", records(data[:120]))
+    expected = answers(db.path, data[120:])
+    file_of(db).unlink()
+    file_of(db).mkdir()  # neither readable as a file nor replaceable by one
+    assert answers(db.path, data[120:]) == expected
+    assert writer.file_state("main") == "stale"
+    with pytest.raises(OSError):
+        writer.refresh_file("main")  # the embedding stage says "not written: ..."
+    assert [p.name for p in db.path.parent.iterdir() if ".tmp-" in p.name] == []
+
+
 def test_no_file_for_a_scope_searched_through_its_hnsw_sidecar(db: store.Store) -> None:
     data = clustered(120, seed=4)
     near = LocalVectorStore(db, MODEL, ann_threshold=100)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import mmap
 import os
+import threading
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -137,7 +138,8 @@ def write(db_path: Path, key: Key, columns: Columns) -> Path:
     line = json.dumps(head, sort_keys=True, separators=(",", ":")).encode()
     line += b" " * (_padded(len(line) + 1) - len(line) - 1) + b"\n"
     target = path_for(db_path, key.scope)
-    temporary = target.with_name(f"{target.name}.tmp-{os.getpid()}")
+    # Per process and thread: two server threads that decoded the scope may write at once.
+    temporary = target.with_name(f"{target.name}.tmp-{os.getpid()}-{threading.get_ident()}")
     try:
         with temporary.open("wb") as handle:
             handle.write(line)
