@@ -74,7 +74,7 @@ class Key(NamedTuple):
     version: int
     model: str
     dimensions: int
-    count: int  # the scope's vectors in the database
+    rows: int  # the scope's vectors in the database
 
 
 def path_for(db_path: Path, scope: str) -> Path:
@@ -186,7 +186,7 @@ def _header(line: bytes, key: Key) -> dict[str, Any] | None:
         "version": key.version,
         "model": key.model,
         "dimensions": key.dimensions,
-        "count": key.count,
+        "count": key.rows,
     }
     if any(head.get(name) != value for name, value in expected.items()):
         return None
@@ -200,7 +200,7 @@ def _header(line: bytes, key: Key) -> dict[str, Any] | None:
 
 
 def _columns(body: memoryview, head: dict[str, Any], key: Key) -> Columns | None:
-    count, entries = key.count, head["entries"]
+    count, entries = key.rows, head["entries"]
     meta_bytes = count * META_DTYPE.itemsize
     start = _padded(meta_bytes)
     if start + entries * key.dimensions * VECTOR_DTYPE.itemsize != len(body):
