@@ -105,13 +105,15 @@ def _padded(size: int) -> int:
     return -(-size // ALIGN) * ALIGN
 
 
-def _body(columns: Columns) -> Iterator[bytes]:
+def _body(columns: Columns) -> Iterator[memoryview]:
+    """The parts after the header, as buffers of the arrays (no 74 MB copy as bytes)."""
     meta = np.empty(len(columns.ids), dtype=META_DTYPE)
     meta["id"], meta["row"], meta["path"] = columns.ids, columns.rows, columns.paths
     meta["language"], meta["kind"] = columns.languages, columns.kinds
-    yield meta.tobytes()
-    yield b"\0" * (_padded(meta.nbytes) - meta.nbytes)
-    yield np.ascontiguousarray(columns.entries, dtype=VECTOR_DTYPE).tobytes()
+    yield memoryview(meta).cast("B")
+    yield memoryview(b"\0" * (_padded(meta.nbytes) - meta.nbytes))
+    entries = np.ascontiguousarray(columns.entries, dtype=VECTOR_DTYPE)
+    yield memoryview(entries).cast("B")
 
 
 def write(db_path: Path, key: Key, columns: Columns) -> Path:
@@ -129,7 +131,7 @@ def write(db_path: Path, key: Key, columns: Columns) -> Path:
         "dimensions": key.dimensions,
         "count": len(columns.ids),
         "entries": len(columns.entries),
-        "body_bytes": sum(len(part) for part in parts),
+        "body_bytes": sum(part.nbytes for part in parts),
         "crc32": crc,
         "path_codes": columns.path_codes,
         "language_codes": columns.language_codes,
