@@ -110,10 +110,10 @@ def _body(columns: Columns) -> Iterator[memoryview]:
     meta = np.empty(len(columns.ids), dtype=META_DTYPE)
     meta["id"], meta["row"], meta["path"] = columns.ids, columns.rows, columns.paths
     meta["language"], meta["kind"] = columns.languages, columns.kinds
-    yield memoryview(meta).cast("B")
+    yield meta.data.cast("B")
     yield memoryview(b"\0" * (_padded(meta.nbytes) - meta.nbytes))
     entries = np.ascontiguousarray(columns.entries, dtype=VECTOR_DTYPE)
-    yield memoryview(entries).cast("B")
+    yield entries.data.cast("B")
 
 
 def write(db_path: Path, key: Key, columns: Columns) -> Path:
