@@ -166,6 +166,21 @@ def test_a_file_that_cannot_be_written_leaves_the_search_as_it_was(db: store.Sto
     assert [p.name for p in db.path.parent.iterdir() if ".tmp-" in p.name] == []
 
 
+def test_no_file_is_kept_of_a_scope_whose_vectors_lost_their_cache_entry(
+    db: store.Store,
+) -> None:
+    data = clustered(60, seed=6)
+    writer = LocalVectorStore(db, MODEL)
+    writer.upsert("main", records(data[:50]))
+    db.conn.execute(
+        "DELETE FROM embedding_cache WHERE id = (SELECT entry FROM vectors WHERE chunk_id = 7)"
+    )  # a damaged index (`health` reports it): the chunk is left out, as before
+    found = answers(db.path, data[6:7])[0]
+    assert 7 not in [chunk for chunk, _ in found] and len(found) == 25
+    assert not file_of(db).exists()
+    assert writer.refresh_file("main") == "none" and not file_of(db).exists()
+
+
 def test_no_file_for_a_scope_searched_through_its_hnsw_sidecar(db: store.Store) -> None:
     data = clustered(120, seed=4)
     near = LocalVectorStore(db, MODEL, ann_threshold=100)

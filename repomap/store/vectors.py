@@ -690,7 +690,9 @@ class LocalVectorStore:
             same = self._scope(scope) == found and self.db.scalar(COUNT_SQL, (scope_id,)) == count
             columns = self._decode(scope_id)
         columns = columns._replace(entries=unit_rows(columns.entries))
-        if same and 0 < count < self.ann_threshold:
+        # Not when rows were left out (vectors whose cache entry is gone: `health` says so):
+        # a file must hold the scope's rows, every one.
+        if same and 0 < count < self.ann_threshold and len(columns.ids) == count:
             self._write_file(key, columns)
         return columns
 
@@ -714,6 +716,9 @@ class LocalVectorStore:
             if vector_file.load(self.db.path, key) is not None:
                 return "kept"
             columns = self._decode(found[0])
+        if len(columns.ids) != count:  # vectors whose cache entry is gone (`health` says so)
+            vector_file.remove(self.db.path, scope)
+            return "none"
         vector_file.write(self.db.path, key, columns._replace(entries=unit_rows(columns.entries)))
         return "written"
 
