@@ -65,6 +65,9 @@ class EmbedSummary:
     # the local store's HNSW sidecar (store/ann.py): "exact" (none: below the threshold),
     # "built", "updated", "kept", "not written: <why>"; "" for another store or a dry run
     ann: str = ""
+    # the local store's vector file (store/vector_file.py), what a CLI search reads instead of
+    # decoding the scope: "written", "kept", "none", "not written: <why>"; "" as for `ann`
+    vector_file: str = ""
 
     @property
     def coverage(self) -> float:
@@ -75,6 +78,7 @@ class EmbedSummary:
             "model_id": self.model_id, "chunks": self.total, "changed": self.changed,
             "embedded": self.embedded, "reused": self.reused, "deleted": self.deleted,
             "pending": self.pending, "coverage": round(self.coverage, 4), "ann": self.ann,
+            "vector_file": self.vector_file,
             "seconds": {k: round(v, 3) for k, v in self.seconds.items()},
         }  # fmt: skip
 
@@ -203,6 +207,9 @@ def embed_chunks(
         clock = time.perf_counter()
         summary.ann = refresh_ann(vectors, scope)
         summary.seconds["ann"] = time.perf_counter() - clock
+        clock = time.perf_counter()
+        summary.vector_file = refresh_vector_file(vectors, scope)
+        summary.seconds["vector_file"] = time.perf_counter() - clock
     summary.seconds["total"] = time.perf_counter() - started
     return summary
 
@@ -213,6 +220,15 @@ def refresh_ann(vectors: LocalVectorStore, scope: str = SCOPE) -> str:
     try:
         return vectors.refresh_ann(scope)
     except (OSError, RuntimeError, MemoryError) as failure:
+        return f"not written: {failure}"
+
+
+def refresh_vector_file(vectors: LocalVectorStore, scope: str = SCOPE) -> str:
+    """The scope's vector file brought up to date; one that cannot be written only makes the
+    next search decode the scope, so it is said in the summary rather than failing the run."""
+    try:
+        return vectors.refresh_file(scope)
+    except OSError as failure:
         return f"not written: {failure}"
 
 

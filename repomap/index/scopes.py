@@ -171,9 +171,13 @@ def cached_elsewhere(settings: Settings, model_id: str, hashes: set[str]) -> dic
 
 
 def index_files(db_path: Path) -> list[Path]:
-    """An index file and what belongs to it: -wal, -shm, the lock, moved-aside copies."""
+    """An index file and what belongs to it: -wal, -shm, the lock, its vector files
+    (store/vector_file.py), moved-aside copies."""
+    from repomap.store import vector_file  # numpy: not for every command that reads scopes
+
     found = [db_path.with_name(db_path.name + suffix) for suffix in INDEX_FILES]
     found = [path for path in found if path.exists()]
+    found += vector_file.files(db_path)
     if db_path.parent.is_dir():
         found += sorted(db_path.parent.glob(f"{db_path.name}.corrupt-*"))
     return found

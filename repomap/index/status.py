@@ -133,6 +133,8 @@ def doctor(settings: Settings) -> list[Check]:
         checks.append(_fts_check(settings.db_path))
     has_vectors = opened.outcome == "PASS" and _has_vectors(settings.db_path)
     checks.append(_model_check(has_vectors))
+    if has_vectors:
+        checks.append(_vector_file_check(settings.db_path))
     checks.append(_writable_check(settings.db_path))
     checks.append(_git_check(settings))
     checks.append(_ignore_check(settings.root))
@@ -213,6 +215,30 @@ def _model_check(has_vectors: bool) -> Check:
         fix = str(error).rsplit("run `", 1)[-1].rstrip("`")
         return Check("embedding model", "FAIL" if has_vectors else "WARN", str(error), fix)
     return Check("embedding model", "PASS", f"{path} has the pinned sha256")
+
+
+def _vector_file_check(db_path: Path) -> Check:
+    """The vector file beside the index (store/vector_file.py): a derived copy a CLI search
+    reads instead of decoding every vector; one that is stale or damaged is never used."""
+    from repomap.index.embedding import SCOPE
+    from repomap.store import vector_file
+    from repomap.store.vectors import LocalVectorStore
+
+    with store.reading(db_path) as db:
+        model_id = store.embedding_model(db) or ""
+        state = LocalVectorStore(db, model_id).file_state(SCOPE)
+    path = vector_file.path_for(db_path, SCOPE)
+    if state in ("current", "none"):
+        detail = f"{path} matches the vectors" if state == "current" else "not needed"
+        return Check("vector file", "PASS", detail)
+    detail = {
+        "missing": f"{path} is missing: a search decodes the vectors from the index (slower) "
+        "and writes it",
+        "stale": f"{path} is stale or damaged: it is not used; a search decodes the vectors "
+        "from the index (slower) and writes it again",
+        "unused": f"{path} is no longer needed",
+    }[state]
+    return Check("vector file", "WARN", detail, "repomap index")
 
 
 def _writable_check(db_path: Path) -> Check:

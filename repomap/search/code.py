@@ -381,7 +381,7 @@ def _embed_timed(window: int, question: str, quick: bool = True) -> tuple[np.nda
     from repomap.embed.model import Embedder
 
     clock = time.perf_counter()
-    target = Embedder.load(window, quick=quick).embed_query(question)
+    target = Embedder.load(window, threads=1 if quick else None, quick=quick).embed_query(question)
     return target, (time.perf_counter() - clock) * 1000
 
 

@@ -24,19 +24,23 @@ missing or stale sidecar leaves the exact search, never a wrong answer.
 
 from __future__ import annotations
 
+import logging
 import math
 import random
 import threading
 from collections import OrderedDict
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from contextlib import nullcontext
 from typing import NamedTuple, Protocol
 
 import numpy as np
 
 from repomap import config
 from repomap.errors import CorruptIndex, ExitCode, RepomapError
-from repomap.store import ann, chunk_texts
+from repomap.store import ann, chunk_texts, vector_file
 from repomap.store.connection import Store, chunks
+
+logger = logging.getLogger(__name__)
 
 DIMENSIONS = 384
 MISMATCH_CODE = "EMBEDDING_MODEL_MISMATCH"
@@ -150,9 +154,9 @@ def half_rows(vectors: np.ndarray, dimensions: int) -> np.ndarray:
 def unit_rows(halves: np.ndarray) -> np.ndarray:
     """Stored rows (float16, or float32 holding float16 values) as float32 of length 1 again:
     both stores rank these same numbers, and an identical text scores 1, not 1.00002."""
-    rows = np.asarray(halves, dtype=np.float32)
-    result: np.ndarray = rows / np.sqrt(np.einsum("ij,ij->i", rows, rows))[:, None]
-    return result
+    rows: np.ndarray = np.array(halves, dtype=np.float32)  # a copy, divided in place: one
+    rows /= np.sqrt(np.einsum("ij,ij->i", rows, rows))[:, None]  # allocation, not two (~10 ms)
+    return rows
 
 
 def unit_vector(vector: np.ndarray, dimensions: int) -> np.ndarray:
@@ -420,6 +424,7 @@ class LocalVectorStore:
             self.db.conn.execute("DELETE FROM vectors WHERE scope = ?", (found[0],))
             self.db.conn.execute("DELETE FROM vector_scopes WHERE id = ?", (found[0],))
         ann.remove(self.db.path, scope)
+        vector_file.remove(self.db.path, scope)
 
     def scopes(self) -> list[str]:
         return [
@@ -652,14 +657,88 @@ class LocalVectorStore:
             if key in _MATRICES:
                 _MATRICES.move_to_end(key)
                 return _MATRICES[key]
-        matrix = self._decode(found[0])
+        columns = self._columns_of(scope, found)
+        matrix = _Matrix(
+            columns.ids,
+            columns.rows,
+            columns.entries,
+            columns.paths,
+            columns.path_codes,
+            columns.languages,
+            columns.language_codes,
+            columns.kinds,
+            columns.kind_codes,
+        )
         with _MATRICES_LOCK:
             _MATRICES[key] = matrix
             while len(_MATRICES) > KEPT_MATRICES:
                 _MATRICES.popitem(last=False)
         return matrix
 
-    def _decode(self, scope_id: int) -> _Matrix:
+    def _columns_of(self, scope: str, found: tuple[int, str, int]) -> vector_file.Columns:
+        """The scope's columns from its vector file when that file was written from this very
+        version, else decoded from SQLite and the file written again (best effort)."""
+        scope_id, model, version = found
+        count = int(self.db.scalar(COUNT_SQL, (scope_id,)) or 0)
+        key = vector_file.Key(scope, version, model, self.dimensions, count)
+        columns = vector_file.load(self.db.path, key) if count else None
+        if columns is not None:
+            return columns
+        # One snapshot (a reader's connection is in one already): the version, the count and
+        # the rows agree, so the file written from them is the one for that version.
+        with nullcontext() if self.db.conn.in_transaction else self.db.atomic():
+            same = self._scope(scope) == found and self.db.scalar(COUNT_SQL, (scope_id,)) == count
+            columns = self._decode(scope_id)
+        columns = columns._replace(entries=unit_rows(columns.entries))
+        # Not when rows were left out (vectors whose cache entry is gone: `health` says so):
+        # a file must hold the scope's rows, every one.
+        if same and 0 < count < self.ann_threshold and len(columns.ids) == count:
+            self._write_file(key, columns)
+        return columns
+
+    def _write_file(self, key: vector_file.Key, columns: vector_file.Columns) -> None:
+        try:
+            vector_file.write(self.db.path, key, columns)
+        except OSError as failure:  # a read-only folder, a full disk: the next search decodes
+            logger.debug("vector file of %s not written: %s", self.db.path, failure)
+
+    def refresh_file(self, scope: str) -> str:
+        """Bring the scope's vector file (store/vector_file.py) in line with its vectors (the
+        embedding stage calls this last): "kept" when it is current, "written", or "none" when
+        the scope has no vectors or is searched through its HNSW sidecar (then no file)."""
+        with self.db.atomic():  # one snapshot: the version, the count and the rows agree
+            found = self._scope(scope)
+            count = 0 if found is None else int(self.db.scalar(COUNT_SQL, (found[0],)) or 0)
+            if found is None or not 0 < count < self.ann_threshold:
+                vector_file.remove(self.db.path, scope)
+                return "none"
+            key = vector_file.Key(scope, found[2], found[1], self.dimensions, count)
+            if vector_file.load(self.db.path, key) is not None:
+                return "kept"
+            columns = self._decode(found[0])
+        if len(columns.ids) != count:  # vectors whose cache entry is gone (`health` says so)
+            vector_file.remove(self.db.path, scope)
+            return "none"
+        vector_file.write(self.db.path, key, columns._replace(entries=unit_rows(columns.entries)))
+        return "written"
+
+    def file_state(self, scope: str) -> str:
+        """What `repomap doctor` reports of the scope's vector file: "current", "missing",
+        "stale" (of another version, or damaged: ignored), "unused" (a file the scope needs
+        no more: no vectors, or an HNSW sidecar) or "none" (neither needed nor there)."""
+        with self.db.atomic():
+            found = self._scope(scope)
+            count = 0 if found is None else int(self.db.scalar(COUNT_SQL, (found[0],)) or 0)
+            there = vector_file.path_for(self.db.path, scope).exists()
+            if found is None or not 0 < count < self.ann_threshold:
+                return "unused" if there else "none"
+            key = vector_file.Key(scope, found[2], found[1], self.dimensions, count)
+            if vector_file.load(self.db.path, key) is not None:
+                return "current"
+        return "stale" if there else "missing"
+
+    def _decode(self, scope_id: int) -> vector_file.Columns:
+        """The scope's columns from SQLite, its vectors float16 as stored."""
         rows = self.db.conn.execute(MATRIX_SQL, (scope_id,)).fetchall()
         ids = np.array([row[0] for row in rows], dtype=np.int64)
         # One row of `entries` per distinct vector (equal texts share a cache entry; equal
@@ -684,16 +763,8 @@ class LocalVectorStore:
         )
         languages, language_codes = _codes([row[3] for row in rows])
         kinds, kind_codes = _codes([row[4] for row in rows])
-        return _Matrix(
-            ids,
-            positions,
-            unit_rows(entries),
-            paths,
-            path_codes,
-            languages,
-            language_codes,
-            kinds,
-            kind_codes,
+        return vector_file.Columns(
+            ids, positions, paths, languages, kinds, entries, path_codes, language_codes, kind_codes
         )
 
 
