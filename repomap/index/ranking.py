@@ -12,6 +12,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import chain, repeat
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from repomap import paths, store
@@ -94,6 +95,8 @@ class Written:
         self.defs: dict[int, tuple[array, array, array]] = {}  # symbol ids, names, kinds
         self.uses: dict[int, tuple[array, array]] = {}  # names, counts
         self._numbered: list[str] = []  # the names in number order, once the writes are done
+        self._sorted: np.ndarray | None = None  # the numbers in their names' order
+        self._positions: np.ndarray | None = None  # each number's place in that order
 
     def symbols_written(self, file_id: int, rows: Sequence[tuple]) -> None:
         """A file's symbol rows as store.Writer inserts them (INSERT_SYMBOL_SQL's columns)."""
@@ -134,6 +137,27 @@ class Written:
         self._numbered.extend(self.names)  # in number order: each numbered after the last
         self.names.clear()
         return self._numbered
+
+    def name_positions(self) -> np.ndarray:
+        """Each name's position among every name sorted, at its number: one sort shared by the
+        definitions and the uses of a run that wrote every file. On the kernel (3.1M names)
+        interning, sorting and translating each side's names as strings took ~6 s of CPU."""
+        import numpy as np
+
+        numbered = self.numbered_names()
+        if self._positions is None or len(self._positions) != len(numbered):
+            by_name = np.array(sorted(range(len(numbered)), key=numbered.__getitem__), np.int64)
+            self._sorted = by_name
+            self._positions = np.empty(len(by_name), dtype=np.int64)
+            self._positions[by_name] = np.arange(len(by_name))
+        return self._positions
+
+    def names_at(self, positions: np.ndarray) -> list[str]:
+        """The names at `positions` (name_positions()' positions, ascending: sorted names)."""
+        self.name_positions()
+        by_name = self._sorted
+        assert by_name is not None  # name_positions() sorted them
+        return list(map(self.numbered_names().__getitem__, by_name[positions].tolist()))
 
 
 def ranks_fingerprint(db: Store) -> str:
@@ -205,13 +229,18 @@ def compute_ranks(db: Store, force: bool = False, written: Written | None = None
     file_ids = np.array([file_id for file_id, _, _ in files], dtype=np.int64)
     test_file = np.array([paths.is_test_path(path) for _, path, _ in files], dtype=bool)
     share = np.where(test_file, rank.TEST_SHARE, 1.0)
-    defs = _file_definitions(db, files, written)
+    defs, def_positions = _file_definitions(db, files, written)
     linked = np.array([symbol_id for (symbol_id,) in db.conn.execute(LINKED_SQL)], dtype=np.int64)
     ranked = ~np.isin(defs["defs_symbol"], linked)
     # defs_names is sorted and np.unique keeps that order: the names are in canonical order,
     # and so are the definitions (by file, name, then symbol id, as _file_definitions sorts).
-    alive, name_indices = np.unique(defs["defs_name"][ranked], return_inverse=True)
-    names = [defs["defs_names"][i] for i in alive.tolist()]
+    if ranked.all():  # no definition linked (C, Rust, Python): every name of defs_names
+        alive = np.arange(len(defs["defs_names"]))
+        name_indices = defs["defs_name"]
+        names = defs["defs_names"]
+    else:
+        alive, name_indices = np.unique(defs["defs_name"][ranked], return_inverse=True)
+        names = list(map(defs["defs_names"].__getitem__, alive.tolist()))
     file_indices = np.searchsorted(file_ids, defs["defs_file"][ranked])
     definitions = rank.Definitions(
         defs["defs_symbol"][ranked],
@@ -220,9 +249,8 @@ def compute_ranks(db: Store, force: bool = False, written: Written | None = None
         defs["defs_prior"][ranked],
         share[file_indices],
     )
-    cache = _file_uses(db, files, written)
-    defined = {name: i for i, name in enumerate(names)}
-    to_defined = np.array([defined.get(name, -1) for name in cache["uses_names"]], dtype=np.int64)
+    cache, use_positions = _file_uses(db, files, written)
+    to_defined = _defined_at(names, cache["uses_names"], def_positions, alive, use_positions)
     name_of_use = to_defined[cache["uses_name"]] if len(to_defined) else np.zeros(0, np.int64)
     kept = name_of_use >= 0
     uses = (
@@ -256,20 +284,35 @@ def compute_ranks(db: Store, force: bool = False, written: Written | None = None
     ref_files = np.bincount(graph.c_name, minlength=len(names))
     defining = _distinct(definitions.name_indices * len(file_ids) + definitions.file_indices)
     def_files = np.bincount(defining // max(len(file_ids), 1), minlength=len(names))
+    arrays = {
+        **graph.to_arrays(),
+        **cache,
+        **defs,
+        **_map_order(definitions, file_ids, scores, demoted),
+        "map_demoted": demoted.astype(np.int8),
+    }
+    # Lists of names joined once, for their digests and their rank_arrays rows (the kernel's
+    # 2.8M defined names were joined three times).
+    arrays = {
+        key: store_ranks_tables.JoinedNames.of(value) if isinstance(value, list) else value
+        for key, value in arrays.items()
+    }
     # Most runs leave every name's counts as they were: rewriting 30k rows cost ~40 ms of each.
-    stats_digest = _digest(names, ref_files, def_files)
-    stats_changed = force or store.get_meta(db, "name_stats_digest") != stats_digest
-    stats = (
-        [
-            (name, ref, defining)
-            for name, ref, defining in zip(
-                names, ref_files.tolist(), def_files.tolist(), strict=True
-            )
-            if ref
-        ]
-        if stats_changed
-        else []
+    stats_digest = _digest(
+        arrays["defs_names"] if names is defs["defs_names"] else names, ref_files, def_files
     )
+    stats_changed = force or store.get_meta(db, "name_stats_digest") != stats_digest
+    stats = []
+    if stats_changed:  # the names some file uses
+        used = np.flatnonzero(ref_files)
+        stats = list(
+            zip(
+                map(names.__getitem__, used.tolist()),
+                ref_files[used].tolist(),
+                def_files[used].tolist(),
+                strict=True,
+            )
+        )
     # The scores depend on the flow, the files' ids and the definitions' priors only: with the
     # same digest, definition i scores what definition i scored before, and only the rows whose
     # symbol id moved (a file's rows rewritten) are written again.
@@ -281,20 +324,13 @@ def compute_ranks(db: Store, force: bool = False, written: Written | None = None
             changed_rows = np.flatnonzero(before != graph.def_symbol)
             moved = before[changed_rows]
             gone_symbols = moved[~np.isin(moved, graph.def_symbol)]
-    arrays = {
-        **graph.to_arrays(),
-        **cache,
-        **defs,
-        **_map_order(definitions, file_ids, scores, demoted),
-        "map_demoted": demoted.astype(np.int8),
-    }
-    array_digests = {name: _digest(value) for name, value in arrays.items()}
     # Only rows still there count as stored (an older repomap may have dropped one).
     present = {name for (name,) in db.conn.execute("SELECT name FROM rank_arrays")}
     old_digests = {
         name: value for name, value in (stored.get("arrays") or {}).items() if name in present
     }
     incremental = bool(old_digests)
+    array_digests, packed = _digested_and_packed(arrays, old_digests)
     return Ranking(
         fingerprint,
         file_ids,
@@ -304,16 +340,37 @@ def compute_ranks(db: Store, force: bool = False, written: Written | None = None
         stats,
         stats_digest,
         stats_changed,
-        [
-            (name, *store_ranks_tables.pack(value))
-            for name, value in arrays.items()
-            if old_digests.get(name) != array_digests[name]
-        ],
+        packed,
         {"flow": flow, "scores": scores_digest, "arrays": array_digests},
         incremental,
         reused,
         changed_rows,
         gone_symbols,
+    )
+
+
+def _defined_at(
+    names: list[str],
+    used_names: list[str],
+    def_positions: np.ndarray | None,
+    alive: np.ndarray,
+    use_positions: np.ndarray | None,
+) -> np.ndarray:
+    """The index in `names` (sorted) of each of `used_names` (sorted), -1 for those no
+    definition has. With both sides' positions in one numbering of the names (a cold run's
+    hand-over), by bisection of those numbers; else through a dict of the names."""
+    import numpy as np
+
+    if def_positions is not None and use_positions is not None:
+        defined = def_positions[alive]  # ascending, as the names are
+        at = np.searchsorted(defined, use_positions)
+        if not len(defined):
+            return np.full(len(use_positions), -1, dtype=np.int64)
+        found = defined[np.minimum(at, len(defined) - 1)] == use_positions
+        return np.where(found, at, -1).astype(np.int64)
+    index = dict(zip(names, range(len(names)), strict=True))
+    return np.fromiter(
+        map(index.get, used_names, repeat(-1)), dtype=np.int64, count=len(used_names)
     )
 
 
@@ -364,6 +421,43 @@ def _stored_digests(db: Store) -> dict:
     return digests if isinstance(digests, dict) else {}
 
 
+PARALLEL_BYTES = 1 << 24  # arrays digested and packed on two threads past this many bytes
+
+
+def _digested_and_packed(
+    arrays: dict[str, Any], old_digests: dict[str, str]
+) -> tuple[dict[str, str], list[tuple[str, str, bytes]]]:
+    """({name: digest} of every array, the rank_arrays rows of those whose digest is not the
+    stored one). blake2b and zlib let go of the GIL: on the kernel (~0.5 GB of arrays) two
+    threads do in ~1.7 s what took one ~3.4 s; a one-file run's few MB stay on this one."""
+
+    def one(item: tuple[str, Any]) -> tuple[str, str, tuple[str, bytes] | None]:
+        name, value = item
+        digest = _digest(value)
+        changed = old_digests.get(name) != digest
+        return name, digest, store_ranks_tables.pack(value) if changed else None
+
+    def size(item: tuple[str, Any]) -> int:
+        value = item[1]
+        if isinstance(value, store_ranks_tables.JoinedNames):
+            return len(value.data)
+        return int(getattr(value, "nbytes", 0))
+
+    if sum(map(size, arrays.items())) < PARALLEL_BYTES:
+        done = list(map(one, arrays.items()))
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        items = sorted(arrays.items(), key=size, reverse=True)  # so the threads end together
+        with ThreadPoolExecutor(2, thread_name_prefix="repomap-pack") as pool:
+            by_name = {name: (digest, row) for name, digest, row in pool.map(one, items)}
+        done = [(name, *by_name[name]) for name in arrays]
+    return (
+        {name: digest for name, digest, _ in done},
+        [(name, *row) for name, _, row in done if row is not None],
+    )
+
+
 def _digest(*values: Any) -> str:
     """blake2b of arrays' bytes (with their dtypes and lengths) or of lists of names."""
     import numpy as np
@@ -375,6 +469,9 @@ def _digest(*values: Any) -> str:
         elif isinstance(value, list):
             digest.update(f"names:{len(value)}".encode())
             digest.update("\n".join(value).encode())
+        elif isinstance(value, store_ranks_tables.JoinedNames):  # the same digest as its list
+            digest.update(f"names:{value.count}".encode())
+            digest.update(value.data)
         else:
             array = np.ascontiguousarray(value)
             digest.update(f"{array.dtype.str}:{len(array)}".encode())
@@ -433,12 +530,7 @@ def store_ranks(db: Store, ranking: Ranking) -> None:
         file_ranks=None
         if ranking.reused_rank and not _ids_changed(ranking)
         else zip(file_ids.tolist(), graph.rank.tolist(), strict=True),
-        symbol_ranks=zip(
-            definitions.symbol_ids[rows].tolist(),
-            files_of[rows].tolist(),
-            ranking.scores[rows].tolist(),
-            strict=True,
-        ),
+        symbol_ranks=_symbol_rank_rows(definitions.symbol_ids, files_of, ranking.scores, rows),
         symbols_gone=None if ranking.gone_symbols is None else ranking.gone_symbols.tolist(),
         arrays=ranking.arrays,
         arrays_kept=ranking.incremental,
@@ -453,6 +545,21 @@ def store_ranks(db: Store, ranking: Ranking) -> None:
     )
 
 
+STORE_ROWS = 100_000  # symbol_ranks rows made Python objects at a time
+
+
+def _symbol_rank_rows(
+    symbol_ids: np.ndarray, file_ids: np.ndarray, scores: np.ndarray, rows: np.ndarray
+) -> Iterator[tuple[int, int, float]]:
+    """(symbol id, file id, score) of each of `rows`, a slice at a time: the kernel's 3.9M
+    rows as three lists of Python numbers at once held ~0.4 GB."""
+    parts = (rows[start : start + STORE_ROWS] for start in range(0, len(rows), STORE_ROWS))
+    return chain.from_iterable(  # no Python frame per row
+        zip(symbol_ids[part].tolist(), file_ids[part].tolist(), scores[part].tolist(), strict=True)
+        for part in parts
+    )
+
+
 def _ids_changed(ranking: Ranking) -> bool:
     """Whether the files' ids differ from those file_ranks holds (its rows must be rewritten)."""
     return any(name == "file_ids" for name, _, _ in ranking.arrays) or not ranking.incremental
@@ -460,11 +567,12 @@ def _ids_changed(ranking: Ranking) -> bool:
 
 def _file_definitions(
     db: Store, files: list[tuple[int, str, str]], written: Written | None = None
-) -> dict:
+) -> tuple[dict, np.ndarray | None]:
     """Every definition the graph can reach (linked ones too) as arrays, read from symbols only
     for the files whose rows were rewritten since the cached copy in rank_arrays was made
     (reading all of them, a scan of the whole table, took ~120 ms of a one-file run on LLVM),
-    and taken from `written` for the files this run wrote."""
+    and taken from `written` for the files this run wrote; with, when every name came from
+    `written`, the names' positions in Written.name_positions() (else None)."""
     import numpy as np
 
     from repomap.index import pagerank as rank
@@ -522,37 +630,52 @@ def _file_definitions(
             defs_prior=[priors[key] for key in kinds_of_rows],
             defs_macro=[kind == "macro" for kind in kinds],
         )
+    # Every name from this run's writes (a cold run): numbered by the hand-over's sorted
+    # numbering (Written.name_positions), not interned here as strings.
+    handed_over = written is not None and not interned.cached and not interned.fresh
     if in_memory and written is not None:
         ordered = sorted(in_memory)
         parts = [written.defs[file_id] for file_id in ordered]
-        numbers = np.concatenate([np.frombuffer(names, np.int64) for _, names, _ in parts])
-        codes = np.concatenate([np.frombuffer(kinds, np.int8) for _, _, kinds in parts])
-        used_names, inverse = np.unique(numbers, return_inverse=True)
-        every_name = written.numbered_names()
-        as_interned = np.array(
-            interned.numbers([every_name[i] for i in used_names.tolist()]), dtype=np.int64
-        )
+        numbers = _joined([names for _, names, _ in parts], np.int64)
+        codes = _joined([kinds for _, _, kinds in parts], np.int8)
+        if handed_over:
+            name_column = written.name_positions()[numbers]
+        else:
+            used_names, inverse = np.unique(numbers, return_inverse=True)
+            every_name = written.numbered_names()
+            as_interned = np.array(
+                interned.numbers([every_name[i] for i in used_names.tolist()]), dtype=np.int64
+            )
+            name_column = as_interned[inverse.reshape(-1)]
         kind_keys = list(written.kinds)  # (kind, documented, top level) by code
         columns.add_arrays(
-            defs_symbol=np.concatenate([np.frombuffer(ids, np.int64) for ids, _, _ in parts]),
+            defs_symbol=_joined([ids for ids, _, _ in parts], np.int64),
             defs_file=np.repeat(
                 np.array(ordered, dtype=np.int64), [len(ids) for ids, _, _ in parts]
             ),
-            defs_name=as_interned[inverse.reshape(-1)],
+            defs_name=name_column,
             defs_prior=np.array(
                 [rank.kind_prior(kind, doc, top) for kind, doc, top in kind_keys] or [0.0]
             )[codes],
             defs_macro=np.array([kind == "macro" for kind, _, _ in kind_keys] or [False])[codes],
         )
-    shapes = np.concatenate(
-        [
-            cache["defs_shape"] if valid else np.zeros(0),
-            np.zeros(len(interned.added())),  # 0: not computed yet (compute_ranks does)
-        ]
-    )
     defs = _cached_and_fresh(cache, "defs_file", valid, columns.arrays())
-    # Forget names no definition has any more, and keep the rest sorted.
-    sorted_names, defs["defs_name"], old_numbers = _renumbered(interned, defs["defs_name"])
+    positions = None
+    if handed_over and written is not None:
+        positions, inverse = np.unique(defs["defs_name"], return_inverse=True)
+        defs["defs_name"] = inverse.reshape(-1)
+        sorted_names = written.names_at(positions)
+        shapes = np.zeros(len(positions))  # 0: not computed yet (compute_ranks does)
+    else:
+        # Forget names no definition has any more, and keep the rest sorted.
+        sorted_names, defs["defs_name"], old_numbers = _renumbered(interned, defs["defs_name"])
+        shapes = np.concatenate(
+            [
+                cache["defs_shape"] if valid else np.zeros(0),
+                np.zeros(len(interned.added())),  # 0: not computed yet (compute_ranks does)
+            ]
+        )
+        shapes = shapes[old_numbers] if len(old_numbers) else np.zeros(0)
     # By file, name, then id, whatever the cache's history: a file whose rows were rewritten
     # with new ids but the same definitions leaves every other array as it was.
     order = np.lexsort((defs["defs_symbol"], defs["defs_name"], defs["defs_file"]))
@@ -560,9 +683,9 @@ def _file_definitions(
     return {
         **defs,
         "defs_names": sorted_names,
-        "defs_shape": shapes[old_numbers] if len(old_numbers) else np.zeros(0),
+        "defs_shape": shapes,
         "defs_keys": list(keys.values()),
-    }
+    }, positions
 
 
 def _renumbered(
@@ -592,10 +715,11 @@ def _key(file_id: int, file_hash: str | None, first: int, count: int) -> str:
 
 def _file_uses(
     db: Store, files: list[tuple[int, str, str]], written: Written | None = None
-) -> dict:
+) -> tuple[dict, np.ndarray | None]:
     """Every (file, identifier, uses) of the index as arrays, read from refs only for the files
     whose hash changed since the cached copy in rank_arrays was made, and taken from `written`
-    for the files this run wrote."""
+    for the files this run wrote; with the names' positions in Written.name_positions() when
+    every name came from `written` (else None)."""
     import numpy as np
 
     cache = (
@@ -624,23 +748,34 @@ def _file_uses(
     for rows in fresh:
         file_ids, row_names, counts = zip(*rows, strict=True)
         columns.add(uses_file=file_ids, uses_name=interned.numbers(row_names), uses_count=counts)
+    handed_over = written is not None and not interned.cached and not interned.fresh
     if in_memory and written is not None:
         ordered = sorted(in_memory)
         parts = [written.uses[file_id] for file_id in ordered]
-        numbers = np.concatenate([np.frombuffer(names, np.int64) for names, _ in parts])
-        used_names, inverse = np.unique(numbers, return_inverse=True)
-        every_name = written.numbered_names()
-        as_interned = np.array(
-            interned.numbers([every_name[i] for i in used_names.tolist()]), dtype=np.int64
-        )
+        numbers = _joined([names for names, _ in parts], np.int64)
+        if handed_over:
+            name_column = written.name_positions()[numbers]
+        else:
+            used_names, inverse = np.unique(numbers, return_inverse=True)
+            every_name = written.numbered_names()
+            as_interned = np.array(
+                interned.numbers([every_name[i] for i in used_names.tolist()]), dtype=np.int64
+            )
+            name_column = as_interned[inverse.reshape(-1)]
         columns.add_arrays(
             uses_file=np.repeat(np.array(ordered, dtype=np.int64), [len(n) for n, _ in parts]),
-            uses_name=as_interned[inverse.reshape(-1)],
-            uses_count=np.concatenate([np.frombuffer(counts, np.int64) for _, counts in parts]),
+            uses_name=name_column,
+            uses_count=_joined([counts for _, counts in parts], np.int64),
         )
     used = _cached_and_fresh(cache, "uses_file", valid, columns.arrays())
-    # Forget names no file uses any more, so the list does not grow run after run.
-    sorted_names, used["uses_name"], _ = _renumbered(interned, used["uses_name"])
+    positions = None
+    if handed_over and written is not None:
+        positions, inverse = np.unique(used["uses_name"], return_inverse=True)
+        used["uses_name"] = inverse.reshape(-1)
+        sorted_names = written.names_at(positions)
+    else:
+        # Forget names no file uses any more, so the list does not grow run after run.
+        sorted_names, used["uses_name"], _ = _renumbered(interned, used["uses_name"])
     order = np.lexsort((used["uses_name"], used["uses_file"]))  # whatever the cache's history
     used = {key: value[order] for key, value in used.items()}
     return {
@@ -648,7 +783,7 @@ def _file_uses(
         "uses_names": sorted_names,
         "uses_file_ids": np.array(list(current), dtype=np.int64),
         "uses_hashes": np.array(list(current.values()), dtype="S32"),
-    }
+    }, positions
 
 
 def _fresh_rows(
@@ -747,9 +882,20 @@ def _cached_and_fresh(cache: dict, file_key: str, valid: set[int], fresh: dict) 
     keep = np.isin(cache[file_key], np.array(sorted(valid), dtype=np.int64)) if valid else None
     columns = {}
     for key, (values, dtype) in fresh.items():
-        old = cache[key][keep] if keep is not None else np.zeros(0, dtype)
-        columns[key] = np.concatenate([old.astype(dtype), np.array(values, dtype=dtype)])
+        new = np.asarray(values, dtype=dtype)
+        if keep is None:  # no cached rows kept (a cold run): no copy
+            columns[key] = new
+        else:
+            columns[key] = np.concatenate([cache[key][keep].astype(dtype), new])
     return columns
+
+
+def _joined(parts: list[array], dtype: type) -> np.ndarray:
+    """The hand-over's per-file arrays as one numpy array (one bytes.join, not a numpy view of
+    each of the kernel's 55k files)."""
+    import numpy as np
+
+    return np.frombuffer(b"".join(parts), dtype=dtype)
 
 
 def require_ranks(db: Store) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from repomap.store.connection import Store
 from repomap.store.meta import set_meta
@@ -62,7 +62,18 @@ def replace(
         set_meta(db, meta)
 
 
-def pack(value: np.ndarray | list[str]) -> tuple[str, bytes]:
+class JoinedNames(NamedTuple):
+    """A list of names as the UTF-8 lines rank_arrays stores, joined once for all who read it."""
+
+    count: int  # names
+    data: bytes  # "\n".join(names).encode()
+
+    @classmethod
+    def of(cls, names: list[str]) -> JoinedNames:
+        return cls(len(names), "\n".join(names).encode())
+
+
+def pack(value: np.ndarray | list[str] | JoinedNames) -> tuple[str, bytes]:
     """(dtype, zlib-compressed bytes) for rank_arrays; a list of names is stored as UTF-8 lines.
 
     Ids and counts fit in 32 bits and compress well: stored raw as int64 the arrays were 5-6 MB
@@ -71,6 +82,8 @@ def pack(value: np.ndarray | list[str]) -> tuple[str, bytes]:
     """
     import numpy as np
 
+    if isinstance(value, JoinedNames):
+        return "names", zlib.compress(value.data, 1)
     if isinstance(value, list):
         return "names", zlib.compress("\n".join(value).encode(), 1)
     info = np.iinfo(np.int32)
