@@ -21,6 +21,8 @@ from repomap.store import Store, chunks
 from repomap.store import ranks as store_ranks_tables
 
 if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
+
     import numpy as np
 
     from repomap.index import pagerank as rank
@@ -138,6 +140,11 @@ class Written:
         self.names.clear()
         return self._numbered
 
+    def forget(self) -> None:
+        """Let go of every row: the ranking has taken them (on the kernel, ~0.4 GB)."""
+        self.keys, self.defs, self.uses = {}, {}, {}
+        self.names, self._numbered, self._sorted, self._positions = {}, [], None, None
+
     def name_positions(self) -> np.ndarray:
         """Each name's position among every name sorted, at its number: one sort shared by the
         definitions and the uses of a run that wrote every file. On the kernel (3.1M names)
@@ -199,7 +206,7 @@ class Ranking:
     graph: rank.Graph
     definitions: rank.Definitions
     scores: np.ndarray  # one per definition
-    stats: list[tuple[str, int, int]]  # name_stats rows
+    stats: Iterable[tuple[str, int, int]]  # name_stats rows
     stats_digest: str
     stats_changed: bool
     arrays: list[tuple[str, str, bytes]]  # rank_arrays rows, packed: those that changed
@@ -229,108 +236,113 @@ def compute_ranks(db: Store, force: bool = False, written: Written | None = None
     file_ids = np.array([file_id for file_id, _, _ in files], dtype=np.int64)
     test_file = np.array([paths.is_test_path(path) for _, path, _ in files], dtype=bool)
     share = np.where(test_file, rank.TEST_SHARE, 1.0)
-    defs, def_positions = _file_definitions(db, files, written)
-    linked = np.array([symbol_id for (symbol_id,) in db.conn.execute(LINKED_SQL)], dtype=np.int64)
-    ranked = ~np.isin(defs["defs_symbol"], linked)
-    # defs_names is sorted and np.unique keeps that order: the names are in canonical order,
-    # and so are the definitions (by file, name, then symbol id, as _file_definitions sorts).
-    if ranked.all():  # no definition linked (C, Rust, Python): every name of defs_names
-        alive = np.arange(len(defs["defs_names"]))
-        name_indices = defs["defs_name"]
-        names = defs["defs_names"]
-    else:
-        alive, name_indices = np.unique(defs["defs_name"][ranked], return_inverse=True)
-        names = list(map(defs["defs_names"].__getitem__, alive.tolist()))
-    file_indices = np.searchsorted(file_ids, defs["defs_file"][ranked])
-    definitions = rank.Definitions(
-        defs["defs_symbol"][ranked],
-        file_indices,
-        name_indices.reshape(-1),
-        defs["defs_prior"][ranked],
-        share[file_indices],
-    )
-    cache, use_positions = _file_uses(db, files, written)
-    to_defined = _defined_at(names, cache["uses_names"], def_positions, alive, use_positions)
-    name_of_use = to_defined[cache["uses_name"]] if len(to_defined) else np.zeros(0, np.int64)
-    kept = name_of_use >= 0
-    uses = (
-        np.stack(
-            [
-                np.searchsorted(file_ids, cache["uses_file"][kept]),
-                name_of_use[kept],
-                cache["uses_count"][kept].astype(np.int64),
-            ],
-            axis=1,
-        )
-        if kept.any()
-        else np.zeros((0, 3), dtype=np.int64)
-    )
-    demoted = test_file[file_indices] | (
-        defs["defs_macro"][ranked].astype(bool) & _macro_files(db, file_ids)[file_indices]
-    )
-    # Canonical order, whatever the cache's history: the same index gives bit-identical ranks.
-    uses = uses[np.lexsort((uses[:, 1], uses[:, 0]))]
-    graph = rank.unranked(file_ids, _used_shapes(defs, alive, names, uses), definitions, uses)
     stored = _stored_digests(db) if not force else {}
-    flow = rank.flow_digest(graph)
-    previous = (
-        store_ranks_tables.load_arrays(db, ("rank", "def_symbol"))
-        if stored.get("flow") == flow
-        else {}
-    )
-    reused = "rank" in previous and len(previous["rank"]) == graph.file_count
-    graph = graph.ranked(previous["rank"] if reused else rank.pagerank(graph))
-    scores = rank.map_order(graph, graph.rank, rank.definition_scores(graph, graph.rank))
-    ref_files = np.bincount(graph.c_name, minlength=len(names))
-    defining = _distinct(definitions.name_indices * len(file_ids) + definitions.file_indices)
-    def_files = np.bincount(defining // max(len(file_ids), 1), minlength=len(names))
-    arrays = {
-        **graph.to_arrays(),
-        **cache,
-        **defs,
-        **_map_order(definitions, file_ids, scores, demoted),
-        "map_demoted": demoted.astype(np.int8),
-    }
-    # Lists of names joined once, for their digests and their rank_arrays rows (the kernel's
-    # 2.8M defined names were joined three times).
-    arrays = {
-        key: store_ranks_tables.JoinedNames.of(value) if isinstance(value, list) else value
-        for key, value in arrays.items()
-    }
-    # Most runs leave every name's counts as they were: rewriting 30k rows cost ~40 ms of each.
-    stats_digest = _digest(
-        arrays["defs_names"] if names is defs["defs_names"] else names, ref_files, def_files
-    )
-    stats_changed = force or store.get_meta(db, "name_stats_digest") != stats_digest
-    stats = []
-    if stats_changed:  # the names some file uses
-        used = np.flatnonzero(ref_files)
-        stats = list(
-            zip(
-                map(names.__getitem__, used.tolist()),
-                ref_files[used].tolist(),
-                def_files[used].tolist(),
-                strict=True,
-            )
-        )
-    # The scores depend on the flow, the files' ids and the definitions' priors only: with the
-    # same digest, definition i scores what definition i scored before, and only the rows whose
-    # symbol id moved (a file's rows rewritten) are written again.
-    scores_digest = _digest(flow.encode(), file_ids, graph.def_prior)
-    changed_rows = gone_symbols = None
-    if reused and stored.get("scores") == scores_digest and "def_symbol" in previous:
-        before = previous["def_symbol"].astype(np.int64)
-        if len(before) == len(graph.def_symbol):
-            changed_rows = np.flatnonzero(before != graph.def_symbol)
-            moved = before[changed_rows]
-            gone_symbols = moved[~np.isin(moved, graph.def_symbol)]
     # Only rows still there count as stored (an older repomap may have dropped one).
     present = {name for (name,) in db.conn.execute("SELECT name FROM rank_arrays")}
     old_digests = {
         name: value for name, value in (stored.get("arrays") or {}).items() if name in present
     }
     incremental = bool(old_digests)
-    array_digests, packed = _digested_and_packed(arrays, old_digests)
+    with _Packer(old_digests) as packer:
+        defs, def_positions = _file_definitions(db, files, written)
+        linked = np.array(
+            [symbol_id for (symbol_id,) in db.conn.execute(LINKED_SQL)], dtype=np.int64
+        )
+        ranked = ~np.isin(defs["defs_symbol"], linked)
+        # defs_names is sorted and np.unique keeps that order: the names are in canonical
+        # order, and so are the definitions (by file, name, then symbol id, as
+        # _file_definitions sorts).
+        if ranked.all():  # no definition linked (C, Rust, Python): every name of defs_names
+            alive = np.arange(len(defs["defs_names"]))
+            name_indices = defs["defs_name"]
+            names = defs["defs_names"]
+        else:
+            alive, name_indices = np.unique(defs["defs_name"][ranked], return_inverse=True)
+            names = list(map(defs["defs_names"].__getitem__, alive.tolist()))
+        file_indices = np.searchsorted(file_ids, defs["defs_file"][ranked])
+        definitions = rank.Definitions(
+            defs["defs_symbol"][ranked],
+            file_indices,
+            name_indices.reshape(-1),
+            defs["defs_prior"][ranked],
+            share[file_indices],
+        )
+        cache, use_positions = _file_uses(db, files, written)
+        if written is not None:
+            written.forget()  # all of it is in `defs` and `cache` now
+        to_defined = _defined_at(names, cache["uses_names"], def_positions, alive, use_positions)
+        name_of_use = to_defined[cache["uses_name"]] if len(to_defined) else np.zeros(0, np.int64)
+        kept = name_of_use >= 0
+        uses = (
+            np.stack(
+                [
+                    np.searchsorted(file_ids, cache["uses_file"][kept]),
+                    name_of_use[kept],
+                    cache["uses_count"][kept].astype(np.int64),
+                ],
+                axis=1,
+            )
+            if kept.any()
+            else np.zeros((0, 3), dtype=np.int64)
+        )
+        del to_defined, name_of_use, kept
+        demoted = test_file[file_indices] | (
+            defs["defs_macro"][ranked].astype(bool) & _macro_files(db, file_ids)[file_indices]
+        )
+        # Canonical order, whatever the cache's history: the same index gives bit-identical
+        # ranks. _file_uses sorts by file and name, and the translation keeps that order: the
+        # sort is a check, in most runs.
+        if not _ordered(uses[:, 0], uses[:, 1]):
+            uses = uses[np.lexsort((uses[:, 1], uses[:, 0]))]
+        shapes = _used_shapes(defs, alive, names, uses)
+        # The caches are final: digested and packed (on threads, for a large index) while the
+        # graph is ranked, and let go (on the kernel, 0.3 GB of arrays and 3M names' strings).
+        defs_names = store_ranks_tables.JoinedNames.of(defs["defs_names"])
+        packer.add({**cache, **defs, "defs_names": defs_names})
+        defined_all = names is defs["defs_names"]
+        del defs, cache, ranked, alive, name_indices
+        graph = rank.unranked(file_ids, shapes, definitions, uses)
+        del uses
+        flow = rank.flow_digest(graph)
+        previous = (
+            store_ranks_tables.load_arrays(db, ("rank", "def_symbol"))
+            if stored.get("flow") == flow
+            else {}
+        )
+        reused = "rank" in previous and len(previous["rank"]) == graph.file_count
+        graph = graph.ranked(previous["rank"] if reused else rank.pagerank(graph))
+        scores = rank.map_order(graph, graph.rank, rank.definition_scores(graph, graph.rank))
+        ref_files = np.bincount(graph.c_name, minlength=len(names))
+        defining = _distinct(definitions.name_indices * len(file_ids) + definitions.file_indices)
+        def_files = np.bincount(defining // max(len(file_ids), 1), minlength=len(names))
+        del defining
+        # Most runs leave every name's counts as they were: rewriting 30k rows cost ~40 ms.
+        stats_digest = _digest(defs_names if defined_all else names, ref_files, def_files)
+        stats_changed = force or store.get_meta(db, "name_stats_digest") != stats_digest
+        used = np.flatnonzero(ref_files) if stats_changed else np.zeros(0, np.int64)
+        stats = _StatsRows(  # the names some file uses: the others' strings are let go
+            list(map(names.__getitem__, used.tolist())), ref_files[used], def_files[used]
+        )
+        del names, defs_names
+        # The scores depend on the flow, the files' ids and the definitions' priors only: with
+        # the same digest, definition i scores what definition i scored before, and only the
+        # rows whose symbol id moved (a file's rows rewritten) are written again.
+        scores_digest = _digest(flow.encode(), file_ids, graph.def_prior)
+        changed_rows = gone_symbols = None
+        if reused and stored.get("scores") == scores_digest and "def_symbol" in previous:
+            before = previous["def_symbol"].astype(np.int64)
+            if len(before) == len(graph.def_symbol):
+                changed_rows = np.flatnonzero(before != graph.def_symbol)
+                moved = before[changed_rows]
+                gone_symbols = moved[~np.isin(moved, graph.def_symbol)]
+        packer.add(
+            {
+                **graph.to_arrays(),
+                **_map_order(definitions, file_ids, scores, demoted),
+                "map_demoted": demoted.astype(np.int8),
+            }
+        )
+        array_digests, packed = packer.result()
     return Ranking(
         fingerprint,
         file_ids,
@@ -424,38 +436,84 @@ def _stored_digests(db: Store) -> dict:
 PARALLEL_BYTES = 1 << 24  # arrays digested and packed on two threads past this many bytes
 
 
-def _digested_and_packed(
-    arrays: dict[str, Any], old_digests: dict[str, str]
-) -> tuple[dict[str, str], list[tuple[str, str, bytes]]]:
-    """({name: digest} of every array, the rank_arrays rows of those whose digest is not the
-    stored one). blake2b and zlib let go of the GIL: on the kernel (~0.5 GB of arrays) two
-    threads do in ~1.7 s what took one ~3.4 s; a one-file run's few MB stay on this one."""
+class _Packer:
+    """Digests each rank_arrays row as it is added, and packs those whose digest is not the
+    stored one. blake2b and zlib let go of the GIL: past PARALLEL_BYTES two threads do it
+    while the ranking goes on (on the kernel, ~3.4 s of CPU over ~0.5 GB of arrays); a
+    one-file run's few MB are done on this thread. Each array is let go once packed."""
 
-    def one(item: tuple[str, Any]) -> tuple[str, str, tuple[str, bytes] | None]:
-        name, value = item
+    def __init__(self, old_digests: dict[str, str]) -> None:
+        self.old_digests = old_digests
+        self.done: dict[str, Any] = {}  # name -> (digest, row or None), or its future
+        self.pool: ThreadPoolExecutor | None = None
+
+    def __enter__(self) -> _Packer:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
+
+    def add(self, arrays: dict[str, Any]) -> None:
+        """Arrays (lists of names too) whose values are final."""
+        items = [
+            (name, store_ranks_tables.JoinedNames.of(value) if isinstance(value, list) else value)
+            for name, value in arrays.items()
+        ]
+        if self.pool is None and sum(_size(value) for _, value in items) >= PARALLEL_BYTES:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self.pool = ThreadPoolExecutor(2, thread_name_prefix="repomap-pack")
+        items.sort(key=lambda item: _size(item[1]), reverse=True)  # the threads end together
+        for name, value in items:
+            if self.pool is None:
+                self.done[name] = self._one(name, value)
+            else:
+                self.done[name] = self.pool.submit(self._one, name, value)
+
+    def _one(self, name: str, value: Any) -> tuple[str, tuple[str, bytes] | None]:
         digest = _digest(value)
-        changed = old_digests.get(name) != digest
-        return name, digest, store_ranks_tables.pack(value) if changed else None
+        changed = self.old_digests.get(name) != digest
+        return digest, store_ranks_tables.pack(value) if changed else None
 
-    def size(item: tuple[str, Any]) -> int:
-        value = item[1]
-        if isinstance(value, store_ranks_tables.JoinedNames):
-            return len(value.data)
-        return int(getattr(value, "nbytes", 0))
+    def result(self) -> tuple[dict[str, str], list[tuple[str, str, bytes]]]:
+        """({name: digest} of every array added, the rank_arrays rows of those that changed)."""
+        done = {
+            name: value if isinstance(value, tuple) else value.result()
+            for name, value in self.done.items()
+        }
+        return (
+            {name: digest for name, (digest, _) in done.items()},
+            [(name, *row) for name, (_, row) in done.items() if row is not None],
+        )
 
-    if sum(map(size, arrays.items())) < PARALLEL_BYTES:
-        done = list(map(one, arrays.items()))
-    else:
-        from concurrent.futures import ThreadPoolExecutor
 
-        items = sorted(arrays.items(), key=size, reverse=True)  # so the threads end together
-        with ThreadPoolExecutor(2, thread_name_prefix="repomap-pack") as pool:
-            by_name = {name: (digest, row) for name, digest, row in pool.map(one, items)}
-        done = [(name, *by_name[name]) for name in arrays]
-    return (
-        {name: digest for name, digest, _ in done},
-        [(name, *row) for name, _, row in done if row is not None],
-    )
+def _size(value: Any) -> int:
+    if isinstance(value, store_ranks_tables.JoinedNames):
+        return len(value.data)
+    return int(getattr(value, "nbytes", 0))
+
+
+def _ordered(first: np.ndarray, second: np.ndarray) -> bool:
+    """Whether the pairs (first[i], second[i]) are in ascending order."""
+    import numpy as np
+
+    if len(first) < 2:
+        return True
+    step = np.diff(first)
+    return bool(np.all((step > 0) | ((step == 0) & (np.diff(second) >= 0))))
+
+
+@dataclass(frozen=True)
+class _StatsRows:
+    """name_stats rows, made when they are written (870k tuples on the kernel: ~60 MB)."""
+
+    names: list[str]
+    ref_files: np.ndarray
+    def_files: np.ndarray
+
+    def __iter__(self) -> Iterator[tuple[str, int, int]]:
+        return zip(self.names, self.ref_files.tolist(), self.def_files.tolist(), strict=True)
 
 
 def _digest(*values: Any) -> str:
@@ -635,7 +693,7 @@ def _file_definitions(
     handed_over = written is not None and not interned.cached and not interned.fresh
     if in_memory and written is not None:
         ordered = sorted(in_memory)
-        parts = [written.defs[file_id] for file_id in ordered]
+        parts = [written.defs.pop(file_id) for file_id in ordered]  # compute_ranks takes them
         numbers = _joined([names for _, names, _ in parts], np.int64)
         codes = _joined([kinds for _, _, kinds in parts], np.int8)
         if handed_over:
@@ -659,6 +717,7 @@ def _file_definitions(
             )[codes],
             defs_macro=np.array([kind == "macro" for kind, _, _ in kind_keys] or [False])[codes],
         )
+        del parts, numbers, codes, name_column  # the columns hold them now
     defs = _cached_and_fresh(cache, "defs_file", valid, columns.arrays())
     positions = None
     if handed_over and written is not None:
@@ -679,7 +738,8 @@ def _file_definitions(
     # By file, name, then id, whatever the cache's history: a file whose rows were rewritten
     # with new ids but the same definitions leaves every other array as it was.
     order = np.lexsort((defs["defs_symbol"], defs["defs_name"], defs["defs_file"]))
-    defs = {key: value[order] for key, value in defs.items()}
+    for key, value in defs.items():  # one at a time: each old column goes as its copy comes
+        defs[key] = value[order]
     return {
         **defs,
         "defs_names": sorted_names,
@@ -751,7 +811,7 @@ def _file_uses(
     handed_over = written is not None and not interned.cached and not interned.fresh
     if in_memory and written is not None:
         ordered = sorted(in_memory)
-        parts = [written.uses[file_id] for file_id in ordered]
+        parts = [written.uses.pop(file_id) for file_id in ordered]
         numbers = _joined([names for names, _ in parts], np.int64)
         if handed_over:
             name_column = written.name_positions()[numbers]
@@ -767,6 +827,7 @@ def _file_uses(
             uses_name=name_column,
             uses_count=_joined([counts for _, counts in parts], np.int64),
         )
+        del parts, numbers, name_column
     used = _cached_and_fresh(cache, "uses_file", valid, columns.arrays())
     positions = None
     if handed_over and written is not None:
@@ -777,7 +838,8 @@ def _file_uses(
         # Forget names no file uses any more, so the list does not grow run after run.
         sorted_names, used["uses_name"], _ = _renumbered(interned, used["uses_name"])
     order = np.lexsort((used["uses_name"], used["uses_file"]))  # whatever the cache's history
-    used = {key: value[order] for key, value in used.items()}
+    for key, value in used.items():
+        used[key] = value[order]
     return {
         **used,
         "uses_names": sorted_names,
@@ -866,13 +928,15 @@ class _Columns:
             self.parts[key].append(column.astype(self.dtypes[key], copy=False))
 
     def arrays(self) -> dict[str, tuple[Any, Any]]:
-        """{key: (values, dtype)}, as _cached_and_fresh takes them."""
+        """{key: (values, dtype)}, as _cached_and_fresh takes them; the parts are let go."""
         import numpy as np
 
-        return {
-            key: (np.concatenate(parts) if parts else [], self.dtypes[key])
-            for key, parts in self.parts.items()
-        }
+        columns: dict[str, tuple[Any, Any]] = {}
+        for key in list(self.parts):
+            parts = self.parts.pop(key)
+            values = parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else []
+            columns[key] = (values, self.dtypes[key])
+        return columns
 
 
 def _cached_and_fresh(cache: dict, file_key: str, valid: set[int], fresh: dict) -> dict:

@@ -24,7 +24,7 @@ def replace(
     arrays: list[tuple[str, str, bytes]],
     arrays_kept: bool,
     array_names: list[str],
-    name_stats: list[tuple[str, int, int]] | None,
+    name_stats: Iterable[tuple[str, int, int]] | None,
     meta: dict[str, str],
 ) -> None:
     """Replace the stored ranking, in one transaction. What a run left as it was stays:
