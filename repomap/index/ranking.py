@@ -94,6 +94,7 @@ class Written:
         self.kinds: dict[tuple[str, bool, bool], int] = {}  # (kind, documented, top level)
         # file id -> (first symbol id, symbols written): the key _file_definitions checks
         self.keys: dict[int, tuple[int, int]] = {}
+        # int64 symbol ids, int32 name numbers and counts, int8 kind codes
         self.defs: dict[int, tuple[array, array, array]] = {}  # symbol ids, names, kinds
         self.uses: dict[int, tuple[array, array]] = {}  # names, counts
         self._numbered: list[str] = []  # the names in number order, once the writes are done
@@ -103,7 +104,7 @@ class Written:
     def symbols_written(self, file_id: int, rows: Sequence[tuple]) -> None:
         """A file's symbol rows as store.Writer inserts them (INSERT_SYMBOL_SQL's columns)."""
         names, kinds, base = self.names, self.kinds, len(self._numbered)
-        ids, numbers, codes = array("q"), array("q"), array("b")
+        ids, numbers, codes = array("q"), array("i"), array("b")
         for row in rows:
             kind = row[4]
             if kind in NOT_RANKED_KINDS:
@@ -125,7 +126,7 @@ class Written:
         for name, _line in {(reference[0], reference[1]) for reference in references}:
             number = names.setdefault(name, base + len(names))
             counts[number] = counts.get(number, 0) + 1
-        self.uses[file_id] = (array("q", counts), array("q", counts.values()))
+        self.uses[file_id] = (array("i", counts), array("i", counts.values()))
 
     def file_deleted(self, file_id: int) -> None:
         self.keys.pop(file_id, None)
@@ -694,7 +695,7 @@ def _file_definitions(
     if in_memory and written is not None:
         ordered = sorted(in_memory)
         parts = [written.defs.pop(file_id) for file_id in ordered]  # compute_ranks takes them
-        numbers = _joined([names for _, names, _ in parts], np.int64)
+        numbers = _joined([names for _, names, _ in parts], np.int32)
         codes = _joined([kinds for _, _, kinds in parts], np.int8)
         if handed_over:
             name_column = written.name_positions()[numbers]
@@ -860,7 +861,7 @@ def _file_uses(
     if in_memory and written is not None:
         ordered = sorted(in_memory)
         parts = [written.uses.pop(file_id) for file_id in ordered]
-        numbers = _joined([names for names, _ in parts], np.int64)
+        numbers = _joined([names for names, _ in parts], np.int32)
         if handed_over:
             name_column = written.name_positions()[numbers]
         else:
@@ -873,7 +874,7 @@ def _file_uses(
         columns.add_arrays(
             uses_file=np.repeat(np.array(ordered, dtype=np.int64), [len(n) for n, _ in parts]),
             uses_name=name_column,
-            uses_count=_joined([counts for _, counts in parts], np.int64),
+            uses_count=_joined([counts for _, counts in parts], np.int32),
         )
         del parts, numbers, name_column
     used = _cached_and_fresh(cache, "uses_file", valid, columns.arrays())
