@@ -276,18 +276,12 @@ def compute_ranks(db: Store, force: bool = False, written: Written | None = None
         to_defined = _defined_at(names, cache["uses_names"], def_positions, alive, use_positions)
         name_of_use = to_defined[cache["uses_name"]] if len(to_defined) else np.zeros(0, np.int64)
         kept = name_of_use >= 0
-        uses = (
-            np.stack(
-                [
-                    np.searchsorted(file_ids, cache["uses_file"][kept]),
-                    name_of_use[kept],
-                    cache["uses_count"][kept].astype(np.int64),
-                ],
-                axis=1,
-            )
-            if kept.any()
-            else np.zeros((0, 3), dtype=np.int64)
-        )
+        # int32: file and name indexes and counts fit (half of the kernel's 0.12 GB matrix)
+        uses = np.zeros((int(np.count_nonzero(kept)), 3), dtype=np.int32)
+        if len(uses):
+            uses[:, 0] = np.searchsorted(file_ids, cache["uses_file"][kept])
+            uses[:, 1] = name_of_use[kept]
+            uses[:, 2] = cache["uses_count"][kept]
         del to_defined, name_of_use, kept
         demoted = test_file[file_indices] | (
             defs["defs_macro"][ranked].astype(bool) & _macro_files(db, file_ids)[file_indices]
