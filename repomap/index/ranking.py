@@ -523,7 +523,7 @@ def _digest(*values: Any) -> str:
             digest.update(f"names:{len(value)}".encode())
             digest.update("\n".join(value).encode())
         elif isinstance(value, store_ranks_tables.JoinedNames):  # the same digest as its list
-            digest.update(f"names:{value.count}".encode())
+            digest.update(f"names:{value.total}".encode())
             digest.update(value.data)
         else:
             array = np.ascontiguousarray(value)

@@ -68,7 +68,7 @@ def replace(
 class JoinedNames(NamedTuple):
     """A list of names as the UTF-8 lines rank_arrays stores, joined once for all who read it."""
 
-    count: int  # names
+    total: int  # how many names
     data: bytes  # "\n".join(names).encode()
 
     @classmethod
