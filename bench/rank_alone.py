@@ -29,8 +29,8 @@ from typing import Any
 from common import median
 
 from repomap import store
+from repomap.index import memory, ranking
 from repomap.index import pagerank as rank
-from repomap.index import ranking
 
 # (module, function): the stages timed, each as the time spent inside it.
 STAGES = (
@@ -138,6 +138,7 @@ def main() -> int:
     parser.add_argument("--written", action="store_true", help="rank from handed-over rows")
     args = parser.parse_args()
     db_path = args.index if args.index.is_file() else args.index / ".repomap" / "index.db"
+    memory.map_large_blocks()  # as a run writing thousands of files does (index/memory.py)
     written = None
     if args.written:
         written, wall, cpu = handed_over(db_path)
