@@ -223,7 +223,8 @@ class Ranking:
 def compute_ranks(db: Store, force: bool = False, written: Written | None = None) -> Ranking | None:
     """The rankings of the index as it is, or None when they are stored already. Only reads, so
     it can run on a reader connection while a writer merges the text indexes; `written` holds
-    the rows this run wrote, which need not be read back."""
+    the rows this run wrote, which need not be read back (a ranking takes them: `written` is
+    empty after it)."""
     fingerprint = ranks_fingerprint(db)
     if not force and store.get_meta(db, "rank_fingerprint") == fingerprint:
         return None
@@ -250,8 +251,8 @@ def compute_ranks(db: Store, force: bool = False, written: Written | None = None
             [symbol_id for (symbol_id,) in db.conn.execute(LINKED_SQL)], dtype=np.int64
         )
         ranked = ~np.isin(defs["defs_symbol"], linked)
-        # defs_names is sorted and np.unique keeps that order: the names are in canonical
-        # order, and so are the definitions (by file, name, then symbol id, as
+        # defs_names is sorted and _distinct_numbers keeps that order: the names are in
+        # canonical order, and so are the definitions (by file, name, then symbol id, as
         # _file_definitions sorts).
         if ranked.all():  # no definition linked (C, Rust, Python): every name of defs_names
             alive = np.arange(len(defs["defs_names"]))
