@@ -353,7 +353,64 @@ def test_a_header_rewritten_with_the_same_declarations_keeps_the_links_and_the_r
     assert rankings_computed == [3]
     with reading(db_path) as db:
         assert db.scalar(linked) == 1
-        assert db.scalar(
-            "SELECT count(*) FROM symbols d JOIN symbols s ON s.declaration_id = d.id"
-        ) == 1
+        assert (
+            db.scalar("SELECT count(*) FROM symbols d JOIN symbols s ON s.declaration_id = d.id")
+            == 1
+        )
     assert _stored(db_path) == _cold(root, tmp_path, index)
+
+
+def _many_definitions() -> dict[str, str]:
+    """A tree whose ranks take several 50-row statements and a remainder to write, with names
+    outside ASCII (sorted by code point on every path) and names only used, never defined."""
+    helpers = "".join(f"def helper_{n:03d}(value):\n    return value + {n}\n\n" for n in range(137))
+    calls = "".join(f"    total += helper_{n:03d}(total)\n" for n in range(0, 137, 3))
+    return {
+        **_tree(),
+        "lib/helpers.py": helpers,
+        "lib/größe.py": "def größe_berechnen(maß):\n    return maß\n\n\nclass Ärger:\n    pass\n",
+        "lib/user.py": "from lib.helpers import *\nfrom lib.größe import größe_berechnen, Ärger\n\n"
+        "def run(total):\n" + calls + "    Ärger()\n    undefined_elsewhere()\n"
+        "    return größe_berechnen(total)\n",
+    }
+
+
+@pytest.mark.parametrize("threads", [False, True])
+def test_a_cold_run_of_many_definitions_ranks_as_from_the_tables(
+    make_repo, index, monkeypatch, threads
+) -> None:
+    """The cold run's own paths (one numbering of the names from the hand-over, caches packed
+    on threads when large, ranks written 50 rows to a statement) store what a ranking from
+    the tables stores, bit for bit."""
+    if threads:  # as for an index past PARALLEL_BYTES of arrays (the Linux kernel's)
+        monkeypatch.setattr(ranking, "PARALLEL_BYTES", 0)
+    root = make_repo(_many_definitions())
+    index(root)
+    db_path = config.resolve(root).db_path
+    cold = _stored(db_path)
+    with reading(db_path) as db:
+        ranked = db.scalar(
+            "SELECT count(*) FROM symbols WHERE kind NOT IN ('impl', 'namespace', 'module')"
+        )
+        stats = dict(db.conn.execute("SELECT name, ref_files FROM name_stats").fetchall())
+    assert cold["rows"] == ranked > 150
+    assert stats["größe_berechnen"] == stats["Ärger"] == stats["helper_003"] == 1
+    assert "helper_001" not in stats and "undefined_elsewhere" not in stats
+    assert cold == _full(db_path)
+
+
+def test_the_sort_of_definitions_is_lexsorts_whatever_the_order_of_ids() -> None:
+    """One stable sort of (file, name) as one number, or lexsort when the ids of equal pairs
+    do not come in ascending order (rows mixed from the cache and the tables)."""
+    import numpy as np
+
+    generator = np.random.default_rng(20)
+    files = np.sort(generator.integers(1, 40, 3000))
+    names = generator.integers(0, 25, 3000)
+    for ids in (np.arange(3000) + 7, generator.permutation(3000)):
+        expected = np.lexsort((ids, names, files))
+        assert ranking._sort_order(files, names, ids).tolist() == expected.tolist()
+    assert (
+        ranking._sort_order(files[::-1], names).tolist()
+        == np.lexsort((names, files[::-1])).tolist()
+    )

@@ -298,14 +298,15 @@ def _lookup(
 ) -> np.ndarray:
     """C[def_file, def_name] for every definition (0 where the file does not use its own name)."""
     keys = c_file.astype(np.int64) * name_count + c_name
-    order = np.argsort(keys)
     wanted = def_file.astype(np.int64) * name_count + def_name
-    at = np.searchsorted(keys[order], wanted)
-    at = np.minimum(at, max(len(keys) - 1, 0))
     if not len(keys):
         return np.zeros(len(wanted))
-    found = keys[order][at] == wanted
-    return np.where(found, c_weight[order][at], 0.0)
+    weights = c_weight
+    if not bool(np.all(keys[1:] >= keys[:-1])):  # the index's uses come sorted: no copies
+        order = np.argsort(keys)
+        keys, weights = keys[order], c_weight[order]
+    at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+    return np.where(keys[at] == wanted, weights[at], 0.0)
 
 
 def boosted(

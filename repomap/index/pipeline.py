@@ -372,6 +372,10 @@ def _start_worker() -> None:
     os.nice(WORKER_NICENESS)
 
 
+# Runs writing this many files make and free arrays of tens of MB (index/memory.py).
+LARGE_RUN_FILES = 4_000
+
+
 def _index(
     db: store.Store, settings: Settings, force: bool, summary: Summary, progress: Progress | None
 ) -> None:
@@ -421,6 +425,10 @@ def _index(
                 settings.max_file_size,
             )
         )
+    if len(jobs) >= LARGE_RUN_FILES:
+        from repomap.index.memory import map_large_blocks
+
+        map_large_blocks()  # the ranking's freed arrays go back to the system
     if not summary.scanned and walked.ignored:
         summary.warnings.append(_all_ignored_warning(walked))
     elif not summary.scanned and not any(doc_format(f.rel_path) for f in walked.files):

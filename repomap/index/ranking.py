@@ -12,6 +12,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import chain, repeat
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from repomap import paths, store
@@ -20,6 +21,8 @@ from repomap.store import Store, chunks
 from repomap.store import ranks as store_ranks_tables
 
 if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
+
     import numpy as np
 
     from repomap.index import pagerank as rank
@@ -94,14 +97,17 @@ class Written:
         self.kinds: dict[tuple[str, bool, bool], int] = {}  # (kind, documented, top level)
         # file id -> (first symbol id, symbols written): the key _file_definitions checks
         self.keys: dict[int, tuple[int, int]] = {}
+        # int64 symbol ids, int32 name numbers and counts, int8 kind codes
         self.defs: dict[int, tuple[array, array, array]] = {}  # symbol ids, names, kinds
         self.uses: dict[int, tuple[array, array]] = {}  # names, counts
         self._numbered: list[str] = []  # the names in number order, once the writes are done
+        self._sorted: np.ndarray | None = None  # the numbers in their names' order
+        self._positions: np.ndarray | None = None  # each number's place in that order
 
     def symbols_written(self, file_id: int, rows: Sequence[tuple]) -> None:
         """A file's symbol rows as store.Writer inserts them (INSERT_SYMBOL_SQL's columns)."""
         names, kinds, base = self.names, self.kinds, len(self._numbered)
-        ids, numbers, codes = array("q"), array("q"), array("b")
+        ids, numbers, codes = array("q"), array("i"), array("b")
         for row in rows:
             kind = row[4]
             if kind in NOT_RANKED_KINDS:
@@ -123,7 +129,7 @@ class Written:
         for name, _line in {(reference[0], reference[1]) for reference in references}:
             number = names.setdefault(name, base + len(names))
             counts[number] = counts.get(number, 0) + 1
-        self.uses[file_id] = (array("q", counts), array("q", counts.values()))
+        self.uses[file_id] = (array("i", counts), array("i", counts.values()))
 
     def file_deleted(self, file_id: int) -> None:
         self.keys.pop(file_id, None)
@@ -137,6 +143,32 @@ class Written:
         self._numbered.extend(self.names)  # in number order: each numbered after the last
         self.names.clear()
         return self._numbered
+
+    def forget(self) -> None:
+        """Let go of every row: the ranking has taken them (on the kernel, ~0.4 GB)."""
+        self.keys, self.defs, self.uses = {}, {}, {}
+        self.names, self._numbered, self._sorted, self._positions = {}, [], None, None
+
+    def name_positions(self) -> np.ndarray:
+        """Each name's position among every name sorted, at its number: one sort shared by the
+        definitions and the uses of a run that wrote every file. On the kernel (3.1M names)
+        interning, sorting and translating each side's names as strings took ~6 s of CPU."""
+        import numpy as np
+
+        numbered = self.numbered_names()
+        if self._positions is None or len(self._positions) != len(numbered):
+            by_name = np.array(sorted(range(len(numbered)), key=numbered.__getitem__), np.int64)
+            self._sorted = by_name
+            self._positions = np.empty(len(by_name), dtype=np.int64)
+            self._positions[by_name] = np.arange(len(by_name))
+        return self._positions
+
+    def names_at(self, positions: np.ndarray) -> list[str]:
+        """The names at `positions` (name_positions()' positions, ascending: sorted names)."""
+        self.name_positions()
+        by_name = self._sorted
+        assert by_name is not None  # name_positions() sorted them
+        return list(map(self.numbered_names().__getitem__, by_name[positions].tolist()))
 
 
 def ranks_fingerprint(db: Store) -> str:
@@ -178,7 +210,7 @@ class Ranking:
     graph: rank.Graph
     definitions: rank.Definitions
     scores: np.ndarray  # one per definition
-    stats: list[tuple[str, int, int]]  # name_stats rows
+    stats: Iterable[tuple[str, int, int]]  # name_stats rows
     stats_digest: str
     stats_changed: bool
     arrays: list[tuple[str, str, bytes]]  # rank_arrays rows, packed: those that changed
@@ -205,7 +237,8 @@ def compute_ranks(
 ) -> Ranking | SameGraph | None:
     """The rankings of the index as it is, or None when they are stored already. Only reads, so
     it can run on a reader connection while a writer merges the text indexes; `written` holds
-    the rows this run wrote, which need not be read back."""
+    the rows this run wrote, which need not be read back (a ranking takes them: `written` is
+    empty after it)."""
     fingerprint = ranks_fingerprint(db)
     stored_fingerprint = store.get_meta(db, "rank_fingerprint")
     if not force and stored_fingerprint == fingerprint:
@@ -230,96 +263,107 @@ def compute_ranks(
     file_ids = np.array([file_id for file_id, _, _ in files], dtype=np.int64)
     test_file = np.array([paths.is_test_path(path) for _, path, _ in files], dtype=bool)
     share = np.where(test_file, rank.TEST_SHARE, 1.0)
-    defs = _file_definitions(db, files, written)
-    linked = np.array([symbol_id for (symbol_id,) in db.conn.execute(LINKED_SQL)], dtype=np.int64)
-    ranked = ~np.isin(defs["defs_symbol"], linked)
-    # defs_names is sorted and np.unique keeps that order: the names are in canonical order,
-    # and so are the definitions (by file, name, then symbol id, as _file_definitions sorts).
-    alive, name_indices = np.unique(defs["defs_name"][ranked], return_inverse=True)
-    names = [defs["defs_names"][i] for i in alive.tolist()]
-    file_indices = np.searchsorted(file_ids, defs["defs_file"][ranked])
-    definitions = rank.Definitions(
-        defs["defs_symbol"][ranked],
-        file_indices,
-        name_indices.reshape(-1),
-        defs["defs_prior"][ranked],
-        share[file_indices],
-    )
-    cache = _file_uses(db, files, written)
-    defined = {name: i for i, name in enumerate(names)}
-    to_defined = np.array([defined.get(name, -1) for name in cache["uses_names"]], dtype=np.int64)
-    name_of_use = to_defined[cache["uses_name"]] if len(to_defined) else np.zeros(0, np.int64)
-    kept = name_of_use >= 0
-    uses = (
-        np.stack(
-            [
-                np.searchsorted(file_ids, cache["uses_file"][kept]),
-                name_of_use[kept],
-                cache["uses_count"][kept].astype(np.int64),
-            ],
-            axis=1,
-        )
-        if kept.any()
-        else np.zeros((0, 3), dtype=np.int64)
-    )
-    demoted = test_file[file_indices] | (
-        defs["defs_macro"][ranked].astype(bool) & _macro_files(db, file_ids)[file_indices]
-    )
-    # Canonical order, whatever the cache's history: the same index gives bit-identical ranks.
-    uses = uses[np.lexsort((uses[:, 1], uses[:, 0]))]
-    graph = rank.unranked(file_ids, _used_shapes(defs, alive, names, uses), definitions, uses)
     stored = _stored_digests(db) if not force else {}
-    flow = rank.flow_digest(graph)
-    previous = (
-        store_ranks_tables.load_arrays(db, ("rank", "def_symbol"))
-        if stored.get("flow") == flow
-        else {}
-    )
-    reused = "rank" in previous and len(previous["rank"]) == graph.file_count
-    graph = graph.ranked(previous["rank"] if reused else rank.pagerank(graph))
-    scores = rank.map_order(graph, graph.rank, rank.definition_scores(graph, graph.rank))
-    ref_files = np.bincount(graph.c_name, minlength=len(names))
-    defining = _distinct(definitions.name_indices * len(file_ids) + definitions.file_indices)
-    def_files = np.bincount(defining // max(len(file_ids), 1), minlength=len(names))
-    # Most runs leave every name's counts as they were: rewriting 30k rows cost ~40 ms of each.
-    stats_digest = _digest(names, ref_files, def_files)
-    stats_changed = force or store.get_meta(db, "name_stats_digest") != stats_digest
-    stats = (
-        [
-            (name, ref, defining)
-            for name, ref, defining in zip(
-                names, ref_files.tolist(), def_files.tolist(), strict=True
-            )
-            if ref
-        ]
-        if stats_changed
-        else []
-    )
-    # The scores depend on the flow, the files' ids and the definitions' priors only: with the
-    # same digest, definition i scores what definition i scored before, and only the rows whose
-    # symbol id moved (a file's rows rewritten) are written again.
-    scores_digest = _digest(flow.encode(), file_ids, graph.def_prior)
-    changed_rows = gone_symbols = None
-    if reused and stored.get("scores") == scores_digest and "def_symbol" in previous:
-        before = previous["def_symbol"].astype(np.int64)
-        if len(before) == len(graph.def_symbol):
-            changed_rows = np.flatnonzero(before != graph.def_symbol)
-            moved = before[changed_rows]
-            gone_symbols = moved[~np.isin(moved, graph.def_symbol)]
-    arrays = {
-        **graph.to_arrays(),
-        **cache,
-        **defs,
-        **_map_order(definitions, file_ids, scores, demoted),
-        "map_demoted": demoted.astype(np.int8),
-    }
-    array_digests = {name: _digest(value) for name, value in arrays.items()}
     # Only rows still there count as stored (an older repomap may have dropped one).
     present = {name for (name,) in db.conn.execute("SELECT name FROM rank_arrays")}
     old_digests = {
         name: value for name, value in (stored.get("arrays") or {}).items() if name in present
     }
     incremental = bool(old_digests)
+    with _Packer(old_digests) as packer:
+        defs, def_positions = _file_definitions(db, files, written)
+        linked = np.array(
+            [symbol_id for (symbol_id,) in db.conn.execute(LINKED_SQL)], dtype=np.int64
+        )
+        ranked = ~np.isin(defs["defs_symbol"], linked)
+        # defs_names is sorted and _distinct_numbers keeps that order: the names are in
+        # canonical order, and so are the definitions (by file, name, then symbol id, as
+        # _file_definitions sorts).
+        if ranked.all():  # no definition linked (C, Rust, Python): every name of defs_names
+            alive = np.arange(len(defs["defs_names"]))
+            name_indices = defs["defs_name"]
+            names = defs["defs_names"]
+        else:
+            alive, name_indices = _distinct_numbers(
+                defs["defs_name"][ranked], len(defs["defs_names"])
+            )
+            names = list(map(defs["defs_names"].__getitem__, alive.tolist()))
+        file_indices = np.searchsorted(file_ids, defs["defs_file"][ranked])
+        definitions = rank.Definitions(
+            defs["defs_symbol"][ranked],
+            file_indices,
+            name_indices.reshape(-1),
+            defs["defs_prior"][ranked],
+            share[file_indices],
+        )
+        cache, use_positions = _file_uses(db, files, written)
+        if written is not None:
+            written.forget()  # all of it is in `defs` and `cache` now
+        to_defined = _defined_at(names, cache["uses_names"], def_positions, alive, use_positions)
+        name_of_use = to_defined[cache["uses_name"]] if len(to_defined) else np.zeros(0, np.int64)
+        kept = name_of_use >= 0
+        # int32: file and name indexes and counts fit (half of the kernel's 0.12 GB matrix)
+        uses = np.zeros((int(np.count_nonzero(kept)), 3), dtype=np.int32)
+        if len(uses):
+            uses[:, 0] = np.searchsorted(file_ids, cache["uses_file"][kept])
+            uses[:, 1] = name_of_use[kept]
+            uses[:, 2] = cache["uses_count"][kept]
+        del to_defined, name_of_use, kept
+        demoted = test_file[file_indices] | (
+            defs["defs_macro"][ranked].astype(bool) & _macro_files(db, file_ids)[file_indices]
+        )
+        # Canonical order, whatever the cache's history: the same index gives bit-identical
+        # ranks. _file_uses sorts by file and name, and the translation keeps that order: the
+        # sort is a check, in most runs.
+        if not _ordered(uses[:, 0], uses[:, 1]):
+            uses = uses[np.lexsort((uses[:, 1], uses[:, 0]))]
+        shapes = _used_shapes(defs, alive, names, uses)
+        # The caches are final: digested and packed (on threads, for a large index) while the
+        # graph is ranked, and let go (on the kernel, 0.3 GB of arrays and 3M names' strings).
+        defs_names = store_ranks_tables.JoinedNames.of(defs["defs_names"])
+        packer.add({**cache, **defs, "defs_names": defs_names})
+        defined_all = names is defs["defs_names"]
+        del defs, cache, ranked, alive, name_indices
+        graph = rank.unranked(file_ids, shapes, definitions, uses)
+        del uses
+        flow = rank.flow_digest(graph)
+        previous = (
+            store_ranks_tables.load_arrays(db, ("rank", "def_symbol"))
+            if stored.get("flow") == flow
+            else {}
+        )
+        reused = "rank" in previous and len(previous["rank"]) == graph.file_count
+        graph = graph.ranked(previous["rank"] if reused else rank.pagerank(graph))
+        scores = rank.map_order(graph, graph.rank, rank.definition_scores(graph, graph.rank))
+        ref_files = np.bincount(graph.c_name, minlength=len(names))
+        def_files = _defining_files(definitions, len(file_ids), len(names))
+        # Most runs leave every name's counts as they were: rewriting 30k rows cost ~40 ms.
+        stats_digest = _digest(defs_names if defined_all else names, ref_files, def_files)
+        stats_changed = force or store.get_meta(db, "name_stats_digest") != stats_digest
+        used = np.flatnonzero(ref_files) if stats_changed else np.zeros(0, np.int64)
+        stats = _StatsRows(  # the names some file uses: the others' strings are let go
+            list(map(names.__getitem__, used.tolist())), ref_files[used], def_files[used]
+        )
+        del names, defs_names
+        # The scores depend on the flow, the files' ids and the definitions' priors only: with
+        # the same digest, definition i scores what definition i scored before, and only the
+        # rows whose symbol id moved (a file's rows rewritten) are written again.
+        scores_digest = _digest(flow.encode(), file_ids, graph.def_prior)
+        changed_rows = gone_symbols = None
+        if reused and stored.get("scores") == scores_digest and "def_symbol" in previous:
+            before = previous["def_symbol"].astype(np.int64)
+            if len(before) == len(graph.def_symbol):
+                changed_rows = np.flatnonzero(before != graph.def_symbol)
+                moved = before[changed_rows]
+                gone_symbols = moved[~np.isin(moved, graph.def_symbol)]
+        packer.add(
+            {
+                **graph.to_arrays(),
+                **_map_order(definitions, file_ids, scores, demoted),
+                "map_demoted": demoted.astype(np.int8),
+            }
+        )
+        array_digests, packed = packer.result()
     return Ranking(
         fingerprint,
         file_ids,
@@ -329,16 +373,37 @@ def compute_ranks(
         stats,
         stats_digest,
         stats_changed,
-        [
-            (name, *store_ranks_tables.pack(value))
-            for name, value in arrays.items()
-            if old_digests.get(name) != array_digests[name]
-        ],
+        packed,
         {"flow": flow, "scores": scores_digest, "arrays": array_digests},
         incremental,
         reused,
         changed_rows,
         gone_symbols,
+    )
+
+
+def _defined_at(
+    names: list[str],
+    used_names: list[str],
+    def_positions: np.ndarray | None,
+    alive: np.ndarray,
+    use_positions: np.ndarray | None,
+) -> np.ndarray:
+    """The index in `names` (sorted) of each of `used_names` (sorted), -1 for those no
+    definition has. With both sides' positions in one numbering of the names (a cold run's
+    hand-over), by bisection of those numbers; else through a dict of the names."""
+    import numpy as np
+
+    if def_positions is not None and use_positions is not None:
+        defined = def_positions[alive]  # ascending, as the names are
+        at = np.searchsorted(defined, use_positions)
+        if not len(defined):
+            return np.full(len(use_positions), -1, dtype=np.int64)
+        found = defined[np.minimum(at, len(defined) - 1)] == use_positions
+        return np.where(found, at, -1).astype(np.int64)
+    index = dict(zip(names, range(len(names)), strict=True))
+    return np.fromiter(
+        map(index.get, used_names, repeat(-1)), dtype=np.int64, count=len(used_names)
     )
 
 
@@ -355,7 +420,7 @@ def _used_shapes(defs: dict, alive: np.ndarray, names: list[str], uses: np.ndarr
     shapes = defs["defs_shape"][alive]
     missing = np.flatnonzero(used & (shapes == 0))
     if len(missing):
-        computed = np.array([rank.shape(names[i]) for i in missing.tolist()])
+        computed = np.array(list(map(rank.shape, map(names.__getitem__, missing.tolist()))))
         shapes[missing] = computed
         defs["defs_shape"][alive[missing]] = computed  # the cache keeps them
     return np.where(used, shapes, 0.0)
@@ -389,6 +454,89 @@ def _stored_digests(db: Store) -> dict:
     return digests if isinstance(digests, dict) else {}
 
 
+PARALLEL_BYTES = 1 << 24  # arrays digested and packed on two threads past this many bytes
+
+
+class _Packer:
+    """Digests each rank_arrays row as it is added, and packs those whose digest is not the
+    stored one. blake2b and zlib let go of the GIL: past PARALLEL_BYTES two threads do it
+    while the ranking goes on (on the kernel, ~3.4 s of CPU over ~0.5 GB of arrays); a
+    one-file run's few MB are done on this thread. Each array is let go once packed."""
+
+    def __init__(self, old_digests: dict[str, str]) -> None:
+        self.old_digests = old_digests
+        self.done: dict[str, Any] = {}  # name -> (digest, row or None), or its future
+        self.pool: ThreadPoolExecutor | None = None
+
+    def __enter__(self) -> _Packer:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
+
+    def add(self, arrays: dict[str, Any]) -> None:
+        """Arrays (lists of names too) whose values are final."""
+        items = [
+            (name, store_ranks_tables.JoinedNames.of(value) if isinstance(value, list) else value)
+            for name, value in arrays.items()
+        ]
+        if self.pool is None and sum(_size(value) for _, value in items) >= PARALLEL_BYTES:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self.pool = ThreadPoolExecutor(2, thread_name_prefix="repomap-pack")
+        items.sort(key=lambda item: _size(item[1]), reverse=True)  # the threads end together
+        for name, value in items:
+            if self.pool is None:
+                self.done[name] = self._one(name, value)
+            else:
+                self.done[name] = self.pool.submit(self._one, name, value)
+
+    def _one(self, name: str, value: Any) -> tuple[str, tuple[str, bytes] | None]:
+        digest = _digest(value)
+        changed = self.old_digests.get(name) != digest
+        return digest, store_ranks_tables.pack(value) if changed else None
+
+    def result(self) -> tuple[dict[str, str], list[tuple[str, str, bytes]]]:
+        """({name: digest} of every array added, the rank_arrays rows of those that changed)."""
+        done = {
+            name: value if isinstance(value, tuple) else value.result()
+            for name, value in self.done.items()
+        }
+        return (
+            {name: digest for name, (digest, _) in done.items()},
+            [(name, *row) for name, (_, row) in done.items() if row is not None],
+        )
+
+
+def _size(value: Any) -> int:
+    if isinstance(value, store_ranks_tables.JoinedNames):
+        return len(value.data)
+    return int(getattr(value, "nbytes", 0))
+
+
+def _ordered(first: np.ndarray, second: np.ndarray) -> bool:
+    """Whether the pairs (first[i], second[i]) are in ascending order."""
+    import numpy as np
+
+    if len(first) < 2:
+        return True
+    step = np.diff(first)
+    return bool(np.all((step > 0) | ((step == 0) & (np.diff(second) >= 0))))
+
+
+@dataclass(frozen=True)
+class _StatsRows:
+    """name_stats rows, made when they are written (870k tuples on the kernel: ~60 MB)."""
+
+    names: list[str]
+    ref_files: np.ndarray
+    def_files: np.ndarray
+
+    def __iter__(self) -> Iterator[tuple[str, int, int]]:
+        return zip(self.names, self.ref_files.tolist(), self.def_files.tolist(), strict=True)
+
+
 def _digest(*values: Any) -> str:
     """blake2b of arrays' bytes (with their dtypes and lengths) or of lists of names."""
     import numpy as np
@@ -400,6 +548,9 @@ def _digest(*values: Any) -> str:
         elif isinstance(value, list):
             digest.update(f"names:{len(value)}".encode())
             digest.update("\n".join(value).encode())
+        elif isinstance(value, store_ranks_tables.JoinedNames):  # the same digest as its list
+            digest.update(f"names:{value.total}".encode())
+            digest.update(value.data)
         else:
             array = np.ascontiguousarray(value)
             digest.update(f"{array.dtype.str}:{len(array)}".encode())
@@ -461,12 +612,7 @@ def store_ranks(db: Store, ranking: Ranking | SameGraph) -> None:
         file_ranks=None
         if ranking.reused_rank and not _ids_changed(ranking)
         else zip(file_ids.tolist(), graph.rank.tolist(), strict=True),
-        symbol_ranks=zip(
-            definitions.symbol_ids[rows].tolist(),
-            files_of[rows].tolist(),
-            ranking.scores[rows].tolist(),
-            strict=True,
-        ),
+        symbol_ranks=_symbol_rank_rows(definitions.symbol_ids, files_of, ranking.scores, rows),
         symbols_gone=None if ranking.gone_symbols is None else ranking.gone_symbols.tolist(),
         arrays=ranking.arrays,
         arrays_kept=ranking.incremental,
@@ -482,6 +628,21 @@ def store_ranks(db: Store, ranking: Ranking | SameGraph) -> None:
     )
 
 
+STORE_ROWS = 100_000  # symbol_ranks rows made Python objects at a time
+
+
+def _symbol_rank_rows(
+    symbol_ids: np.ndarray, file_ids: np.ndarray, scores: np.ndarray, rows: np.ndarray
+) -> Iterator[tuple[int, int, float]]:
+    """(symbol id, file id, score) of each of `rows`, a slice at a time: the kernel's 3.9M
+    rows as three lists of Python numbers at once held ~0.4 GB."""
+    parts = (rows[start : start + STORE_ROWS] for start in range(0, len(rows), STORE_ROWS))
+    return chain.from_iterable(  # no Python frame per row
+        zip(symbol_ids[part].tolist(), file_ids[part].tolist(), scores[part].tolist(), strict=True)
+        for part in parts
+    )
+
+
 def _ids_changed(ranking: Ranking) -> bool:
     """Whether the files' ids differ from those file_ranks holds (its rows must be rewritten)."""
     return any(name == "file_ids" for name, _, _ in ranking.arrays) or not ranking.incremental
@@ -489,11 +650,12 @@ def _ids_changed(ranking: Ranking) -> bool:
 
 def _file_definitions(
     db: Store, files: list[tuple[int, str, str]], written: Written | None = None
-) -> dict:
+) -> tuple[dict, np.ndarray | None]:
     """Every definition the graph can reach (linked ones too) as arrays, read from symbols only
     for the files whose rows were rewritten since the cached copy in rank_arrays was made
     (reading all of them, a scan of the whole table, took ~120 ms of a one-file run on LLVM),
-    and taken from `written` for the files this run wrote."""
+    and taken from `written` for the files this run wrote; with, when every name came from
+    `written`, the names' positions in Written.name_positions() (else None)."""
     import numpy as np
 
     from repomap.index import pagerank as rank
@@ -551,47 +713,112 @@ def _file_definitions(
             defs_prior=[priors[key] for key in kinds_of_rows],
             defs_macro=[kind == "macro" for kind in kinds],
         )
+    # Every name from this run's writes (a cold run): numbered by the hand-over's sorted
+    # numbering (Written.name_positions), not interned here as strings.
+    handed_over = written is not None and not interned.cached and not interned.fresh
     if in_memory and written is not None:
         ordered = sorted(in_memory)
-        parts = [written.defs[file_id] for file_id in ordered]
-        numbers = np.concatenate([np.frombuffer(names, np.int64) for _, names, _ in parts])
-        codes = np.concatenate([np.frombuffer(kinds, np.int8) for _, _, kinds in parts])
-        used_names, inverse = np.unique(numbers, return_inverse=True)
-        every_name = written.numbered_names()
-        as_interned = np.array(
-            interned.numbers([every_name[i] for i in used_names.tolist()]), dtype=np.int64
-        )
+        parts = [written.defs.pop(file_id) for file_id in ordered]  # compute_ranks takes them
+        numbers = _joined([names for _, names, _ in parts], np.int32)
+        codes = _joined([kinds for _, _, kinds in parts], np.int8)
+        if handed_over:
+            name_column = written.name_positions()[numbers]
+        else:
+            used_names, inverse = np.unique(numbers, return_inverse=True)
+            every_name = written.numbered_names()
+            as_interned = np.array(
+                interned.numbers([every_name[i] for i in used_names.tolist()]), dtype=np.int64
+            )
+            name_column = as_interned[inverse.reshape(-1)]
         kind_keys = list(written.kinds)  # (kind, documented, top level) by code
         columns.add_arrays(
-            defs_symbol=np.concatenate([np.frombuffer(ids, np.int64) for ids, _, _ in parts]),
+            defs_symbol=_joined([ids for ids, _, _ in parts], np.int64),
             defs_file=np.repeat(
                 np.array(ordered, dtype=np.int64), [len(ids) for ids, _, _ in parts]
             ),
-            defs_name=as_interned[inverse.reshape(-1)],
+            defs_name=name_column,
             defs_prior=np.array(
                 [rank.kind_prior(kind, doc, top) for kind, doc, top in kind_keys] or [0.0]
             )[codes],
             defs_macro=np.array([kind == "macro" for kind, _, _ in kind_keys] or [False])[codes],
         )
-    shapes = np.concatenate(
-        [
-            cache["defs_shape"] if valid else np.zeros(0),
-            np.zeros(len(interned.added())),  # 0: not computed yet (compute_ranks does)
-        ]
-    )
+        del parts, numbers, codes, name_column  # the columns hold them now
     defs = _cached_and_fresh(cache, "defs_file", valid, columns.arrays())
-    # Forget names no definition has any more, and keep the rest sorted.
-    sorted_names, defs["defs_name"], old_numbers = _renumbered(interned, defs["defs_name"])
+    positions = None
+    if handed_over and written is not None:
+        positions, defs["defs_name"] = _present(defs["defs_name"], written)
+        sorted_names = written.names_at(positions)
+        shapes = np.zeros(len(positions))  # 0: not computed yet (compute_ranks does)
+    else:
+        # Forget names no definition has any more, and keep the rest sorted.
+        sorted_names, defs["defs_name"], old_numbers = _renumbered(interned, defs["defs_name"])
+        shapes = np.concatenate(
+            [
+                cache["defs_shape"] if valid else np.zeros(0),
+                np.zeros(len(interned.added())),  # 0: not computed yet (compute_ranks does)
+            ]
+        )
+        shapes = shapes[old_numbers] if len(old_numbers) else np.zeros(0)
     # By file, name, then id, whatever the cache's history: a file whose rows were rewritten
     # with new ids but the same definitions leaves every other array as it was.
-    order = np.lexsort((defs["defs_symbol"], defs["defs_name"], defs["defs_file"]))
-    defs = {key: value[order] for key, value in defs.items()}
+    order = _sort_order(defs["defs_file"], defs["defs_name"], defs["defs_symbol"])
+    for key, value in defs.items():  # one at a time: each old column goes as its copy comes
+        defs[key] = value[order]
     return {
         **defs,
         "defs_names": sorted_names,
-        "defs_shape": shapes[old_numbers] if len(old_numbers) else np.zeros(0),
+        "defs_shape": shapes,
         "defs_keys": list(keys.values()),
-    }
+    }, positions
+
+
+def _present(numbers: np.ndarray, written: Written) -> tuple[np.ndarray, np.ndarray]:
+    """(the positions in Written.name_positions() that `numbers` holds, ascending; `numbers` as
+    indexes into them)."""
+    return _distinct_numbers(numbers, len(written.name_positions()))
+
+
+def _distinct_numbers(numbers: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(numbers, return_inverse=True) of numbers in [0, bound), without its sort of
+    every row (0.3 s for the kernel's 4M definitions)."""
+    import numpy as np
+
+    present = np.zeros(bound, dtype=bool)
+    present[numbers] = True
+    return np.flatnonzero(present), (np.cumsum(present) - 1)[numbers]
+
+
+def _defining_files(definitions: rank.Definitions, files: int, names: int) -> np.ndarray:
+    """How many files define each name. The definitions come by file, then name: a pair is
+    new where it differs from the one before (else the pairs are sorted first)."""
+    import numpy as np
+
+    file_of, name_of = definitions.file_indices, definitions.name_indices
+    if not _ordered(file_of, name_of):
+        pairs = _distinct(name_of * max(files, 1) + file_of)
+        return np.bincount(pairs // max(files, 1), minlength=names)
+    new = np.ones(len(file_of), dtype=bool)
+    new[1:] = (file_of[1:] != file_of[:-1]) | (name_of[1:] != name_of[:-1])
+    return np.bincount(name_of[new], minlength=names)
+
+
+def _sort_order(files: np.ndarray, names: np.ndarray, ids: np.ndarray | None = None) -> np.ndarray:
+    """np.lexsort((ids, names, files)) (ids optional): one stable sort of (file, name) as one
+    number, the same order when the ids of equal pairs come in ascending order (as a run writes
+    them), else lexsort. On the kernel's 4M definitions 0.2 s, lexsort's three passes 0.9 s."""
+    import numpy as np
+
+    keys = (ids, names, files) if ids is not None else (names, files)
+    if not len(files) or int(files.min()) < 0 or int(names.min()) < 0:
+        return np.lexsort(keys)
+    span = int(names.max()) + 1
+    if int(files.max()) >= (1 << 62) // span:  # the key would not fit in 64 bits
+        return np.lexsort(keys)
+    key = files.astype(np.int64) * span + names
+    order = np.argsort(key, kind="stable")
+    if ids is None or _ordered(key[order], ids[order]):
+        return order
+    return np.lexsort(keys)
 
 
 def _renumbered(
@@ -621,10 +848,11 @@ def _key(file_id: int, file_hash: str | None, first: int, count: int) -> str:
 
 def _file_uses(
     db: Store, files: list[tuple[int, str, str]], written: Written | None = None
-) -> dict:
+) -> tuple[dict, np.ndarray | None]:
     """Every (file, identifier, uses) of the index as arrays, read from refs only for the files
     whose hash changed since the cached copy in rank_arrays was made, and taken from `written`
-    for the files this run wrote."""
+    for the files this run wrote; with the names' positions in Written.name_positions() when
+    every name came from `written` (else None)."""
     import numpy as np
 
     cache = (
@@ -653,31 +881,43 @@ def _file_uses(
     for rows in fresh:
         file_ids, row_names, counts = zip(*rows, strict=True)
         columns.add(uses_file=file_ids, uses_name=interned.numbers(row_names), uses_count=counts)
+    handed_over = written is not None and not interned.cached and not interned.fresh
     if in_memory and written is not None:
         ordered = sorted(in_memory)
-        parts = [written.uses[file_id] for file_id in ordered]
-        numbers = np.concatenate([np.frombuffer(names, np.int64) for names, _ in parts])
-        used_names, inverse = np.unique(numbers, return_inverse=True)
-        every_name = written.numbered_names()
-        as_interned = np.array(
-            interned.numbers([every_name[i] for i in used_names.tolist()]), dtype=np.int64
-        )
+        parts = [written.uses.pop(file_id) for file_id in ordered]
+        numbers = _joined([names for names, _ in parts], np.int32)
+        if handed_over:
+            name_column = written.name_positions()[numbers]
+        else:
+            used_names, inverse = np.unique(numbers, return_inverse=True)
+            every_name = written.numbered_names()
+            as_interned = np.array(
+                interned.numbers([every_name[i] for i in used_names.tolist()]), dtype=np.int64
+            )
+            name_column = as_interned[inverse.reshape(-1)]
         columns.add_arrays(
             uses_file=np.repeat(np.array(ordered, dtype=np.int64), [len(n) for n, _ in parts]),
-            uses_name=as_interned[inverse.reshape(-1)],
-            uses_count=np.concatenate([np.frombuffer(counts, np.int64) for _, counts in parts]),
+            uses_name=name_column,
+            uses_count=_joined([counts for _, counts in parts], np.int32),
         )
+        del parts, numbers, name_column
     used = _cached_and_fresh(cache, "uses_file", valid, columns.arrays())
-    # Forget names no file uses any more, so the list does not grow run after run.
-    sorted_names, used["uses_name"], _ = _renumbered(interned, used["uses_name"])
-    order = np.lexsort((used["uses_name"], used["uses_file"]))  # whatever the cache's history
-    used = {key: value[order] for key, value in used.items()}
+    positions = None
+    if handed_over and written is not None:
+        positions, used["uses_name"] = _present(used["uses_name"], written)
+        sorted_names = written.names_at(positions)
+    else:
+        # Forget names no file uses any more, so the list does not grow run after run.
+        sorted_names, used["uses_name"], _ = _renumbered(interned, used["uses_name"])
+    order = _sort_order(used["uses_file"], used["uses_name"])  # whatever the cache's history
+    for key, value in used.items():
+        used[key] = value[order]
     return {
         **used,
         "uses_names": sorted_names,
         "uses_file_ids": np.array(list(current), dtype=np.int64),
         "uses_hashes": np.array(list(current.values()), dtype="S32"),
-    }
+    }, positions
 
 
 def _fresh_rows(
@@ -760,13 +1000,15 @@ class _Columns:
             self.parts[key].append(column.astype(self.dtypes[key], copy=False))
 
     def arrays(self) -> dict[str, tuple[Any, Any]]:
-        """{key: (values, dtype)}, as _cached_and_fresh takes them."""
+        """{key: (values, dtype)}, as _cached_and_fresh takes them; the parts are let go."""
         import numpy as np
 
-        return {
-            key: (np.concatenate(parts) if parts else [], self.dtypes[key])
-            for key, parts in self.parts.items()
-        }
+        columns: dict[str, tuple[Any, Any]] = {}
+        for key in list(self.parts):
+            parts = self.parts.pop(key)
+            values = parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else []
+            columns[key] = (values, self.dtypes[key])
+        return columns
 
 
 def _cached_and_fresh(cache: dict, file_key: str, valid: set[int], fresh: dict) -> dict:
@@ -776,9 +1018,20 @@ def _cached_and_fresh(cache: dict, file_key: str, valid: set[int], fresh: dict) 
     keep = np.isin(cache[file_key], np.array(sorted(valid), dtype=np.int64)) if valid else None
     columns = {}
     for key, (values, dtype) in fresh.items():
-        old = cache[key][keep] if keep is not None else np.zeros(0, dtype)
-        columns[key] = np.concatenate([old.astype(dtype), np.array(values, dtype=dtype)])
+        new = np.asarray(values, dtype=dtype)
+        if keep is None:  # no cached rows kept (a cold run): no copy
+            columns[key] = new
+        else:
+            columns[key] = np.concatenate([cache[key][keep].astype(dtype), new])
     return columns
+
+
+def _joined(parts: list[array], dtype: type) -> np.ndarray:
+    """The hand-over's per-file arrays as one numpy array (one bytes.join, not a numpy view of
+    each of the kernel's 55k files)."""
+    import numpy as np
+
+    return np.frombuffer(b"".join(parts), dtype=dtype)
 
 
 def require_ranks(db: Store) -> None:
