@@ -222,7 +222,7 @@ class _Graph(NamedTuple):
     """One file's part of the reference graph, and where its symbol ids start."""
 
     first_id: int | None  # None: the file had no symbols, or their ids were not one block
-    count: int
+    symbols: int  # how many it had
     digest: str
 
 
@@ -463,7 +463,7 @@ class Writer:
         first_id = (
             before.first_id
             if before is not None and before.first_id is not None
-            and len(rows.symbols) <= before.count
+            and len(rows.symbols) <= before.symbols
             else None
         )  # fmt: skip
         named, declarations, symbol_rows = self._insert_symbols(
