@@ -7,7 +7,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from conftest import indexed_tree, run_cli
+from conftest import indexed_tree, run_cli, write_tree
 
 
 def cli(root: Path, *args: str | Path) -> subprocess.CompletedProcess:
@@ -53,3 +53,26 @@ def test_a_function_whose_pointer_return_type_is_followed_by_a_macro_keeps_its_n
     shown = cli(root, "show", "decode_null")
     assert shown.returncode == 0, shown.stderr
     assert "return NULL;" in shown.stdout
+
+
+# --- output piped to a file or another program is never wrapped -----------------------------
+
+
+def test_the_index_summary_is_not_wrapped_when_piped(tmp_path):
+    """Piped, `repomap index` cut each skipped file's line at 80 columns (rich's default width
+    off a terminal) and padded the summary's lines with spaces."""
+    deep = "src/" + "a_rather_long_folder_name/" * 4 + "big_generated_table_of_values.c"
+    write_tree(tmp_path / "repo", {deep: "int x[] = {" + "1," * 400 + "};\n", "ok.c": "int f;\n"})
+    done = run_cli("index", tmp_path / "repo", "--max-file-size", "100")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert f"    {deep}: larger than the limit (100 bytes)" in lines, done.stdout
+    assert [line for line in lines if line != line.rstrip()] == []
+
+
+def test_the_no_files_warning_is_one_line_when_piped(tmp_path):
+    write_tree(tmp_path / "repo", {"notes.bin": b"\x00\x01"})
+    done = run_cli("index", tmp_path / "repo")
+    assert done.returncode == 0, done.stderr
+    warnings = [line for line in done.stdout.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1 and warnings[0].endswith(".txt)"), done.stdout
