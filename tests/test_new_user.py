@@ -4,6 +4,7 @@ attrs' Python): each defect reproduced on a small real tree through the real CLI
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 from pathlib import Path
 
@@ -76,3 +77,25 @@ def test_the_no_files_warning_is_one_line_when_piped(tmp_path):
     assert done.returncode == 0, done.stderr
     warnings = [line for line in done.stdout.splitlines() if line.startswith("warning:")]
     assert len(warnings) == 1 and warnings[0].endswith(".txt)"), done.stdout
+
+
+# --- doctor: one line per check, even when SQLite's quick check finds many faults ------------
+
+
+def test_doctor_shows_a_damaged_database_in_a_few_lines(tmp_path):
+    root = indexed_tree(tmp_path / "repo", {f"m{i}.py": f"def f{i}():\n    return {i}\n" * 40
+                                             for i in range(30)})  # fmt: skip
+    db = root / ".repomap" / "index.db"
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    assert conn.execute("PRAGMA auto_vacuum").fetchone()[0] != 0  # so page 2 is a pointer map
+    page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    conn.close()
+    with db.open("r+b") as file:  # scribble over page 2: SQLite reports each bad entry
+        file.seek(page_size + 100)
+        file.write(bytes(range(7, 207)))
+    done = cli(root, "doctor")
+    assert done.returncode == 2, done.stdout
+    failed = [line for line in done.stdout.splitlines() if line.startswith("FAIL  database")]
+    assert len(failed) == 1, done.stdout
+    assert len(done.stdout.splitlines()) <= 12, done.stdout  # nine checks, a fix, no dump
