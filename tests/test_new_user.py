@@ -99,3 +99,16 @@ def test_doctor_shows_a_damaged_database_in_a_few_lines(tmp_path):
     failed = [line for line in done.stdout.splitlines() if line.startswith("FAIL  database")]
     assert len(failed) == 1, done.stdout
     assert len(done.stdout.splitlines()) <= 12, done.stdout  # nine checks, a fix, no dump
+
+
+# --- nothing to show is exit 1 with a line on stderr, as for every other lookup ---------------
+
+
+def test_map_of_an_index_without_code_finds_nothing(tmp_path):
+    root = indexed_tree(tmp_path / "repo", {"README.md": "# Notes\n\nNothing here.\n"})
+    done = cli(root, "map")
+    assert (done.returncode, done.stdout) == (1, ""), done.stdout
+    assert "no code files" in done.stderr
+    as_json = cli(root, "map", "--json")
+    assert as_json.returncode == 1
+    assert json.loads(as_json.stdout)["results"] == []
