@@ -112,3 +112,10 @@ def test_map_of_an_index_without_code_finds_nothing(tmp_path):
     as_json = cli(root, "map", "--json")
     assert as_json.returncode == 1
     assert json.loads(as_json.stdout)["results"] == []
+
+
+def test_outline_with_no_matching_file_says_so(tmp_path):
+    root = indexed_tree(tmp_path / "repo", {"a.py": "def f():\n    pass\n"})
+    done = cli(root, "outline", "--path", "*.rs")
+    assert (done.returncode, done.stdout) == (1, "")
+    assert "*.rs" in done.stderr

@@ -351,6 +351,8 @@ def outline(
         )
     else:
         _echo_text(outline_text(result, max_lines))
+    if not result.files:  # as symbols, search-text and files say it: not a silent exit 1
+        click.echo(f"no indexed file matches {path}" if path else "no indexed files", err=True)
     return outcome.found(len(result.files))
 
 
