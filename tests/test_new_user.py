@@ -119,3 +119,12 @@ def test_outline_with_no_matching_file_says_so(tmp_path):
     done = cli(root, "outline", "--path", "*.rs")
     assert (done.returncode, done.stdout) == (1, "")
     assert "*.rs" in done.stderr
+
+
+def test_search_commits_outside_git_says_history_was_not_indexed(tmp_path):
+    """Outside a git repository `search-commits` said `no matches for 'fix'`, as if the history
+    had been searched; the index knows it was never read."""
+    root = indexed_tree(tmp_path / "repo", {"a.py": "def f():\n    pass\n"})
+    done = cli(root, "search-commits", "fix")
+    assert (done.returncode, done.stdout) == (1, "")
+    assert "not a git repository" in done.stderr
