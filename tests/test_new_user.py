@@ -128,3 +128,20 @@ def test_search_commits_outside_git_says_history_was_not_indexed(tmp_path):
     done = cli(root, "search-commits", "fix")
     assert (done.returncode, done.stdout) == (1, "")
     assert "not a git repository" in done.stderr
+
+
+def test_search_kind_takes_the_kinds_its_results_show(tmp_path):
+    """`search` answers with kind `commit` and `data` (README), yet `--kind commit` was refused
+    as an unknown kind."""
+    root = tmp_path / "repo"
+    write_tree(root, {"a.py": "def f():\n    pass\n",
+                      "settings.json": '{"retry": {"backoff_seconds": 30}}\n'})  # fmt: skip
+    git = ["git", "-C", str(root), "-c", "user.name=A", "-c", "user.email=a@example.com"]
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "Lengthen the retry backoff"], check=True)
+    assert run_cli("index", root).returncode == 0
+    for kind in ("commit", "data"):
+        done = cli(root, "search", "retry backoff", "--mode", "lexical", "--kind", kind, "--json")
+        assert done.returncode == 0, done.stderr
+        assert {hit["kind"] for hit in json.loads(done.stdout)["results"]} == {kind}
