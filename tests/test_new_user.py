@@ -145,3 +145,24 @@ def test_search_kind_takes_the_kinds_its_results_show(tmp_path):
         done = cli(root, "search", "retry backoff", "--mode", "lexical", "--kind", kind, "--json")
         assert done.returncode == 0, done.stderr
         assert {hit["kind"] for hit in json.loads(done.stdout)["results"]} == {kind}
+
+
+def test_outline_tells_a_types_trait_impls_apart(tmp_path):
+    """memchr's iter.rs has `impl Memchr`, `impl Iterator for Memchr` and `impl
+    DoubleEndedIterator for Memchr`; the outline listed all three as `impl Memchr`."""
+    source = (
+        "pub struct Memchr;\n"
+        "impl Memchr {\n    pub fn new() -> Memchr { Memchr }\n}\n"
+        "impl Iterator for Memchr {\n    type Item = usize;\n"
+        "    fn next(&mut self) -> Option<usize> { None }\n}\n"
+        "impl std::fmt::Debug for Memchr {\n"
+        "    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result { Ok(()) }\n}\n"
+    )
+    root = indexed_tree(tmp_path / "repo", {"src/iter.rs": source})
+    done = cli(root, "outline", "src/iter.rs", "--json")
+    assert done.returncode == 0, done.stderr
+    entries = json.loads(done.stdout)["results"][0]["entries"]
+    impls = [entry["name"] for entry in entries if entry["kind"] == "impl"]
+    assert impls == ["Memchr", "Iterator for Memchr", "Debug for Memchr"]
+    text = cli(root, "outline", "src/iter.rs").stdout
+    assert "  impl Iterator for Memchr  L5-8" in text.splitlines(), text
