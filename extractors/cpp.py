@@ -989,7 +989,7 @@ def _function_name(declarator: Node) -> tuple[Node | None, str]:
             name_kind = name.type if name is not None else ""
             if name_kind not in _FUNCTION_NAMES:
                 return _NO_NAME  # a pointer to a function, or a macro call read as one
-            if name_kind == "identifier":
+            if name is not None and name_kind == "identifier":
                 return _name_after_macro(name) or name, name_kind
             return name, name_kind
         if kind == "operator_cast":
