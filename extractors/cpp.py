@@ -149,6 +149,7 @@ _DECLARATION_KEYWORDS = frozenset(
 _MACRO_LINE = re.compile(
     rb"[A-Z][A-Z0-9]*_[A-Z0-9_]*(?!\w)[ \t]*(?:\([^()\n]*\))?[ \t]*(?=\n|//|/\*)"
 )
+_MACRO_LIKE = re.compile(rb"[A-Z][A-Z0-9_]*|__\w+")  # a calling convention's macro
 _HEAD = re.compile(rb"[^;{}()=]{0,300}")  # a declaration's text up to its first `(`
 _TEMPLATE_ARGUMENTS = re.compile(rb"<[^<>]*>")
 _QUALIFIED_NAME = re.compile(rb"~?[A-Za-z_]\w*(?:\s*::\s*~?[A-Za-z_]\w*)*")
@@ -988,6 +989,8 @@ def _function_name(declarator: Node) -> tuple[Node | None, str]:
             name_kind = name.type if name is not None else ""
             if name_kind not in _FUNCTION_NAMES:
                 return _NO_NAME  # a pointer to a function, or a macro call read as one
+            if name is not None and name_kind == "identifier":
+                return _name_after_macro(name) or name, name_kind
             return name, name_kind
         if kind == "operator_cast":
             return declarator, kind
@@ -1003,6 +1006,22 @@ def _function_name(declarator: Node) -> tuple[Node | None, str]:
         if inner is None:
             return _NO_NAME
         declarator = inner
+
+
+def _name_after_macro(name: Node) -> Node | None:
+    """The real name when a macro stands between a pointer and it: tree-sitter reads
+    `PyObject *FASTCALL_MSVC decode_true (...)` (ujson) as the function `FASTCALL_MSVC` with
+    `decode_true` in an ERROR just before the parameters; the name is the identifier there.
+    Only when the first name looks like a macro (`FASTCALL_MSVC`, `WINAPI`, `__cdecl`)."""
+    if _MACRO_LIKE.fullmatch(name.text or b"") is None:
+        return None
+    error = name.next_sibling
+    if error is None or error.type != "ERROR" or error.next_sibling is None:
+        return None
+    if error.next_sibling.type != "parameter_list" or error.named_child_count != 1:
+        return None
+    inner = error.named_children[0]
+    return inner if inner.type == "identifier" else None
 
 
 def _declared_name(declarator: Node | None) -> tuple[Node | None, bool]:

@@ -292,6 +292,7 @@ PATH_ANSWERS = [
     ["migrate"],
     ["stats"],
     ["index"],
+    ["clean", "--dry-run"],
 ]
 
 

@@ -351,6 +351,8 @@ def outline(
         )
     else:
         _echo_text(outline_text(result, max_lines))
+    if not result.files:  # as symbols, search-text and files say it: not a silent exit 1
+        click.echo(f"no indexed file matches {path}" if path else "no indexed files", err=True)
     return outcome.found(len(result.files))
 
 
@@ -805,6 +807,15 @@ def map_(
         click.echo(
             f"warning: no symbol or file matches {', '.join(result.unmatched_mentions)}", err=True
         )
+    if not result.files and not result.omitted_files:
+        # An index without code (docs only, or a filter that keeps nothing): say so, as every
+        # lookup that finds nothing does, instead of a map of `(0 more files ... left out)`.
+        if as_json:
+            print_json(envelope([], False, **{k: v for k, v in result.as_dict().items()
+                                              if k != "files"}))  # fmt: skip
+        where = f" among the files {path} keeps" if path else ""
+        click.echo(f"no code files to map{where}: the index holds no definitions", err=True)
+        return outcome.found(0)
     if as_json:
         data = result.as_dict()
         truncated = result.omitted_files > 0 or result.omitted_symbols > 0

@@ -11,7 +11,8 @@ import click
 from repomap import config
 from repomap.cli import outcome
 from repomap.cli.outcome import envelope
-from repomap.cli.shared import db_option, json_option, print_json, root_option
+from repomap.cli.shared import absolute_option, db_option, json_option, print_json, root_option
+from repomap.cli.shown import Shown
 from repomap.errors import BadArgument, ExitCode
 
 # An embedding cache row, for `prune --cache`'s estimate: a 768-byte vector, a 32-byte hash,
@@ -123,6 +124,7 @@ def doctor(as_json: bool, db_path: Path | None, root: Path | None) -> int:
 @click.option("--all", "everything", is_flag=True, help="All of ROOT/.repomap: every scope, logs.")
 @click.option("--dry-run", is_flag=True, help="Only list what would be removed.")
 @json_option
+@absolute_option
 @db_option
 @root_option
 def clean(
@@ -130,6 +132,7 @@ def clean(
     everything: bool,
     dry_run: bool,
     as_json: bool,
+    absolute: bool,
     db_path: Path | None,
     root: Path | None,
 ) -> int:
@@ -140,12 +143,13 @@ def clean(
         raise click.UsageError("give --scope or --all, not both")
     settings = _settings(root, db_path, logged=False)
     removed = remove(settings, scope, everything, dry_run)
+    shown = Shown(settings.root, absolute).anywhere  # inside ROOT: relative, as everywhere
     verb = "would remove" if dry_run else "removed"
     if as_json:
-        print_json(envelope([{"path": str(path)} for path in removed], dry_run=dry_run))
+        print_json(envelope([{"path": shown(path)} for path in removed], dry_run=dry_run))
     else:
         for path in removed:
-            click.echo(f"{verb} {path}")
+            click.echo(f"{verb} {shown(path)}")
         if not removed:
             click.echo("nothing to remove", err=True)
     return outcome.found(len(removed), search=False)

@@ -4,39 +4,39 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
+
+from repomap.cli.console import console as _console
 
 
 def print_index_summary(summary: Any) -> None:
-    console = Console(stderr=False, highlight=False)
-    table = Table(show_header=False, box=None, pad_edge=False)
-    table.add_column(style="bold")
-    table.add_column()
-    table.add_row("index", summary.db_path)
-    table.add_row(
-        "files",
-        f"{summary.scanned} scanned, {summary.added} added, {summary.modified} changed, "
-        f"{summary.unchanged} unchanged, {summary.removed} removed, {len(summary.skipped)} skipped",
-    )
-    table.add_row(
-        "indexed",
-        f"{summary.files} files, {summary.symbols} symbols, {summary.references} references",
-    )
-    table.add_row("text", ", ".join(f"{count} {kind}s" for kind, count in summary.elements.items()))
+    console = _console()
+    rows = [
+        ("index", summary.db_path),
+        (
+            "files",
+            f"{summary.scanned} scanned, {summary.added} added, {summary.modified} changed, "
+            f"{summary.unchanged} unchanged, {summary.removed} removed, "
+            f"{len(summary.skipped)} skipped",
+        ),
+        (
+            "indexed",
+            f"{summary.files} files, {summary.symbols} symbols, {summary.references} references",
+        ),
+        ("text", ", ".join(f"{count} {kind}s" for kind, count in summary.elements.items())),
+    ]
     if docs := summary.docs:
-        table.add_row(
+        rows.append((
             "docs",
             f"{docs['files']} files ({docs['added']} added, {docs['modified']} changed, "
             f"{docs['removed']} removed), {docs['sections']} sections",
-        )
+        ))  # fmt: skip
     if data := summary.data:
-        table.add_row(
+        rows.append((
             "data",
             f"{data['files']} files ({data['added']} added, {data['modified']} changed, "
             f"{data['removed']} removed), {data['records']} records",
-        )
+        ))  # fmt: skip
     if history := summary.history:
         if history["status"] == "skipped":
             line = f"not read: {history['note']}"
@@ -45,9 +45,11 @@ def print_index_summary(summary: Any) -> None:
                 f"{history['commits']} commits ({history['added']} added, "
                 f"{history['removed']} removed{', history rewritten' if history['rewritten'] else ''})"
             )
-        table.add_row("commits", escape(line))
-    table.add_row("time", f"{summary.seconds:.2f} s")
-    console.print(table)
+        rows.append(("commits", line))
+    rows.append(("time", f"{summary.seconds:.2f} s"))
+    # Lines, not a rich Table: a table pads every row to its widest with trailing spaces.
+    for label, value in rows:
+        console.print(f"[bold]{label:<8}[/bold] {escape(str(value))}")
     for warning in summary.warnings:
         console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
     for reason, count in sorted(summary.skipped_by_reason.items()):
@@ -83,4 +85,4 @@ def print_embed_summary(summary: Any, dry_run: bool) -> None:
         )
         if summary.ann not in ("", "exact"):
             line += f"; HNSW sidecar {summary.ann}"
-    Console(stderr=False, highlight=False, soft_wrap=True).print(f"[bold]embed[/bold]    {line}")
+    _console().print(f"[bold]embed[/bold]    {escape(line)}")

@@ -14,6 +14,8 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from repomap.cli.console import console
+
 if TYPE_CHECKING:
     from repomap.search.docs import DocSearch
     from repomap.search.log import LogSummary, Usage
@@ -44,10 +46,7 @@ def print_search(result: SearchResult, markers: bool = False) -> None:
 def _console(stderr: bool = False) -> Console:
     """A console that never wraps lines when its stream is not a terminal (as rg does): a
     pipe or a file gets each hit on one line, however long, for grep and editors to read."""
-    console = Console(stderr=stderr, highlight=False)
-    if not console.is_terminal:
-        console.soft_wrap = True
-    return console
+    return console(stderr)
 
 
 def _heading(hit: TextHit, mode: str) -> Text:
@@ -104,7 +103,7 @@ def _footer(result: SearchResult) -> str:
 
 
 def print_stats(summary: LogSummary) -> None:
-    out = Console(highlight=False)
+    out = _console()
     if not summary.searches:
         out.print("no searches logged yet")
         return
@@ -131,7 +130,7 @@ def print_stats(summary: LogSummary) -> None:
 
 def print_usage(usage: list[Usage]) -> None:
     """CLI commands, then MCP tool calls, one table each, beside the search statistics."""
-    out = Console(highlight=False)
+    out = _console()
     for kind, title in (("command", "CLI commands"), ("tool", "MCP tool calls")):
         rows = [row for row in usage if row.kind == kind]
         if not rows:

@@ -422,7 +422,8 @@ OUTLINE_FILES_FILTER = "IN (SELECT value FROM json_each(:paths))"
 def outline_symbols_sql(filtered: bool) -> str:
     """Symbols in file and line order; `filtered`: only the files listed in :paths (JSON)."""
     where = f"WHERE f.path {OUTLINE_FILES_FILTER}" if filtered else ""
-    return f"""SELECT f.path, s.id, s.parent_id, s.kind, s.name, s.start_line, s.end_line
+    return f"""SELECT f.path, s.id, s.parent_id, s.kind,
+        CASE WHEN s.kind = 'impl' THEN s.qualified_name ELSE s.name END, s.start_line, s.end_line
         FROM files f JOIN symbols s ON s.file_id = f.id {where}
         ORDER BY f.path, s.start_line, s.end_line DESC, s.id"""
 
@@ -619,8 +620,16 @@ def _symbol_entries(rows: list[_SymbolRow], max_depth: int | None) -> list[Outli
     for _, symbol_id, _, kind, name, start, end in rows:
         depth = depth_of(symbol_id)
         if max_depth is None or depth <= max_depth:
-            entries.append(OutlineEntry(depth, kind, name, depth, start, end))
+            shown = _impl_name(name) if kind == "impl" else name
+            entries.append(OutlineEntry(depth, kind, shown, depth, start, end))
     return entries
+
+
+def _impl_name(qualified_name: str) -> str:
+    """A Rust impl as its header names it, so a type's impls tell apart: `Iterator for Memchr`
+    (from `memchr::iter::Iterator for Memchr`), `Memchr` for the inherent one."""
+    trait, sep, self_type = qualified_name.partition(" for ")
+    return trait.rsplit("::", 1)[-1] + sep + self_type
 
 
 def _heading_entries(rows: Iterable[_HeadingRow], max_level: int | None) -> list[OutlineEntry]:

@@ -157,9 +157,13 @@ def _database_check(settings: Settings) -> Check:
     path = settings.db_path
     if not path.exists():
         return Check("database", "FAIL", f"no index at {path}", f"repomap index {settings.root}")
-    problems = quick_check(path)
+    # One finding can hold many lines (`*** in database main ***` then one per bad page):
+    # the first three, and how many more, keep the check on one line.
+    problems = [line for found in quick_check(path) for line in found.splitlines() if line]
     if problems:
         shown = "; ".join(problems[:3])
+        if len(problems) > 3:
+            shown += f"; ... ({len(problems) - 3} more)"
         return Check(
             "database", "FAIL", f"{path} fails SQLite's quick check: {shown}",
             f"repomap clean && repomap index {settings.root}",

@@ -39,7 +39,8 @@ MODES = ("hybrid", "lexical", "semantic")
 # see bench/README.md), lexical when it has none yet.
 DEFAULT_MODE = "hybrid"
 MAX_QUERY_CHARS = 4096
-CHUNK_KINDS = (*sorted(chunks.CHUNK_KINDS), "module", "section")
+# The kinds a result can have, so `--kind` takes each: commits and data records are chunks too.
+CHUNK_KINDS = (*sorted(chunks.CHUNK_KINDS), "module", "section", "commit", "data")
 DOC_LANGUAGES = tuple(sorted(set(DOC_FORMATS.values())))  # markdown, text
 
 # BM25 weights of the title (name), place (path), head (signature, docs, comments) and body.

@@ -1,0 +1,20 @@
+"""The rich consoles every human-readable answer is printed through; only the CLI imports this.
+
+On a terminal rich wraps to its width. To a pipe or a file nothing is wrapped or cut (as rg):
+rich's default width off a terminal is 80 columns, which cut a skipped file's path, a warning
+or a table row in two for grep, editors and scripts to trip over."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+UNWRAPPED_WIDTH = 1 << 14  # wide enough for any line, so tables keep each row on one line
+
+
+def console(stderr: bool = False) -> Console:
+    """A console for stdout (or stderr) that wraps only on a terminal."""
+    out = Console(stderr=stderr, highlight=False)
+    if not out.is_terminal:
+        out.soft_wrap = True
+        out.width = UNWRAPPED_WIDTH
+    return out
