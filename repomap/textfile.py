@@ -34,8 +34,18 @@ def decode(raw: bytes, head: bytes | None = None) -> tuple[bytes | None, str | N
     except UnicodeDecodeError as error:
         if _has_coding_line(start):
             return _recode(raw, start)
-        return None, f"not UTF-8 (invalid byte at offset {error.start})"
+        return None, f"{NOT_UTF8} (invalid byte at offset {error.start})"
     return raw, None
+
+
+NOT_UTF8 = "not UTF-8"  # how decode() names a file with an invalid byte
+
+
+def replacing_invalid(raw: bytes) -> bytes:
+    """UTF-8 bytes of a file decode() refused as not UTF-8, each invalid byte U+FFFD, as text()
+    shows it. For C and C++: compilers take any byte in a comment or a string, and old sources
+    carry Latin-1 there (an author's name); the code around it is ASCII and reads the same."""
+    return raw.removeprefix(_UTF8_BOM).decode("utf-8", "replace").encode("utf-8")
 
 
 def text(raw: bytes, head: bytes | None = None) -> str:

@@ -103,11 +103,26 @@ def test_a_nul_byte_anywhere_in_source_skips_the_file_as_binary(make_repo, offse
     _good_files_are_whole(root)
 
 
-@pytest.mark.parametrize("name", ["bad.py", "bad.rs", "bad.cpp"])
+@pytest.mark.parametrize("name", ["bad.py", "bad.rs"])
 def test_invalid_utf8_is_skipped_with_the_offset_of_the_bad_byte(make_repo, name):
     root = make_repo({name: b"x = 'caf\xe9'\n", **GOOD})
     summary = _run(root)
     assert _reasons(summary) == {name: "not UTF-8 (invalid byte at offset 8)"}
+    _good_files_are_whole(root)
+
+
+@pytest.mark.parametrize("name", ["latin.c", "latin.h", "latin.cpp"])
+def test_a_c_or_cpp_file_with_a_latin1_byte_is_indexed_with_a_note(make_repo, name):
+    """C and C++ compilers take any byte in a comment: the file is read with U+FFFD for the
+    byte (as `repomap show` shows it), its code whole, and the files row says so."""
+    body = b"/* Fran\xe7ois wrote this */\nint parse_header(int n) { return n; }\n"
+    root = make_repo({name: body, **GOOD})
+    summary = _run(root)
+    assert summary.skipped == []
+    rows = _file_rows(_db(root), name)
+    assert rows["symbols"] == ["parse_header"] and rows["lines"] == 2
+    assert rows["note"] == "not UTF-8 (invalid byte at offset 7): read with U+FFFD for it"
+    assert rows["texts"] == [("comment", "Fran\ufffdois wrote this", 1)]
     _good_files_are_whole(root)
 
 

@@ -618,6 +618,10 @@ def _crashed(job: Job) -> Skipped:
     return Skipped(job.rel_path, "its extraction process died (killed, or a parser crashed)")
 
 
+# Languages whose files are indexed despite a byte that is not UTF-8 (textfile.replacing_invalid).
+BYTES_IN_COMMENTS = frozenset({"c", "cpp"})
+
+
 def read_and_extract(job: Job) -> Result:
     """Worker: read one file, and unless its bytes are unchanged, extract its rows."""
     raw, problem = read_file(Path(job.path), Path(job.root), job.max_size)
@@ -627,6 +631,11 @@ def read_and_extract(job: Job) -> Result:
     if digest == job.old_hash:
         return Unchanged(job)
     source, problem = textfile.decode(raw)
+    replaced = None
+    if source is None and job.language in BYTES_IN_COMMENTS and (problem or "").startswith(
+        textfile.NOT_UTF8
+    ):
+        source, replaced = textfile.replacing_invalid(raw), f"{problem}: read with U+FFFD for it"
     if source is None:
         return Skipped(job.rel_path, problem or "not text")
     if markers.noindex(source):
@@ -661,7 +670,7 @@ def read_and_extract(job: Job) -> Result:
         digest,
         textfile.line_count(source),
         extraction.status,
-        extraction.note,
+        "; ".join(note for note in (replaced, extraction.note) if note) or None,
         symbols,
         references,
         texts,
