@@ -12,7 +12,7 @@ bench/mcp_calls.py keeps it; `repomap index` brings it up to date first.
 question is asked again with `path="**"` (every file, so the same rows match). "After" is the
 default. Per question, the top 10's composition: string literals of at most two words ("tiny",
 `'csrf_token'`, `'TIME_ZONE'`), elements of test, benchmark or example files ("test",
-`paths.is_test_path`), and the rest; and the median milliseconds over --runs calls of the
+`paths.is_demoted_path`), and the rest; and the median milliseconds over --runs calls of the
 ranking step alone (`text._ranked`, unfiltered), BM25 alone and weighed: what weighing costs.
 The same elements must match either way: the script checks that the totals agree.
 """
@@ -140,7 +140,7 @@ def _composition(hits) -> tuple[int, int, int]:
             hit.element_type == "string_literal"
             and len(querylang.words_of(hit.content)) <= TINY_LITERAL_WORDS
         )
-        is_test = paths.is_test_path(hit.file_path)
+        is_test = paths.is_demoted_path(hit.file_path)
         tiny += is_tiny
         test += is_test
         either += is_tiny or is_test

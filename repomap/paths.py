@@ -180,13 +180,25 @@ TEST_FOLDERS = frozenset(
 )
 
 
-def is_test_path(path: str) -> bool:
-    """Tests, benchmarks and examples: `tests/`, `examples/`, `benches/`, `test_x.py`,
-    `x_test.go`, `foo_tests.rs`, `conftest.py`."""
+# Code a project carries but did not write (issue 17: demoted with tests unless asked for).
+VENDORED_FOLDERS = frozenset(
+    {"third_party", "thirdparty", "third-party", "3rdparty", "vendored", "bundled"}
+)
+# The same, only as the tree's top folder: deeper, these are often the project's own modules
+# (Rust's `core_simd/src/vendor/` holds its intrinsics, not someone else's code).
+VENDORED_TOP_FOLDERS = frozenset({"vendor", "deps", "external", "extern"})
+
+
+def is_demoted_path(path: str) -> bool:
+    """Tests, benchmarks, examples and vendored code: `tests/`, `examples/`, `benches/`,
+    `test_x.py`, `x_test.go`, `foo_tests.rs`, `conftest.py`, `third_party/`, `fmt/bundled/`,
+    and `vendor/`, `deps/`, `external/` at the top of the tree."""
     parts = path.lower().split("/")
     stem = parts[-1].rsplit(".", 1)[0]
+    folders = parts[:-1]
     return (
-        any(p in TEST_FOLDERS for p in parts[:-1])
+        any(p in TEST_FOLDERS or p in VENDORED_FOLDERS for p in folders)
+        or bool(folders and folders[0] in VENDORED_TOP_FOLDERS)
         or stem.startswith("test_")
         or stem.endswith(("_test", "_tests"))
         or stem in ("tests", "conftest")

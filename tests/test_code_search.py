@@ -651,3 +651,51 @@ def test_a_chunk_among_related_code_ranks_above_its_twin_alone(tmp_path: Path) -
     assert code == 0
     places = [(hit["path"], hit["name"]) for hit in data["results"]]
     assert places.index(("zzz.py", "get_expiry_age")) < places.index(("aaa.py", "get_expiry_age"))
+
+
+def test_vendored_code_ranks_below_the_projects_own_unless_the_question_names_it(
+    tmp_path: Path,
+) -> None:
+    """The same definition in the project and in a copy it carries (third_party/, a top
+    vendor/ folder): the project's own comes first; asking for the vendored one lifts it."""
+    root = tmp_path / "repo"
+    body = (
+        "def parse_retry_header(value):\n"
+        '    """Seconds to wait before the next retry, from a Retry-After header."""\n'
+        "    return int(value)\n"
+    )
+    for rel in ("third_party/http/retry.py", "vendor/retry.py", "zzz/retry.py"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(body)
+    (root / "zzz" / "other.py").write_text(  # weak matches: the scale's low end
+        "".join(
+            f"def helper_{n}(items):\n"
+            f'    """Walk the items once; the last step {n} may wait for a lock."""\n'
+            "    return items\n\n\n"
+            for n in range(6)
+        )
+    )
+    assert repomap("index", str(root)).returncode == 0
+    code, data, _ = search(root, "how long to wait before retrying", "--mode", "lexical")
+    assert code == 0
+    paths = [hit["path"] for hit in data["results"]]
+    assert paths[0] == "zzz/retry.py" and set(paths[1:3]) == {
+        "third_party/http/retry.py",
+        "vendor/retry.py",
+    }
+    # "bundled" is in no chunk: only the lifted demotion moves third_party/'s copy up
+    code, data, _ = search(root, "bundled: how long to wait before retrying", "--mode", "lexical")
+    scores = {hit["path"]: hit["score"] for hit in data["results"]}
+    assert scores["third_party/http/retry.py"] > 0.8 * scores["zzz/retry.py"]
+
+
+def test_which_paths_count_as_vendored() -> None:
+    from repomap.paths import is_demoted_path
+
+    assert is_demoted_path("third_party/zlib/inflate.c")
+    assert is_demoted_path("include/spdlog/fmt/bundled/format.h")
+    assert is_demoted_path("deps/double-conversion/strtod.cc")
+    assert is_demoted_path("vendor/github.com/x/y.go")
+    # deeper, `vendor` is often the project's own module (Rust's core_simd/src/vendor)
+    assert not is_demoted_path("crates/core_simd/src/vendor/x86.rs")
+    assert not is_demoted_path("src/deps.rs") and not is_demoted_path("vendor.py")

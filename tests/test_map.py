@@ -324,7 +324,7 @@ def test_the_same_bytes_back_under_a_test_path_are_a_new_ranking_state(make_repo
                 "JOIN files f ON f.id = r.file_id"
             ).fetchall()
         # Test files' definitions after the others, then by rank, file and symbol.
-        rows.sort(key=lambda r: (paths.is_test_path(r[3]), -r[1], r[2], r[0]))
+        rows.sort(key=lambda r: (paths.is_demoted_path(r[3]), -r[1], r[2], r[0]))
         return paged, [(symbol_id, score) for symbol_id, score, _, _ in rows]
 
     paged, sorted_rows = pages()  # this process keeps the map order it read

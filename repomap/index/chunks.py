@@ -17,13 +17,14 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from repomap.paths import is_test_path
+from repomap.paths import is_demoted_path
 from repomap.store.chunk_texts import content_hash
 from repomap.subwords import split_identifier
 
 # What the chunks are made with: a change makes the next `repomap index` read every file again.
-# 5: paths.is_test_path also counts bench/, benchmarks/, example/ folders and conftest.py
-CHUNKS_VERSION = "5"
+# 5: paths.is_demoted_path also counts bench/, benchmarks/, example/ folders and conftest.py
+# 6: ... and vendored code (third_party/, bundled/, a top vendor/ or deps/)
+CHUNKS_VERSION = "6"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
 # header, docstring and member signatures, not the members' bodies: those are chunks too.
@@ -133,8 +134,8 @@ def place_of(path: str) -> str:
 
 @functools.lru_cache(maxsize=1024)
 def _path_facts(path: str) -> tuple[str, bool]:
-    """place_of(path) and is_test_path(path): the same for every chunk of a file."""
-    return place_of(path), is_test_path(path)
+    """place_of(path) and is_demoted_path(path): the same for every chunk of a file."""
+    return place_of(path), is_demoted_path(path)
 
 
 def make_chunk(
@@ -378,7 +379,7 @@ def data_chunks(
         head = text[:HEAD_CHARS]
         body = words_of(text, BODY_WORDS)
         chunks.append(
-            ChunkRow("data", name, first_line, max(last_line, first_line), is_test_path(path),
+            ChunkRow("data", name, first_line, max(last_line, first_line), is_demoted_path(path),
                      content_hash(title, head, body), title, place_of(path), head, body)
         )  # fmt: skip
 

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from repomap.index import pagerank as rank
 
 RANK_FORMAT = (
-    "11"  # bump when rank.py weighs or stores differently: the next `repomap index` re-ranks
+    "12"  # bump when rank.py weighs or stores differently: the next `repomap index` re-ranks
 )
 # 6: rank_arrays blobs are zlib-compressed, int64 arrays stored as int32 when they fit
 # 7: definitions cached per file (defs_* rows) beside the uses
@@ -40,6 +40,7 @@ RANK_FORMAT = (
 # 11: meta rank_graph (store/ranks.py GRAPH_META): a run whose writes left the graph as it was
 #    keeps the stored ranking whole, without reading it; a repomap that does not set the mark
 #    writes another format, so its rankings are never taken for marked ones
+# 12: vendored code (paths.is_demoted_path) weighs like tests
 NOT_RANKED_KINDS = (
     "impl",
     "namespace",
@@ -261,7 +262,7 @@ def compute_ranks(
         "SELECT id, path, hash FROM files ORDER BY id"
     ).fetchall()
     file_ids = np.array([file_id for file_id, _, _ in files], dtype=np.int64)
-    test_file = np.array([paths.is_test_path(path) for _, path, _ in files], dtype=bool)
+    test_file = np.array([paths.is_demoted_path(path) for _, path, _ in files], dtype=bool)
     share = np.where(test_file, rank.TEST_SHARE, 1.0)
     stored = _stored_digests(db) if not force else {}
     # Only rows still there count as stored (an older repomap may have dropped one).

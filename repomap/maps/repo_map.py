@@ -14,7 +14,7 @@ and arguments give byte-identical text.
 - path, exclude: path filters (repomap/paths.py) choosing the files the map may show; the
   ranking itself is of the whole index.
 
-Definitions in test, benchmark and example files (`paths.is_test_path`) and C/C++ `#define`
+Definitions in test, benchmark and example files (`paths.is_demoted_path`) and C/C++ `#define`
 macros come after every other definition (ranked among themselves), unless mentioned: they fill
 the budget only when the rest of the (filtered) index is shown, so `--path tests/` maps tests.
 """

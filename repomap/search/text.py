@@ -21,7 +21,7 @@ Mode `fts` (ranked)
     For a question of two or more plain words (no phrase, quoted or typed as code like
     `csrf_token`) asked without a path or element-type filter, s is multiplied by TINY_LITERAL_WEIGHT for a string literal of at most two
     words and by TEST_FILE_WEIGHT for an element of a test, benchmark or example file
-    (`paths.is_test_path`): BM25 favours the shortest elements, and those crowded out the
+    (`paths.is_demoted_path`): BM25 favours the shortest elements, and those crowded out the
     explanations a plain question asks for. Which rows match does not change.
 
     Speed: ranking costs about 1 µs of CPU per matching row (bm25 reads each row's size and
@@ -390,7 +390,7 @@ def _weights(
     new_files = {row_id // ROWS_PER_FILE for row_id in ids} - set(test_files)
     if new_files:
         for file_id, path in conn.execute(FILE_PATHS_SQL, {"ids": json.dumps(sorted(new_files))}):
-            test_files[file_id] = paths.is_test_path(path)
+            test_files[file_id] = paths.is_demoted_path(path)
     weights = {}
     literal = ELEMENT_TYPE_CODES["string_literal"]
     for row_id, short in conn.execute(WEIGHED_SQL, {"ids": json.dumps(ids), "literal": literal}):
