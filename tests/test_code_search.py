@@ -349,6 +349,24 @@ def test_the_cache_embeds_only_new_texts_across_changes_renames_and_force(tree: 
     assert code == 0 and data["results"][0]["path"] == "src/lib.rs"
 
 
+def test_a_question_no_chunk_has_a_word_of_says_its_answers_are_by_meaning_only(
+    tree: Path,
+) -> None:
+    """Gibberish still has nearest neighbours by meaning, scored up to 1.0 as always: the
+    answer says no chunk holds a word of it (JSON meta, a note on stderr)."""
+    index_json(tree, "--embed")
+    code, data, _ = search(tree, "zzqxv blorptang", "--mode", "hybrid")
+    assert code == 0 and data["results"] and data["meta"]["word_matches"] == 0
+    done = repomap("search", "zzqxv blorptang", "--root", str(tree))
+    assert "no chunk holds any of the question's words" in done.stderr
+    code, data, _ = search(tree, "how are the header lines parsed?", "--mode", "hybrid")
+    assert data["meta"]["word_matches"] > 0
+    done = repomap("search", "how are the header lines parsed?", "--root", str(tree))
+    assert "question's words" not in done.stderr
+    code, data, _ = search(tree, "zzqxv blorptang", "--mode", "lexical")
+    assert code == 1 and data["meta"]["word_matches"] == 0
+
+
 def test_partial_coverage_is_said(tree: Path) -> None:
     index_json(tree, "--embed")
     (tree / "net/more.py").write_text("def brand_new_helper():\n    return 42\n")

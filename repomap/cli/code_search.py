@@ -68,7 +68,7 @@ def search(
     Exit status: 0 found, 1 nothing found, 2 error.
     """
     from repomap import store
-    from repomap.search.code import search_code
+    from repomap.search.code import NO_WORDS_NOTE, search_code
     from repomap.serve import handoff
     from repomap.store import reading
 
@@ -101,6 +101,8 @@ def search(
                 "search by meaning",
                 err=True,
             )
+        if result.word_matches == 0 and result.hits:
+            click.echo(f"note: {NO_WORDS_NOTE}", err=True)
         if result.coverage is not None and result.coverage < 1:
             click.echo(
                 f"note: {result.coverage:.0%} of chunks have embeddings; run `repomap index` "
@@ -145,4 +147,5 @@ def _from_server(
     return CodeResults(
         answer["q"], answer["mode"], hits, bool(answer["truncated"]), timings,
         meta.get("modelId"), meta.get("coverage"), server=url,
+        word_matches=meta.get("wordMatches"),
     )  # fmt: skip

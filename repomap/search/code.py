@@ -113,6 +113,9 @@ class CodeResults:
     model_id: str | None = None
     coverage: float | None = None  # share of chunks with a vector (semantic and hybrid)
     server: str | None = None  # the running `repomap serve` that answered, if one did
+    # Chunks that hold any of the question's words (None: not asked, semantic mode). 0 in
+    # hybrid mode: every result is a nearest neighbour by meaning, however unrelated.
+    word_matches: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -126,8 +129,14 @@ class CodeResults:
                 "model_id": self.model_id,
                 "coverage": self.coverage,
                 "server": self.server,
+                "word_matches": self.word_matches,
             },
         }
+
+
+NO_WORDS_NOTE = (
+    "no chunk holds any of the question's words: the results are only the nearest by meaning"
+)
 
 
 def query_terms(question: str) -> list[str]:
@@ -318,7 +327,10 @@ def search_code(
     _add_neighbours(scored, {i: traits[i][2] for i in scored})
     hits, truncated = _best_hits(db, scored, limit)
     timings["total"] = (time.perf_counter() - started) * 1000
-    return CodeResults(question, mode, hits, truncated, timings, model_id, coverage)
+    return CodeResults(
+        question, mode, hits, truncated, timings, model_id, coverage,
+        word_matches=None if mode == "semantic" else len(lexical),
+    )  # fmt: skip
 
 
 def fuse(

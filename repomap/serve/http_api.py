@@ -181,6 +181,7 @@ class Api:
                 "timingsMs": {stage: round(ms, 2) for stage, ms in timings.items()},
                 "modelId": found.model_id,
                 "coverage": found.coverage,
+                "wordMatches": found.word_matches,
             },
         }
 

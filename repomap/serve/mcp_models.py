@@ -84,6 +84,11 @@ class CodeSearchAnswer(Answer):
     coverage: Annotated[float | None, WithJsonSchema({"type": ["number", "null"]})] = Field(
         default=None, description="Share of chunks with an embedding (semantic, hybrid)."
     )
+    word_matches: OptionalInt = Field(
+        default=None,
+        description="Chunks holding any of the question's words (lexical, hybrid); 0: the "
+        "results are the nearest by meaning alone.",
+    )
 
 
 class SymbolSearch(Answer):

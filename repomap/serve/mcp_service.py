@@ -410,6 +410,7 @@ class Service:
         truncated = False
         model_id: str | None = None
         coverage: float | None = None
+        word_matches: int | None = None
         used = mode
         for root, path_filter in scopes:
             with self.reading(root) as db:
@@ -424,6 +425,8 @@ class Service:
                     timings[stage] = timings.get(stage, 0.0) + ms
             found.extend((root, hit) for hit in result.hits)
             model_id = model_id or result.model_id
+            if result.word_matches is not None:
+                word_matches = (word_matches or 0) + result.word_matches
             if result.coverage is not None:
                 coverage = result.coverage if coverage is None else min(coverage, result.coverage)
         if self.roots.multi:
@@ -434,6 +437,8 @@ class Service:
                 f"{coverage:.0%} of the code has embeddings so far: semantic ranking covers only "
                 "that part; the rest is being embedded"
             )
+        if word_matches == 0 and found:
+            notices.append(code_search.NO_WORDS_NOTE)
         return CodeSearchAnswer(
             notices=notices,
             query=query,
@@ -454,6 +459,7 @@ class Service:
             truncated=truncated,
             model_id=model_id,
             coverage=coverage,
+            word_matches=word_matches,
         )
 
     # --- records (data files, commits) -------------------------------------------------------
