@@ -649,6 +649,23 @@ def _ids_changed(ranking: Ranking) -> bool:
     return any(name == "file_ids" for name, _, _ in ranking.arrays) or not ranking.incremental
 
 
+def _name_column(
+    written: Written, numbers: np.ndarray, interned: _Interned, handed_over: bool
+) -> np.ndarray:
+    """The hand-over's name numbers as the cache numbers them: by the hand-over's own sorted
+    numbering when every name comes from it, else through the interned names."""
+    import numpy as np
+
+    if handed_over:
+        return written.name_positions()[numbers]
+    used_names, inverse = np.unique(numbers, return_inverse=True)
+    every_name = written.numbered_names()
+    as_interned = np.array(
+        interned.numbers([every_name[i] for i in used_names.tolist()]), dtype=np.int64
+    )
+    return as_interned[inverse.reshape(-1)]
+
+
 def _file_definitions(
     db: Store, files: list[tuple[int, str, str]], written: Written | None = None
 ) -> tuple[dict, np.ndarray | None]:
@@ -722,15 +739,7 @@ def _file_definitions(
         parts = [written.defs.pop(file_id) for file_id in ordered]  # compute_ranks takes them
         numbers = _joined([names for _, names, _ in parts], np.int32)
         codes = _joined([kinds for _, _, kinds in parts], np.int8)
-        if handed_over:
-            name_column = written.name_positions()[numbers]
-        else:
-            used_names, inverse = np.unique(numbers, return_inverse=True)
-            every_name = written.numbered_names()
-            as_interned = np.array(
-                interned.numbers([every_name[i] for i in used_names.tolist()]), dtype=np.int64
-            )
-            name_column = as_interned[inverse.reshape(-1)]
+        name_column = _name_column(written, numbers, interned, handed_over)
         kind_keys = list(written.kinds)  # (kind, documented, top level) by code
         columns.add_arrays(
             defs_symbol=_joined([ids for ids, _, _ in parts], np.int64),
@@ -887,15 +896,7 @@ def _file_uses(
         ordered = sorted(in_memory)
         parts = [written.uses.pop(file_id) for file_id in ordered]
         numbers = _joined([names for names, _ in parts], np.int32)
-        if handed_over:
-            name_column = written.name_positions()[numbers]
-        else:
-            used_names, inverse = np.unique(numbers, return_inverse=True)
-            every_name = written.numbered_names()
-            as_interned = np.array(
-                interned.numbers([every_name[i] for i in used_names.tolist()]), dtype=np.int64
-            )
-            name_column = as_interned[inverse.reshape(-1)]
+        name_column = _name_column(written, numbers, interned, handed_over)
         columns.add_arrays(
             uses_file=np.repeat(np.array(ordered, dtype=np.int64), [len(n) for n, _ in parts]),
             uses_name=name_column,
