@@ -14,41 +14,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from vector_rows import clustered, records
 
 from repomap import config, store
 from repomap.errors import BadArgument
 from repomap.store import ann
-from repomap.store.vectors import LocalVectorStore, VectorFilter, VectorRecord
+from repomap.store.vectors import LocalVectorStore, VectorFilter
 
 MODEL = "test-model-w256"
-DIMENSIONS = 384
-LANGUAGES = ("python", "rust", "cpp")
-KINDS = ("function", "class", "method")
-
-
-def clustered(count: int, seed: int = 0) -> np.ndarray:
-    """Unit vectors in 40 loose clusters, as embeddings of code are (random ones are not)."""
-    rng = np.random.default_rng(seed)
-    centres = rng.standard_normal((40, DIMENSIONS)).astype(np.float32)
-    rows = centres[rng.integers(0, 40, count)] + 0.6 * rng.standard_normal((count, DIMENSIONS))
-    rows = rows.astype(np.float32)
-    result: np.ndarray = rows / np.linalg.norm(rows, axis=1, keepdims=True)
-    return result
-
-
-def records(vectors: np.ndarray, first_id: int = 1, text: int = 0) -> list[VectorRecord]:
-    """Chunks first_id, first_id + 1, ...; `text` tells their texts (content hashes) apart."""
-    return [
-        VectorRecord(
-            first_id + i,
-            f"{text:032x}{first_id + i:032x}",
-            f"pkg/module_{i % 97}.py",
-            LANGUAGES[i % 3],
-            KINDS[i % 7 % 3],
-            row,
-        )
-        for i, row in enumerate(vectors)
-    ]
 
 
 @pytest.fixture

@@ -17,35 +17,21 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import vector_rows
 
 from repomap import store
 from repomap.store import vector_file
-from repomap.store.vectors import DIMENSIONS, LocalVectorStore, VectorFilter, VectorRecord
+from repomap.store.vectors import LocalVectorStore, VectorFilter, VectorRecord
 
 MODEL = "all-MiniLM-L6-v2-onnx-int8-w128"
 
 
 def clustered(count: int, seed: int = 0) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    centres = rng.standard_normal((12, DIMENSIONS)).astype(np.float32)
-    rows = centres[rng.integers(0, 12, count)] + 0.6 * rng.standard_normal((count, DIMENSIONS))
-    rows = rows.astype(np.float32)
-    result: np.ndarray = rows / np.linalg.norm(rows, axis=1, keepdims=True)
-    return result
+    return vector_rows.clustered(count, seed, clusters=12)
 
 
 def records(vectors: np.ndarray, first_id: int = 1, text: int = 0) -> list[VectorRecord]:
-    return [
-        VectorRecord(
-            first_id + i,
-            f"{text:032x}{first_id + i:032x}",
-            f"pkg/module_{i % 13}.py",
-            ("python", "rust", "cpp")[i % 3],
-            ("function", "class", "method")[i % 5 % 3],
-            row,
-        )
-        for i, row in enumerate(vectors)
-    ]
+    return vector_rows.records(vectors, first_id, text, modules=13, kind_cycle=5)
 
 
 @pytest.fixture
