@@ -190,9 +190,10 @@ VENDORED_TOP_FOLDERS = frozenset({"vendor", "deps", "external", "extern"})
 
 
 def is_demoted_path(path: str) -> bool:
-    """Tests, benchmarks, examples and vendored code: `tests/`, `examples/`, `benches/`,
-    `test_x.py`, `x_test.go`, `foo_tests.rs`, `conftest.py`, `third_party/`, `fmt/bundled/`,
-    and `vendor/`, `deps/`, `external/` at the top of the tree."""
+    """Tests, benchmarks, examples, vendored code and type stubs: `tests/`, `examples/`,
+    `benches/`, `test_x.py`, `x_test.go`, `foo_tests.rs`, `conftest.py`, `third_party/`,
+    `fmt/bundled/`, `vendor/`, `deps/`, `external/` at the top of the tree, and `.pyi` files
+    (a stub repeats the signatures and docstrings of the code that does the work)."""
     parts = path.lower().split("/")
     stem = parts[-1].rsplit(".", 1)[0]
     folders = parts[:-1]
@@ -202,4 +203,5 @@ def is_demoted_path(path: str) -> bool:
         or stem.startswith("test_")
         or stem.endswith(("_test", "_tests"))
         or stem in ("tests", "conftest")
+        or parts[-1].endswith(".pyi")
     )

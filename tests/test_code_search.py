@@ -717,3 +717,22 @@ def test_which_paths_count_as_vendored() -> None:
     # deeper, `vendor` is often the project's own module (Rust's core_simd/src/vendor)
     assert not is_demoted_path("crates/core_simd/src/vendor/x86.rs")
     assert not is_demoted_path("src/deps.rs") and not is_demoted_path("vendor.py")
+    assert is_demoted_path("pkg/validators.pyi")  # a type stub
+
+
+def test_a_type_stub_ranks_below_the_code_it_describes_unless_asked_for(tmp_path: Path) -> None:
+    """A `.pyi` repeats the signature and docstring of the function that does the work: the
+    implementation comes first; a question about the stub lifts it."""
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    doc = '    """Raise a TypeError unless the value is an instance of the given type."""\n'
+    (root / "pkg" / "validators.pyi").write_text(f"def instance_of(kind):\n{doc}    ...\n")
+    (root / "pkg" / "validators.py").write_text(
+        f"def instance_of(kind):\n{doc}    return _InstanceOfValidator(kind)\n"
+    )
+    assert repomap("index", str(root)).returncode == 0
+    code, data, _ = search(root, "check that a value is an instance of a type", "--mode", "lexical")
+    assert code == 0 and data["results"][0]["path"] == "pkg/validators.py"
+    code, data, _ = search(root, "stub: check that a value is an instance", "--mode", "lexical")
+    scores = {hit["path"]: hit["score"] for hit in data["results"]}
+    assert scores["pkg/validators.pyi"] > 0.8 * scores["pkg/validators.py"]

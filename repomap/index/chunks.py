@@ -24,7 +24,8 @@ from repomap.subwords import split_identifier
 # What the chunks are made with: a change makes the next `repomap index` read every file again.
 # 5: paths.is_demoted_path also counts bench/, benchmarks/, example/ folders and conftest.py
 # 6: ... and vendored code (third_party/, bundled/, a top vendor/ or deps/)
-CHUNKS_VERSION = "6"
+# 7: ... and type stubs (.pyi)
+CHUNKS_VERSION = "7"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
 # header, docstring and member signatures, not the members' bodies: those are chunks too.

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from repomap.index import pagerank as rank
 
 RANK_FORMAT = (
-    "12"  # bump when rank.py weighs or stores differently: the next `repomap index` re-ranks
+    "13"  # bump when rank.py weighs or stores differently: the next `repomap index` re-ranks
 )
 # 6: rank_arrays blobs are zlib-compressed, int64 arrays stored as int32 when they fit
 # 7: definitions cached per file (defs_* rows) beside the uses
@@ -41,6 +41,7 @@ RANK_FORMAT = (
 #    keeps the stored ranking whole, without reading it; a repomap that does not set the mark
 #    writes another format, so its rankings are never taken for marked ones
 # 12: vendored code (paths.is_demoted_path) weighs like tests
+# 13: so do type stubs (.pyi)
 NOT_RANKED_KINDS = (
     "impl",
     "namespace",

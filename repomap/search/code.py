@@ -75,7 +75,7 @@ STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split() + _FUNCTION_WORDS_TEXT.split())
 _WORD = re.compile(r"\w+", re.UNICODE)
 _TEST_WORDS = frozenset(
     {"test", "tests", "testing", "example", "examples", "bench", "benchmark", "vendor", "vendored",
-     "bundled"}
+     "bundled", "stub", "stubs", "pyi"}
 )  # fmt: skip
 # A lexical candidate: (BM25 score, is_test, kind, file id: None for docs and records); the
 # traits of any candidate: (is_test, kind, file id).
