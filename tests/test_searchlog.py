@@ -101,3 +101,28 @@ def test_search_text_logs_results_and_errors_unless_told_not_to(tmp_path: Path) 
     )
     assert found["mode"] == "fts" and found["ms"] >= 0
     assert failed["error"].startswith("bad query at position 1")
+
+
+def test_repomap_search_is_logged_and_counted_by_stats_beside_text_searches(
+    make_repo, tmp_path: Path
+) -> None:
+    from conftest import run_cli
+
+    root = make_repo({"net/retry.py": "def backoff_delay(attempt):\n    return 2 ** attempt\n"})
+    env = {"REPOMAP_SEARCH_LOG": "1"}
+    assert run_cli("index", root, env=env).returncode == 0
+    assert run_cli("search", "how long is the retry delay", "--root", root, env=env).returncode == 0
+    assert run_cli("search", "zzqxv", "--mode", "lexical", "--root", root, env=env).returncode == 1
+    assert run_cli("search", "x" * 5000, "--root", root, env=env).returncode == 2
+    assert run_cli("search-text", "attempt", "--root", root, env=env).returncode == 1
+    done = run_cli("stats", "--json", "--root", root, env=env)
+    summary = json.loads(done.stdout)
+    assert summary["searches"] == 4 and summary["errors"] == 1
+    assert summary["by_mode"]["lexical"] == 2  # no embeddings: lexical, asked or not
+    queries = {row["query"]: row["count"] for row in summary["top_queries"]}
+    assert queries["how long is the retry delay  (search)"] == 1
+    empty = {row["query"]: row["count"] for row in summary["zero_result_queries"]}
+    assert empty == {"zzqxv  (search)": 1, "attempt": 1}
+    events, _ = searchlog.read_events(root / ".repomap" / "index.db", "search_code")
+    assert [event["word_matches"] for event in events] == [1, 0, None]
+    assert events[2]["error"] and "4096" in events[2]["error"]

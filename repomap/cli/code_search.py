@@ -81,7 +81,7 @@ def search(
             served = _from_server(url, query, mode, path, language, kind, limit)
         result = served or search_code(
             db, query, mode=mode, path=path, language=language, kind=kind,
-            limit=limit, quick_start=True,
+            limit=limit, quick_start=True, log=settings.search_log,
         )  # fmt: skip
         shown = Shown(store.indexed_root(db, settings.root), absolute)
     result = replace(result, hits=[replace(hit, path=shown(hit.path)) for hit in result.hits])

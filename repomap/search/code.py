@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from repomap import paths, store
-from repomap.errors import BadArgument, BadQuery
+from repomap.errors import BadArgument, BadQuery, RepomapError
 from repomap.index import chunks
 from repomap.languages import DOC_FORMATS, resolve_language
 from repomap.limits import check_limit
@@ -289,10 +289,58 @@ def search_code(
     limit: int = 10,
     semantic_weight: float = SEMANTIC_WEIGHT,
     quick_start: bool = False,
+    log: bool = True,
 ) -> CodeResults:
     """The chunks that best answer `question`, best first (ties: path, then line).
-    `quick_start`: this process asks once and exits, so load for one question, not many."""
+    `quick_start`: this process asks once and exits, so load for one question, not many.
+    `log`: record the search (or its error) in the index's search log (search/log.py)."""
     started = time.perf_counter()
+    try:
+        result = _search_code(
+            db, question, mode, path, language, kind, limit, semantic_weight, quick_start, started
+        )
+    except RepomapError as problem:  # bad input, a model mismatch: logged as failed searches
+        if log:
+            _log(db, question, mode, path, language, kind, limit, None, str(problem), started)
+        raise
+    if log:
+        _log(db, question, mode, path, language, kind, limit, result, None, started)
+    return result
+
+
+def _log(db: Store, question: str, mode: str | None, path: str | None, language: str | None,
+         kind: str | None, limit: int, result: CodeResults | None, error: str | None,
+         started: float) -> None:  # fmt: skip
+    from repomap.search import log as searchlog
+
+    searchlog.log_event(
+        "search_code",
+        index=db.path,
+        query=question,
+        mode=result.mode if result else mode,
+        path=path,
+        language=language,
+        kinds=kind,  # the --kind filter (`kind` is the event's)
+        limit=limit,
+        results=len(result.hits) if result else 0,
+        word_matches=result.word_matches if result else None,
+        ms=round((time.perf_counter() - started) * 1000, 3),
+        error=error,
+    )
+
+
+def _search_code(
+    db: Store,
+    question: str,
+    mode: str | None,
+    path: str | None,
+    language: str | None,
+    kind: str | None,
+    limit: int,
+    semantic_weight: float,
+    quick_start: bool,
+    started: float,
+) -> CodeResults:
     question = check_query(question)
     limit = check_limit(limit)
     if mode is None:

@@ -8,8 +8,9 @@ be written is skipped. It is off when REPOMAP_SEARCH_LOG is 0, false, off or no 
 caller passes log=False to search_text, as the CLI does for Settings.search_log). A log past
 MAX_BYTES is renamed to `…-search-log.1.jsonl` (replacing the older one) and a new one started.
 
-Three kinds of event are logged: `search_text` (every text search, CLI or MCP: query, mode,
-filters, results, ms, error), `tool` (every MCP tool call: tool, arguments, result_count, ms,
+Four kinds of event are logged: `search_text` (every text search, CLI or MCP: query, mode,
+filters, results, ms, error), `search_code` (every `repomap search` / `search_code` answered
+in process: query, mode, filters, results, word_matches, ms, error), `tool` (every MCP tool call: tool, arguments, result_count, ms,
 error; the MCP server) and `command` (every CLI command that runs: command, args, results,
 exit, ms, error; repomap/cli/outcome.py). One line, one write() each.
 
@@ -119,9 +120,13 @@ def read_events(
     return events, [str(path) for path in files]
 
 
+SEARCH_KINDS = ("search_text", "search_code")  # the events `repomap stats` counts as searches
+
+
 def summarize(index: Path, top: int = 10) -> LogSummary:
-    """What `repomap stats` prints."""
-    events, files = read_events(index)
+    """What `repomap stats` prints: text searches and code searches together (their modes
+    tell them apart: fts and literal, lexical, semantic and hybrid)."""
+    events, files = read_events(index, SEARCH_KINDS)
     if not events:
         return LogSummary(files)
     failed = [event for event in events if event.get("error")]
@@ -196,6 +201,8 @@ def _usage(kind: str, name: str, calls: list[dict]) -> Usage:
 
 def _key(event: dict) -> str:
     query = str(event.get("query", ""))
+    if event.get("kind") == "search_code":
+        return f"{query}  (search)"
     return f"{query}  (literal)" if event.get("mode") == "literal" else query
 
 

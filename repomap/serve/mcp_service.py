@@ -416,7 +416,7 @@ class Service:
             with self.reading(root) as db:
                 result = code_search.search_code(
                     db, query, mode=mode, path=path_filter, language=language, kind=kind,
-                    limit=limit,
+                    limit=limit, log=root.settings.search_log,
                 )  # fmt: skip
             truncated = truncated or result.truncated
             used = used or result.mode
