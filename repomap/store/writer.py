@@ -239,6 +239,13 @@ def _graph_digest(language: str | None, symbols: Iterable[tuple], uses: Iterable
     return digest.hexdigest()
 
 
+def _graph_rows(symbol_rows: Iterable[tuple]) -> Iterator[tuple]:
+    """What ranking reads of inserted symbol rows (INSERT_SYMBOL_SQL's columns), as
+    GRAPH_SYMBOLS_SQL reads it back: a doc stored as '' (its text row named) is still a doc."""
+    for row in symbol_rows:
+        yield (row[2], row[3], row[4], int(row[13] is not None), int(row[12] is None), row[14])
+
+
 def _uses(references: Iterable[tuple]) -> list[tuple[str, int]]:
     """(name, lines using it) by name, as GRAPH_USES_SQL reads them (refs keeps one row per
     file, line and name)."""
@@ -501,7 +508,8 @@ class Writer:
         if (
             before is None
             or first_id is None
-            or before.digest != _graph_digest(rows.language, symbol_rows, _uses(rows.references))
+            or before.digest
+            != _graph_digest(rows.language, _graph_rows(symbol_rows), _uses(rows.references))
         ):
             self.graph_changed()
         self.conn.executemany(
@@ -547,14 +555,13 @@ class Writer:
         """Insert a file's symbols (a doc that is one of `text_ids`' texts as that row's id),
         numbered from `first_id` (None: new ids); return (id, start line, end line) of each, by
         qualified name, outer before inner, the qualified names of the declarations among them,
-        and what ranking reads of each (GRAPH_SYMBOLS_SQL's columns after the id)."""
+        and the rows inserted (INSERT_SYMBOL_SQL's columns)."""
         named: dict[str, list[Span]] = {}
         declarations: list[str] = []
         # One qualified name can belong to several symbols (a Rust struct and its impl, a
         # Python name redefined): a parent is the one whose span holds the child.
         spans: dict[str, list[Span]] = {}
         values = []
-        graph = []
         next_id = first_id if first_id is not None else self.next_symbol_id
         for (
             name, qualified_name, kind, start_line, end_line, start_col, end_col, start_byte,
@@ -575,16 +582,12 @@ class Writer:
                 end_col, start_byte, end_byte, signature, parent,
                 doc if doc_text is None else "", int(is_definition), doc_text,
             ))  # fmt: skip
-            graph.append((
-                name, qualified_name, kind, int(doc is not None), int(parent is None),
-                int(is_definition),
-            ))  # fmt: skip
         if first_id is None:
             self.next_symbol_id = next_id
         self.conn.executemany(INSERT_SYMBOL_SQL, values)
         if self.observer is not None:
             self.observer.symbols_written(file_id, values)
-        return named, declarations, graph
+        return named, declarations, values
 
     def optimize_text(self) -> None:
         """Merge each text index into one segment (FTS5 'optimize'), then give the pages of the
