@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from repomap import store, textfile
-from repomap.index import changes, markdown, markers, secrets
+from repomap.index import changes, markers, secrets
 from repomap.index.chunks import doc_chunks
 from repomap.languages import doc_format
 
@@ -55,6 +55,8 @@ def doc_rows(
     if markers.noindex(source):
         return markers.NOINDEX_REASON
     text = markers.blanked(source, markers.ignored_lines(source)).decode("utf-8")
+    from repomap.index import markdown  # its patterns compile on import: only when a doc changed
+
     document = markdown.parse(text) if fmt == "markdown" else markdown.plain_text_sections(text)
     clean = secrets.redact if redact else str  # as for code text: keys and PEM blocks go
     sections = []

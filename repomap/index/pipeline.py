@@ -10,7 +10,6 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -21,8 +20,6 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar
 from repomap import store, textfile
 from repomap.config import DEFAULT_MAX_FILE_SIZE, Settings
 from repomap.errors import CorruptIndex, IndexBusy, NotAnIndex, RepomapError
-from repomap.extractors import extract
-from repomap.extractors.model import TextElement
 from repomap.index import markers, scopes, secrets
 from repomap.index.chunks import CHUNKS_VERSION, code_chunks
 from repomap.index.discover import Walk, code_files, read_file, walk
@@ -39,6 +36,7 @@ from repomap.languages import (
 from repomap.subwords import subwords
 
 if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never imports it
+    from repomap.extractors.model import TextElement
     from repomap.index.embedding import EmbedSummary
 
 symbol_row = attrgetter(*store.SYMBOL_FIELDS)
@@ -487,6 +485,8 @@ def _index(
     from repomap.index.ranking import compute_ranks, store_ranks  # numpy: imported when ranking
 
     if optimized:
+        from concurrent.futures import ThreadPoolExecutor  # with logging: ~4 ms a run needs not
+
         # Merging the text indexes (one SQLite statement, without the GIL) and ranking (reads
         # and arithmetic, on a reader of its own) take a core each: ~0.4 s off a cold run.
         with ThreadPoolExecutor(1, thread_name_prefix="repomap-merge") as pool:
@@ -641,6 +641,8 @@ def read_and_extract(job: Job) -> Result:
     if markers.noindex(source):
         return Skipped(job.rel_path, markers.NOINDEX_REASON)
     language = language_of_header(job.rel_path, job.language, source)
+    from repomap.extractors import extract  # the parsers: a run with nothing changed needs none
+
     try:
         extraction = extract(language, source, job.rel_path)
     except RecursionError:
