@@ -9,19 +9,30 @@ from rich.markup import escape
 from repomap.cli.console import console as _console
 
 
+def _count(number: int, noun: str) -> str:
+    """`1 file`, `2 files`; `found` is a participle and stays as it is."""
+    if noun == "found":
+        return f"{number:,} files found" if number != 1 else "1 file found"
+    return f"{number:,} {noun}" + ("" if number == 1 else "s")
+
+
 def print_index_summary(summary: Any) -> None:
     console = _console()
+    found = summary.added + summary.modified + summary.unchanged + len(summary.skipped)
     rows = [
         ("index", summary.db_path),
         (
             "files",
-            f"{summary.scanned} scanned, {summary.added} added, {summary.modified} changed, "
-            f"{summary.unchanged} unchanged, {summary.removed} removed, "
-            f"{len(summary.skipped)} skipped",
+            # Skips include what the walk never hands to a reader (a FIFO, a secret file, a link
+            # out of ROOT), so the line counts from what was found, not from what was read.
+            f"{_count(found, 'found')}: {summary.added} added, {summary.modified} changed, "
+            f"{summary.unchanged} unchanged, {len(summary.skipped)} skipped; "
+            f"{summary.removed} removed",
         ),
         (
             "indexed",
-            f"{summary.files} files, {summary.symbols} symbols, {summary.references} references",
+            f"{_count(summary.files, 'file')}, {_count(summary.symbols, 'symbol')}, "
+            f"{_count(summary.references, 'reference')}",
         ),
         ("text", ", ".join(f"{count} {kind}s" for kind, count in summary.elements.items())),
     ]
