@@ -31,7 +31,7 @@ from repomap.limits import check_limit
 from repomap.search.filters import Filters
 from repomap.store import Store
 from repomap.subwords import split_identifier
-from repomap.vocabulary import bridge
+from repomap.vocabulary import base_forms, bridge
 
 if TYPE_CHECKING:
     import numpy as np
@@ -158,13 +158,19 @@ def query_terms(question: str) -> list[str]:
 
 def bridged_terms(terms: Sequence[str]) -> list[str]:
     """The words code uses for the question's words (repomap/vocabulary.py: `directory` ->
-    dir, `string` -> str), each once, none of them a question word or a stop word."""
+    dir, `string` -> str), each once, none of them a question word or a stop word, nor one the
+    index already writes the question's word beside (index/chunks.py's ABBREVIATIONS: a chunk
+    that says `buf` says `buffer` too, and would count twice)."""
     asked = set(terms)
     found: dict[str, None] = {}
     for term in terms:
+        forms = base_forms(term)
         for word in bridge(term):
-            if word not in asked and word not in STOP_WORDS:
-                found[word] = None
+            if word in asked or word in STOP_WORDS or any(
+                chunks.ABBREVIATIONS.get(form) in forms for form in base_forms(word)
+            ):
+                continue
+            found[word] = None
     return list(found)
 
 
