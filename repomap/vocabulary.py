@@ -1,16 +1,20 @@
-"""English words and the words code writes for them: `directory` is `dir`, `string` is `str`.
+"""English words and the words code writes for them: `socket` is `sock`, `directory` is `dir`.
 
-A question is asked in English ("create the directory and its parents"), code is written in
-the abbreviations and synonyms of its trade (`create_dir_all`, `mkdir`). Each line of the table
-below is one group of words that name the same thing in identifiers; a word of a group brings
-the others. The table is general knowledge of identifier conventions across Python, Rust, C
-and C++ (the abbreviations of the C and POSIX libraries, the STL's and Rust std's names,
-common English synonyms of programming verbs), written once and not derived from any
-benchmark's questions or answers.
+A question is asked in English ("where is the header of an incoming packet read from the
+socket?"), code is written in the abbreviations of its trade (`recv_pkt_hdr(sock)`). Each line
+of the table below is one group of words that name the same thing in identifiers; a word of a
+group brings the others. The table is general knowledge of identifier conventions across
+Python, Rust, C and C++ (the abbreviations of the C and POSIX libraries, the STL's and Rust
+std's names, a few common synonyms of programming verbs such as remove / delete / erase),
+written once from those conventions, not from any benchmark's questions or answers.
+
+search/code.py asks a question's bridged words as a second BM25 query at a quarter of the
+weight (`bridged_scores`), leaving out those index/chunks.py already writes beside their word
+at index time (its ABBREVIATIONS: a chunk that says `buf` says `buffer` too).
 
 Words are matched in their base form: `directories` and `dirs` find the `directory` line
-(`base_forms` strips the usual English endings). Expansions are single ASCII words, so FTS5 and
-search/bm25.py read each as one term.
+(`base_forms` strips the usual English endings). Every word is one lower-case ASCII token, so
+FTS5 and search/bm25.py read each as one term.
 """
 
 from __future__ import annotations
@@ -531,6 +535,7 @@ _GROUPS_TEXT = """
     horizontal horiz
     volume vol
 """
+
 
 def _groups(text: str) -> dict[str, frozenset[str]]:
     table: dict[str, set[str]] = {}

@@ -166,8 +166,10 @@ def bridged_terms(terms: Sequence[str]) -> list[str]:
     for term in terms:
         forms = base_forms(term)
         for word in bridge(term):
-            if word in asked or word in STOP_WORDS or any(
-                chunks.ABBREVIATIONS.get(form) in forms for form in base_forms(word)
+            if (
+                word in asked
+                or word in STOP_WORDS
+                or any(chunks.ABBREVIATIONS.get(form) in forms for form in base_forms(word))
             ):
                 continue
             found[word] = None
