@@ -158,8 +158,7 @@ def versions(db_path: Path, scope: str) -> dict[int, list[Path]]:
         if (
             dot
             and version.isdigit()
-            and "." + suffix
-            in (*_SUFFIXES, *_OLD_SUFFIXES, *(s + ".tmp" for s in _SUFFIXES))
+            and "." + suffix in (*_SUFFIXES, *_OLD_SUFFIXES, *(s + ".tmp" for s in _SUFFIXES))
         ):
             found.setdefault(int(version), []).append(folder(db_path) / name)
     return found

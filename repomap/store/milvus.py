@@ -429,6 +429,8 @@ def _rescored(hits: list[dict[str, Any]], target: np.ndarray, k: int) -> list[tu
     )
     # Quantized again they are the very int8 rows they were made from (each row's largest
     # component is +-127 of its scale), scored as the local store scores its rows.
-    stored = int8_rows(np.frombuffer(b"".join(distinct), np.float32).reshape(len(distinct), -1), len(target))
+    stored = int8_rows(
+        np.frombuffer(b"".join(distinct), np.float32).reshape(len(distinct), -1), len(target)
+    )
     scores = stored_scores(stored, inverse_norms(stored), target)[rows]
     return top_k(ids, scores, k)
