@@ -157,7 +157,7 @@ def migrate(conn: sqlite3.Connection, to: int | None = None) -> None:
 def _int8_vector(blob: bytes | None) -> bytes | None:
     """A float16 vector blob (schema v14-v16) as the int8 row v17 stores; None when it is not a
     vector (0017_int8_vectors.sql drops those rows)."""
-    from repomap.store.vectors import int8_rows
+    from repomap.store.int8 import int8_rows
 
     if not isinstance(blob, bytes) or not blob or len(blob) % 2:
         return None

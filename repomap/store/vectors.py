@@ -39,6 +39,8 @@ from repomap import config
 from repomap.errors import CorruptIndex, ExitCode, RepomapError
 from repomap.store import ann, chunk_texts, vector_file
 from repomap.store.connection import Store, chunks
+from repomap.store.int8 import VECTOR_DTYPE
+from repomap.store.int8 import int8_rows as int8_rows  # re-exported: the one quantization
 
 logger = logging.getLogger(__name__)
 
@@ -46,8 +48,7 @@ DIMENSIONS = 384
 MISMATCH_CODE = "EMBEDDING_MODEL_MISMATCH"
 MISMATCH_FIX = "repomap index --force"
 KEPT_MATRICES = 4  # decoded scopes kept per process (40k chunks: ~30 MB each)
-_VECTOR_DTYPE = np.dtype("i1")  # stored vectors: int8 rows (see int8_rows)
-_PEAK = 127
+_VECTOR_DTYPE = VECTOR_DTYPE  # stored vectors: int8 rows (store/int8.py int8_rows)
 SCORE_BLOCK = 2048  # int8 rows widened to float32 at a time (3 MB: within the caches)
 # The sidecar's search (bench/ann.py measured these on the real vectors):
 OVERSAMPLE = 2  # candidates re-scored exactly per result asked for
@@ -139,22 +140,6 @@ class VectorStore(Protocol):
 
 
 # --- vectors as bytes ----------------------------------------------------------------------------
-
-
-def int8_rows(vectors: np.ndarray, dimensions: int) -> np.ndarray:
-    """`vectors` (n, dimensions) as stored: int8, each row scaled on its own so that its largest
-    component is +-127, then rounded (symmetric quantization; 384 bytes a vector, float16 took
-    768). The scale is not kept: every vector is used as a direction (a cosine), and
-    `inverse_norms` gives each row its length back exactly from the integers themselves."""
-    matrix = np.asarray(vectors, dtype=np.float32)
-    if matrix.ndim != 2 or matrix.shape[1] != dimensions:
-        raise ValueError(f"expected vectors of {dimensions} dimensions, got shape {matrix.shape}")
-    peaks = np.max(np.abs(matrix), axis=1, keepdims=True)
-    if not np.all(np.isfinite(peaks)) or np.any(peaks == 0):
-        raise ValueError("a vector is zero or not finite")
-    scaled = np.rint(matrix * (np.float32(_PEAK) / peaks))
-    rows: np.ndarray = np.clip(scaled, -_PEAK, _PEAK).astype(_VECTOR_DTYPE)
-    return rows
 
 
 def inverse_norms(rows: np.ndarray) -> np.ndarray:
