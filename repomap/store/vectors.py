@@ -146,7 +146,7 @@ def inverse_norms(rows: np.ndarray) -> np.ndarray:
     """1 / length of each stored int8 row, as float32: the sum of squares is an exact integer
     (at most 384 x 127^2), so every process, block size and order of summing gives the very
     same number (the vector file keeps it, the database's rows give it back)."""
-    squares = np.einsum("ij,ij->i", rows, rows, dtype=np.int64)
+    squares = np.einsum("ij,ij->i", rows, rows, dtype=np.int32)  # < 2**31: exact
     result: np.ndarray = (1.0 / np.sqrt(squares.astype(np.float64))).astype(np.float32)
     return result
 
