@@ -109,6 +109,7 @@ def load_real() -> dict[str, list | np.ndarray]:
     """Every chunk vector of the embedded corpora (opened read only) with its path, language
     and kind; paths are prefixed with the corpus name."""
     from repomap.store import open_index
+    from repomap.store.vectors import unit_rows
 
     vectors, paths, languages, kinds = [], [], [], []
     for corpus in CORPORA:
@@ -121,7 +122,8 @@ def load_real() -> dict[str, list | np.ndarray]:
             ).fetchall()
         finally:
             db.conn.close()
-        vectors.append(np.frombuffer(b"".join(r[0] for r in rows), "<f2").reshape(len(rows), -1))
+        stored = np.frombuffer(b"".join(r[0] for r in rows), "i1").reshape(len(rows), -1)
+        vectors.append(unit_rows(stored))  # schema v17: int8 rows
         paths += [f"{corpus}/{r[1]}" for r in rows]
         languages += [r[2] for r in rows]
         kinds += [r[3] for r in rows]

@@ -9,6 +9,7 @@ for run alternating with this checkout, so both see the same machine load; wall 
 stage timings (`meta.timings_ms`).
 
     python bench/cli_cold.py --db DB [--corpus python] [--mode hybrid] [--runs 15] [--before SRC]
+        [--before-db DB]   # the before tree's own copy of the index (an older schema)
 """
 
 from __future__ import annotations
@@ -85,7 +86,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mode", default="hybrid", choices=["hybrid", "semantic", "lexical"])
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--before", type=Path, help="a source tree to alternate with")
+    parser.add_argument(
+        "--before-db",
+        type=Path,
+        help="the index the --before tree reads (default --db; another copy when this checkout's "
+        "schema is newer than the before tree's)",
+    )
     args = parser.parse_args(argv)
+    before_db = args.before_db or args.db
     asked = questions(args.corpus)
     # Both trees' bytecode compiled first: with PYTHONDONTWRITEBYTECODE set (as on the shared
     # host) a tree without __pycache__ compiles every module in every run, as no install does.
@@ -99,14 +107,14 @@ def main(argv: list[str] | None = None) -> int:
     # One warm-up each (the page cache, .pyc files, a vector file this checkout writes).
     measure(asked[0], args.mode, args.db, None)
     if args.before is not None:
-        measure(asked[0], args.mode, args.db, args.before)
+        measure(asked[0], args.mode, before_db, args.before)
     after: list[dict[str, Any]] = []
     before: list[dict[str, Any]] = []
     for number in range(args.runs):
         question = asked[number % len(asked)]
         after.append(measure(question, args.mode, args.db, None))
         if args.before is not None:
-            before.append(measure(question, args.mode, args.db, args.before))
+            before.append(measure(question, args.mode, before_db, args.before))
     rows = [summary("this checkout", after)]
     if before:
         rows.append(summary(f"before ({args.before})", before))
@@ -122,6 +130,11 @@ def main(argv: list[str] | None = None) -> int:
     if before:  # the same question through both: the same hits, scores and order
         same = sum(a["answer"] == b["answer"] for a, b in zip(after, before, strict=True))
         print(f"\nidentical answers (results, scores, order): {same} of {len(after)}")
+        hits = sum(
+            [hit["path"] for hit in a["answer"]] == [hit["path"] for hit in b["answer"]]
+            for a, b in zip(after, before, strict=True)
+        )
+        print(f"same paths in the same order: {hits} of {len(after)}")
     return 0
 
 

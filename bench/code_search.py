@@ -59,10 +59,16 @@ async def through_mcp(
     root: Path, db_path: Path, asked: list[str]
 ) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
     """(steady state, the first calls while the postings are read): ms per call per mode."""
+    from mcp.client.stdio import get_default_environment
+
+    env = get_default_environment()
+    if "PYTHONPATH" in os.environ:  # a before tree on PYTHONPATH serves too (the client's
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]  # default environment drops it)
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "repomap.cli", "mcp", "--root", str(root), "--db", str(db_path),
               "--no-refresh"],
+        env=env,
     )  # fmt: skip
     out: dict[str, list[float]] = {mode: [] for mode in MODES}
     first: dict[str, list[float]] = {"hybrid": [], "lexical": []}

@@ -54,7 +54,7 @@ def test_the_sidecar_answers_as_the_exact_search_does(db: store.Store) -> None:
     names = sidecar_files(db)
     version = db.scalar("SELECT version FROM vector_scopes")
     assert names == [
-        f"index-main-{version}{suffix}" for suffix in (".f16.npy", ".json", ".npy", ".usearch")
+        f"index-main-{version}{suffix}" for suffix in (".i8.npy", ".json", ".npy", ".usearch")
     ]
     queries = clustered(40, seed=1)
     recalls = []
@@ -161,7 +161,7 @@ def test_a_corrupt_sidecar_is_answered_exactly_then_rebuilt(db: store.Store, dam
     elif damage == "short meta":
         np.save(meta, np.load(meta)[:10])
     else:
-        np.save(paths[".f16.npy"], np.load(paths[".f16.npy"])[:10])
+        np.save(paths[".i8.npy"], np.load(paths[".i8.npy"])[:10])
     LocalVectorStore.forget_matrices()  # a new process: nothing loaded yet
     query = clustered(1, seed=4)[0]
     assert near.query("main", query, 10) == exact.query("main", query, 10)
@@ -248,7 +248,7 @@ def test_index_builds_the_sidecar_and_search_uses_it(tmp_path: Path) -> None:
     assert summary["ann"] == "built" and "ann" in summary["seconds"]
     folder = root / ".repomap" / "ann"
     first = sorted(os.listdir(folder))
-    assert [name.split(".", 1)[1] for name in first] == ["f16.npy", "json", "npy", "usearch"]
+    assert [name.split(".", 1)[1] for name in first] == ["i8.npy", "json", "npy", "usearch"]
 
     def semantic(threshold: int, *args: str) -> list[tuple[str, str, float]]:
         found = repomap(root, threshold, "search", "wait longer between attempts", "--mode",

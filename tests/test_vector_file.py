@@ -134,7 +134,8 @@ def test_a_reader_writes_the_file_of_its_own_snapshot_while_a_writer_commits(
     assert 500 not in [chunk for chunk, _ in before]
     assert writer.file_state("main") == "stale"  # written for the reader's version, not this one
     after = answers(db.path, data[150:151])[0]
-    assert after[0][0] == 500 and after[0][1] == pytest.approx(1.0, abs=1e-6)
+    # int8 rows: the query's own vector scores within quantization of 1
+    assert after[0][0] == 500 and after[0][1] == pytest.approx(1.0, abs=1e-4)
     assert writer.file_state("main") == "current"
 
 

@@ -1,15 +1,15 @@
 """The sidecar HNSW index of a large scope: approximate nearest neighbours past a million chunks.
 
 Below `config.ann_threshold()` chunks a scope is searched exactly (store/vectors.py decodes it
-into a matrix). Past it, decoding a million float16 rows costs seconds and gigabytes in every
+into a matrix). Past it, decoding a million rows costs seconds and gigabytes in every
 process, so the embedding stage also writes, next to the database, a usearch HNSW index of the
 scope and its filter columns:
 
     <db dir>/ann/<db stem>-<scope, %-quoted>-<scope version>.usearch   the graph and vectors
     <db dir>/ann/<db stem>-<scope, %-quoted>-<scope version>.npy       id, path, language, kind,
                                                                           entry per chunk, by id
-    <db dir>/ann/<db stem>-<scope, %-quoted>-<scope version>.f16.npy   the chunks' float16 rows,
-                                                                          in the same order
+    <db dir>/ann/<db stem>-<scope, %-quoted>-<scope version>.i8.npy    the chunks' int8 rows (the
+                                                                          database's), same order
     <db dir>/ann/<db stem>-<scope, %-quoted>-<scope version>.json      what the two hold; written
                                                                           last, so it marks them done
 
@@ -21,7 +21,7 @@ files. A sidecar missing, stale, or failing its checks is not used: the store an
 
 The sidecar is a derived file (the vectors stay in the database); `repomap index` remakes it.
 Keys are chunk ids. The graph (int8) only proposes candidates: the store scores them again,
-exactly, from the float16 rows of the `.f16.npy` (the database's bytes at that version), so a
+exactly, from the int8 rows of the `.i8.npy` (the database's bytes at that version), so a
 score is the one the exact search gives. Those rows also answer a filter that lets few chunks
 through, exactly, without decoding the scope: reading them from SQLite cost ~8 us a row.
 """
@@ -41,7 +41,7 @@ from urllib.parse import quote
 
 import numpy as np
 
-FORMAT = 1
+FORMAT = 2  # 1 kept float16 rows (`.f16.npy`), as the database did before schema v17
 # bench/ann.py on the real vectors (pooled corpora, and 1M with perturbed copies): i8 holds
 # recall@10 >= 0.99 after the exact re-scoring at half the bytes of f16; see bench/README.md.
 QUANTIZATION = "i8"
@@ -57,7 +57,7 @@ EXPANSION_SEARCH = 1024
 META_DTYPE = np.dtype(
     [("id", "<i8"), ("path", "<i8"), ("language", "<i4"), ("kind", "<i4"), ("entry", "<i8")]
 )
-VECTOR_DTYPE = np.dtype("<f2")
+VECTOR_DTYPE = np.dtype("i1")
 
 
 PARALLEL_ADD = 10_000  # vectors in a batch before the graph is built on every core
@@ -66,9 +66,10 @@ _CHECKED_BYTES = 1 << 20  # the head and tail of the graph file, hashed against 
 _SUFFIXES = (
     ".json",
     ".npy",
-    ".f16.npy",
+    ".i8.npy",
     ".usearch",
 )  # the header first: without it the rest is not used
+_OLD_SUFFIXES = (".f16.npy",)  # format 1's rows: found by `versions`, so `remove` deletes them
 
 
 @dataclass
@@ -77,7 +78,7 @@ class Sidecar:
 
     index: Any  # usearch.index.Index (a view)
     meta: np.ndarray  # META_DTYPE (n,), sorted by id; memory-mapped
-    vectors: np.ndarray  # float16 (n, dimensions), the rows of `meta`; memory-mapped
+    vectors: np.ndarray  # int8 (n, dimensions), the rows of `meta`; memory-mapped
     language_codes: dict[str, int]
     kind_codes: dict[str, int]
     lock: threading.Lock
@@ -115,7 +116,7 @@ class Sidecar:
         return keys
 
     def rows(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(chunk ids, float16 rows) at these positions of `meta`, in position order."""
+        """(chunk ids, int8 rows) at these positions of `meta`, in position order."""
         positions = np.unique(positions)
         return np.asarray(self.meta["id"][positions]), np.asarray(self.vectors[positions])
 
@@ -157,7 +158,7 @@ def versions(db_path: Path, scope: str) -> dict[int, list[Path]]:
         if (
             dot
             and version.isdigit()
-            and "." + suffix in (*_SUFFIXES, *(s + ".tmp" for s in _SUFFIXES))
+            and "." + suffix in (*_SUFFIXES, *_OLD_SUFFIXES, *(s + ".tmp" for s in _SUFFIXES))
         ):
             found.setdefault(int(version), []).append(folder(db_path) / name)
     return found
@@ -206,7 +207,7 @@ def load(db_path: Path, scope: str, version: int, dimensions: int) -> Sidecar | 
         ):
             return None
         meta = np.load(paths[".npy"], mmap_mode="r", allow_pickle=False)
-        vectors = np.load(paths[".f16.npy"], mmap_mode="r", allow_pickle=False)
+        vectors = np.load(paths[".i8.npy"], mmap_mode="r", allow_pickle=False)
         index = Index.restore(str(paths[".usearch"]), view=True)
     except (OSError, ValueError, KeyError, RuntimeError):
         return None
@@ -293,7 +294,7 @@ def build(
     gone: np.ndarray | None = None,
     added: np.ndarray | None = None,
 ) -> str:
-    """Write the sidecar of `scope` at `version`: `batches` yields (chunk ids, float16 rows) of
+    """Write the sidecar of `scope` at `version`: `batches` yields (chunk ids, int8 rows) of
     every chunk in id order, as `columns` lists them. With `previous` (a version whose sidecar
     is on disk), that graph is loaded, the chunk ids `gone` are removed from it and only those
     in `added` are added (see `changes`); otherwise every chunk is. Returns "updated" or
@@ -315,7 +316,7 @@ def build(
     folder(db_path).mkdir(parents=True, exist_ok=True)
     graph_tmp = paths[".usearch"].with_name(paths[".usearch"].name + ".tmp")
     meta_tmp = paths[".npy"].with_name(paths[".npy"].name + ".tmp")
-    rows_tmp = paths[".f16.npy"].with_name(paths[".f16.npy"].name + ".tmp")
+    rows_tmp = paths[".i8.npy"].with_name(paths[".i8.npy"].name + ".tmp")
     meta = np.empty(len(columns.ids), dtype=META_DTYPE)
     language_codes, kind_codes = columns.fill(meta)
     with meta_tmp.open("wb") as handle:
@@ -336,8 +337,11 @@ def build(
             # Threads add in no fixed order, so the graph (and what it finds) differs from one
             # build to the next; a small batch gains nothing from them and is built the same
             # way every time (test_ann compares near and exact answers on 60 vectors).
+            # Unit rows: usearch's int8 graph expects components within [-1, 1].
+            units = rows.astype(np.float32)
+            units /= np.sqrt(np.einsum("ij,ij->i", units, units))[:, None]
             index.add(
-                ids.astype(np.uint64), rows, threads=threads if len(ids) >= PARALLEL_ADD else 1
+                ids.astype(np.uint64), units, threads=threads if len(ids) >= PARALLEL_ADD else 1
             )
     if at != len(columns.ids):
         raise RuntimeError("the scope's rows changed while the sidecar was built")
@@ -346,7 +350,7 @@ def build(
     index.save(str(graph_tmp))
     os.replace(graph_tmp, paths[".usearch"])
     os.replace(meta_tmp, paths[".npy"])
-    os.replace(rows_tmp, paths[".f16.npy"])
+    os.replace(rows_tmp, paths[".i8.npy"])
     head = {
         "format": FORMAT,
         "scope": scope,

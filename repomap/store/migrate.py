@@ -144,9 +144,39 @@ def migrate(conn: sqlite3.Connection, to: int | None = None) -> None:
     try:
         from sqlite_utils import Database
 
+        conn.create_function("repomap_int8_vector", 1, _int8_vector, deterministic=True)
         _migrations().apply(Database(conn), stop_before=stop_before)
+        _release_free_pages(conn)
     except sqlite3.DatabaseError as error:
         _seq, _name, path = conn.execute("PRAGMA database_list").fetchone()
         raise MigrationFailed(
             f"migrating {path} failed ({error}); it was left at its previous schema version"
         ) from None
+
+
+def _int8_vector(blob: bytes | None) -> bytes | None:
+    """A float16 vector blob (schema v14-v16) as the int8 row v17 stores; None when it is not a
+    vector (0017_int8_vectors.sql drops those rows)."""
+    from repomap.store.int8 import int8_rows
+
+    if not isinstance(blob, bytes) or not blob or len(blob) % 2:
+        return None
+    import numpy as np
+
+    halves = np.frombuffer(blob, "<f2")
+    try:
+        return bytes(int8_rows(halves[None, :], len(halves)).tobytes())
+    except ValueError:  # zero or not finite
+        return None
+
+
+def _release_free_pages(conn: sqlite3.Connection) -> None:
+    """Hand the pages a migration freed (a table built again) back to the file system, when
+    the index is incremental auto-vacuum; otherwise they stay free pages, reused later."""
+    (mode,) = conn.execute("PRAGMA auto_vacuum").fetchone()
+    (free,) = conn.execute("PRAGMA freelist_count").fetchone()
+    if mode != 2 or not free:
+        return
+    # sqlite3_exec steps the pragma to its end (execute() would step it once: one page) and
+    # leaves no statement open.
+    conn.executescript("PRAGMA incremental_vacuum;")

@@ -9,7 +9,7 @@ unit vectors = cosine). The scope's name and model id are collection properties.
 
 Filters become Milvus boolean expressions, applied by Milvus before it ranks. Milvus' order of
 equal scores is its own, so the candidates it returns are scored again here the way the local
-store scores them (one dot product per distinct vector, float16-rounded vectors) and sorted by
+store scores them (one dot product per distinct vector, its int8 rows: vectors.int8_rows) and sorted by
 score, then chunk id; when the k-th and (k+1)-th scores are within rounding of each other, a
 range search first fetches every chunk at that score, so which of them make the cut is decided
 by chunk id too.
@@ -44,8 +44,9 @@ from repomap.store.vectors import (
     StoreHealth,
     VectorFilter,
     VectorRecord,
-    dot_rows,
-    half_rows,
+    int8_rows,
+    inverse_norms,
+    stored_scores,
     top_k,
     unit_rows,
     unit_vector,
@@ -212,7 +213,8 @@ class MilvusVectorStore:
     def upsert(self, scope: str, records: Sequence[VectorRecord]) -> None:
         if not records:
             return
-        vectors = half_rows(np.stack([r.vector for r in records]), self.dimensions)
+        # the local store's int8 rows, as unit float32 vectors (inner product = cosine)
+        vectors = unit_rows(int8_rows(np.stack([r.vector for r in records]), self.dimensions))
         latest = {r.chunk_id: i for i, r in enumerate(records)}  # a repeated id: the last wins
         rows = [
             {
@@ -221,8 +223,7 @@ class MilvusVectorStore:
                 "path": r.path,
                 "language": r.language,
                 "kind": r.kind,
-                # float16 values in float32, as the local store keeps them
-                "vector": vectors[i].astype(np.float32).tolist(),
+                "vector": vectors[i].tolist(),
             }
             for i, r in enumerate(records)
             if latest[r.chunk_id] == i
@@ -426,6 +427,10 @@ def _rescored(hits: list[dict[str, Any]], target: np.ndarray, k: int) -> list[tu
             for hit in hits
         ]
     )
-    vectors = unit_rows(np.frombuffer(b"".join(distinct), np.float32).reshape(len(distinct), -1))
-    scores = dot_rows(vectors, target)[rows]
+    # Quantized again they are the very int8 rows they were made from (each row's largest
+    # component is +-127 of its scale), scored as the local store scores its rows.
+    stored = int8_rows(
+        np.frombuffer(b"".join(distinct), np.float32).reshape(len(distinct), -1), len(target)
+    )
+    scores = stored_scores(stored, inverse_norms(stored), target)[rows]
     return top_k(ids, scores, k)

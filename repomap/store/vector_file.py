@@ -1,16 +1,22 @@
 """A scope's vectors in one file beside the index, read in one go instead of row by row.
 
-Deciding a scope from SQLite costs a CLI search most of its time: ~48k rows of float16 blobs
-returned one by one (~150 ms on Django, more beside the model's thread). So a scope's decoded
-columns are also kept in a derived file next to the database:
+Decoding a scope from SQLite costs a CLI search most of its time: ~48k rows of blobs returned
+one by one (~150 ms on Django, more beside the model's thread). So a scope's decoded columns are
+also kept in a derived file next to the database:
 
     <db path>.vectors-<scope, %-quoted>
 
     one line of JSON (the header), padded with spaces to a multiple of 64 bytes
     META_DTYPE x count      chunk id, row in the entries, path id, language and kind codes
     padding to 64 bytes
-    float32 x entries x dimensions   the distinct vectors as a search scores them: the
-                                      database's float16 rows through vectors.unit_rows
+    int8 x entries x dimensions     the distinct vectors, the database's int8 rows as stored
+    padding to 64 bytes
+    float32 x entries               each row's inverse length (vectors.inverse_norms)
+
+Format 2 (int8 rows, 0.4 KB a vector) replaced format 1 (float32 unit rows, 1.5 KB): a file
+of format 1 is stale and written again. A search scores the mapped int8 rows as they lie,
+widened to float32 a block at a time (vectors.stored_scores), exactly as it scores the rows
+decoded from the database.
 
 The header names the scope, its version (vector_scopes.version: random, new at every write of
 the scope's vectors), the model and the row count, and holds the CRC-32 of everything after it.
@@ -39,16 +45,17 @@ from urllib.parse import quote
 
 import numpy as np
 
-FORMAT = 1
+FORMAT = 2
 SUFFIX = ".vectors-"
 ALIGN = 64
+# 20 bytes a chunk, packed (a filter reads whole columns; they are copied out at load)
 META_DTYPE = np.dtype(
-    [("id", "<i8"), ("row", "<i4"), ("path", "<i8"), ("language", "<i4"), ("kind", "<i4")]
+    [("id", "<i8"), ("row", "<i4"), ("path", "<i4"), ("language", "<u2"), ("kind", "<u2")]
 )
-# float32, not the database's float16: converting 48k rows costs ~40 ms of CPU per process (numpy
-# has no fast half-precision path here), and the mapped rows are then scored as they lie, shared
-# by every process through the page cache. 1.5 KB per distinct vector on disk.
-VECTOR_DTYPE = np.dtype("<f4")
+VECTOR_DTYPE = np.dtype("i1")  # the database's bytes: 384 a vector
+INVERSE_DTYPE = np.dtype("<f4")
+_MAX_PATH_ID = (1 << 31) - 1
+_MAX_CODE = (1 << 16) - 1
 _MAX_HEADER = 1 << 24  # a header past 16 MB is not one we wrote
 
 
@@ -61,7 +68,8 @@ class Columns(NamedTuple):
     paths: np.ndarray  # int64 (n,) vector_paths.id
     languages: np.ndarray  # int32 (n,)
     kinds: np.ndarray  # int32 (n,)
-    entries: np.ndarray  # float32 (m, dimensions), unit length (read-only when mapped)
+    entries: np.ndarray  # int8 (m, dimensions), as stored (read-only when mapped)
+    inverse: np.ndarray  # float32 (m,): 1 / length of each row (vectors.inverse_norms)
     path_codes: dict[str, int]
     language_codes: dict[str, int]
     kind_codes: dict[str, int]
@@ -106,7 +114,14 @@ def _padded(size: int) -> int:
 
 
 def _body(columns: Columns) -> Iterator[memoryview]:
-    """The parts after the header, as buffers of the arrays (no 74 MB copy as bytes)."""
+    """The parts after the header, as buffers of the arrays (no copy of the rows as bytes).
+    Raises OSError when a column does not fit the file's types (then no file: decode)."""
+    if len(columns.ids) and (
+        int(columns.paths.min()) < 0
+        or int(columns.paths.max()) > _MAX_PATH_ID
+        or max(len(columns.language_codes), len(columns.kind_codes)) > _MAX_CODE
+    ):
+        raise OSError("the scope's path ids or codes do not fit the vector file")
     meta = np.empty(len(columns.ids), dtype=META_DTYPE)
     meta["id"], meta["row"], meta["path"] = columns.ids, columns.rows, columns.paths
     meta["language"], meta["kind"] = columns.languages, columns.kinds
@@ -114,6 +129,8 @@ def _body(columns: Columns) -> Iterator[memoryview]:
     yield memoryview(b"\0" * (_padded(meta.nbytes) - meta.nbytes))
     entries = np.ascontiguousarray(columns.entries, dtype=VECTOR_DTYPE)
     yield entries.data.cast("B")
+    yield memoryview(b"\0" * (_padded(entries.nbytes) - entries.nbytes))
+    yield np.ascontiguousarray(columns.inverse, dtype=INVERSE_DTYPE).data.cast("B")
 
 
 def write(db_path: Path, key: Key, columns: Columns) -> Path:
@@ -203,31 +220,32 @@ def _header(line: bytes, key: Key) -> dict[str, Any] | None:
 
 def _columns(body: memoryview, head: dict[str, Any], key: Key) -> Columns | None:
     count, entries = key.rows, head["entries"]
-    meta_bytes = count * META_DTYPE.itemsize
-    start = _padded(meta_bytes)
-    if start + entries * key.dimensions * VECTOR_DTYPE.itemsize != len(body):
+    start = _padded(count * META_DTYPE.itemsize)
+    vector_bytes = entries * key.dimensions * VECTOR_DTYPE.itemsize
+    inverse_at = start + _padded(vector_bytes)
+    if inverse_at + entries * INVERSE_DTYPE.itemsize != len(body):
         return None
     meta = np.frombuffer(body, META_DTYPE, count)
     vectors = np.frombuffer(body, VECTOR_DTYPE, entries * key.dimensions, start)
+    inverse = np.frombuffer(body, INVERSE_DTYPE, entries, inverse_at)
     ids, rows = meta["id"], meta["row"]
     languages, kinds = meta["language"], meta["kind"]
     if count and (
         np.any(ids[1:] <= ids[:-1])
         or rows.min() < 0
         or rows.max() >= entries
-        or languages.min() < 0
         or languages.max() >= len(head["language_codes"])
-        or kinds.min() < 0
         or kinds.max() >= len(head["kind_codes"])
     ):
         return None
     return Columns(
         ids.copy(),
-        rows.copy(),
-        meta["path"].copy(),
-        languages.copy(),
-        kinds.copy(),
+        rows.astype(np.int32),
+        meta["path"].astype(np.int64),
+        languages.astype(np.int32),
+        kinds.astype(np.int32),
         vectors.reshape(entries, key.dimensions),
+        inverse,
         head["path_codes"],
         head["language_codes"],
         head["kind_codes"],

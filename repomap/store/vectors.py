@@ -8,9 +8,9 @@ so the same store and query give the same list. Two implementations keep this co
 (tests/test_vector_store.py runs one suite on both): `LocalVectorStore` here, and
 `MilvusVectorStore` (store/milvus.py) for an organisation that outgrows one machine.
 
-The local store keeps each vector once per (model, text) in `embedding_cache` (float16, unit
-length) and a scope maps its chunk ids to cache entries (migrations/0014_vectors.sql), so the
-indexer never embeds an unchanged text again: it asks `EmbeddingCache.cached` first. A reader
+The local store keeps each vector once per (model, text) in `embedding_cache` (int8, scaled per
+vector: `int8_rows`, schema v17) and a scope maps its chunk ids to cache entries
+(migrations/0014_vectors.sql), so the indexer never embeds an unchanged text again: it asks `EmbeddingCache.cached` first. A reader
 keeps a scope's decoded matrix in process, keyed by the scope's version (a random number each
 write sets), so an MCP server's repeated queries do not decode every blob again.
 
@@ -39,14 +39,17 @@ from repomap import config
 from repomap.errors import CorruptIndex, ExitCode, RepomapError
 from repomap.store import ann, chunk_texts, vector_file
 from repomap.store.connection import Store, chunks
+from repomap.store.int8 import VECTOR_DTYPE
+from repomap.store.int8 import int8_rows as int8_rows  # re-exported: the one quantization
 
 logger = logging.getLogger(__name__)
 
 DIMENSIONS = 384
 MISMATCH_CODE = "EMBEDDING_MODEL_MISMATCH"
 MISMATCH_FIX = "repomap index --force"
-KEPT_MATRICES = 4  # decoded scopes kept per process (40k chunks: ~30 MB each)
-_VECTOR_DTYPE = np.dtype("<f2")
+KEPT_MATRICES = 4  # decoded scopes kept per process (48k chunks: 19 MB mapped, 74 MB widened)
+_VECTOR_DTYPE = VECTOR_DTYPE  # stored vectors: int8 rows (store/int8.py int8_rows)
+SCORE_BLOCK = 2048  # int8 rows widened to float32 at a time (3 MB: within the caches)
 # The sidecar's search (bench/ann.py measured these on the real vectors):
 OVERSAMPLE = 2  # candidates re-scored exactly per result asked for
 EXACT_FEW = 20_000  # a filter letting at most this many chunks through is answered exactly:
@@ -139,24 +142,35 @@ class VectorStore(Protocol):
 # --- vectors as bytes ----------------------------------------------------------------------------
 
 
-def half_rows(vectors: np.ndarray, dimensions: int) -> np.ndarray:
-    """`vectors` (n, dimensions) as stored: L2-normalized, then rounded to float16."""
-    matrix = np.asarray(vectors, dtype=np.float32)
-    if matrix.ndim != 2 or matrix.shape[1] != dimensions:
-        raise ValueError(f"expected vectors of {dimensions} dimensions, got shape {matrix.shape}")
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    if not np.all(np.isfinite(norms)) or np.any(norms == 0):
-        raise ValueError("a vector is zero or not finite")
-    halves: np.ndarray = (matrix / norms).astype(_VECTOR_DTYPE)
-    return halves
+def inverse_norms(rows: np.ndarray) -> np.ndarray:
+    """1 / length of each stored int8 row, as float32: the sum of squares is an exact integer
+    (at most 384 x 127^2), so every process, block size and order of summing gives the very
+    same number (the vector file keeps it, the database's rows give it back)."""
+    squares = np.einsum("ij,ij->i", rows, rows, dtype=np.int32)  # < 2**31: exact
+    result: np.ndarray = (1.0 / np.sqrt(squares.astype(np.float64))).astype(np.float32)
+    return result
 
 
-def unit_rows(halves: np.ndarray) -> np.ndarray:
-    """Stored rows (float16, or float32 holding float16 values) as float32 of length 1 again:
-    both stores rank these same numbers, and an identical text scores 1, not 1.00002."""
-    rows: np.ndarray = np.array(halves, dtype=np.float32)  # a copy, divided in place: one
-    rows /= np.sqrt(np.einsum("ij,ij->i", rows, rows))[:, None]  # allocation, not two (~10 ms)
-    return rows
+def unit_rows(rows: np.ndarray, inverse: np.ndarray | None = None) -> np.ndarray:
+    """Stored int8 rows as float32 unit vectors (what the cache hands the indexer and Milvus)."""
+    if inverse is None:
+        inverse = inverse_norms(rows)
+    units: np.ndarray = np.asarray(rows, dtype=np.float32) * inverse[:, None]
+    return units
+
+
+def stored_scores(rows: np.ndarray, inverse: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """Cosines of stored rows (int8, or float32 holding the same integers) with a unit float32
+    `target`: each row's dot product with the target in float32, then times its inverse norm.
+    int8 rows are widened a block at a time (no 74 MB array made for one question); every row's
+    sum is computed the same way whatever block or array it sits in, so the vector file, the
+    database, the sidecar and a server's widened copy give the same scores to the bit."""
+    scores = np.empty(len(rows), dtype=np.float32)
+    for start in range(0, len(rows), SCORE_BLOCK):
+        block = np.asarray(rows[start : start + SCORE_BLOCK], dtype=np.float32)
+        scores[start : start + SCORE_BLOCK] = dot_rows(block, target)
+    scores *= inverse
+    return scores
 
 
 def unit_vector(vector: np.ndarray, dimensions: int) -> np.ndarray:
@@ -215,11 +229,21 @@ class EmbeddingCache:
         for part in chunks(sorted({bytes.fromhex(h) for h in hashes})):
             sql = f"SELECT hash, vector FROM embedding_cache WHERE model = ? AND hash IN ({','.join('?' * len(part))})"
             for digest, blob in self.db.conn.execute(sql, [model, *part]):
-                found[digest.hex()] = unit_rows(np.frombuffer(blob, _VECTOR_DTYPE)[None, :])[0]
+                found[digest.hex()] = unit_rows(self.rows_of([blob]))[0]
         return found
 
+    def rows_of(self, blobs: Sequence[bytes]) -> np.ndarray:
+        """Stored vectors (int8 blobs) as an (n, dimensions) int8 matrix."""
+        joined = b"".join(blobs)
+        if len(joined) != len(blobs) * self.dimensions * _VECTOR_DTYPE.itemsize:
+            raise CorruptIndex(
+                f"the vectors in {self.db.path} are not {self.dimensions} int8 values each; "
+                f"run `{MISMATCH_FIX}` to embed them again"
+            )
+        return np.frombuffer(joined, _VECTOR_DTYPE).reshape(len(blobs), self.dimensions)
+
     def put_cache(self, model_id: str, vectors: Mapping[str, np.ndarray]) -> None:
-        """Keep these vectors (normalized, float16); a hash already kept keeps its vector."""
+        """Keep these vectors (as int8 rows); a hash already kept keeps its vector."""
         if not vectors:
             return
         with self.db.atomic():
@@ -256,7 +280,7 @@ class EmbeddingCache:
         found = self._ids(model, list(digests))
         missing = [digest for digest in digests if digest not in found]
         if missing:
-            rows = half_rows(np.stack([vectors[digests[d]] for d in missing]), self.dimensions)
+            rows = int8_rows(np.stack([vectors[digests[d]] for d in missing]), self.dimensions)
             self.db.conn.executemany(
                 "INSERT INTO embedding_cache (model, hash, vector) VALUES (?, ?, ?)",
                 [(model, d, row.tobytes()) for d, row in zip(missing, rows, strict=True)],
@@ -288,19 +312,20 @@ class EmbeddingCache:
 # --- the local store -----------------------------------------------------------------------------
 
 
-class _Matrix(NamedTuple):
-    """One scope decoded: chunk ids ascending, each with its row of `entries` (one per distinct
-    vector) and codes for the filters."""
+class _Matrix:
+    """One scope decoded (vector_file.Columns: chunk ids ascending, each with its row of
+    `entries`, one int8 row per distinct vector, and codes for the filters).
 
-    ids: np.ndarray  # int64 (n,)
-    rows: np.ndarray  # int32 (n,) index into entries
-    entries: np.ndarray  # float32 (m, dimensions)
-    paths: np.ndarray  # int64 (n,) vector_paths.id
-    path_codes: dict[str, int]
-    languages: np.ndarray  # int32 (n,) codes
-    language_codes: dict[str, int]
-    kinds: np.ndarray
-    kind_codes: dict[str, int]
+    The first question is scored from the int8 rows as they lie (mapped from the vector file),
+    widened a block at a time: a one-shot CLI search converts nothing else. A matrix asked again
+    (a server, a benchmark) keeps a float32 copy of the rows, widened once, so later questions
+    skip the conversion (~75 MB for Django's 47k vectors); the scores are the same to the bit."""
+
+    def __init__(self, columns: vector_file.Columns) -> None:
+        self.columns = columns
+        self.ids = columns.ids
+        self.queried = False
+        self.widened: np.ndarray | None = None
 
     def allowed(self, where: VectorFilter | None) -> np.ndarray | None:
         """Indexes of the chunks the filter lets through (None: all of them)."""
@@ -308,21 +333,34 @@ class _Matrix(NamedTuple):
             where.paths is None and where.languages is None and where.kinds is None
         ):
             return None
+        columns = self.columns
         mask = np.ones(len(self.ids), dtype=bool)
         for wanted, column, codes in (
-            (where.paths, self.paths, self.path_codes),
-            (where.languages, self.languages, self.language_codes),
-            (where.kinds, self.kinds, self.kind_codes),
+            (where.paths, columns.paths, columns.path_codes),
+            (where.languages, columns.languages, columns.language_codes),
+            (where.kinds, columns.kinds, columns.kind_codes),
         ):
             if wanted is not None:
                 mask &= np.isin(column, [codes[value] for value in wanted if value in codes])
         return np.flatnonzero(mask)
 
     def scores(self, vector: np.ndarray, selected: np.ndarray | None) -> np.ndarray:
+        columns = self.columns
+        entries = self._entries()
         if selected is None:
-            return dot_rows(self.entries, vector)[self.rows]
-        distinct, inverse = np.unique(self.rows[selected], return_inverse=True)
-        return dot_rows(self.entries[distinct], vector)[inverse.ravel()]
+            return stored_scores(entries, columns.inverse, vector)[columns.rows]
+        distinct, inverse = np.unique(columns.rows[selected], return_inverse=True)
+        found = stored_scores(entries[distinct], columns.inverse[distinct], vector)
+        return found[inverse.ravel()]
+
+    def _entries(self) -> np.ndarray:
+        if self.widened is not None:
+            return self.widened
+        if self.queried:  # asked again: a long-running reader; widen once
+            self.widened = np.asarray(self.columns.entries, dtype=np.float32)
+            return self.widened
+        self.queried = True
+        return self.columns.entries
 
 
 _MATRICES: OrderedDict[tuple[str, str, int], _Matrix] = OrderedDict()
@@ -525,20 +563,14 @@ class LocalVectorStore:
     def _vector_batches(
         self, scope_id: int, size: int = 65_536
     ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """(chunk ids, float16 rows) of the scope in chunk id order, in batches."""
+        """(chunk ids, int8 rows as stored) of the scope in chunk id order, in batches."""
         cursor = self.db.conn.execute(BATCH_SQL, (scope_id,))
         while rows := cursor.fetchmany(size):
             yield self._halves(rows)
 
     def _halves(self, rows: list[tuple[int, bytes]]) -> tuple[np.ndarray, np.ndarray]:
         ids = np.array([row[0] for row in rows], dtype=np.int64)
-        blobs = b"".join(row[1] for row in rows)
-        if len(blobs) != len(rows) * self.dimensions * _VECTOR_DTYPE.itemsize:
-            raise CorruptIndex(
-                f"the vectors in {self.db.path} are not {self.dimensions}-dimensional; "
-                f"run `{MISMATCH_FIX}` to embed them again"
-            )
-        return ids, np.frombuffer(blobs, _VECTOR_DTYPE).reshape(len(rows), self.dimensions)
+        return ids, self.cache.rows_of([row[1] for row in rows])
 
     def _sidecar(self, scope: str, version: int) -> ann.Sidecar | None:
         """The scope version's sidecar when the scope is past the threshold and one passes its
@@ -568,7 +600,7 @@ class LocalVectorStore:
         k: int,
         where: VectorFilter | None,
     ) -> list[tuple[int, float]]:
-        """The sidecar's candidates, filtered and scored again exactly from its float16 rows
+        """The sidecar's candidates, filtered and scored again exactly from its int8 rows
         (the database's bytes at this version: no SQL, no decode of the scope). A filter that lets at
         most `exact_few` chunks through is answered exactly over those; otherwise the sidecar is
         asked for more candidates, four times as many each round, until k * OVERSAMPLE of
@@ -657,18 +689,7 @@ class LocalVectorStore:
             if key in _MATRICES:
                 _MATRICES.move_to_end(key)
                 return _MATRICES[key]
-        columns = self._columns_of(scope, found)
-        matrix = _Matrix(
-            columns.ids,
-            columns.rows,
-            columns.entries,
-            columns.paths,
-            columns.path_codes,
-            columns.languages,
-            columns.language_codes,
-            columns.kinds,
-            columns.kind_codes,
-        )
+        matrix = _Matrix(self._columns_of(scope, found))
         with _MATRICES_LOCK:
             _MATRICES[key] = matrix
             while len(_MATRICES) > KEPT_MATRICES:
@@ -689,7 +710,6 @@ class LocalVectorStore:
         with nullcontext() if self.db.conn.in_transaction else self.db.atomic():
             same = self._scope(scope) == found and self.db.scalar(COUNT_SQL, (scope_id,)) == count
             columns = self._decode(scope_id)
-        columns = columns._replace(entries=unit_rows(columns.entries))
         # Not when rows were left out (vectors whose cache entry is gone: `health` says so):
         # a file must hold the scope's rows, every one.
         if same and 0 < count < self.ann_threshold and len(columns.ids) == count:
@@ -719,7 +739,7 @@ class LocalVectorStore:
         if len(columns.ids) != count:  # vectors whose cache entry is gone (`health` says so)
             vector_file.remove(self.db.path, scope)
             return "none"
-        vector_file.write(self.db.path, key, columns._replace(entries=unit_rows(columns.entries)))
+        vector_file.write(self.db.path, key, columns)
         return "written"
 
     def file_state(self, scope: str) -> str:
@@ -738,7 +758,7 @@ class LocalVectorStore:
         return "stale" if there else "missing"
 
     def _decode(self, scope_id: int) -> vector_file.Columns:
-        """The scope's columns from SQLite, its vectors float16 as stored."""
+        """The scope's columns from SQLite, its vectors int8 as stored."""
         rows = self.db.conn.execute(MATRIX_SQL, (scope_id,)).fetchall()
         ids = np.array([row[0] for row in rows], dtype=np.int64)
         # One row of `entries` per distinct vector (equal texts share a cache entry; equal
@@ -747,13 +767,7 @@ class LocalVectorStore:
         positions = np.array(
             [distinct.setdefault(row[1], len(distinct)) for row in rows], dtype=np.int32
         )
-        blobs = b"".join(distinct)
-        if len(blobs) != len(distinct) * self.dimensions * _VECTOR_DTYPE.itemsize:
-            raise CorruptIndex(
-                f"the vectors in {self.db.path} are not {self.dimensions}-dimensional; "
-                f"run `{MISMATCH_FIX}` to embed them again"
-            )
-        entries = np.frombuffer(blobs, _VECTOR_DTYPE).reshape(len(distinct), self.dimensions)
+        entries = self.cache.rows_of(list(distinct))
         paths = np.array([row[2] for row in rows], dtype=np.int64)
         path_codes = dict(
             self.db.conn.execute(
@@ -764,19 +778,28 @@ class LocalVectorStore:
         languages, language_codes = _codes([row[3] for row in rows])
         kinds, kind_codes = _codes([row[4] for row in rows])
         return vector_file.Columns(
-            ids, positions, paths, languages, kinds, entries, path_codes, language_codes, kind_codes
+            ids,
+            positions,
+            paths,
+            languages,
+            kinds,
+            entries,
+            inverse_norms(entries),
+            path_codes,
+            language_codes,
+            kind_codes,
         )
 
 
 def _scored(
     sidecar: ann.Sidecar, positions: np.ndarray, target: np.ndarray, k: int
 ) -> list[tuple[int, float]]:
-    """The `k` best chunks at these positions of the sidecar, scored from its float16 rows (the
+    """The `k` best chunks at these positions of the sidecar, scored from its int8 rows (the
     database's bytes) exactly as the exact search scores them."""
     if not len(positions):
         return []
     ids, rows = sidecar.rows(positions)
-    return top_k(ids, dot_rows(unit_rows(rows), target), k)
+    return top_k(ids, stored_scores(rows, inverse_norms(rows), target), k)
 
 
 def _codes(values: list[str]) -> tuple[np.ndarray, dict[str, int]]:
