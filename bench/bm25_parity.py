@@ -3,8 +3,7 @@ scores, same order, and what each costs.
 
 Every question of bench/relevance/questions.jsonl is asked of every index given (not only its
 own corpus's: more word mixes), without a filter and with each of a kind, a language and a path
-filter. For each, the lexical candidates (the pool of 300 search/code.py re-ranks: the question's
-words and, at their weight, the code forms repomap/vocabulary.py bridges them to) are compared:
+filter. For each, the lexical candidates (the pool of 300 search/code.py re-ranks) are compared:
 chunk ids in order and scores to the bit, then `search_code --mode lexical`'s top 10. The
 indexes are opened read-only through a KeptReader, as the MCP server opens them.
 
@@ -27,7 +26,7 @@ from repomap.search import bm25
 from repomap.search.code import (
     CANDIDATES,
     COLUMN_WEIGHTS,
-    bridged_scores,
+    lexical_scores,
     make_filters,
     query_terms,
     search_code,
@@ -88,10 +87,10 @@ def main() -> int:
                 for question in asked:
                     terms = query_terms(question)
                     clock = time.perf_counter()
-                    expected = bridged_scores(plain, terms, filters, CANDIDATES)
+                    expected = lexical_scores(plain, terms, filters, CANDIDATES)
                     sql_ms.append((time.perf_counter() - clock) * 1000)
                     clock = time.perf_counter()
-                    found = bridged_scores(db, terms, filters, CANDIDATES)
+                    found = lexical_scores(db, terms, filters, CANDIDATES)
                     memory_ms.append((time.perf_counter() - clock) * 1000)
                     compared += 1
                     if list(found.items()) != list(expected.items()):

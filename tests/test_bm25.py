@@ -27,7 +27,6 @@ from repomap.index import pipeline as indexer
 from repomap.search import bm25
 from repomap.search.code import (
     COLUMN_WEIGHTS,
-    bridged_scores,
     lexical_scores,
     make_filters,
     query_terms,
@@ -83,12 +82,11 @@ def _fresh_cache(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def both(db: Store, question: str, candidates: int = 300, **filters: str) -> tuple[dict, dict]:
-    """(SQLite's candidates, the in-memory ones) for `question` in `db`'s snapshot: the
-    question's words and the code forms they bridge to (two queries each)."""
+    """(SQLite's candidates, the in-memory ones) for `question` in `db`'s snapshot."""
     plain = Store(db.conn, db.path)  # the same snapshot, no state: the SQL path
     made = make_filters(db, **filters)
     terms = query_terms(question)
-    return bridged_scores(plain, terms, made, candidates), bridged_scores(
+    return lexical_scores(plain, terms, made, candidates), lexical_scores(
         db, terms, made, candidates
     )
 

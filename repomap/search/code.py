@@ -5,9 +5,8 @@ code, pieces of docs). Two signals:
 
 - lexical: BM25 over the chunks' words (FTS5, porter-stemmed; the title, head and body columns
   weighed apart), the question's words ORed after its stop words are dropped, so a question
-  needs none of its words to be in the answer; plus, at a quarter of the weight, the words code
-  writes for them (repomap/vocabulary.py: `directory` -> dir, `length` -> len); a server
-  computes the same scores from the postings it holds in memory (search/bm25.py), ~20x faster;
+  needs none of its words to be in the answer; a server computes the same scores from the
+  postings it holds in memory (search/bm25.py), ~20x faster;
 - semantic: cosine between the question's and the chunks' embeddings (repomap/embed).
 
 `hybrid` fuses the two scores with a weight; then small priors: definitions above module and
@@ -31,7 +30,6 @@ from repomap.limits import check_limit
 from repomap.search.filters import Filters
 from repomap.store import Store
 from repomap.subwords import split_identifier
-from repomap.vocabulary import base_forms, bridge
 
 if TYPE_CHECKING:
     import numpy as np
@@ -115,9 +113,8 @@ class CodeResults:
     model_id: str | None = None
     coverage: float | None = None  # share of chunks with a vector (semantic and hybrid)
     server: str | None = None  # the running `repomap serve` that answered, if one did
-    # Chunks that hold any of the question's words or their code forms (None: not asked,
-    # semantic mode). 0 in hybrid mode: every result is a nearest neighbour by meaning,
-    # however unrelated.
+    # Chunks that hold any of the question's words (None: not asked, semantic mode). 0 in
+    # hybrid mode: every result is a nearest neighbour by meaning, however unrelated.
     word_matches: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
@@ -154,26 +151,6 @@ def query_terms(question: str) -> list[str]:
             if part not in STOP_WORDS and (len(part) > 1 or part.isdigit()):
                 words[part] = None
     return list(words or every)
-
-
-def bridged_terms(terms: Sequence[str]) -> list[str]:
-    """The words code uses for the question's words (repomap/vocabulary.py: `directory` ->
-    dir, `string` -> str), each once, none of them a question word or a stop word, nor one the
-    index already writes the question's word beside (index/chunks.py's ABBREVIATIONS: a chunk
-    that says `buf` says `buffer` too, and would count twice)."""
-    asked = set(terms)
-    found: dict[str, None] = {}
-    for term in terms:
-        forms = base_forms(term)
-        for word in bridge(term):
-            if (
-                word in asked
-                or word in STOP_WORDS
-                or any(chunks.ABBREVIATIONS.get(form) in forms for form in base_forms(word))
-            ):
-                continue
-            found[word] = None
-    return list(found)
 
 
 def check_query(question: object) -> str:
@@ -291,31 +268,6 @@ def lexical_scores(
     }
 
 
-# The code's own words for the question's words (bridged_terms) count at this share of the
-# question's words in a chunk's BM25: chosen on the tune half of bench/relevance.py (0.1-1.0
-# tried; bench/README.md), where 0.5 and 1.0 lost lexical recall (0.73 -> 0.71 and 0.66).
-BRIDGE_WEIGHT = 0.25
-
-
-def bridged_scores(
-    db: Store, terms: Sequence[str], filters: Filters, candidates: int = CANDIDATES
-) -> dict[int, Candidate]:
-    """lexical_scores() of the question's words plus BRIDGE_WEIGHT x those of the words code
-    writes for them (`directory` -> dir), a second query of its own: FTS5 weighs every word of
-    one query alike."""
-    found = lexical_scores(db, terms, filters, candidates)
-    forms = bridged_terms(terms)
-    if not forms or not BRIDGE_WEIGHT:
-        return found
-    for chunk_id, (score, is_test, kind, file_id) in lexical_scores(
-        db, forms, filters, candidates
-    ).items():
-        held = found.get(chunk_id)
-        words = held[0] if held is not None else 0.0
-        found[chunk_id] = (words + BRIDGE_WEIGHT * score, is_test, kind, file_id)
-    return found
-
-
 def prior(kind: str, is_test: bool, wants_tests: bool) -> float:
     factor = KIND_FACTORS.get(kind, 1.0)
     if is_test and not wants_tests:
@@ -404,7 +356,7 @@ def _search_code(
     lexical: dict[int, Candidate] = {}
     if mode != "semantic":
         clock = time.perf_counter()
-        lexical = bridged_scores(db, terms, filters, pool)
+        lexical = lexical_scores(db, terms, filters, pool)
         timings["lexical"] = (time.perf_counter() - clock) * 1000
     semantic: dict[int, float] = {}
     model_id = coverage = None
