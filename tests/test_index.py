@@ -280,18 +280,29 @@ def test_cli_index_prints_a_readable_summary(make_repo):
     root = make_repo({"a.py": "x = 1\n"})
     result = run_cli("index", root)
     assert result.returncode == 0
-    assert "1 file found: 1 added, 0 changed, 0 unchanged, 0 skipped; 0 removed" in result.stdout
+    assert "1 added, 0 changed, 0 unchanged, 0 removed; 0 skipped" in result.stdout
     assert "1 file, 1 symbol, 0 references" in result.stdout
 
 
-def test_cli_index_summary_counts_what_the_walk_skipped_among_the_files_found(make_repo):
-    # A secret file and a binary one are skipped at different stages (the walk never hands the
-    # first to a reader); the summary's counts add up either way.
-    root = make_repo({"a.py": "x = 1\n", "b.py": "x = 2\n", ".env": "KEY=1\n"})
+def test_cli_index_summary_names_skips_of_every_stage_without_a_false_total(make_repo):
+    # A secret file (never read), a binary one (read, then refused), a doc marked noindex and a
+    # data file that does not parse are skipped at four stages; the summary counts all of them
+    # and lists why, and gives no total they would contradict.
+    root = make_repo({
+        "a.py": "x = 1\n",
+        ".env": "KEY=1\n",
+        "b.md": "# B\n\ntext\n",
+        "c.md": "<!-- repomap: noindex -->\n# C\n",
+        "d.json": "{",
+    })  # fmt: skip
     (root / "bin.py").write_bytes(b"\x00\x01")
     result = run_cli("index", root)
     assert result.returncode == 0, result.stderr
-    assert "4 files found: 2 added, 0 changed, 0 unchanged, 2 skipped; 0 removed" in result.stdout
+    assert "1 added, 0 changed, 0 unchanged, 0 removed; 4 skipped" in result.stdout
+    assert "docs     1 file (1 added" in result.stdout
+    for reason in ("secret file", "binary", "noindex", "not valid JSON"):
+        assert reason in result.stdout, (reason, result.stdout)
+    assert "found" not in result.stdout.split("indexed")[0]
 
 
 @pytest.mark.parametrize(

@@ -10,24 +10,20 @@ from repomap.cli.console import console as _console
 
 
 def _count(number: int, noun: str) -> str:
-    """`1 file`, `2 files`; `found` is a participle and stays as it is."""
-    if noun == "found":
-        return f"{number:,} files found" if number != 1 else "1 file found"
-    return f"{number:,} {noun}" + ("" if number == 1 else "s")
+    """`1 file`, `2 files`."""
+    return f"{number} {noun}" + ("" if number == 1 else "s")
 
 
 def print_index_summary(summary: Any) -> None:
     console = _console()
-    found = summary.added + summary.modified + summary.unchanged + len(summary.skipped)
     rows = [
         ("index", summary.db_path),
         (
             "files",
-            # Skips include what the walk never hands to a reader (a FIFO, a secret file, a link
-            # out of ROOT), so the line counts from what was found, not from what was read.
-            f"{_count(found, 'found')}: {summary.added} added, {summary.modified} changed, "
-            f"{summary.unchanged} unchanged, {len(summary.skipped)} skipped; "
-            f"{summary.removed} removed",
+            # No total: skips include what the walk never hands to a reader (a FIFO, a secret
+            # file, a link out of ROOT) and docs and data files, which the lines below count.
+            f"{summary.added} added, {summary.modified} changed, {summary.unchanged} unchanged, "
+            f"{summary.removed} removed; {len(summary.skipped)} skipped",
         ),
         (
             "indexed",
@@ -39,14 +35,14 @@ def print_index_summary(summary: Any) -> None:
     if docs := summary.docs:
         rows.append((
             "docs",
-            f"{docs['files']} files ({docs['added']} added, {docs['modified']} changed, "
-            f"{docs['removed']} removed), {docs['sections']} sections",
+            f"{_count(docs['files'], 'file')} ({docs['added']} added, {docs['modified']} changed, "
+            f"{docs['removed']} removed), {_count(docs['sections'], 'section')}",
         ))  # fmt: skip
     if data := summary.data:
         rows.append((
             "data",
-            f"{data['files']} files ({data['added']} added, {data['modified']} changed, "
-            f"{data['removed']} removed), {data['records']} records",
+            f"{_count(data['files'], 'file')} ({data['added']} added, {data['modified']} changed, "
+            f"{data['removed']} removed), {_count(data['records'], 'record')}",
         ))  # fmt: skip
     if history := summary.history:
         if history["status"] == "skipped":
