@@ -215,14 +215,26 @@ class Ranking:
     stats: Iterable[tuple[str, int, int]]  # name_stats rows
     stats_digest: str
     stats_changed: bool
-    arrays: list[tuple[str, str, bytes]]  # rank_arrays rows, packed: those that changed
-    digests: dict[str, Any]  # meta: the flow's, the scores' and each rank_arrays row's
+    # The rank_arrays rows: digested and packed on threads, perhaps still (a large index's
+    # store_ranks writes its other rows meanwhile).
+    packed: _Packer
+    flow_digests: dict[str, str]  # meta: the flow's and the scores'
     incremental: bool  # rank_arrays rows not in `arrays` stay as stored
     reused_rank: bool  # the graph's flow is the stored one: PageRank was not run again
     # Positions of `definitions` whose symbol_ranks row must be written (None: every row);
     # with the symbol ids stored there before, whose rows go.
     changed_rows: np.ndarray | None
     gone_symbols: np.ndarray | None
+
+    @property
+    def arrays(self) -> list[tuple[str, str, bytes]]:
+        """The rank_arrays rows that changed, packed (waits for the packing threads)."""
+        return self.packed.result()[1]
+
+    @property
+    def digests(self) -> dict[str, Any]:
+        """meta's rank_digests: the flow's, the scores' and each rank_arrays row's."""
+        return {**self.flow_digests, "arrays": self.packed.result()[0]}
 
 
 @dataclass(frozen=True)
@@ -365,7 +377,6 @@ def compute_ranks(
                 "map_demoted": demoted.astype(np.int8),
             }
         )
-        array_digests, packed = packer.result()
     return Ranking(
         fingerprint,
         file_ids,
@@ -375,8 +386,8 @@ def compute_ranks(
         stats,
         stats_digest,
         stats_changed,
-        packed,
-        {"flow": flow, "scores": scores_digest, "arrays": array_digests},
+        packer,
+        {"flow": flow, "scores": scores_digest},
         incremental,
         reused,
         changed_rows,
@@ -462,20 +473,23 @@ PARALLEL_BYTES = 1 << 24  # arrays digested and packed on two threads past this 
 class _Packer:
     """Digests each rank_arrays row as it is added, and packs those whose digest is not the
     stored one. blake2b and zlib let go of the GIL: past PARALLEL_BYTES two threads do it
-    while the ranking goes on (on the kernel, ~3.4 s of CPU over ~0.5 GB of arrays); a
-    one-file run's few MB are done on this thread. Each array is let go once packed."""
+    while the ranking goes on, and while store_ranks writes its other rows (on the kernel,
+    ~3.4 s of CPU over ~0.5 GB of arrays); a one-file run's few MB are done on this thread.
+    Each array is let go once packed."""
 
     def __init__(self, old_digests: dict[str, str]) -> None:
         self.old_digests = old_digests
         self.done: dict[str, Any] = {}  # name -> (digest, row or None), or its future
         self.pool: ThreadPoolExecutor | None = None
+        self._result: tuple[dict[str, str], list[tuple[str, str, bytes]]] | None = None
 
     def __enter__(self) -> _Packer:
         return self
 
-    def __exit__(self, *_: object) -> None:
+    def __exit__(self, failed: type[BaseException] | None, *_: object) -> None:
+        """Every array added: the threads end once they are packed (or at once on an error)."""
         if self.pool is not None:
-            self.pool.shutdown(cancel_futures=True)
+            self.pool.shutdown(wait=failed is not None, cancel_futures=failed is not None)
 
     def add(self, arrays: dict[str, Any]) -> None:
         """Arrays (lists of names too) whose values are final."""
@@ -501,14 +515,17 @@ class _Packer:
 
     def result(self) -> tuple[dict[str, str], list[tuple[str, str, bytes]]]:
         """({name: digest} of every array added, the rank_arrays rows of those that changed)."""
-        done = {
-            name: value if isinstance(value, tuple) else value.result()
-            for name, value in self.done.items()
-        }
-        return (
-            {name: digest for name, (digest, _) in done.items()},
-            [(name, *row) for name, (_, row) in done.items() if row is not None],
-        )
+        if self._result is None:
+            done = {
+                name: value if isinstance(value, tuple) else value.result()
+                for name, value in self.done.items()
+            }
+            self.done = {}
+            self._result = (
+                {name: digest for name, (digest, _) in done.items()},
+                [(name, *row) for name, (_, row) in done.items() if row is not None],
+            )
+        return self._result
 
 
 def _size(value: Any) -> int:
@@ -616,17 +633,19 @@ def store_ranks(db: Store, ranking: Ranking | SameGraph) -> None:
         else zip(file_ids.tolist(), graph.rank.tolist(), strict=True),
         symbol_ranks=_symbol_rank_rows(definitions.symbol_ids, files_of, ranking.scores, rows),
         symbols_gone=None if ranking.gone_symbols is None else ranking.gone_symbols.tolist(),
-        arrays=ranking.arrays,
-        arrays_kept=ranking.incremental,
-        array_names=list(ranking.digests["arrays"]),
         name_stats=ranking.stats if ranking.stats_changed else None,
-        meta={
-            "rank_fingerprint": ranking.fingerprint,
-            "rank_format": RANK_FORMAT,
-            "name_stats_digest": ranking.stats_digest,
-            DIGESTS_META: json.dumps(ranking.digests, sort_keys=True),
-            store_ranks_tables.GRAPH_META: store_ranks_tables.GRAPH_RANKED,
-        },
+        arrays=lambda: store_ranks_tables.StoredArrays(
+            ranking.arrays,
+            ranking.incremental,
+            list(ranking.digests["arrays"]),
+            {
+                "rank_fingerprint": ranking.fingerprint,
+                "rank_format": RANK_FORMAT,
+                "name_stats_digest": ranking.stats_digest,
+                DIGESTS_META: json.dumps(ranking.digests, sort_keys=True),
+                store_ranks_tables.GRAPH_META: store_ranks_tables.GRAPH_RANKED,
+            },
+        ),
     )
 
 
