@@ -12,7 +12,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import chain, repeat
+from itertools import repeat
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from repomap import paths, store
@@ -212,7 +212,7 @@ class Ranking:
     graph: rank.Graph
     definitions: rank.Definitions
     scores: np.ndarray  # one per definition
-    stats: Iterable[tuple[str, int, int]]  # name_stats rows
+    stats: _StatsRows  # name_stats rows
     stats_digest: str
     stats_changed: bool
     # The rank_arrays rows: digested and packed on threads, perhaps still (a large index's
@@ -555,6 +555,17 @@ class _StatsRows:
     def __iter__(self) -> Iterator[tuple[str, int, int]]:
         return zip(self.names, self.ref_files.tolist(), self.def_files.tolist(), strict=True)
 
+    def columns(self) -> store_ranks_tables.ColumnParts:
+        """The rows as columns, a slice at a time."""
+        return store_ranks_tables.ColumnParts(
+            (
+                self.names[start : start + STORE_ROWS],
+                self.ref_files[start : start + STORE_ROWS].tolist(),
+                self.def_files[start : start + STORE_ROWS].tolist(),
+            )
+            for start in range(0, len(self.names), STORE_ROWS)
+        )
+
 
 def _digest(*values: Any) -> str:
     """blake2b of arrays' bytes (with their dtypes and lengths) or of lists of names."""
@@ -633,7 +644,7 @@ def store_ranks(db: Store, ranking: Ranking | SameGraph) -> None:
         else zip(file_ids.tolist(), graph.rank.tolist(), strict=True),
         symbol_ranks=_symbol_rank_rows(definitions.symbol_ids, files_of, ranking.scores, rows),
         symbols_gone=None if ranking.gone_symbols is None else ranking.gone_symbols.tolist(),
-        name_stats=ranking.stats if ranking.stats_changed else None,
+        name_stats=ranking.stats.columns() if ranking.stats_changed else None,
         arrays=lambda: store_ranks_tables.StoredArrays(
             ranking.arrays,
             ranking.incremental,
@@ -654,12 +665,12 @@ STORE_ROWS = 100_000  # symbol_ranks rows made Python objects at a time
 
 def _symbol_rank_rows(
     symbol_ids: np.ndarray, file_ids: np.ndarray, scores: np.ndarray, rows: np.ndarray
-) -> Iterator[tuple[int, int, float]]:
-    """(symbol id, file id, score) of each of `rows`, a slice at a time: the kernel's 3.9M
-    rows as three lists of Python numbers at once held ~0.4 GB."""
+) -> store_ranks_tables.ColumnParts:
+    """(symbol id, file id, score) of each of `rows`, as columns a slice at a time: the
+    kernel's 3.9M rows as three lists of Python numbers at once held ~0.4 GB."""
     parts = (rows[start : start + STORE_ROWS] for start in range(0, len(rows), STORE_ROWS))
-    return chain.from_iterable(  # no Python frame per row
-        zip(symbol_ids[part].tolist(), file_ids[part].tolist(), scores[part].tolist(), strict=True)
+    return store_ranks_tables.ColumnParts(
+        (symbol_ids[part].tolist(), file_ids[part].tolist(), scores[part].tolist())
         for part in parts
     )
 
