@@ -338,6 +338,21 @@ def compute_ranks(
         packer.add({**cache, **defs, "defs_names": defs_names})
         defined_all = names is defs["defs_names"]
         del defs, cache, ranked, alive, name_indices
+        # The names' counts (the files using each: one row of `uses` per file and name), made
+        # before the graph so that the names' strings go before its arrays come (on the
+        # kernel, 2.8M strings: ~0.25 GB at the ranking's peak).
+        ref_files = np.bincount(uses[:, 1], minlength=len(names))
+        def_files = _defining_files(definitions, len(file_ids), len(names))
+        # Most runs leave every name's counts as they were: rewriting 30k rows cost ~40 ms.
+        stats_digest = _digest(defs_names if defined_all else names, ref_files, def_files)
+        stats_changed = force or store.get_meta(db, "name_stats_digest") != stats_digest
+        used = np.flatnonzero(ref_files) if stats_changed else np.zeros(0, np.int64)
+        stats = _StatsRows(  # the names some file uses, as bytes: every string is let go
+            store_ranks_tables.JoinedNames.of(list(map(names.__getitem__, used.tolist()))),
+            ref_files[used],
+            def_files[used],
+        )
+        del names, defs_names, ref_files, def_files, used
         graph = rank.unranked(file_ids, shapes, definitions, uses)
         del uses
         flow = rank.flow_digest(graph)
@@ -349,16 +364,6 @@ def compute_ranks(
         reused = "rank" in previous and len(previous["rank"]) == graph.file_count
         graph = graph.ranked(previous["rank"] if reused else rank.pagerank(graph))
         scores = rank.map_order(graph, graph.rank, rank.definition_scores(graph, graph.rank))
-        ref_files = np.bincount(graph.c_name, minlength=len(names))
-        def_files = _defining_files(definitions, len(file_ids), len(names))
-        # Most runs leave every name's counts as they were: rewriting 30k rows cost ~40 ms.
-        stats_digest = _digest(defs_names if defined_all else names, ref_files, def_files)
-        stats_changed = force or store.get_meta(db, "name_stats_digest") != stats_digest
-        used = np.flatnonzero(ref_files) if stats_changed else np.zeros(0, np.int64)
-        stats = _StatsRows(  # the names some file uses: the others' strings are let go
-            list(map(names.__getitem__, used.tolist())), ref_files[used], def_files[used]
-        )
-        del names, defs_names
         # The scores depend on the flow, the files' ids and the definitions' priors only: with
         # the same digest, definition i scores what definition i scored before, and only the
         # rows whose symbol id moved (a file's rows rewritten) are written again.
@@ -546,24 +551,24 @@ def _ordered(first: np.ndarray, second: np.ndarray) -> bool:
 
 @dataclass(frozen=True)
 class _StatsRows:
-    """name_stats rows, made when they are written (870k tuples on the kernel: ~60 MB)."""
+    """name_stats rows, made when they are written (870k tuples on the kernel: ~60 MB); their
+    names as bytes until then (as strings they kept most of the hand-over's 3M strings' memory
+    from going back)."""
 
-    names: list[str]
+    names: store_ranks_tables.JoinedNames
     ref_files: np.ndarray
     def_files: np.ndarray
 
-    def __iter__(self) -> Iterator[tuple[str, int, int]]:
-        return zip(self.names, self.ref_files.tolist(), self.def_files.tolist(), strict=True)
-
     def columns(self) -> store_ranks_tables.ColumnParts:
         """The rows as columns, a slice at a time."""
+        names = self.names.strings()
         return store_ranks_tables.ColumnParts(
             (
-                self.names[start : start + STORE_ROWS],
+                names[start : start + STORE_ROWS],
                 self.ref_files[start : start + STORE_ROWS].tolist(),
                 self.def_files[start : start + STORE_ROWS].tolist(),
             )
-            for start in range(0, len(self.names), STORE_ROWS)
+            for start in range(0, len(names), STORE_ROWS)
         )
 
 

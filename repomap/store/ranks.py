@@ -92,6 +92,10 @@ class JoinedNames(NamedTuple):
     def of(cls, names: list[str]) -> JoinedNames:
         return cls(len(names), "\n".join(names).encode())
 
+    def strings(self) -> list[str]:
+        """The names again, as load_arrays reads them."""
+        return self.data.decode().split("\n") if self.total else []
+
 
 ROWS_PER_INSERT = 300  # rows of one INSERT statement (3 columns: 900 variables, under 999)
 FLAT_ROWS = 100_000  # rows given as tuples flattened at a time
