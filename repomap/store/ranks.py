@@ -164,7 +164,7 @@ def pack(value: np.ndarray | list[str] | JoinedNames) -> tuple[str, bytes]:
     ):
         value = value.astype("<i4")
     # zlib reads the array's buffer: no copy of it as bytes (~10% of packing's CPU)
-    return value.dtype.str, zlib.compress(np.ascontiguousarray(value), 1)
+    return value.dtype.str, zlib.compress(np.ascontiguousarray(value).data, 1)
 
 
 def load_arrays(db: Store, names: tuple[str, ...]) -> dict[str, Any]:
