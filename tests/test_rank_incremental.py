@@ -380,7 +380,7 @@ def test_a_cold_run_of_many_definitions_ranks_as_from_the_tables(
     make_repo, index, monkeypatch, threads
 ) -> None:
     """The cold run's own paths (one numbering of the names from the hand-over, caches packed
-    on threads when large, ranks written 50 rows to a statement) store what a ranking from
+    on threads when large, ranks written 300 rows to a statement) store what a ranking from
     the tables stores, bit for bit."""
     if threads:  # as for an index past PARALLEL_BYTES of arrays (the Linux kernel's)
         monkeypatch.setattr(ranking, "PARALLEL_BYTES", 0)
