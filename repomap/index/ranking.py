@@ -349,7 +349,7 @@ def compute_ranks(
         del defs, cache, ranked, alive, name_indices
         # The names' counts (the files using each: one row of `uses` per file and name), made
         # before the graph so that the names' strings go before its arrays come (on the
-        # kernel, 2.8M strings: ~0.25 GB at the ranking's peak).
+        # kernel, the resident memory entering unranked() fell from 1.26 to 0.79 GB).
         ref_files = np.bincount(uses[:, 1], minlength=len(names))
         def_files = _defining_files(definitions, len(file_ids), len(names))
         # Most runs leave every name's counts as they were: rewriting 30k rows cost ~40 ms.
