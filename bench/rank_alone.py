@@ -46,7 +46,8 @@ STAGES = (
     (ranking._Packer, "result"),
 )
 # Digests and packing run on two threads for a large index (ranking._Packer): their rows add
-# up both threads' seconds; `result` is what the ranking waited for them at its end.
+# up both threads' seconds; `result` is what store_ranks waited for them, once it had written
+# the symbol_ranks and name_stats rows.
 
 
 class Timer:

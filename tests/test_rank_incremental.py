@@ -380,7 +380,7 @@ def test_a_cold_run_of_many_definitions_ranks_as_from_the_tables(
     make_repo, index, monkeypatch, threads
 ) -> None:
     """The cold run's own paths (one numbering of the names from the hand-over, caches packed
-    on threads when large, ranks written 50 rows to a statement) store what a ranking from
+    on threads when large, ranks written 300 rows to a statement) store what a ranking from
     the tables stores, bit for bit."""
     if threads:  # as for an index past PARALLEL_BYTES of arrays (the Linux kernel's)
         monkeypatch.setattr(ranking, "PARALLEL_BYTES", 0)
@@ -414,3 +414,25 @@ def test_the_sort_of_definitions_is_lexsorts_whatever_the_order_of_ids() -> None
         ranking._sort_order(files[::-1], names).tolist()
         == np.lexsort((names, files[::-1])).tolist()
     )
+
+
+@pytest.mark.parametrize("count", [0, 1, 299, 300, 301, 1001])
+def test_rows_written_many_to_a_statement_land_each_once(tmp_path, count) -> None:
+    """symbol_ranks and name_stats rows go ROWS_PER_INSERT to a statement, given as tuples or
+    as parts of columns whose lengths are not multiples of it: every row lands, once."""
+    rows = [(7 + 3 * i, i % 5, 1.0 / (i + 3)) for i in range(count)]
+    cut = [0, 1, 250, 777, count]
+    parts = store_ranks.ColumnParts(
+        tuple(list(column) for column in zip(*rows[a:b], strict=True)) or ([], [], [])
+        for a, b in zip(cut, cut[1:], strict=False)
+        if a < b
+    )
+    head = "INSERT INTO symbol_ranks (symbol_id, file_id, rank) VALUES "
+    for given in (rows, parts):
+        with writing(tmp_path / "index.db") as db, db.atomic():
+            db.conn.execute("DELETE FROM symbol_ranks")
+            store_ranks._insert_many(db, head, 3, given)
+            stored = db.conn.execute(
+                "SELECT symbol_id, file_id, rank FROM symbol_ranks ORDER BY rowid"
+            ).fetchall()
+        assert stored == rows

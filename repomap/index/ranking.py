@@ -12,7 +12,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import chain, repeat
+from itertools import repeat
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from repomap import paths, store
@@ -105,6 +105,7 @@ class Written:
         self._numbered: list[str] = []  # the names in number order, once the writes are done
         self._sorted: np.ndarray | None = None  # the numbers in their names' order
         self._positions: np.ndarray | None = None  # each number's place in that order
+        self._objects: np.ndarray | None = None  # the names in number order, as numpy holds them
 
     def symbols_written(self, file_id: int, rows: Sequence[tuple]) -> None:
         """A file's symbol rows as store.Writer inserts them (INSERT_SYMBOL_SQL's columns)."""
@@ -150,6 +151,7 @@ class Written:
         """Let go of every row: the ranking has taken them (on the kernel, ~0.4 GB)."""
         self.keys, self.defs, self.uses = {}, {}, {}
         self.names, self._numbered, self._sorted, self._positions = {}, [], None, None
+        self._objects = None
 
     def name_positions(self) -> np.ndarray:
         """Each name's position among every name sorted, at its number: one sort shared by the
@@ -166,11 +168,18 @@ class Written:
         return self._positions
 
     def names_at(self, positions: np.ndarray) -> list[str]:
-        """The names at `positions` (name_positions()' positions, ascending: sorted names)."""
+        """The names at `positions` (name_positions()' positions, ascending: sorted names),
+        taken by numpy from an array of the names (a list's __getitem__ per name: ~0.4 s for
+        the kernel's 2.8M defined names)."""
+        import numpy as np
+
         self.name_positions()
         by_name = self._sorted
         assert by_name is not None  # name_positions() sorted them
-        return list(map(self.numbered_names().__getitem__, by_name[positions].tolist()))
+        if self._objects is None or len(self._objects) != len(by_name):
+            self._objects = np.array(self.numbered_names(), dtype=object)
+        taken: list[str] = self._objects[by_name[positions]].tolist()
+        return taken
 
 
 def ranks_fingerprint(db: Store) -> str:
@@ -212,17 +221,29 @@ class Ranking:
     graph: rank.Graph
     definitions: rank.Definitions
     scores: np.ndarray  # one per definition
-    stats: Iterable[tuple[str, int, int]]  # name_stats rows
+    stats: _StatsRows  # name_stats rows
     stats_digest: str
     stats_changed: bool
-    arrays: list[tuple[str, str, bytes]]  # rank_arrays rows, packed: those that changed
-    digests: dict[str, Any]  # meta: the flow's, the scores' and each rank_arrays row's
+    # The rank_arrays rows: digested and packed on threads, perhaps still (a large index's
+    # store_ranks writes its other rows meanwhile).
+    packed: _Packer
+    flow_digests: dict[str, str]  # meta: the flow's and the scores'
     incremental: bool  # rank_arrays rows not in `arrays` stay as stored
     reused_rank: bool  # the graph's flow is the stored one: PageRank was not run again
     # Positions of `definitions` whose symbol_ranks row must be written (None: every row);
     # with the symbol ids stored there before, whose rows go.
     changed_rows: np.ndarray | None
     gone_symbols: np.ndarray | None
+
+    @property
+    def arrays(self) -> list[tuple[str, str, bytes]]:
+        """The rank_arrays rows that changed, packed (waits for the packing threads)."""
+        return self.packed.result()[1]
+
+    @property
+    def digests(self) -> dict[str, Any]:
+        """meta's rank_digests: the flow's, the scores' and each rank_arrays row's."""
+        return {**self.flow_digests, "arrays": self.packed.result()[0]}
 
 
 @dataclass(frozen=True)
@@ -326,6 +347,21 @@ def compute_ranks(
         packer.add({**cache, **defs, "defs_names": defs_names})
         defined_all = names is defs["defs_names"]
         del defs, cache, ranked, alive, name_indices
+        # The names' counts (the files using each: one row of `uses` per file and name), made
+        # before the graph so that the names' strings go before its arrays come (on the
+        # kernel, the resident memory entering unranked() fell from 1.26 to 0.79 GB).
+        ref_files = np.bincount(uses[:, 1], minlength=len(names))
+        def_files = _defining_files(definitions, len(file_ids), len(names))
+        # Most runs leave every name's counts as they were: rewriting 30k rows cost ~40 ms.
+        stats_digest = _digest(defs_names if defined_all else names, ref_files, def_files)
+        stats_changed = force or store.get_meta(db, "name_stats_digest") != stats_digest
+        used = np.flatnonzero(ref_files) if stats_changed else np.zeros(0, np.int64)
+        stats = _StatsRows(  # the names some file uses, as bytes: every string is let go
+            store_ranks_tables.JoinedNames.of(list(map(names.__getitem__, used.tolist()))),
+            ref_files[used],
+            def_files[used],
+        )
+        del names, defs_names, ref_files, def_files, used
         graph = rank.unranked(file_ids, shapes, definitions, uses)
         del uses
         flow = rank.flow_digest(graph)
@@ -337,16 +373,6 @@ def compute_ranks(
         reused = "rank" in previous and len(previous["rank"]) == graph.file_count
         graph = graph.ranked(previous["rank"] if reused else rank.pagerank(graph))
         scores = rank.map_order(graph, graph.rank, rank.definition_scores(graph, graph.rank))
-        ref_files = np.bincount(graph.c_name, minlength=len(names))
-        def_files = _defining_files(definitions, len(file_ids), len(names))
-        # Most runs leave every name's counts as they were: rewriting 30k rows cost ~40 ms.
-        stats_digest = _digest(defs_names if defined_all else names, ref_files, def_files)
-        stats_changed = force or store.get_meta(db, "name_stats_digest") != stats_digest
-        used = np.flatnonzero(ref_files) if stats_changed else np.zeros(0, np.int64)
-        stats = _StatsRows(  # the names some file uses: the others' strings are let go
-            list(map(names.__getitem__, used.tolist())), ref_files[used], def_files[used]
-        )
-        del names, defs_names
         # The scores depend on the flow, the files' ids and the definitions' priors only: with
         # the same digest, definition i scores what definition i scored before, and only the
         # rows whose symbol id moved (a file's rows rewritten) are written again.
@@ -365,7 +391,6 @@ def compute_ranks(
                 "map_demoted": demoted.astype(np.int8),
             }
         )
-        array_digests, packed = packer.result()
     return Ranking(
         fingerprint,
         file_ids,
@@ -375,8 +400,8 @@ def compute_ranks(
         stats,
         stats_digest,
         stats_changed,
-        packed,
-        {"flow": flow, "scores": scores_digest, "arrays": array_digests},
+        packer,
+        {"flow": flow, "scores": scores_digest},
         incremental,
         reused,
         changed_rows,
@@ -462,20 +487,23 @@ PARALLEL_BYTES = 1 << 24  # arrays digested and packed on two threads past this 
 class _Packer:
     """Digests each rank_arrays row as it is added, and packs those whose digest is not the
     stored one. blake2b and zlib let go of the GIL: past PARALLEL_BYTES two threads do it
-    while the ranking goes on (on the kernel, ~3.4 s of CPU over ~0.5 GB of arrays); a
-    one-file run's few MB are done on this thread. Each array is let go once packed."""
+    while the ranking goes on, and while store_ranks writes its other rows (on the kernel,
+    ~3.4 s of CPU over ~0.5 GB of arrays); a one-file run's few MB are done on this thread.
+    Each array is let go once packed."""
 
     def __init__(self, old_digests: dict[str, str]) -> None:
         self.old_digests = old_digests
         self.done: dict[str, Any] = {}  # name -> (digest, row or None), or its future
         self.pool: ThreadPoolExecutor | None = None
+        self._result: tuple[dict[str, str], list[tuple[str, str, bytes]]] | None = None
 
     def __enter__(self) -> _Packer:
         return self
 
-    def __exit__(self, *_: object) -> None:
+    def __exit__(self, failed: type[BaseException] | None, *_: object) -> None:
+        """Every array added: the threads end once they are packed (or at once on an error)."""
         if self.pool is not None:
-            self.pool.shutdown(cancel_futures=True)
+            self.pool.shutdown(wait=failed is not None, cancel_futures=failed is not None)
 
     def add(self, arrays: dict[str, Any]) -> None:
         """Arrays (lists of names too) whose values are final."""
@@ -501,14 +529,17 @@ class _Packer:
 
     def result(self) -> tuple[dict[str, str], list[tuple[str, str, bytes]]]:
         """({name: digest} of every array added, the rank_arrays rows of those that changed)."""
-        done = {
-            name: value if isinstance(value, tuple) else value.result()
-            for name, value in self.done.items()
-        }
-        return (
-            {name: digest for name, (digest, _) in done.items()},
-            [(name, *row) for name, (_, row) in done.items() if row is not None],
-        )
+        if self._result is None:
+            done = {
+                name: value if isinstance(value, tuple) else value.result()
+                for name, value in self.done.items()
+            }
+            self.done = {}
+            self._result = (
+                {name: digest for name, (digest, _) in done.items()},
+                [(name, *row) for name, (_, row) in done.items() if row is not None],
+            )
+        return self._result
 
 
 def _size(value: Any) -> int:
@@ -529,14 +560,25 @@ def _ordered(first: np.ndarray, second: np.ndarray) -> bool:
 
 @dataclass(frozen=True)
 class _StatsRows:
-    """name_stats rows, made when they are written (870k tuples on the kernel: ~60 MB)."""
+    """name_stats rows, made when they are written (870k tuples on the kernel: ~60 MB); their
+    names as bytes until then (as strings they kept most of the hand-over's 3M strings' memory
+    from going back)."""
 
-    names: list[str]
+    names: store_ranks_tables.JoinedNames
     ref_files: np.ndarray
     def_files: np.ndarray
 
-    def __iter__(self) -> Iterator[tuple[str, int, int]]:
-        return zip(self.names, self.ref_files.tolist(), self.def_files.tolist(), strict=True)
+    def columns(self) -> store_ranks_tables.ColumnParts:
+        """The rows as columns, a slice at a time."""
+        names = self.names.strings()
+        return store_ranks_tables.ColumnParts(
+            (
+                names[start : start + STORE_ROWS],
+                self.ref_files[start : start + STORE_ROWS].tolist(),
+                self.def_files[start : start + STORE_ROWS].tolist(),
+            )
+            for start in range(0, len(names), STORE_ROWS)
+        )
 
 
 def _digest(*values: Any) -> str:
@@ -616,17 +658,19 @@ def store_ranks(db: Store, ranking: Ranking | SameGraph) -> None:
         else zip(file_ids.tolist(), graph.rank.tolist(), strict=True),
         symbol_ranks=_symbol_rank_rows(definitions.symbol_ids, files_of, ranking.scores, rows),
         symbols_gone=None if ranking.gone_symbols is None else ranking.gone_symbols.tolist(),
-        arrays=ranking.arrays,
-        arrays_kept=ranking.incremental,
-        array_names=list(ranking.digests["arrays"]),
-        name_stats=ranking.stats if ranking.stats_changed else None,
-        meta={
-            "rank_fingerprint": ranking.fingerprint,
-            "rank_format": RANK_FORMAT,
-            "name_stats_digest": ranking.stats_digest,
-            DIGESTS_META: json.dumps(ranking.digests, sort_keys=True),
-            store_ranks_tables.GRAPH_META: store_ranks_tables.GRAPH_RANKED,
-        },
+        name_stats=ranking.stats.columns() if ranking.stats_changed else None,
+        arrays=lambda: store_ranks_tables.StoredArrays(
+            ranking.arrays,
+            ranking.incremental,
+            list(ranking.digests["arrays"]),
+            {
+                "rank_fingerprint": ranking.fingerprint,
+                "rank_format": RANK_FORMAT,
+                "name_stats_digest": ranking.stats_digest,
+                DIGESTS_META: json.dumps(ranking.digests, sort_keys=True),
+                store_ranks_tables.GRAPH_META: store_ranks_tables.GRAPH_RANKED,
+            },
+        ),
     )
 
 
@@ -635,12 +679,12 @@ STORE_ROWS = 100_000  # symbol_ranks rows made Python objects at a time
 
 def _symbol_rank_rows(
     symbol_ids: np.ndarray, file_ids: np.ndarray, scores: np.ndarray, rows: np.ndarray
-) -> Iterator[tuple[int, int, float]]:
-    """(symbol id, file id, score) of each of `rows`, a slice at a time: the kernel's 3.9M
-    rows as three lists of Python numbers at once held ~0.4 GB."""
+) -> store_ranks_tables.ColumnParts:
+    """(symbol id, file id, score) of each of `rows`, as columns a slice at a time: the
+    kernel's 3.9M rows as three lists of Python numbers at once held ~0.4 GB."""
     parts = (rows[start : start + STORE_ROWS] for start in range(0, len(rows), STORE_ROWS))
-    return chain.from_iterable(  # no Python frame per row
-        zip(symbol_ids[part].tolist(), file_ids[part].tolist(), scores[part].tolist(), strict=True)
+    return store_ranks_tables.ColumnParts(
+        (symbol_ids[part].tolist(), file_ids[part].tolist(), scores[part].tolist())
         for part in parts
     )
 

@@ -5,7 +5,7 @@ one transaction by each ranking (index/ranking.py computes it), and the packed a
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import chain, islice
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -25,23 +25,30 @@ GRAPH_CHANGED = "changed"
 GRAPH_RANKED = "ranked"
 
 
+class StoredArrays(NamedTuple):
+    """The rank_arrays rows of a ranking, and the meta rows written with them."""
+
+    rows: list[tuple[str, str, bytes]]  # (name, dtype, packed data): those that changed
+    kept: bool  # the stored rows not in `rows` whose name is in `names` stay
+    names: list[str]  # every array of the ranking
+    meta: dict[str, str]
+
+
 def replace(
     db: Store,
     *,
     file_ranks: Iterable[tuple[int, float]] | None,
-    symbol_ranks: Iterable[tuple[int, int, float]],
+    symbol_ranks: Iterable[tuple[int, int, float]] | ColumnParts,
     symbols_gone: list[int] | None,
-    arrays: list[tuple[str, str, bytes]],
-    arrays_kept: bool,
-    array_names: list[str],
-    name_stats: Iterable[tuple[str, int, int]] | None,
-    meta: dict[str, str],
+    name_stats: Iterable[tuple[str, int, int]] | ColumnParts | None,
+    arrays: Callable[[], StoredArrays],
 ) -> None:
     """Replace the stored ranking, in one transaction. What a run left as it was stays:
     `file_ranks` None keeps every file's rank; `symbols_gone` not None means `symbol_ranks` are
     the rows that changed and `symbols_gone` the symbols whose rows go (else they are every
-    row); `arrays_kept` keeps the rank_arrays rows not in `arrays` whose name is in
-    `array_names`; `name_stats` None keeps the stored counts."""
+    row); `name_stats` None keeps the stored counts. `arrays` is called once the other rows are
+    written: the ranking's arrays may be packed on other threads meanwhile (on the Linux kernel
+    ~1.2 s of packing the ranking waited for, while writing 3.9M symbol_ranks rows took 2.5 s)."""
     with db.atomic():
         if file_ranks is not None:
             db.conn.execute("DELETE FROM file_ranks")
@@ -58,54 +65,94 @@ def replace(
             3,
             symbol_ranks,
         )
-        if arrays_kept:
-            kept = ",".join("?" * len(array_names))
-            db.conn.execute(f"DELETE FROM rank_arrays WHERE name NOT IN ({kept})", array_names)
-        else:
-            db.conn.execute("DELETE FROM rank_arrays")
         if name_stats is not None:
             db.conn.execute("DELETE FROM name_stats")
             _insert_many(
                 db, "INSERT INTO name_stats (name, ref_files, def_files) VALUES ", 3, name_stats
             )
+        stored = arrays()
+        if stored.kept:
+            kept = ",".join("?" * len(stored.names))
+            db.conn.execute(f"DELETE FROM rank_arrays WHERE name NOT IN ({kept})", stored.names)
+        else:
+            db.conn.execute("DELETE FROM rank_arrays")
         db.conn.executemany(
-            "INSERT OR REPLACE INTO rank_arrays (name, dtype, data) VALUES (?, ?, ?)", arrays
+            "INSERT OR REPLACE INTO rank_arrays (name, dtype, data) VALUES (?, ?, ?)", stored.rows
         )
-        set_meta(db, meta)
+        set_meta(db, stored.meta)
+
+
+JOINED_AT_ONCE = 1 << 16  # names joined into one string at a time by JoinedNames.of
 
 
 class JoinedNames(NamedTuple):
     """A list of names as the UTF-8 lines rank_arrays stores, joined once for all who read it."""
 
     total: int  # how many names
-    data: bytes  # "\n".join(names).encode()
+    data: bytes | bytearray  # "\n".join(names).encode()
 
     @classmethod
     def of(cls, names: list[str]) -> JoinedNames:
-        return cls(len(names), "\n".join(names).encode())
+        """The names' lines, encoded a slice at a time: the kernel's 2.8M names joined as one
+        string and then encoded held ~60 MB more at once, at the ranking's peak of memory."""
+        data = bytearray()
+        for start in range(0, len(names), JOINED_AT_ONCE):
+            if start:
+                data += b"\n"
+            data += "\n".join(names[start : start + JOINED_AT_ONCE]).encode()
+        return cls(len(names), data)
+
+    def strings(self) -> list[str]:
+        """The names again, as load_arrays reads them."""
+        return self.data.decode().split("\n") if self.total else []
 
 
-ROWS_PER_INSERT = 50  # rows of one INSERT statement (3 columns: 150 of SQLite's 32766 variables)
+ROWS_PER_INSERT = 300  # rows of one INSERT statement (3 columns: 900 variables, under 999)
+FLAT_ROWS = 100_000  # rows given as tuples flattened at a time
 
 
-def _insert_many(db: Store, head: str, columns: int, rows: Iterable[tuple]) -> None:
-    """`head` ("INSERT ... VALUES ") of every row, ROWS_PER_INSERT rows to a statement: one
-    statement run per row took half of the 2.8 s that the Linux kernel's 3.9M symbol_ranks rows
-    cost to write."""
-    one = f"({', '.join('?' * columns)})"
+class ColumnParts(NamedTuple):
+    """Rows as parts of equal-length columns (lists of Python values), written without making a
+    tuple of each row: on the Linux kernel's 3.9M symbol_ranks rows ~0.3 s of CPU less."""
+
+    parts: Iterable[tuple[list, ...]]
+
+
+def _flat(rows: Iterable[tuple] | ColumnParts, columns: int) -> Iterator[list]:
+    """The rows' values, row after row, a list at a time."""
+    if isinstance(rows, ColumnParts):
+        for part in rows.parts:
+            flat: list = [None] * (len(part[0]) * columns)
+            for at, column in enumerate(part):
+                flat[at::columns] = column
+            yield flat
+        return
     rows = iter(rows)
-    rest: list[tuple] = []
+    while chunk := list(islice(rows, FLAT_ROWS)):
+        yield list(chain.from_iterable(chunk))
 
-    def groups() -> Iterator[tuple]:
-        while True:
-            group = list(islice(rows, ROWS_PER_INSERT))
-            if len(group) < ROWS_PER_INSERT:
-                rest.extend(group)
-                return
-            yield tuple(chain.from_iterable(group))
 
-    db.conn.executemany(head + ", ".join([one] * ROWS_PER_INSERT), groups())
-    db.conn.executemany(head + one, rest)
+def _insert_many(db: Store, head: str, columns: int, rows: Iterable[tuple] | ColumnParts) -> None:
+    """`head` ("INSERT ... VALUES ") of every row, in order, ROWS_PER_INSERT rows to a
+    statement: one statement run per row took half of the 2.8 s that the Linux kernel's 3.9M
+    symbol_ranks rows cost to write. Each statement's values are a slice of one flat list."""
+    one = f"({', '.join('?' * columns)})"
+    width = columns * ROWS_PER_INSERT
+    rest: list = []
+
+    def statements() -> Iterator[list]:
+        nonlocal rest
+        for flat in _flat(rows, columns):
+            if rest:
+                flat[:0] = rest
+            whole = len(flat) - len(flat) % width
+            yield from (flat[at : at + width] for at in range(0, whole, width))
+            rest = flat[whole:]
+
+    db.conn.executemany(head + ", ".join([one] * ROWS_PER_INSERT), statements())
+    db.conn.executemany(
+        head + one, (rest[at : at + columns] for at in range(0, len(rest), columns))
+    )
 
 
 def pack(value: np.ndarray | list[str] | JoinedNames) -> tuple[str, bytes]:
@@ -126,7 +173,8 @@ def pack(value: np.ndarray | list[str] | JoinedNames) -> tuple[str, bytes]:
         not len(value) or (info.min <= value.min() and value.max() <= info.max)
     ):
         value = value.astype("<i4")
-    return value.dtype.str, zlib.compress(value.tobytes(), 1)
+    # zlib reads the array's buffer: no copy of it as bytes (~10% of packing's CPU)
+    return value.dtype.str, zlib.compress(np.ascontiguousarray(value).data, 1)
 
 
 def load_arrays(db: Store, names: tuple[str, ...]) -> dict[str, Any]:
