@@ -185,7 +185,7 @@ def test_a_change_is_indexed_before_the_next_answer(repo: Path) -> None:
     (repo / "pkg" / "a.py").write_text("def renamed():\n    pass\n")
     notices = refresher.ensure_fresh()
     assert _symbols(settings) == {"renamed"}
-    assert any("re-indexed 1 changed files" in notice for notice in notices)
+    assert any("re-indexed 1 changed file" in notice for notice in notices)
     refresher.close()
 
 
@@ -203,7 +203,7 @@ def test_a_file_in_a_folder_made_after_the_refresher_started_is_indexed_and_watc
     assert not refresher.is_fresh()
     notices = refresher.ensure_fresh()
     assert _symbols(settings) == {"alpha", "gamma"}
-    assert any("re-indexed 1 changed files (1 added" in notice for notice in notices)
+    assert any("re-indexed 1 changed file (1 added" in notice for notice in notices)
     assert refresher.is_fresh()
     # The new folder is watched like the others: an edit inside it is seen and indexed.
     (repo / "later" / "deeper" / "c.py").write_text("def delta():\n    pass\n")
@@ -274,7 +274,7 @@ def test_a_bug_in_a_refresh_is_raised_to_the_log_said_and_retried(
     assert any("unexpected error" in notice for notice in notices)
     assert "unexpected error" in refresher.state().last_error
     monkeypatch.setattr(indexer, "run", real_run)  # fixed: the change is still due
-    assert any("re-indexed 1 changed files" in notice for notice in refresher.ensure_fresh())
+    assert any("re-indexed 1 changed file" in notice for notice in refresher.ensure_fresh())
     assert _symbols(settings) == {"renamed"}
     assert refresher.state().last_error is None
     refresher.close()

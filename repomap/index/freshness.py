@@ -288,7 +288,8 @@ class Refresher:
             )
         if code_changes or doc_changes:
             return (
-                f"re-indexed {code_changes + doc_changes} changed files ({summary.added} added, "
+                f"re-indexed {code_changes + doc_changes} changed "
+                f"{'file' if code_changes + doc_changes == 1 else 'files'} ({summary.added} added, "
                 f"{summary.modified} modified, {summary.removed} removed code files; "
                 f"{doc_changes} docs) in {seconds:.2f} s"
             )
