@@ -258,7 +258,9 @@ def test_help_lists_every_command_and_other_commands_run(root: Path) -> None:
     assert listed.code == 0
     commands = listed.stdout.split("Commands:\n", 1)[1]
     assert [line.split()[0] for line in commands.splitlines()] == sorted(cli.main.commands)
-    assert len(cli.main.commands) == 24  # + search-data, search-commits, history, status, doctor, clean, prune, init, watch, serve
+    assert (
+        len(cli.main.commands) == 24
+    )  # + search-data, search-commits, history, status, doctor, clean, prune, init, watch, serve
     for args in (["search-text", "--help"], ["stats", "--root", str(root)], ["--version"]):
         done = run(args)
         assert done.code == 0 and done.stdout, args

@@ -580,7 +580,9 @@ def test_data_records_and_commits_over_http(tmp_path: Path, serve) -> None:
     assert (record["file_path"], record["key"]) == ("deploy/settings.yaml", "service.retry_budget")
     assert record["fields"] == {"value": "7"}
     status, _, commits = server.post("/api/commits", {"q": "retry budget", "ranked": True})
-    assert status == 200 and [c["subject"] for c in commits["results"]] == ["Raise the retry budget"]
+    assert status == 200 and [c["subject"] for c in commits["results"]] == [
+        "Raise the retry budget"
+    ]
     status, _, none = server.get("/api/commits?q=nothing%20like%20this")
     assert status == 200 and (none["results"], none["count"], none["truncated"]) == ([], 0, False)
     assert _error(server.get("/api/commits?q=x&field=colour"))[0] == 400

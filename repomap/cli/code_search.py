@@ -138,8 +138,14 @@ def _from_server(
     meta = answer.get("meta") or {}
     hits = [
         CodeHit(
-            hit["file_path"], hit["line_number"], hit["end_line"], hit["kind"], hit["name"],
-            hit["language"], hit["score"], hit["snippet"],
+            hit["file_path"],
+            hit["line_number"],
+            hit["end_line"],
+            hit["kind"],
+            hit["name"],
+            hit["language"],
+            hit["score"],
+            hit["snippet"],
         )  # fmt: skip
         for hit in answer["results"]
     ]

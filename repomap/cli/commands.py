@@ -852,7 +852,9 @@ def _map_html(
         html_file.write_text(html, encoding="utf-8")
     except OSError as error:
         raise BadArgument(f"cannot write {html_file}: {error.strerror or error}") from None
-    click.echo(f"wrote {html_file}: {len(data['files'])} files, {len(data['edges'])} edges", err=True)
+    click.echo(
+        f"wrote {html_file}: {len(data['files'])} files, {len(data['edges'])} edges", err=True
+    )
     return outcome.found(len(data["files"]), search=False)
 
 
@@ -1000,9 +1002,7 @@ def _follow_in_background(settings: list[config.Settings]) -> None:
     "--host",
     help="Address to bind; any but loopback requires --token (serve.host; default 127.0.0.1).",
 )
-@click.option(
-    "--port", type=click.IntRange(1, 65535), help="The port (serve.port; default 8766)."
-)
+@click.option("--port", type=click.IntRange(1, 65535), help="The port (serve.port; default 8766).")
 @click.option(
     "--watch",
     "watch_files",

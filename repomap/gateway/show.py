@@ -278,7 +278,9 @@ def import_statements(lines: list[str], language: str, used: set[str]) -> tuple[
 
 
 def _statements(lines: list[str], language: str) -> list[str]:
-    pattern = {"python": _PY_IMPORT, "rust": _RS_IMPORT, "c": _CPP_IMPORT, "cpp": _CPP_IMPORT}.get(language)
+    pattern = {"python": _PY_IMPORT, "rust": _RS_IMPORT, "c": _CPP_IMPORT, "cpp": _CPP_IMPORT}.get(
+        language
+    )
     if pattern is None:
         return []
     statements, at = [], 0

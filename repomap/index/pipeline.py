@@ -632,8 +632,10 @@ def read_and_extract(job: Job) -> Result:
         return Unchanged(job)
     source, problem = textfile.decode(raw)
     replaced = None
-    if source is None and job.language in BYTES_IN_COMMENTS and (problem or "").startswith(
-        textfile.NOT_UTF8
+    if (
+        source is None
+        and job.language in BYTES_IN_COMMENTS
+        and (problem or "").startswith(textfile.NOT_UTF8)
     ):
         source, replaced = textfile.replacing_invalid(raw), f"{problem}: read with U+FFFD for it"
     if source is None:

@@ -71,9 +71,7 @@ def ask(url: str, path: str, body: dict[str, Any]) -> dict[str, Any] | None:
         return None
     connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=TIMEOUT_SECONDS)
     try:
-        connection.request(
-            "POST", path, json.dumps(body), {"Content-Type": "application/json"}
-        )
+        connection.request("POST", path, json.dumps(body), {"Content-Type": "application/json"})
         response = connection.getresponse()
         data = response.read()
         if response.status != 200:
