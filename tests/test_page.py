@@ -234,6 +234,13 @@ def test_typing_shows_hits_grouped_by_file_and_enter_opens_the_line(
     page.screenshot(path=shots / "file.png")
 
 
+def expect(locator):
+    """Playwright's retrying assertions; imported here since the page fixture skips without it."""
+    from playwright.sync_api import expect as playwright_expect
+
+    return playwright_expect(locator)
+
+
 def _in_viewport(page, selector: str) -> bool:
     return page.evaluate(
         """(s) => { const r = document.querySelector(s).getBoundingClientRect();
@@ -254,7 +261,7 @@ def test_the_file_view_has_numbered_highlighted_lines_and_a_clickable_outline(
     outline = page.locator("#outline a", has_text="send")
     outline.click()
     marked = page.locator(".source .line.marked")
-    assert "def send" in marked.inner_text()
+    expect(marked).to_contain_text("def send")
     assert _in_viewport(page, "#" + marked.get_attribute("id"))
     # the back link returns to the search
     page.locator("#back").click()
@@ -267,7 +274,7 @@ def test_a_data_files_view_outlines_its_keys(page, base_url: str) -> None:
     key.wait_for()
     assert page.locator("#outline a", has_text="service").count() == 1
     key.click()
-    assert "region: eu-west" in page.locator(".source .line.marked").inner_text()
+    expect(page.locator(".source .line.marked")).to_contain_text("region: eu-west")
 
 
 def test_switching_modes_changes_the_hits_and_the_url(page, base_url: str, shots: Path) -> None:
@@ -381,8 +388,9 @@ def test_the_map_draws_files_and_dependencies_and_a_click_opens_a_file(
 
     page.locator('#treemap a[data-path="pkg/config.py"]').click()
     page.locator("#file-view").wait_for(state="visible")
-    assert page.locator("#file-title").inner_text() == "pkg/config.py"
-    assert "def timeout_seconds" in page.locator("#source").inner_text()
+    # the view shows before its source arrives: wait for the text, do not read it at once
+    expect(page.locator("#file-title")).to_have_text("pkg/config.py")
+    expect(page.locator("#source")).to_contain_text("def timeout_seconds")
 
 
 def test_the_page_is_usable_at_phone_width(browser, base_url: str, shots: Path) -> None:
@@ -423,7 +431,7 @@ def test_map_html_writes_one_self_contained_file(
         page.locator("#treemap a.file-link").first.wait_for()
         assert page.locator("#treemap a.file-link").count() == 4  # the code files
         page.locator('#treemap a[data-path="pkg/config.py"]').click()
-        assert "pkg/config.py" in page.locator("#file-detail").inner_text()
+        expect(page.locator("#file-detail")).to_contain_text("pkg/config.py")
         page.screenshot(path=shots / "map-html.png", full_page=True)
     finally:
         context.close()
