@@ -734,15 +734,21 @@ class _Reader:
         return symbols
 
     def enumerator(self, node: Node, scope: Symbol | None) -> Symbol | None:
-        """An enum's constant: `RED = 1` (C: in the file's scope, its enum the parent)."""
+        """An enum's constant: `RED = 1`, its enum the parent. It is named where the language
+        puts it: `Color::Red` in an `enum class`; in the enum's own scope for a plain enum
+        (`ns::Red`; C flattens every name later)."""
         name_node = node.child_by_field_name("name")
         if name_node is None or name_node.start_byte == name_node.end_byte:
             return None
         self.name_starts.add(name_node.start_byte)
         name = self.node_text(name_node)
         parent = scope.qualified_name if scope is not None and scope.kind == "enum" else None
+        if parent is not None and not _scoped_enum(node):
+            qualified_name = _join(parent.rpartition("::")[0] or None, [name])
+        else:
+            qualified_name = _join(parent, [name])
         signature = self.header(node.start_byte, node.end_byte)
-        return self.symbol(name, _join(parent, [name]), "constant", node, signature, parent)
+        return self.symbol(name, qualified_name, "constant", node, signature, parent)
 
     def macro(self, node: Node) -> Symbol | None:
         name_node = node.child_by_field_name("name")
@@ -1041,6 +1047,15 @@ def _declared_name(declarator: Node | None) -> tuple[Node | None, bool]:
 def _last_named(node: Node) -> Node | None:
     children = [c for c in node.named_children if c.type != "comment"]
     return children[-1] if children else None
+
+
+def _scoped_enum(enumerator: Node) -> bool:
+    """Whether an enumerator belongs to an `enum class` / `enum struct`."""
+    listing = enumerator.parent
+    specifier = listing.parent if listing is not None else None
+    if specifier is None or specifier.type != "enum_specifier":
+        return False
+    return any(child.type in ("class", "struct") for child in specifier.children)
 
 
 def _join(prefix: str | None, parts: list[str]) -> str:

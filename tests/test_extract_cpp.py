@@ -214,8 +214,14 @@ def test_out_of_line_definition_is_a_method_unless_qualified_by_a_namespace(
         (b"typedef struct Tag { int x; } Alias;\n", [("Alias", "type", 1), ("Tag", "struct", 1)]),
         (b"typedef struct { int x; } A, *B;\n", [("A", "struct", 1), ("B", "type", 1)]),
         (
+            # A plain enum's constants live in its scope, an `enum class`'s in the enum.
             b"enum Color { Red };\nenum class E : int { A };\n",
-            [("Color", "enum", 1), ("E", "enum", 2)],
+            [
+                ("Color", "enum", 1),
+                ("Red", "constant", 1),
+                ("E", "enum", 2),
+                ("E::A", "constant", 2),
+            ],
         ),
         (
             b"extern int counter;\nstatic const char *names[] = {0};\n",
@@ -234,6 +240,20 @@ def test_declarations_become_these_symbols(
     source: bytes, expected: list[tuple[str, str, int]]
 ) -> None:
     assert symbols(source) == expected
+
+
+def test_enumerators_are_constants_named_in_the_scope_the_language_gives_them() -> None:
+    source = (
+        b"namespace ns {\nenum Mode { Fast = 1, Slow };\n"
+        b"class K {\n public:\n  enum class State : char { On, Off };\n};\n}\n"
+    )
+    found = by_name(source)
+    assert {name for name, s in found.items() if s.kind == "constant"} == {
+        "ns::Fast", "ns::Slow", "ns::K::State::On", "ns::K::State::Off",
+    }  # fmt: skip
+    assert found["ns::Fast"].parent == "ns::Mode" and found["ns::Fast"].signature == "Fast = 1"
+    assert found["ns::K::State::Off"].parent == "ns::K::State"
+    assert found["ns::K::State::Off"].start_line == 5
 
 
 def test_export_macro_between_class_and_name_is_not_the_class_name() -> None:
@@ -297,7 +317,7 @@ def test_doc_comments_set_the_documented_symbols_doc() -> None:
     [
         # Trailing member docs document what precedes them.
         (b"struct S {\n  int f(); ///< does f\n};\n", ("docstring", "does f", 2, "S::f")),
-        (b"enum E {\n  A, /**< first */\n};\n", ("docstring", "first", 2, "E")),
+        (b"enum E {\n  A, /**< first */\n};\n", ("docstring", "first", 2, "A")),
         # `//!` and `/*!` are doc comments too.
         (b"//! Qt style\nvoid f();\n", ("docstring", "Qt style", 1, "f")),
         (b"/*! Qt block */\nvoid f();\n", ("docstring", "Qt block", 1, "f")),

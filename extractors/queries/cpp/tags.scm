@@ -8,6 +8,7 @@
 (struct_specifier body: (field_declaration_list)) @definition.struct
 (union_specifier body: (field_declaration_list)) @definition.union
 (enum_specifier body: (enumerator_list)) @definition.enum
+(enumerator) @definition.enumerator
 
 (function_definition) @definition.function
 
