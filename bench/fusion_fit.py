@@ -158,11 +158,26 @@ def _one(db, q, postings, split, row_of, ranks, n_files) -> QuestionData:  # typ
         "pagerank": np.array([ranks.get(traits[i][2], 0.0) * n_files for i in ids]),
         "cov_any": any_col.sum(axis=1) / n,
         "cov_idf": (any_col * weights).sum(axis=1) / wsum,
+        # the same over the question's words as search/code.py's word_coverage counts them:
+        # each word once (two words of one stem twice), a word holding all of its tokens
+        "cov_words": _per_word(terms, stems, split, any_col, idf),
         **{f"cov_{c}": holds[:, :, k].sum(axis=1) / n for k, c in enumerate(COLUMNS)},
         "lines": (end - start + 1).astype(float),
     }
     return QuestionData(q.id, q.corpus, q.split, len(stems), wants_tests, np.array(ids), raw,
                         label, path, start)  # fmt: skip
+
+
+def _per_word(terms, stems, split, any_col, idf) -> np.ndarray:  # type: ignore[no-untyped-def]
+    total = np.zeros(len(any_col))
+    weight = 0.0
+    for term in terms:
+        tokens = split.tokens(term)
+        at = [stems.index(t) for t in tokens]
+        w = sum(idf[t] for t in tokens) / max(len(tokens), 1)
+        total += w * (any_col[:, at].min(axis=1) if at else 0.0)
+        weight += w
+    return total / (weight or 1.0)
 
 
 # --- features -------------------------------------------------------------------------------
@@ -212,19 +227,32 @@ def neighbours(scores: np.ndarray, files: np.ndarray) -> np.ndarray:
     return out
 
 
-def baseline_scores(d: QuestionData, weight: float = code.SEMANTIC_WEIGHT) -> np.ndarray:
+def baseline_scores(
+    d: QuestionData, weight: float = code.SEMANTIC_WEIGHT, coverage: float | None = None
+) -> np.ndarray:
+    """search/code.py's ranking: `fuse`, the records' demotion, `_add_neighbours`, then in
+    hybrid each lexical candidate times 1 + `coverage` (COVERAGE_WEIGHT) x its word coverage."""
     words, meaning = base_parts(d)
     fused = ((1 - weight) * words + weight * meaning) * prior(d)
     fused = np.where(fused > 0, fused, 0.0)
     if not d.wants_tests:
         fused = fused * np.where(d.raw["record"] > 0, code.RECORD_FACTOR, 1.0)
-    return fused + code.NEIGHBOUR_SHARE * neighbours(fused, d.raw["file"])
+    scores = fused + code.NEIGHBOUR_SHARE * neighbours(fused, d.raw["file"])
+    if 0.0 < weight < 1.0:
+        share = code.COVERAGE_WEIGHT if coverage is None else coverage
+        scores = scores * (1.0 + share * d.raw["cov_words"] * (scores > 0) * d.raw["in_lex"])
+    return scores
+
+
+def before_scores(d: QuestionData) -> np.ndarray:
+    """The ranking before the word coverage (main at 2026-11-26 09:00 UTC)."""
+    return baseline_scores(d, coverage=0.0)
 
 
 FEATURES = (
     "words", "meaning", "log_lex", "in_lex", "in_sem", "lex_rrank", "sem_rrank", "module",
     "section", "classy", "test", "cov_any", "cov_idf", "cov_title", "cov_head", "cov_body",
-    "cov_place", "log_size", "pagerank", "base_nb", "log_base", "log_words",
+    "cov_place", "cov_words", "log_size", "pagerank", "base_nb", "log_base", "log_words",
     "log_meaning", "log_nb", "fused",
 )  # fmt: skip
 
@@ -261,10 +289,11 @@ def _features(d: QuestionData) -> np.ndarray:
         "cov_head": r["cov_head"],
         "cov_body": r["cov_body"],
         "cov_place": r["cov_place"],
+        "cov_words": r["cov_words"],
         "log_size": np.log1p(r["size"]) / 8,
         "pagerank": np.log1p(r["pagerank"]),
         "base_nb": neighbours(base, r["file"]),
-        "log_base": np.log(baseline_scores(d) + 0.01),
+        "log_base": np.log(before_scores(d) + 0.01),
         "log_words": np.log(words + 0.05),
         "log_meaning": np.log(meaning + 0.05),
         "log_nb": np.log(neighbours(base, r["file"]) + 0.05),
@@ -361,7 +390,7 @@ SMALL = ("words", "meaning", "lex_rrank", "sem_rrank", "in_lex", "in_sem", "test
 MODELS: dict[str, tuple[str, ...]] = {
     "every feature but today's score": tuple(n for n in FEATURES if n != "log_base"),
     "a dozen": SMALL,
-    "today's score + coverage": ("log_base", "cov_idf"),
+    "today's score + word coverage": ("log_base", "cov_words"),
     "today's score + title, body coverage": ("log_base", "cov_title", "cov_body"),
     "today's score + every feature": FEATURES,
 }
@@ -438,9 +467,11 @@ def main(argv: list[str] | None = None) -> int:
     table = [
         "| model | all | tune | heldout | Django |",
         held,
+        row("before (main at 09:00 UTC)", data, before_scores),
         row("today (baseline)", data, baseline_scores),
     ]
     per_corpus = ["| model | " + " | ".join(CORPORA) + " |", "| --- |" + " ---: |" * len(CORPORA),
+                  corpus_row("before (main at 09:00 UTC)", data, before_scores),
                   corpus_row("today (baseline)", data, baseline_scores)]  # fmt: skip
     notes = []
     for name, names in MODELS.items():

@@ -37,7 +37,7 @@ def question(qid: str, n: int, seed: int, relevant: int | None = None) -> ff.Que
         "is_test": (rng.random(n) < 0.15).astype(float), "kind": kinds, "file": files,
         "record": np.zeros(n), "size": rng.integers(10, 400, n).astype(float),
         "pagerank": rng.random(n), "lines": rng.integers(1, 80, n).astype(float),
-        **{f"cov_{c}": rng.integers(0, 4, n) / 3 for c in ("any", "idf", "title", "place",
+        **{f"cov_{c}": rng.integers(0, 4, n) / 3 for c in ("any", "idf", "words", "title", "place",
                                                            "head", "body")},
     }  # fmt: skip
     return ff.QuestionData(qid, "python", "tune", 3, False, np.arange(1, n + 1), raw, label,
@@ -45,7 +45,7 @@ def question(qid: str, n: int, seed: int, relevant: int | None = None) -> ff.Que
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_the_offline_baseline_is_search_codes_fusion_and_neighbours(seed):
+def test_the_offline_ranking_is_search_codes_fusion_and_neighbours(seed):
     d = question(f"parity-{seed}", 60, seed)
     r = d.raw
     ids = d.ids.tolist()
@@ -57,7 +57,7 @@ def test_the_offline_baseline_is_search_codes_fusion_and_neighbours(seed):
     scored = code.fuse(lexical, semantic, traits, code.SEMANTIC_WEIGHT, wants_tests=False)
     scored = {i: s for i, s in scored.items() if s > 0}
     code._add_neighbours(scored, {i: file_of[i] for i in scored})
-    offline = ff.baseline_scores(d)
+    offline = ff.before_scores(d)  # without the word coverage, which reads the index
     for k, i in enumerate(ids):
         assert offline[k] == pytest.approx(scored.get(i, 0.0), abs=1e-12)
 
@@ -79,7 +79,7 @@ def test_the_fit_learns_a_feature_that_marks_the_answer_and_ranks_it_first():
     fresh.raw["cov_title"] = np.zeros(40)
     fresh.raw["cov_title"][7] = 1.0
     assert ff.first_rank(fresh, ff.model_scorer(w, columns)(fresh)) == 1
-    assert ff.first_rank(fresh, ff.baseline_scores(fresh)) != 1  # today's ranking misses it
+    assert ff.first_rank(fresh, ff.before_scores(fresh)) != 1  # today's ranking misses it
 
 
 def test_a_strong_penalty_keeps_todays_ranking():
@@ -88,7 +88,7 @@ def test_a_strong_penalty_keeps_todays_ranking():
     w = ff.fit(train, columns, 1e6)
     assert w[0] > 0 and np.allclose(w[1:], 0.0, atol=1e-3)
     d = train[0]
-    model, today = ff.model_scorer(w, columns)(d), ff.baseline_scores(d)
+    model, today = ff.model_scorer(w, columns)(d), ff.before_scores(d)
     assert list(np.argsort(-model, kind="stable")) == list(np.argsort(-today, kind="stable"))
 
 
@@ -98,8 +98,8 @@ def test_cross_validation_scores_every_question_once():
     # The answers are among today's first few, so the fitted scale is positive.
     data = [question(f"cv-{s}", 30, 300 + s) for s in range(11)]
     for s, d in enumerate(data):
-        d.label[np.argsort(-ff.baseline_scores(d), kind="stable")[s % 4]] = True
+        d.label[np.argsort(-ff.before_scores(d), kind="stable")[s % 4]] = True
     columns = [ff.FEATURES.index("log_base")]
-    today = ff.figures(data, ff.baseline_scores)[1]
+    today = ff.figures(data, ff.before_scores)[1]
     assert 0.0 < today < 1.0
     assert ff.cross_validate(data, columns, 0.01) == pytest.approx(today)
