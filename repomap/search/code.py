@@ -17,7 +17,6 @@ it holds (`word_coverage`, learned by bench/fusion_fit.py). Filters (path, langu
 
 from __future__ import annotations
 
-import math
 import re
 import time
 from collections.abc import Sequence
@@ -470,21 +469,19 @@ def word_coverage(db: Store, terms: Sequence[str], chunk_ids: Sequence[int]) -> 
             found = bm25.coverage(kept, terms, chunk_ids)
             if found is not None:
                 return found
+    from repomap.search.bm25 import idf
+
     total = chunk_count(db)
     wanted = dict.fromkeys(chunk_ids, 0.0)
     weight = 0.0
     for term in terms:
         rows = [rowid for (rowid,) in db.conn.execute(_TERM_ROWS_SQL, (_fts_query([term]),))]
-        value = math.log((total - len(rows) + 0.5) / (len(rows) + 0.5))
-        value = value if value > 0.0 else _IDF_FLOOR
+        value = idf(total, len(rows))
         weight += value
         for rowid in rows:
             if rowid in wanted:
                 wanted[rowid] += value
     return [wanted[chunk_id] / (weight or 1.0) for chunk_id in chunk_ids]
-
-
-_IDF_FLOOR = 1e-6  # bm25()'s, as search/bm25.py's IDF_FLOOR
 
 
 def _reward_coverage(
