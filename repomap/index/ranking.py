@@ -510,14 +510,17 @@ def _stored_digests(db: Store) -> dict:
     return digests if isinstance(digests, dict) else {}
 
 
-PARALLEL_BYTES = 1 << 24  # arrays digested and packed on two threads past this many bytes
+PARALLEL_BYTES = 1 << 24  # arrays digested and packed on a thread past this many bytes
+# One thread: the ranking's own thread keeps the other core. With two (and the ranking's
+# thread, three on a two-core machine) the ranking ran at ~2/3 of a core while they packed.
+PACKING_THREADS = 1
 
 
 class _Packer:
     """Digests each rank_arrays row as it is added, and packs those whose digest is not the
-    stored one. blake2b and zlib let go of the GIL: past PARALLEL_BYTES two threads do it
+    stored one. blake2b and zlib let go of the GIL: past PARALLEL_BYTES a thread does it
     while the ranking goes on, and while store_ranks writes its other rows (on the kernel,
-    ~3.4 s of CPU over ~0.5 GB of arrays); a one-file run's few MB are done on this thread.
+    ~3 s of CPU over ~0.5 GB of arrays); a one-file run's few MB are done on this thread.
     Each array is let go once packed."""
 
     def __init__(self, old_digests: dict[str, str]) -> None:
@@ -543,8 +546,8 @@ class _Packer:
         if self.pool is None and sum(_size(value) for _, value in items) >= PARALLEL_BYTES:
             from concurrent.futures import ThreadPoolExecutor
 
-            self.pool = ThreadPoolExecutor(2, thread_name_prefix="repomap-pack")
-        items.sort(key=lambda item: _size(item[1]), reverse=True)  # the threads end together
+            self.pool = ThreadPoolExecutor(PACKING_THREADS, thread_name_prefix="repomap-pack")
+        items.sort(key=lambda item: _size(item[1]), reverse=True)  # largest first
         for name, value in items:
             if self.pool is None:
                 self.done[name] = self._one(name, value)
