@@ -388,9 +388,9 @@ def compute_ranks(
                 changed_rows = np.flatnonzero(before != graph.def_symbol)
                 moved = before[changed_rows]
                 gone_symbols = moved[~np.isin(moved, graph.def_symbol)]
-        packer.add(graph.to_arrays())
-        packer.add_made(
-            lambda: {
+        packer.add(
+            {
+                **graph.to_arrays(),
                 **_map_order(definitions, file_ids, scores, demoted),
                 "map_demoted": demoted.astype(np.int8),
             }
@@ -526,7 +526,6 @@ class _Packer:
     def __init__(self, old_digests: dict[str, str]) -> None:
         self.old_digests = old_digests
         self.done: dict[str, Any] = {}  # name -> (digest, row or None), or its future
-        self.made: list[Any] = []  # futures of add_made(): {name: (digest, row or None)}
         self.pool: ThreadPoolExecutor | None = None
         self._result: tuple[dict[str, str], list[tuple[str, str, bytes]]] | None = None
 
@@ -555,19 +554,6 @@ class _Packer:
             else:
                 self.done[name] = self.pool.submit(self._one, name, value)
 
-    def add_made(self, make: Callable[[], dict[str, Any]]) -> None:
-        """The arrays `make()` returns, made on the packing thread when there is one (it has
-        time to spare once the ranking's caches are packed: on the kernel the map's order,
-        ~0.3 s of sorting, goes off the ranking's own thread)."""
-        if self.pool is None:
-            self.add(make())
-        else:
-            self.made.append(self.pool.submit(self._made, make))
-
-    def _made(self, make: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-        arrays = make()
-        return {name: self._one(name, arrays.pop(name)) for name in list(arrays)}
-
     def _one(self, name: str, value: Any) -> tuple[str, tuple[str, bytes] | None]:
         digest = _digest(value)
         changed = self.old_digests.get(name) != digest
@@ -580,9 +566,7 @@ class _Packer:
                 name: value if isinstance(value, tuple) else value.result()
                 for name, value in self.done.items()
             }
-            for made in self.made:
-                done.update(made.result())
-            self.done, self.made = {}, []
+            self.done = {}
             self._result = (
                 {name: digest for name, (digest, _) in done.items()},
                 [(name, *row) for name, (_, row) in done.items() if row is not None],
