@@ -399,20 +399,47 @@ def test_a_cold_run_of_many_definitions_ranks_as_from_the_tables(
     assert cold == _full(db_path)
 
 
-def test_the_sort_of_definitions_is_lexsorts_whatever_the_order_of_ids() -> None:
-    """One stable sort of (file, name) as one number, or lexsort when the ids of equal pairs
-    do not come in ascending order (rows mixed from the cache and the tables)."""
+@pytest.mark.parametrize("first_file", [1, 1 << 50])
+def test_the_sort_of_definitions_is_lexsorts_whatever_the_order_of_ids(first_file) -> None:
+    """One sort of (file, name, id) or (file, name, position) as one number; past 64 bits (file
+    ids from 2^50) one stable sort of (file, name), or lexsort when the ids of equal pairs do
+    not come in ascending order (rows mixed from the cache and the tables)."""
     import numpy as np
 
     generator = np.random.default_rng(20)
-    files = np.sort(generator.integers(1, 40, 3000))
+    files = np.sort(generator.integers(first_file, first_file + 40, 3000))
     names = generator.integers(0, 25, 3000)
-    for ids in (np.arange(3000) + 7, generator.permutation(3000)):
+    for ids in (np.arange(3000) + 7, generator.permutation(3000), generator.permutation(3000) * 5):
         expected = np.lexsort((ids, names, files))
         assert ranking._sort_order(files, names, ids).tolist() == expected.tolist()
+    for files_in in (files[::-1], files):  # no ids: equal pairs keep their order
+        assert (
+            ranking._sort_order(files_in, names).tolist() == np.lexsort((names, files_in)).tolist()
+        )
+
+
+def test_a_digest_of_names_is_that_of_their_lines_however_they_are_held() -> None:
+    """name_stats_digest: a list of names, the names of a sorted list at some positions and
+    their joined lines digest alike, past the slices of JOINED_AT_ONCE names too."""
+    import numpy as np
+
+    from repomap.store import ranks
+
+    every = sorted(f"name_{i:06d}" for i in range(3 * ranks.JOINED_AT_ONCE + 5)) + ["", "ü"]
+    at = np.flatnonzero(np.arange(len(every)) % 3 != 1)  # some names of the list
+    some = [every[i] for i in at.tolist()]
+    subset = ranking._NameSubset(every, at)
+    assert len(subset) == len(some) and list(subset) == some
+    assert subset.take(np.array([0, 2, len(some) - 1])) == [some[0], some[2], some[-1]]
+    counts = np.arange(len(some))
+    digest = ranking._digest(ranks.JoinedNames.of(some), counts)
+    assert ranking._digest(some, counts) == ranking._digest(subset, counts) == digest
+    assert ranking._digest(some[:-1], counts) != digest
+    whole = ranking._NameSubset(every, np.arange(len(every)))
     assert (
-        ranking._sort_order(files[::-1], names).tolist()
-        == np.lexsort((names, files[::-1])).tolist()
+        ranking._digest(whole)
+        == ranking._digest(every)
+        == ranking._digest(ranks.JoinedNames.of(every))
     )
 
 

@@ -305,20 +305,13 @@ def compute_ranks(
         if ranked.all():  # no definition linked (C, Rust, Python): every name of defs_names
             alive = np.arange(len(defs["defs_names"]))
             name_indices = defs["defs_name"]
-            names = defs["defs_names"]
         else:
             alive, name_indices = _distinct_numbers(
                 defs["defs_name"][ranked], len(defs["defs_names"])
             )
-            names = list(map(defs["defs_names"].__getitem__, alive.tolist()))
+        names = _NameSubset(defs["defs_names"], alive)  # no list of its own
         file_indices = np.searchsorted(file_ids, defs["defs_file"][ranked])
-        definitions = rank.Definitions(
-            defs["defs_symbol"][ranked],
-            file_indices,
-            name_indices.reshape(-1),
-            defs["defs_prior"][ranked],
-            share[file_indices],
-        )
+        name_indices = name_indices.reshape(-1)
         cache, use_positions = _file_uses(db, files, written)
         if written is not None:
             written.forget()  # all of it is in `defs` and `cache` now
@@ -345,23 +338,34 @@ def compute_ranks(
         # graph is ranked, and let go (on the kernel, 0.3 GB of arrays and 3M names' strings).
         defs_names = store_ranks_tables.JoinedNames.of(defs["defs_names"])
         packer.add({**cache, **defs, "defs_names": defs_names})
-        defined_all = names is defs["defs_names"]
-        del defs, cache, ranked, alive, name_indices
+        defined_all = len(names) == len(defs["defs_names"])
+        # The definitions' own columns are made once the names' strings are gone: on the
+        # kernel, three copies of 31 MB less at the ranking's peak of memory.
+        symbol_column, prior_column = defs["defs_symbol"], defs["defs_prior"]
+        del defs, cache, alive
         # The names' counts (the files using each: one row of `uses` per file and name), made
         # before the graph so that the names' strings go before its arrays come (on the
         # kernel, the resident memory entering unranked() fell from 1.26 to 0.79 GB).
         ref_files = np.bincount(uses[:, 1], minlength=len(names))
-        def_files = _defining_files(definitions, len(file_ids), len(names))
+        def_files = _defining_files(file_indices, name_indices, len(file_ids), len(names))
         # Most runs leave every name's counts as they were: rewriting 30k rows cost ~40 ms.
         stats_digest = _digest(defs_names if defined_all else names, ref_files, def_files)
         stats_changed = force or store.get_meta(db, "name_stats_digest") != stats_digest
         used = np.flatnonzero(ref_files) if stats_changed else np.zeros(0, np.int64)
         stats = _StatsRows(  # the names some file uses, as bytes: every string is let go
-            store_ranks_tables.JoinedNames.of(list(map(names.__getitem__, used.tolist()))),
+            store_ranks_tables.JoinedNames.of(names.take(used)),
             ref_files[used],
             def_files[used],
         )
         del names, defs_names, ref_files, def_files, used
+        definitions = rank.Definitions(
+            symbol_column[ranked],
+            file_indices,
+            name_indices,
+            prior_column[ranked],
+            share[file_indices],
+        )
+        del symbol_column, prior_column, ranked, file_indices, name_indices
         graph = rank.unranked(file_ids, shapes, definitions, uses)
         del uses
         flow = rank.flow_digest(graph)
@@ -410,7 +414,7 @@ def compute_ranks(
 
 
 def _defined_at(
-    names: list[str],
+    names: _NameSubset,
     used_names: list[str],
     def_positions: np.ndarray | None,
     alive: np.ndarray,
@@ -434,7 +438,7 @@ def _defined_at(
     )
 
 
-def _used_shapes(defs: dict, alive: np.ndarray, names: list[str], uses: np.ndarray) -> np.ndarray:
+def _used_shapes(defs: dict, alive: np.ndarray, names: _NameSubset, uses: np.ndarray) -> np.ndarray:
     """rank.shape() of each name in `names` that a file uses, 0 for the others (their shape
     weighs no edge). Computed once per name, kept in defs_shape (0: not computed yet): most of
     the kernel's 2.8M defined names are macros no file uses, and a shape costs ~1 µs each."""
@@ -447,10 +451,35 @@ def _used_shapes(defs: dict, alive: np.ndarray, names: list[str], uses: np.ndarr
     shapes = defs["defs_shape"][alive]
     missing = np.flatnonzero(used & (shapes == 0))
     if len(missing):
-        computed = np.array(list(map(rank.shape, map(names.__getitem__, missing.tolist()))))
+        computed = np.array(list(map(rank.shape, names.take(missing))))
         shapes[missing] = computed
         defs["defs_shape"][alive[missing]] = computed  # the cache keeps them
     return np.where(used, shapes, 0.0)
+
+
+class _NameSubset:
+    """The names of a sorted list at ascending positions `at`, in that order: the names the
+    graph numbers, without a list of their own (on the kernel, 2.9M of the 3.1M names: a list
+    of 23 MB, held at the ranking's peak of memory)."""
+
+    def __init__(self, names: list[str], at: np.ndarray) -> None:
+        self.names, self.at = names, at
+
+    def __len__(self) -> int:
+        return len(self.at)
+
+    def __getitem__(self, where: slice) -> list[str]:
+        """The names of a slice of the positions."""
+        if len(self.at) == len(self.names):  # every name: the list's own slice
+            return self.names[where]
+        return list(map(self.names.__getitem__, self.at[where].tolist()))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self[:])
+
+    def take(self, indices: np.ndarray) -> list[str]:
+        """The names at `indices` of this subset."""
+        return list(map(self.names.__getitem__, self.at[indices].tolist()))
 
 
 def _distinct(values: np.ndarray) -> np.ndarray:
@@ -481,14 +510,17 @@ def _stored_digests(db: Store) -> dict:
     return digests if isinstance(digests, dict) else {}
 
 
-PARALLEL_BYTES = 1 << 24  # arrays digested and packed on two threads past this many bytes
+PARALLEL_BYTES = 1 << 24  # arrays digested and packed on a thread past this many bytes
+# One thread: the ranking's own thread keeps the other core. With two (and the ranking's
+# thread, three on a two-core machine) the ranking ran at ~2/3 of a core while they packed.
+PACKING_THREADS = 1
 
 
 class _Packer:
     """Digests each rank_arrays row as it is added, and packs those whose digest is not the
-    stored one. blake2b and zlib let go of the GIL: past PARALLEL_BYTES two threads do it
+    stored one. blake2b and zlib let go of the GIL: past PARALLEL_BYTES a thread does it
     while the ranking goes on, and while store_ranks writes its other rows (on the kernel,
-    ~3.4 s of CPU over ~0.5 GB of arrays); a one-file run's few MB are done on this thread.
+    ~3 s of CPU over ~0.5 GB of arrays); a one-file run's few MB are done on this thread.
     Each array is let go once packed."""
 
     def __init__(self, old_digests: dict[str, str]) -> None:
@@ -514,8 +546,8 @@ class _Packer:
         if self.pool is None and sum(_size(value) for _, value in items) >= PARALLEL_BYTES:
             from concurrent.futures import ThreadPoolExecutor
 
-            self.pool = ThreadPoolExecutor(2, thread_name_prefix="repomap-pack")
-        items.sort(key=lambda item: _size(item[1]), reverse=True)  # the threads end together
+            self.pool = ThreadPoolExecutor(PACKING_THREADS, thread_name_prefix="repomap-pack")
+        items.sort(key=lambda item: _size(item[1]), reverse=True)  # largest first
         for name, value in items:
             if self.pool is None:
                 self.done[name] = self._one(name, value)
@@ -589,9 +621,13 @@ def _digest(*values: Any) -> str:
     for value in values:
         if isinstance(value, bytes):
             digest.update(value)
-        elif isinstance(value, list):
+        elif isinstance(value, (list, _NameSubset)):
+            # "\n".join(value).encode(), a slice at a time: on the kernel's 2.9M names the
+            # whole string and its bytes held ~140 MB at once, at the ranking's peak of memory
             digest.update(f"names:{len(value)}".encode())
-            digest.update("\n".join(value).encode())
+            for start in range(0, len(value), store_ranks_tables.JOINED_AT_ONCE):
+                part = value[start : start + store_ranks_tables.JOINED_AT_ONCE]
+                digest.update(("\n" if start else "").encode() + "\n".join(part).encode())
         elif isinstance(value, store_ranks_tables.JoinedNames):  # the same digest as its list
             digest.update(f"names:{value.total}".encode())
             digest.update(value.data)
@@ -649,7 +685,7 @@ def store_ranks(db: Store, ranking: Ranking | SameGraph) -> None:
     graph, definitions, file_ids = ranking.graph, ranking.definitions, ranking.file_ids
     rows = ranking.changed_rows
     if rows is None:  # every row, by id: appended to the table's b-tree, not spread over it
-        rows = np.argsort(definitions.symbol_ids, kind="stable")
+        rows = np.argsort(definitions.symbol_ids)  # distinct: any sort gives one order
     files_of = file_ids[definitions.file_indices]
     store_ranks_tables.replace(
         db,
@@ -843,12 +879,12 @@ def _distinct_numbers(numbers: np.ndarray, bound: int) -> tuple[np.ndarray, np.n
     return np.flatnonzero(present), (np.cumsum(present) - 1)[numbers]
 
 
-def _defining_files(definitions: rank.Definitions, files: int, names: int) -> np.ndarray:
-    """How many files define each name. The definitions come by file, then name: a pair is
-    new where it differs from the one before (else the pairs are sorted first)."""
+def _defining_files(file_of: np.ndarray, name_of: np.ndarray, files: int, names: int) -> np.ndarray:
+    """How many files define each name, from the definitions' file and name indexes. The
+    definitions come by file, then name: a pair is new where it differs from the one before
+    (else the pairs are sorted first)."""
     import numpy as np
 
-    file_of, name_of = definitions.file_indices, definitions.name_indices
     if not _ordered(file_of, name_of):
         pairs = _distinct(name_of * max(files, 1) + file_of)
         return np.bincount(pairs // max(files, 1), minlength=names)
@@ -858,9 +894,11 @@ def _defining_files(definitions: rank.Definitions, files: int, names: int) -> np
 
 
 def _sort_order(files: np.ndarray, names: np.ndarray, ids: np.ndarray | None = None) -> np.ndarray:
-    """np.lexsort((ids, names, files)) (ids optional): one stable sort of (file, name) as one
-    number, the same order when the ids of equal pairs come in ascending order (as a run writes
-    them), else lexsort. On the kernel's 4M definitions 0.2 s, lexsort's three passes 0.9 s."""
+    """np.lexsort((ids, names, files)) (ids optional, distinct): one sort of (file, name, id)
+    or (file, name, position) as one number when it fits in 64 bits, else a stable sort of
+    (file, name) as one number, the same order when the ids of equal pairs come in ascending
+    order (as a run writes them), else lexsort. On the kernel's 4M definitions lexsort's three
+    passes took 0.9 s."""
     import numpy as np
 
     keys = (ids, names, files) if ids is not None else (names, files)
@@ -870,6 +908,15 @@ def _sort_order(files: np.ndarray, names: np.ndarray, ids: np.ndarray | None = N
     if int(files.max()) >= (1 << 62) // span:  # the key would not fit in 64 bits
         return np.lexsort(keys)
     key = files.astype(np.int64) * span + names
+    # Made unique by the ids (distinct: symbol ids), else by each row's position: one sort
+    # that need not be stable (numpy's vectorized quicksort: on the kernel's 4M definitions
+    # 0.1 s, where the stable sort and the check of the ids' order took 0.4 s).
+    low = int(ids.min()) if ids is not None and len(ids) else 0
+    ties = int(ids.max()) - low + 1 if ids is not None else len(files)
+    if (int(key.max()) + 1) * ties < 1 << 63:
+        key *= ties
+        key += ids - low if ids is not None else np.arange(len(files))
+        return np.argsort(key)
     order = np.argsort(key, kind="stable")
     if ids is None or _ordered(key[order], ids[order]):
         return order
