@@ -23,6 +23,12 @@ ORDER BY rank DESC, file_id, symbol_id LIMIT :limit OFFSET :offset"""
 RANKED_IN_FILES_SQL = f"""SELECT symbol_id, rank FROM symbol_ranks WHERE {IN_FILES}
 ORDER BY rank DESC, file_id, symbol_id LIMIT :limit OFFSET :offset"""
 PAGE_RANKS_SQL = "SELECT symbol_id, rank FROM symbol_ranks WHERE symbol_id IN ({ids})"
+SYMBOLS_NAMED_SQL = "SELECT s.id, s.name, s.qualified_name FROM symbols s WHERE " + (
+    symbols.qualified_match_sql(
+        "s.name = :last COLLATE NOCASE OR s.qualified_name = :q COLLATE NOCASE "
+        "OR s.qualified_name = :q_alt COLLATE NOCASE"
+    )
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,8 +156,7 @@ def symbol_ids_named(db: Store, names: Iterable[str]) -> dict[str, list[int]]:
     for name in names:
         params = symbols.match_params(name)
         rows = db.conn.execute(
-            """SELECT id, name, qualified_name FROM symbols WHERE name = :last COLLATE NOCASE
-            OR qualified_name = :q COLLATE NOCASE OR qualified_name = :q_alt COLLATE NOCASE""",
+            SYMBOLS_NAMED_SQL,
             params,
         )
         matches = [
