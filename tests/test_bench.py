@@ -202,7 +202,10 @@ def test_rank_alone_times_each_stage_and_leaves_the_index_as_it_was(make_repo, i
     )
     index(root)
     db_path = root / ".repomap" / "index.db"
-    ranks_sql = "SELECT symbol_id, file_id, rank FROM symbol_ranks ORDER BY symbol_id"
+    ranks_sql = (
+        "SELECT r.symbol_id, s.file_id, r.rank FROM symbol_ranks r "
+        "JOIN symbols s ON s.id = r.symbol_id ORDER BY r.symbol_id"
+    )
     arrays_sql = "SELECT name, dtype, data FROM rank_arrays ORDER BY name"
     with reading(db_path) as db:
         before = db.conn.execute(ranks_sql).fetchall(), db.conn.execute(arrays_sql).fetchall()

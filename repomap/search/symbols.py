@@ -115,9 +115,11 @@ class SymbolMatch:
 
 # A symbol's doc: the code_text row it names (schema v16), else its own.
 DOC_SQL = "coalesce((SELECT t.content FROM code_text t WHERE t.id = s.doc_text), s.doc)"
+# A symbol's signature: '' stands for the name alone (schema v18: a C++ enumerator, `Red`).
+SIGNATURE_SQL = "CASE s.signature WHEN '' THEN s.name ELSE s.signature END"
 # SymbolRow's columns, in its order, and the tables they come from.
 _COLUMNS = f"""s.id, s.file_id, s.name, s.qualified_name, s.kind, f.language, f.path, s.start_line,
-    s.end_line, s.signature, s.parent_id, {DOC_SQL}, s.is_definition, s.declaration_id, f.hash,
+    s.end_line, {SIGNATURE_SQL}, s.parent_id, {DOC_SQL}, s.is_definition, s.declaration_id, f.hash,
     coalesce(r.rank, 0), coalesce(n.ref_files, 0)"""
 _TABLES = """symbols s JOIN files f ON f.id = s.file_id
 LEFT JOIN symbol_ranks r ON r.symbol_id = s.id LEFT JOIN name_stats n ON n.name = s.name"""
@@ -245,7 +247,7 @@ LIMIT :cap"""
 )
 DETAILS_SQL = (
     f"""SELECT s.id, s.name, s.qualified_name, s.kind, f.language, f.path, s.start_line,
-    s.end_line, s.signature, {DOC_SQL}, s.is_definition, coalesce(n.ref_files, 0),
+    s.end_line, {SIGNATURE_SQL}, {DOC_SQL}, s.is_definition, coalesce(n.ref_files, 0),
     coalesce(r.rank, 0)
 FROM """
     + _TABLES

@@ -38,7 +38,7 @@ def replace(
     db: Store,
     *,
     file_ranks: Iterable[tuple[int, float]] | None,
-    symbol_ranks: Iterable[tuple[int, int, float]] | ColumnParts,
+    symbol_ranks: Iterable[tuple[int, float]] | ColumnParts,
     symbols_gone: list[int] | None,
     name_stats: Iterable[tuple[str, int, int]] | ColumnParts | None,
     arrays: Callable[[], StoredArrays],
@@ -61,8 +61,8 @@ def replace(
             )
         _insert_many(
             db,
-            "INSERT OR REPLACE INTO symbol_ranks (symbol_id, file_id, rank) VALUES ",
-            3,
+            "INSERT OR REPLACE INTO symbol_ranks (symbol_id, rank) VALUES ",
+            2,
             symbol_ranks,
         )
         if name_stats is not None:

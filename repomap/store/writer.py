@@ -592,7 +592,7 @@ class Writer:
             doc_text = text_ids.get(doc) if doc else None
             values.append((
                 symbol_id, file_id, name, qualified_name, kind, start_line, end_line, start_col,
-                end_col, start_byte, end_byte, signature, parent,
+                end_col, start_byte, end_byte, "" if signature == name else signature, parent,
                 doc if doc_text is None else "", int(is_definition), doc_text,
             ))  # fmt: skip
         if first_id is None:
