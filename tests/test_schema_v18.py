@@ -269,3 +269,18 @@ def test_a_v17_index_migrates_to_v18_with_every_answer_kept(indexed: Path, tmp_p
         ("gfx::Color::Red",),
     ]
     assert _answers(old) == before
+
+
+def test_a_long_qualified_query_asks_for_a_bounded_number_of_names(indexed: Path) -> None:
+    """Only the parts after the last NAME_SEPARATORS + 1 separators can be a name: a query of
+    thousands of `::` asks for that many names, not one per separator."""
+    assert symbols.tails("a::b.c") == ["b.c", "c"] and symbols.tails("Pool") == []
+    parts = symbols.tails("x::" * 20_000 + "Pool")
+    assert len(parts) == symbols.NAME_SEPARATORS + 1 and parts[-1] == "Pool"
+    assert (
+        len(json.loads(symbols.match_params("x::" * 20_000 + "Pool")["names"]))
+        <= 2 * len(parts) + 2
+    )
+    found = run_cli("symbols", "x::" * 3_000 + "Red", "--no-refresh", cwd=indexed.parent.parent)
+    assert found.returncode == 1 and found.stderr.startswith("no symbol matches"), found.stderr
+    assert found.stderr.count("\n") == 1  # one line, no traceback

@@ -637,11 +637,16 @@ def match_params(query: str) -> dict[str, str]:
     }
 
 
+NAME_SEPARATORS = 16  # `::` and `.` inside one name, at most (LLVM's headers: 3, in operators)
+
+
 def tails(qualified: str) -> list[str]:
-    """Every part of `qualified` after a `::` or a `.` (`a::b.c`: `b.c`, `c`): the names a
-    symbol with that qualified name can have, if not the whole (docs/schema.md, v18)."""
-    found = [qualified[i + 2 :] for i in range(len(qualified)) if qualified.startswith("::", i)]
-    return found + [qualified[i + 1 :] for i, c in enumerate(qualified) if c == "."]
+    """The parts of `qualified` after a `::` or a `.` (`a::b.c`: `b.c`, `c`): the names a symbol
+    with that qualified name can have, if not the whole (docs/schema.md, v18). Only the parts
+    after the last NAME_SEPARATORS + 1 separators, so a long query costs linear time."""
+    starts = [i + 2 for i in range(len(qualified)) if qualified.startswith("::", i)]
+    starts += [i + 1 for i, c in enumerate(qualified) if c == "."]
+    return [qualified[start:] for start in sorted(starts)[-(NAME_SEPARATORS + 1) :]]
 
 
 def like_escape(text: str) -> str:
