@@ -106,8 +106,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.compare:
         print("| queries | asked | same answer |\n| --- | ---: | ---: |")
         return compare(*args.compare)
-    if args.db is None:
-        parser.error("give an index, or --compare BEFORE.json AFTER.json")
+    if args.db is None:  # `bench/run.py --all` calls main() without arguments: not an error
+        print("bench/symbol_lookups.py: give an index, or --compare BEFORE.json AFTER.json")
+        return 2
     print("| queries / call | asked | median CPU | p95 CPU |\n| --- | ---: | ---: | ---: |")
     result = measure(args.db, args.sample)
     if args.save:
