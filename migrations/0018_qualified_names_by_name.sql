@@ -24,7 +24,7 @@ INSERT INTO symbol_ranks_v18 (symbol_id, rank) SELECT symbol_id, rank FROM symbo
 DROP TABLE symbol_ranks;
 ALTER TABLE symbol_ranks_v18 RENAME TO symbol_ranks;
 
--- A signature that is the name alone (a C++ enumerator without a value: 15,000 of LLVM's
+-- A signature that is the name alone (a C or C++ enumerator without a value: 15,000 of LLVM's
 -- headers, 0.27 MB) is kept as '': read CASE signature WHEN '' THEN name ELSE signature END.
 UPDATE symbols SET signature = '' WHERE signature = name;
 

@@ -631,6 +631,8 @@ class Writer:
             "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'refs'"
         ).fetchone()
         copy = definition.replace("CREATE TABLE refs", "CREATE TEMP TABLE refs_packed", 1)
+        if copy == definition:  # a definition written otherwise: left as it is
+            return
         self.conn.execute("DROP TABLE IF EXISTS temp.refs_packed")
         self.conn.execute(copy)
         self.conn.execute("INSERT INTO temp.refs_packed SELECT * FROM main.refs")
