@@ -76,7 +76,7 @@ def counts_meta(db: Store, counts: dict[str, int]) -> dict[str, str]:
 
 
 # Indexes rebuilt after a large run (optimize_text): the ones whose keys come in random order.
-PACKED_AFTER_BULK = ("symbols_name", "symbols_file")
+PACKED_AFTER_BULK = ("symbols_name", "symbols_file", "symbols_unsuffixed")
 
 # A definition's declaration: the first C or C++ declaration of the same name and qualified
 # name. Schema v18 has no index on qualified names: a run that relinks every definition
