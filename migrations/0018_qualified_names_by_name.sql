@@ -15,14 +15,18 @@ CREATE INDEX symbols_unsuffixed ON symbols(qualified_name COLLATE NOCASE)
       AND substr(qualified_name, length(qualified_name) - length(name)) <> '.' || name;
 
 -- A ranked symbol's file is its symbols row's: symbol_ranks keeps the id and the rank only
--- (0.25 MB of LLVM's headers). Rewritten in id order, so its pages are full.
-CREATE TABLE symbol_ranks_v18 (
+-- (0.21 MB of LLVM's headers). Rewritten in id order, so its pages are full. (Copied twice,
+-- through a table of the main database: after ALTER TABLE ... RENAME, or with a TEMP table,
+-- the connection's next `PRAGMA wal_checkpoint` fails with "database table is locked".)
+CREATE TABLE symbol_ranks_v17 AS SELECT symbol_id, rank FROM symbol_ranks;
+DROP TABLE symbol_ranks;
+CREATE TABLE symbol_ranks (
     symbol_id INTEGER PRIMARY KEY REFERENCES symbols(id) ON DELETE CASCADE,
     rank REAL NOT NULL
 );
-INSERT INTO symbol_ranks_v18 (symbol_id, rank) SELECT symbol_id, rank FROM symbol_ranks ORDER BY symbol_id;
-DROP TABLE symbol_ranks;
-ALTER TABLE symbol_ranks_v18 RENAME TO symbol_ranks;
+INSERT INTO symbol_ranks (symbol_id, rank)
+    SELECT symbol_id, rank FROM symbol_ranks_v17 ORDER BY symbol_id;
+DROP TABLE symbol_ranks_v17;
 
 -- A signature that is the name alone (a C or C++ enumerator without a value: 15,000 of LLVM's
 -- headers, 0.27 MB) is kept as '': read CASE signature WHEN '' THEN name ELSE signature END.

@@ -284,3 +284,20 @@ def test_a_long_qualified_query_asks_for_a_bounded_number_of_names(indexed: Path
     found = run_cli("symbols", "x::" * 3_000 + "Red", "--no-refresh", cwd=indexed.parent.parent)
     assert found.returncode == 1 and found.stderr.startswith("no symbol matches"), found.stderr
     assert found.stderr.count("\n") == 1  # one line, no traceback
+
+
+def test_the_connection_that_packed_refs_or_migrated_can_still_checkpoint(
+    indexed: Path, tmp_path
+) -> None:
+    """Neither the v18 migration nor the refs packing leaves a TEMP table or a renamed table
+    behind on its connection: either made its next `PRAGMA wal_checkpoint` fail."""
+    with store.writing(indexed) as db:
+        writer = store.Writer(db)
+        with writer.batch():
+            writer.optimize_text()
+        assert db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall() == [(0, 0, 0)]
+        assert "refs_packing" not in {
+            name for (name,) in db.conn.execute("SELECT name FROM sqlite_schema")
+        }
+    with store.writing(tmp_path / "new.db") as db:  # every migration, v18's included
+        assert db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall() == [(0, 0, 0)]

@@ -77,6 +77,7 @@ def counts_meta(db: Store, counts: dict[str, int]) -> dict[str, str]:
 
 # Indexes rebuilt after a large run (optimize_text): the ones whose keys come in random order.
 PACKED_AFTER_BULK = ("symbols_name", "symbols_file", "symbols_unsuffixed")
+REFS_COPY = "refs_packing"  # refs copied out and back after a large run (Writer._pack_refs)
 
 # A definition's declaration: the first C or C++ declaration of the same name and qualified
 # name. Schema v18 has no index on qualified names: a run that relinks every definition
@@ -626,19 +627,22 @@ class Writer:
         in key order: SQLite appends in place only to rowid tables) and stays ~88% full; copied
         whole from a table of the same definition (SQLite's transfer optimization) its pages
         are full: 0.54 MB off LLVM's headers for ~0.15 s, beside the ranking on the other core.
+        The copy is a table of the main database, dropped in the same transaction (its pages go
+        back with release_free_pages): with a TEMP table, the connection's next `PRAGMA
+        wal_checkpoint` fails ("database table is locked").
         """
         (definition,) = self.conn.execute(
             "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'refs'"
         ).fetchone()
-        copy = definition.replace("CREATE TABLE refs", "CREATE TEMP TABLE refs_packed", 1)
+        copy = definition.replace("CREATE TABLE refs", f"CREATE TABLE {REFS_COPY}", 1)
         if copy == definition:  # a definition written otherwise: left as it is
             return
-        self.conn.execute("DROP TABLE IF EXISTS temp.refs_packed")
+        self.conn.execute(f"DROP TABLE IF EXISTS {REFS_COPY}")
         self.conn.execute(copy)
-        self.conn.execute("INSERT INTO temp.refs_packed SELECT * FROM main.refs")
-        self.conn.execute("DELETE FROM main.refs")
-        self.conn.execute("INSERT INTO main.refs SELECT * FROM temp.refs_packed")
-        self.conn.execute("DROP TABLE temp.refs_packed")
+        self.conn.execute(f"INSERT INTO {REFS_COPY} SELECT * FROM refs")
+        self.conn.execute("DELETE FROM refs")
+        self.conn.execute(f"INSERT INTO refs SELECT * FROM {REFS_COPY}")
+        self.conn.execute(f"DROP TABLE {REFS_COPY}")
 
     def release_free_pages(self) -> None:
         """Shrink the file by its free pages (a no-op unless the index was created with
