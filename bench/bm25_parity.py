@@ -4,7 +4,9 @@ scores, same order, and what each costs.
 Every question of bench/relevance/questions.jsonl is asked of every index given (not only its
 own corpus's: more word mixes), without a filter and with each of a kind, a language and a path
 filter. For each, the lexical candidates (the pool of 300 search/code.py re-ranks) are compared:
-chunk ids in order and scores to the bit, then `search_code --mode lexical`'s top 10. The
+chunk ids in order and scores to the bit, each pool's word coverage (search/code.py
+`word_coverage`, the hybrid mode's reward for holding the question's words) to the bit, then
+`search_code --mode lexical`'s top 10. The
 indexes are opened read-only through a KeptReader, as the MCP server opens them.
 
     python bench/bm25_parity.py [DB ...]   (default: $REPOMAP_BENCH_DIR/relevance/*.db)
@@ -30,6 +32,7 @@ from repomap.search.code import (
     make_filters,
     query_terms,
     search_code,
+    word_coverage,
 )
 from repomap.store import Store
 
@@ -78,6 +81,7 @@ def main() -> int:
             folder = folder.rsplit("/", 1)[0] + "/" if "/" in folder else folder
             sql_ms: list[float] = []
             memory_ms: list[float] = []
+            coverage_ms: tuple[list[float], list[float]] = ([], [])
             compared = top_compared = 0
             for name, arguments in FILTERS.items():
                 filled = {
@@ -97,6 +101,16 @@ def main() -> int:
                         differences += 1
                         _explain(db_path.stem, name, question, expected, found)
                     if name == "none":
+                        ids = list(expected)
+                        clock = time.perf_counter()
+                        want_share = word_coverage(plain, terms, ids)
+                        coverage_ms[0].append((time.perf_counter() - clock) * 1000)
+                        clock = time.perf_counter()
+                        got_share = word_coverage(db, terms, ids)
+                        coverage_ms[1].append((time.perf_counter() - clock) * 1000)
+                        if want_share != got_share:
+                            differences += 1
+                            print(f"  {db_path.stem} {question!r}: word coverage differs")
                         top_compared += 1
                         want = search_code(plain, question, mode="lexical").hits
                         got = search_code(db, question, mode="lexical").hits
@@ -110,7 +124,9 @@ def main() -> int:
             f" {kept.nbytes / 1e6:.1f} MB, RSS +{grown:.1f} MB; {compared} candidate pools and"
             f" {top_compared} top-10s compared; lexical p50/p95 SQL"
             f" {statistics.median(sql_ms):.2f}/{_p95(sql_ms):.2f} ms, in memory"
-            f" {statistics.median(memory_ms):.2f}/{_p95(memory_ms):.2f} ms"
+            f" {statistics.median(memory_ms):.2f}/{_p95(memory_ms):.2f} ms; word coverage"
+            f" p50/p95 SQL {statistics.median(coverage_ms[0]):.2f}/{_p95(coverage_ms[0]):.2f} ms,"
+            f" in memory {statistics.median(coverage_ms[1]):.2f}/{_p95(coverage_ms[1]):.2f} ms"
         )
         bm25.forget()
     print(f"differences: {differences}")

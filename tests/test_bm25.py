@@ -31,6 +31,7 @@ from repomap.search.code import (
     make_filters,
     query_terms,
     search_code,
+    word_coverage,
 )
 from repomap.search.filters import Filters
 from repomap.serve.mcp_server import build_server
@@ -238,6 +239,28 @@ def test_a_word_fts5_reads_as_a_phrase_is_left_to_sqlite(tree: Path) -> None:
         expected, found = both(db, word)
         assert found == expected
     kept.close()
+
+
+def test_word_coverage_from_memory_is_sqlites_to_the_bit(tree: Path) -> None:
+    """The hybrid mode's reward for holding the question's words: the same shares, to the bit,
+    whether a server reads them from its postings or a CLI call asks SQLite; a phrase to FTS5
+    is left to SQLite there too."""
+    kept = store.KeptReader(config.resolve(tree).db_path)
+    compared = 0
+    with kept.snapshot() as db:
+        plain = Store(db.conn, db.path)
+        prepared = bm25.prepared(db, COLUMN_WEIGHTS, wait=True)
+        assert prepared is not None
+        for question in [*QUESTIONS, "index\u19b0opened read only"]:
+            terms = query_terms(question)
+            ids = [*lexical_scores(plain, terms, make_filters(db)), 10**9]  # one unknown id
+            expected = word_coverage(plain, terms, ids)
+            assert word_coverage(db, terms, ids) == expected, question
+            assert all(0.0 <= share <= 1.0 for share in expected) and expected[-1] == 0.0
+            compared += sum(share > 0 for share in expected)
+        assert bm25.coverage(prepared, ["index\u19b0opened"], [1]) is None
+    kept.close()
+    assert compared > 500
 
 
 def test_the_tokenizer_stems_as_fts5_porter_does() -> None:

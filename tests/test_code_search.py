@@ -736,3 +736,36 @@ def test_a_type_stub_ranks_below_the_code_it_describes_unless_asked_for(tmp_path
     code, data, _ = search(root, "stub: check that a value is an instance", "--mode", "lexical")
     scores = {hit["path"]: hit["score"] for hit in data["results"]}
     assert scores["pkg/validators.pyi"] > 0.8 * scores["pkg/validators.py"]
+
+
+def test_word_coverage_counts_each_word_once_and_a_rare_word_more(tmp_path: Path) -> None:
+    """The share of a question's words a chunk holds, each weighed by its IDF: every word 1.0;
+    a word said ten times counts once; the rarer of two words counts more."""
+    from repomap import store
+    from repomap.search.code import query_terms, word_coverage
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    common = "".join(f"def common_{i}(value):\n    return value\n\n\n" for i in range(8))
+    (root / "many.py").write_text(common)
+    (root / "code.py").write_text(
+        "def flush_common_journal(journal):\n    return journal\n\n\n"
+        "def common_common_common(value):\n"
+        '    """common common common common common common common common common"""\n'
+        "    return value\n\n\n"
+        "def journal_only(entry):\n    return entry\n"
+    )
+    assert repomap("index", str(root)).returncode == 0
+    with store.reading(root / ".repomap" / "index.db") as db:
+        functions = [
+            chunk_id
+            for (chunk_id,) in db.conn.execute(
+                "SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id"
+                " WHERE f.path = 'code.py' AND c.kind = 'function' ORDER BY c.start_line"
+            )
+        ]  # flush_common_journal, common_common_common, journal_only
+        terms = query_terms("flush the common journal")
+        assert terms == ["flush", "common", "journal"]
+        every, repeated, rare = word_coverage(db, terms, functions)
+    assert every == pytest.approx(1.0)
+    assert 0.0 < repeated < rare < every  # `common` in 10 chunks, `journal` in 2

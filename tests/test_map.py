@@ -568,9 +568,15 @@ def test_map_path_and_exclude_choose_the_files_shown(make_repo, index) -> None:
         == _map(root, tokens=300, path="lib/", exclude=["lib/rare.py"]).text
     )
     assert "lib/core.py:" in first.stdout and "lib/rare.py" not in first.stdout
+    # A filter that keeps no file finds nothing, as a search with it would: exit 1, no error.
     missing = run_cli("map", "--root", root, "--path", "nowhere/")
-    assert missing.returncode == 2
-    assert missing.stderr.strip() == "error: path filter 'nowhere/': no indexed file matches it"
+    assert missing.returncode == 1 and missing.stdout == ""
+    assert missing.stderr.strip() == "path filter 'nowhere/': no indexed file matches it"
+    missing = run_cli("map", "--root", root, "--path", "nowhere/", "--json")
+    assert missing.returncode == 1
+    assert json.loads(missing.stdout) == {"results": [], "count": 0, "truncated": False}
+    searched = run_cli("search", "anything", "--root", root, "--path", "nowhere/")
+    assert searched.returncode == missing.returncode
     outside = run_cli("map", "--root", root, "--exclude", "../x")
     assert outside.returncode == 2 and "Traceback" not in outside.stderr
     assert len(outside.stderr.strip().splitlines()) == 1

@@ -800,7 +800,14 @@ def map_(
         return _map_html(html_file, path, as_json, no_refresh, root, db_path)
     settings = refresh.for_reading(root, db_path, no_refresh, click.echo)
     with reading(settings.db_path) as db:
-        result = repo_map(db, tokens, focus, mention, path, exclude)
+        try:
+            result = repo_map(db, tokens, focus, mention, path, exclude)
+        except NotFound as missing:  # --path keeps no file: nothing to map, exit 1
+            if not as_json:
+                raise
+            click.echo(one_line(str(missing)), err=True)
+            print_json(envelope([]))
+            return outcome.found(0)
         if absolute:
             result = _map_shown(result, Shown(_indexed_root(db, settings), absolute))
     if result.unmatched_mentions:

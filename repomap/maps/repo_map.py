@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
-from repomap.errors import BadArgument
+from repomap.errors import BadArgument, NotFound
 from repomap.index import ranking as index_ranking
 from repomap.maps import render
 from repomap.maps import rows as map_rows
@@ -214,8 +214,8 @@ def _shown_files(
 ) -> list[int] | None:
     """Ids of the files the map may show (ascending), or None for every file."""
     shown = map_rows.files_matching(db, path) if path is not None and path.strip() else None
-    if shown is not None and not shown:
-        raise BadArgument(f"path filter {path!r}: no indexed file matches it")
+    if shown is not None and not shown:  # nothing to map, as a search finds nothing: exit 1
+        raise NotFound(f"path filter {path!r}: no indexed file matches it")
     excluded = {
         file_id for text in exclude if text.strip() for file_id in map_rows.files_matching(db, text)
     }

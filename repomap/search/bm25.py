@@ -181,14 +181,12 @@ def scores(
     for phrase in phrases:
         start, end = postings.terms.get(phrase, (0, 0))
         hits = end - start
-        idf = math.log((postings.total_rows - hits + 0.5) / (hits + 0.5))
-        if idf <= 0.0:
-            idf = IDF_FLOOR
         if not hits:
             continue
+        weighed = idf(postings.total_rows, hits)
         rows = postings.rows[start:end]
         freq = postings.counts[start:end] @ weights  # exact: the weights are small integers
-        score[rows] += idf * ((freq * (K1 + 1.0)) / (freq + prepared.norms[rows]))
+        score[rows] += weighed * ((freq * (K1 + 1.0)) / (freq + prepared.norms[rows]))
         matched[rows] = True
     found = np.flatnonzero(matched & prepared.known)
     found = found[_allowed(db, prepared, found, filters)]
@@ -212,6 +210,43 @@ def scores(
             strict=True,
         )
     }
+
+
+def idf(total_rows: int, hits: int) -> float:
+    """bm25()'s IDF of a phrase held by `hits` of `total_rows` rows, floored as bm25() does."""
+    value = math.log((total_rows - hits + 0.5) / (hits + 0.5))
+    return value if value > 0.0 else IDF_FLOOR
+
+
+def coverage(
+    prepared: Prepared, terms: Sequence[str], chunk_ids: Sequence[int]
+) -> list[float] | None:
+    """Per chunk of `chunk_ids`, the share of `terms` it holds, each term weighed by its IDF
+    (search/code.py `word_coverage`, which asks SQLite the same); None when a term is a phrase
+    to FTS5."""
+    postings = prepared.postings
+    split = tokenizer(postings.tokenize)
+    phrases: list[str] = []
+    for term in terms:
+        tokens = split.tokens(term)
+        if len(tokens) != 1:
+            return None
+        phrases.append(tokens[0])
+    ids = np.asarray(chunk_ids, dtype=np.int64)
+    at = np.minimum(np.searchsorted(postings.rowids, ids), max(len(postings.rowids) - 1, 0))
+    known = postings.rowids[at] == ids if len(postings.rowids) else np.zeros(len(ids), bool)
+    held = np.zeros(len(ids), dtype=np.float64)
+    weight = 0.0
+    for phrase in phrases:
+        start, end = postings.terms.get(phrase, (0, 0))
+        value = idf(postings.total_rows, end - start)
+        weight += value
+        if end == start:
+            continue
+        rows = postings.rows[start:end]  # ascending
+        place = np.minimum(np.searchsorted(rows, at), len(rows) - 1)
+        held += value * ((rows[place] == at) & known)
+    return (held / (weight or 1.0)).tolist()
 
 
 def _allowed(db: Store, prepared: Prepared, rows: np.ndarray, filters: Filters) -> np.ndarray:

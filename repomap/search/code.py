@@ -11,7 +11,8 @@ code, pieces of docs). Two signals:
 
 `hybrid` fuses the two scores with a weight; then small priors: definitions above module and
 docs chunks, tests, examples and vendored code demoted unless the question or a filter names
-them. Filters (path, language, kind) apply before ranking.
+them; in hybrid, a chunk found by its words gains a little by the share of the question's words
+it holds (`word_coverage`, learned by bench/fusion_fit.py). Filters (path, language, kind) apply before ranking.
 """
 
 from __future__ import annotations
@@ -373,6 +374,8 @@ def _search_code(
     if not filters.names_tests:
         _demote_records(db, scored, [i for i in scored if traits[i][1] == "section"])
     _add_neighbours(scored, {i: traits[i][2] for i in scored})
+    if mode == "hybrid":
+        _reward_coverage(db, scored, terms, [i for i in lexical if i in scored])
     hits, truncated = _best_hits(db, scored, limit)
     timings["total"] = (time.perf_counter() - started) * 1000
     return CodeResults(
@@ -438,6 +441,55 @@ def _add_neighbours(scored: dict[int, float], file_of: dict[int, int | None]) ->
             others.remove(score)
         raised[chunk_id] = score + NEIGHBOUR_SHARE * sum(others[:NEIGHBOURS]) / NEIGHBOURS
     scored.update(raised)
+
+
+# hybrid: a lexical candidate's score x (1 + COVERAGE_WEIGHT x the share of the question's
+# words it holds, each word weighed by its IDF). Learned on the tune half of bench/relevance.py
+# by bench/fusion_fit.py (a listwise linear model over today's score and this share, its L2
+# chosen by cross-validation; 0.33 / 4.30 of today's log-score's weight), and kept because it
+# was the one learned fusion that did not lose on the heldout half or Django (bench/README.md):
+# BM25 sums its words' scores, so one word said many times can outrank a chunk that says what
+# the question asks in all its words; this counts each word once.
+COVERAGE_WEIGHT = 0.076
+_TERM_ROWS_SQL = "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?"
+
+
+def word_coverage(db: Store, terms: Sequence[str], chunk_ids: Sequence[int]) -> list[float]:
+    """Per chunk of `chunk_ids`, the share of the question's words (`terms`) it holds, each
+    weighed by its IDF as bm25() weighs it: 1.0 for a chunk that holds every word. A server
+    reads it from the postings it holds (search/bm25.py), a CLI call asks SQLite for each
+    word's rows (~2 ms a question on Django, bench/bm25_parity.py)."""
+    if not terms or not chunk_ids:
+        return [0.0] * len(chunk_ids)
+    if db.state is not None:
+        from repomap.search import bm25
+
+        kept = bm25.prepared(db, COLUMN_WEIGHTS)
+        if kept is not None:
+            found = bm25.coverage(kept, terms, chunk_ids)
+            if found is not None:
+                return found
+    from repomap.search.bm25 import idf
+
+    total = chunk_count(db)
+    wanted = dict.fromkeys(chunk_ids, 0.0)
+    weight = 0.0
+    for term in terms:
+        rows = [rowid for (rowid,) in db.conn.execute(_TERM_ROWS_SQL, (_fts_query([term]),))]
+        value = idf(total, len(rows))
+        weight += value
+        for rowid in rows:
+            if rowid in wanted:
+                wanted[rowid] += value
+    return [wanted[chunk_id] / (weight or 1.0) for chunk_id in chunk_ids]
+
+
+def _reward_coverage(
+    db: Store, scored: dict[int, float], terms: Sequence[str], chunk_ids: list[int]
+) -> None:
+    """Each of `chunk_ids`' scores raised in place by the share of the question it holds."""
+    for chunk_id, share in zip(chunk_ids, word_coverage(db, terms, chunk_ids), strict=True):
+        scored[chunk_id] *= 1.0 + COVERAGE_WEIGHT * share
 
 
 def _embed_timed(window: int, question: str, quick: bool = True) -> tuple[np.ndarray, float]:
