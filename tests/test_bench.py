@@ -202,7 +202,10 @@ def test_rank_alone_times_each_stage_and_leaves_the_index_as_it_was(make_repo, i
     )
     index(root)
     db_path = root / ".repomap" / "index.db"
-    ranks_sql = "SELECT symbol_id, file_id, rank FROM symbol_ranks ORDER BY symbol_id"
+    ranks_sql = (
+        "SELECT r.symbol_id, s.file_id, r.rank FROM symbol_ranks r "
+        "JOIN symbols s ON s.id = r.symbol_id ORDER BY r.symbol_id"
+    )
     arrays_sql = "SELECT name, dtype, data FROM rank_arrays ORDER BY name"
     with reading(db_path) as db:
         before = db.conn.execute(ranks_sql).fetchall(), db.conn.execute(arrays_sql).fetchall()
@@ -228,3 +231,41 @@ def test_rank_alone_times_each_stage_and_leaves_the_index_as_it_was(make_repo, i
     with reading(db_path) as db:
         after = db.conn.execute(ranks_sql).fetchall(), db.conn.execute(arrays_sql).fetchall()
     assert after == before and before[0]
+
+
+def test_symbol_lookups_times_each_kind_of_query_and_compares_saved_answers(
+    make_repo, index, tmp_path
+) -> None:
+    root = make_repo(
+        {
+            "pkg/pool.py": "class Pool:\n    def get(self):\n        return 1\n",
+            "src/lib.rs": "pub struct Pool;\nimpl Default for Pool {\n"
+            "    fn default() -> Self { Pool }\n}\n",
+        }
+    )
+    index(root)
+    db_path = root / ".repomap" / "index.db"
+    saved = []
+    for run in ("a", "b"):
+        saved.append(tmp_path / f"{run}.json")
+        result = subprocess.run(
+            [sys.executable, str(BENCH / "symbol_lookups.py"), str(db_path), "--save", saved[-1]],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert result.returncode == 0, result.stderr
+    measured = json.loads(saved[0].read_text())
+    assert {"name/search", "qualified_alt/find", "impl_qualified/named"} <= set(
+        measured["times_ms"]
+    )
+    impl = measured["answers"]["impl_qualified/find"]
+    assert impl and all(answer and answer[0][2].endswith("Default for Pool") for answer in impl)
+    compared = subprocess.run(
+        [sys.executable, str(BENCH / "symbol_lookups.py"), "--compare", *saved],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert compared.returncode == 0, compared.stdout + compared.stderr
+    assert "| qualified/search |" in compared.stdout

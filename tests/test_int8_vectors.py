@@ -186,7 +186,7 @@ def test_the_migration_turns_float16_rows_into_int8_ones_without_the_model(
         )
     }
     with store.writing(v16_index) as db:  # opening a v16 index for writing migrates it
-        assert db.scalar("PRAGMA user_version") == 17
+        assert db.scalar("PRAGMA user_version") == store.SCHEMA_VERSION
         stored = dict(db.conn.execute("SELECT id, vector FROM embedding_cache").fetchall())
         # Every vector converted from its float16 values, as the indexer now stores them; the
         # zero row (no vector) dropped, and the store's health says its chunk lost its entry.

@@ -293,7 +293,10 @@ def test_the_stored_map_order_is_the_order_of_symbol_ranks(library: Path, index)
 
 def _ranks_match_a_full_recomputation(db_path: Path) -> list[tuple]:
     """The stored symbol ranks, after checking a recomputation without caches gives the same."""
-    ranks_sql = "SELECT symbol_id, file_id, rank FROM symbol_ranks ORDER BY symbol_id"
+    ranks_sql = (
+        "SELECT r.symbol_id, s.file_id, r.rank FROM symbol_ranks r "
+        "JOIN symbols s ON s.id = r.symbol_id ORDER BY r.symbol_id"
+    )
     with writing(db_path) as db:
         incremental = db.conn.execute(ranks_sql).fetchall()
         db.conn.execute("DELETE FROM rank_arrays")
@@ -320,8 +323,8 @@ def test_the_same_bytes_back_under_a_test_path_are_a_new_ranking_state(make_repo
         with reading(db_path) as db:
             paged = map_rows.ranked_symbols(db, 100, 0)
             rows = db.conn.execute(
-                "SELECT r.symbol_id, r.rank, r.file_id, f.path FROM symbol_ranks r "
-                "JOIN files f ON f.id = r.file_id"
+                "SELECT r.symbol_id, r.rank, s.file_id, f.path FROM symbol_ranks r "
+                "JOIN symbols s ON s.id = r.symbol_id JOIN files f ON f.id = s.file_id"
             ).fetchall()
         # Test files' definitions after the others, then by rank, file and symbol.
         rows.sort(key=lambda r: (paths.is_demoted_path(r[3]), -r[1], r[2], r[0]))

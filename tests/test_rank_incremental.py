@@ -41,7 +41,7 @@ def _tree() -> dict[str, str]:
 # The stored ranking by what it is about, not by row ids (a cold index numbers rows anew).
 FILE_RANKS_SQL = "SELECT f.path, r.rank FROM file_ranks r JOIN files f ON f.id = r.file_id"
 SYMBOL_RANKS_SQL = """SELECT f.path, s.qualified_name, s.start_line, r.rank FROM symbol_ranks r
-    JOIN symbols s ON s.id = r.symbol_id JOIN files f ON f.id = r.file_id"""
+    JOIN symbols s ON s.id = r.symbol_id JOIN files f ON f.id = s.file_id"""
 
 
 def _stored(db_path: Path) -> dict:
@@ -447,19 +447,19 @@ def test_a_digest_of_names_is_that_of_their_lines_however_they_are_held() -> Non
 def test_rows_written_many_to_a_statement_land_each_once(tmp_path, count) -> None:
     """symbol_ranks and name_stats rows go ROWS_PER_INSERT to a statement, given as tuples or
     as parts of columns whose lengths are not multiples of it: every row lands, once."""
-    rows = [(7 + 3 * i, i % 5, 1.0 / (i + 3)) for i in range(count)]
+    rows = [(7 + 3 * i, 1.0 / (i + 3)) for i in range(count)]
     cut = [0, 1, 250, 777, count]
     parts = store_ranks.ColumnParts(
-        tuple(list(column) for column in zip(*rows[a:b], strict=True)) or ([], [], [])
+        tuple(list(column) for column in zip(*rows[a:b], strict=True)) or ([], [])
         for a, b in zip(cut, cut[1:], strict=False)
         if a < b
     )
-    head = "INSERT INTO symbol_ranks (symbol_id, file_id, rank) VALUES "
+    head = "INSERT INTO symbol_ranks (symbol_id, rank) VALUES "
     for given in (rows, parts):
         with writing(tmp_path / "index.db") as db, db.atomic():
             db.conn.execute("DELETE FROM symbol_ranks")
-            store_ranks._insert_many(db, head, 3, given)
+            store_ranks._insert_many(db, head, 2, given)
             stored = db.conn.execute(
-                "SELECT symbol_id, file_id, rank FROM symbol_ranks ORDER BY rowid"
+                "SELECT symbol_id, rank FROM symbol_ranks ORDER BY rowid"
             ).fetchall()
         assert stored == rows

@@ -17,12 +17,20 @@ from repomap.store import ranks as store_ranks
 if TYPE_CHECKING:
     import numpy as np
 
-IN_FILES = "file_id IN (SELECT value FROM json_each(:files))"
-RANKED_SYMBOLS_SQL = """SELECT symbol_id, rank FROM symbol_ranks
-ORDER BY rank DESC, file_id, symbol_id LIMIT :limit OFFSET :offset"""
-RANKED_IN_FILES_SQL = f"""SELECT symbol_id, rank FROM symbol_ranks WHERE {IN_FILES}
-ORDER BY rank DESC, file_id, symbol_id LIMIT :limit OFFSET :offset"""
+IN_FILES = "s.file_id IN (SELECT value FROM json_each(:files))"
+# A ranked symbol's file is its symbols row's (schema v18).
+RANKED_TABLES = "symbol_ranks r JOIN symbols s ON s.id = r.symbol_id"
+RANKED_SYMBOLS_SQL = f"""SELECT r.symbol_id, r.rank FROM {RANKED_TABLES}
+ORDER BY r.rank DESC, s.file_id, r.symbol_id LIMIT :limit OFFSET :offset"""
+RANKED_IN_FILES_SQL = f"""SELECT r.symbol_id, r.rank FROM {RANKED_TABLES} WHERE {IN_FILES}
+ORDER BY r.rank DESC, s.file_id, r.symbol_id LIMIT :limit OFFSET :offset"""
 PAGE_RANKS_SQL = "SELECT symbol_id, rank FROM symbol_ranks WHERE symbol_id IN ({ids})"
+SYMBOLS_NAMED_SQL = "SELECT s.id, s.name, s.qualified_name FROM symbols s WHERE " + (
+    symbols.qualified_match_sql(
+        "s.name = :last COLLATE NOCASE OR s.qualified_name = :q COLLATE NOCASE "
+        "OR s.qualified_name = :q_alt COLLATE NOCASE"
+    )
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,8 +48,8 @@ class MapSymbolRow:
     parent_id: int | None
 
 
-MAP_SYMBOLS_SQL = """SELECT s.id, s.file_id, s.name, s.qualified_name, s.kind, s.start_line,
-    s.end_line, s.signature, s.parent_id FROM symbols s WHERE s.id IN ({ids})"""
+MAP_SYMBOLS_SQL = f"""SELECT s.id, s.file_id, s.name, s.qualified_name, s.kind, s.start_line,
+    s.end_line, {symbols.SIGNATURE_SQL}, s.parent_id FROM symbols s WHERE s.id IN ({{ids}})"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +148,7 @@ def ranked_symbol_count(db: Store, files: list[int] | None = None) -> int:
     if files is None:
         return db.scalar("SELECT count(*) FROM symbol_ranks")
     return db.scalar(
-        f"SELECT count(*) FROM symbol_ranks WHERE {IN_FILES}", {"files": json.dumps(files)}
+        f"SELECT count(*) FROM {RANKED_TABLES} WHERE {IN_FILES}", {"files": json.dumps(files)}
     )
 
 
@@ -150,8 +158,7 @@ def symbol_ids_named(db: Store, names: Iterable[str]) -> dict[str, list[int]]:
     for name in names:
         params = symbols.match_params(name)
         rows = db.conn.execute(
-            """SELECT id, name, qualified_name FROM symbols WHERE name = :last COLLATE NOCASE
-            OR qualified_name = :q COLLATE NOCASE OR qualified_name = :q_alt COLLATE NOCASE""",
+            SYMBOLS_NAMED_SQL,
             params,
         )
         matches = [

@@ -115,9 +115,11 @@ class SymbolMatch:
 
 # A symbol's doc: the code_text row it names (schema v16), else its own.
 DOC_SQL = "coalesce((SELECT t.content FROM code_text t WHERE t.id = s.doc_text), s.doc)"
+# A symbol's signature: '' stands for the name alone (schema v18: a C++ enumerator, `Red`).
+SIGNATURE_SQL = "CASE s.signature WHEN '' THEN s.name ELSE s.signature END"
 # SymbolRow's columns, in its order, and the tables they come from.
 _COLUMNS = f"""s.id, s.file_id, s.name, s.qualified_name, s.kind, f.language, f.path, s.start_line,
-    s.end_line, s.signature, s.parent_id, {DOC_SQL}, s.is_definition, s.declaration_id, f.hash,
+    s.end_line, {SIGNATURE_SQL}, s.parent_id, {DOC_SQL}, s.is_definition, s.declaration_id, f.hash,
     coalesce(r.rank, 0), coalesce(n.ref_files, 0)"""
 _TABLES = """symbols s JOIN files f ON f.id = s.file_id
 LEFT JOIN symbol_ranks r ON r.symbol_id = s.id LEFT JOIN name_stats n ON n.name = s.name"""
@@ -245,16 +247,36 @@ LIMIT :cap"""
 )
 DETAILS_SQL = (
     f"""SELECT s.id, s.name, s.qualified_name, s.kind, f.language, f.path, s.start_line,
-    s.end_line, s.signature, {DOC_SQL}, s.is_definition, coalesce(n.ref_files, 0),
+    s.end_line, {SIGNATURE_SQL}, {DOC_SQL}, s.is_definition, coalesce(n.ref_files, 0),
     coalesce(r.rank, 0)
 FROM """
     + _TABLES
     + """
 WHERE s.id IN (SELECT value FROM json_each(:ids))"""
 )
+# Schema v18 keeps no index on the whole qualified name. A qualified name is the name or ends
+# with `::` or `.` and the name, so the rows whose qualified name is `:q` (or `:q_alt`) are
+# named `:q` or a part of it after a separator: `:names` lists those parts (match_params), and
+# symbols_name finds the rows. The rows that break the rule (a Rust trait impl,
+# `fmt::Display for Pool` named `Pool`) are in the partial index symbols_unsuffixed, which
+# SQLite uses only for a query that repeats its condition: UNSUFFIXED_SQL does, word for word.
+UNSUFFIXED_SQL = """s.qualified_name <> s.name
+      AND substr(s.qualified_name, length(s.qualified_name) - length(s.name) - 1) <> '::' || s.name
+      AND substr(s.qualified_name, length(s.qualified_name) - length(s.name)) <> '.' || s.name"""
+
+
+def qualified_match_sql(condition: str) -> str:
+    """`condition` (on the name, and the qualified name `= :q` or `= :q_alt`, NOCASE) so that
+    SQLite answers it through the name index and symbols_unsuffixed (match_params' names)."""
+    return f"""(s.name COLLATE NOCASE IN (SELECT value FROM json_each(:names)) AND ({condition}))
+    OR ({UNSUFFIXED_SQL} AND s.qualified_name COLLATE NOCASE IN (:q, :q_alt))"""
+
+
 MATCH_SQL = {
-    "exact": "s.name = :q COLLATE NOCASE OR s.qualified_name = :q COLLATE NOCASE "
-    "OR s.qualified_name = :q_alt COLLATE NOCASE",
+    "exact": qualified_match_sql(
+        "s.name = :q COLLATE NOCASE OR s.qualified_name = :q COLLATE NOCASE "
+        "OR s.qualified_name = :q_alt COLLATE NOCASE"
+    ),
     # Prefix as a NOCASE range, so the symbols_name index answers it.
     "prefix": "s.name COLLATE NOCASE >= :lo AND s.name COLLATE NOCASE < :hi",
     "tail": "s.name = :last COLLATE NOCASE",
@@ -602,6 +624,7 @@ def match_params(query: str) -> dict[str, str]:
     return {
         "q": query,
         "q_alt": alt,
+        "names": json.dumps(sorted({query, last, *tails(query), *tails(alt)})),
         "lo": query.lower(),
         "hi": query.lower() + "\U0010ffff",
         "last": last,
@@ -612,6 +635,18 @@ def match_params(query: str) -> dict[str, str]:
         + "%".join(like_escape(c) for c in _normalize(query) if c != ".")
         + "%",
     }
+
+
+NAME_SEPARATORS = 16  # `::` and `.` inside one name, at most (LLVM's headers: 3, in operators)
+
+
+def tails(qualified: str) -> list[str]:
+    """The parts of `qualified` after a `::` or a `.` (`a::b.c`: `b.c`, `c`): the names a symbol
+    with that qualified name can have, if not the whole (docs/schema.md, v18). Only the parts
+    after the last NAME_SEPARATORS + 1 separators, so a long query costs linear time."""
+    starts = [i + 2 for i in range(len(qualified)) if qualified.startswith("::", i)]
+    starts += [i + 1 for i, c in enumerate(qualified) if c == "."]
+    return [qualified[start:] for start in sorted(starts)[-(NAME_SEPARATORS + 1) :]]
 
 
 def like_escape(text: str) -> str:
@@ -727,9 +762,12 @@ def _hit(c: _Candidate, tier: int) -> SymbolHit:
 
 # --- find_symbol -----------------------------------------------------------------------------
 
+_FIND_MATCH = qualified_match_sql(
+    "s.name = :last COLLATE NOCASE OR s.qualified_name = :q COLLATE NOCASE "
+    "OR s.qualified_name = :q_alt COLLATE NOCASE"
+)
 FIND_SQL = f"""SELECT {_COLUMNS} FROM {_TABLES}
-WHERE (s.name = :last COLLATE NOCASE OR s.qualified_name = :q COLLATE NOCASE
-       OR s.qualified_name = :q_alt COLLATE NOCASE) {{filters}}"""
+WHERE ({_FIND_MATCH}) {{filters}}"""
 SYMBOL_BY_ID_SQL = f"SELECT {_COLUMNS} FROM {_TABLES} WHERE s.id = ?"
 
 

@@ -38,7 +38,7 @@ def replace(
     db: Store,
     *,
     file_ranks: Iterable[tuple[int, float]] | None,
-    symbol_ranks: Iterable[tuple[int, int, float]] | ColumnParts,
+    symbol_ranks: Iterable[tuple[int, float]] | ColumnParts,
     symbols_gone: list[int] | None,
     name_stats: Iterable[tuple[str, int, int]] | ColumnParts | None,
     arrays: Callable[[], StoredArrays],
@@ -61,8 +61,8 @@ def replace(
             )
         _insert_many(
             db,
-            "INSERT OR REPLACE INTO symbol_ranks (symbol_id, file_id, rank) VALUES ",
-            3,
+            "INSERT OR REPLACE INTO symbol_ranks (symbol_id, rank) VALUES ",
+            2,
             symbol_ranks,
         )
         if name_stats is not None:
@@ -156,7 +156,8 @@ def _insert_many(db: Store, head: str, columns: int, rows: Iterable[tuple] | Col
 
 
 def pack(value: np.ndarray | list[str] | JoinedNames) -> tuple[str, bytes]:
-    """(dtype, zlib-compressed bytes) for rank_arrays; a list of names is stored as UTF-8 lines.
+    """(dtype, zlib-compressed bytes) for rank_arrays; a list of names is stored as UTF-8 lines,
+    integers byte by byte (dtype `bytes <i4`).
 
     Ids and counts fit in 32 bits and compress well: stored raw as int64 the arrays were 5-6 MB
     on each test corpus (a tenth of the index), packed they are under 1 MB. Level 1 packs them
@@ -173,8 +174,17 @@ def pack(value: np.ndarray | list[str] | JoinedNames) -> tuple[str, bytes]:
         not len(value) or (info.min <= value.min() and value.max() <= info.max)
     ):
         value = value.astype("<i4")
+    if value.dtype.kind in "iu" and value.dtype.itemsize > 1:
+        # Each byte of the integers apart (every lowest byte, then every next one...): the
+        # high bytes of ids and counts repeat, and zlib finds the runs. 15-20% smaller on each
+        # test corpus's ids (LLVM's headers: 0.30 MB), one cheap copy more.
+        shuffled = np.ascontiguousarray(value).view(np.uint8).reshape(-1, value.dtype.itemsize)
+        return SHUFFLED + value.dtype.str, zlib.compress(np.ascontiguousarray(shuffled.T).data, 1)
     # zlib reads the array's buffer: no copy of it as bytes (~10% of packing's CPU)
     return value.dtype.str, zlib.compress(np.ascontiguousarray(value).data, 1)
+
+
+SHUFFLED = "bytes "  # before a dtype: the array's bytes stored byte by byte (pack)
 
 
 def load_arrays(db: Store, names: tuple[str, ...]) -> dict[str, Any]:
@@ -187,6 +197,10 @@ def load_arrays(db: Store, names: tuple[str, ...]) -> dict[str, Any]:
         data = zlib.decompress(packed)
         if dtype == "names":
             arrays[name] = data.decode().split("\n") if data else []
+        elif dtype.startswith(SHUFFLED):
+            item = np.dtype(dtype.removeprefix(SHUFFLED))
+            planes = np.frombuffer(data, dtype=np.uint8).reshape(item.itemsize, -1)
+            arrays[name] = np.ascontiguousarray(planes.T).view(item).reshape(-1)
         else:
             arrays[name] = np.frombuffer(data, dtype=np.dtype(dtype))
     return arrays

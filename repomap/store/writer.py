@@ -76,26 +76,41 @@ def counts_meta(db: Store, counts: dict[str, int]) -> dict[str, str]:
 
 
 # Indexes rebuilt after a large run (optimize_text): the ones whose keys come in random order.
-PACKED_AFTER_BULK = ("symbols_qualified_name", "symbols_name", "symbols_file")
+PACKED_AFTER_BULK = ("symbols_name", "symbols_file", "symbols_unsuffixed")
+REFS_COPY = "refs_packing"  # refs copied out and back after a large run (Writer._pack_refs)
 
-LINK_DECLARATIONS_SQL = """UPDATE symbols SET declaration_id = (
-        SELECT d.id FROM symbols d JOIN files f ON f.id = d.file_id
-        WHERE d.qualified_name = symbols.qualified_name COLLATE NOCASE  -- uses the index
-          AND d.qualified_name = symbols.qualified_name AND d.is_definition = 0
-          AND f.language IN ('c', 'cpp') ORDER BY d.id LIMIT 1)
+# A definition's declaration: the first C or C++ declaration of the same name and qualified
+# name. Schema v18 has no index on qualified names: a run that relinks every definition
+# groups the declarations once (SQLite indexes the group for the lookups, ~70 ms on LLVM's
+# headers), one that relinks a few looks each up by its name (symbols_name).
+_LINK_SQL = """UPDATE symbols SET declaration_id = ({declaration})
     WHERE is_definition = 1 AND kind IN ('method', 'function')
       AND file_id IN (SELECT id FROM files WHERE language IN ('c', 'cpp'))"""
+LINK_DECLARATIONS_SQL = """WITH declared AS MATERIALIZED (
+        SELECT d.name, d.qualified_name, min(d.id) AS id FROM symbols d
+        WHERE d.is_definition = 0
+          AND d.file_id IN (SELECT id FROM files WHERE language IN ('c', 'cpp'))
+        GROUP BY d.name, d.qualified_name)
+    """ + _LINK_SQL.format(
+    declaration="""SELECT declared.id FROM declared
+        WHERE declared.name = symbols.name AND declared.qualified_name = symbols.qualified_name"""
+)
 # Only the definitions a run can have changed the link of: those in the files it wrote, and
-# those named like a declaration it removed or added (NOCASE: the index's collation; a superset,
-# and the link itself compares exactly).
+# those named like a declaration it removed or added.
 LINK_CHANGED_SQL = (
-    LINK_DECLARATIONS_SQL
+    _LINK_SQL.format(
+        declaration="""SELECT d.id FROM symbols d JOIN files f ON f.id = d.file_id
+        WHERE d.name = symbols.name COLLATE NOCASE  -- uses the index
+          AND d.name = symbols.name AND d.qualified_name = symbols.qualified_name
+          AND d.is_definition = 0 AND f.language IN ('c', 'cpp') ORDER BY d.id LIMIT 1"""
+    )
     + """
       AND id IN (
         SELECT id FROM symbols WHERE file_id IN (SELECT value FROM json_each(:files))
         UNION
         SELECT id FROM symbols
-        WHERE qualified_name COLLATE NOCASE IN (SELECT value FROM json_each(:names)))"""
+        WHERE name COLLATE NOCASE IN (SELECT value FROM json_each(:names))
+          AND qualified_name IN (SELECT value FROM json_each(:qualified_names)))"""
 )
 # What ranking reads of a file (its language, its symbols in id order, how many lines use each
 # name), to tell whether rewriting it changed the reference graph.
@@ -104,7 +119,7 @@ GRAPH_SYMBOLS_SQL = """SELECT id, name, qualified_name, kind, doc IS NOT NULL, p
     is_definition FROM symbols WHERE file_id = ? ORDER BY id"""
 GRAPH_USES_SQL = "SELECT name, count(*) FROM refs WHERE file_id = ? GROUP BY name ORDER BY name"
 DECLARATIONS_OF_FILE_SQL = (
-    "SELECT qualified_name FROM symbols WHERE file_id = ? AND is_definition = 0"
+    "SELECT name, qualified_name FROM symbols WHERE file_id = ? AND is_definition = 0"
 )
 LINK_ALL_AFTER = 200  # files: a run that wrote more relinks every definition in one pass
 
@@ -280,10 +295,10 @@ class Writer:
         # Django's docs left 9.7 MB of 17.8 MB of chunk pages empty (1.3 MB written in order).
         self._doc_chunks: dict[int, list[tuple]] = {}
         self._depth = 0  # batches open: the outermost indexes the text
-        # What link_declarations must revisit: C++ files written, and the qualified names of
-        # in-class declarations removed or added.
+        # What link_declarations must revisit: C++ files written, and the (name, qualified
+        # name) of in-class declarations removed or added.
         self._linked_files: set[int] = set()
-        self._declared_names: set[str] = set()
+        self._declared_names: set[tuple[str, str]] = set()
         # That tracking lives in memory: a run killed before its final link leaves 'links_pending'
         # at 1 in meta (written with its first change), and the next run relinks everything.
         # No mark at all: an index from before the mark existed, whose last run may have died
@@ -399,9 +414,7 @@ class Writer:
         self._mark_links_pending()
         if not replaced:
             self.graph_changed()
-        self._declared_names.update(
-            name for (name,) in conn.execute(DECLARATIONS_OF_FILE_SQL, (file_id,))
-        )
+        self._declared_names.update(conn.execute(DECLARATIONS_OF_FILE_SQL, (file_id,)))
         changes = self._count_changes
         changes["references"] -= conn.execute(
             "DELETE FROM refs WHERE file_id = ?", (file_id,)
@@ -551,13 +564,14 @@ class Writer:
         symbols: Iterable[SymbolFields],
         text_ids: dict[str, int],
         first_id: int | None,
-    ) -> tuple[dict[str, list[Span]], list[str], list[tuple]]:
+    ) -> tuple[dict[str, list[Span]], list[tuple[str, str]], list[tuple]]:
         """Insert a file's symbols (a doc that is one of `text_ids`' texts as that row's id),
         numbered from `first_id` (None: new ids); return (id, start line, end line) of each, by
-        qualified name, outer before inner, the qualified names of the declarations among them,
+        qualified name, outer before inner, the (name, qualified name) of the declarations among
+        them,
         and the rows inserted (INSERT_SYMBOL_SQL's columns)."""
         named: dict[str, list[Span]] = {}
-        declarations: list[str] = []
+        declarations: list[tuple[str, str]] = []
         # One qualified name can belong to several symbols (a Rust struct and its impl, a
         # Python name redefined): a parent is the one whose span holds the child.
         spans: dict[str, list[Span]] = {}
@@ -568,7 +582,7 @@ class Writer:
             end_byte, signature, parent_name, doc, is_definition,
         ) in sorted(symbols, key=_outer_first):  # fmt: skip
             if not is_definition:
-                declarations.append(qualified_name)
+                declarations.append((name, qualified_name))
             symbol_id = next_id
             next_id += 1
             named.setdefault(qualified_name, []).append((symbol_id, start_line, end_line))
@@ -579,7 +593,7 @@ class Writer:
             doc_text = text_ids.get(doc) if doc else None
             values.append((
                 symbol_id, file_id, name, qualified_name, kind, start_line, end_line, start_col,
-                end_col, start_byte, end_byte, signature, parent,
+                end_col, start_byte, end_byte, "" if signature == name else signature, parent,
                 doc if doc_text is None else "", int(is_definition), doc_text,
             ))  # fmt: skip
         if first_id is None:
@@ -606,6 +620,29 @@ class Writer:
         # ~0.13 s, beside the ranking on the other core.
         for index in PACKED_AFTER_BULK:
             self.conn.execute(f"REINDEX {index}")
+        self._pack_refs()
+
+    def _pack_refs(self) -> None:
+        """Copy `refs` out and back: a WITHOUT ROWID b-tree splits its pages as it grows (even
+        in key order: SQLite appends in place only to rowid tables) and stays ~88% full; copied
+        whole from a table of the same definition (SQLite's transfer optimization) its pages
+        are full: 0.54 MB off LLVM's headers for ~0.15 s, beside the ranking on the other core.
+        The copy is a table of the main database, dropped in the same transaction (its pages go
+        back with release_free_pages): with a TEMP table, the connection's next `PRAGMA
+        wal_checkpoint` fails ("database table is locked").
+        """
+        (definition,) = self.conn.execute(
+            "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'refs'"
+        ).fetchone()
+        copy = definition.replace("CREATE TABLE refs", f"CREATE TABLE {REFS_COPY}", 1)
+        if copy == definition:  # a definition written otherwise: left as it is
+            return
+        self.conn.execute(f"DROP TABLE IF EXISTS {REFS_COPY}")
+        self.conn.execute(copy)
+        self.conn.execute(f"INSERT INTO {REFS_COPY} SELECT * FROM refs")
+        self.conn.execute("DELETE FROM refs")
+        self.conn.execute(f"INSERT INTO refs SELECT * FROM {REFS_COPY}")
+        self.conn.execute(f"DROP TABLE {REFS_COPY}")
 
     def release_free_pages(self) -> None:
         """Shrink the file by its free pages (a no-op unless the index was created with
@@ -629,7 +666,10 @@ class Writer:
                 LINK_CHANGED_SQL,
                 {
                     "files": json.dumps(sorted(self._linked_files)),
-                    "names": json.dumps(sorted(self._declared_names)),
+                    "names": json.dumps(sorted({name for name, _ in self._declared_names})),
+                    "qualified_names": json.dumps(
+                        sorted({qualified for _, qualified in self._declared_names})
+                    ),
                 },
             )
         self._linked_files.clear()
