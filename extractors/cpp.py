@@ -150,6 +150,22 @@ _MACRO_LINE = re.compile(
     rb"[A-Z][A-Z0-9]*_[A-Z0-9_]*(?!\w)[ \t]*(?:\([^()\n]*\))?[ \t]*(?=\n|//|/\*)"
 )
 _MACRO_LIKE = re.compile(rb"[A-Z][A-Z0-9_]*|__\w+")  # a calling convention's macro
+# `xxh_u64* XXH_RESTRICT acc`: a macro between a pointer and its name is a qualifier; left in,
+# tree-sitter-cpp reads the parameter as a multiplication and loses the function.
+_POINTER_MACRO = re.compile(
+    rb"\*[ \t]*(?:const[ \t]+)?([A-Z][A-Z0-9]*_[A-Z0-9_]*)[ \t]+(?=[A-Za-z_])"
+)
+# `_cffi_to_c_SIGNED_FN(int, 16)` alone on a line at column 0, no `;`: a macro that expands to
+# definitions. Left in, tree-sitter takes it as the head of the function after it.
+_CALL_LINE = re.compile(
+    rb"\n(([A-Za-z_]\w*)[ \t]*\(((?:[^()\n]|\([^()\n]*\))*)\))[ \t]*(?=\n|//|/\*)"
+)
+_NOT_MACROS = frozenset(
+    b"if while for switch return sizeof defined __attribute__ __declspec alignas".split()
+)
+_KR_PARAMETERS = re.compile(rb"\s*(?:[A-Za-z_]\w*\s*(?:,\s*[A-Za-z_]\w*\s*)*)?")
+_LINE_END = re.compile(rb"[ \t]*(?:\n|//|/\*|\Z)")
+_RECORD_HEAD = re.compile(rb"\b(?:struct|union|class)\b")
 _HEAD = re.compile(rb"[^;{}()=]{0,300}")  # a declaration's text up to its first `(`
 _TEMPLATE_ARGUMENTS = re.compile(rb"<[^<>]*>")
 _QUALIFIED_NAME = re.compile(rb"~?[A-Za-z_]\w*(?:\s*::\s*~?[A-Za-z_]\w*)*")
@@ -255,7 +271,8 @@ def _blank_macros(source: bytes, lang: str) -> tuple[bytes, list[tuple[int, int]
     export macro of `class MACRO Name {`, and runs in declaration position (_macro_spans,
     returned too: their names stay references, as they were when tree-sitter read them)."""
     spans = [m.span(1) for pattern in _EXPORT_MACROS for m in pattern.finditer(source)]
-    macro_spans = _macro_spans(source, lang)
+    spans += [m.span(1) for m in _POINTER_MACRO.finditer(source)]
+    macro_spans = _macro_spans(source, lang) + _call_lines(source)
     if not spans and not macro_spans:
         return source, macro_spans
     blanked = bytearray(source)
@@ -316,19 +333,94 @@ def _macro_spans(source: bytes, lang: str) -> list[tuple[int, int]]:
         if word is None:
             # `SPDLOG_TRY {`: a macro that opens a block is a keyword (`try`); otherwise
             # `LIST_HEAD(name);`, `EXPORT_SYMBOL(f);`: a statement, not a prefix.
-            if source[after : after + 1] == b"{" and b"(" not in source[start:end]:
+            following = source[after : after + 1]
+            if following == b"{" and b"(" not in source[start:end]:
                 spans.append((start, end))
+            elif following == b"}" and _among_members(source, start, end):
+                spans.append((start, end))  # `struct uv_req_s {\n  UV_REQ_FIELDS\n};`
             continue
         if word[0] in _DECLARATION_KEYWORDS:
             spans.append((start, end))
             continue
         head = _HEAD.match(source, after)
-        if head is None or source[head.end() : head.end() + 1] != b"(":
-            continue  # `FOO_T count;`: the macro is the type
+        if head is None:
+            continue
         names = len(_QUALIFIED_NAME.findall(_TEMPLATE_ARGUMENTS.sub(b" ", head[0])))
+        if source[head.end() : head.end() + 1] != b"(":
+            # `FOO_T count;`: the macro is the type, unless it stands alone on its line among
+            # members and a whole declaration follows (`UV_REQ_FIELDS\n  uv_stream_t* h;`).
+            if names >= 2 and _among_members(source, start, end):
+                spans.append((start, end))
+            continue
         # C needs the type left after the blanking; C++ reads `name(...)` as a constructor.
         if names >= 2 or (names == 1 and lang == "cpp"):
             spans.append((start, end))
+    return spans
+
+
+def _among_members(source: bytes, start: int, end: int) -> bool:
+    """Whether the macro run at `start:end` is alone on its line where members or statements
+    start: after a `;` or `}`, or after the `{` of a struct, union or class (never in an enum
+    or an initialiser, where `FOO_BAR` alone is a value)."""
+    if _LINE_END.match(source, end) is None:
+        return False
+    before = _previous_significant(source, start)
+    if before == b";" or before == b"}":
+        return True
+    if before != b"{":
+        return False
+    brace = source.rfind(b"{", 0, start)
+    opener = source[max(0, brace - 300) : brace]
+    cut = max(opener.rfind(b";"), opener.rfind(b"}"), opener.rfind(b"{"), opener.rfind(b"\n#"))
+    opener = opener[cut + 1 :]
+    return b"=" not in opener and b"enum" not in opener and bool(_RECORD_HEAD.search(opener))
+
+
+def _previous_significant(source: bytes, at: int) -> bytes:
+    """The last byte of code before `at`, comments and directives skipped; b"" at the file's
+    start, b"?" when it is further back than a few lines of comments."""
+    for _ in range(16):  # bounded: a macro line after a long comment is not worth more
+        line_start = source.rfind(b"\n", 0, at) + 1
+        line = source[line_start:at]
+        if line.lstrip().startswith(b"#"):
+            line = b""  # a directive
+        elif b"//" in line:
+            line = line[: line.find(b"//")]
+        line = line.rstrip()
+        if line.endswith(b"*/"):
+            opening = source.rfind(b"/*", 0, line_start + len(line) - 2)
+            if opening < 0:
+                return b"?"
+            at = opening
+            continue
+        if line:
+            return line[-1:]
+        if line_start == 0:
+            return b""
+        at = line_start - 1
+    return b"?"
+
+
+def _call_lines(source: bytes) -> list[tuple[int, int]]:
+    """`DEFINE_FN(int, 16)` alone on a line at column 0 between declarations, with no `;`:
+    a macro that expands to definitions. Not a function's own head (`foo(int a)` before `{`),
+    nor a K&R one (`foo(a, b)` before `int a; ... {`)."""
+    spans = []
+    skip = _Skipper(source).skip
+    for match in _CALL_LINE.finditer(source):
+        if match[2] in _NOT_MACROS or match[2] in _KEYWORDS:
+            continue
+        after = skip(match.end())
+        following = source[after : after + 1]
+        if following and following not in b"#_" and not following.isalpha():
+            continue  # `{`, `;`, `=`, `,`: the line is a head or an expression
+        if _previous_significant(source, match.start(1)) not in (b";", b"}", b")", b""):
+            continue  # `int\nfoo(void)`: a return type before it
+        if _KR_PARAMETERS.fullmatch(match[3]) is not None:
+            brace, semicolon = source.find(b"{", after), source.find(b";", after)
+            if 0 <= semicolon < brace and b"(" not in source[after:brace]:
+                continue  # K&R: parameter declarations, then the body
+        spans.append(match.span(1))
     return spans
 
 

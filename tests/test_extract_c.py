@@ -347,3 +347,139 @@ def test_the_macro_scan_stays_linear_on_hostile_input(source: bytes) -> None:
     for language in ("c", "cpp"):
         extract(language, source, "hostile.h")
     assert time.monotonic() - started < 60
+
+
+# Real code repomap had never read (issue 20, "C and C++ never indexed before" in
+# bench/README.md): libuv's, xxhash's, cffi's, psutil's and lz4's ways to hide declarations.
+UV_STYLE = b"""\
+#define UV_REQ_FIELDS \\
+  void* data; \\
+  uv_req_type type;
+
+/* Abstract base class of all requests. */
+struct uv_req_s {
+  UV_REQ_FIELDS
+};
+
+struct uv_shutdown_s {
+  UV_REQ_FIELDS
+  uv_stream_t* handle;
+  uv_shutdown_cb cb;
+  UV_SHUTDOWN_PRIVATE_FIELDS
+};
+
+enum uv_last { UV_FIRST,
+  UV_LAST_ONE
+};
+
+enum {
+  UV_ONLY_ONE
+};
+
+static const int uv_sizes[] = {
+  UV_HANDLE_TYPE_MAX
+};
+"""
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_a_macro_alone_on_a_line_in_a_struct_body_is_members(language: str) -> None:
+    found = _symbols(UV_STYLE, language)
+    assert ("uv_req_s", "struct", 6, 8) in found
+    assert ("uv_shutdown_s", "struct", 10, 15) in found
+    # The same shape in an enum or an initialiser is a value, not a macro to skip.
+    names = {name.rpartition("::")[2] for name, _, _, _ in found}
+    assert {"UV_FIRST", "UV_LAST_ONE", "UV_ONLY_ONE", "uv_sizes"} <= names
+
+
+XXHASH_STYLE = b"""\
+XXH_FORCE_INLINE void
+XXH3_hashLong_internal_loop(xxh_u64* XXH_RESTRICT acc,
+                      const xxh_u8* XXH_RESTRICT input, size_t len)
+{
+    size_t const nbStripesPerBlock = len;
+}
+"""
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_a_macro_between_a_pointer_and_its_name_is_a_qualifier(language: str) -> None:
+    result = extract(language, XXHASH_STYLE, "xxhash.h")
+    assert [(s.name, s.kind, s.start_line, s.end_line) for s in result.symbols] == [
+        ("XXH3_hashLong_internal_loop", "function", 1, 6)
+    ]
+    assert result.symbols[0].signature == (
+        "void XXH3_hashLong_internal_loop(xxh_u64* XXH_RESTRICT acc, "
+        "const xxh_u8* XXH_RESTRICT input, size_t len)"
+    )
+
+
+CFFI_STYLE = b"""\
+_cffi_to_c_SIGNED_FN(int, 16)
+_cffi_to_c_UNSIGNED_FN(unsigned PY_LONG_LONG, 64)
+
+static PyObject *_cffi_from_c_pointer(char *ptr, CTypeDescrObject *ct)
+{
+    return convert_to_object((char *)&ptr, ct);
+}
+
+int
+old_style(a, b)
+    int a;
+    char *b;
+{
+    return a;
+}
+"""
+
+
+def test_macro_calls_alone_at_file_scope_are_not_part_of_the_next_function() -> None:
+    result = extract("c", CFFI_STYLE, "backend.c")
+    found = [(s.name, s.kind, s.start_line, s.end_line, s.signature) for s in result.symbols]
+    assert found == [
+        (
+            "_cffi_from_c_pointer",
+            "function",
+            4,
+            7,
+            "static PyObject *_cffi_from_c_pointer(char *ptr, CTypeDescrObject *ct)",
+        ),
+        ("old_style", "function", 9, 15, "int old_style(a, b)"),  # K&R: not a macro call
+    ]
+    refs = {r.name for r in result.references}
+    assert {"_cffi_to_c_SIGNED_FN", "_cffi_to_c_UNSIGNED_FN"} <= refs  # still uses
+
+
+PSUTIL_STYLE = b"""\
+// Raise the right error for a PID.
+PyObject *
+psutil_raise_for_pid(pid_t pid, char *syscall) {
+    const char *name = "raise";
+    if (errno != 0)
+        psutil_oserror_wsyscall(syscall);
+#if defined(PSUTIL_OSX)
+    else if (is_zombie(pid))
+        PyErr_SetString(ZombieProcessError, "");
+#endif
+    else
+        psutil_runtime_error("%s syscall failed", syscall);
+    return NULL;
+}
+
+int after(void) { return 0; }
+"""
+
+
+def test_a_function_tree_sitter_cannot_read_is_recovered_from_its_error() -> None:
+    """`#if` between `if` and `else` leaves tree-sitter an ERROR where the function was: its
+    head and its braces still say where it is; its locals are not globals."""
+    result = extract("c", PSUTIL_STYLE, "proc.c")
+    found = [(s.name, s.kind, s.start_line, s.end_line) for s in result.symbols]
+    assert found == [("psutil_raise_for_pid", "function", 2, 14), ("after", "function", 16, 16)]
+    function = result.symbols[0]
+    assert function.signature == "PyObject * psutil_raise_for_pid(pid_t pid, char *syscall)"
+    assert function.doc == "Raise the right error for a PID."
+    strings = {(t.content, t.symbol_name) for t in result.texts if t.element_type != "comment"}
+    assert ("%s syscall failed", "psutil_raise_for_pid") in strings
+    refs = {(r.name, r.symbol) for r in result.references}
+    assert ("psutil_runtime_error", "psutil_raise_for_pid") in refs
