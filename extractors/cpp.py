@@ -160,12 +160,47 @@ _POINTER_MACRO = re.compile(
 _CALL_LINE = re.compile(
     rb"\n(([A-Za-z_]\w*)[ \t]*\(((?:[^()\n]|\([^()\n]*\))*)\))[ \t]*(?=\n|//|/\*)"
 )
+# Keywords of both C and C++: never a name, though a broken parse may capture them as one.
+_C_KEYWORDS = frozenset(
+    b"""auto break case char const continue default do double else enum extern float for goto
+    if int long register return short signed sizeof static struct switch typedef union
+    unsigned void volatile while""".split()
+)
+_CALLED = re.compile(rb"[ \t]*\(")
 _NOT_MACROS = frozenset(
     b"if while for switch return sizeof defined __attribute__ __declspec alignas".split()
 )
 _KR_PARAMETERS = re.compile(rb"\s*(?:[A-Za-z_]\w*\s*(?:,\s*[A-Za-z_]\w*\s*)*)?")
 _LINE_END = re.compile(rb"[ \t]*(?:\n|//|/\*|\Z)")
+# C headers' C++ guard: `extern "C" {` and its `}`, each alone in an `#ifdef __cplusplus`.
+# Braces that open in one `#if` and close in another defeat tree-sitter (xxhash.h became one
+# ERROR from its guard to its end); the declarations between are the header's either way.
+_CPLUSPLUS_GUARD = re.compile(
+    rb"__cplusplus[^\n]*\n[ \t]*(extern[ \t]+\"C\"[ \t]*\{|\})[ \t]*"
+    rb"(?://[^\n]*|/\*[^\n]*\*/[ \t]*)?\n[ \t]*#[ \t]*endif"
+)
 _RECORD_HEAD = re.compile(rb"\b(?:struct|union|class)\b")
+# A function's head at a line's start, found again in text tree-sitter left as an ERROR: an
+# optional line of type words (`PyObject *`, `LZ4_FORCE_INLINE int`), then type words and the
+# name at column 0, then `(`. _Reader.recovered_functions checks the rest by hand.
+_RECOVERED_HEAD = re.compile(
+    rb"^(?P<head>(?:[A-Za-z_][\w \t*&]*\n)?(?:[A-Za-z_][\w \t*&]*?[ \t*&])?)"
+    rb"(?P<name>[A-Za-z_]\w*(?:::~?[A-Za-z_]\w*)*)[ \t]*\(",
+    re.MULTILINE,
+)
+_AFTER_PARAMETERS = re.compile(
+    rb"(?:\s|//[^\n]*|/\*.*?\*/|(?:const|noexcept|override|final)\b)*\{", re.DOTALL
+)
+_NOT_IN_HEADS = frozenset(
+    b"""return else case goto do typedef sizeof new delete throw if while for switch using
+    namespace template operator""".split()
+)
+# What brace matching reads: comments and literals are skipped, `#if` branches taken apart.
+_BRACE_TOKEN = re.compile(
+    rb"/\*.*?(?:\*/|\Z)|//[^\n]*|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
+    rb"|^[ \t]*#[ \t]*(?P<directive>if|ifdef|ifndef|elif|else|endif)\b|(?P<brace>[{}])",
+    re.DOTALL | re.MULTILINE,
+)
 _HEAD = re.compile(rb"[^;{}()=]{0,300}")  # a declaration's text up to its first `(`
 _TEMPLATE_ARGUMENTS = re.compile(rb"<[^<>]*>")
 _QUALIFIED_NAME = re.compile(rb"~?[A-Za-z_]\w*(?:\s*::\s*~?[A-Za-z_]\w*)*")
@@ -272,6 +307,7 @@ def _blank_macros(source: bytes, lang: str) -> tuple[bytes, list[tuple[int, int]
     returned too: their names stay references, as they were when tree-sitter read them)."""
     spans = [m.span(1) for pattern in _EXPORT_MACROS for m in pattern.finditer(source)]
     spans += [m.span(1) for m in _POINTER_MACRO.finditer(source)]
+    spans += [m.span(1) for m in _CPLUSPLUS_GUARD.finditer(source)]
     macro_spans = _macro_spans(source, lang) + _call_lines(source)
     if not spans and not macro_spans:
         return source, macro_spans
@@ -461,6 +497,51 @@ def _alone_on_line(source: bytes, start: int) -> bool:
     return not source[line_start:start].strip()
 
 
+@dataclass(slots=True, frozen=True)
+class _Span:
+    """A function found again in an ERROR: what Reader.symbol reads of a node."""
+
+    start_byte: int
+    end_byte: int
+    start_point: tuple[int, int]
+    end_point: tuple[int, int]
+    name: str
+    signature_end: int
+
+
+def _point(source: bytes, offset: int) -> tuple[int, int]:
+    line_start = source.rfind(b"\n", 0, offset) + 1
+    return source.count(b"\n", 0, offset), offset - line_start
+
+
+def _closing_brace(source: bytes, opening: int) -> int:
+    """The offset after the `}` that closes the `{` at `opening`, or -1. Of an `#if` with an
+    `#else`, the first branch's braces count (both branches often open the same block)."""
+    depth = 0
+    saved: list[tuple[int, int | None]] = []  # per open `#if`: depth at it, depth after branch 1
+    for match in _BRACE_TOKEN.finditer(source, opening):
+        brace, directive = match["brace"], match["directive"]
+        if brace == b"{":
+            depth += 1
+        elif brace == b"}":
+            depth -= 1
+            if depth == 0:
+                return match.end()
+        elif directive is not None:
+            if directive.startswith(b"if"):
+                saved.append((depth, None))
+            elif not saved:
+                continue
+            elif directive == b"endif":
+                at_if, after_first = saved.pop()
+                depth = after_first if after_first is not None else depth
+            else:  # `#else`, `#elif`: back to the depth at the `#if`
+                at_if, after_first = saved[-1]
+                saved[-1] = (at_if, depth if after_first is None else after_first)
+                depth = at_if
+    return -1
+
+
 @dataclass(slots=True)
 class _Group:
     """A comment, or a run of `//` comments merged into one, with what it documents."""
@@ -486,6 +567,7 @@ class _Reader:
         self.macro_comments: list[_Token] = []
         self.macro_strings: list[tuple[int, TextElement]] = []
         self.macro_names: list[tuple[bytes, int]] = []
+        self.recovered_spans: list[_Span] = []
 
     def text(self, start: int, end: int) -> str:
         return self.source[start:end].decode("utf-8", "replace")
@@ -632,18 +714,149 @@ class _Reader:
                     start, end = anchor.start_byte, anchor.end_byte
                 # One int sorts outer before inner: by start, then the longer first.
                 candidates.append(((start << 32) - end, start, end, kind, node, anchor))
+        if "error" in self.found:
+            for span in self.recovered_functions():
+                key = (span.start_byte << 32) - span.end_byte
+                candidates.append((key, span.start_byte, span.end_byte, "recovered", None, span))
         candidates.sort(key=itemgetter(0))
         symbols: list[Symbol] = []
         open_scopes: list[tuple[int, Symbol]] = []  # (end byte, container symbol)
+        recovered_until = -1  # what tree-sitter found inside a recovered function is local
         for _, start, end, kind, node, anchor in candidates:
+            if start < recovered_until:
+                if kind != "function" or end <= recovered_until or node is None:
+                    continue
+                # Tree-sitter glued the end of a lost function before this one's head.
+                anchor = self.trimmed(node, recovered_until)
+                if anchor is None:
+                    continue
+                start = anchor.start_byte
             while open_scopes and open_scopes[-1][0] <= start:
                 open_scopes.pop()
             scope = open_scopes[-1][1] if open_scopes else None
+            if kind == "recovered":
+                recovered_until = end
+                found = self.recovered(anchor, scope)
+                symbols += found
+                open_scopes += [(end, symbol) for symbol in found]
+                continue
             for symbol in self.build(kind, node, anchor, scope):
                 symbols.append(symbol)
                 if symbol.kind in _CONTAINERS:
                     open_scopes.append((end, symbol))
         return symbols
+
+    def recovered_functions(self) -> list[_Span]:
+        """Functions tree-sitter lost to an ERROR (`#if` between `if` and `else`, lz4's
+        `(64 KB)`): a head at a line's start in the ERROR's text, its braces matched by hand.
+        Heads inside a function tree-sitter did read are left to it."""
+        source = self.source
+        # From each read function's declarator: recovery can glue junk before its head.
+        read = sorted(
+            ((n.child_by_field_name("declarator") or n).start_byte, n.end_byte)
+            for n in self.found.get("definition.function", ())
+        )
+        read_starts = [start for start, _ in read]
+        spans: list[_Span] = []
+        scanned_to = -1
+        for error in sorted(self.found["error"], key=attrgetter("start_byte")):
+            if error.end_byte <= scanned_to:
+                continue  # inside an ERROR already scanned
+            start = max(source.rfind(b"\n", 0, error.start_byte) + 1, scanned_to)
+            scanned_to = error.end_byte
+            for head in _RECOVERED_HEAD.finditer(source, start, error.end_byte + 400):
+                if head.start() >= error.end_byte:
+                    break
+                if spans and head.start() < spans[-1].end_byte:
+                    continue  # in the body of the function found before
+                span = self.recovered_span(head, read, read_starts)
+                if span is not None:
+                    spans.append(span)
+                    self.recovered_spans.append(span)
+                    scanned_to = max(scanned_to, span.end_byte)
+        return spans
+
+    def recovered_span(
+        self, head: re.Match[bytes], read: list[tuple[int, int]], read_starts: list[int]
+    ) -> _Span | None:
+        source = self.source
+        name = head["name"]
+        words = head["head"].replace(b"*", b" ").replace(b"&", b" ").split()
+        if name in _NOT_IN_HEADS or name in _NOT_MACROS or _NOT_IN_HEADS.intersection(words):
+            return None
+        if not words and b"::" not in name:
+            return None  # C needs a return type; `FOR_EACH(x) {` is a statement
+        index = bisect_right(read_starts, head.start()) - 1
+        if index >= 0 and read[index][1] > head.start():
+            return None  # inside a function tree-sitter read
+        depth, at = 1, head.end()
+        for at in range(head.end(), min(len(source), head.end() + 4000)):
+            byte = source[at]
+            if byte == 40:  # (
+                depth += 1
+            elif byte == 41:  # )
+                depth -= 1
+                if depth == 0:
+                    break
+            elif byte in b";{}":
+                return None
+        else:
+            return None
+        parameters_end = at + 1
+        body = _AFTER_PARAMETERS.match(source, parameters_end)
+        if body is None:
+            return None
+        end = _closing_brace(source, body.end() - 1)
+        if end < 0:
+            return None
+        start = head.start()
+        if index + 1 < len(read) and read[index + 1][0] < end:
+            return None  # a function tree-sitter read inside: the braces went astray
+        return _Span(
+            start,
+            end,
+            _point(source, start),
+            _point(source, end),
+            name.decode("utf-8", "replace"),
+            parameters_end,
+        )
+
+    def trimmed(self, node: Node, after: int) -> _Span | None:
+        """A read function's extent from its own head, for one that starts in a recovered
+        function's body (`after` is where that ends)."""
+        declarator = node.child_by_field_name("declarator")
+        if declarator is None:
+            return None
+        source = self.source
+        line_start = source.rfind(b"\n", 0, declarator.start_byte) + 1
+        search_from = max(after, source.rfind(b"\n", 0, max(line_start - 1, 0)) + 1)
+        for head in _RECOVERED_HEAD.finditer(source, search_from, declarator.end_byte):
+            if head.start() >= after and head.start("name") >= declarator.start_byte:
+                return _Span(
+                    head.start(),
+                    node.end_byte,
+                    _point(source, head.start()),
+                    node.end_point,
+                    "",
+                    declarator.end_byte,
+                )
+        return None
+
+    def recovered(self, span: _Span, scope: Symbol | None) -> list[Symbol]:
+        """The symbol of a recovered function, named as `function` names a read one."""
+        parts = span.name.replace(" ", "").split("::")
+        prefix = scope.qualified_name if scope is not None else None
+        signature = self.header(span.start_byte, span.signature_end)
+        name = parts[-1]
+        if len(parts) == 1:
+            member = scope is not None and scope.kind in _MEMBER_SCOPES
+            kind = "method" if member else "function"
+            return [self.symbol(name, _join(prefix, parts), kind, span, signature, prefix)]
+        parent = _join(prefix, parts[:-1])
+        if self.namespaces is None:
+            self.namespaces = self.namespace_names()
+        kind = "function" if parts[-2] in self.namespaces else "method"
+        return [self.symbol(name, f"{parent}::{name}", kind, span, signature, parent)]
 
     def namespace_names(self) -> set[str]:
         """Names known as namespaces and not as classes: `ns::f() {}` is then a function."""
@@ -665,7 +878,7 @@ class _Reader:
         name: str,
         qualified_name: str,
         kind: str,
-        anchor: Node,
+        anchor: Node | _Span,
         signature: str,
         parent: str | None,
         is_definition: bool = True,
@@ -695,7 +908,9 @@ class _Reader:
             is_definition,
         )
 
-    def build(self, kind: str, node: Node, anchor: Node, scope: Symbol | None) -> list[Symbol]:
+    def build(
+        self, kind: str, node: Node, anchor: Node | _Span, scope: Symbol | None
+    ) -> list[Symbol]:
         """The symbols one captured declaration defines: none, one, or a few."""
         if kind == "function" or kind == "method":
             found = self.function(node, anchor, scope, kind == "function")
@@ -749,7 +964,7 @@ class _Reader:
         return self.symbol(parts[-1], _join(prefix, parts), kind, anchor, signature, parent)
 
     def function(
-        self, node: Node, anchor: Node, scope: Symbol | None, is_definition: bool
+        self, node: Node, anchor: Node | _Span, scope: Symbol | None, is_definition: bool
     ) -> Symbol | None:
         """A function or method, defined or only declared."""
         if not is_definition and node.start_byte in self.friends:
@@ -1047,7 +1262,7 @@ class _Reader:
                     key = (source[start : node.end_byte], names[bisect_right(bounds, start) - 1])
                     if get(key, start) >= start:
                         first_use[key] = start
-        for name, start in self.macro_names:
+        for name, start in self.macro_names + self.recovered_calls():
             key = (name, names[bisect_right(bounds, start) - 1])
             if get(key, start) >= start:
                 first_use[key] = start
@@ -1056,9 +1271,22 @@ class _Reader:
         for (name, owner), start in sorted(first_use.items(), key=itemgetter(1)):
             line += source.count(b"\n", counted, start)
             counted = start
-            if name and name not in _CASTS:
+            if name and name not in _CASTS and name not in _C_KEYWORDS:
                 refs.append(Reference(name.decode("utf-8", "replace"), line, owner))
         return refs
+
+    def recovered_calls(self) -> list[tuple[bytes, int]]:
+        """Names called in the bodies of recovered functions: tree-sitter's captures there are
+        whatever its recovery made of the text."""
+        calls = []
+        source = self.source
+        for span in self.recovered_spans:
+            for match in _TOKEN.finditer(source, span.signature_end, span.end_byte):
+                if match.lastgroup == "name" and _CALLED.match(source, match.end()):
+                    name = match[0]
+                    if name not in _KEYWORDS and name not in _NOT_MACROS:
+                        calls.append((name, match.start()))
+        return calls
 
 
 def _in_order(nodes: list[Node]) -> tuple[list[Node], list[int]]:
