@@ -179,6 +179,11 @@ _CPLUSPLUS_GUARD = re.compile(
     rb"__cplusplus[^\n]*\n[ \t]*(extern[ \t]+\"C\"[ \t]*\{|\})[ \t]*"
     rb"(?://[^\n]*|/\*[^\n]*\*/[ \t]*)?\n[ \t]*#[ \t]*endif"
 )
+# A `#define` continued over lines: a block comment in its body ends it for tree-sitter, and the
+# lines after leak out as file-scope declarations (libuv's `int x; /* c */ \`). Comments on one
+# line in such a body are blanked; cpp.py still reads them from the body's text.
+_DEFINE_NAME = re.compile(rb"#[ \t]*define[ \t]+\w+(?:\([^)\n]*\))?")
+_CONTINUED_DEFINE = re.compile(rb"#[ \t]*define[ \t]+[^\n]*\\\r?\n(?:[^\n]*\\\r?\n)*[^\n]*")
 _RECORD_HEAD = re.compile(rb"\b(?:struct|union|class)\b")
 # A function's head at a line's start, found again in text tree-sitter left as an ERROR: an
 # optional line of type words (`PyObject *`, `LZ4_FORCE_INLINE int`), then type words and the
@@ -308,6 +313,10 @@ def _blank_macros(source: bytes, lang: str) -> tuple[bytes, list[tuple[int, int]
     spans = [m.span(1) for pattern in _EXPORT_MACROS for m in pattern.finditer(source)]
     spans += [m.span(1) for m in _POINTER_MACRO.finditer(source)]
     spans += [m.span(1) for m in _CPLUSPLUS_GUARD.finditer(source)]
+    if b"\\\n" in source or b"\\\r\n" in source:
+        for define in _CONTINUED_DEFINE.finditer(source):
+            if b"/*" in define[0]:
+                spans += _define_comments(source, define.start(), define.end())
     macro_spans = _macro_spans(source, lang) + _call_lines(source)
     if not spans and not macro_spans:
         return source, macro_spans
@@ -391,6 +400,23 @@ def _macro_spans(source: bytes, lang: str) -> list[tuple[int, int]]:
         # C needs the type left after the blanking; C++ reads `name(...)` as a constructor.
         if names >= 2 or (names == 1 and lang == "cpp"):
             spans.append((start, end))
+    return spans
+
+
+def _define_comments(source: bytes, start: int, end: int) -> list[tuple[int, int]]:
+    """One-line comments in the body of the continued `#define` at `start:end`, after its first
+    code: tree-sitter reads those before it as comments, not as the end of the `#define`."""
+    spans = []
+    name = _DEFINE_NAME.match(source, start)
+    code_seen, previous_end = False, -1
+    for token in _TOKEN.finditer(source, name.end() if name else end, end):
+        if previous_end >= 0 and source[previous_end : token.start()].strip(b" \t\r\n\\()"):
+            code_seen = True  # punctuation between tokens is code (a parameter list's aside)
+        previous_end = token.end()
+        if token.lastgroup != "comment":
+            code_seen = True
+        elif code_seen and token[0].startswith(b"/*") and b"\n" not in token[0]:
+            spans.append(token.span())
     return spans
 
 

@@ -537,3 +537,27 @@ def test_the_cplusplus_guard_of_a_c_header_is_read_around(language: str) -> None
     assert result.note is None
     found = [(s.name, s.kind, s.start_line, s.doc) for s in result.symbols]
     assert found == [("add", "function", 6, "Add two numbers."), ("point", "struct", 7, None)]
+
+
+UV_DEFINE = b"""\
+#define UV_REQ_FIELDS                                                         \\
+  /* public */                                                                \\
+  void* data;                                                                 \\
+  uv_req_type type; /* read-only */                                           \\
+  void* reserved[6];                                                          \\
+
+struct uv_req_s {
+  int n;
+};
+"""
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_a_comment_in_a_continued_define_does_not_end_it(language: str) -> None:
+    """Left to tree-sitter, the comment ends the `#define` and `reserved` leaks out as a
+    global variable; the comments stay comments of the macro."""
+    result = extract(language, UV_DEFINE, "uv.h")
+    found = [(s.name, s.kind, s.start_line, s.end_line) for s in result.symbols]
+    assert found == [("UV_REQ_FIELDS", "macro", 1, 6), ("uv_req_s", "struct", 7, 9)]
+    comments = [(t.content, t.line, t.symbol_name) for t in result.texts]
+    assert comments == [("public", 2, "UV_REQ_FIELDS"), ("read-only", 4, "UV_REQ_FIELDS")]
