@@ -729,7 +729,7 @@ class _Reader:
         templates = _template_anchors(self.found.get("local.template", []))
         self.friends = {n.start_byte for n in self.found.get("local.friend", ())}
         self.namespaces: set[str] | None = None  # read when an out-of-line member needs it
-        candidates = []
+        candidates: list[tuple[int, int, int, str, Node | None, Node | _Span]] = []
         for capture, kind in _DEFINITIONS.items():
             for node in self.found.get(capture, ()):
                 start = node.start_byte
@@ -748,25 +748,30 @@ class _Reader:
         symbols: list[Symbol] = []
         open_scopes: list[tuple[int, Symbol]] = []  # (end byte, container symbol)
         recovered_until = -1  # what tree-sitter found inside a recovered function is local
-        for _, start, end, kind, node, anchor in candidates:
+        for _, start, end, kind, read, extent in candidates:
+            trimmed = None
             if start < recovered_until:
-                if kind != "function" or end <= recovered_until or node is None:
+                if kind != "function" or end <= recovered_until or read is None:
                     continue
                 # Tree-sitter glued the end of a lost function before this one's head.
-                anchor = self.trimmed(node, recovered_until)
-                if anchor is None:
+                trimmed = self.trimmed(read, recovered_until)
+                if trimmed is None:
                     continue
-                start = anchor.start_byte
+                start = trimmed.start_byte
             while open_scopes and open_scopes[-1][0] <= start:
                 open_scopes.pop()
             scope = open_scopes[-1][1] if open_scopes else None
-            if kind == "recovered":
+            if isinstance(extent, _Span):  # a recovered function
                 recovered_until = end
-                found = self.recovered(anchor, scope)
-                symbols += found
-                open_scopes += [(end, symbol) for symbol in found]
+                found = self.recovered(extent, scope)
+            elif read is None:
                 continue
-            for symbol in self.build(kind, node, anchor, scope):
+            elif trimmed is not None:
+                function = self.function(read, trimmed, scope, True)
+                found = [function] if function is not None else []
+            else:
+                found = self.build(kind, read, extent, scope)
+            for symbol in found:
                 symbols.append(symbol)
                 if symbol.kind in _CONTAINERS:
                     open_scopes.append((end, symbol))
@@ -934,9 +939,7 @@ class _Reader:
             is_definition,
         )
 
-    def build(
-        self, kind: str, node: Node, anchor: Node | _Span, scope: Symbol | None
-    ) -> list[Symbol]:
+    def build(self, kind: str, node: Node, anchor: Node, scope: Symbol | None) -> list[Symbol]:
         """The symbols one captured declaration defines: none, one, or a few."""
         if kind == "function" or kind == "method":
             found = self.function(node, anchor, scope, kind == "function")
