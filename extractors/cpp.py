@@ -246,6 +246,7 @@ _KIND_BY_HEAD = {
     b"/*!": _DOC_BLOCK,
 }
 
+_SPACE_BEFORE_POINTER = re.compile(r"\s+(?=[*&])")
 _STAR_MARGIN = re.compile(r"^[ \t]*\*(?!/) ?", re.MULTILINE)  # ` * ` of block comment lines
 _TRAILING_BLANKS = re.compile(r"[ \t\r]+$", re.MULTILINE)
 _UNINDENTED = re.compile(r"^\S", re.MULTILINE)
@@ -1164,8 +1165,13 @@ class _Reader:
             if name is not None:
                 return self.node_text(name)
         elif kind == "operator_cast":
+            # Up to the parameters: `operator T *()` converts to `T*`, `operator T &()` to `T&`.
             declarator = node.child_by_field_name("declarator")
-            return self.header(node.start_byte, (declarator or node).start_byte)
+            while declarator is not None and declarator.type != "abstract_function_declarator":
+                declarator = declarator.child_by_field_name("declarator") or _last_named(declarator)
+            parameters = declarator.child_by_field_name("parameters") if declarator else None
+            name = self.header(node.start_byte, (parameters or declarator or node).start_byte)
+            return _SPACE_BEFORE_POINTER.sub("", name)
         return " ".join(self.node_text(node).split())
 
     # --- strings and `#define` bodies --------------------------------------------------------
