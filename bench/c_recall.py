@@ -9,7 +9,9 @@ code_files, and the `.h` rule of repomap/languages.py), runs the extractor on it
 definition of a class, struct, union, function or namespace is found when repomap has a
 symbol of that name and family (class/struct/union, function/method, namespace) in the same
 file whose lines span the ctags line. Anonymous ctags entries (`__anon...`) are left out.
-It prints recall per corpus and the misses, grouped by file, so a regression has a name.
+A function a macro names (`static void FN(Initialize)(...)`) is `FN(Initialize)` in repomap
+and `FN` in ctags: the part before `(` matches. It prints recall per corpus and the misses,
+grouped by file, so a regression has a name.
 
 Corpora: llvm = LLVM 14 headers (get-corpora.sh cpp); nlohmann, spdlog, fmt = the Debian
 packages nlohmann-json3-dev, libspdlog-dev, libfmt-dev (/usr/include/...); kernel = Linux 6.1
@@ -133,8 +135,12 @@ def our_definitions(
         for symbol in extraction.symbols:
             family = OUR_FAMILY.get(symbol.kind)
             if family is not None:
-                key = (rel_path, "".join(symbol.name.split()), family)
-                spans[key].append((symbol.start_line, symbol.end_line))
+                name = "".join(symbol.name.split())
+                spans[(rel_path, name, family)].append((symbol.start_line, symbol.end_line))
+                if "(" in name and not name.startswith("operator"):
+                    # `FN(Initialize)`, a function a macro names: ctags calls it `FN`.
+                    macro = name.partition("(")[0]
+                    spans[(rel_path, macro, family)].append((symbol.start_line, symbol.end_line))
     return languages, spans
 
 

@@ -84,6 +84,7 @@ _REFERENCES = (
 _PLAIN_NAMES = frozenset({"identifier", "field_identifier", "type_identifier"})
 _DECLARED_NAMES = _PLAIN_NAMES | {"qualified_identifier"}
 _FUNCTION_NAMES = _DECLARED_NAMES | {
+    "macro_named",
     "destructor_name",
     "operator_name",
     "operator_cast",
@@ -1348,8 +1349,18 @@ def _function_name(declarator: Node) -> tuple[Node | None, str]:
         if kind == "function_declarator":
             name = declarator.child_by_field_name("declarator")
             name_kind = name.type if name is not None else ""
+            if name_kind == "function_declarator" and name is not None:
+                # `static void FN(Initialize)(...)` (brotli): a name a macro makes; named as
+                # written, each one its own.
+                inner = name.child_by_field_name("declarator")
+                if inner is not None and inner.type == "identifier":
+                    return name, "macro_named"
             if name_kind not in _FUNCTION_NAMES:
-                return _NO_NAME  # a pointer to a function, or a macro call read as one
+                returned = _returning_function(name)
+                if returned is None:
+                    return _NO_NAME  # a pointer to a function, or a macro call read as one
+                declarator = returned  # `void (*signal(int))(int)` returns a function pointer
+                continue
             if name is not None and name_kind == "identifier":
                 return _name_after_macro(name) or name, name_kind
             return name, name_kind
@@ -1367,6 +1378,20 @@ def _function_name(declarator: Node) -> tuple[Node | None, str]:
         if inner is None:
             return _NO_NAME
         declarator = inner
+
+
+def _returning_function(declarator: Node | None) -> Node | None:
+    """The function declarator inside `(*f(int sig))` of `void (*f(int sig))(int)`, a
+    function returning a pointer to a function; None for a pointer to a function `(*f)`."""
+    while declarator is not None and declarator.type in (
+        "parenthesized_declarator",
+        "pointer_declarator",
+        "attributed_declarator",
+    ):
+        declarator = declarator.child_by_field_name("declarator") or _last_named(declarator)
+    return (
+        declarator if declarator is not None and declarator.type == "function_declarator" else None
+    )
 
 
 def _name_after_macro(name: Node) -> Node | None:

@@ -561,3 +561,58 @@ def test_a_comment_in_a_continued_define_does_not_end_it(language: str) -> None:
     assert found == [("UV_REQ_FIELDS", "macro", 1, 6), ("uv_req_s", "struct", 7, 9)]
     comments = [(t.content, t.line, t.symbol_name) for t in result.texts]
     assert comments == [("public", 2, "UV_REQ_FIELDS"), ("read-only", 4, "UV_REQ_FIELDS")]
+
+
+RETURNS_FUNCTION_POINTER = b"""\
+void (*signal(int sig, void (*func)(int)))(int);
+
+/** The handler for a signal. */
+void (*signal_handler(int sig))(int)
+{
+    return handlers[sig];
+}
+
+int (*compare)(const void *, const void *);
+"""
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_a_function_returning_a_function_pointer_is_a_function(language: str) -> None:
+    """`signal` returns `void (*)(int)`: its name sits inside the declarator of the pointer
+    it returns. A pointer to a function (`compare`) stays a variable."""
+    result = extract(language, RETURNS_FUNCTION_POINTER, "signal.c")
+    found = [(s.name, s.kind, s.start_line, s.end_line, s.is_definition) for s in result.symbols]
+    assert found == [
+        ("signal", "function", 1, 1, False),
+        ("signal_handler", "function", 4, 7, True),
+        ("compare", "variable", 9, 9, True),
+    ]
+    by_name = {s.name: s for s in result.symbols}
+    assert by_name["signal_handler"].signature == "void (*signal_handler(int sig))(int)"
+    assert by_name["signal_handler"].doc == "The handler for a signal."
+
+
+BROTLI_STYLE = b"""\
+/* Hashes one position. */
+static BROTLI_INLINE size_t FN(HashTypeLength)(void) { return 8; }
+
+static BROTLI_INLINE void FN(Initialize)(
+    HasherCommon* common, HashLongestMatch* BROTLI_RESTRICT self) {
+  self->common = common;
+}
+"""
+
+
+def test_functions_a_macro_names_are_named_as_written() -> None:
+    """brotli defines each hasher's functions once, named by `FN(x)` (pasting a suffix on):
+    each is its own function, found by the name its source shows."""
+    result = extract("c", BROTLI_STYLE, "hash_inc.h")
+    found = [(s.name, s.kind, s.start_line, s.end_line) for s in result.symbols]
+    assert found == [
+        ("FN(HashTypeLength)", "function", 2, 2),
+        ("FN(Initialize)", "function", 4, 7),
+    ]
+    assert result.symbols[1].signature == (
+        "static BROTLI_INLINE void FN(Initialize)( HasherCommon* common, "
+        "HashLongestMatch* BROTLI_RESTRICT self)"
+    )
