@@ -232,10 +232,13 @@ def test_declarations_behind_macros_are_found(
         (["src/a.c", "src/a.h", "include/lib.h"], {"src/a.h": "c", "include/lib.h": "c"}),
         # C++ source beside a header makes it C++; elsewhere in a C project, C.
         (["core/a.c", "core/a.h", "ui/w.cpp", "ui/w.h"], {"core/a.h": "c", "ui/w.h": "cpp"}),
-        # No `.c` file at all (LLVM's include/): C++.
+        # Headers alone (LLVM's include/, /usr/include/curl): C candidates, each read as C++
+        # when its text shows C++ syntax (language_of_header), as in a C project.
         (["include/llvm/ADT/StringRef.h", "include/llvm-c/Core.h"], {
-            "include/llvm/ADT/StringRef.h": "cpp", "include/llvm-c/Core.h": "cpp",
+            "include/llvm/ADT/StringRef.h": "c", "include/llvm-c/Core.h": "c",
         }),
+        # A C++ project without `.c` files: its headers are C++, wherever they sit.
+        (["src/w.cpp", "include/w.h"], {"include/w.h": "cpp"}),
     ],
 )  # fmt: skip
 def test_headers_are_c_in_a_c_project_and_cpp_beside_cpp_sources(
@@ -263,6 +266,32 @@ def test_a_c_candidate_header_with_cpp_syntax_is_read_as_cpp(source: bytes, lang
 def test_c_is_a_language_filters_accept() -> None:
     assert resolve_language(" C ") == "c"
     assert resolve_language("c++") == "cpp"
+
+
+def test_a_tree_of_c_headers_alone_is_c(make_repo) -> None:
+    """curl's, zlib's and libuv's include/ have no `.c` file beside them: read as C++ they were
+    missing from `--lang c`; LLVM's C++ headers stay C++ by their syntax."""
+    root = make_repo(
+        {
+            "curl/easy.h": GUARDED_HEADER.replace(b"int add", b"int curl_easy_add"),
+            "llvm/ADT/StringRef.h": "namespace llvm {\nclass StringRef {\n};\n}\n",
+        }
+    )
+    repomap = [sys.executable, "-m", "repomap.cli"]
+    subprocess.run([*repomap, "index", str(root)], check=True, capture_output=True)
+    found = {}
+    for name in ("curl_easy_add", "StringRef"):
+        run = subprocess.run(
+            [*repomap, "symbols", name, "--root", str(root), "--json"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        found[name] = [(r["file_path"], r["language"]) for r in json.loads(run.stdout)["results"]]
+    assert found == {
+        "curl_easy_add": [("curl/easy.h", "c")],
+        "StringRef": [("llvm/ADT/StringRef.h", "cpp")],
+    }
 
 
 def test_indexing_a_c_project_reads_c_and_filters_by_lang_c(make_repo, tmp_path: Path) -> None:
