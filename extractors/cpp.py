@@ -422,6 +422,11 @@ def _define_comments(source: bytes, start: int, end: int) -> list[tuple[int, int
     return spans
 
 
+_MEMBER_MACRO_LINE = re.compile(
+    rb"[ \t]*[A-Z][A-Z0-9]*_[A-Z0-9_]*(?!\w)[ \t]*(?:\([^()\n]*\))?[ \t]*(?:\n|//|/\*)"
+)
+
+
 def _among_members(source: bytes, start: int, end: int) -> bool:
     """Whether the macro run at `start:end` is alone on its line where members or statements
     start: after a `;` or `}`, or after the `{` of a struct, union or class (never in an enum
@@ -429,6 +434,16 @@ def _among_members(source: bytes, start: int, end: int) -> bool:
     if _LINE_END.match(source, end) is None:
         return False
     before = _previous_significant(source, start)
+    for _ in range(8):  # `UV_HANDLE_FIELDS\n  UV_STREAM_FIELDS\n};`: look past member macros
+        if not before.isalnum() and before != b"_":
+            break
+        previous_end = source.rfind(b"\n", 0, start)
+        line_start = source.rfind(b"\n", 0, max(previous_end, 0)) + 1
+        line = _MEMBER_MACRO_LINE.match(source, line_start)
+        if previous_end < 0 or line is None or line.end() > previous_end + 1:
+            break  # the line before is not a member macro alone
+        start = line_start
+        before = _previous_significant(source, start)
     if before == b";" or before == b"}":
         return True
     if before != b"{":

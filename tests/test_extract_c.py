@@ -408,6 +408,11 @@ enum {
 static const int uv_sizes[] = {
   UV_HANDLE_TYPE_MAX
 };
+
+struct uv_stream_s {
+  UV_HANDLE_FIELDS
+  UV_STREAM_FIELDS
+};
 """
 
 
@@ -416,6 +421,8 @@ def test_a_macro_alone_on_a_line_in_a_struct_body_is_members(language: str) -> N
     found = _symbols(UV_STYLE, language)
     assert ("uv_req_s", "struct", 6, 8) in found
     assert ("uv_shutdown_s", "struct", 10, 15) in found
+    assert ("uv_stream_s", "struct", 29, 32) in found
+    assert extract(language, UV_STYLE, "uv.h").note is None  # every macro line blanked
     # The same shape in an enum or an initialiser is a value, not a macro to skip.
     names = {name.rpartition("::")[2] for name, _, _, _ in found}
     assert {"UV_FIRST", "UV_LAST_ONE", "UV_ONLY_ONE", "uv_sizes"} <= names
