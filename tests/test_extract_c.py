@@ -256,6 +256,8 @@ def test_headers_are_c_in_a_c_project_and_cpp_beside_cpp_sources(
         (b"class Pool : public Base {\n};\n", "cpp"),
         (b"struct S {\npublic:\n  int x;\n};\n", "cpp"),
         (b"int class_count;\nstruct class_info { int class; };\n", "c"),
+        (b"struct holder {\n  holder(holder &&) noexcept {}\n};\n", "cpp"),
+        (b"PYBIND11_NAMESPACE_BEGIN(detail)\nvoid *p = nullptr;\n", "cpp"),
     ],
 )
 def test_a_c_candidate_header_with_cpp_syntax_is_read_as_cpp(source: bytes, language: str) -> None:
