@@ -768,6 +768,9 @@ class _Reader:
         for _, start, end, kind, read, extent in candidates:
             trimmed = None
             if start < recovered_until:
+                if kind == "macro" and read is not None:  # global, even in a body
+                    symbols += self.build(kind, read, read, None)
+                    continue
                 if kind != "function" or end <= recovered_until or read is None:
                     continue
                 # Tree-sitter glued the end of a lost function before this one's head.
