@@ -176,8 +176,9 @@ _LINE_END = re.compile(rb"[ \t]*(?:\n|//|/\*|\Z)")
 # C headers' C++ guard: `extern "C" {` and its `}`, each alone in an `#ifdef __cplusplus`.
 # Braces that open in one `#if` and close in another defeat tree-sitter (xxhash.h became one
 # ERROR from its guard to its end); the declarations between are the header's either way.
+_NOT_NEWLINE = re.compile(rb"[^\n]")
 _CPLUSPLUS_GUARD = re.compile(
-    rb"__cplusplus[^\n]*\n[ \t]*(extern[ \t]+\"C\"[ \t]*\{|\})[ \t]*"
+    rb"__cplusplus[^\n]*\n[ \t]*(extern[ \t]+\"C\"[ \t]*\n?[ \t]*\{|\})[ \t]*"
     rb"(?://[^\n]*|/\*[^\n]*\*/[ \t]*)?\n[ \t]*#[ \t]*endif"
 )
 # A `#define` continued over lines: a block comment in its body ends it for tree-sitter, and the
@@ -324,7 +325,11 @@ def _blank_macros(source: bytes, lang: str) -> tuple[bytes, list[tuple[int, int]
         return source, macro_spans
     blanked = bytearray(source)
     for start, end in spans + macro_spans:
-        blanked[start:end] = b" " * (end - start)
+        chunk = source[start:end]
+        # Newlines stay (`extern "C"\n{`): every line keeps its number.
+        blanked[start:end] = (
+            b" " * (end - start) if b"\n" not in chunk else _NOT_NEWLINE.sub(b" ", chunk)
+        )
     return bytes(blanked), macro_spans
 
 

@@ -570,13 +570,19 @@ struct point { int x; };
 
 
 @pytest.mark.parametrize("language", ["c", "cpp"])
-def test_the_cplusplus_guard_of_a_c_header_is_read_around(language: str) -> None:
+@pytest.mark.parametrize("opening", [b'extern "C" {', b'extern "C"\n{'])
+def test_the_cplusplus_guard_of_a_c_header_is_read_around(language: str, opening: bytes) -> None:
     """`extern "C" {` opens in one `#ifdef` and closes in another: tree-sitter can only misread
     that (xxhash.h became one ERROR from its guard to its end); the guard is blanked."""
-    result = extract(language, GUARDED_HEADER, "lib.h")
+    header = GUARDED_HEADER.replace(b'extern "C" {', opening)
+    result = extract(language, header, "lib.h")
     assert result.note is None
     found = [(s.name, s.kind, s.start_line, s.doc) for s in result.symbols]
-    assert found == [("add", "function", 6, "Add two numbers."), ("point", "struct", 7, None)]
+    shift = opening.count(b"\n")
+    assert found == [
+        ("add", "function", 6 + shift, "Add two numbers."),
+        ("point", "struct", 7 + shift, None),
+    ]
 
 
 UV_DEFINE = b"""\
