@@ -43,6 +43,8 @@ _CPP_SYNTAX = re.compile(
     re.MULTILINE,
 )
 
+_CPP_WORDS = re.compile(rb"^(?![ \t]*#)[^\n/]*\b(?:nullptr|noexcept)\b", re.MULTILINE)
+
 # Suffix (lower case) -> doc_files.format; every other file is not a doc.
 DOC_FORMATS = {".md": "markdown", ".markdown": "markdown", ".txt": "text"}
 # Data files read as records (repomap/index/records.py).
@@ -117,8 +119,10 @@ def language_of_header(rel_path: str, language: str, source: bytes) -> str:
     """A file's language once its text is known: a C candidate `.h` with C++ syntax is C++."""
     if language != "c" or _suffix(rel_path) != ".h":
         return language
-    # `nullptr`, `noexcept`: C++ words a C header never has (pybind11's
-    # trampoline_self_life_support.h shows nothing else); a plain search is ~25x cheaper.
-    if b"nullptr" in source or b"noexcept" in source or _CPP_SYNTAX.search(source):
+    # `nullptr`, `noexcept` in code (pybind11's trampoline_self_life_support.h shows nothing
+    # else), not in a directive or a comment (pythoncapi_compat.h's `# define _Py_NULL nullptr`
+    # is a C header's); the plain search first is ~25x cheaper than the regex.
+    has_words = b"nullptr" in source or b"noexcept" in source
+    if (has_words and _CPP_WORDS.search(source)) or _CPP_SYNTAX.search(source):
         return "cpp"
     return language

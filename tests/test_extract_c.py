@@ -258,6 +258,9 @@ def test_headers_are_c_in_a_c_project_and_cpp_beside_cpp_sources(
         (b"int class_count;\nstruct class_info { int class; };\n", "c"),
         (b"struct holder {\n  holder(holder &&) noexcept {}\n};\n", "cpp"),
         (b"PYBIND11_NAMESPACE_BEGIN(detail)\nvoid *p = nullptr;\n", "cpp"),
+        # pythoncapi_compat.h, brotli's memory.h: C headers that name nullptr for C++ readers.
+        (b"// _Py_NULL is defined as nullptr.\n#  define _Py_NULL nullptr\n", "c"),
+        (b"#define BROTLI_IS_NULL(A) ((A) == nullptr)\nint f(void);\n", "c"),
     ],
 )
 def test_a_c_candidate_header_with_cpp_syntax_is_read_as_cpp(source: bytes, language: str) -> None:
