@@ -81,6 +81,8 @@ _REFERENCES = (
     "reference.field",
     "reference.macro",
 )
+_CONDITIONALS = frozenset({"preproc_if", "preproc_ifdef"})
+_NOT_GUARDED = frozenset({"comment", "preproc_else", "preproc_elif", "preproc_elifdef"})
 _PLAIN_NAMES = frozenset({"identifier", "field_identifier", "type_identifier"})
 _DECLARED_NAMES = _PLAIN_NAMES | {"qualified_identifier"}
 _FUNCTION_NAMES = _DECLARED_NAMES | {
@@ -690,6 +692,8 @@ class _Reader:
             sibling = last.next_named_sibling
             while sibling is not None and sibling.type == "comment":
                 sibling = sibling.next_named_sibling
+            while sibling is not None and sibling.type in _CONDITIONALS:
+                sibling = _first_guarded(sibling)  # lz4.h: the doc, then `#if`, then the function
             if sibling is not None:
                 self.docs[sibling.start_byte] = group.content  # the closest doc wins
         else:  # `///<` documents what precedes it
@@ -1401,6 +1405,18 @@ def _function_name(declarator: Node) -> tuple[Node | None, str]:
         if inner is None:
             return _NO_NAME
         declarator = inner
+
+
+def _first_guarded(conditional: Node) -> Node | None:
+    """The first declaration inside `#if`/`#ifdef` (not its condition, a comment or `#else`)."""
+    condition = conditional.child_by_field_name("condition")
+    condition = condition or conditional.child_by_field_name("name")
+    for child in conditional.named_children:
+        if child.type not in _NOT_GUARDED and (
+            condition is None or child.start_byte != condition.start_byte
+        ):
+            return child
+    return None
 
 
 def _returning_function(declarator: Node | None) -> Node | None:

@@ -665,3 +665,30 @@ def test_functions_a_macro_names_are_named_as_written() -> None:
         "static BROTLI_INLINE void FN(Initialize)( HasherCommon* common, "
         "HashLongestMatch* BROTLI_RESTRICT self)"
     )
+
+
+LZ4_DOC_BEFORE_IF = b"""\
+/*! LZ4_createStreamDecode() and LZ4_freeStreamDecode() :
+ *  creation / destruction of streaming decompression tracking context.
+ */
+#if !defined(RC_INVOKED) /* windows resources */
+#if !defined(LZ4_STATIC_LINKING_ONLY_DISABLE_MEMORY_ALLOCATION)
+LZ4LIB_API LZ4_streamDecode_t* LZ4_createStreamDecode(void);
+LZ4LIB_API int                 LZ4_freeStreamDecode (LZ4_streamDecode_t* LZ4_stream);
+#endif
+#endif
+"""
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_a_doc_comment_before_an_if_documents_the_declaration_inside(language: str) -> None:
+    """lz4.h documents a function, then guards it with `#if`: the doc is the function's."""
+    result = extract(language, LZ4_DOC_BEFORE_IF, "lz4.h")
+    docs = {s.name: s.doc for s in result.symbols}
+    assert docs["LZ4_createStreamDecode"] == (
+        "LZ4_createStreamDecode() and LZ4_freeStreamDecode() :\n"
+        "creation / destruction of streaming decompression tracking context."
+    )
+    assert docs["LZ4_freeStreamDecode"] is None
+    names = [t.symbol_name for t in result.texts if t.element_type == "docstring"]
+    assert names == ["LZ4_createStreamDecode"]
