@@ -178,6 +178,19 @@ _LINE_END = re.compile(rb"[ \t]*(?:\n|//|/\*|\Z)")
 # C headers' C++ guard: `extern "C" {` and its `}`, each alone in an `#ifdef __cplusplus`.
 # Braces that open in one `#if` and close in another defeat tree-sitter (xxhash.h became one
 # ERROR from its guard to its end); the declarations between are the header's either way.
+# CPython's `Py_BEGIN_ALLOW_THREADS` / `Py_END_ALLOW_THREADS`: a macro alone on an indented line,
+# with no `;`, between statements, or before a statement keyword on its line (as clang-format
+# leaves `Py_END_ALLOW_THREADS if (x) {`). Left in, that is a function named `if`.
+# _statement_macros checks what is around it. One regex for both, one try per line; the name
+# starts with a capital or `_`, as macros' do, which fails most lines at their first letter.
+_LONE_MACRO = re.compile(
+    rb"\n[ \t]+([A-Z_]\w*)(?:[ \t]*(?=\n|//|/\*)"
+    rb"|[ \t]+(?=(?:if|for|while|switch|return|goto)[ \t]*[(;\w]))"
+)
+_STATEMENT_START = re.compile(
+    rb"\}|(?:if|for|while|do|switch|return|goto|break|continue)\b"
+    rb"|[A-Za-z_]\w*[ \t]*(?:\(|->|\.|\[|\+\+|--|=(?!=))"
+)
 _NOT_NEWLINE = re.compile(rb"[^\n]")
 _CPLUSPLUS_GUARD = re.compile(
     rb"__cplusplus[^\n]*\n[ \t]*(extern[ \t]+\"C\"[ \t]*\n?[ \t]*\{|\})[ \t]*"
@@ -293,7 +306,11 @@ def _extract(source: bytes, lang: str) -> Extraction:
     root = parse(lang, blanked)
     reader = _Reader(source, QueryCursor(_query(lang)).captures(root))
     reader.scan_macro_bodies()
+    comment_starts, comment_nodes = reader.comment_starts, reader.comment_nodes
     for start, end in macro_spans:  # a blanked `SPDLOG_INLINE` is still a use of the macro
+        index = bisect_right(comment_starts, start) - 1
+        if index >= 0 and comment_nodes[index].end_byte > start:
+            continue  # a word in a comment that looked like one: no use
         words = _WORD.finditer(source, start, end)
         reader.macro_names += [(w[0], w.start()) for w in words if w[0] not in _KEYWORDS]
     groups = reader.comment_groups()
@@ -322,7 +339,7 @@ def _blank_macros(source: bytes, lang: str) -> tuple[bytes, list[tuple[int, int]
         for define in _CONTINUED_DEFINE.finditer(source):
             if b"/*" in define[0]:
                 spans += _define_comments(source, define.start(), define.end())
-    macro_spans = _macro_spans(source, lang) + _call_lines(source)
+    macro_spans = _macro_spans(source, lang) + _call_lines(source) + _statement_macros(source)
     if not spans and not macro_spans:
         return source, macro_spans
     blanked = bytearray(source)
@@ -432,6 +449,33 @@ def _define_comments(source: bytes, start: int, end: int) -> list[tuple[int, int
 _MEMBER_MACRO_LINE = re.compile(
     rb"[ \t]*[A-Z][A-Z0-9]*_[A-Z0-9_]*(?!\w)[ \t]*(?:\([^()\n]*\))?[ \t]*(?:\n|//|/\*)"
 )
+
+
+def _statement_macros(source: bytes) -> list[tuple[int, int]]:
+    """Mixed-case macros alone on an indented line between statements (`Py_END_ALLOW_THREADS`):
+    after `;`, `}` or a block's `{` (not an enum's or an initialiser's), before a statement."""
+    spans = []
+    skip = _Skipper(source).skip
+    for match in _LONE_MACRO.finditer(source):
+        word = match[1]
+        if word in _KEYWORDS:
+            continue  # `else`
+        if source[match.end() : match.end() + 1] not in (b"\n", b"/"):
+            spans.append(match.span(1))  # a word before `if`: a macro, whatever its case
+            continue
+        if _STATEMENT_START.match(source, skip(match.end())) is None:
+            continue
+        before = _previous_significant(source, match.start(1))
+        if before == b"{":
+            brace = source.rfind(b"{", 0, match.start(1))
+            opener = source[max(0, brace - 300) : brace]
+            cut = max(opener.rfind(b";"), opener.rfind(b"}"), opener.rfind(b"{"))
+            if b"=" in opener[cut + 1 :] or b"enum" in opener[cut + 1 :]:
+                continue
+        elif before != b";" and before != b"}":
+            continue
+        spans.append(match.span(1))
+    return spans
 
 
 def _among_members(source: bytes, start: int, end: int) -> bool:
@@ -1036,6 +1080,8 @@ class _Reader:
             return None
         parts, is_global = path
         name = parts[-1]
+        if name.encode() in _C_KEYWORDS:
+            return None  # `MACRO if (x) {...}` read as a function named `if`
         prefix = None if is_global or scope is None else scope.qualified_name
         end = declarator.end_byte
         signature = self.header(anchor.start_byte, end)

@@ -692,3 +692,50 @@ def test_a_doc_comment_before_an_if_documents_the_declaration_inside(language: s
     assert docs["LZ4_freeStreamDecode"] is None
     names = [t.symbol_name for t in result.texts if t.element_type == "docstring"]
     assert names == ["LZ4_createStreamDecode"]
+
+
+CPYTHON_THREADS = b"""\
+static PyObject *
+decompress(PyObject *self, PyObject *args)
+{
+    size_t zresult;
+    Py_BEGIN_ALLOW_THREADS
+    zresult = ZSTD_decompress(dst, n, src, m);
+    Py_END_ALLOW_THREADS
+    if (ZSTD_isError(zresult)) {
+        return NULL;
+    }
+    else if (zresult) {
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    zresult = ZSTD_decompressStream(dctx, &out, &in);
+    Py_END_ALLOW_THREADS if (ZSTD_isError(zresult)) {
+        return NULL;
+    }
+    /*
+        Otherwise if nothing failed, the result.
+    */
+    return result;
+}
+
+enum level {
+    Level_Max
+};
+"""
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_a_statement_macro_alone_on_its_line_is_not_a_type(language: str) -> None:
+    """CPython's `Py_BEGIN_ALLOW_THREADS` / `Py_END_ALLOW_THREADS` (every C extension): left in,
+    `Py_END_ALLOW_THREADS if (...) {` read as a function named `if`."""
+    result = extract(language, CPYTHON_THREADS, "decompressor.c")
+    found = [(s.name, s.kind, s.start_line, s.end_line) for s in result.symbols]
+    assert found == [
+        ("decompress", "function", 1, 23),
+        ("level", "enum", 25, 27),
+        ("Level_Max", "constant", 26, 26),  # alone in an enum: a value, kept
+    ]
+    refs = {(r.name, r.symbol) for r in result.references}
+    assert {("Py_END_ALLOW_THREADS", "decompress"), ("ZSTD_isError", "decompress")} <= refs
+    assert "Otherwise" not in {name for name, _ in refs}  # a comment's word is no use
