@@ -191,6 +191,7 @@ _STATEMENT_START = re.compile(
     rb"\}|(?:if|for|while|do|switch|return|goto|break|continue)\b"
     rb"|[A-Za-z_]\w*[ \t]*(?:\(|->|\.|\[|\+\+|--|=(?!=))"
 )
+_ONE_WORD = re.compile(rb"\(\s*[A-Za-z_]\w*\s*\)")  # `FN(Initialize)`'s argument
 _NOT_NEWLINE = re.compile(rb"[^\n]")
 _CPLUSPLUS_GUARD = re.compile(
     rb"__cplusplus[^\n]*\n[ \t]*(extern[ \t]+\"C\"[ \t]*\n?[ \t]*\{|\})[ \t]*"
@@ -206,12 +207,16 @@ _RECORD_HEAD = re.compile(rb"\b(?:struct|union|class)\b")
 # optional line of type words (`PyObject *`, `LZ4_FORCE_INLINE int`), then type words and the
 # name at column 0, then `(`. _Reader.recovered_functions checks the rest by hand.
 _RECOVERED_HEAD = re.compile(
-    rb"^(?P<head>(?:[A-Za-z_][\w \t*&]*\n)?(?:[A-Za-z_][\w \t*&]*?[ \t*&])?)"
+    rb"^(?P<head>(?:[A-Za-z_][\w \t*&]*(?:\([\w ,]*\)[\w \t*&]*)?\n)?"  # `__printf(3, 4)`
+    rb"(?:[A-Za-z_][\w \t*&]*?[ \t*&])?)"
     rb"(?P<name>[A-Za-z_]\w*(?:::~?[A-Za-z_]\w*)*)[ \t]*\(",
     re.MULTILINE,
 )
 _AFTER_PARAMETERS = re.compile(
-    rb"(?:\s|//[^\n]*|/\*.*?\*/|(?:const|noexcept|override|final)\b)*\{", re.DOTALL
+    rb"(?:\s|//[^\n]*|/\*.*?\*/|(?:const|noexcept|override|final)\b"
+    # `__releases(rq->lock)`, `LOCKS_EXCLUDED(mu)`; `(?!\w)`: one way to split words, no ReDoS
+    rb"|(?:__\w+|[A-Z][A-Z0-9_]*)(?!\w)(?:\([^(){};]*\))?)*\{",
+    re.DOTALL,
 )
 _NOT_IN_HEADS = frozenset(
     b"""return else case goto do typedef sizeof new delete throw if while for switch using
@@ -509,6 +514,11 @@ def _among_members(source: bytes, start: int, end: int) -> bool:
 def _previous_significant(source: bytes, at: int) -> bytes:
     """The last byte of code before `at`, comments and directives skipped; b"" at the file's
     start, b"?" when it is further back than a few lines of comments."""
+    return _previous_code(source, at)[0]
+
+
+def _previous_code(source: bytes, at: int) -> tuple[bytes, int]:
+    """_previous_significant, and the start of the line that byte is on (-1 if none)."""
     for _ in range(16):  # bounded: a macro line after a long comment is not worth more
         line_start = source.rfind(b"\n", 0, at) + 1
         line = source[line_start:at]
@@ -520,15 +530,15 @@ def _previous_significant(source: bytes, at: int) -> bytes:
         if line.endswith(b"*/"):
             opening = source.rfind(b"/*", 0, line_start + len(line) - 2)
             if opening < 0:
-                return b"?"
+                return b"?", -1
             at = opening
             continue
         if line:
-            return line[-1:]
+            return line[-1:], line_start
         if line_start == 0:
-            return b""
+            return b"", -1
         at = line_start - 1
-    return b"?"
+    return b"?", -1
 
 
 def _call_lines(source: bytes) -> list[tuple[int, int]]:
@@ -662,6 +672,7 @@ class _Reader:
         self.macro_strings: list[tuple[int, TextElement]] = []
         self.macro_names: list[tuple[bytes, int]] = []
         self.recovered_spans: list[_Span] = []
+        self.unclosed = 0  # bodies whose braces never closed (recovered_span)
 
     def text(self, start: int, end: int) -> str:
         return self.source[start:end].decode("utf-8", "replace")
@@ -783,10 +794,14 @@ class _Reader:
         if sibling is None:  # nothing follows in this scope: None; nothing precedes: owner
             return None if group.kind in _LEADING_DOCS and not group.in_macro else owner
         target = by_start.get(sibling.start_byte)
-        if target is None and sibling.type == "ERROR" and group.kind in _LEADING_DOCS:
-            # A declaration tree-sitter could not read whole: the first symbol in it.
+        if target is None and group.kind in _LEADING_DOCS:
+            # A declaration tree-sitter could not read whole (an ERROR), or read in two
+            # (`asmlinkage __visible` apart from `void schedule_tail(...)`): the first symbol
+            # in it or on its first line.
+            line_end = self.source.find(b"\n", sibling.start_byte)
+            until = max(sibling.end_byte if sibling.type == "ERROR" else 0, line_end)
             index = bisect_left(starts, sibling.start_byte)
-            if index < len(symbols) and starts[index] < sibling.end_byte:
+            if index < len(symbols) and starts[index] < until:
                 target = symbols[index]
                 if target.doc is None:
                     symbols[index] = replace(target, doc=group.content)
@@ -810,8 +825,11 @@ class _Reader:
                     start, end = anchor.start_byte, anchor.end_byte
                 # One int sorts outer before inner: by start, then the longer first.
                 candidates.append(((start << 32) - end, start, end, kind, node, anchor))
+        spans = self.macro_defined_functions() if "local.block" in self.found else []
         if "error" in self.found:
-            for span in self.recovered_functions():
+            spans += self.recovered_functions()
+        if spans:
+            for span in spans:
                 key = (span.start_byte << 32) - span.end_byte
                 candidates.append((key, span.start_byte, span.end_byte, "recovered", None, span))
         candidates.sort(key=itemgetter(0))
@@ -850,6 +868,41 @@ class _Reader:
                     open_scopes.append((end, symbol))
         return symbols
 
+    def macro_defined_functions(self) -> list[_Span]:
+        """`SYSCALL_DEFINE1(foo, int, x) { ... }` at file scope, read by tree-sitter-c as a call
+        statement then a block: a function, named by the macro and its first argument."""
+        spans = []
+        for block in self.found["local.block"]:
+            statement = block.prev_named_sibling
+            if statement is None or statement.type != "expression_statement":
+                continue
+            if statement.start_point[1] != 0 or statement.named_child_count != 1:
+                continue  # a macro defining a function starts its line
+            call = statement.named_children[0]
+            if call.type != "call_expression":
+                continue
+            macro, arguments = (
+                call.child_by_field_name("function"),
+                call.child_by_field_name("arguments"),
+            )
+            if macro is None or arguments is None or macro.type != "identifier":
+                continue
+            start, end = statement.start_byte, block.end_byte
+            before, line_start = _previous_code(self.source, start)
+            if before in (b";", b"}", b""):
+                first = arguments.named_children[0] if arguments.named_child_count else None
+                name = self.node_text(macro) + (f"({self.node_text(first)})" if first else "()")
+            elif before == b")" or before.isalnum() or before in (b"_", b"*"):
+                # `static int __init __printf(3, 4)\nappend_printf(...)\n{`: the head began on
+                # the line before; the function is the name on this one.
+                name, start = self.node_text(macro), line_start
+            else:
+                continue
+            point = _point(self.source, start)
+            spans.append(_Span(start, end, point, block.end_point, name, call.end_byte))
+            self.recovered_spans.append(spans[-1])
+        return spans
+
     def recovered_functions(self) -> list[_Span]:
         """Functions tree-sitter lost to an ERROR (`#if` between `if` and `else`, lz4's
         `(64 KB)`): a head at a line's start in the ERROR's text, its braces matched by hand.
@@ -862,17 +915,22 @@ class _Reader:
         )
         read_starts = [start for start, _ in read]
         spans: list[_Span] = []
+        macro_defined = list(self.recovered_spans)  # macro_defined_functions ran first
         scanned_to = -1
         for error in sorted(self.found["error"], key=attrgetter("start_byte")):
             if error.end_byte <= scanned_to:
                 continue  # inside an ERROR already scanned
-            start = max(source.rfind(b"\n", 0, error.start_byte) + 1, scanned_to)
+            # From the line before the ERROR's: a head's type can sit there.
+            line_start = source.rfind(b"\n", 0, error.start_byte)
+            start = max(source.rfind(b"\n", 0, max(line_start, 0)) + 1, scanned_to, 0)
             scanned_to = error.end_byte
             for head in _RECOVERED_HEAD.finditer(source, start, error.end_byte + 400):
                 if head.start() >= error.end_byte:
                     break
                 if spans and head.start() < spans[-1].end_byte:
                     continue  # in the body of the function found before
+                if any(m.start_byte <= head.start() < m.end_byte for m in macro_defined):
+                    continue  # in a function a macro defines
                 span = self.recovered_span(head, read, read_starts)
                 if span is not None:
                     spans.append(span)
@@ -907,11 +965,15 @@ class _Reader:
         else:
             return None
         parameters_end = at + 1
-        body = _AFTER_PARAMETERS.match(source, parameters_end)
+        # A window: an unclosed `/*` after every head would make the scan quadratic.
+        body = _AFTER_PARAMETERS.match(source, parameters_end, parameters_end + 2000)
         if body is None:
             return None
+        if self.unclosed > 4:
+            return None  # hostile or hopeless: each try scans to the end, 5 are enough
         end = _closing_brace(source, body.end() - 1)
         if end < 0:
+            self.unclosed += 1
             return None
         start = head.start()
         if index + 1 < len(read) and read[index + 1][0] < end:
@@ -948,7 +1010,7 @@ class _Reader:
 
     def recovered(self, span: _Span, scope: Symbol | None) -> list[Symbol]:
         """The symbol of a recovered function, named as `function` names a read one."""
-        parts = span.name.replace(" ", "").split("::")
+        parts = [span.name] if "(" in span.name else span.name.replace(" ", "").split("::")
         prefix = scope.qualified_name if scope is not None else None
         signature = self.header(span.start_byte, span.signature_end)
         name = parts[-1]
@@ -1426,7 +1488,13 @@ def _function_name(declarator: Node) -> tuple[Node | None, str]:
                 # `static void FN(Initialize)(...)` (brotli): a name a macro makes; named as
                 # written, each one its own.
                 inner = name.child_by_field_name("declarator")
-                if inner is not None and inner.type == "identifier":
+                argument = name.child_by_field_name("parameters")
+                if (
+                    inner is not None
+                    and inner.type == "identifier"
+                    and argument is not None
+                    and _ONE_WORD.fullmatch(argument.text or b"")
+                ):
                     return name, "macro_named"
             if name_kind not in _FUNCTION_NAMES:
                 returned = _returning_function(name)

@@ -739,3 +739,83 @@ def test_a_statement_macro_alone_on_its_line_is_not_a_type(language: str) -> Non
     refs = {(r.name, r.symbol) for r in result.references}
     assert {("Py_END_ALLOW_THREADS", "decompress"), ("ZSTD_isError", "decompress")} <= refs
     assert "Otherwise" not in {name for name, _ in refs}  # a comment's word is no use
+
+
+KERNEL_SYSCALL = b"""\
+/**
+ * sys_foo - do foo
+ * @x: the x
+ */
+SYSCALL_DEFINE1(foo, int, x)
+{
+\tint ret = do_foo(x);
+\treturn ret;
+}
+
+#ifdef CONFIG_COMPAT
+COMPAT_SYSCALL_DEFINE2(foo2, int, x, int, y)
+{
+\treturn 0;
+}
+#endif
+
+#ifdef CONFIG_HIST_TRIGGERS
+static int __init __printf(3, 4)
+append_printf(char **bufp, char *end, const char *fmt, ...)
+{
+	int ret;
+	return 0;
+}
+#endif
+
+/**
+ * schedule_tail - first thing a freshly forked thread must call.
+ */
+asmlinkage __visible void schedule_tail(struct task_struct *prev)
+\t__releases(rq->lock)
+{
+\tfinish();
+}
+"""
+
+
+def test_functions_a_macro_defines_are_functions_with_their_docs() -> None:
+    """`SYSCALL_DEFINE1(foo, ...) { ... }` is the kernel's `sys_foo`: tree-sitter-c reads a call
+    and a block, repomap had no symbol (and `ret` as a global). Named by the macro and its
+    first argument. And `asmlinkage __visible` no longer keeps the next doc from its function."""
+    result = extract("c", KERNEL_SYSCALL, "kernel/sys.c")
+    found = [(s.name, s.kind, s.start_line, s.end_line) for s in result.symbols]
+    assert found == [
+        ("SYSCALL_DEFINE1(foo)", "function", 5, 9),
+        ("COMPAT_SYSCALL_DEFINE2(foo2)", "function", 12, 15),
+        ("append_printf", "function", 19, 24),  # its head's first line ends in `(3, 4)`
+        ("schedule_tail", "function", 30, 34),
+    ]
+    by_name = {s.name: s for s in result.symbols}
+    assert by_name["SYSCALL_DEFINE1(foo)"].doc == "sys_foo - do foo\n@x: the x"
+    assert by_name["SYSCALL_DEFINE1(foo)"].signature == "SYSCALL_DEFINE1(foo, int, x)"
+    assert by_name["schedule_tail"].doc == (
+        "schedule_tail - first thing a freshly forked thread must call."
+    )
+    refs = {(r.name, r.symbol) for r in result.references}
+    assert ("do_foo", "SYSCALL_DEFINE1(foo)") in refs
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # A function head in an ERROR after every line, its body never closed: each recovery
+        # would scan to the end of the file.
+        b"int x = (;\n" + b"int\nf(void) {\n" * 20_000,
+        # Its head followed by an unclosed comment.
+        b"int x = (;\n" + b"int\nf(void) /* \n" * 2_000,
+        # Statement macros on every line.
+        b"void f(void) {\n" + b"    Py_BEGIN_ALLOW_THREADS\n" * 50_000 + b"}\n",
+    ],
+    ids=["unclosed-bodies", "unclosed-comments", "statement-macros"],
+)
+def test_the_recovery_stays_linear_on_hostile_input(source: bytes) -> None:
+    """Quadratic, the first took 110 s; a generous bound, as in test_hostile_inputs."""
+    started = time.monotonic()
+    extract("c", source, "hostile.c")
+    assert time.monotonic() - started < 30
