@@ -1306,8 +1306,8 @@ class _Reader:
             while declarator is not None and declarator.type != "abstract_function_declarator":
                 declarator = declarator.child_by_field_name("declarator") or _last_named(declarator)
             parameters = declarator.child_by_field_name("parameters") if declarator else None
-            name = self.header(node.start_byte, (parameters or declarator or node).start_byte)
-            return _SPACE_BEFORE_POINTER.sub("", name)
+            text = self.header(node.start_byte, (parameters or declarator or node).start_byte)
+            return _SPACE_BEFORE_POINTER.sub("", text)
         return " ".join(self.node_text(node).split())
 
     # --- strings and `#define` bodies --------------------------------------------------------
