@@ -81,9 +81,12 @@ _REFERENCES = (
     "reference.field",
     "reference.macro",
 )
+_CONDITIONALS = frozenset({"preproc_if", "preproc_ifdef"})
+_NOT_GUARDED = frozenset({"comment", "preproc_else", "preproc_elif", "preproc_elifdef"})
 _PLAIN_NAMES = frozenset({"identifier", "field_identifier", "type_identifier"})
 _DECLARED_NAMES = _PLAIN_NAMES | {"qualified_identifier"}
 _FUNCTION_NAMES = _DECLARED_NAMES | {
+    "macro_named",
     "destructor_name",
     "operator_name",
     "operator_cast",
@@ -150,6 +153,81 @@ _MACRO_LINE = re.compile(
     rb"[A-Z][A-Z0-9]*_[A-Z0-9_]*(?!\w)[ \t]*(?:\([^()\n]*\))?[ \t]*(?=\n|//|/\*)"
 )
 _MACRO_LIKE = re.compile(rb"[A-Z][A-Z0-9_]*|__\w+")  # a calling convention's macro
+# `xxh_u64* XXH_RESTRICT acc`: a macro between a pointer and its name is a qualifier; left in,
+# tree-sitter-cpp reads the parameter as a multiplication and loses the function.
+_POINTER_MACRO = re.compile(
+    rb"\*[ \t]*(?:const[ \t]+)?([A-Z][A-Z0-9]*_[A-Z0-9_]*)[ \t]+(?=[A-Za-z_])"
+)
+# `_cffi_to_c_SIGNED_FN(int, 16)` alone on a line at column 0, no `;`: a macro that expands to
+# definitions. Left in, tree-sitter takes it as the head of the function after it.
+_CALL_LINE = re.compile(
+    rb"\n(([A-Za-z_]\w*)[ \t]*\(((?:[^()\n]|\([^()\n]*\))*)\))[ \t]*(?=\n|//|/\*)"
+)
+# Keywords of both C and C++: never a name, though a broken parse may capture them as one.
+_C_KEYWORDS = frozenset(
+    b"""auto break case char const continue default do double else enum extern float for goto
+    if int long register return short signed sizeof static struct switch typedef union
+    unsigned void volatile while""".split()
+)
+_CALLED = re.compile(rb"[ \t]*\(")
+_NOT_MACROS = frozenset(
+    b"if while for switch return sizeof defined __attribute__ __declspec alignas".split()
+)
+_KR_PARAMETERS = re.compile(rb"\s*(?:[A-Za-z_]\w*\s*(?:,\s*[A-Za-z_]\w*\s*)*)?")
+_LINE_END = re.compile(rb"[ \t]*(?:\n|//|/\*|\Z)")
+# C headers' C++ guard: `extern "C" {` and its `}`, each alone in an `#ifdef __cplusplus`.
+# Braces that open in one `#if` and close in another defeat tree-sitter (xxhash.h became one
+# ERROR from its guard to its end); the declarations between are the header's either way.
+# CPython's `Py_BEGIN_ALLOW_THREADS` / `Py_END_ALLOW_THREADS`: a macro alone on an indented line,
+# with no `;`, between statements, or before a statement keyword on its line (as clang-format
+# leaves `Py_END_ALLOW_THREADS if (x) {`). Left in, that is a function named `if`.
+# _statement_macros checks what is around it. One regex for both, one try per line; the name
+# starts with a capital or `_`, as macros' do, which fails most lines at their first letter.
+_LONE_MACRO = re.compile(
+    rb"\n[ \t]+([A-Z_]\w*)(?:[ \t]*(?=\n|//|/\*)"
+    rb"|[ \t]+(?=(?:if|for|while|switch|return|goto)[ \t]*[(;\w]))"
+)
+_STATEMENT_START = re.compile(
+    rb"\}|(?:if|for|while|do|switch|return|goto|break|continue)\b"
+    rb"|[A-Za-z_]\w*[ \t]*(?:\(|->|\.|\[|\+\+|--|=(?!=))"
+)
+_ONE_WORD = re.compile(rb"\(\s*[A-Za-z_]\w*\s*\)")  # `FN(Initialize)`'s argument
+_NOT_NEWLINE = re.compile(rb"[^\n]")
+_CPLUSPLUS_GUARD = re.compile(
+    rb"__cplusplus[^\n]*\n[ \t]*(extern[ \t]+\"C\"[ \t]*\n?[ \t]*\{|\})[ \t]*"
+    rb"(?://[^\n]*|/\*[^\n]*\*/[ \t]*)?\n[ \t]*#[ \t]*endif"
+)
+# A `#define` continued over lines: a block comment in its body ends it for tree-sitter, and the
+# lines after leak out as file-scope declarations (libuv's `int x; /* c */ \`). Comments on one
+# line in such a body are blanked; cpp.py still reads them from the body's text.
+_DEFINE_NAME = re.compile(rb"#[ \t]*define[ \t]+\w+(?:\([^)\n]*\))?")
+_CONTINUED_DEFINE = re.compile(rb"#[ \t]*define[ \t]+[^\n]*\\\r?\n(?:[^\n]*\\\r?\n)*[^\n]*")
+_RECORD_HEAD = re.compile(rb"\b(?:struct|union|class)\b")
+# A function's head at a line's start, found again in text tree-sitter left as an ERROR: an
+# optional line of type words (`PyObject *`, `LZ4_FORCE_INLINE int`), then type words and the
+# name at column 0, then `(`. _Reader.recovered_functions checks the rest by hand.
+_RECOVERED_HEAD = re.compile(
+    rb"^(?P<head>(?:[A-Za-z_][\w \t*&]*(?:\([\w ,]*\)[\w \t*&]*)?\n)?"  # `__printf(3, 4)`
+    rb"(?:[A-Za-z_][\w \t*&]*?[ \t*&])?)"
+    rb"(?P<name>[A-Za-z_]\w*(?:::~?[A-Za-z_]\w*)*)[ \t]*\(",
+    re.MULTILINE,
+)
+_AFTER_PARAMETERS = re.compile(
+    rb"(?:\s|//[^\n]*|/\*.*?\*/|(?:const|noexcept|override|final)\b"
+    # `__releases(rq->lock)`, `LOCKS_EXCLUDED(mu)`; `(?!\w)`: one way to split words, no ReDoS
+    rb"|(?:__\w+|[A-Z][A-Z0-9_]*)(?!\w)(?:\([^(){};]*\))?)*\{",
+    re.DOTALL,
+)
+_NOT_IN_HEADS = frozenset(
+    b"""return else case goto do typedef sizeof new delete throw if while for switch using
+    namespace template operator""".split()
+)
+# What brace matching reads: comments and literals are skipped, `#if` branches taken apart.
+_BRACE_TOKEN = re.compile(
+    rb"/\*.*?(?:\*/|\Z)|//[^\n]*|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
+    rb"|^[ \t]*#[ \t]*(?P<directive>if|ifdef|ifndef|elif|else|endif)\b|(?P<brace>[{}])",
+    re.DOTALL | re.MULTILINE,
+)
 _HEAD = re.compile(rb"[^;{}()=]{0,300}")  # a declaration's text up to its first `(`
 _TEMPLATE_ARGUMENTS = re.compile(rb"<[^<>]*>")
 _QUALIFIED_NAME = re.compile(rb"~?[A-Za-z_]\w*(?:\s*::\s*~?[A-Za-z_]\w*)*")
@@ -190,6 +268,7 @@ _KIND_BY_HEAD = {
     b"/*!": _DOC_BLOCK,
 }
 
+_SPACE_BEFORE_POINTER = re.compile(r"\s+(?=[*&])")
 _STAR_MARGIN = re.compile(r"^[ \t]*\*(?!/) ?", re.MULTILINE)  # ` * ` of block comment lines
 _TRAILING_BLANKS = re.compile(r"[ \t\r]+$", re.MULTILINE)
 _UNINDENTED = re.compile(r"^\S", re.MULTILINE)
@@ -232,7 +311,11 @@ def _extract(source: bytes, lang: str) -> Extraction:
     root = parse(lang, blanked)
     reader = _Reader(source, QueryCursor(_query(lang)).captures(root))
     reader.scan_macro_bodies()
+    comment_starts, comment_nodes = reader.comment_starts, reader.comment_nodes
     for start, end in macro_spans:  # a blanked `SPDLOG_INLINE` is still a use of the macro
+        index = bisect_right(comment_starts, start) - 1
+        if index >= 0 and comment_nodes[index].end_byte > start:
+            continue  # a word in a comment that looked like one: no use
         words = _WORD.finditer(source, start, end)
         reader.macro_names += [(w[0], w.start()) for w in words if w[0] not in _KEYWORDS]
     groups = reader.comment_groups()
@@ -255,12 +338,22 @@ def _blank_macros(source: bytes, lang: str) -> tuple[bytes, list[tuple[int, int]
     export macro of `class MACRO Name {`, and runs in declaration position (_macro_spans,
     returned too: their names stay references, as they were when tree-sitter read them)."""
     spans = [m.span(1) for pattern in _EXPORT_MACROS for m in pattern.finditer(source)]
-    macro_spans = _macro_spans(source, lang)
+    spans += [m.span(1) for m in _POINTER_MACRO.finditer(source)]
+    spans += [m.span(1) for m in _CPLUSPLUS_GUARD.finditer(source)]
+    if b"\\\n" in source or b"\\\r\n" in source:
+        for define in _CONTINUED_DEFINE.finditer(source):
+            if b"/*" in define[0]:
+                spans += _define_comments(source, define.start(), define.end())
+    macro_spans = _macro_spans(source, lang) + _call_lines(source) + _statement_macros(source)
     if not spans and not macro_spans:
         return source, macro_spans
     blanked = bytearray(source)
     for start, end in spans + macro_spans:
-        blanked[start:end] = b" " * (end - start)
+        chunk = source[start:end]
+        # Newlines stay (`extern "C"\n{`): every line keeps its number.
+        blanked[start:end] = (
+            b" " * (end - start) if b"\n" not in chunk else _NOT_NEWLINE.sub(b" ", chunk)
+        )
     return bytes(blanked), macro_spans
 
 
@@ -316,19 +409,158 @@ def _macro_spans(source: bytes, lang: str) -> list[tuple[int, int]]:
         if word is None:
             # `SPDLOG_TRY {`: a macro that opens a block is a keyword (`try`); otherwise
             # `LIST_HEAD(name);`, `EXPORT_SYMBOL(f);`: a statement, not a prefix.
-            if source[after : after + 1] == b"{" and b"(" not in source[start:end]:
+            following = source[after : after + 1]
+            if following == b"{" and b"(" not in source[start:end]:
                 spans.append((start, end))
+            elif following == b"}" and _among_members(source, start, end):
+                spans.append((start, end))  # `struct uv_req_s {\n  UV_REQ_FIELDS\n};`
             continue
         if word[0] in _DECLARATION_KEYWORDS:
             spans.append((start, end))
             continue
         head = _HEAD.match(source, after)
-        if head is None or source[head.end() : head.end() + 1] != b"(":
-            continue  # `FOO_T count;`: the macro is the type
+        if head is None:
+            continue
         names = len(_QUALIFIED_NAME.findall(_TEMPLATE_ARGUMENTS.sub(b" ", head[0])))
+        if source[head.end() : head.end() + 1] != b"(":
+            # `FOO_T count;`: the macro is the type, unless it stands alone on its line among
+            # members and a whole declaration follows (`UV_REQ_FIELDS\n  uv_stream_t* h;`).
+            if names >= 2 and _among_members(source, start, end):
+                spans.append((start, end))
+            continue
         # C needs the type left after the blanking; C++ reads `name(...)` as a constructor.
         if names >= 2 or (names == 1 and lang == "cpp"):
             spans.append((start, end))
+    return spans
+
+
+def _define_comments(source: bytes, start: int, end: int) -> list[tuple[int, int]]:
+    """One-line comments in the body of the continued `#define` at `start:end`, after its first
+    code: tree-sitter reads those before it as comments, not as the end of the `#define`."""
+    spans = []
+    name = _DEFINE_NAME.match(source, start)
+    code_seen, previous_end = False, -1
+    for token in _TOKEN.finditer(source, name.end() if name else end, end):
+        if previous_end >= 0 and source[previous_end : token.start()].strip(b" \t\r\n\\()"):
+            code_seen = True  # punctuation between tokens is code (a parameter list's aside)
+        previous_end = token.end()
+        if token.lastgroup != "comment":
+            code_seen = True
+        elif code_seen and token[0].startswith(b"/*") and b"\n" not in token[0]:
+            spans.append(token.span())
+    return spans
+
+
+_MEMBER_MACRO_LINE = re.compile(
+    rb"[ \t]*[A-Z][A-Z0-9]*_[A-Z0-9_]*(?!\w)[ \t]*(?:\([^()\n]*\))?[ \t]*(?:\n|//|/\*)"
+)
+
+
+def _statement_macros(source: bytes) -> list[tuple[int, int]]:
+    """Mixed-case macros alone on an indented line between statements (`Py_END_ALLOW_THREADS`):
+    after `;`, `}` or a block's `{` (not an enum's or an initialiser's), before a statement."""
+    spans = []
+    skip = _Skipper(source).skip
+    for match in _LONE_MACRO.finditer(source):
+        word = match[1]
+        if word in _KEYWORDS:
+            continue  # `else`
+        if source[match.end() : match.end() + 1] not in (b"\n", b"/"):
+            spans.append(match.span(1))  # a word before `if`: a macro, whatever its case
+            continue
+        if _STATEMENT_START.match(source, skip(match.end())) is None:
+            continue
+        before = _previous_significant(source, match.start(1))
+        if before == b"{":
+            brace = source.rfind(b"{", 0, match.start(1))
+            opener = source[max(0, brace - 300) : brace]
+            cut = max(opener.rfind(b";"), opener.rfind(b"}"), opener.rfind(b"{"))
+            if b"=" in opener[cut + 1 :] or b"enum" in opener[cut + 1 :]:
+                continue
+        elif before != b";" and before != b"}":
+            continue
+        spans.append(match.span(1))
+    return spans
+
+
+def _among_members(source: bytes, start: int, end: int) -> bool:
+    """Whether the macro run at `start:end` is alone on its line where members or statements
+    start: after a `;` or `}`, or after the `{` of a struct, union or class (never in an enum
+    or an initialiser, where `FOO_BAR` alone is a value)."""
+    if _LINE_END.match(source, end) is None:
+        return False
+    before = _previous_significant(source, start)
+    for _ in range(8):  # `UV_HANDLE_FIELDS\n  UV_STREAM_FIELDS\n};`: look past member macros
+        if not before.isalnum() and before != b"_":
+            break
+        previous_end = source.rfind(b"\n", 0, start)
+        line_start = source.rfind(b"\n", 0, max(previous_end, 0)) + 1
+        line = _MEMBER_MACRO_LINE.match(source, line_start)
+        if previous_end < 0 or line is None or line.end() > previous_end + 1:
+            break  # the line before is not a member macro alone
+        start = line_start
+        before = _previous_significant(source, start)
+    if before == b";" or before == b"}":
+        return True
+    if before != b"{":
+        return False
+    brace = source.rfind(b"{", 0, start)
+    opener = source[max(0, brace - 300) : brace]
+    cut = max(opener.rfind(b";"), opener.rfind(b"}"), opener.rfind(b"{"), opener.rfind(b"\n#"))
+    opener = opener[cut + 1 :]
+    return b"=" not in opener and b"enum" not in opener and bool(_RECORD_HEAD.search(opener))
+
+
+def _previous_significant(source: bytes, at: int) -> bytes:
+    """The last byte of code before `at`, comments and directives skipped; b"" at the file's
+    start, b"?" when it is further back than a few lines of comments."""
+    return _previous_code(source, at)[0]
+
+
+def _previous_code(source: bytes, at: int) -> tuple[bytes, int]:
+    """_previous_significant, and the start of the line that byte is on (-1 if none)."""
+    for _ in range(16):  # bounded: a macro line after a long comment is not worth more
+        line_start = source.rfind(b"\n", 0, at) + 1
+        line = source[line_start:at]
+        if line.lstrip().startswith(b"#"):
+            line = b""  # a directive
+        elif b"//" in line:
+            line = line[: line.find(b"//")]
+        line = line.rstrip()
+        if line.endswith(b"*/"):
+            opening = source.rfind(b"/*", 0, line_start + len(line) - 2)
+            if opening < 0:
+                return b"?", -1
+            at = opening
+            continue
+        if line:
+            return line[-1:], line_start
+        if line_start == 0:
+            return b"", -1
+        at = line_start - 1
+    return b"?", -1
+
+
+def _call_lines(source: bytes) -> list[tuple[int, int]]:
+    """`DEFINE_FN(int, 16)` alone on a line at column 0 between declarations, with no `;`:
+    a macro that expands to definitions. Not a function's own head (`foo(int a)` before `{`),
+    nor a K&R one (`foo(a, b)` before `int a; ... {`)."""
+    spans = []
+    skip = _Skipper(source).skip
+    for match in _CALL_LINE.finditer(source):
+        if match[2] in _NOT_MACROS or match[2] in _KEYWORDS:
+            continue
+        after = skip(match.end())
+        following = source[after : after + 1]
+        if following and following not in b"#_" and not following.isalpha():
+            continue  # `{`, `;`, `=`, `,`: the line is a head or an expression
+        if _previous_significant(source, match.start(1)) not in (b";", b"}", b")", b""):
+            continue  # `int\nfoo(void)`: a return type before it
+        if _KR_PARAMETERS.fullmatch(match[3]) is not None:
+            brace, semicolon = source.find(b"{", after), source.find(b";", after)
+            if 0 <= semicolon < brace and b"(" not in source[after:brace]:
+                continue  # K&R: parameter declarations, then the body
+        spans.append(match.span(1))
     return spans
 
 
@@ -369,6 +601,51 @@ def _alone_on_line(source: bytes, start: int) -> bool:
     return not source[line_start:start].strip()
 
 
+@dataclass(slots=True, frozen=True)
+class _Span:
+    """A function found again in an ERROR: what Reader.symbol reads of a node."""
+
+    start_byte: int
+    end_byte: int
+    start_point: tuple[int, int]
+    end_point: tuple[int, int]
+    name: str
+    signature_end: int
+
+
+def _point(source: bytes, offset: int) -> tuple[int, int]:
+    line_start = source.rfind(b"\n", 0, offset) + 1
+    return source.count(b"\n", 0, offset), offset - line_start
+
+
+def _closing_brace(source: bytes, opening: int) -> int:
+    """The offset after the `}` that closes the `{` at `opening`, or -1. Of an `#if` with an
+    `#else`, the first branch's braces count (both branches often open the same block)."""
+    depth = 0
+    saved: list[tuple[int, int | None]] = []  # per open `#if`: depth at it, depth after branch 1
+    for match in _BRACE_TOKEN.finditer(source, opening):
+        brace, directive = match["brace"], match["directive"]
+        if brace == b"{":
+            depth += 1
+        elif brace == b"}":
+            depth -= 1
+            if depth == 0:
+                return match.end()
+        elif directive is not None:
+            if directive.startswith(b"if"):
+                saved.append((depth, None))
+            elif not saved:
+                continue
+            elif directive == b"endif":
+                at_if, after_first = saved.pop()
+                depth = after_first if after_first is not None else depth
+            else:  # `#else`, `#elif`: back to the depth at the `#if`
+                at_if, after_first = saved[-1]
+                saved[-1] = (at_if, depth if after_first is None else after_first)
+                depth = at_if
+    return -1
+
+
 @dataclass(slots=True)
 class _Group:
     """A comment, or a run of `//` comments merged into one, with what it documents."""
@@ -394,6 +671,8 @@ class _Reader:
         self.macro_comments: list[_Token] = []
         self.macro_strings: list[tuple[int, TextElement]] = []
         self.macro_names: list[tuple[bytes, int]] = []
+        self.recovered_spans: list[_Span] = []
+        self.unclosed = 0  # bodies whose braces never closed (recovered_span)
 
     def text(self, start: int, end: int) -> str:
         return self.source[start:end].decode("utf-8", "replace")
@@ -468,6 +747,8 @@ class _Reader:
             sibling = last.next_named_sibling
             while sibling is not None and sibling.type == "comment":
                 sibling = sibling.next_named_sibling
+            while sibling is not None and sibling.type in _CONDITIONALS:
+                sibling = _first_guarded(sibling)  # lz4.h: the doc, then `#if`, then the function
             if sibling is not None:
                 self.docs[sibling.start_byte] = group.content  # the closest doc wins
         else:  # `///<` documents what precedes it
@@ -513,10 +794,14 @@ class _Reader:
         if sibling is None:  # nothing follows in this scope: None; nothing precedes: owner
             return None if group.kind in _LEADING_DOCS and not group.in_macro else owner
         target = by_start.get(sibling.start_byte)
-        if target is None and sibling.type == "ERROR" and group.kind in _LEADING_DOCS:
-            # A declaration tree-sitter could not read whole: the first symbol in it.
+        if target is None and group.kind in _LEADING_DOCS:
+            # A declaration tree-sitter could not read whole (an ERROR), or read in two
+            # (`asmlinkage __visible` apart from `void schedule_tail(...)`): the first symbol
+            # in it or on its first line.
+            line_end = self.source.find(b"\n", sibling.start_byte)
+            until = max(sibling.end_byte if sibling.type == "ERROR" else 0, line_end)
             index = bisect_left(starts, sibling.start_byte)
-            if index < len(symbols) and starts[index] < sibling.end_byte:
+            if index < len(symbols) and starts[index] < until:
                 target = symbols[index]
                 if target.doc is None:
                     symbols[index] = replace(target, doc=group.content)
@@ -529,7 +814,7 @@ class _Reader:
         templates = _template_anchors(self.found.get("local.template", []))
         self.friends = {n.start_byte for n in self.found.get("local.friend", ())}
         self.namespaces: set[str] | None = None  # read when an out-of-line member needs it
-        candidates = []
+        candidates: list[tuple[int, int, int, str, Node | None, Node | _Span]] = []
         for capture, kind in _DEFINITIONS.items():
             for node in self.found.get(capture, ()):
                 start = node.start_byte
@@ -540,18 +825,204 @@ class _Reader:
                     start, end = anchor.start_byte, anchor.end_byte
                 # One int sorts outer before inner: by start, then the longer first.
                 candidates.append(((start << 32) - end, start, end, kind, node, anchor))
+        spans = self.macro_defined_functions() if "local.block" in self.found else []
+        if "error" in self.found:
+            spans += self.recovered_functions()
+        if spans:
+            for span in spans:
+                key = (span.start_byte << 32) - span.end_byte
+                candidates.append((key, span.start_byte, span.end_byte, "recovered", None, span))
         candidates.sort(key=itemgetter(0))
         symbols: list[Symbol] = []
         open_scopes: list[tuple[int, Symbol]] = []  # (end byte, container symbol)
-        for _, start, end, kind, node, anchor in candidates:
+        recovered_until = -1  # what tree-sitter found inside a recovered function is local
+        for _, start, end, kind, read, extent in candidates:
+            trimmed = None
+            if start < recovered_until:
+                if kind == "macro" and read is not None:  # global, even in a body
+                    symbols += self.build(kind, read, read, None)
+                    continue
+                if kind != "function" or end <= recovered_until or read is None:
+                    continue
+                # Tree-sitter glued the end of a lost function before this one's head.
+                trimmed = self.trimmed(read, recovered_until)
+                if trimmed is None:
+                    continue
+                start = trimmed.start_byte
             while open_scopes and open_scopes[-1][0] <= start:
                 open_scopes.pop()
             scope = open_scopes[-1][1] if open_scopes else None
-            for symbol in self.build(kind, node, anchor, scope):
+            if isinstance(extent, _Span):  # a recovered function
+                recovered_until = end
+                found = self.recovered(extent, scope)
+            elif read is None:
+                continue
+            elif trimmed is not None:
+                function = self.function(read, trimmed, scope, True)
+                found = [function] if function is not None else []
+            else:
+                found = self.build(kind, read, extent, scope)
+            for symbol in found:
                 symbols.append(symbol)
                 if symbol.kind in _CONTAINERS:
                     open_scopes.append((end, symbol))
         return symbols
+
+    def macro_defined_functions(self) -> list[_Span]:
+        """`SYSCALL_DEFINE1(foo, int, x) { ... }` at file scope, read by tree-sitter-c as a call
+        statement then a block: a function, named by the macro and its first argument."""
+        spans = []
+        for block in self.found["local.block"]:
+            statement = block.prev_named_sibling
+            if statement is None or statement.type != "expression_statement":
+                continue
+            if statement.start_point[1] != 0 or statement.named_child_count != 1:
+                continue  # a macro defining a function starts its line
+            call = statement.named_children[0]
+            if call.type != "call_expression":
+                continue
+            macro, arguments = (
+                call.child_by_field_name("function"),
+                call.child_by_field_name("arguments"),
+            )
+            if macro is None or arguments is None or macro.type != "identifier":
+                continue
+            start, end = statement.start_byte, block.end_byte
+            before, line_start = _previous_code(self.source, start)
+            if before in (b";", b"}", b""):
+                first = arguments.named_children[0] if arguments.named_child_count else None
+                name = self.node_text(macro) + (f"({self.node_text(first)})" if first else "()")
+            elif before == b")" or before.isalnum() or before in (b"_", b"*"):
+                # `static int __init __printf(3, 4)\nappend_printf(...)\n{`: the head began on
+                # the line before; the function is the name on this one.
+                name, start = self.node_text(macro), line_start
+            else:
+                continue
+            point = _point(self.source, start)
+            spans.append(_Span(start, end, point, block.end_point, name, call.end_byte))
+            self.recovered_spans.append(spans[-1])
+        return spans
+
+    def recovered_functions(self) -> list[_Span]:
+        """Functions tree-sitter lost to an ERROR (`#if` between `if` and `else`, lz4's
+        `(64 KB)`): a head at a line's start in the ERROR's text, its braces matched by hand.
+        Heads inside a function tree-sitter did read are left to it."""
+        source = self.source
+        # From each read function's declarator: recovery can glue junk before its head.
+        read = sorted(
+            ((n.child_by_field_name("declarator") or n).start_byte, n.end_byte)
+            for n in self.found.get("definition.function", ())
+        )
+        read_starts = [start for start, _ in read]
+        spans: list[_Span] = []
+        macro_defined = list(self.recovered_spans)  # macro_defined_functions ran first
+        scanned_to = -1
+        for error in sorted(self.found["error"], key=attrgetter("start_byte")):
+            if error.end_byte <= scanned_to:
+                continue  # inside an ERROR already scanned
+            # From the line before the ERROR's: a head's type can sit there.
+            line_start = source.rfind(b"\n", 0, error.start_byte)
+            start = max(source.rfind(b"\n", 0, max(line_start, 0)) + 1, scanned_to, 0)
+            scanned_to = error.end_byte
+            for head in _RECOVERED_HEAD.finditer(source, start, error.end_byte + 400):
+                if head.start() >= error.end_byte:
+                    break
+                if spans and head.start() < spans[-1].end_byte:
+                    continue  # in the body of the function found before
+                if any(m.start_byte <= head.start() < m.end_byte for m in macro_defined):
+                    continue  # in a function a macro defines
+                span = self.recovered_span(head, read, read_starts)
+                if span is not None:
+                    spans.append(span)
+                    self.recovered_spans.append(span)
+                    scanned_to = max(scanned_to, span.end_byte)
+        return spans
+
+    def recovered_span(
+        self, head: re.Match[bytes], read: list[tuple[int, int]], read_starts: list[int]
+    ) -> _Span | None:
+        source = self.source
+        name = head["name"]
+        words = head["head"].replace(b"*", b" ").replace(b"&", b" ").split()
+        if name in _NOT_IN_HEADS or name in _NOT_MACROS or _NOT_IN_HEADS.intersection(words):
+            return None
+        if not words and b"::" not in name:
+            return None  # C needs a return type; `FOR_EACH(x) {` is a statement
+        index = bisect_right(read_starts, head.start()) - 1
+        if index >= 0 and read[index][1] > head.start():
+            return None  # inside a function tree-sitter read
+        depth, at = 1, head.end()
+        for at in range(head.end(), min(len(source), head.end() + 4000)):
+            byte = source[at]
+            if byte == 40:  # (
+                depth += 1
+            elif byte == 41:  # )
+                depth -= 1
+                if depth == 0:
+                    break
+            elif byte in b";{}":
+                return None
+        else:
+            return None
+        parameters_end = at + 1
+        # A window: an unclosed `/*` after every head would make the scan quadratic.
+        body = _AFTER_PARAMETERS.match(source, parameters_end, parameters_end + 2000)
+        if body is None:
+            return None
+        if self.unclosed > 4:
+            return None  # hostile or hopeless: each try scans to the end, 5 are enough
+        end = _closing_brace(source, body.end() - 1)
+        if end < 0:
+            self.unclosed += 1
+            return None
+        start = head.start()
+        if index + 1 < len(read) and read[index + 1][0] < end:
+            return None  # a function tree-sitter read inside: the braces went astray
+        return _Span(
+            start,
+            end,
+            _point(source, start),
+            _point(source, end),
+            name.decode("utf-8", "replace"),
+            parameters_end,
+        )
+
+    def trimmed(self, node: Node, after: int) -> _Span | None:
+        """A read function's extent from its own head, for one that starts in a recovered
+        function's body (`after` is where that ends)."""
+        declarator = node.child_by_field_name("declarator")
+        if declarator is None:
+            return None
+        source = self.source
+        line_start = source.rfind(b"\n", 0, declarator.start_byte) + 1
+        search_from = max(after, source.rfind(b"\n", 0, max(line_start - 1, 0)) + 1)
+        for head in _RECOVERED_HEAD.finditer(source, search_from, declarator.end_byte):
+            if head.start() >= after and head.start("name") >= declarator.start_byte:
+                return _Span(
+                    head.start(),
+                    node.end_byte,
+                    _point(source, head.start()),
+                    node.end_point,
+                    "",
+                    declarator.end_byte,
+                )
+        return None
+
+    def recovered(self, span: _Span, scope: Symbol | None) -> list[Symbol]:
+        """The symbol of a recovered function, named as `function` names a read one."""
+        parts = [span.name] if "(" in span.name else span.name.replace(" ", "").split("::")
+        prefix = scope.qualified_name if scope is not None else None
+        signature = self.header(span.start_byte, span.signature_end)
+        name = parts[-1]
+        if len(parts) == 1:
+            member = scope is not None and scope.kind in _MEMBER_SCOPES
+            kind = "method" if member else "function"
+            return [self.symbol(name, _join(prefix, parts), kind, span, signature, prefix)]
+        parent = _join(prefix, parts[:-1])
+        if self.namespaces is None:
+            self.namespaces = self.namespace_names()
+        kind = "function" if parts[-2] in self.namespaces else "method"
+        return [self.symbol(name, f"{parent}::{name}", kind, span, signature, parent)]
 
     def namespace_names(self) -> set[str]:
         """Names known as namespaces and not as classes: `ns::f() {}` is then a function."""
@@ -573,7 +1044,7 @@ class _Reader:
         name: str,
         qualified_name: str,
         kind: str,
-        anchor: Node,
+        anchor: Node | _Span,
         signature: str,
         parent: str | None,
         is_definition: bool = True,
@@ -657,7 +1128,7 @@ class _Reader:
         return self.symbol(parts[-1], _join(prefix, parts), kind, anchor, signature, parent)
 
     def function(
-        self, node: Node, anchor: Node, scope: Symbol | None, is_definition: bool
+        self, node: Node, anchor: Node | _Span, scope: Symbol | None, is_definition: bool
     ) -> Symbol | None:
         """A function or method, defined or only declared."""
         if not is_definition and node.start_byte in self.friends:
@@ -671,6 +1142,8 @@ class _Reader:
             return None
         parts, is_global = path
         name = parts[-1]
+        if name.encode() in _C_KEYWORDS:
+            return None  # `MACRO if (x) {...}` read as a function named `if`
         prefix = None if is_global or scope is None else scope.qualified_name
         end = declarator.end_byte
         signature = self.header(anchor.start_byte, end)
@@ -828,8 +1301,13 @@ class _Reader:
             if name is not None:
                 return self.node_text(name)
         elif kind == "operator_cast":
+            # Up to the parameters: `operator T *()` converts to `T*`, `operator T &()` to `T&`.
             declarator = node.child_by_field_name("declarator")
-            return self.header(node.start_byte, (declarator or node).start_byte)
+            while declarator is not None and declarator.type != "abstract_function_declarator":
+                declarator = declarator.child_by_field_name("declarator") or _last_named(declarator)
+            parameters = declarator.child_by_field_name("parameters") if declarator else None
+            text = self.header(node.start_byte, (parameters or declarator or node).start_byte)
+            return _SPACE_BEFORE_POINTER.sub("", text)
         return " ".join(self.node_text(node).split())
 
     # --- strings and `#define` bodies --------------------------------------------------------
@@ -955,7 +1433,7 @@ class _Reader:
                     key = (source[start : node.end_byte], names[bisect_right(bounds, start) - 1])
                     if get(key, start) >= start:
                         first_use[key] = start
-        for name, start in self.macro_names:
+        for name, start in self.macro_names + self.recovered_calls():
             key = (name, names[bisect_right(bounds, start) - 1])
             if get(key, start) >= start:
                 first_use[key] = start
@@ -964,9 +1442,22 @@ class _Reader:
         for (name, owner), start in sorted(first_use.items(), key=itemgetter(1)):
             line += source.count(b"\n", counted, start)
             counted = start
-            if name and name not in _CASTS:
+            if name and name not in _CASTS and name not in _C_KEYWORDS:
                 refs.append(Reference(name.decode("utf-8", "replace"), line, owner))
         return refs
+
+    def recovered_calls(self) -> list[tuple[bytes, int]]:
+        """Names called in the bodies of recovered functions: tree-sitter's captures there are
+        whatever its recovery made of the text."""
+        calls = []
+        source = self.source
+        for span in self.recovered_spans:
+            for match in _TOKEN.finditer(source, span.signature_end, span.end_byte):
+                if match.lastgroup == "name" and _CALLED.match(source, match.end()):
+                    name = match[0]
+                    if name not in _KEYWORDS and name not in _NOT_MACROS:
+                        calls.append((name, match.start()))
+        return calls
 
 
 def _in_order(nodes: list[Node]) -> tuple[list[Node], list[int]]:
@@ -993,8 +1484,24 @@ def _function_name(declarator: Node) -> tuple[Node | None, str]:
         if kind == "function_declarator":
             name = declarator.child_by_field_name("declarator")
             name_kind = name.type if name is not None else ""
+            if name_kind == "function_declarator" and name is not None:
+                # `static void FN(Initialize)(...)` (brotli): a name a macro makes; named as
+                # written, each one its own.
+                inner = name.child_by_field_name("declarator")
+                argument = name.child_by_field_name("parameters")
+                if (
+                    inner is not None
+                    and inner.type == "identifier"
+                    and argument is not None
+                    and _ONE_WORD.fullmatch(argument.text or b"")
+                ):
+                    return name, "macro_named"
             if name_kind not in _FUNCTION_NAMES:
-                return _NO_NAME  # a pointer to a function, or a macro call read as one
+                returned = _returning_function(name)
+                if returned is None:
+                    return _NO_NAME  # a pointer to a function, or a macro call read as one
+                declarator = returned  # `void (*signal(int))(int)` returns a function pointer
+                continue
             if name is not None and name_kind == "identifier":
                 return _name_after_macro(name) or name, name_kind
             return name, name_kind
@@ -1012,6 +1519,32 @@ def _function_name(declarator: Node) -> tuple[Node | None, str]:
         if inner is None:
             return _NO_NAME
         declarator = inner
+
+
+def _first_guarded(conditional: Node) -> Node | None:
+    """The first declaration inside `#if`/`#ifdef` (not its condition, a comment or `#else`)."""
+    condition = conditional.child_by_field_name("condition")
+    condition = condition or conditional.child_by_field_name("name")
+    for child in conditional.named_children:
+        if child.type not in _NOT_GUARDED and (
+            condition is None or child.start_byte != condition.start_byte
+        ):
+            return child
+    return None
+
+
+def _returning_function(declarator: Node | None) -> Node | None:
+    """The function declarator inside `(*f(int sig))` of `void (*f(int sig))(int)`, a
+    function returning a pointer to a function; None for a pointer to a function `(*f)`."""
+    while declarator is not None and declarator.type in (
+        "parenthesized_declarator",
+        "pointer_declarator",
+        "attributed_declarator",
+    ):
+        declarator = declarator.child_by_field_name("declarator") or _last_named(declarator)
+    return (
+        declarator if declarator is not None and declarator.type == "function_declarator" else None
+    )
 
 
 def _name_after_macro(name: Node) -> Node | None:

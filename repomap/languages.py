@@ -10,7 +10,7 @@ import re
 # C++ sources: a `.h` beside one of them is C++ (see header_languages below).
 CPP_SOURCE_SUFFIXES = (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".ipp", ".inl")
 # Extension -> language of the extractor that reads it; every other file is not code. A `.h`
-# is C++ here; header_languages() makes it C inside a C project.
+# is C++ here; header_languages() makes it C in a C project or a tree of C headers alone.
 LANGUAGE_BY_SUFFIX = {
     ".py": "python",
     ".pyi": "python",
@@ -42,6 +42,8 @@ _CPP_SYNTAX = re.compile(
     rb'|\bstd::|\bextern[ \t]+"C\+\+"',
     re.MULTILINE,
 )
+
+_CPP_WORDS = re.compile(rb"^(?![ \t]*#)[^\n/]*\b(?:nullptr|noexcept)\b", re.MULTILINE)
 
 # Suffix (lower case) -> doc_files.format; every other file is not a doc.
 DOC_FORMATS = {".md": "markdown", ".markdown": "markdown", ".txt": "text"}
@@ -89,13 +91,14 @@ def resolve_language(name: str) -> str:
 def header_languages(rel_paths: list[str]) -> dict[str, str]:
     """The language each `.h` among `rel_paths` (one tree's code files) is first read as.
 
-    The rule: a `.h` is C when the tree has `.c` files and no C++ source (`.cc`, `.cpp`, `.hpp`,
-    ...) sits in the header's folder; otherwise C++. A C candidate is still read as C++ when
-    its text shows C++ syntax (language_of_header). A tree of headers alone (LLVM's include/)
-    is C++: C++ headers outnumber C ones where no `.c` file says otherwise.
+    The rule: a `.h` is a C candidate when no C++ source (`.cc`, `.cpp`, `.hpp`, ...) sits in
+    its folder and the tree has `.c` files or no C++ source at all (a tree of headers alone:
+    LLVM's include/, /usr/include/curl); otherwise C++ (a C++ project's include/). A C
+    candidate is read as C++ when its text shows C++ syntax (language_of_header): LLVM's
+    headers are C++ by their `namespace llvm`, its llvm-c/ ones C.
     """
     has_c = False
-    cpp_folders: set[str] = set()
+    cpp_folders: set[str] = set()  # folders holding a C++ source
     headers = []
     for rel_path in rel_paths:
         suffix = _suffix(rel_path)
@@ -105,14 +108,21 @@ def header_languages(rel_paths: list[str]) -> dict[str, str]:
             has_c = True
         elif suffix in CPP_SOURCE_SUFFIXES:
             cpp_folders.add(rel_path.rpartition("/")[0])
+    c_tree = has_c or not cpp_folders
     return {
-        rel_path: "c" if has_c and rel_path.rpartition("/")[0] not in cpp_folders else "cpp"
+        rel_path: "c" if c_tree and rel_path.rpartition("/")[0] not in cpp_folders else "cpp"
         for rel_path in headers
     }
 
 
 def language_of_header(rel_path: str, language: str, source: bytes) -> str:
     """A file's language once its text is known: a C candidate `.h` with C++ syntax is C++."""
-    if language == "c" and _suffix(rel_path) == ".h" and _CPP_SYNTAX.search(source):
+    if language != "c" or _suffix(rel_path) != ".h":
+        return language
+    # `nullptr`, `noexcept` in code (pybind11's trampoline_self_life_support.h shows nothing
+    # else), not in a directive or a comment (pythoncapi_compat.h's `# define _Py_NULL nullptr`
+    # is a C header's); the plain search first is ~25x cheaper than the regex.
+    has_words = b"nullptr" in source or b"noexcept" in source
+    if (has_words and _CPP_WORDS.search(source)) or _CPP_SYNTAX.search(source):
         return "cpp"
     return language

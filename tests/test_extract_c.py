@@ -232,10 +232,13 @@ def test_declarations_behind_macros_are_found(
         (["src/a.c", "src/a.h", "include/lib.h"], {"src/a.h": "c", "include/lib.h": "c"}),
         # C++ source beside a header makes it C++; elsewhere in a C project, C.
         (["core/a.c", "core/a.h", "ui/w.cpp", "ui/w.h"], {"core/a.h": "c", "ui/w.h": "cpp"}),
-        # No `.c` file at all (LLVM's include/): C++.
+        # Headers alone (LLVM's include/, /usr/include/curl): C candidates, each read as C++
+        # when its text shows C++ syntax (language_of_header), as in a C project.
         (["include/llvm/ADT/StringRef.h", "include/llvm-c/Core.h"], {
-            "include/llvm/ADT/StringRef.h": "cpp", "include/llvm-c/Core.h": "cpp",
+            "include/llvm/ADT/StringRef.h": "c", "include/llvm-c/Core.h": "c",
         }),
+        # A C++ project without `.c` files: its headers are C++, wherever they sit.
+        (["src/w.cpp", "include/w.h"], {"include/w.h": "cpp"}),
     ],
 )  # fmt: skip
 def test_headers_are_c_in_a_c_project_and_cpp_beside_cpp_sources(
@@ -253,6 +256,11 @@ def test_headers_are_c_in_a_c_project_and_cpp_beside_cpp_sources(
         (b"class Pool : public Base {\n};\n", "cpp"),
         (b"struct S {\npublic:\n  int x;\n};\n", "cpp"),
         (b"int class_count;\nstruct class_info { int class; };\n", "c"),
+        (b"struct holder {\n  holder(holder &&) noexcept {}\n};\n", "cpp"),
+        (b"PYBIND11_NAMESPACE_BEGIN(detail)\nvoid *p = nullptr;\n", "cpp"),
+        # pythoncapi_compat.h, brotli's memory.h: C headers that name nullptr for C++ readers.
+        (b"// _Py_NULL is defined as nullptr.\n#  define _Py_NULL nullptr\n", "c"),
+        (b"#define BROTLI_IS_NULL(A) ((A) == nullptr)\nint f(void);\n", "c"),
     ],
 )
 def test_a_c_candidate_header_with_cpp_syntax_is_read_as_cpp(source: bytes, language: str) -> None:
@@ -263,6 +271,32 @@ def test_a_c_candidate_header_with_cpp_syntax_is_read_as_cpp(source: bytes, lang
 def test_c_is_a_language_filters_accept() -> None:
     assert resolve_language(" C ") == "c"
     assert resolve_language("c++") == "cpp"
+
+
+def test_a_tree_of_c_headers_alone_is_c(make_repo) -> None:
+    """curl's, zlib's and libuv's include/ have no `.c` file beside them: read as C++ they were
+    missing from `--lang c`; LLVM's C++ headers stay C++ by their syntax."""
+    root = make_repo(
+        {
+            "curl/easy.h": GUARDED_HEADER.replace(b"int add", b"int curl_easy_add"),
+            "llvm/ADT/StringRef.h": "namespace llvm {\nclass StringRef {\n};\n}\n",
+        }
+    )
+    repomap = [sys.executable, "-m", "repomap.cli"]
+    subprocess.run([*repomap, "index", str(root)], check=True, capture_output=True)
+    found = {}
+    for name in ("curl_easy_add", "StringRef"):
+        run = subprocess.run(
+            [*repomap, "symbols", name, "--root", str(root), "--json"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        found[name] = [(r["file_path"], r["language"]) for r in json.loads(run.stdout)["results"]]
+    assert found == {
+        "curl_easy_add": [("curl/easy.h", "c")],
+        "StringRef": [("llvm/ADT/StringRef.h", "cpp")],
+    }
 
 
 def test_indexing_a_c_project_reads_c_and_filters_by_lang_c(make_repo, tmp_path: Path) -> None:
@@ -347,3 +381,441 @@ def test_the_macro_scan_stays_linear_on_hostile_input(source: bytes) -> None:
     for language in ("c", "cpp"):
         extract(language, source, "hostile.h")
     assert time.monotonic() - started < 60
+
+
+# Real code repomap had never read (issue 20, "C and C++ never indexed before" in
+# bench/README.md): libuv's, xxhash's, cffi's, psutil's and lz4's ways to hide declarations.
+UV_STYLE = b"""\
+#define UV_REQ_FIELDS \\
+  void* data; \\
+  uv_req_type type;
+
+/* Abstract base class of all requests. */
+struct uv_req_s {
+  UV_REQ_FIELDS
+};
+
+struct uv_shutdown_s {
+  UV_REQ_FIELDS
+  uv_stream_t* handle;
+  uv_shutdown_cb cb;
+  UV_SHUTDOWN_PRIVATE_FIELDS
+};
+
+enum uv_last { UV_FIRST,
+  UV_LAST_ONE
+};
+
+enum {
+  UV_ONLY_ONE
+};
+
+static const int uv_sizes[] = {
+  UV_HANDLE_TYPE_MAX
+};
+
+struct uv_stream_s {
+  UV_HANDLE_FIELDS
+  UV_STREAM_FIELDS
+};
+"""
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_a_macro_alone_on_a_line_in_a_struct_body_is_members(language: str) -> None:
+    found = _symbols(UV_STYLE, language)
+    assert ("uv_req_s", "struct", 6, 8) in found
+    assert ("uv_shutdown_s", "struct", 10, 15) in found
+    assert ("uv_stream_s", "struct", 29, 32) in found
+    assert extract(language, UV_STYLE, "uv.h").note is None  # every macro line blanked
+    # The same shape in an enum or an initialiser is a value, not a macro to skip.
+    names = {name.rpartition("::")[2] for name, _, _, _ in found}
+    assert {"UV_FIRST", "UV_LAST_ONE", "UV_ONLY_ONE", "uv_sizes"} <= names
+
+
+XXHASH_STYLE = b"""\
+XXH_FORCE_INLINE void
+XXH3_hashLong_internal_loop(xxh_u64* XXH_RESTRICT acc,
+                      const xxh_u8* XXH_RESTRICT input, size_t len)
+{
+    size_t const nbStripesPerBlock = len;
+}
+"""
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_a_macro_between_a_pointer_and_its_name_is_a_qualifier(language: str) -> None:
+    result = extract(language, XXHASH_STYLE, "xxhash.h")
+    assert [(s.name, s.kind, s.start_line, s.end_line) for s in result.symbols] == [
+        ("XXH3_hashLong_internal_loop", "function", 1, 6)
+    ]
+    assert result.symbols[0].signature == (
+        "void XXH3_hashLong_internal_loop(xxh_u64* XXH_RESTRICT acc, "
+        "const xxh_u8* XXH_RESTRICT input, size_t len)"
+    )
+
+
+CFFI_STYLE = b"""\
+_cffi_to_c_SIGNED_FN(int, 16)
+_cffi_to_c_UNSIGNED_FN(unsigned PY_LONG_LONG, 64)
+
+static PyObject *_cffi_from_c_pointer(char *ptr, CTypeDescrObject *ct)
+{
+    return convert_to_object((char *)&ptr, ct);
+}
+
+int
+old_style(a, b)
+    int a;
+    char *b;
+{
+    return a;
+}
+"""
+
+
+def test_macro_calls_alone_at_file_scope_are_not_part_of_the_next_function() -> None:
+    result = extract("c", CFFI_STYLE, "backend.c")
+    found = [(s.name, s.kind, s.start_line, s.end_line, s.signature) for s in result.symbols]
+    assert found == [
+        (
+            "_cffi_from_c_pointer",
+            "function",
+            4,
+            7,
+            "static PyObject *_cffi_from_c_pointer(char *ptr, CTypeDescrObject *ct)",
+        ),
+        ("old_style", "function", 9, 15, "int old_style(a, b)"),  # K&R: not a macro call
+    ]
+    refs = {r.name for r in result.references}
+    assert {"_cffi_to_c_SIGNED_FN", "_cffi_to_c_UNSIGNED_FN"} <= refs  # still uses
+
+
+PSUTIL_STYLE = b"""\
+/** Raise the right error for a PID. */
+PyObject *
+psutil_raise_for_pid(pid_t pid, char *syscall) {
+    const char *name = "raise";
+    if (errno != 0)
+        psutil_oserror_wsyscall(syscall);
+#define RAISE_FOR(e) raise(e)
+#if defined(PSUTIL_OSX)
+    else if (is_zombie(pid))
+        PyErr_SetString(ZombieProcessError, "");
+#endif
+    else
+        psutil_runtime_error("%s syscall failed", syscall);
+    return NULL;
+}
+
+
+// Get PID priority.
+PyObject *
+psutil_proc_priority_get(PyObject *self, PyObject *args) {
+    pid_t pid;
+    int priority;
+    errno = 0;
+
+    if (!PyArg_ParseTuple(args, _Py_PARSE_PID, &pid))
+        return NULL;
+
+#ifdef PSUTIL_OSX
+    priority = getpriority(PRIO_PROCESS, (id_t)pid);
+#else
+    priority = getpriority(PRIO_PROCESS, pid);
+#endif
+    if (errno != 0)
+        return psutil_oserror();
+    return Py_BuildValue("i", priority);
+}
+
+int after(void) { return 0; }
+"""
+
+
+def test_a_function_tree_sitter_cannot_read_is_recovered_from_its_error() -> None:
+    """`#if` between `if` and `else` leaves tree-sitter an ERROR where the function was: its
+    head and its braces still say where it is; its locals are not globals."""
+    result = extract("c", PSUTIL_STYLE, "proc.c")
+    found = [(s.name, s.kind, s.start_line, s.end_line) for s in result.symbols]
+    assert found == [
+        ("psutil_raise_for_pid", "function", 2, 15),
+        ("RAISE_FOR", "macro", 7, 7),  # a macro is global, even in a body
+        # Tree-sitter starts this one inside the lost function: it starts at its own head.
+        ("psutil_proc_priority_get", "function", 19, 36),
+        ("after", "function", 38, 38),
+    ]
+    assert result.symbols[2].signature == (
+        "PyObject * psutil_proc_priority_get(PyObject *self, PyObject *args)"
+    )
+    function = result.symbols[0]
+    assert function.signature == "PyObject * psutil_raise_for_pid(pid_t pid, char *syscall)"
+    assert function.doc == "Raise the right error for a PID."
+    strings = {(t.content, t.symbol_name) for t in result.texts if t.element_type != "comment"}
+    assert ("%s syscall failed", "psutil_raise_for_pid") in strings
+    refs = {(r.name, r.symbol) for r in result.references}
+    assert ("psutil_runtime_error", "psutil_raise_for_pid") in refs
+
+
+GUARDED_HEADER = b"""\
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Add two numbers. */
+int add(int a, int b);
+struct point { int x; };
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+"""
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+@pytest.mark.parametrize("opening", [b'extern "C" {', b'extern "C"\n{'])
+def test_the_cplusplus_guard_of_a_c_header_is_read_around(language: str, opening: bytes) -> None:
+    """`extern "C" {` opens in one `#ifdef` and closes in another: tree-sitter can only misread
+    that (xxhash.h became one ERROR from its guard to its end); the guard is blanked."""
+    header = GUARDED_HEADER.replace(b'extern "C" {', opening)
+    result = extract(language, header, "lib.h")
+    assert result.note is None
+    found = [(s.name, s.kind, s.start_line, s.doc) for s in result.symbols]
+    shift = opening.count(b"\n")
+    assert found == [
+        ("add", "function", 6 + shift, "Add two numbers."),
+        ("point", "struct", 7 + shift, None),
+    ]
+
+
+UV_DEFINE = b"""\
+#define UV_REQ_FIELDS                                                         \\
+  /* public */                                                                \\
+  void* data;                                                                 \\
+  uv_req_type type; /* read-only */                                           \\
+  void* reserved[6];                                                          \\
+
+struct uv_req_s {
+  int n;
+};
+"""
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_a_comment_in_a_continued_define_does_not_end_it(language: str) -> None:
+    """Left to tree-sitter, the comment ends the `#define` and `reserved` leaks out as a
+    global variable; the comments stay comments of the macro."""
+    result = extract(language, UV_DEFINE, "uv.h")
+    found = [(s.name, s.kind, s.start_line, s.end_line) for s in result.symbols]
+    assert found == [("UV_REQ_FIELDS", "macro", 1, 6), ("uv_req_s", "struct", 7, 9)]
+    comments = [(t.content, t.line, t.symbol_name) for t in result.texts]
+    assert comments == [("public", 2, "UV_REQ_FIELDS"), ("read-only", 4, "UV_REQ_FIELDS")]
+
+
+RETURNS_FUNCTION_POINTER = b"""\
+void (*signal(int sig, void (*func)(int)))(int);
+
+/** The handler for a signal. */
+void (*signal_handler(int sig))(int)
+{
+    return handlers[sig];
+}
+
+int (*compare)(const void *, const void *);
+"""
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_a_function_returning_a_function_pointer_is_a_function(language: str) -> None:
+    """`signal` returns `void (*)(int)`: its name sits inside the declarator of the pointer
+    it returns. A pointer to a function (`compare`) stays a variable."""
+    result = extract(language, RETURNS_FUNCTION_POINTER, "signal.c")
+    found = [(s.name, s.kind, s.start_line, s.end_line, s.is_definition) for s in result.symbols]
+    assert found == [
+        ("signal", "function", 1, 1, False),
+        ("signal_handler", "function", 4, 7, True),
+        ("compare", "variable", 9, 9, True),
+    ]
+    by_name = {s.name: s for s in result.symbols}
+    assert by_name["signal_handler"].signature == "void (*signal_handler(int sig))(int)"
+    assert by_name["signal_handler"].doc == "The handler for a signal."
+
+
+BROTLI_STYLE = b"""\
+/* Hashes one position. */
+static BROTLI_INLINE size_t FN(HashTypeLength)(void) { return 8; }
+
+static BROTLI_INLINE void FN(Initialize)(
+    HasherCommon* common, HashLongestMatch* BROTLI_RESTRICT self) {
+  self->common = common;
+}
+"""
+
+
+def test_functions_a_macro_names_are_named_as_written() -> None:
+    """brotli defines each hasher's functions once, named by `FN(x)` (pasting a suffix on):
+    each is its own function, found by the name its source shows."""
+    result = extract("c", BROTLI_STYLE, "hash_inc.h")
+    found = [(s.name, s.kind, s.start_line, s.end_line) for s in result.symbols]
+    assert found == [
+        ("FN(HashTypeLength)", "function", 2, 2),
+        ("FN(Initialize)", "function", 4, 7),
+    ]
+    assert result.symbols[1].signature == (
+        "static BROTLI_INLINE void FN(Initialize)( HasherCommon* common, "
+        "HashLongestMatch* BROTLI_RESTRICT self)"
+    )
+
+
+LZ4_DOC_BEFORE_IF = b"""\
+/*! LZ4_createStreamDecode() and LZ4_freeStreamDecode() :
+ *  creation / destruction of streaming decompression tracking context.
+ */
+#if !defined(RC_INVOKED) /* windows resources */
+#if !defined(LZ4_STATIC_LINKING_ONLY_DISABLE_MEMORY_ALLOCATION)
+LZ4LIB_API LZ4_streamDecode_t* LZ4_createStreamDecode(void);
+LZ4LIB_API int                 LZ4_freeStreamDecode (LZ4_streamDecode_t* LZ4_stream);
+#endif
+#endif
+"""
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_a_doc_comment_before_an_if_documents_the_declaration_inside(language: str) -> None:
+    """lz4.h documents a function, then guards it with `#if`: the doc is the function's."""
+    result = extract(language, LZ4_DOC_BEFORE_IF, "lz4.h")
+    docs = {s.name: s.doc for s in result.symbols}
+    assert docs["LZ4_createStreamDecode"] == (
+        "LZ4_createStreamDecode() and LZ4_freeStreamDecode() :\n"
+        "creation / destruction of streaming decompression tracking context."
+    )
+    assert docs["LZ4_freeStreamDecode"] is None
+    names = [t.symbol_name for t in result.texts if t.element_type == "docstring"]
+    assert names == ["LZ4_createStreamDecode"]
+
+
+CPYTHON_THREADS = b"""\
+static PyObject *
+decompress(PyObject *self, PyObject *args)
+{
+    size_t zresult;
+    Py_BEGIN_ALLOW_THREADS
+    zresult = ZSTD_decompress(dst, n, src, m);
+    Py_END_ALLOW_THREADS
+    if (ZSTD_isError(zresult)) {
+        return NULL;
+    }
+    else if (zresult) {
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    zresult = ZSTD_decompressStream(dctx, &out, &in);
+    Py_END_ALLOW_THREADS if (ZSTD_isError(zresult)) {
+        return NULL;
+    }
+    /*
+        Otherwise if nothing failed, the result.
+    */
+    return result;
+}
+
+enum level {
+    Level_Max
+};
+"""
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_a_statement_macro_alone_on_its_line_is_not_a_type(language: str) -> None:
+    """CPython's `Py_BEGIN_ALLOW_THREADS` / `Py_END_ALLOW_THREADS` (every C extension): left in,
+    `Py_END_ALLOW_THREADS if (...) {` read as a function named `if`."""
+    result = extract(language, CPYTHON_THREADS, "decompressor.c")
+    found = [(s.name, s.kind, s.start_line, s.end_line) for s in result.symbols]
+    assert found == [
+        ("decompress", "function", 1, 23),
+        ("level", "enum", 25, 27),
+        ("Level_Max", "constant", 26, 26),  # alone in an enum: a value, kept
+    ]
+    refs = {(r.name, r.symbol) for r in result.references}
+    assert {("Py_END_ALLOW_THREADS", "decompress"), ("ZSTD_isError", "decompress")} <= refs
+    assert "Otherwise" not in {name for name, _ in refs}  # a comment's word is no use
+
+
+KERNEL_SYSCALL = b"""\
+/**
+ * sys_foo - do foo
+ * @x: the x
+ */
+SYSCALL_DEFINE1(foo, int, x)
+{
+\tint ret = do_foo(x);
+\treturn ret;
+}
+
+#ifdef CONFIG_COMPAT
+COMPAT_SYSCALL_DEFINE2(foo2, int, x, int, y)
+{
+\treturn 0;
+}
+#endif
+
+#ifdef CONFIG_HIST_TRIGGERS
+static int __init __printf(3, 4)
+append_printf(char **bufp, char *end, const char *fmt, ...)
+{
+	int ret;
+	return 0;
+}
+#endif
+
+/**
+ * schedule_tail - first thing a freshly forked thread must call.
+ */
+asmlinkage __visible void schedule_tail(struct task_struct *prev)
+\t__releases(rq->lock)
+{
+\tfinish();
+}
+"""
+
+
+def test_functions_a_macro_defines_are_functions_with_their_docs() -> None:
+    """`SYSCALL_DEFINE1(foo, ...) { ... }` is the kernel's `sys_foo`: tree-sitter-c reads a call
+    and a block, repomap had no symbol (and `ret` as a global). Named by the macro and its
+    first argument. And `asmlinkage __visible` no longer keeps the next doc from its function."""
+    result = extract("c", KERNEL_SYSCALL, "kernel/sys.c")
+    found = [(s.name, s.kind, s.start_line, s.end_line) for s in result.symbols]
+    assert found == [
+        ("SYSCALL_DEFINE1(foo)", "function", 5, 9),
+        ("COMPAT_SYSCALL_DEFINE2(foo2)", "function", 12, 15),
+        ("append_printf", "function", 19, 24),  # its head's first line ends in `(3, 4)`
+        ("schedule_tail", "function", 30, 34),
+    ]
+    by_name = {s.name: s for s in result.symbols}
+    assert by_name["SYSCALL_DEFINE1(foo)"].doc == "sys_foo - do foo\n@x: the x"
+    assert by_name["SYSCALL_DEFINE1(foo)"].signature == "SYSCALL_DEFINE1(foo, int, x)"
+    assert by_name["schedule_tail"].doc == (
+        "schedule_tail - first thing a freshly forked thread must call."
+    )
+    refs = {(r.name, r.symbol) for r in result.references}
+    assert ("do_foo", "SYSCALL_DEFINE1(foo)") in refs
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # A function head in an ERROR after every line, its body never closed: each recovery
+        # would scan to the end of the file.
+        b"int x = (;\n" + b"int\nf(void) {\n" * 20_000,
+        # Its head followed by an unclosed comment.
+        b"int x = (;\n" + b"int\nf(void) /* \n" * 2_000,
+        # Statement macros on every line.
+        b"void f(void) {\n" + b"    Py_BEGIN_ALLOW_THREADS\n" * 50_000 + b"}\n",
+    ],
+    ids=["unclosed-bodies", "unclosed-comments", "statement-macros"],
+)
+def test_the_recovery_stays_linear_on_hostile_input(source: bytes) -> None:
+    """Quadratic, the first took 110 s; a generous bound, as in test_hostile_inputs."""
+    started = time.monotonic()
+    extract("c", source, "hostile.c")
+    assert time.monotonic() - started < 30

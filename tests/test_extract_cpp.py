@@ -603,3 +603,27 @@ def test_every_query_file_compiles(purpose: str) -> None:
 def test_query_files_ship_with_the_package() -> None:
     folder = resources.files("repomap.extractors").joinpath("queries", "cpp")
     assert {p.name for p in folder.iterdir() if p.name.endswith(".scm")} == {"tags.scm", "text.scm"}
+
+
+CONVERSIONS = b"""\
+struct caster {
+  operator EnumType *() { return ptr; }
+  operator EnumType &();
+  operator bool() const;
+  explicit operator const std::vector<T> &&() &&;
+};
+caster::operator int*() const { return 0; }
+"""
+
+
+def test_conversion_operators_are_named_with_their_whole_type() -> None:
+    """pybind11's casters convert to `T*` and to `T&`: two operators, not one name twice."""
+    found = [(s.qualified_name, s.start_line) for s in extract("cpp", CONVERSIONS, "c.h").symbols]
+    assert found == [
+        ("caster", 1),
+        ("caster::operator EnumType*", 2),
+        ("caster::operator EnumType&", 3),
+        ("caster::operator bool", 4),
+        ("caster::operator const std::vector<T>&&", 5),
+        ("caster::operator int*", 7),
+    ]

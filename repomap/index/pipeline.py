@@ -44,8 +44,12 @@ symbol_row = attrgetter(*store.SYMBOL_FIELDS)
 # Bump when extraction changes what it stores: every file is then re-read once.
 # 2: credentials redacted in signatures and docs too; 3: Python class attributes and type
 # aliases are symbols; 4: `.c` and C projects' `.h` read as C (tree-sitter-c), enum constants;
-# 5: C++ enumerators are symbols too
-EXTRACTOR_VERSION = "5"
+# 5: C++ enumerators are symbols too; 6: C/C++ functions tree-sitter lost to an ERROR found again
+# from their head and braces, functions a macro names or defines (`FN(x)`, `SYSCALL_DEFINE1(x)`),
+# more macros blanked (member and statement macros, `* MACRO name`, macro calls alone at file
+# scope, the `extern "C"` guard, comments in continued `#define`s), conversion operators named
+# with their type, docs across `#if`, a tree of headers alone read as C
+EXTRACTOR_VERSION = "6"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 EXTRACTED_AHEAD = 1024  # results the workers may have ready before the writer takes them

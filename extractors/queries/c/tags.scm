@@ -26,3 +26,11 @@
 (field_expression field: (field_identifier) @reference.field)
 (preproc_ifdef name: (identifier) @reference.macro)
 (preproc_defined (identifier) @reference.macro)
+
+; `SYSCALL_DEFINE1(foo, int, x) { ... }`: a function a macro defines, which tree-sitter-c reads
+; as a call statement and a block at file scope; cpp.py pairs them into a function.
+(translation_unit (compound_statement) @local.block)
+(preproc_if (compound_statement) @local.block)
+(preproc_ifdef (compound_statement) @local.block)
+(preproc_else (compound_statement) @local.block)
+(preproc_elif (compound_statement) @local.block)
