@@ -78,6 +78,9 @@ def counts_meta(db: Store, counts: dict[str, int]) -> dict[str, str]:
 # Indexes rebuilt after a large run (optimize_text): the ones whose keys come in random order.
 PACKED_AFTER_BULK = ("symbols_name", "symbols_file", "symbols_unsuffixed")
 REFS_COPY = "refs_packing"  # refs copied out and back after a large run (Writer._pack_refs)
+# ...unless it holds more rows than this: on the Linux kernel (8.9M) the copy, run beside the
+# ranking, made the cold run ~80 s slower (bench/README.md, 2026-11-26 12:04-12:45 UTC).
+PACK_REFS_MAX_ROWS = 2_000_000
 
 # A definition's declaration: the first C or C++ declaration of the same name and qualified
 # name. Schema v18 has no index on qualified names: a run that relinks every definition
@@ -631,6 +634,11 @@ class Writer:
         back with release_free_pages): with a TEMP table, the connection's next `PRAGMA
         wal_checkpoint` fails ("database table is locked").
         """
+        held = self.conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM refs LIMIT ?)", (PACK_REFS_MAX_ROWS + 1,)
+        ).fetchone()[0]
+        if held > PACK_REFS_MAX_ROWS:  # the kernel's 8.9M rows: ~80 s of a cold run for ~3%
+            return
         (definition,) = self.conn.execute(
             "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'refs'"
         ).fetchone()
