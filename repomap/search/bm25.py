@@ -163,13 +163,9 @@ def scores(
     holding any of `terms`, as the SQL of search/code.py returns them; None when a term is a
     phrase to FTS5."""
     postings = prepared.postings
-    split = tokenizer(postings.tokenize)
-    phrases: list[str] = []
-    for term in terms:
-        tokens = split.tokens(term)
-        if len(tokens) != 1:
-            return None
-        phrases.append(tokens[0])
+    phrases = _single_tokens(postings, terms)
+    if phrases is None:
+        return None
     if not phrases:
         return {}
     total = len(postings.rowids)
@@ -212,6 +208,19 @@ def scores(
     }
 
 
+def _single_tokens(postings: Postings, terms: Sequence[str]) -> list[str] | None:
+    """Each term as the one token the index's tokenizer makes of it; None when one makes
+    several (FTS5 then reads it as a phrase, which the postings cannot answer)."""
+    split = tokenizer(postings.tokenize)
+    phrases: list[str] = []
+    for term in terms:
+        tokens = split.tokens(term)
+        if len(tokens) != 1:
+            return None
+        phrases.append(tokens[0])
+    return phrases
+
+
 def idf(total_rows: int, hits: int) -> float:
     """bm25()'s IDF of a phrase held by `hits` of `total_rows` rows, floored as bm25() does."""
     value = math.log((total_rows - hits + 0.5) / (hits + 0.5))
@@ -225,13 +234,9 @@ def coverage(
     (search/code.py `word_coverage`, which asks SQLite the same); None when a term is a phrase
     to FTS5."""
     postings = prepared.postings
-    split = tokenizer(postings.tokenize)
-    phrases: list[str] = []
-    for term in terms:
-        tokens = split.tokens(term)
-        if len(tokens) != 1:
-            return None
-        phrases.append(tokens[0])
+    phrases = _single_tokens(postings, terms)
+    if phrases is None:
+        return None
     ids = np.asarray(chunk_ids, dtype=np.int64)
     at = np.minimum(np.searchsorted(postings.rowids, ids), max(len(postings.rowids) - 1, 0))
     known = postings.rowids[at] == ids if len(postings.rowids) else np.zeros(len(ids), bool)
