@@ -25,11 +25,8 @@ ORDER BY r.rank DESC, s.file_id, r.symbol_id LIMIT :limit OFFSET :offset"""
 RANKED_IN_FILES_SQL = f"""SELECT r.symbol_id, r.rank FROM {RANKED_TABLES} WHERE {IN_FILES}
 ORDER BY r.rank DESC, s.file_id, r.symbol_id LIMIT :limit OFFSET :offset"""
 PAGE_RANKS_SQL = "SELECT symbol_id, rank FROM symbol_ranks WHERE symbol_id IN ({ids})"
-SYMBOLS_NAMED_SQL = "SELECT s.id, s.name, s.qualified_name FROM symbols s WHERE " + (
-    symbols.qualified_match_sql(
-        "s.name = :last COLLATE NOCASE OR s.qualified_name = :q COLLATE NOCASE "
-        "OR s.qualified_name = :q_alt COLLATE NOCASE"
-    )
+SYMBOLS_NAMED_SQL = (
+    f"SELECT s.id, s.name, s.qualified_name FROM symbols s WHERE {symbols.FIND_MATCH_SQL}"
 )
 
 

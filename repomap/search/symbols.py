@@ -762,12 +762,13 @@ def _hit(c: _Candidate, tier: int) -> SymbolHit:
 
 # --- find_symbol -----------------------------------------------------------------------------
 
-_FIND_MATCH = qualified_match_sql(
+# A name as `show` and the map's --mention look it up: its last part, or the whole qualified name.
+FIND_MATCH_SQL = qualified_match_sql(
     "s.name = :last COLLATE NOCASE OR s.qualified_name = :q COLLATE NOCASE "
     "OR s.qualified_name = :q_alt COLLATE NOCASE"
 )
 FIND_SQL = f"""SELECT {_COLUMNS} FROM {_TABLES}
-WHERE ({_FIND_MATCH}) {{filters}}"""
+WHERE ({FIND_MATCH_SQL}) {{filters}}"""
 SYMBOL_BY_ID_SQL = f"SELECT {_COLUMNS} FROM {_TABLES} WHERE s.id = ?"
 
 
