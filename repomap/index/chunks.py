@@ -25,7 +25,9 @@ from repomap.subwords import split_identifier
 # 5: paths.is_demoted_path also counts bench/, benchmarks/, example/ folders and conftest.py
 # 6: ... and vendored code (third_party/, bundled/, a top vendor/ or deps/)
 # 7: ... and type stubs (.pyi)
-CHUNKS_VERSION = "7"
+# 8: a definition without a doc comment takes the plain comment block right above it; a
+#    header's include guard is no chunk
+CHUNKS_VERSION = "8"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
 # header, docstring and member signatures, not the members' bodies: those are chunks too.
@@ -201,10 +203,11 @@ def code_chunks(
                     name, qualified_name, kind, start_line, end_line, signature, parent, doc
                 )
             )
+    leading = _leading_comments(definitions, texts, lines)
     comments: dict[str | None, list[str]] = {}
     docstrings: list[str] = []  # the module's own, which no symbol owns
-    for element_type, content, _line, _end, owner, _parts in texts:
-        if element_type == "comment":
+    for element_type, content, line, _end, owner, _parts in texts:
+        if element_type == "comment" and line not in leading.taken:
             comments.setdefault(owner, []).append(content)
         elif element_type == "docstring" and owner is None:
             docstrings.append(content)
@@ -216,9 +219,9 @@ def code_chunks(
     chunks: list[ChunkRow] = []
     covered = bytearray(len(lines) + 2)  # lines inside a chunked definition
     for d in definitions:
-        if d.kind not in CHUNK_KINDS:
+        if d.kind not in CHUNK_KINDS or _include_guard(d, lines):
             continue
-        doc = d.doc or ""
+        doc = d.doc or leading.of.get((d.start_line, d.qualified_name), "")
         inner = " ".join(comments.get(d.qualified_name, ()))
         head = "\n".join(part for part in (d.signature, doc, inner) if part)
         if d.kind in CONTAINER_KINDS:
@@ -238,6 +241,81 @@ def code_chunks(
     if head.strip() or body:
         chunks.append(make_chunk("module", path, 1, max(len(lines), 1), path, head, body))
     return chunks
+
+
+class _Leading(NamedTuple):
+    of: dict[tuple[int, str], str]  # (start line, qualified name) -> the comment above it
+    taken: set[int]  # first lines of the comments given to a definition
+
+
+# A comment ends at most this many lines above the definition it describes: one line between
+# them may be blank, a `template <...>` line, an attribute or a decorator.
+LEADING_GAP = 2
+_COMMENT_START = re.compile(r"\s*(//|/\*|\*|#(?!\[)|--|;)")
+
+
+def _leading_comments(
+    definitions: Sequence[_Definition], texts: Sequence[tuple], lines: Sequence[str]
+) -> _Leading:
+    """The plain comment block right above each definition that has no doc comment of its own.
+
+    Extractors give a definition only its language's doc syntax (a docstring, `///`, `/**`);
+    the `//` or `#` comment a C++ method or a Rust helper is commonly described with belongs
+    to the enclosing class or file, so a search found the class by the method's words and the
+    method by none (spdlog's `// enqueue immediately. overrun oldest message ...` above
+    `enqueue_nowait`; bench/README.md, the failure analysis of issue 17). The block is moved to
+    the definition: its container's chunk no longer holds it."""
+    by_end: dict[int, tuple[int, str]] = {}
+    for element_type, content, line, end, _owner, _parts in texts:
+        # A comment trailing a statement on its line is not one above a definition.
+        if (
+            element_type == "comment"
+            and 0 < line <= len(lines)
+            and _COMMENT_START.match(lines[line - 1])
+        ):
+            by_end[end] = (line, content)
+    found = _Leading({}, set())
+    for d in definitions:
+        if d.kind not in CHUNK_KINDS or d.doc:
+            continue
+        end = next(
+            (
+                d.start_line - gap
+                for gap in range(1, LEADING_GAP + 1)
+                if d.start_line - gap in by_end
+                and not any(_ends_statement(lines[n - 1])
+                            for n in range(d.start_line - gap + 1, d.start_line))
+            ),
+            None,
+        )  # fmt: skip
+        block: list[str] = []
+        while end is not None and end in by_end and by_end[end][0] not in found.taken:
+            line, content = by_end[end]
+            block.append(content)
+            found.taken.add(line)
+            end = line - 1
+        if block:
+            found.of[(d.start_line, d.qualified_name)] = "\n".join(reversed(block))
+    return found
+
+
+def _include_guard(d: _Definition, lines: Sequence[str]) -> bool:
+    """A header's `#ifndef X_H` / `#define X_H`: a macro named after its file that defines
+    nothing, whose words are the path's, so it outranked real definitions for any question
+    naming a file's subject (LLVM's `LLVM_ANALYSIS_MODULESUMMARYANALYSIS_H` first for "creates
+    a new empty module"; bench/README.md)."""
+    if d.kind != "macro" or d.start_line != d.end_line or not 1 < d.start_line <= len(lines):
+        return False
+    if lines[d.start_line - 1].replace("#", " ").split() != ["define", d.name]:
+        return False
+    above = next((line for line in reversed(lines[: d.start_line - 1]) if line.strip()), "")
+    return above.replace("#", " ").split() in (["ifndef", d.name], ["if", f"!defined({d.name})"])
+
+
+def _ends_statement(line: str) -> bool:
+    """A line that ends a statement or a block: a comment above it describes that, not what
+    follows."""
+    return line.rstrip().endswith((";", "}", "{"))
 
 
 DOC_PIECE_CHARS = 1500  # a longer section is cut at paragraph ends into pieces about this long

@@ -1,0 +1,121 @@
+"""A definition's chunk holds the plain comment right above it; include guards are no chunks.
+
+The chunks are made by the real extractors from real source; the search runs through the real
+CLI in a subprocess over a real index in a temp dir.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from operator import attrgetter
+from pathlib import Path
+
+from repomap.extractors import extract
+
+from repomap import store
+from repomap.index.chunks import ChunkRow, code_chunks
+
+QUEUE_H = b"""#ifndef SPDLOG_QUEUE_H
+#define SPDLOG_QUEUE_H
+
+#define QUEUE_MAX_ITEMS 1024
+
+// A queue shared by the threads of a pool.
+template <typename T>
+class blocking_queue {
+public:
+    // try to enqueue and block if no room left
+    void enqueue(T &&item) { wait_for_room(); push(item); }
+
+    // enqueue immediately. overrun the oldest message in the queue if no room left.
+    void enqueue_nowait(T &&item) { push(item); }
+
+    int size_; // the number of items held
+    void clear() { size_ = 0; }
+
+private:
+    void push(T &item) { size_ += 1; }
+    void wait_for_room() {}
+};
+
+#endif // SPDLOG_QUEUE_H
+"""
+
+WORKER_PY = b'''import os
+
+
+class Worker:
+    """Runs jobs."""
+
+    # Jobs that failed are tried again at most three times, then dropped.
+    def retry(self, job):
+        return job.run()
+
+    def stop(self):
+        """Stop after the current job."""
+        # flush first
+        return None
+'''
+
+
+def chunks_of(language: str, path: str, source: bytes) -> dict[str, ChunkRow]:
+    extraction = extract(language, source, path)
+    rows = [attrgetter(*store.SYMBOL_FIELDS)(s) for s in extraction.symbols]
+    texts = [(t.element_type, t.content, t.line, t.end_line, t.symbol_name, "")
+             for t in extraction.texts]  # fmt: skip
+    return {chunk.name: chunk for chunk in code_chunks(path, source, rows, texts)}
+
+
+def test_a_cpp_method_holds_the_comment_above_it_and_its_class_does_not() -> None:
+    chunks = chunks_of("cpp", "queue.h", QUEUE_H)
+    nowait = chunks["blocking_queue::enqueue_nowait"]
+    assert "overrun the oldest message" in nowait.head
+    assert "block if no room left" in chunks["blocking_queue::enqueue"].head
+    assert "oldest" not in chunks["blocking_queue"].head  # moved, not copied
+    assert "A queue shared by the threads" in chunks["blocking_queue"].head  # across `template`
+
+
+def test_a_comment_trailing_a_statement_is_not_the_next_definitions() -> None:
+    chunks = chunks_of("cpp", "queue.h", QUEUE_H)
+    assert "number of items" not in chunks["blocking_queue::clear"].head
+
+
+def test_a_python_method_holds_the_comment_above_it_and_keeps_its_docstring() -> None:
+    chunks = chunks_of("python", "worker.py", WORKER_PY)
+    assert "tried again at most three times" in chunks["Worker.retry"].head
+    assert "tried again" not in chunks["Worker"].head
+    stop = chunks["Worker.stop"].head
+    assert "Stop after the current job." in stop and "flush first" in stop  # inner comments stay
+
+
+def test_an_include_guard_is_no_chunk_and_a_valued_macro_is_one() -> None:
+    chunks = chunks_of("cpp", "queue.h", QUEUE_H)
+    assert "SPDLOG_QUEUE_H" not in chunks
+    assert "QUEUE_MAX_ITEMS" in chunks
+
+
+def test_a_question_in_a_methods_comment_finds_the_method_before_its_class(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "queue.h").write_bytes(QUEUE_H)
+    (root / "pool.h").write_bytes(
+        b"#ifndef POOL_H\n#define POOL_H\n"
+        b"/// A pool of threads that take messages from a queue.\n"
+        b"class thread_pool {\npublic:\n    void post(int message);\n};\n#endif\n"
+    )
+    run = [sys.executable, "-m", "repomap.cli"]
+    done = subprocess.run([*run, "index", str(root)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    question = "what happens to the oldest message when the queue has no room?"
+    done = subprocess.run(
+        [*run, "search", question, "--mode", "lexical", "--json", "--root", str(root)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    names = [hit["name"] for hit in json.loads(done.stdout)["results"]]
+    assert names[0] == "blocking_queue::enqueue_nowait"
+    assert not any(name.endswith("_H") for name in names)
