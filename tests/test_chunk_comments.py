@@ -57,6 +57,10 @@ class Worker:
         """Stop after the current job."""
         # flush first
         return None
+        # the worker's thread ends here
+
+    def pause(self):
+        return None
 '''
 
 
@@ -88,6 +92,7 @@ def test_a_python_method_holds_the_comment_above_it_and_keeps_its_docstring() ->
     assert "tried again" not in chunks["Worker"].head
     stop = chunks["Worker.stop"].head
     assert "Stop after the current job." in stop and "flush first" in stop  # inner comments stay
+    assert "thread ends here" not in chunks["Worker.pause"].head  # the end of stop's body
 
 
 def test_an_include_guard_is_no_chunk_and_a_valued_macro_is_one() -> None:

@@ -278,6 +278,9 @@ def _leading_comments(
     for d in definitions:
         if d.kind not in CHUNK_KINDS or d.doc:
             continue
+        if not 0 < d.start_line <= len(lines):
+            continue
+        indent = _indent(lines[d.start_line - 1])
         end = next(
             (
                 d.start_line - gap
@@ -289,7 +292,14 @@ def _leading_comments(
             None,
         )  # fmt: skip
         block: list[str] = []
-        while end is not None and end in by_end and by_end[end][0] not in found.taken:
+        # Indented as the definition: a deeper comment ends the body above it (click's parser
+        # explains the previous method's loop right above `_match_long_opt`).
+        while (
+            end is not None
+            and end in by_end
+            and by_end[end][0] not in found.taken
+            and _indent(lines[by_end[end][0] - 1]) == indent
+        ):
             line, content = by_end[end]
             block.append(content)
             found.taken.add(line)
@@ -310,6 +320,10 @@ def _include_guard(d: _Definition, lines: Sequence[str]) -> bool:
         return False
     above = next((line for line in reversed(lines[: d.start_line - 1]) if line.strip()), "")
     return above.replace("#", " ").split() in (["ifndef", d.name], ["if", f"!defined({d.name})"])
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
 
 
 def _ends_statement(line: str) -> bool:
