@@ -95,6 +95,17 @@ def test_a_python_method_holds_the_comment_above_it_and_keeps_its_docstring() ->
     assert "thread ends here" not in chunks["Worker.pause"].head  # the end of stop's body
 
 
+def test_a_comment_above_an_include_or_an_import_is_not_the_next_definitions() -> None:
+    c_source = (
+        b"/* Copyright the authors. */\n#include <stdio.h>\nint answer(void) { return 42; }\n"
+    )
+    assert "Copyright" not in chunks_of("c", "answer.c", c_source)["answer"].head
+    py_source = b"# Copyright the authors.\nimport os\ndef answer():\n    return 42\n"
+    assert "Copyright" not in chunks_of("python", "answer.py", py_source)["answer"].head
+    decorated = b"# Cached: computed once.\n@cache\ndef answer():\n    return 42\n"
+    assert "computed once" in chunks_of("python", "answer.py", decorated)["answer"].head
+
+
 def test_an_include_guard_is_no_chunk_and_a_valued_macro_is_one() -> None:
     chunks = chunks_of("cpp", "queue.h", QUEUE_H)
     assert "SPDLOG_QUEUE_H" not in chunks

@@ -248,8 +248,7 @@ class _Leading(NamedTuple):
     taken: set[int]  # first lines of the comments given to a definition
 
 
-# A comment ends at most this many lines above the definition it describes: one line between
-# them may be blank, a `template <...>` line, an attribute or a decorator.
+# A comment ends at most this many lines above the definition it describes (_may_separate).
 LEADING_GAP = 2
 _COMMENT_START = re.compile(r"\s*(//|/\*|\*|#(?!\[)|--|;)")
 
@@ -286,8 +285,8 @@ def _leading_comments(
                 d.start_line - gap
                 for gap in range(1, LEADING_GAP + 1)
                 if d.start_line - gap in by_end
-                and not any(_ends_statement(lines[n - 1])
-                            for n in range(d.start_line - gap + 1, d.start_line))
+                and all(_may_separate(lines[n - 1])
+                        for n in range(d.start_line - gap + 1, d.start_line))
             ),
             None,
         )  # fmt: skip
@@ -326,10 +325,16 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip())
 
 
-def _ends_statement(line: str) -> bool:
-    """A line that ends a statement or a block: a comment above it describes that, not what
-    follows."""
-    return line.rstrip().endswith((";", "}", "{"))
+# What may stand between a comment and the definition it describes: a blank line, or the start
+# of the definition's own header that its lines leave out (a decorator, an attribute, a
+# template line). Anything else (an `#include`, an `import`, a statement) is what the comment
+# was about.
+_HEADER_START = ("@", "#[", "[[", "template", "__attribute__")
+
+
+def _may_separate(line: str) -> bool:
+    stripped = line.strip()
+    return not stripped or stripped.startswith(_HEADER_START)
 
 
 DOC_PIECE_CHARS = 1500  # a longer section is cut at paragraph ends into pieces about this long
