@@ -309,9 +309,9 @@ def _leading_comments(
 
 
 def _include_guard(d: _Definition, lines: Sequence[str]) -> bool:
-    """A header's `#ifndef X_H` / `#define X_H`: a macro named after its file that defines
-    nothing, whose words are the path's, so it outranked real definitions for any question
-    naming a file's subject (LLVM's `LLVM_ANALYSIS_MODULESUMMARYANALYSIS_H` first for "creates
+    """A header's `#ifndef X_H` / `#define X_H`: a macro that defines nothing, right under the
+    `#ifndef` of its own name. Its words are the path's, so it outranked real definitions for
+    any question naming a file's subject (LLVM's `LLVM_ANALYSIS_MODULESUMMARYANALYSIS_H` first for "creates
     a new empty module"; bench/README.md)."""
     if d.kind != "macro" or d.start_line != d.end_line or not 1 < d.start_line <= len(lines):
         return False
