@@ -152,3 +152,26 @@ def test_a_large_corpus_is_indexed_through_its_ignore_file_and_measured_against_
     assert "search_text by query class" in text
     # cold × floor, no change, one file, largest process, database; the six rows of its own
     assert text.count("PASS") + text.count("FAIL") == 11
+
+
+def test_the_floor_parses_every_file_once_in_batches_with_its_language(tmp_path, monkeypatch):
+    files = []
+    for number, (suffix, language) in enumerate([(".c", "c"), (".h", "cpp"), (".c", "c")]):
+        path = tmp_path / f"f{number}{suffix}"
+        path.write_bytes(b"int f%d(void);\n" % number)
+        files.append((path, language))
+    parsed: list[list[tuple[bytes, str]]] = []
+    real = run.parse_floor
+
+    def recording(sources: list[tuple[bytes, str]]) -> tuple[float, float]:
+        parsed.append(list(sources))
+        return real(sources)
+
+    monkeypatch.setattr(run, "parse_floor", recording)
+    monkeypatch.setattr(run, "FLOOR_BATCH_BYTES", 20)  # two files a batch
+    wall, cpu = run.floor_of_files(files)
+    assert [len(batch) for batch in parsed] == [2, 1]
+    assert [item for batch in parsed for item in batch] == [
+        (path.read_bytes(), language) for path, language in files
+    ]
+    assert wall > 0 and cpu >= 0
