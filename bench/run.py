@@ -11,7 +11,7 @@ then each pip-installable peer of bench/peer.py cold on the same files (--peers;
 It prints one markdown table per corpus with medians, each target beside its figure. See
 bench/README.md.
 
-The Linux kernel (`--corpus kernel`, never in the default set: one run takes ~15 minutes) is
+The Linux kernel (`--corpus kernel`, never in the default set: one run takes 20-25 minutes) is
 copied with hard links (`cp -al`; the one changed file gets bytes of its own first), indexed
 with a `.repomapignore` of `!/*` written into the copy (the Debian tree's `.gitignore` holds
 `/*`), and gets its own targets and rows: `repomap map`, search_text p95 (bench/search.py),
@@ -205,7 +205,7 @@ def add_tree_options(parser: argparse.ArgumentParser) -> None:
         "--corpus",
         default=",".join(common.CORPORA),
         help="comma-separated corpora (default python,rust,cpp; also "
-        f"{','.join(common.LARGE_CORPORA)}, never by default: ~15 minutes a run)",
+        f"{','.join(common.LARGE_CORPORA)}, never by default: 20-25 minutes a run)",
     )
     parser.add_argument(
         "--root", type=Path, action="append", help="measure this tree instead (repeatable)"
