@@ -151,9 +151,10 @@ def main() -> int:
     db_path = args.index if args.index.is_file() else args.index / ".repomap" / "index.db"
     memory.map_large_blocks()  # as a run writing thousands of files does (index/memory.py)
     written = None
-    handover = (0.0, 0.0)
+    handover: tuple[float, float] = (0.0, 0.0)
     if args.written:
-        written, *handover = handed_over(db_path)
+        written, *spent = handed_over(db_path)
+        handover = (spent[0], spent[1])
         if not args.json:
             print(
                 f"handing the rows over to ranking.Written: {handover[0]:.2f} s wall, "

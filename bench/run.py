@@ -411,8 +411,8 @@ def measure_large(
     (bench/search.py) and the ranking alone (bench/rank_alone.py --written, a subprocess)."""
     progress(f"{tree}: repomap map")
     command = [*common.repomap_command(), "map", "--root", str(tree), "--db", str(db)]
-    for figures, extra in ((runs.map, []), (runs.map_no_refresh, ["--no-refresh"])):
-        _map_time(command + extra, figures, runs)
+    for times, extra in ((runs.map, []), (runs.map_no_refresh, ["--no-refresh"])):
+        _map_time(command + extra, times, runs)
     progress(f"{tree}: search_text, {large.search_per_class} queries per class")
     p95, runs.search_table = search.latency(db, large.search_per_class)
     runs.search_p95.append(p95)
@@ -432,7 +432,7 @@ def measure_large(
     runs.rank_parts = {**figures, "subprocess_seconds": ranked.seconds}
 
 
-def _map_time(command: list[str], figures: list[float], runs: LargeRuns) -> None:
+def _map_time(command: list[str], times: list[float], runs: LargeRuns) -> None:
     """The median of MAP_RUNS runs of `command` (a `repomap map`) after one warm-up."""
     common.timed(command)
     timed = [common.timed(command) for _ in range(MAP_RUNS)]
@@ -440,7 +440,7 @@ def _map_time(command: list[str], figures: list[float], runs: LargeRuns) -> None
     if failed:
         runs.map_failed = f"exit {failed[0].returncode}: {peer.one_line(failed[0].stderr)}"
         return
-    figures.append(median(run.seconds for run in timed))
+    times.append(median(run.seconds for run in timed))
 
 
 def profile_index(tree: Path, scratch: Path, top: int = 20) -> list[list[str]]:

@@ -233,11 +233,11 @@ def latency(db_path: Path, per_class: int) -> tuple[float, str]:
     return p95_all(times), table(times)
 
 
-def measure(db, queries: dict[str, list[tuple[str, str]]]) -> str:
+def measure(db: store.Store, queries: dict[str, list[tuple[str, str]]]) -> str:
     return table(time_queries(db, queries))
 
 
-def time_queries(db, queries: dict[str, list[tuple[str, str]]]) -> list[ClassTimes]:
+def time_queries(db: store.Store, queries: dict[str, list[tuple[str, str]]]) -> list[ClassTimes]:
     """Each query once unmeasured (warm pages), then once timed, class by class."""
     measured = []
     for name in CLASSES:
