@@ -106,6 +106,7 @@ def measure_one(name: str, digests: Path | None, profile: int) -> dict:
     from repomap.extractors.treesitter import parser
 
     from repomap.index import pipeline
+    from repomap.languages import language_of_header
 
     files = sample_files(name)
     jobs = [
@@ -118,15 +119,17 @@ def measure_one(name: str, digests: Path | None, profile: int) -> dict:
     lines = []
     gc.disable()  # as in a worker (pipeline._no_cyclic_gc)
     profiler = cProfile.Profile() if profile else None
-    started = time.process_time()
-    if profiler:
-        profiler.enable()
-    results = [pipeline.read_and_extract(job) for job in jobs]
-    if profiler:
-        profiler.disable()
-    worker = time.process_time() - started
-    skipped = 0
-    for job, result in zip(jobs, results, strict=True):
+    worker, skipped = 0.0, 0
+    for job in jobs:
+        # Each file's rows are digested and dropped before the next, as a worker sends them
+        # off: a process holding every file's rows grew to GBs and slowed the extraction.
+        started = time.process_time()
+        if profiler:
+            profiler.enable()
+        result = pipeline.read_and_extract(job)
+        if profiler:
+            profiler.disable()
+        worker += time.process_time() - started
         if not isinstance(result, pipeline.store.FileRows):
             skipped += 1
         else:
@@ -134,10 +137,15 @@ def measure_one(name: str, digests: Path | None, profile: int) -> dict:
         digest = hashlib.sha256(repr(result).encode()).hexdigest()
         total.update(digest.encode())
         lines.append(f"{job.rel_path}\t{digest}\n")
+        del result  # freed here, not in the next file's time
     if digests:
         digests.mkdir(parents=True, exist_ok=True)
         (digests / f"{name}.tsv").write_text("".join(lines))
-    sources = [(path.read_bytes(), language) for path, _, language in files]
+    # Each file with the grammar the worker parses it with (a `.h` may turn out C++).
+    sources = [
+        (source := path.read_bytes(), language_of_header(rel_path, language, source))
+        for path, rel_path, language in files
+    ]
     started = time.process_time()
     for source, language in sources:
         parser(language).parse(source)
