@@ -42,8 +42,11 @@ _EXPORT_MACROS = tuple(
 # keywords, a run of ALL_CAPS words with an underscore or `__name(...)` calls. _macro_spans
 # blanks a run when a declaration follows it; a word without an underscore (`DWORD`, `BOOL`) is
 # a type, never blanked.
+# After the indent, the first letter of a keyword or a macro, looked at once: a line that starts
+# otherwise (most) fails there instead of at every shorter indent (0.52 -> 0.31 s on the
+# kernel sample and LLVM).
 _DECLARATION_MACROS = re.compile(
-    rb"\n[ \t]*(?:(?:static|inline|extern|virtual|explicit|friend|constexpr"
+    rb"\n[ \t]*(?=[A-Z_cefistv])(?:(?:static|inline|extern|virtual|explicit|friend|constexpr"
     rb"|template[ \t]*<[^;{}()\n<>]*>)[ \t]+)*"  # no `<>` inside: one way to split, no ReDoS
     rb"((?:(?:[A-Z][A-Z0-9]*_[A-Z0-9_]*|__[a-z]\w*(?=[ \t]*\())(?!\w)"
     rb"(?:[ \t]*\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))?[ \t]*)+)"
