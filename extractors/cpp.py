@@ -512,12 +512,17 @@ class _Reader:
         symbols: list[Symbol] = []
         open_scopes: list[tuple[int, Symbol]] = []  # (end byte, container symbol)
         recovered_until = -1  # what tree-sitter found inside a recovered function is local
+        macro = self.macro
         for _, start, end, kind, read, extent in candidates:
+            if kind == "macro" and read is not None:
+                # Global, even in a body, and never a scope: nothing below applies. A C file
+                # has more macros than anything else (the kernel: half its candidates).
+                found_macro = macro(read)
+                if found_macro is not None:
+                    symbols.append(found_macro)
+                continue
             trimmed = None
             if start < recovered_until:
-                if kind == "macro" and read is not None:  # global, even in a body
-                    symbols += self.build(kind, read, read, None)
-                    continue
                 if kind != "function" or end <= recovered_until or read is None:
                     continue
                 # Tree-sitter glued the end of a lost function before this one's head.
@@ -901,12 +906,15 @@ class _Reader:
 
     def macro(self, node: Node) -> Symbol | None:
         name_node = node.child_by_field_name("name")
-        if name_node is None or name_node.start_byte == name_node.end_byte:
+        if name_node is None:
             return None
-        self.name_starts.add(name_node.start_byte)
+        name_start, name_end = name_node.start_byte, name_node.end_byte
+        if name_start == name_end:
+            return None
+        self.name_starts.add(name_start)
         params = node.child_by_field_name("parameters")
-        name = self.node_text(name_node)
-        signature = self.header(node.start_byte, (params or name_node).end_byte)
+        name = self.source[name_start:name_end].decode("utf-8", "replace")
+        signature = self.header(node.start_byte, params.end_byte if params else name_end)
         return self.symbol(name, name, "macro", node, signature, None)  # global, like the CPP
 
     def typedef(self, node: Node, anchor: Node, scope: Symbol | None) -> list[Symbol]:
