@@ -163,6 +163,7 @@ def measure_one(name: str, digests: Path | None, profile: int) -> dict:
         "chunks": chunker.seconds,
         "floor": floor,
         "digest": total.hexdigest(),
+        "extractors": str(Path(repomap.extractors.__file__).parent),  # which tree ran
     }
 
 
@@ -233,7 +234,8 @@ def main() -> None:
                 runs.setdefault((name, label), []).append(run)
                 print(
                     f"run {number + 1} {name} {label}: worker {run['worker']:.2f} s, "
-                    f"floor {run['floor']:.2f} s, digest {run['digest'][:16]}",
+                    f"floor {run['floor']:.2f} s, digest {run['digest'][:16]}, "
+                    f"from {run['extractors']}",
                     file=sys.stderr,
                 )
     print(f"load average after: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
