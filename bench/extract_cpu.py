@@ -49,14 +49,22 @@ KERNEL_STEP = 10  # every 10th file of the sorted list
 SAMPLES = ("kernel", "llvm")
 
 
+LARGE = common.CORPORA_DIR / "large"
+
+
+def kernel_root() -> Path | None:
+    """The kernel tree to sample: KERNEL, else the corpora's `large/`, else None."""
+    return next((root for root in (KERNEL, LARGE) if root.is_dir()), None)
+
+
 def kernel_files() -> list[tuple[Path, str, str]]:
     """(path, rel_path, language) of every KERNEL_STEP-th `.c`/`.h` of the kernel, sorted."""
     from repomap.config import DEFAULT_MAX_FILE_SIZE
     from repomap.languages import header_languages
 
-    root = KERNEL if KERNEL.is_dir() else common.CORPORA_DIR / "large"
-    if not root.is_dir():
-        raise SystemExit(f"no kernel tree at {KERNEL} nor {root}: get-corpora.sh --large")
+    root = kernel_root()
+    if root is None:
+        raise SystemExit(f"no kernel tree at {KERNEL} nor {LARGE}: get-corpora.sh --large")
     rel_paths = []
     for folder, _, names in os.walk(root):  # Debian's .gitignore hides it all from the walk
         for name in names:
@@ -219,6 +227,9 @@ def main() -> None:
     names = [name for name in args.sample.split(",") if name]
     if unknown := [name for name in names if name not in SAMPLES]:
         parser.error(f"unknown sample {', '.join(unknown)}; choose from {', '.join(SAMPLES)}")
+    if "kernel" in names and kernel_root() is None:  # `run.py --all` runs this with no argument
+        print(f"kernel: no tree at {KERNEL} nor {LARGE}, skipped (get-corpora.sh --large)")
+        names.remove("kernel")
     if args.profile:
         for name in names:
             print(json.dumps(measure_one(name, args.digests, args.profile)))
