@@ -660,7 +660,7 @@ def read_and_extract(job: Job) -> Result:
     except Exception as error:  # noqa: BLE001 - a count in the summary, never silent
         return Skipped(job.rel_path, f"extractor failed ({type(error).__name__}: {error})")
     symbols = [symbol_row(s) for s in extraction.symbols]
-    references = [(r.name, r.line, r.symbol) for r in extraction.references]
+    references = list(map(tuple, extraction.references))  # (name, line, symbol): plain tuples
     hidden: set[str] = set()
     texts = _text_rows(extraction.texts, source, job.redact, hidden)
     if job.redact:
