@@ -18,7 +18,6 @@ from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from repomap.paths import is_demoted_path
-from repomap.store.chunk_texts import content_hash
 from repomap.subwords import split_identifier
 
 # What the chunks are made with: a change makes the next `repomap index` read every file again.
@@ -58,7 +57,8 @@ class ChunkRow(NamedTuple):
     start_line: int
     end_line: int
     is_test: bool
-    hash: str
+    # No hash of the text here: the embedding cache's key is computed when embedding (schema
+    # v16 stores none), and making one per chunk cost the workers ~0.1 s of Django's cold run.
     title: str
     place: str
     head: str
@@ -151,7 +151,6 @@ def make_chunk(
         start,
         end,
         test_path or "::tests::" in f"::{name}::",
-        content_hash(title, head, body),
         title,
         place,
         head,
@@ -381,7 +380,7 @@ def data_chunks(
         body = words_of(text, BODY_WORDS)
         chunks.append(
             ChunkRow("data", name, first_line, max(last_line, first_line), is_demoted_path(path),
-                     content_hash(title, head, body), title, place_of(path), head, body)
+                     title, place_of(path), head, body)
         )  # fmt: skip
 
     for key, fields, line in records:
@@ -411,5 +410,4 @@ def commit_chunk(subject: str, body: str, paths: Sequence[str]) -> ChunkRow:
     shown = " ".join(paths[:40])
     words = words_of(f"{body} {shown}", BODY_WORDS)
     place = words_of(" ".join(p.rsplit(".", 1)[0] for p in paths[:40]), 80, frozenset())
-    return ChunkRow("commit", subject, 0, 0, False, content_hash(title, head, words), title,
-                    place, head, words)  # fmt: skip
+    return ChunkRow("commit", subject, 0, 0, False, title, place, head, words)
