@@ -14,14 +14,13 @@ import re
 import sys
 from collections.abc import Iterator
 from dataclasses import replace
-from itertools import accumulate, repeat
 
 from .model import Extraction, Reference, Symbol, TextElement
 from .pylex import Token, lex
 from .python_structure import VALUE_KINDS, Definition, SourceText, Structure, assigned_kind
 
-# An identifier, and (split) the identifiers of a text with the gaps between them.
-_IDENTIFIER_SPLIT = re.compile(r"\b([^\W\d]\w*)")
+_IDENTIFIER = re.compile(r"\b[^\W\d]\w*")
+_GROUP, _START = re.Match.group, re.Match.start
 _NOT_REFERENCES = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist)
 _WHITESPACE = re.compile(r"\s+")
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -57,7 +56,7 @@ def extract(source: bytes, rel_path: str) -> Extraction:
     if structure.module_docstring_at:
         documented[structure.module_docstring_at] = _module_name(rel_path)
     texts = list(_texts(tokens, documented, structure.statement_starts, text, owners))
-    references = _references(tokens, text, owners, symbols)
+    references = list(_references(tokens, text, owners, symbols))
     doc_by_symbol = {t.symbol_name: t.content for t in texts if t.element_type == "docstring"}
     symbols = [_with_doc(s, doc_by_symbol.get(s.qualified_name)) for s in symbols]
     return Extraction(symbols, references, texts, status, note)
@@ -310,38 +309,29 @@ def _joins(
 
 def _references(
     tokens: list[Token], text: SourceText, owners: list[str | None], symbols: list[Symbol]
-) -> list[Reference]:
+) -> Iterator[Reference]:
     """Identifiers in code (strings and comments blanked), once per (name, enclosing symbol)."""
-    # The file is split once into gaps and identifiers: an identifier's line is 1 + the line
-    # breaks in the gaps before it, counted and summed by C loops (map, accumulate), and its run
-    # (the lines with one owner it lies in) looked up by line. Only each name's first use in a
-    # run is looked at, in the order of those first uses: the order of the runs, then of the
-    # names in each.
-    parts = _IDENTIFIER_SPLIT.split(_blank(text.text, tokens))
-    names = parts[1::2]
-    lines = list(accumulate(map(str.count, parts[0:-1:2], repeat("\n")), initial=1))
-    del lines[0]
-    run_of_line = [0] * (len(text.line_starts) + 2)
-    run_owners: list[str | None] = []
-    for run, (first_line, last_line, owner) in enumerate(_runs(owners, len(text.line_starts))):
-        run_of_line[first_line : last_line + 1] = repeat(run, last_line - first_line + 1)
-        run_owners.append(owner)
-    uses = list(zip(map(run_of_line.__getitem__, lines), names, strict=True))
-    first_line_of = dict(zip(reversed(uses), reversed(lines), strict=True))
+    code = _blank(text.text, tokens)
+    starts = text.line_starts
     own_names = {(s.start_line, s.name) for s in symbols}
     seen: set[tuple[str, str | None]] = set()
-    found = []
-    for use in dict.fromkeys(uses):
-        run, name = use
-        owner = run_owners[run]
-        if name in _NOT_REFERENCES or (name, owner) in seen:
-            continue
-        line = first_line_of[use]
-        if (line, name) in own_names:
-            continue
-        seen.add((name, owner))
-        found.append(Reference(name, line, owner))
-    return found
+    # Runs of lines with one owner are scanned whole; only a name's first use there is kept.
+    for first_line, last_line, owner in _runs(owners, len(starts)):
+        offset = starts[first_line - 1]
+        end = starts[last_line] if last_line < len(starts) else len(code)
+        # The loops over every match run in C (map, zip, dict): a name's first offset is the
+        # value left by inserting the matches last to first.
+        matches = list(_IDENTIFIER.finditer(code, offset, end))
+        names = list(map(_GROUP, matches))
+        first_use = dict(zip(reversed(names), map(_START, reversed(matches)), strict=True))
+        for name in dict.fromkeys(names):
+            if name in _NOT_REFERENCES or (name, owner) in seen:
+                continue
+            line = text.line_of(first_use[name])
+            if (line, name) in own_names:
+                continue
+            seen.add((name, owner))
+            yield Reference(name, line, owner)
 
 
 def _blank(source: str, tokens: list[Token]) -> str:
