@@ -175,7 +175,8 @@ def commands(db: str, root: str) -> dict[str, list[str]]:
     return parts
 
 
-def main() -> None:
+def digest_index() -> None:
+    """The command (not `main`: `bench/run.py --all` runs each main() without arguments)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("db")
     parser.add_argument("root", help="the indexed tree (for the CLI's answers)")
@@ -198,4 +199,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    digest_index()
