@@ -134,8 +134,9 @@ class Written:
         """A file's references (name, line, ...): how many lines use each name, as refs (one
         row per file, line and name) counts them."""
         names, base = self.names, len(self._numbered)
-        # Counted by C loops (a Python loop per reference cost ~0.1 s of Django's cold run);
-        # the names are numbered in the same order: their first appearance in the set.
+        # Counted by C loops rather than a Python loop per reference (store/writer.py's
+        # _owner_ids has the figure); the names are numbered in the same order as that loop
+        # did: their first appearance in the set.
         counts = Counter(map(_NAME, set(map(_NAME_LINE, references))))
         numbers = [names.setdefault(name, base + len(names)) for name in counts]
         self.uses[file_id] = (array("i", numbers), array("i", counts.values()))

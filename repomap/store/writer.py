@@ -215,7 +215,8 @@ def _owner_ids(
 ) -> list[int | None]:
     """The symbol id of each row's owner (a qualified name): its one symbol, looked up by a C
     loop, or, for a name several symbols share, the one _symbol_at chooses by the row's lines
-    (a Python call per row cost ~0.2 s of Django's cold run, for the few rows that need it)."""
+    (with ranking's collector counting in C too, replaying Django's rows into a new index took
+    2.60 s of CPU against 2.68-2.75 s for a Python expression per row)."""
     ids = list(map(first.get, owners))
     if shared and not shared.keys().isdisjoint(owners):
         for index, owner in enumerate(owners):
