@@ -87,7 +87,7 @@ def measure(root: Path, runs: int, progress: Callable[[str], None]) -> dict[str,
     scratch = common.scratch_dir("repomap-budget-")
     try:
         found = common.indexed_files(root)
-        sources = [(path.read_bytes(), language) for path, language, _ in found]
+        sources = [_source(root, path, language) for path, language, _ in found]
         jobs = [_job(root, path, language, size) for path, language, size in found]
         db = scratch / "index.db"
         was_enabled = gc.isenabled()
@@ -117,6 +117,15 @@ def measure(root: Path, runs: int, progress: Callable[[str], None]) -> dict[str,
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return figures
+
+
+def _source(root: Path, path: Path, language: str) -> tuple[bytes, str]:
+    """A file's bytes and the language the pipeline parses it as (a `.h`: language_of_header
+    on its bytes), as run.py's floor reads it."""
+    from repomap.languages import language_of_header
+
+    source = path.read_bytes()
+    return source, language_of_header(path.relative_to(root).as_posix(), language, source)
 
 
 def _floor_on_cores(sources: list[tuple[bytes, str]]) -> float:

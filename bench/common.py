@@ -16,9 +16,11 @@ Sizes are decimal: 1 MB = 1,000,000 bytes.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -39,6 +41,10 @@ CORPORA = {  # name -> what it is (get-corpora.sh pins the versions; MANIFEST.ts
     "rust": "Rust standard library",
     "cpp": "LLVM headers",
 }
+# Named only on request, never in a default set: one run takes many minutes. get-corpora.sh
+# makes them with --large, under its own folder name.
+LARGE_CORPORA = {"kernel": "Linux kernel"}
+SCRIPT_NAMES = {"kernel": "large"}  # corpus -> get-corpora.sh's name (and folder), if it differs
 MB = 1_000_000
 POLL_SECONDS = 0.05  # psutil sampling period for the process tree's RSS
 
@@ -47,19 +53,28 @@ POLL_SECONDS = 0.05  # psutil sampling period for the process tree's RSS
 
 
 def materialize(names: Iterable[str]) -> dict[str, Path]:
-    """Run get-corpora.sh for `names` (idempotent, fast when present); {name: corpus root}."""
+    """Run get-corpora.sh for `names` (idempotent, fast when present); {name: corpus root}.
+    A large corpus (LARGE_CORPORA) adds --large."""
     names = list(names)
-    unknown = [name for name in names if name not in CORPORA]
+    known = {**CORPORA, **LARGE_CORPORA}
+    unknown = [name for name in names if name not in known]
     if unknown:
-        raise SystemExit(f"unknown corpus {', '.join(unknown)}; choose from {', '.join(CORPORA)}")
+        raise SystemExit(f"unknown corpus {', '.join(unknown)}; choose from {', '.join(known)}")
     script = PROJECT_ROOT / GET_CORPORA
-    roots = {name: CORPORA_DIR / name for name in names}
+    roots = {name: CORPORA_DIR / SCRIPT_NAMES.get(name, name) for name in names}
     if not script.exists():
         if all(root.is_dir() for root in roots.values()):  # a checkout elsewhere (a worktree)
             return roots
         raise SystemExit(f"{script.resolve()} is missing; it materializes the corpora")
+    large = ["--large"] if any(name in LARGE_CORPORA for name in names) else []
     subprocess.run(
-        ["bash", str(GET_CORPORA), "--only", ",".join(names)],
+        [
+            "bash",
+            str(GET_CORPORA),
+            *large,
+            "--only",
+            ",".join(SCRIPT_NAMES.get(n, n) for n in names),
+        ],
         cwd=PROJECT_ROOT,
         env={**os.environ, "REPOMAP_CORPORA": str(CORPORA_DIR)},
         stdout=sys.stderr,  # its summary table would mix with ours on stdout
@@ -74,6 +89,7 @@ def corpus_version(name: str) -> str:
         lines = (CORPORA_DIR / "MANIFEST.tsv").read_text().splitlines()
     except OSError:
         return ""
+    name = SCRIPT_NAMES.get(name, name)
     for line in lines[1:]:
         fields = line.split("\t")
         if fields[0] == name and len(fields) > 3:
@@ -95,11 +111,23 @@ def indexed_files(root: Path, max_file_size: int | None = None) -> list[tuple[Pa
     ]
 
 
-def copy_tree(source: Path, target: Path) -> float:
-    """Copy `source` to `target` (a real copy, not links, so edits stay in it); seconds taken."""
+def copy_tree(source: Path, target: Path, hard_links: bool = False) -> float:
+    """Copy `source` to `target`; seconds taken. A real copy, so edits stay in it, or with
+    `hard_links` (`cp -al`: no bytes copied, for a tree of gigabytes) a tree of links to the
+    same files: then a file must go through own_file() before it is edited."""
     started = time.perf_counter()
-    subprocess.run(["cp", "-a", str(source), str(target)], check=True)
+    subprocess.run(["cp", "-al" if hard_links else "-a", str(source), str(target)], check=True)
     return time.perf_counter() - started
+
+
+def own_file(path: Path) -> None:
+    """Make `path` a file of its own if it is a hard link (same bytes and times), so writing
+    to it leaves the file it was linked to untouched."""
+    if path.stat().st_nlink == 1:
+        return
+    private = path.with_name(path.name + ".repomap-bench-own")
+    shutil.copy2(path, private)  # bytes, mode and times
+    os.replace(private, path)  # the link is replaced, not written through
 
 
 def scratch_dir(prefix: str = "repomap-bench-") -> Path:
@@ -180,6 +208,7 @@ class Timed:
     max_process_rss: int | None  # bytes: the largest VmHWM of any process of the tree
     tree_peak_rss: int | None  # bytes: the largest sampled sum of RSS over the whole tree
     cpu_seconds: float  # user + system time of the command and its waited-for descendants
+    timed_out: bool = False  # stopped (SIGKILL to its process group) when `timeout` ran out
 
     def json(self) -> dict:
         """stdout parsed as JSON (for `--json` commands)."""
@@ -192,8 +221,14 @@ class Timed:
         return self
 
 
-def timed(command: Sequence[str], cwd: Path | None = None, env: dict | None = None) -> Timed:
+def timed(
+    command: Sequence[str],
+    cwd: Path | None = None,
+    env: dict | None = None,
+    timeout: float | None = None,
+) -> Timed:
     """Run `command`, timing its wall clock and CPU and sampling the memory of its process tree.
+    After `timeout` seconds its process group is killed and the result says `timed_out`.
 
     Every POLL_SECONDS a thread lists the command and all its descendants (psutil) and reads
     each one's /proc/PID/status. `tree_peak_rss` is the largest sum of VmRSS seen at one instant:
@@ -206,11 +241,24 @@ def timed(command: Sequence[str], cwd: Path | None = None, env: dict | None = No
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.perf_counter()
         process = subprocess.Popen(
-            list(command), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err
+            list(command),
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            start_new_session=timeout is not None,  # its own process group, to kill at once
         )
         sampler = _TreeSampler(process.pid)
+        stopped = threading.Event()
+        killer = None
+        if timeout is not None:
+            killer = threading.Timer(timeout, _kill_group, (process.pid, stopped))
+            killer.start()
         _, status, usage = os.wait4(process.pid, 0)
         seconds = time.perf_counter() - started
+        if killer is not None:
+            killer.cancel()
         process.returncode = os.waitstatus_to_exitcode(status)
         tree_peak, process_peak = sampler.stop()
         out.seek(0)
@@ -223,7 +271,15 @@ def timed(command: Sequence[str], cwd: Path | None = None, env: dict | None = No
             process_peak,
             tree_peak,
             usage.ru_utime + usage.ru_stime,
+            stopped.is_set(),
         )
+
+
+def _kill_group(pid: int, stopped: threading.Event) -> None:
+    """SIGKILL to the process group `pid` leads (a timed() command out of time)."""
+    stopped.set()
+    with contextlib.suppress(ProcessLookupError):  # it ended as the timer fired
+        os.killpg(pid, signal.SIGKILL)
 
 
 class _TreeSampler:

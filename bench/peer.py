@@ -76,6 +76,7 @@ class PeerRuns:
     stats: dict = field(default_factory=dict)  # the driver's JSON of the last run
     offline: bool = False
     python: Path | None = None  # of the peer's venv, once prepared
+    stopped_after: float | None = None  # seconds: a run out of its time limit, stopped
 
 
 def start(names: list[str], progress) -> list[PeerRuns]:
@@ -94,14 +95,21 @@ def start(names: list[str], progress) -> list[PeerRuns]:
     return started
 
 
-def run_all(peers: list[PeerRuns], tree: Path, files: list[Path], scratch: Path) -> None:
-    """One cold run of each available peer; a failure makes the peer unavailable on this
-    corpus (its earlier runs dropped, so every figure kept pairs with a repomap run)."""
+def run_all(
+    peers: list[PeerRuns],
+    tree: Path,
+    files: list[Path],
+    scratch: Path,
+    timeout: float | None = None,
+) -> None:
+    """One cold run of each available peer; a failure, or a run still going after `timeout`
+    seconds (then stopped), makes the peer unavailable on this corpus (its earlier runs
+    dropped, so every figure kept pairs with a repomap run)."""
     for runs in peers:
         if runs.python is None or runs.unavailable:
             continue
         try:
-            measure(PEERS[runs.name], runs.python, tree, files, scratch, runs)
+            measure(PEERS[runs.name], runs.python, tree, files, scratch, runs, timeout)
         except PeerUnavailable as error:
             runs.unavailable = str(error)
             runs.seconds.clear()
@@ -149,10 +157,17 @@ def prepare(peer: Peer, progress) -> Path:
 
 
 def measure(
-    peer: Peer, python: Path, tree: Path, files: list[Path], scratch: Path, runs: PeerRuns
+    peer: Peer,
+    python: Path,
+    tree: Path,
+    files: list[Path],
+    scratch: Path,
+    runs: PeerRuns,
+    timeout: float | None = None,
 ) -> None:
     """One cold run of `peer` over `files` (relative to `tree`), appended to `runs`; its cache
-    goes to a new folder in `scratch`, removed afterwards. Raises PeerUnavailable on failure."""
+    goes to a new folder in `scratch`, removed afterwards. Raises PeerUnavailable on failure
+    or when the run was stopped after `timeout` seconds (runs.stopped_after says so)."""
     listing = scratch / f"{peer.name}-files.txt"
     listing.write_text("".join(f"{path}\n" for path in files))
     cache = scratch / f"{peer.name}-cache"
@@ -160,9 +175,15 @@ def measure(
     offline = offline_prefix()
     command = [*offline, str(python), str(peer.driver), str(tree), str(listing), str(cache)]
     try:
-        run = common.timed(command)
+        run = common.timed(command, timeout=timeout)
     finally:
         shutil.rmtree(cache, ignore_errors=True)
+    if run.timed_out:
+        runs.stopped_after = run.seconds
+        raise PeerUnavailable(
+            f"not run to the end: stopped after {run.seconds:.0f} s, the time limit on this "
+            f"corpus (peak RSS by then {common.fmt_bytes(run.tree_peak_rss or 0)})"
+        )
     if run.returncode != 0:
         raise PeerUnavailable(
             f"{peer.name} failed (exit {run.returncode}): {one_line(run.stderr or run.stdout)}"
@@ -226,7 +247,8 @@ def rows(
         version = runs.version or (peer.version if peer else "")
         label = peer.label.format(version=version) if peer else f"peer: {runs.name}"
         if not runs.seconds:
-            table.append([label, f"unavailable: {runs.unavailable}", "", "", "", ""])
+            why = runs.unavailable if runs.stopped_after else f"unavailable: {runs.unavailable}"
+            table.append([label, why, "", "", "", ""])
             continue
         ratio = common.median(_ratios(cold, runs.seconds))
         vs_floor = common.median(_ratios(runs.seconds, floor))

@@ -1,7 +1,7 @@
 """The ranking stage alone, on an index already built: from scratch (as a cold run ranks) and
 after a one-file change, stage by stage, without touching the index.
 
-    python bench/rank_alone.py ROOT_OR_INDEX_DB [--runs N] [--written]
+    python bench/rank_alone.py ROOT_OR_INDEX_DB [--runs N] [--written] [--json]
 
 Each run opens the index as the writer, empties the ranking's caches inside a transaction,
 times compute_ranks(force=True) and store_ranks, and rolls the transaction back: the index is
@@ -10,7 +10,8 @@ over (ranking.Written): they are read from the tables first and given to the col
 way store.Writer gives them, and that hand-over (the writer's extra work) is timed apart; the
 ranking's tables (symbol_ranks, name_stats, file_ranks) are emptied before the clock starts,
 as a cold run finds them (emptying the kernel's 3.9M symbol_ranks rows took ~0.2-0.3 s of
-store_ranks, which a cold run does not spend). Prints wall and CPU seconds per stage (medians), and the process's peak RSS.
+store_ranks, which a cold run does not spend). Prints wall and CPU seconds per stage (medians), and the process's peak RSS;
+with --json, one JSON object of the same figures instead (bench/run.py reads it for the kernel).
 Used for the Linux kernel (bench/README.md, "The Linux kernel, all of it"), where a cold
 `repomap index` takes minutes and the ranking is one of its stages.
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import json
 import resource
 import sys
 import time
@@ -29,6 +31,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
+import common
 from common import median
 
 from repomap import store
@@ -143,13 +146,20 @@ def main() -> int:
     parser.add_argument("index", type=Path, help="a root (its .repomap/index.db) or an index")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--written", action="store_true", help="rank from handed-over rows")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead")
     args = parser.parse_args()
     db_path = args.index if args.index.is_file() else args.index / ".repomap" / "index.db"
     memory.map_large_blocks()  # as a run writing thousands of files does (index/memory.py)
     written = None
+    handover: tuple[float, float] = (0.0, 0.0)
     if args.written:
-        written, wall, cpu = handed_over(db_path)
-        print(f"handing the rows over to ranking.Written: {wall:.2f} s wall, {cpu:.2f} s CPU")
+        written, *spent = handed_over(db_path)
+        handover = (spent[0], spent[1])
+        if not args.json:
+            print(
+                f"handing the rows over to ranking.Written: {handover[0]:.2f} s wall, "
+                f"{handover[1]:.2f} s CPU"
+            )
     timer = Timer()
     for module, name in STAGES:
         timer.wrap(module, name)
@@ -169,6 +179,16 @@ def main() -> int:
             table: db.scalar(f"SELECT count(*) FROM {table}")
             for table in ("files", "symbols", "refs", "symbol_ranks")
         }
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    if args.json:
+        print(json.dumps({
+            **{key.replace(" ", "_"): median(values) for key, values in totals.items()},
+            "handover_wall": handover[0], "handover_cpu": handover[1], "runs": args.runs,
+            "written": args.written, "peak_rss": peak, "counts": counts,
+            "stages": {name: [median([w for w, _ in stages[name]]),
+                              median([c for _, c in stages[name]])] for _, name in STAGES},
+        }))  # fmt: skip
+        return 0
     print(f"{db_path}: {', '.join(f'{n:,} {t}' for t, n in counts.items())}; {args.runs} runs")
     print("| stage | wall s | CPU s |\n| --- | ---: | ---: |")
     for _, name in STAGES:
@@ -179,8 +199,7 @@ def main() -> int:
             f"| **{what}_ranks** | {median(totals[what + ' wall']):.2f} | "
             f"{median(totals[what + ' CPU']):.2f} |"
         )
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"peak RSS of this process: {peak:,.0f} MB")
+    print(f"peak RSS of this process: {peak / common.MB:,.0f} MB")
     return 0
 
 

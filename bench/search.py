@@ -44,6 +44,7 @@ import statistics
 import subprocess
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import common
@@ -212,32 +213,72 @@ def _substring(rng: random.Random, content, shortest: int, longest: int) -> str:
 # --- measuring -----------------------------------------------------------------------------------
 
 
-def measure(db, queries: dict[str, list[tuple[str, str]]]) -> str:
-    rows = []
-    every_wall: list[float] = []  # all classes' queries but the scanned short literals
-    every_cpu: list[float] = []
+@dataclass
+class ClassTimes:
+    """One query class's measured queries: milliseconds, match counts, capped and failed."""
+
+    name: str
+    wall: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+    results: list[int] = field(default_factory=list)
+    capped: int = 0
+    failed: int = 0
+
+
+def latency(db_path: Path, per_class: int) -> tuple[float, str]:
+    """search_text's p95 in ms over every class but the scanned short literals, on an index as
+    it is, and the table by class (bench/run.py prints both for the Linux kernel)."""
+    with store.reading(db_path) as db:
+        times = time_queries(db, sample(db, per_class))
+    return p95_all(times), table(times)
+
+
+def measure(db: store.Store, queries: dict[str, list[tuple[str, str]]]) -> str:
+    return table(time_queries(db, queries))
+
+
+def time_queries(db: store.Store, queries: dict[str, list[tuple[str, str]]]) -> list[ClassTimes]:
+    """Each query once unmeasured (warm pages), then once timed, class by class."""
+    measured = []
     for name in CLASSES:
-        wall, cpu, results, capped, failed = [], [], [], 0, 0
+        times = ClassTimes(name)
         for text, mode in queries[name]:
             try:
                 search_text(db, text, mode=mode, log=False)  # warm the pages this query reads
                 started, started_cpu = time.perf_counter(), time.thread_time()
                 result = search_text(db, text, mode=mode, log=False)
             except Exception:  # noqa: BLE001 - a sampled query that fails is counted, not fatal
-                failed += 1
+                times.failed += 1
                 continue
-            cpu.append((time.thread_time() - started_cpu) * 1000)
-            wall.append((time.perf_counter() - started) * 1000)
-            results.append(result.total)
-            capped += not result.total_exact
-        if name != "literal <3":
-            every_wall.extend(wall)
-            every_cpu.extend(cpu)
+            times.cpu.append((time.thread_time() - started_cpu) * 1000)
+            times.wall.append((time.perf_counter() - started) * 1000)
+            times.results.append(result.total)
+            times.capped += not result.total_exact
+        measured.append(times)
+    return measured
+
+
+def _all_but_short(measured: list[ClassTimes]) -> tuple[list[float], list[float]]:
+    """Wall and CPU ms of every query but the scanned short literals."""
+    kept = [times for times in measured if times.name != "literal <3"]
+    return [ms for t in kept for ms in t.wall], [ms for t in kept for ms in t.cpu]
+
+
+def p95_all(measured: list[ClassTimes]) -> float:
+    """The p95 of wall ms over every class but the scanned short literals."""
+    return common.percentile(_all_but_short(measured)[0], 95)
+
+
+def table(measured: list[ClassTimes]) -> str:
+    rows = []
+    for t in measured:
+        wall, cpu = t.wall, t.cpu
         rows.append([
-            name, len(wall), f"{common.percentile(wall, 50):.2f}", f"{common.percentile(wall, 95):.2f}",
+            t.name, len(wall), f"{common.percentile(wall, 50):.2f}", f"{common.percentile(wall, 95):.2f}",
             f"{max(wall):.2f}", f"{common.percentile(cpu, 95):.2f}", f"{max(cpu):.2f}",
-            f"{statistics.median(results):.0f}", f"{100 * capped / len(wall):.0f}%", failed,
+            f"{statistics.median(t.results):.0f}", f"{100 * t.capped / len(wall):.0f}%", t.failed,
         ])  # fmt: skip
+    every_wall, every_cpu = _all_but_short(measured)
     rows.append([
         "**all but literal <3**", len(every_wall), f"{common.percentile(every_wall, 50):.2f}",
         f"**{common.percentile(every_wall, 95):.2f}**", f"{max(every_wall):.2f}",
@@ -245,7 +286,7 @@ def measure(db, queries: dict[str, list[tuple[str, str]]]) -> str:
     ])  # fmt: skip
     headers = ["class", "queries", "p50 ms", "p95 ms", "max ms", "CPU p95 ms", "CPU max ms",
                "median matches", "capped", "failed"]  # fmt: skip
-    note = (f"\nIn-process search_text(), limit 20, one warm-up run per query; RANK_CAP = "
+    note = (f"\n\nIn-process search_text(), limit 20, one warm-up run per query; RANK_CAP = "
             f"{query.RANK_CAP}, LITERAL_CAP = {query.LITERAL_CAP}.")  # fmt: skip
     return common.markdown_table(headers, rows, "lrrrrrrrrr") + note
 

@@ -24,7 +24,7 @@ Decisions:
   macros tested by `#ifdef`/`defined()`, and identifiers in `#define` bodies. As the refs table
   keeps them, each name appears once per enclosing symbol, at its first line.
 - `class LLVM_ABI Foo {`: an ALL-CAPS word between `class`/`struct` and the name is an export
-  macro. It is blanked before parsing (same length, offsets kept); otherwise tree-sitter reads
+  macro. cpp_macros.py blanks it before parsing (same length, offsets kept); otherwise tree-sitter reads
   it as the class name and the class as a function.
 - Macros in declaration position are blanked the same way when a declaration follows them
   (`SPDLOG_INLINE void logger::flush()`, `FMT_CONSTEXPR color_type() noexcept`,
@@ -48,6 +48,7 @@ from operator import attrgetter, itemgetter
 
 from tree_sitter import Node, Query, QueryCursor
 
+from .cpp_macros import CASTS, KEYWORDS, NOT_MACROS, TOKEN, WORD, blank_macros, previous_code
 from .model import Extraction, Reference, Symbol, TextElement
 from .treesitter import language, parse
 
@@ -106,103 +107,14 @@ _WRAPPERS = frozenset(
         "function_declarator",
     }
 )
-# Keywords tree-sitter reads as the names of template calls: `static_cast<T>(x)`.
-_CASTS = frozenset({b"static_cast", b"dynamic_cast", b"const_cast", b"reinterpret_cast"})
-_KEYWORDS = (
-    frozenset(
-        b"""alignas alignof auto bool break case catch char class const constexpr continue decltype
-    default defined delete do double else enum explicit extern false float for friend goto if
-    inline int long namespace new noexcept nullptr operator private protected public register
-    return short signed sizeof static static_assert struct switch template this throw true try
-    typedef typename union unsigned using virtual void volatile while""".split()
-    )
-    | _CASTS
-)  # not names a macro body uses
-
-# `class LLVM_ABI Foo {`, `struct LLVM_NODISCARD Foo final : Base {`. One regex per keyword:
-# a literal prefix makes the scan several times faster than an alternation.
-_EXPORT_MACROS = tuple(
-    re.compile(
-        keyword + rb"[ \t]+([A-Z][A-Z0-9_]*[A-Z0-9](?:\([^()\n]*\))?)\s+"
-        rb"(?=(?!final\b)[A-Za-z_]\w*\s*(?:final\s*)?[:{])"
-    )
-    for keyword in (b"class", b"struct")
-)
-# Macros in declaration position (`SPDLOG_INLINE void logger::flush()`, `FMT_BEGIN_NAMESPACE`,
-# `Q_OBJECT`, `extern __printf(4, 5) void audit_log(...)`): at a line's start, after storage
-# keywords, a run of ALL_CAPS words with an underscore or `__name(...)` calls. _macro_spans
-# blanks a run when a declaration follows it; a word without an underscore (`DWORD`, `BOOL`) is
-# a type, never blanked.
-_DECLARATION_MACROS = re.compile(
-    rb"\n[ \t]*(?:(?:static|inline|extern|virtual|explicit|friend|constexpr"
-    rb"|template[ \t]*<[^;{}()\n<>]*>)[ \t]+)*"  # no `<>` inside: one way to split, no ReDoS
-    rb"((?:(?:[A-Z][A-Z0-9]*_[A-Z0-9_]*|__[a-z]\w*(?=[ \t]*\())(?!\w)"
-    rb"(?:[ \t]*\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))?[ \t]*)+)"
-    rb"(?=[ \t]*(?:\n|//|/\*|[A-Za-z_~]))"
-)  # `\n` first, not `^`: a literal prefix lets the scan skip from line to line
-# What may follow a blanked run: comments and directives are skipped, then a keyword that
-# starts a declaration, or names up to the `(` of a function declarator.
-_SKIPPED = re.compile(rb"(?:\s+|//[^\n]*|#[^\n]*)*")  # block comments: _Skipper
-_WORD = re.compile(rb"[A-Za-z_]\w*")
-_DECLARATION_KEYWORDS = frozenset(
-    b"""class struct union enum namespace template typedef using static inline extern virtual
-    explicit friend constexpr consteval const volatile unsigned signed void int char bool long
-    short float double auto typename operator public private protected signals slots""".split()
-)
-_MACRO_LINE = re.compile(
-    rb"[A-Z][A-Z0-9]*_[A-Z0-9_]*(?!\w)[ \t]*(?:\([^()\n]*\))?[ \t]*(?=\n|//|/\*)"
-)
 _MACRO_LIKE = re.compile(rb"[A-Z][A-Z0-9_]*|__\w+")  # a calling convention's macro
-# `xxh_u64* XXH_RESTRICT acc`: a macro between a pointer and its name is a qualifier; left in,
-# tree-sitter-cpp reads the parameter as a multiplication and loses the function.
-_POINTER_MACRO = re.compile(
-    rb"\*[ \t]*(?:const[ \t]+)?([A-Z][A-Z0-9]*_[A-Z0-9_]*)[ \t]+(?=[A-Za-z_])"
-)
-# `_cffi_to_c_SIGNED_FN(int, 16)` alone on a line at column 0, no `;`: a macro that expands to
-# definitions. Left in, tree-sitter takes it as the head of the function after it.
-_CALL_LINE = re.compile(
-    rb"\n(([A-Za-z_]\w*)[ \t]*\(((?:[^()\n]|\([^()\n]*\))*)\))[ \t]*(?=\n|//|/\*)"
-)
-# Keywords of both C and C++: never a name, though a broken parse may capture them as one.
 _C_KEYWORDS = frozenset(
     b"""auto break case char const continue default do double else enum extern float for goto
     if int long register return short signed sizeof static struct switch typedef union
     unsigned void volatile while""".split()
 )
 _CALLED = re.compile(rb"[ \t]*\(")
-_NOT_MACROS = frozenset(
-    b"if while for switch return sizeof defined __attribute__ __declspec alignas".split()
-)
-_KR_PARAMETERS = re.compile(rb"\s*(?:[A-Za-z_]\w*\s*(?:,\s*[A-Za-z_]\w*\s*)*)?")
-_LINE_END = re.compile(rb"[ \t]*(?:\n|//|/\*|\Z)")
-# C headers' C++ guard: `extern "C" {` and its `}`, each alone in an `#ifdef __cplusplus`.
-# Braces that open in one `#if` and close in another defeat tree-sitter (xxhash.h became one
-# ERROR from its guard to its end); the declarations between are the header's either way.
-# CPython's `Py_BEGIN_ALLOW_THREADS` / `Py_END_ALLOW_THREADS`: a macro alone on an indented line,
-# with no `;`, between statements, or before a statement keyword on its line (as clang-format
-# leaves `Py_END_ALLOW_THREADS if (x) {`). Left in, that is a function named `if`.
-# _statement_macros checks what is around it. One regex for both, one try per line; the name
-# starts with a capital or `_`, as macros' do, which fails most lines at their first letter.
-_LONE_MACRO = re.compile(
-    rb"\n[ \t]+([A-Z_]\w*)(?:[ \t]*(?=\n|//|/\*)"
-    rb"|[ \t]+(?=(?:if|for|while|switch|return|goto)[ \t]*[(;\w]))"
-)
-_STATEMENT_START = re.compile(
-    rb"\}|(?:if|for|while|do|switch|return|goto|break|continue)\b"
-    rb"|[A-Za-z_]\w*[ \t]*(?:\(|->|\.|\[|\+\+|--|=(?!=))"
-)
 _ONE_WORD = re.compile(rb"\(\s*[A-Za-z_]\w*\s*\)")  # `FN(Initialize)`'s argument
-_NOT_NEWLINE = re.compile(rb"[^\n]")
-_CPLUSPLUS_GUARD = re.compile(
-    rb"__cplusplus[^\n]*\n[ \t]*(extern[ \t]+\"C\"[ \t]*\n?[ \t]*\{|\})[ \t]*"
-    rb"(?://[^\n]*|/\*[^\n]*\*/[ \t]*)?\n[ \t]*#[ \t]*endif"
-)
-# A `#define` continued over lines: a block comment in its body ends it for tree-sitter, and the
-# lines after leak out as file-scope declarations (libuv's `int x; /* c */ \`). Comments on one
-# line in such a body are blanked; cpp.py still reads them from the body's text.
-_DEFINE_NAME = re.compile(rb"#[ \t]*define[ \t]+\w+(?:\([^)\n]*\))?")
-_CONTINUED_DEFINE = re.compile(rb"#[ \t]*define[ \t]+[^\n]*\\\r?\n(?:[^\n]*\\\r?\n)*[^\n]*")
-_RECORD_HEAD = re.compile(rb"\b(?:struct|union|class)\b")
 # A function's head at a line's start, found again in text tree-sitter left as an ERROR: an
 # optional line of type words (`PyObject *`, `LZ4_FORCE_INLINE int`), then type words and the
 # name at column 0, then `(`. _Reader.recovered_functions checks the rest by hand.
@@ -227,20 +139,6 @@ _BRACE_TOKEN = re.compile(
     rb"/\*.*?(?:\*/|\Z)|//[^\n]*|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
     rb"|^[ \t]*#[ \t]*(?P<directive>if|ifdef|ifndef|elif|else|endif)\b|(?P<brace>[{}])",
     re.DOTALL | re.MULTILINE,
-)
-_HEAD = re.compile(rb"[^;{}()=]{0,300}")  # a declaration's text up to its first `(`
-_TEMPLATE_ARGUMENTS = re.compile(rb"<[^<>]*>")
-_QUALIFIED_NAME = re.compile(rb"~?[A-Za-z_]\w*(?:\s*::\s*~?[A-Za-z_]\w*)*")
-# A small lexer for text tree-sitter leaves unread: `#define` bodies, `#pragma`/`#error`
-# arguments (preproc_arg), and ERROR nodes, where recovery can split a literal into tokens.
-_TOKEN = re.compile(
-    rb"(?P<comment>//[^\n]*|/\*.*?(?:\*/|\Z))"
-    rb'|(?P<string>(?:u8|[uUL])?R"(?P<delimiter>[^()\\\s]{0,16})\(.*?\)(?P=delimiter)"'
-    rb'|(?:u8|[uUL])?"(?:[^"\\\n]|\\.)*"?)'
-    rb"|(?P<char>(?:u8|[uUL])?'(?:[^'\\\n]|\\.)*'?)"
-    rb"|(?P<number>\.?\d(?:[\w.]|'\w|[eEpP][+-])*)"
-    rb"|(?P<name>[A-Za-z_]\w*)",
-    re.DOTALL,
 )
 _SPACE_OR_CONTINUATION = re.compile(rb"(?:\s|\\\r?\n)*")
 _IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
@@ -307,7 +205,7 @@ def extract_as(lang: str, source: bytes) -> Extraction:
 
 
 def _extract(source: bytes, lang: str) -> Extraction:
-    blanked, macro_spans = _blank_macros(source, lang)
+    blanked, macro_spans = blank_macros(source, lang)
     root = parse(lang, blanked)
     reader = _Reader(source, QueryCursor(_query(lang)).captures(root))
     reader.scan_macro_bodies()
@@ -316,8 +214,8 @@ def _extract(source: bytes, lang: str) -> Extraction:
         index = bisect_right(comment_starts, start) - 1
         if index >= 0 and comment_nodes[index].end_byte > start:
             continue  # a word in a comment that looked like one: no use
-        words = _WORD.finditer(source, start, end)
-        reader.macro_names += [(w[0], w.start()) for w in words if w[0] not in _KEYWORDS]
+        words = WORD.finditer(source, start, end)
+        reader.macro_names += [(w[0], w.start()) for w in words if w[0] not in KEYWORDS]
     groups = reader.comment_groups()
     symbols = reader.symbols()
     if lang == "c":
@@ -333,30 +231,6 @@ def _extract(source: bytes, lang: str) -> Extraction:
     )
 
 
-def _blank_macros(source: bytes, lang: str) -> tuple[bytes, list[tuple[int, int]]]:
-    """`source` with the macros that hide declarations replaced by spaces (offsets kept): the
-    export macro of `class MACRO Name {`, and runs in declaration position (_macro_spans,
-    returned too: their names stay references, as they were when tree-sitter read them)."""
-    spans = [m.span(1) for pattern in _EXPORT_MACROS for m in pattern.finditer(source)]
-    spans += [m.span(1) for m in _POINTER_MACRO.finditer(source)]
-    spans += [m.span(1) for m in _CPLUSPLUS_GUARD.finditer(source)]
-    if b"\\\n" in source or b"\\\r\n" in source:
-        for define in _CONTINUED_DEFINE.finditer(source):
-            if b"/*" in define[0]:
-                spans += _define_comments(source, define.start(), define.end())
-    macro_spans = _macro_spans(source, lang) + _call_lines(source) + _statement_macros(source)
-    if not spans and not macro_spans:
-        return source, macro_spans
-    blanked = bytearray(source)
-    for start, end in spans + macro_spans:
-        chunk = source[start:end]
-        # Newlines stay (`extern "C"\n{`): every line keeps its number.
-        blanked[start:end] = (
-            b" " * (end - start) if b"\n" not in chunk else _NOT_NEWLINE.sub(b" ", chunk)
-        )
-    return bytes(blanked), macro_spans
-
-
 def _flat(symbol: Symbol) -> Symbol:
     """C has one scope for tags and one for everything else: a nested `struct b` is `b`."""
     parent = symbol.parent
@@ -364,204 +238,6 @@ def _flat(symbol: Symbol) -> Symbol:
         return symbol
     parent = parent.rsplit("::", 1)[-1] if parent else None
     return replace(symbol, qualified_name=symbol.name, parent=parent)
-
-
-class _Skipper:
-    """Skips blanks, comments and directives; remembers the last `*/` search, so an unclosed
-    `/*` after every macro line costs one scan of the file, not one per line."""
-
-    def __init__(self, source: bytes) -> None:
-        self.source = source
-        self.searched_from, self.close = -1, -1  # no `*/` from `searched_from` until `close`
-
-    def skip(self, at: int) -> int:
-        source = self.source
-        while True:
-            skipped = _SKIPPED.match(source, at)  # matches the empty string at worst
-            at = skipped.end() if skipped is not None else at
-            if source[at : at + 2] != b"/*":
-                return at
-            if not 0 <= self.searched_from <= at + 2 or (0 <= self.close < at + 2):
-                self.searched_from, self.close = at + 2, source.find(b"*/", at + 2)
-            if self.close < 0:
-                return at  # unclosed: nothing follows
-            at = self.close + 2
-
-
-def _macro_spans(source: bytes, lang: str) -> list[tuple[int, int]]:
-    """Runs of macros in declaration position that a declaration follows: a keyword, a type
-    and a name before `(` (`SPDLOG_INLINE void f(`), or in C++ one name before `(` on the
-    same line (`FMT_CONSTEXPR color_type() noexcept`: a constructor)."""
-    spans = []
-    skip = _Skipper(source).skip
-    first = _DECLARATION_MACROS.match(b"\n" + source[:400])  # the first line has no `\n`
-    matches = [(first.start(1) - 1, first.end(1) - 1)] if first is not None else []
-    matches += [match.span(1) for match in _DECLARATION_MACROS.finditer(source)]
-    for start, end in matches:
-        after = skip(end)
-        word = _WORD.match(source, after)
-        for _ in range(4):  # `FMT_BEGIN_NAMESPACE` then `FMT_MODULE_EXPORT_BEGIN`: look past
-            more = _MACRO_LINE.match(source, after)
-            if more is None:
-                break
-            after = skip(more.end())
-            word = _WORD.match(source, after)
-        if word is None:
-            # `SPDLOG_TRY {`: a macro that opens a block is a keyword (`try`); otherwise
-            # `LIST_HEAD(name);`, `EXPORT_SYMBOL(f);`: a statement, not a prefix.
-            following = source[after : after + 1]
-            if following == b"{" and b"(" not in source[start:end]:
-                spans.append((start, end))
-            elif following == b"}" and _among_members(source, start, end):
-                spans.append((start, end))  # `struct uv_req_s {\n  UV_REQ_FIELDS\n};`
-            continue
-        if word[0] in _DECLARATION_KEYWORDS:
-            spans.append((start, end))
-            continue
-        head = _HEAD.match(source, after)
-        if head is None:
-            continue
-        names = len(_QUALIFIED_NAME.findall(_TEMPLATE_ARGUMENTS.sub(b" ", head[0])))
-        if source[head.end() : head.end() + 1] != b"(":
-            # `FOO_T count;`: the macro is the type, unless it stands alone on its line among
-            # members and a whole declaration follows (`UV_REQ_FIELDS\n  uv_stream_t* h;`).
-            if names >= 2 and _among_members(source, start, end):
-                spans.append((start, end))
-            continue
-        # C needs the type left after the blanking; C++ reads `name(...)` as a constructor.
-        if names >= 2 or (names == 1 and lang == "cpp"):
-            spans.append((start, end))
-    return spans
-
-
-def _define_comments(source: bytes, start: int, end: int) -> list[tuple[int, int]]:
-    """One-line comments in the body of the continued `#define` at `start:end`, after its first
-    code: tree-sitter reads those before it as comments, not as the end of the `#define`."""
-    spans = []
-    name = _DEFINE_NAME.match(source, start)
-    code_seen, previous_end = False, -1
-    for token in _TOKEN.finditer(source, name.end() if name else end, end):
-        if previous_end >= 0 and source[previous_end : token.start()].strip(b" \t\r\n\\()"):
-            code_seen = True  # punctuation between tokens is code (a parameter list's aside)
-        previous_end = token.end()
-        if token.lastgroup != "comment":
-            code_seen = True
-        elif code_seen and token[0].startswith(b"/*") and b"\n" not in token[0]:
-            spans.append(token.span())
-    return spans
-
-
-_MEMBER_MACRO_LINE = re.compile(
-    rb"[ \t]*[A-Z][A-Z0-9]*_[A-Z0-9_]*(?!\w)[ \t]*(?:\([^()\n]*\))?[ \t]*(?:\n|//|/\*)"
-)
-
-
-def _statement_macros(source: bytes) -> list[tuple[int, int]]:
-    """Mixed-case macros alone on an indented line between statements (`Py_END_ALLOW_THREADS`):
-    after `;`, `}` or a block's `{` (not an enum's or an initialiser's), before a statement."""
-    spans = []
-    skip = _Skipper(source).skip
-    for match in _LONE_MACRO.finditer(source):
-        word = match[1]
-        if word in _KEYWORDS:
-            continue  # `else`
-        if source[match.end() : match.end() + 1] not in (b"\n", b"/"):
-            spans.append(match.span(1))  # a word before `if`: a macro, whatever its case
-            continue
-        if _STATEMENT_START.match(source, skip(match.end())) is None:
-            continue
-        before = _previous_significant(source, match.start(1))
-        if before == b"{":
-            brace = source.rfind(b"{", 0, match.start(1))
-            opener = source[max(0, brace - 300) : brace]
-            cut = max(opener.rfind(b";"), opener.rfind(b"}"), opener.rfind(b"{"))
-            if b"=" in opener[cut + 1 :] or b"enum" in opener[cut + 1 :]:
-                continue
-        elif before != b";" and before != b"}":
-            continue
-        spans.append(match.span(1))
-    return spans
-
-
-def _among_members(source: bytes, start: int, end: int) -> bool:
-    """Whether the macro run at `start:end` is alone on its line where members or statements
-    start: after a `;` or `}`, or after the `{` of a struct, union or class (never in an enum
-    or an initialiser, where `FOO_BAR` alone is a value)."""
-    if _LINE_END.match(source, end) is None:
-        return False
-    before = _previous_significant(source, start)
-    for _ in range(8):  # `UV_HANDLE_FIELDS\n  UV_STREAM_FIELDS\n};`: look past member macros
-        if not before.isalnum() and before != b"_":
-            break
-        previous_end = source.rfind(b"\n", 0, start)
-        line_start = source.rfind(b"\n", 0, max(previous_end, 0)) + 1
-        line = _MEMBER_MACRO_LINE.match(source, line_start)
-        if previous_end < 0 or line is None or line.end() > previous_end + 1:
-            break  # the line before is not a member macro alone
-        start = line_start
-        before = _previous_significant(source, start)
-    if before == b";" or before == b"}":
-        return True
-    if before != b"{":
-        return False
-    brace = source.rfind(b"{", 0, start)
-    opener = source[max(0, brace - 300) : brace]
-    cut = max(opener.rfind(b";"), opener.rfind(b"}"), opener.rfind(b"{"), opener.rfind(b"\n#"))
-    opener = opener[cut + 1 :]
-    return b"=" not in opener and b"enum" not in opener and bool(_RECORD_HEAD.search(opener))
-
-
-def _previous_significant(source: bytes, at: int) -> bytes:
-    """The last byte of code before `at`, comments and directives skipped; b"" at the file's
-    start, b"?" when it is further back than a few lines of comments."""
-    return _previous_code(source, at)[0]
-
-
-def _previous_code(source: bytes, at: int) -> tuple[bytes, int]:
-    """_previous_significant, and the start of the line that byte is on (-1 if none)."""
-    for _ in range(16):  # bounded: a macro line after a long comment is not worth more
-        line_start = source.rfind(b"\n", 0, at) + 1
-        line = source[line_start:at]
-        if line.lstrip().startswith(b"#"):
-            line = b""  # a directive
-        elif b"//" in line:
-            line = line[: line.find(b"//")]
-        line = line.rstrip()
-        if line.endswith(b"*/"):
-            opening = source.rfind(b"/*", 0, line_start + len(line) - 2)
-            if opening < 0:
-                return b"?", -1
-            at = opening
-            continue
-        if line:
-            return line[-1:], line_start
-        if line_start == 0:
-            return b"", -1
-        at = line_start - 1
-    return b"?", -1
-
-
-def _call_lines(source: bytes) -> list[tuple[int, int]]:
-    """`DEFINE_FN(int, 16)` alone on a line at column 0 between declarations, with no `;`:
-    a macro that expands to definitions. Not a function's own head (`foo(int a)` before `{`),
-    nor a K&R one (`foo(a, b)` before `int a; ... {`)."""
-    spans = []
-    skip = _Skipper(source).skip
-    for match in _CALL_LINE.finditer(source):
-        if match[2] in _NOT_MACROS or match[2] in _KEYWORDS:
-            continue
-        after = skip(match.end())
-        following = source[after : after + 1]
-        if following and following not in b"#_" and not following.isalpha():
-            continue  # `{`, `;`, `=`, `,`: the line is a head or an expression
-        if _previous_significant(source, match.start(1)) not in (b";", b"}", b")", b""):
-            continue  # `int\nfoo(void)`: a return type before it
-        if _KR_PARAMETERS.fullmatch(match[3]) is not None:
-            brace, semicolon = source.find(b"{", after), source.find(b";", after)
-            if 0 <= semicolon < brace and b"(" not in source[after:brace]:
-                continue  # K&R: parameter declarations, then the body
-        spans.append(match.span(1))
-    return spans
 
 
 class _Owners:
@@ -836,12 +512,17 @@ class _Reader:
         symbols: list[Symbol] = []
         open_scopes: list[tuple[int, Symbol]] = []  # (end byte, container symbol)
         recovered_until = -1  # what tree-sitter found inside a recovered function is local
+        macro = self.macro
         for _, start, end, kind, read, extent in candidates:
+            if kind == "macro" and read is not None:
+                # Global, even in a body, and never a scope: nothing below applies. A C file
+                # has more macros than anything else (the kernel: half its candidates).
+                found_macro = macro(read)
+                if found_macro is not None:
+                    symbols.append(found_macro)
+                continue
             trimmed = None
             if start < recovered_until:
-                if kind == "macro" and read is not None:  # global, even in a body
-                    symbols += self.build(kind, read, read, None)
-                    continue
                 if kind != "function" or end <= recovered_until or read is None:
                     continue
                 # Tree-sitter glued the end of a lost function before this one's head.
@@ -888,7 +569,7 @@ class _Reader:
             if macro is None or arguments is None or macro.type != "identifier":
                 continue
             start, end = statement.start_byte, block.end_byte
-            before, line_start = _previous_code(self.source, start)
+            before, line_start = previous_code(self.source, start)
             if before in (b";", b"}", b""):
                 first = arguments.named_children[0] if arguments.named_child_count else None
                 name = self.node_text(macro) + (f"({self.node_text(first)})" if first else "()")
@@ -944,7 +625,7 @@ class _Reader:
         source = self.source
         name = head["name"]
         words = head["head"].replace(b"*", b" ").replace(b"&", b" ").split()
-        if name in _NOT_IN_HEADS or name in _NOT_MACROS or _NOT_IN_HEADS.intersection(words):
+        if name in _NOT_IN_HEADS or name in NOT_MACROS or _NOT_IN_HEADS.intersection(words):
             return None
         if not words and b"::" not in name:
             return None  # C needs a return type; `FOR_EACH(x) {` is a statement
@@ -1225,12 +906,15 @@ class _Reader:
 
     def macro(self, node: Node) -> Symbol | None:
         name_node = node.child_by_field_name("name")
-        if name_node is None or name_node.start_byte == name_node.end_byte:
+        if name_node is None:
             return None
-        self.name_starts.add(name_node.start_byte)
+        name_start, name_end = name_node.start_byte, name_node.end_byte
+        if name_start == name_end:
+            return None
+        self.name_starts.add(name_start)
         params = node.child_by_field_name("parameters")
-        name = self.node_text(name_node)
-        signature = self.header(node.start_byte, (params or name_node).end_byte)
+        name = self.source[name_start:name_end].decode("utf-8", "replace")
+        signature = self.header(node.start_byte, params.end_byte if params else name_end)
         return self.symbol(name, name, "macro", node, signature, None)  # global, like the CPP
 
     def typedef(self, node: Node, anchor: Node, scope: Symbol | None) -> list[Symbol]:
@@ -1319,10 +1003,10 @@ class _Reader:
             raw = self.source[start : node.end_byte]
             row = node.start_point.row + 1
             string_end = -1  # end of the previous string, to join `"a" "b"`
-            for match in _TOKEN.finditer(raw):
+            for match in TOKEN.finditer(raw):
                 group, token, at = match.lastgroup, match[0], match.start()
                 if group == "name":
-                    if token not in _KEYWORDS:
+                    if token not in KEYWORDS:
                         self.macro_names.append((token, start + at))
                     continue
                 if group != "comment" and group != "string":
@@ -1403,7 +1087,7 @@ class _Reader:
                 continue  # inside an ERROR already scanned, or no literal at all
             scanned_to = end
             row = node.start_point.row + 1
-            for match in _TOKEN.finditer(raw):
+            for match in TOKEN.finditer(raw):
                 if match.lastgroup != "string":
                     continue
                 at, until = start + match.start(), start + match.end()
@@ -1442,7 +1126,7 @@ class _Reader:
         for (name, owner), start in sorted(first_use.items(), key=itemgetter(1)):
             line += source.count(b"\n", counted, start)
             counted = start
-            if name and name not in _CASTS and name not in _C_KEYWORDS:
+            if name and name not in CASTS and name not in _C_KEYWORDS:
                 refs.append(Reference(name.decode("utf-8", "replace"), line, owner))
         return refs
 
@@ -1452,10 +1136,10 @@ class _Reader:
         calls = []
         source = self.source
         for span in self.recovered_spans:
-            for match in _TOKEN.finditer(source, span.signature_end, span.end_byte):
+            for match in TOKEN.finditer(source, span.signature_end, span.end_byte):
                 if match.lastgroup == "name" and _CALLED.match(source, match.end()):
                     name = match[0]
-                    if name not in _KEYWORDS and name not in _NOT_MACROS:
+                    if name not in KEYWORDS and name not in NOT_MACROS:
                         calls.append((name, match.start()))
         return calls
 

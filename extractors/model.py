@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 # Symbol kinds shared by every language (the `symbols.kind` column).
 KINDS = (
@@ -47,8 +48,11 @@ class Symbol:
     is_definition: bool = True
 
 
-@dataclass(frozen=True, slots=True)
-class Reference:
+# References and text elements are named tuples: immutable like the frozen dataclasses they
+# were, made ~4x faster (a frozen dataclass's __init__ calls object.__setattr__ per field;
+# Django's files make 339k references and 153k text elements), and the index hands them to
+# the writer as plain tuples with a C-level tuple() each.
+class Reference(NamedTuple):
     """An identifier used in a file, for ranking files by what they use."""
 
     name: str
@@ -56,8 +60,7 @@ class Reference:
     symbol: str | None  # qualified name of the enclosing symbol, None at top level
 
 
-@dataclass(frozen=True, slots=True)
-class TextElement:
+class TextElement(NamedTuple):
     """A comment, docstring or string literal, without its delimiters."""
 
     element_type: str  # one of ELEMENT_TYPES

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -269,3 +270,36 @@ def test_symbol_lookups_times_each_kind_of_query_and_compares_saved_answers(
     )
     assert compared.returncode == 0, compared.stdout + compared.stderr
     assert "| qualified/search |" in compared.stdout
+
+
+def _extract_cpu_run(kernel: Path) -> dict:
+    """One `extract_cpu.py --one kernel` run on the tree at `kernel`, its JSON line."""
+    result = subprocess.run(
+        [sys.executable, str(BENCH / "extract_cpu.py"), "--one", "kernel"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "REPOMAP_KERNEL": str(kernel)},
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_extract_cpu_digests_the_rows_of_every_tenth_file_and_leaves_the_tree_alone(make_repo):
+    files = {
+        f"drivers/a{i:02}.c": f"/** f{i}() - doc */\nint f{i}(int x) {{ return g(x); }}\n"
+        for i in range(11)
+    }
+    root = make_repo({**files, "include/a.h": "#define A(x) ((x) + 1)\n"})
+    before = _snapshot(root)
+    first, again = _extract_cpu_run(root), _extract_cpu_run(root)
+    assert _snapshot(root) == before
+    # Sorted: a00.c, a01.c, ... a10.c, then include/a.h: every 10th is a00.c and a10.c.
+    assert first["files"] == 2 and first["skipped"] == 0
+    assert first["bytes"] == len(files["drivers/a00.c"]) + len(files["drivers/a10.c"])
+    assert first["worker"] >= first["extract"] > 0 and first["floor"] > 0
+    assert again["digest"] == first["digest"]
+    (root / "drivers/a05.c").write_text("int unsampled;\n")  # not in the sample
+    assert _extract_cpu_run(root)["digest"] == first["digest"]
+    (root / "drivers/a10.c").write_text("int f10(int y) { return g(y); }\n")  # a row changes
+    assert _extract_cpu_run(root)["digest"] != first["digest"]

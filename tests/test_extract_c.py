@@ -261,6 +261,11 @@ def test_headers_are_c_in_a_c_project_and_cpp_beside_cpp_sources(
         # pythoncapi_compat.h, brotli's memory.h: C headers that name nullptr for C++ readers.
         (b"// _Py_NULL is defined as nullptr.\n#  define _Py_NULL nullptr\n", "c"),
         (b"#define BROTLI_IS_NULL(A) ((A) == nullptr)\nint f(void);\n", "c"),
+        # Each sign found wherever it is: a later indented line, mid-line, the last line.
+        (b"int f(void);\n  using namespace std;", "cpp"),
+        (b"int f(void);\nint g(void) { return std::max(1, 2); }\n", "cpp"),
+        (b'int f(void);\nextern "C++" {\n', "cpp"),
+        (b"int f(void); /* namespace x */ int g; // template <T>\n", "c"),
     ],
 )
 def test_a_c_candidate_header_with_cpp_syntax_is_read_as_cpp(source: bytes, language: str) -> None:

@@ -43,6 +43,11 @@ def test_a_private_key_block_is_redacted_whole():
         ('password_help = "Enter your password"', "Enter your password", False),  # prose
         ('label = "hX9!kq2Lr0pZ"', "hX9!kq2Lr0pZ", False),  # not assigned to a secret name
         ('token_type = "bearer"', "bearer", False),
+        # Names in any case, and (the pattern is case-insensitive over Unicode) with a
+        # character that folds to one of their letters: the ASCII pre-check must not skip it.
+        ('Db_PassWord = "hX9!kq2Lr0pZ"', "hX9!kq2Lr0pZ", True),
+        ('DB_PA\u017fSWORD = "hX9!kq2Lr0pZ"', "hX9!kq2Lr0pZ", True),
+        ('CREDENTIAL = "hX9!kq2Lr0pZ"', "hX9!kq2Lr0pZ", True),
     ],
 )
 def test_random_values_assigned_to_secret_names_are_redacted(line, value, redacted):

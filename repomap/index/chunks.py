@@ -15,10 +15,10 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable, Sequence
+from itertools import accumulate, chain
 from typing import NamedTuple
 
 from repomap.paths import is_demoted_path
-from repomap.store.chunk_texts import content_hash
 from repomap.subwords import split_identifier
 
 # What the chunks are made with: a change makes the next `repomap index` read every file again.
@@ -60,7 +60,8 @@ class ChunkRow(NamedTuple):
     start_line: int
     end_line: int
     is_test: bool
-    hash: str
+    # No hash of the text here: the embedding cache's key is computed when embedding (schema
+    # v16 stores none), and making one per chunk cost the workers ~0.1 s of Django's cold run.
     title: str
     place: str
     head: str
@@ -88,30 +89,51 @@ ABBREVIATIONS = {
 
 def words_of(text: str, limit: int, noise: frozenset[str] = _NOISE) -> str:
     """The distinct words of `text`'s identifiers, split into their parts, `noise` dropped, an
-    abbreviation followed by the word it stands for.
+    abbreviation followed by the word it stands for; once `limit` words are reached, no group
+    (a part and its expansion) is added after the one that reached it.
 
     Each distinct identifier is split once per process (a cache per noise set): splitting every
-    occurrence again cost a quarter of a Python file's extraction. An identifier seen before in
-    `text` adds nothing, so only first occurrences are looked at.
+    occurrence again cost a quarter of a Python file's extraction. The words are gathered by C
+    loops (map, chain, dict.fromkeys); only a text with more than `limit` distinct words, where
+    the cut must fall after a whole group, is walked group by group.
     """
-    cache = _WORD_GROUPS.get(noise)
+    cache = _WORDS.get(noise)
     if cache is None or len(cache) > WORD_CACHE_SIZE:
-        cache = _WORD_GROUPS[noise] = {}
-    seen: dict[str, None] = {}
-    for identifier in dict.fromkeys(_IDENTIFIER.findall(text)):
-        groups = cache.get(identifier)
-        if groups is None:
-            groups = cache[identifier] = _word_groups(identifier, noise)
-        for group in groups:
-            for word in group:
-                seen[word] = None
+        cache = _WORDS[noise] = _Words(noise)
+    identifiers = dict.fromkeys(_IDENTIFIER.findall(text))
+    seen = dict.fromkeys(chain.from_iterable(map(cache.__getitem__, identifiers)))
+    if len(seen) <= limit:  # no cut: the words in order, as the walk below would give them
+        return " ".join(seen)
+    seen.clear()
+    for identifier in identifiers:
+        for group in cache.groups(identifier):
+            seen.update(dict.fromkeys(group))
             if len(seen) >= limit:
                 return " ".join(seen)
-    return " ".join(seen)
+    return " ".join(seen)  # pragma: no cover - more than `limit` words were counted above
 
 
 WORD_CACHE_SIZE = 200_000  # identifiers per noise set; the cache starts over beyond it
-_WORD_GROUPS: dict[frozenset[str], dict[str, tuple[tuple[str, ...], ...]]] = {}
+
+
+class _Words(dict[str, tuple[str, ...]]):
+    """An identifier's words as words_of adds them (its groups, flattened), made on first use:
+    map() looks up the ones seen before without a Python call."""
+
+    def __init__(self, noise: frozenset[str]) -> None:
+        super().__init__()
+        self.noise = noise
+
+    def __missing__(self, identifier: str) -> tuple[str, ...]:
+        words = tuple(chain.from_iterable(self.groups(identifier)))
+        self[identifier] = words
+        return words
+
+    def groups(self, identifier: str) -> tuple[tuple[str, ...], ...]:
+        return _word_groups(identifier, self.noise)
+
+
+_WORDS: dict[frozenset[str], _Words] = {}
 
 
 def _word_groups(identifier: str, noise: frozenset[str]) -> tuple[tuple[str, ...], ...]:
@@ -153,7 +175,6 @@ def make_chunk(
         start,
         end,
         test_path or "::tests::" in f"::{name}::",
-        content_hash(title, head, body),
         title,
         place,
         head,
@@ -437,11 +458,14 @@ def _pieces(lines: list[str]) -> list[tuple[int, int]]:
     start, size, last_paragraph = 0, 0, 0
     cut_iter = iter(cuts + [len(lines)])
     previous_cut = 0
+    # Characters before each line (its line break counted): a range's size is a difference,
+    # where summing the lines of each range again made a long file quadratic.
+    before = [0, *accumulate(map((1).__add__, map(len, lines)))]
     for cut in cut_iter:
-        size = sum(len(line) + 1 for line in lines[start:cut])
+        size = max(before[cut] - before[start], 0)
         if size > DOC_PIECE_CHARS and previous_cut > start:
             pieces.append((start, previous_cut))
-            overlap = sum(len(line) + 1 for line in lines[last_paragraph:previous_cut])
+            overlap = max(before[previous_cut] - before[last_paragraph], 0)
             repeat = last_paragraph > start and overlap <= DOC_PIECE_CHARS // 3
             start = last_paragraph if repeat else previous_cut  # a long paragraph: not twice
         last_paragraph, previous_cut = previous_cut, cut
@@ -478,7 +502,7 @@ def data_chunks(
         body = words_of(text, BODY_WORDS)
         chunks.append(
             ChunkRow("data", name, first_line, max(last_line, first_line), is_demoted_path(path),
-                     content_hash(title, head, body), title, place_of(path), head, body)
+                     title, place_of(path), head, body)
         )  # fmt: skip
 
     for key, fields, line in records:
@@ -508,5 +532,4 @@ def commit_chunk(subject: str, body: str, paths: Sequence[str]) -> ChunkRow:
     shown = " ".join(paths[:40])
     words = words_of(f"{body} {shown}", BODY_WORDS)
     place = words_of(" ".join(p.rsplit(".", 1)[0] for p in paths[:40]), 80, frozenset())
-    return ChunkRow("commit", subject, 0, 0, False, content_hash(title, head, words), title,
-                    place, head, words)  # fmt: skip
+    return ChunkRow("commit", subject, 0, 0, False, title, place, head, words)

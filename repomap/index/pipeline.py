@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from operator import attrgetter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar, cast
 
 from repomap import store, textfile
 from repomap.config import DEFAULT_MAX_FILE_SIZE, Settings
@@ -660,7 +660,8 @@ def read_and_extract(job: Job) -> Result:
     except Exception as error:  # noqa: BLE001 - a count in the summary, never silent
         return Skipped(job.rel_path, f"extractor failed ({type(error).__name__}: {error})")
     symbols = [symbol_row(s) for s in extraction.symbols]
-    references = [(r.name, r.line, r.symbol) for r in extraction.references]
+    # (name, line, symbol) as plain tuples: a named tuple pickles as a call to its class
+    references = cast("list[tuple[str, int, str | None]]", list(map(tuple, extraction.references)))
     hidden: set[str] = set()
     texts = _text_rows(extraction.texts, source, job.redact, hidden)
     if job.redact:

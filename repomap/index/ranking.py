@@ -10,9 +10,11 @@ import hashlib
 import sqlite3  # noqa: TID251 - a cursor's type, read in chunks
 from array import array
 from bisect import bisect_left
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import repeat
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from repomap import paths, store
@@ -85,6 +87,9 @@ FETCH_ROWS = 50_000  # rows of symbols or refs turned into columns at a time, fo
 USES_CACHE = ("uses_file", "uses_name", "uses_count", "uses_names", "uses_file_ids", "uses_hashes")
 
 
+_NAME, _NAME_LINE = itemgetter(0), itemgetter(0, 1)  # of a reference row
+
+
 class Written:
     """What ranking reads of the symbols and refs tables, taken as this run writes them: a run
     that wrote most files (a cold one) ranks without reading either table back. On the Linux
@@ -129,11 +134,12 @@ class Written:
         """A file's references (name, line, ...): how many lines use each name, as refs (one
         row per file, line and name) counts them."""
         names, base = self.names, len(self._numbered)
-        counts: dict[int, int] = {}
-        for name, _line in {(reference[0], reference[1]) for reference in references}:
-            number = names.setdefault(name, base + len(names))
-            counts[number] = counts.get(number, 0) + 1
-        self.uses[file_id] = (array("i", counts), array("i", counts.values()))
+        # Counted by C loops rather than a Python loop per reference (store/writer.py's
+        # _owner_ids has the figure); the names are numbered in the same order as that loop
+        # did: their first appearance in the set.
+        counts = Counter(map(_NAME, set(map(_NAME_LINE, references))))
+        numbers = [names.setdefault(name, base + len(names)) for name in counts]
+        self.uses[file_id] = (array("i", numbers), array("i", counts.values()))
 
     def file_deleted(self, file_id: int) -> None:
         self.keys.pop(file_id, None)

@@ -109,7 +109,7 @@ def _insert_chunks(
             for chunk_id, (data_id, commit_id), chunk in zip(ids, owners, chunks, strict=True)
         ),
     )
-    words = dict(zip(ids, ((*chunk[6:10], chunk[1]) for chunk in chunks), strict=True))
+    words = dict(zip(ids, ((*chunk[5:9], chunk[1]) for chunk in chunks), strict=True))
     for group in groups:
         chunk_texts.write(writer.db, group, [words[chunk_id] for chunk_id in group])
 
