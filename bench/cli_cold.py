@@ -95,15 +95,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     before_db = args.before_db or args.db
     asked = questions(args.corpus)
-    # Both trees' bytecode compiled first: with PYTHONDONTWRITEBYTECODE set (as on the shared
-    # host) a tree without __pycache__ compiles every module in every run, as no install does.
-    import compileall
-
-    import repomap
-
-    for tree in (Path(repomap.__file__).parent, args.before and args.before / "repomap"):
-        if tree:
-            compileall.compile_dir(str(tree), quiet=1)
+    # Both trees' bytecode compiled first, as an install does (common.compile_bytecode).
+    common.compile_bytecode(*([args.before / "repomap"] if args.before else []))
     # One warm-up each (the page cache, .pyc files, a vector file this checkout writes).
     measure(asked[0], args.mode, args.db, None)
     if args.before is not None:

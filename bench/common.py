@@ -147,6 +147,22 @@ def repomap_command() -> list[str]:
     return [found] if found else [sys.executable, "-m", "repomap.cli"]
 
 
+def compile_bytecode(*trees: Path) -> None:
+    """Compile the .pyc files of the repomap being measured (its package, extractors and
+    migrations) and of any other `trees`, as `pip install` does. With PYTHONDONTWRITEBYTECODE
+    set (as on the shared host) a tree whose __pycache__ is stale compiles every changed module
+    in every run: ~20 ms of a 200 ms no-change run that no installed copy pays."""
+    import compileall
+
+    import repomap.extractors
+    import repomap.migrations
+
+    modules = (repomap, repomap.extractors, repomap.migrations)
+    packages = [Path(str(module.__file__)).parent for module in modules]
+    for tree in [*packages, *trees]:
+        compileall.compile_dir(str(tree), quiet=1)
+
+
 def database_bytes(db_path: Path, checkpoint: bool = True) -> int:
     """Size of an index on disk: main file plus WAL, after a TRUNCATE checkpoint."""
     if checkpoint:

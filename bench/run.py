@@ -149,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.runs} run{'s' if args.runs != 1 else ''} per corpus, medians; `{command}`\n",
         flush=True,
     )
+    common.compile_bytecode()  # as an install does: no run pays for compiling changed modules
     raw = {}
     for corpus in trees:
         runs = measure(corpus, args.runs, _progress, profile=args.profile, peers=args.peers)
