@@ -43,18 +43,12 @@ def answer_chunks(db: store.Store, answers: tuple[relevance.Span, ...]) -> list[
     """(id, path, start, end, kind, is_test) of every chunk overlapping an answer."""
     rows = []
     for a in answers:
-        rows += db.conn.execute(
-            "SELECT c.id, f.path, c.start_line, c.end_line, c.kind, c.is_test FROM chunks c"
-            " JOIN files f ON f.id = c.file_id WHERE f.path = ? AND c.start_line <= ?"
-            " AND c.end_line >= ?",
-            (a.path, a.end_line, a.start_line),
-        ).fetchall()
-        rows += db.conn.execute(
-            "SELECT c.id, d.path, c.start_line, c.end_line, c.kind, c.is_test FROM chunks c"
-            " JOIN doc_files d ON d.id = c.doc_id WHERE d.path = ? AND c.start_line <= ?"
-            " AND c.end_line >= ?",
-            (a.path, a.end_line, a.start_line),
-        ).fetchall()
+        for owner in ("files f ON f.id = c.file_id", "doc_files f ON f.id = c.doc_id"):
+            rows += db.conn.execute(
+                "SELECT c.id, f.path, c.start_line, c.end_line, c.kind, c.is_test FROM chunks c"
+                f" JOIN {owner} WHERE f.path = ? AND c.start_line <= ? AND c.end_line >= ?",
+                (a.path, a.end_line, a.start_line),
+            ).fetchall()
     return rows
 
 
