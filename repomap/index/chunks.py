@@ -271,7 +271,7 @@ class _Leading(NamedTuple):
 
 # A comment ends at most this many lines above the definition it describes (_may_separate).
 LEADING_GAP = 2
-_COMMENT_START = re.compile(r"\s*(//|/\*|\*|#(?!\[)|--|;)")
+_COMMENT_START = re.compile(r"\s*(//|/\*|\*|#(?!\[))")  # C, C++, Rust, Python
 
 
 def _leading_comments(
@@ -462,10 +462,10 @@ def _pieces(lines: list[str]) -> list[tuple[int, int]]:
     # where summing the lines of each range again made a long file quadratic.
     before = [0, *accumulate(map((1).__add__, map(len, lines)))]
     for cut in cut_iter:
-        size = max(before[cut] - before[start], 0)
+        size = before[cut] - before[start]
         if size > DOC_PIECE_CHARS and previous_cut > start:
             pieces.append((start, previous_cut))
-            overlap = max(before[previous_cut] - before[last_paragraph], 0)
+            overlap = before[previous_cut] - before[last_paragraph]
             repeat = last_paragraph > start and overlap <= DOC_PIECE_CHARS // 3
             start = last_paragraph if repeat else previous_cut  # a long paragraph: not twice
         last_paragraph, previous_cut = previous_cut, cut

@@ -44,8 +44,21 @@ _PRIVATE_KEY = re.compile(
     r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)",
     re.S,
 )
+# The names a secret is assigned to, each under the lower-case letters it starts with (for
+# _could_name_secret's quick test): one table, so the pattern and the test cannot drift apart.
+_NAMES_BY_START = {
+    "passw": r"passw(?:or)?d",
+    "pwd": "pwd",
+    "secret": "secret",
+    "token": "token",
+    "api": r"api[_-]?key",
+    "access": r"access[_-]?key",
+    "private": r"private[_-]?key",
+    "credential": r"credentials?",
+    "auth": "auth",
+}
 _SECRET_NAME = re.compile(
-    r"(?i)(?:passw(?:or)?d|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credentials?|auth)"
+    rf"(?i)(?:{'|'.join(_NAMES_BY_START.values())})"
     r"[\w\-]*['\"]?(?:\s*:\s*[\w\[\].,|&<> ]+?)?\s*(?::=|=>|[:=])\s*[rbuRBUL8]{0,2}['\"]?$"
 )
 _QUICK = re.compile(
@@ -77,10 +90,6 @@ def redact(content: str, line_text: str | None = None) -> str:
     return content
 
 
-# What each name _SECRET_NAME knows starts with, in lower case.
-_NAME_STARTS = ("passw", "pwd", "secret", "token", "api", "access", "private", "credential", "auth")
-
-
 def _could_name_secret(text: str) -> bool:
     """False only when _SECRET_NAME cannot match in `text`: ASCII text holding none of the
     names in any case (a few substring tests, where the pattern's case-insensitive search at
@@ -89,7 +98,7 @@ def _could_name_secret(text: str) -> bool:
     if not text.isascii():
         return True
     lowered = text.lower()
-    return any(start in lowered for start in _NAME_STARTS)
+    return any(start in lowered for start in _NAMES_BY_START)
 
 
 def redact_header(header: str, hidden: Iterable[str] = ()) -> str:
