@@ -373,7 +373,10 @@ def _search_code(
     scored = {chunk_id: score for chunk_id, score in scored.items() if score > 0}
     if not filters.names_tests:
         _demote_records(db, scored, [i for i in scored if traits[i][1] == "section"])
-    _add_neighbours(scored, {i: traits[i][2] for i in scored})
+    # Semantic mode keeps the share even: there it cost the heldout half a question
+    # (bench/README.md, 2026-11-26 15:25-16:55).
+    leaders = None if mode == "semantic" else file_leaders(lexical, semantic, traits, scored)
+    _add_neighbours(scored, {i: traits[i][2] for i in scored}, leaders)
     if mode == "hybrid":
         _reward_coverage(db, scored, terms, [i for i in lexical if i in scored])
     hits, truncated = _best_hits(db, scored, limit)
@@ -417,10 +420,47 @@ def fuse(
 # share its words.
 NEIGHBOUR_SHARE = 0.2
 NEIGHBOURS = 3
+# The file's evidence is not every chunk's in it alike: a file's leaders (the chunk its words
+# rank first in the file and the one its meaning does) take the whole share, any other chunk
+# SIBLING_FACTOR of it. Without this a file of many small related chunks (a paginator's
+# has_next, end_index, previous_page_number...) lifted them all, and they filled the places of
+# a chunk elsewhere that itself matches (the failure analysis's S, bench/README.md). Chosen on
+# the tune half (0.25-0.75 the same), confirmed on the heldout half and each corpus.
+SIBLING_FACTOR = 0.5
 
 
-def _add_neighbours(scored: dict[int, float], file_of: dict[int, int | None]) -> None:
-    """Each code candidate's score raised in place by its file's other candidates' best."""
+def file_leaders(
+    lexical: dict[int, Candidate],
+    semantic: dict[int, float],
+    traits: dict[int, Traits],
+    scored: dict[int, float],
+) -> set[int]:
+    """The candidates of `scored` that lead their file: its best by BM25 and its best by cosine
+    (ties: the lower chunk id, so the choice does not depend on the order of the dicts)."""
+    by_words: dict[int, tuple[float, int]] = {}
+    by_meaning: dict[int, tuple[float, int]] = {}
+    for chunk_id in scored:
+        file_id = traits[chunk_id][2]
+        if file_id is None:
+            continue
+        if chunk_id in lexical:
+            _keep_best(by_words, file_id, lexical[chunk_id][0], chunk_id)
+        if chunk_id in semantic:
+            _keep_best(by_meaning, file_id, semantic[chunk_id], chunk_id)
+    return {chunk_id for _, chunk_id in (*by_words.values(), *by_meaning.values())}
+
+
+def _keep_best(best: dict[int, tuple[float, int]], key: int, score: float, chunk_id: int) -> None:
+    held = best.get(key)
+    if held is None or (score, -chunk_id) > (held[0], -held[1]):
+        best[key] = (score, chunk_id)
+
+
+def _add_neighbours(
+    scored: dict[int, float], file_of: dict[int, int | None], leaders: set[int] | None = None
+) -> None:
+    """Each code candidate's score raised in place by its file's other candidates' best; with
+    `leaders`, a chunk not among them by SIBLING_FACTOR of that."""
     by_file: dict[int, list[float]] = {}
     for chunk_id, file_id in file_of.items():
         if file_id is not None:
@@ -439,7 +479,10 @@ def _add_neighbours(scored: dict[int, float], file_of: dict[int, int | None]) ->
         others = list(top)
         if score in others:  # one of its file's best: the others are the rest
             others.remove(score)
-        raised[chunk_id] = score + NEIGHBOUR_SHARE * sum(others[:NEIGHBOURS]) / NEIGHBOURS
+        share = NEIGHBOUR_SHARE
+        if leaders is not None and chunk_id not in leaders:
+            share *= SIBLING_FACTOR
+        raised[chunk_id] = score + share * sum(others[:NEIGHBOURS]) / NEIGHBOURS
     scored.update(raised)
 
 
