@@ -769,3 +769,49 @@ def test_word_coverage_counts_each_word_once_and_a_rare_word_more(tmp_path: Path
         every, repeated, rare = word_coverage(db, terms, functions)
     assert every == pytest.approx(1.0)
     assert 0.0 < repeated < rare < every  # `common` in 10 chunks, `journal` in 2
+
+
+def test_a_chunk_that_itself_matches_ranks_above_a_sibling_lifted_by_its_file(
+    tmp_path: Path,
+) -> None:
+    """A file of many small related chunks lifts them all by its neighbour share; only the
+    file's leaders (its best by words, its best by meaning) take the whole share, so a
+    sibling that holds fewer of the question's words no longer outranks a chunk elsewhere
+    that answers it (with the share alike, is_last_page ranked above check_in_range)."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    pages = {
+        "page_count(items, per_page)": "How many pages the items fill.",
+        "has_next_page(page, count)": "Whether a page comes after this page.",
+        "next_page_number(page)": "The number of the page after this page.",
+        "previous_page_number(page)": "The number of the page before this page.",
+        "first_page_number()": "The number of the first page.",
+        "last_page_number(count)": "The number of the last page; none is past it.",
+        "is_last_page(page, count)": "Whether this page number is the last page, or past it.",
+    }
+    (root / "paging.py").write_text(
+        "\n\n".join(f'def {sig}:\n    """{doc}"""\n    return 1\n' for sig, doc in pages.items())
+    )
+    (root / "bounds.py").write_text(
+        "def check_in_range(number, last):\n"
+        '    """Refuse a number past the last."""\n'
+        "    if number > last:\n"
+        '        raise ValueError(f"{number} is past {last}")\n'
+        "    return number\n"
+    )
+    for topic in ("colour", "weather", "recipe", "garden", "music", "planet", "bridge", "letter",
+                  "engine", "forest", "harbour", "castle"):  # fmt: skip
+        (root / f"{topic}.py").write_text(
+            "\n\n".join(
+                f'def {topic}_{verb}(value):\n    """{verb.title()} the {topic} value."""\n'
+                "    return value\n"
+                for verb in ("mix", "store", "load", "print")
+            )
+        )
+    assert repomap("index", str(root)).returncode == 0
+    question = "where is a page number past the last page refused?"
+    code, data, _ = search(root, question, "--mode", "lexical")
+    assert code == 0
+    found = names(data)
+    assert found[0] == "last_page_number"  # the file's leader keeps its whole share
+    assert found.index("check_in_range") < found.index("is_last_page")
