@@ -373,8 +373,8 @@ def _search_code(
     scored = {chunk_id: score for chunk_id, score in scored.items() if score > 0}
     if not filters.names_tests:
         _demote_records(db, scored, [i for i in scored if traits[i][1] == "section"])
-    # Semantic mode keeps the share even: there it cost the heldout half a question
-    # (bench/README.md, 2026-11-26 15:25-16:55).
+    # Semantic mode keeps the share even: there the leaders cost the heldout half a question
+    # (bench/README.md, issue 17, "a file's neighbour share goes whole to its leaders").
     leaders = None if mode == "semantic" else file_leaders(lexical, semantic, traits, scored)
     _add_neighbours(scored, {i: traits[i][2] for i in scored}, leaders)
     if mode == "hybrid":
