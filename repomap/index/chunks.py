@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import accumulate, chain
 from typing import NamedTuple
 
@@ -97,10 +97,14 @@ def words_of(text: str, limit: int, noise: frozenset[str] = _NOISE) -> str:
     group by group. A run seen again adds no word, so the walk stops where one over each
     distinct identifier's groups would.
     """
+    return _words(_run_finder(text)(text), limit, noise)
+
+
+def _words(runs: list[str], limit: int, noise: frozenset[str]) -> str:
+    """words_of from the runs of letters (and lone underscores) of a text, in order."""
     cache = _WORDS.get(noise)
     if cache is None or len(cache) > WORD_CACHE_SIZE:
         cache = _WORDS[noise] = _Words(noise)
-    runs = (_RUN_OR_LONE if _LONE_HINT.search(text) else _RUN).findall(text)
     seen = dict.fromkeys(chain.from_iterable(map(cache.__getitem__, runs)))
     if len(seen) <= limit:  # no cut: the words in order, as the walk below would give them
         return " ".join(seen)
@@ -122,6 +126,13 @@ def words_of(text: str, limit: int, noise: frozenset[str] = _NOISE) -> str:
 _RUN = re.compile(r"[A-Za-z]+")
 _LONE_HINT = re.compile(r"__(?![A-Za-z0-9_])")
 _RUN_OR_LONE = re.compile(r"(?<![A-Za-z0-9_])[0-9]*__+(?![A-Za-z0-9_])|[A-Za-z]+")
+
+
+def _run_finder(text: str) -> Callable[[str], list[str]]:
+    """How to find the runs of `text`, or of any part of it cut at line ends."""
+    return _RUN_OR_LONE.findall if _LONE_HINT.search(text) else _RUN.findall
+
+
 WORD_CACHE_SIZE = 200_000  # runs per noise set; the cache starts over beyond it
 
 
@@ -248,29 +259,56 @@ def code_chunks(
 
     chunks: list[ChunkRow] = []
     covered = bytearray(len(lines) + 2)  # lines inside a chunked definition
+    place, demoted = _path_facts(path)
+    # One look for an identifier of underscores only in the file, not one per definition.
+    runs = _run_finder(text)
     for d in definitions:
         if d.kind not in CHUNK_KINDS or _include_guard(d, lines):
             continue
         doc = d.doc or leading.of.get((d.start_line, d.qualified_name), "")
         inner = " ".join(comments.get(d.qualified_name, ()))
-        head = "\n".join(part for part in (d.signature, doc, inner) if part)
+        head = "\n".join(filter(None, (d.signature, doc, inner)))
         if d.kind in CONTAINER_KINDS:
             body = words_of("\n".join(members.get(d.qualified_name, ())), BODY_WORDS)
         else:
-            body = words_of("\n".join(lines[d.start_line - 1 : d.end_line]), BODY_WORDS)
-            for line in range(d.start_line, min(d.end_line, len(lines)) + 1):
-                covered[line] = 1
+            start, end = d.start_line, min(d.end_line, len(lines))
+            body = _words(runs("\n".join(lines[start - 1 : d.end_line])), BODY_WORDS, _NOISE)
+            if end >= start:
+                covered[start : end + 1] = b"\x01" * (end + 1 - start)
+        name = d.qualified_name
         chunks.append(
-            make_chunk(d.kind, d.qualified_name, d.start_line, d.end_line, path, head, body)
+            ChunkRow(
+                d.kind,
+                name,
+                d.start_line,
+                d.end_line,
+                demoted or "::tests::" in f"::{name}::",
+                title_of(name),
+                place,
+                head[:HEAD_CHARS],
+                body,
+            )
         )
 
-    rest = [text for number, text in enumerate(lines, 1) if not covered[number]]
+    rest = _uncovered(lines, covered)
     module_comments = " ".join(comments.get(None, ()))[:HEAD_CHARS]
     head = "\n".join([*docstrings, module_comments])
-    body = words_of("\n".join(rest), MODULE_WORDS)
+    body = _words(runs("\n".join(rest)), MODULE_WORDS, _NOISE)
     if head.strip() or body:
         chunks.append(make_chunk("module", path, 1, max(len(lines), 1), path, head, body))
     return chunks
+
+
+def _uncovered(lines: list[str], covered: bytearray) -> list[str]:
+    """The lines whose number is not marked in `covered`, found a run at a time."""
+    found: list[str] = []
+    number = 1
+    while (number := covered.find(0, number)) != -1 and number <= len(lines):
+        after = covered.find(1, number)
+        after = len(lines) + 1 if after == -1 else after
+        found += lines[number - 1 : after - 1]
+        number = after
+    return found
 
 
 class _Leading(NamedTuple):
