@@ -342,10 +342,15 @@ def _leading_comments(
         ):
             by_end[end] = (line, content)
     found = _Leading({}, set())
+    if not by_end:
+        return found
     for d in definitions:
         if d.kind not in CHUNK_KINDS or d.doc:
             continue
         if not 0 < d.start_line <= len(lines):
+            continue
+        # Most definitions have no comment ending right above them: nothing else to look at.
+        if by_end.keys().isdisjoint(range(d.start_line - LEADING_GAP, d.start_line)):
             continue
         indent = _indent(lines[d.start_line - 1])
         end = next(
