@@ -143,6 +143,9 @@ class _Words(dict[str, tuple[str, ...]]):
     def __init__(self, noise: frozenset[str]) -> None:
         super().__init__()
         self.noise = noise
+        # The groups too, for the walk of a text past its limit: every file's rest is one, and
+        # splitting its runs again cost as much as the cache saved them.
+        self.grouped: dict[str, tuple[tuple[str, ...], ...]] = {}
 
     def __missing__(self, run: str) -> tuple[str, ...]:
         words = tuple(chain.from_iterable(self.groups(run)))
@@ -150,7 +153,10 @@ class _Words(dict[str, tuple[str, ...]]):
         return words
 
     def groups(self, run: str) -> tuple[tuple[str, ...], ...]:
-        return _word_groups(run.lstrip("0123456789"), self.noise)  # `12__` is the word `__`
+        found = self.grouped.get(run)
+        if found is None:  # `12__` is the word `__`
+            found = self.grouped[run] = _word_groups(run.lstrip("0123456789"), self.noise)
+        return found
 
 
 _WORDS: dict[frozenset[str], _Words] = {}
