@@ -720,6 +720,9 @@ def _text_rows(
     lines: list[str] | None = None
     cursors: dict[int, int] = {}
     rows = []
+    # Without a key format in any of them, only a literal assigned to a secret's name can
+    # change: one search for the file, not one per element.
+    keys = redact and secrets.could_hold_key("\n".join([t.content for t in texts]))
     for t in texts:
         content = t.content
         if redact:
@@ -728,7 +731,8 @@ def _text_rows(
                 if lines is None:
                     lines = source.decode("utf-8", "replace").split("\n")
                 line_text = _line_before(lines, t.line, content, cursors)
-            content = secrets.redact(content, line_text)
+            if keys or line_text is not None:
+                content = secrets.redact(content, line_text)
             if hidden is not None and content != t.content:
                 hidden.add(t.content)
         rows.append((t.element_type, content, t.line, t.end_line, t.symbol_name, subwords(content)))
