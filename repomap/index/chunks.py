@@ -277,8 +277,10 @@ def code_chunks(
         if d.kind in CONTAINER_KINDS:
             body = words_of("\n".join(members.get(d.qualified_name, ())), BODY_WORDS)
         else:
-            start, end = d.start_line, min(d.end_line, len(lines))
-            body = _words(runs("\n".join(lines[start - 1 : d.end_line])), BODY_WORDS, _NOISE)
+            lines_of = lines[d.start_line - 1 : d.end_line]
+            body = _words(runs("\n".join(lines_of)), BODY_WORDS, _NOISE)
+            # A slice's length must match what replaces it, or the bytearray grows.
+            start, end = max(d.start_line, 0), min(d.end_line, len(lines))
             if end >= start:
                 covered[start : end + 1] = b"\x01" * (end + 1 - start)
         name = d.qualified_name
