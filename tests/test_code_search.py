@@ -274,6 +274,14 @@ def test_words_of_an_identifier_seen_before_depend_only_on_the_noise_set() -> No
     assert words_of("num_x", 1) == "num number"
 
 
+def test_words_of_digits_and_underscores_cut_identifiers_and_lone_underscores_are_a_word() -> None:
+    # Words come from runs of letters: a digit or `_` ends a part, and an identifier of
+    # underscores only (after digits) is the one word `__` (split_identifier finds no part).
+    text = "x = 12__ + a1__ + HTTP2Server(__init__, foo__) 0x1fff"
+    assert words_of(text, 50) == "__ http server init initialize foo fff"
+    assert words_of("cfg_2num 9__", 3) == "cfg config num number"
+
+
 def test_a_long_section_is_cut_at_paragraphs_never_in_a_fence() -> None:
     paragraphs = [f"paragraph {n} " + "word " * 80 for n in range(12)]
     fence = ["```", *(["code line " + "x" * 60] * 40), "```"]

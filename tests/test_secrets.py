@@ -233,3 +233,13 @@ def test_a_signature_is_redacted_the_same_whatever_order_the_secrets_come_in() -
     assert forward == backward == f'TOKENS = ("{REDACTED}", "{REDACTED}")'
     cut = 'TOKEN = "Xq7vPz9LmWn4Rt8'  # a header cut short at its length limit
     assert redact_header(cut, ["Xq7vPz9LmWn4Rt8sKd2Y"]) == f'TOKEN = "{REDACTED}'
+
+
+def test_a_key_only_a_signature_holds_is_redacted_though_no_literal_was(make_repo):
+    # No string or comment of the file is redacted (nothing hidden): the symbols are checked
+    # by one search over all their signatures and docs, which must still find this one.
+    root = make_repo({"sign.c": f"int sign(int {AWS});\nint verify(int key);\n"})
+    indexer.run(config.resolve(root, workers=1))
+    symbols = _symbols(root / ".repomap" / "index.db")
+    assert symbols["sign"] == (f"int sign(int {REDACTED})", None)
+    assert symbols["verify"] == ("int verify(int key)", None)

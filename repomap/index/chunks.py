@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import accumulate, chain
 from typing import NamedTuple
 
@@ -39,7 +39,6 @@ HEAD_CHARS = 1200  # signature, docstring and comments kept for one chunk
 BODY_WORDS = 400  # distinct body words kept for one chunk, in order of first use
 MODULE_WORDS = 300
 
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Words every function of a language has: they tell nothing about what one of them does.
 _NOISE_TEXT = """
     self cls def return if else elif for while in is not and or none true false import from as
@@ -92,45 +91,72 @@ def words_of(text: str, limit: int, noise: frozenset[str] = _NOISE) -> str:
     abbreviation followed by the word it stands for; once `limit` words are reached, no group
     (a part and its expansion) is added after the one that reached it.
 
-    Each distinct identifier is split once per process (a cache per noise set): splitting every
-    occurrence again cost a quarter of a Python file's extraction. The words are gathered by C
-    loops (map, chain, dict.fromkeys); only a text with more than `limit` distinct words, where
-    the cut must fall after a whole group, is walked group by group.
+    The words are gathered by C loops (findall, map, chain, dict.fromkeys) over the text's
+    runs of letters, each split once per process (a cache per noise set); only a text with
+    more than `limit` distinct words, where the cut must fall after a whole group, is walked
+    group by group. A run seen again adds no word, so the walk stops where one over each
+    distinct identifier's groups would.
     """
+    return _words(_run_finder(text)(text), limit, noise)
+
+
+def _words(runs: list[str], limit: int, noise: frozenset[str]) -> str:
+    """words_of from the runs of letters (and lone underscores) of a text, in order."""
     cache = _WORDS.get(noise)
     if cache is None or len(cache) > WORD_CACHE_SIZE:
         cache = _WORDS[noise] = _Words(noise)
-    identifiers = dict.fromkeys(_IDENTIFIER.findall(text))
-    seen = dict.fromkeys(chain.from_iterable(map(cache.__getitem__, identifiers)))
+    seen = dict.fromkeys(chain.from_iterable(map(cache.__getitem__, runs)))
     if len(seen) <= limit:  # no cut: the words in order, as the walk below would give them
         return " ".join(seen)
     seen.clear()
-    for identifier in identifiers:
-        for group in cache.groups(identifier):
+    for run in dict.fromkeys(runs):
+        for group in cache.groups(run):
             seen.update(dict.fromkeys(group))
             if len(seen) >= limit:
                 return " ".join(seen)
     return " ".join(seen)  # pragma: no cover - more than `limit` words were counted above
 
 
-WORD_CACHE_SIZE = 200_000  # identifiers per noise set; the cache starts over beyond it
+# An identifier's words are those of its runs of letters: split_identifier cuts at every digit
+# and underscore and drops digits, which are never words. Runs repeat far more than whole
+# identifiers (the kernel sample: 116,000 distinct runs, 790,000 identifiers, most of them in one
+# file only), so splitting each identifier once cost a third of C's chunks, the runs' cache
+# hardly anything. One identifier has no run: underscores only (after digits, which never
+# start one), whose one word is itself (`__`); _LONE_HINT finds where one may be.
+_RUN = re.compile(r"[A-Za-z]+")
+_LONE_HINT = re.compile(r"__(?![A-Za-z0-9_])")
+_RUN_OR_LONE = re.compile(r"(?<![A-Za-z0-9_])[0-9]*__+(?![A-Za-z0-9_])|[A-Za-z]+")
+
+
+def _run_finder(text: str) -> Callable[[str], list[str]]:
+    """How to find the runs of `text`, or of any part of it cut at line ends."""
+    return _RUN_OR_LONE.findall if _LONE_HINT.search(text) else _RUN.findall
+
+
+WORD_CACHE_SIZE = 200_000  # runs per noise set; the cache starts over beyond it
 
 
 class _Words(dict[str, tuple[str, ...]]):
-    """An identifier's words as words_of adds them (its groups, flattened), made on first use:
-    map() looks up the ones seen before without a Python call."""
+    """A run's words as words_of adds them (its groups, flattened), made on first use: map()
+    looks up the ones seen before without a Python call."""
 
     def __init__(self, noise: frozenset[str]) -> None:
         super().__init__()
         self.noise = noise
+        # The groups too, for the walk of a text past its limit: every file's rest is one, and
+        # splitting its runs again cost as much as the cache saved them.
+        self.grouped: dict[str, tuple[tuple[str, ...], ...]] = {}
 
-    def __missing__(self, identifier: str) -> tuple[str, ...]:
-        words = tuple(chain.from_iterable(self.groups(identifier)))
-        self[identifier] = words
+    def __missing__(self, run: str) -> tuple[str, ...]:
+        words = tuple(chain.from_iterable(self.groups(run)))
+        self[run] = words
         return words
 
-    def groups(self, identifier: str) -> tuple[tuple[str, ...], ...]:
-        return _word_groups(identifier, self.noise)
+    def groups(self, run: str) -> tuple[tuple[str, ...], ...]:
+        found = self.grouped.get(run)
+        if found is None:  # `12__` is the word `__`
+            found = self.grouped[run] = _word_groups(run.lstrip("0123456789"), self.noise)
+        return found
 
 
 _WORDS: dict[frozenset[str], _Words] = {}
@@ -239,29 +265,58 @@ def code_chunks(
 
     chunks: list[ChunkRow] = []
     covered = bytearray(len(lines) + 2)  # lines inside a chunked definition
+    place, demoted = _path_facts(path)
+    # One look for an identifier of underscores only in the file, not one per definition.
+    runs = _run_finder(text)
     for d in definitions:
         if d.kind not in CHUNK_KINDS or _include_guard(d, lines):
             continue
         doc = d.doc or leading.of.get((d.start_line, d.qualified_name), "")
         inner = " ".join(comments.get(d.qualified_name, ()))
-        head = "\n".join(part for part in (d.signature, doc, inner) if part)
+        head = "\n".join(filter(None, (d.signature, doc, inner)))
         if d.kind in CONTAINER_KINDS:
             body = words_of("\n".join(members.get(d.qualified_name, ())), BODY_WORDS)
         else:
-            body = words_of("\n".join(lines[d.start_line - 1 : d.end_line]), BODY_WORDS)
-            for line in range(d.start_line, min(d.end_line, len(lines)) + 1):
-                covered[line] = 1
+            lines_of = lines[d.start_line - 1 : d.end_line]
+            body = _words(runs("\n".join(lines_of)), BODY_WORDS, _NOISE)
+            # A slice's length must match what replaces it, or the bytearray grows.
+            start, end = max(d.start_line, 0), min(d.end_line, len(lines))
+            if end >= start:
+                covered[start : end + 1] = b"\x01" * (end + 1 - start)
+        name = d.qualified_name
         chunks.append(
-            make_chunk(d.kind, d.qualified_name, d.start_line, d.end_line, path, head, body)
+            ChunkRow(
+                d.kind,
+                name,
+                d.start_line,
+                d.end_line,
+                demoted or "::tests::" in f"::{name}::",
+                title_of(name),
+                place,
+                head[:HEAD_CHARS],
+                body,
+            )
         )
 
-    rest = [text for number, text in enumerate(lines, 1) if not covered[number]]
+    rest = _uncovered(lines, covered)
     module_comments = " ".join(comments.get(None, ()))[:HEAD_CHARS]
     head = "\n".join([*docstrings, module_comments])
-    body = words_of("\n".join(rest), MODULE_WORDS)
+    body = _words(runs("\n".join(rest)), MODULE_WORDS, _NOISE)
     if head.strip() or body:
         chunks.append(make_chunk("module", path, 1, max(len(lines), 1), path, head, body))
     return chunks
+
+
+def _uncovered(lines: list[str], covered: bytearray) -> list[str]:
+    """The lines whose number is not marked in `covered`, found a run at a time."""
+    found: list[str] = []
+    number = 1
+    while (number := covered.find(0, number)) != -1 and number <= len(lines):
+        after = covered.find(1, number)
+        after = len(lines) + 1 if after == -1 else after
+        found += lines[number - 1 : after - 1]
+        number = after
+    return found
 
 
 class _Leading(NamedTuple):
@@ -295,10 +350,15 @@ def _leading_comments(
         ):
             by_end[end] = (line, content)
     found = _Leading({}, set())
+    if not by_end:
+        return found
     for d in definitions:
         if d.kind not in CHUNK_KINDS or d.doc:
             continue
         if not 0 < d.start_line <= len(lines):
+            continue
+        # Most definitions have no comment ending right above them: nothing else to look at.
+        if by_end.keys().isdisjoint(range(d.start_line - LEADING_GAP, d.start_line)):
             continue
         indent = _indent(lines[d.start_line - 1])
         end = next(

@@ -90,6 +90,13 @@ def redact(content: str, line_text: str | None = None) -> str:
     return content
 
 
+def could_hold_key(text: str) -> bool:
+    """False only when redact(text) with no source line gives `text` back: no key format or
+    private key block can start in it. None of them holds a line break, so one search over
+    many texts joined by newlines answers for each of them."""
+    return _QUICK.search(text) is not None
+
+
 def _could_name_secret(text: str) -> bool:
     """False only when _SECRET_NAME cannot match in `text`: ASCII text holding none of the
     names in any case (a few substring tests, where the pattern's case-insensitive search at
