@@ -91,13 +91,15 @@ def _structure_from_ast(tree: ast.Module, text: SourceText) -> Structure:
     defs: list[Definition] = []
     starts: set[tuple[int, int]] = set()
     stack: list[tuple[list[ast.stmt], str | None, bool]] = [(tree.body, None, False)]
+    ascii = text.ascii  # byte columns are character columns: no call per statement
     while stack:
         body, parent, in_class = stack.pop()
         for node in body:
             if isinstance(node, ast.match_case):  # a `case` block: no position of its own
                 stack.append((node.body, parent, in_class))
                 continue
-            starts.add((node.lineno, text.char_col(node.lineno, node.col_offset)))
+            line = node.lineno
+            starts.add((line, node.col_offset if ascii else text.char_col(line, node.col_offset)))
             if isinstance(node, (*_FUNCTIONS, ast.ClassDef)):
                 qualified = f"{parent}.{node.name}" if parent else node.name
                 kind = (
@@ -110,12 +112,20 @@ def _structure_from_ast(tree: ast.Module, text: SourceText) -> Structure:
                 continue
             if (parent is None or in_class) and isinstance(node, _ASSIGNMENTS):
                 defs.extend(_assigned_names(node, parent, in_class, text))
-            for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            for field in _nested_fields(type(node)):  # none for most statements
                 children = getattr(node, field, None)
                 if children:
                     stack.append((children, parent, in_class))
     defs.sort(key=lambda d: d.start)
     return Structure(defs, starts, _docstring_at(tree.body, text))
+
+
+@functools.cache
+def _nested_fields(node_type: type[ast.AST]) -> tuple[str, ...]:
+    """The fields of a statement type that hold statements (five getattr calls on each of
+    Django's 400k statements found them)."""
+    fields = ("body", "orelse", "finalbody", "handlers", "cases")
+    return tuple(field for field in fields if field in node_type._fields)
 
 
 def _definition(
