@@ -33,7 +33,10 @@ from typing import Any, TypeVar
 Item = TypeVar("Item")
 Result = TypeVar("Result")
 
-CHUNK = 4  # items per task: fewer round trips than one, little to redo after a crash
+# Items per task: fewer round trips than one, little to redo after a crash. 8 rather than 4
+# since results come in submission order (ids no longer follow the task size): the parent's
+# side of Django's pool 0.41 -> 0.35 s of CPU (16: 0.28 s, with more to redo after a crash).
+CHUNK = 8
 IN_FLIGHT_PER_WORKER = 2  # tasks queued per worker: none idles, few are redone after a crash
 HELD_PER_WORKER = 8  # tasks per worker submitted and not yet yielded (results held for order)
 POLL_SECONDS = 0.1  # how soon a thread waiting on workers sees `stop`
