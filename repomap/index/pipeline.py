@@ -603,17 +603,17 @@ def _write(
 
 def _extract_all(jobs: list[Job], workers: int) -> Extracted:
     """Each job's result, as the writer asks for them; close() it when done (or failed)."""
-    # Largest first, so one big file does not leave a worker alone at the end; the results
-    # come back in this order (run_all keeps it), and new files get their ids in the order
-    # they are written: the same ids for the same tree, whatever the workers' timing or number.
-    ordered = sorted(jobs, key=lambda job: (-job.size, job.rel_path))
     if len(jobs) < IN_PROCESS_LIMIT or workers <= 1:
-        return (read_and_extract(job) for job in ordered)
+        return (read_and_extract(job) for job in jobs)
     from repomap.index.workers import (  # multiprocessing: imports a small run never needs
         Ahead,
         run_all,
     )
 
+    # Largest first, so one big file does not leave a worker alone at the end; the results
+    # come back in this order (run_all keeps it), and new files get their ids in the order
+    # they are written: the same ids for the same tree, whatever the workers' timing.
+    ordered = sorted(jobs, key=lambda job: (-job.size, job.rel_path))
     stop = threading.Event()  # set by close(): a run interrupted (Ctrl-C, SIGTERM) or failed
     results = run_all(
         read_and_extract, ordered, workers, on_crash=_crashed, initializer=_start_worker, stop=stop
