@@ -112,7 +112,7 @@ def _structure_from_ast(tree: ast.Module, text: SourceText) -> Structure:
                 continue
             if (parent is None or in_class) and isinstance(node, _ASSIGNMENTS):
                 defs.extend(_assigned_names(node, parent, in_class, text))
-            for field in _nested_fields(type(node)):  # none for most statements
+            for field in _NESTED_FIELDS[type(node)]:  # none for most statements
                 children = getattr(node, field, None)
                 if children:
                     stack.append((children, parent, in_class))
@@ -120,12 +120,17 @@ def _structure_from_ast(tree: ast.Module, text: SourceText) -> Structure:
     return Structure(defs, starts, _docstring_at(tree.body, text))
 
 
-@functools.cache
-def _nested_fields(node_type: type[ast.AST]) -> tuple[str, ...]:
-    """The fields of a statement type that hold statements (five getattr calls on each of
-    Django's 400k statements found them)."""
-    fields = ("body", "orelse", "finalbody", "handlers", "cases")
-    return tuple(field for field in fields if field in node_type._fields)
+class _NestedFields(dict[type[ast.AST], tuple[str, ...]]):
+    """The fields of a statement type that hold statements, found on a type's first use (five
+    getattr calls on each of Django's 400k statements found them)."""
+
+    def __missing__(self, node_type: type[ast.AST]) -> tuple[str, ...]:
+        fields = ("body", "orelse", "finalbody", "handlers", "cases")
+        found = self[node_type] = tuple(f for f in fields if f in node_type._fields)
+        return found
+
+
+_NESTED_FIELDS = _NestedFields()
 
 
 def _definition(
