@@ -1,6 +1,6 @@
-"""CPU of the worker's per-file extraction of C and C++, one process, against the parse floor.
+"""CPU of the worker's per-file extraction, one process, against the parse floor.
 
-    python bench/extract_cpu.py [--sample kernel,llvm] [--runs 3] [--against DIR]
+    python bench/extract_cpu.py [--sample kernel,llvm,django] [--runs 3] [--against DIR]
                                 [--digests FOLDER] [--profile N]
 
 What a `repomap index` worker does to each file (pipeline.read_and_extract: read, hash, decode,
@@ -9,7 +9,9 @@ the extractor, text rows with secrets redacted and subwords, chunks), run in ONE
 - kernel: every 10th `.c`/`.h` file of the Linux kernel tree in sorted order (the tree is
   `$REPOMAP_KERNEL`, default /tmp/kernrank/kernel, else the corpora's `large/`; only read),
   each `.h` read as the index reads it (languages.header_languages over the whole tree's list);
-- llvm: every C/C++ file `repomap index` reads in LLVM's headers (get-corpora.sh cpp).
+- llvm: every C/C++ file `repomap index` reads in LLVM's headers (get-corpora.sh cpp);
+- django: every Python file `repomap index` reads in Django (get-corpora.sh python), for the
+  Python extraction (`ast`, pylex, references, chunks) the same way.
 
 Per sample and run it prints the CPU seconds (time.process_time) of the whole worker step and
 of its parts (the extractor call; the chunks, index/chunks.py; the rest: read, hash, decode,
@@ -46,7 +48,7 @@ import common
 
 KERNEL = Path(os.environ.get("REPOMAP_KERNEL", "/tmp/kernrank/kernel"))
 KERNEL_STEP = 10  # every 10th file of the sorted list
-SAMPLES = ("kernel", "llvm")
+SAMPLES = ("kernel", "llvm", "django")
 
 
 LARGE = common.CORPORA_DIR / "large"
@@ -90,8 +92,18 @@ def llvm_files() -> list[tuple[Path, str, str]]:
     ]
 
 
+def django_files() -> list[tuple[Path, str, str]]:
+    """(path, rel_path, "python") of every Python file `repomap index` reads in Django."""
+    root = common.materialize(["python"])["python"]
+    return [
+        (path, path.relative_to(root).as_posix(), language)
+        for path, language, _ in sorted(common.indexed_files(root))
+        if language == "python"
+    ]
+
+
 def sample_files(name: str) -> list[tuple[Path, str, str]]:
-    return kernel_files() if name == "kernel" else llvm_files()
+    return {"kernel": kernel_files, "llvm": llvm_files, "django": django_files}[name]()
 
 
 class _Clock:
@@ -214,7 +226,7 @@ def report(name: str, label: str, runs: list[dict]) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sample", default=",".join(SAMPLES))
+    parser.add_argument("--sample", default="kernel,llvm")  # django: on request
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--against", metavar="DIR", help="another tree installed with --target")
     parser.add_argument("--digests", type=Path, metavar="FOLDER", help="each file's digest")

@@ -9,7 +9,7 @@ of a cold index as it was.
 
 Every table row by row, sorted, with each id replaced by what it points at (a file's path, a
 row's ordinal in its file, a symbol's ordinal among its file's symbols), since file ids follow
-the order the workers finish in; the answers of the text, chunk, docs and trigram indexes to a
+the order files are written in; the answers of the text, chunk, docs and trigram indexes to a
 fixed set of queries; and the JSON answers of `repomap search --mode lexical`, `symbols`,
 `search-text` and `search-docs` (timings removed). Left out: timestamps, the ranking's digests
 and its arrays' bytes (they follow the ids). Prints one digest per part and a total.
@@ -141,11 +141,13 @@ def answers(conn: sqlite3.Connection, ids: Ids) -> dict[str, list[str]]:
             ("chunks_fts", 200, ids.chunk),
             ("sections", 100, lambda rowid: rowid % R),
         ):
-            sql = f"""SELECT rowid, rank FROM {table} WHERE {table} MATCH ?
-                ORDER BY rank, rowid LIMIT {limit}"""
-            parts[f"{table}:{query}"] = sorted(
-                repr((key(rowid), round(rank, 9))) for rowid, rank in conn.execute(sql, (match,))
+            # Every match, ties at the LIMIT broken by what the rowid points at, not by the
+            # rowid: ids follow the order files are written in, which a change may move.
+            sql = f"SELECT rowid, rank FROM {table} WHERE {table} MATCH ?"
+            found = sorted(
+                (round(rank, 9), repr(key(rowid))) for rowid, rank in conn.execute(sql, (match,))
             )
+            parts[f"{table}:{query}"] = sorted(f"({at}, {rank!r})" for rank, at in found[:limit])
     for literal in LITERALS:
         parts[f"code_text_literal:{literal}"] = sorted(
             repr(ids.text(rowid))

@@ -8,18 +8,22 @@ from __future__ import annotations
 
 import ast
 import bisect
+import functools
 import inspect
 import keyword
 import re
 import sys
 from collections.abc import Iterator
 from dataclasses import replace
+from itertools import filterfalse, repeat
 
 from .model import Extraction, Reference, Symbol, TextElement
 from .pylex import Token, lex
 from .python_structure import VALUE_KINDS, Definition, SourceText, Structure, assigned_kind
 
 _IDENTIFIER = re.compile(r"\b[^\W\d]\w*")
+# The same matches on ASCII text, 2.4x faster (Unicode's classes cost the general pattern).
+_ASCII_IDENTIFIER = re.compile(r"\b[A-Za-z_]\w*", re.ASCII)
 _GROUP, _START = re.Match.group, re.Match.start
 _NOT_REFERENCES = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist)
 _WHITESPACE = re.compile(r"\s+")
@@ -56,7 +60,7 @@ def extract(source: bytes, rel_path: str) -> Extraction:
     if structure.module_docstring_at:
         documented[structure.module_docstring_at] = _module_name(rel_path)
     texts = list(_texts(tokens, documented, structure.statement_starts, text, owners))
-    references = list(_references(tokens, text, owners, symbols))
+    references = _references(tokens, text, owners, symbols)
     doc_by_symbol = {t.symbol_name: t.content for t in texts if t.element_type == "docstring"}
     symbols = [_with_doc(s, doc_by_symbol.get(s.qualified_name)) for s in symbols]
     return Extraction(symbols, references, texts, status, note)
@@ -87,13 +91,15 @@ def _structure_from_ast(tree: ast.Module, text: SourceText) -> Structure:
     defs: list[Definition] = []
     starts: set[tuple[int, int]] = set()
     stack: list[tuple[list[ast.stmt], str | None, bool]] = [(tree.body, None, False)]
+    ascii = text.ascii  # byte columns are character columns: no call per statement
     while stack:
         body, parent, in_class = stack.pop()
         for node in body:
             if isinstance(node, ast.match_case):  # a `case` block: no position of its own
                 stack.append((node.body, parent, in_class))
                 continue
-            starts.add((node.lineno, text.char_col(node.lineno, node.col_offset)))
+            line = node.lineno
+            starts.add((line, node.col_offset if ascii else text.char_col(line, node.col_offset)))
             if isinstance(node, (*_FUNCTIONS, ast.ClassDef)):
                 qualified = f"{parent}.{node.name}" if parent else node.name
                 kind = (
@@ -106,12 +112,25 @@ def _structure_from_ast(tree: ast.Module, text: SourceText) -> Structure:
                 continue
             if (parent is None or in_class) and isinstance(node, _ASSIGNMENTS):
                 defs.extend(_assigned_names(node, parent, in_class, text))
-            for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            for field in _NESTED_FIELDS[type(node)]:  # none for most statements
                 children = getattr(node, field, None)
                 if children:
                     stack.append((children, parent, in_class))
     defs.sort(key=lambda d: d.start)
     return Structure(defs, starts, _docstring_at(tree.body, text))
+
+
+class _NestedFields(dict[type[ast.AST], tuple[str, ...]]):
+    """The fields of a statement type that hold statements, found on a type's first use (five
+    getattr calls on each of Django's 400k statements found them)."""
+
+    def __missing__(self, node_type: type[ast.AST]) -> tuple[str, ...]:
+        fields = ("body", "orelse", "finalbody", "handlers", "cases")
+        found = self[node_type] = tuple(f for f in fields if f in node_type._fields)
+        return found
+
+
+_NESTED_FIELDS = _NestedFields()
 
 
 def _definition(
@@ -228,8 +247,10 @@ def _signature(text: SourceText, start: int, header_end: int, tokens: list[Token
 
 
 def _tokens_between(tokens: list[Token], start: int, end: int) -> list[Token]:
-    first = bisect.bisect_left(tokens, start, key=lambda t: t.start)
-    last = bisect.bisect_left(tokens, end, key=lambda t: t.start)
+    # A token is a tuple whose first field is its start, and (start,) sorts before every token
+    # starting there: tuples compared in C, not a key function called per step.
+    first = bisect.bisect_left(tokens, (start,))
+    last = bisect.bisect_left(tokens, (end,), first)
     return tokens[first:last]
 
 
@@ -309,29 +330,44 @@ def _joins(
 
 def _references(
     tokens: list[Token], text: SourceText, owners: list[str | None], symbols: list[Symbol]
-) -> Iterator[Reference]:
+) -> list[Reference]:
     """Identifiers in code (strings and comments blanked), once per (name, enclosing symbol)."""
     code = _blank(text.text, tokens)
     starts = text.line_starts
-    own_names = {(s.start_line, s.name) for s in symbols}
-    seen: set[tuple[str, str | None]] = set()
+    defined: dict[str, set[int]] = {}  # a name -> the lines a symbol of that name starts on
+    for symbol in symbols:
+        defined.setdefault(symbol.name, set()).add(symbol.start_line)
+    seen: dict[str | None, set[str]] = {}  # per owner, the names already referenced
+    identifiers = (_ASCII_IDENTIFIER if code.isascii() else _IDENTIFIER).finditer
+    references: list[Reference] = []
     # Runs of lines with one owner are scanned whole; only a name's first use there is kept.
+    # Every per-name step runs in C (map, filterfalse, zip, dict): a Python loop over each
+    # run's distinct names was a quarter of Python's extraction on Django.
     for first_line, last_line, owner in _runs(owners, len(starts)):
         offset = starts[first_line - 1]
         end = starts[last_line] if last_line < len(starts) else len(code)
-        # The loops over every match run in C (map, zip, dict): a name's first offset is the
-        # value left by inserting the matches last to first.
-        matches = list(_IDENTIFIER.finditer(code, offset, end))
+        matches = list(identifiers(code, offset, end))
         names = list(map(_GROUP, matches))
+        # A name's first offset is the value left by inserting the matches last to first.
         first_use = dict(zip(reversed(names), map(_START, reversed(matches)), strict=True))
-        for name in dict.fromkeys(names):
-            if name in _NOT_REFERENCES or (name, owner) in seen:
-                continue
-            line = text.line_of(first_use[name])
-            if (line, name) in own_names:
-                continue
-            seen.add((name, owner))
-            yield Reference(name, line, owner)
+        done = seen.setdefault(owner, set())
+        distinct = filterfalse(_NOT_REFERENCES.__contains__, dict.fromkeys(names))
+        new = list(filterfalse(done.__contains__, distinct))  # in order of first use
+        lines = list(map(bisect.bisect_right, repeat(starts), map(first_use.__getitem__, new)))
+        if not defined.keys().isdisjoint(new):  # a definition's own name is no use of it
+            kept = [
+                (name, line)
+                for name, line in zip(new, lines, strict=True)
+                if line not in defined.get(name, ())
+            ]
+            new, lines = [name for name, _ in kept], [line for _, line in kept]
+        done.update(new)
+        references.extend(map(_new_reference, zip(new, lines, repeat(owner))))
+    return references
+
+
+# Reference._make without its Python frame: tuple.__new__ called from C (0.1 s on Django).
+_new_reference = functools.partial(tuple.__new__, Reference)
 
 
 def _blank(source: str, tokens: list[Token]) -> str:
@@ -339,8 +375,11 @@ def _blank(source: str, tokens: list[Token]) -> str:
     pieces, pos = [], 0
     for token in tokens:
         pieces.append(source[pos : token.start])
-        lines = source[token.start : token.end].split("\n")
-        pieces.append("\n".join(" " * len(line) for line in lines))
+        piece = source[token.start : token.end]
+        if "\n" in piece:
+            pieces.append("\n".join(" " * len(line) for line in piece.split("\n")))
+        else:  # most tokens: one line
+            pieces.append(" " * len(piece))
         pos = token.end
     pieces.append(source[pos:])
     return "".join(pieces)

@@ -4,7 +4,9 @@ definitions and statement starts, with offsets into the decoded source."""
 from __future__ import annotations
 
 import bisect
+import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import accumulate
@@ -54,12 +56,14 @@ class SourceText:
         self.text = text
         self.line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
         self.ascii = text.isascii()
+        # The 1-based line of a character offset: called for every text element and token
+        # join, so a C call (bisect over line_starts), not a method with a Python frame.
+        self.line_of: Callable[[int], int] = functools.partial(
+            bisect.bisect_right, self.line_starts
+        )
 
     def offset(self, line: int, col: int) -> int:
         return self.line_starts[min(line, len(self.line_starts)) - 1] + col
-
-    def line_of(self, offset: int) -> int:
-        return bisect.bisect_right(self.line_starts, offset)
 
     def char_col(self, line: int, byte_col: int) -> int:
         """ast reports UTF-8 byte columns; turn one into a character column."""

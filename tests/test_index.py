@@ -256,6 +256,31 @@ def test_worker_processes_give_the_same_rows_as_one_process(make_repo, index, tm
     assert len(_rows(tmp_path / "one.db", sql)) == 120
 
 
+def test_ids_are_the_same_for_the_same_tree_whatever_the_workers_timing(make_repo, tmp_path):
+    """Files, symbols and chunks are numbered in the order they are written, and FTS answers
+    tied at a LIMIT come in id order: ids that followed the order workers finished in made two
+    cold runs of one tree answer differently. A large file submitted first finishes last."""
+    files = {f"pkg/m{i:02}.py": f"def f{i}():\n    return g{i}(1)\n" for i in range(40)}
+    files["pkg/big.py"] = "".join(
+        f"def big{i}(a, b):\n    'doc {i}'\n    return helper(a) + other(b)  # {i}\n"
+        for i in range(4000)
+    )
+    root = make_repo(files)
+    numbered = (
+        "SELECT id, path FROM files ORDER BY id",
+        "SELECT s.id, s.name, f.path FROM symbols s JOIN files f ON f.id = s.file_id ORDER BY 1",
+        "SELECT c.id, f.path FROM chunks c JOIN files f ON f.id = c.file_id ORDER BY 1",
+    )
+    runs = []
+    for workers in ("2", "3", "2"):  # one worker reads in process, in the walk's order
+        db = tmp_path / f"w{len(runs)}.db"
+        done = run_cli("index", root, "--db", db, "--workers", workers, "--json")
+        assert done.returncode == 0, done.stderr
+        runs.append([_rows(db, sql) for sql in numbered])
+    assert len(runs[0][1]) == 4040
+    assert all(run == runs[0] for run in runs[1:])
+
+
 def test_the_index_folder_carries_its_own_gitignore_and_wal_mode(make_repo, index):
     root = make_repo({"a.py": "x = 1\n"})
     index(root)

@@ -439,6 +439,18 @@ def test_run_all_names_the_items_that_kill_their_process_and_does_all_the_others
     assert sorted(r for r in results if r < 0) == [-11, -3]
 
 
+def _first_is_slow(item: int) -> int:
+    if item == 0:
+        time.sleep(0.5)  # the other worker finishes many tasks meanwhile
+    return item
+
+
+def test_run_all_yields_results_in_the_items_order_not_the_order_they_finish():
+    """The index numbers files in the order results come: completion order made ids differ
+    between two runs of one tree."""
+    assert list(run_all(_first_is_slow, range(60), 2, on_crash=lambda item: -1)) == list(range(60))
+
+
 def _large_result(item: int) -> bytes:
     return bytes(20_000_000)  # seconds of the worker's time go to sending it through a pipe
 

@@ -610,8 +610,10 @@ def _extract_all(jobs: list[Job], workers: int) -> Extracted:
         run_all,
     )
 
-    # Largest first, so one big file does not leave a worker alone at the end.
-    ordered = sorted(jobs, key=lambda job: -job.size)
+    # Largest first, so one big file does not leave a worker alone at the end; the results
+    # come back in this order (run_all keeps it), and new files get their ids in the order
+    # they are written: the same ids for the same tree, whatever the workers' timing.
+    ordered = sorted(jobs, key=lambda job: (-job.size, job.rel_path))
     stop = threading.Event()  # set by close(): a run interrupted (Ctrl-C, SIGTERM) or failed
     results = run_all(
         read_and_extract, ordered, workers, on_crash=_crashed, initializer=_start_worker, stop=stop
