@@ -465,27 +465,6 @@ def test_rows_written_many_to_a_statement_land_each_once(tmp_path, count) -> Non
         assert stored == rows
 
 
-@pytest.mark.parametrize("first_file", [1, 1 << 50])
-def test_the_maps_order_is_lexsorts_with_zero_and_tied_scores(first_file) -> None:
-    """_rank_order: (demoted, -score) and (file, id) as two keys give lexsort's order of the
-    four, with scores tied, 0.0 and -0.0 among them; past 64 bits (file ids from 2^50) lexsort."""
-    import numpy as np
-
-    generator = np.random.default_rng(21)
-    count = 5000
-    ids = generator.permutation(3 * count)[:count].astype(np.int64) + 7
-    files = generator.integers(first_file, first_file + 60, count).astype(np.int64)
-    scores = generator.random(count) ** 8
-    scores[generator.integers(0, count, count // 3)] = 0.0
-    scores[: count // 10] = -0.0
-    scores[generator.integers(0, count, count // 4)] = scores[count // 2]
-    demoted = generator.integers(0, 2, count).astype(np.int8)
-    for n in (0, 1, 2, count):
-        expected = np.lexsort((ids[:n], files[:n], -scores[:n], demoted[:n]))
-        got = ranking._rank_order(ids[:n], files[:n], scores[:n], demoted[:n])
-        assert got.tolist() == expected.tolist()
-
-
 def test_pageranks_flow_over_the_used_names_definitions_is_the_whole_flow_bit_for_bit() -> None:
     """Definitions of names no file uses receive 0.0: leaving them out of each step's sums
     changes no bit of what each file receives."""
