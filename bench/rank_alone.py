@@ -185,11 +185,15 @@ def main() -> int:
             **{key.replace(" ", "_"): median(values) for key, values in totals.items()},
             "handover_wall": handover[0], "handover_cpu": handover[1], "runs": args.runs,
             "written": args.written, "peak_rss": peak, "counts": counts,
+            "ranking": ranking.__file__,
             "stages": {name: [median([w for w, _ in stages[name]]),
                               median([c for _, c in stages[name]])] for _, name in STAGES},
         }))  # fmt: skip
         return 0
     print(f"{db_path}: {', '.join(f'{n:,} {t}' for t, n in counts.items())}; {args.runs} runs")
+    # Which repomap ranked: a base installed apart must come first on PYTHONPATH, ahead of an
+    # editable install's mapping (bench/README.md's A/B runs).
+    print(f"ranking: {ranking.__file__}")
     print("| stage | wall s | CPU s |\n| --- | ---: | ---: |")
     for _, name in STAGES:
         walls, cpus = zip(*stages[name], strict=True)

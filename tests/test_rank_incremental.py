@@ -463,3 +463,51 @@ def test_rows_written_many_to_a_statement_land_each_once(tmp_path, count) -> Non
                 "SELECT symbol_id, rank FROM symbol_ranks ORDER BY rowid"
             ).fetchall()
         assert stored == rows
+
+
+def test_pageranks_flow_over_the_used_names_definitions_is_the_whole_flow_bit_for_bit() -> None:
+    """Definitions of names no file uses receive 0.0: leaving them out of each step's sums
+    changes no bit of what each file receives."""
+    import numpy as np
+
+    generator = np.random.default_rng(22)
+    files, names, uses, defs = 40, 300, 900, 1200
+    graph = rank.Graph(
+        file_ids=np.arange(files, dtype=np.int64),
+        c_file=generator.integers(0, files, uses).astype(np.int32),
+        c_name=generator.integers(0, names // 3, uses).astype(np.int32),  # 2/3 never used
+        c_weight=generator.random(uses),
+        def_symbol=np.arange(defs, dtype=np.int64),
+        def_file=np.sort(generator.integers(0, files, defs)).astype(np.int32),
+        def_name=generator.integers(0, names, defs).astype(np.int32),
+        def_self=np.zeros(defs),
+        def_prior=np.ones(defs),
+        def_share=generator.random(defs),
+        name_quality=np.ones(names),
+        rank=np.full(files, 1.0 / files),
+    )
+    z = generator.random(files)
+    reached = rank._reached(graph)
+    assert len(reached.name) < defs
+    whole = rank._flow(graph, graph.c_weight, z)
+    assert rank._flow(graph, graph.c_weight, z, reached).tobytes() == whole.tobytes()
+
+
+def test_int64_ids_pack_as_their_int32_copy_did() -> None:
+    """pack's int64 arrays that fit in 32 bits: their low bytes shuffled straight, the same
+    row as the int32 copy shuffled, negatives included; wider ones stay int64."""
+    import zlib
+
+    import numpy as np
+
+    generator = np.random.default_rng(23)
+    fits = generator.integers(-(2**31), 2**31, 10_000)
+    for value in (fits, fits[::3], fits[:0]):
+        dtype, data = store_ranks.pack(value)
+        planes = value.astype("<i4").view(np.uint8).reshape(-1, 4).T
+        assert (dtype, data) == (
+            store_ranks.SHUFFLED + "<i4",
+            zlib.compress(np.ascontiguousarray(planes).data, 1),
+        )
+    wide = generator.integers(-(2**40), 2**40, 100)
+    assert store_ranks.pack(wide)[0] == store_ranks.SHUFFLED + "<i8"

@@ -343,10 +343,11 @@ def pagerank(
     safe_out = np.where(dangling, 1.0, out)
     x = graph.rank if len(graph.rank) == n and graph.rank.sum() > 0 else p
     x = x / x.sum()
+    reached = _reached(graph)
     for _ in range(MAX_ITERATIONS):
         previous = x
         z = np.where(dangling, 0.0, x / safe_out)
-        flow = _flow(graph, c_weight, z) - z * self_weight
+        flow = _flow(graph, c_weight, z, reached) - z * self_weight
         x = ALPHA * (flow + x[dangling].sum() * p) + (1 - ALPHA) * p
         if np.abs(x - previous).sum() < n * TOLERANCE:
             break
@@ -404,10 +405,33 @@ def _out_weights(
     return np.maximum(total - self_weight, 0.0), self_weight
 
 
-def _flow(graph: Graph, c_weight: np.ndarray, z: np.ndarray) -> np.ndarray:
+class _Reached:
+    """The definitions of names some file uses, as (def_file, def_name, def_share) of those
+    alone: nothing flows to the others, whose 0.0 each would add to its file's sum without
+    changing a bit of it. On the Linux kernel most definitions are macros no file uses: each
+    PageRank step reads a third of the 3.9M definitions."""
+
+    __slots__ = ("file", "name", "share")
+
+    def __init__(self, file: np.ndarray, name: np.ndarray, share: np.ndarray) -> None:
+        self.file, self.name, self.share = file, name, share
+
+
+def _reached(graph: Graph) -> _Reached:
+    used = np.bincount(graph.c_name, minlength=len(graph.name_quality)) > 0
+    if len(graph.def_name) == 0 or bool(used.all()):
+        return _Reached(graph.def_file, graph.def_name, graph.def_share)
+    kept = np.flatnonzero(used[graph.def_name])  # ascending: each file's order is kept
+    return _Reached(graph.def_file[kept], graph.def_name[kept], graph.def_share[kept])
+
+
+def _flow(
+    graph: Graph, c_weight: np.ndarray, z: np.ndarray, reached: _Reached | None = None
+) -> np.ndarray:
     """z @ C @ D: what each file receives when every file sends z along its weighted uses."""
     by_name = np.bincount(
         graph.c_name, weights=c_weight * z[graph.c_file], minlength=len(graph.name_quality)
     )
-    per_def = by_name[graph.def_name] * graph.def_share
-    return np.bincount(graph.def_file, weights=per_def, minlength=graph.file_count)
+    defs = reached or _Reached(graph.def_file, graph.def_name, graph.def_share)
+    per_def = by_name[defs.name] * defs.share
+    return np.bincount(defs.file, weights=per_def, minlength=graph.file_count)
