@@ -76,6 +76,22 @@ def counts_meta(db: Store, counts: dict[str, int]) -> dict[str, str]:
     return {ROW_COUNTS_META: json.dumps({"schema": version, "counts": counts}, sort_keys=True)}
 
 
+# The text indexes a batch adds to (Writer._index_text) and a large run merges (optimize_text).
+TEXT_INDEXES = ("code_text_fts", "code_text_literal", "chunks_fts")
+# FTS5's merging while a large run loads (Writer.defer_merges). By default each flush of the
+# pending terms (at every statement's end, and every 1 MB: hashsize) writes a segment, and
+# every write merges segments as they pile up (automerge 4; 16 at one level merge at once:
+# crisismerge), so a cold run's text went through the merges several times before the final
+# 'optimize' merged it all once more. Deferred, segments are merged only at 64 of one level
+# and by the 'optimize': the text indexes' CPU of a cold run on 9,000 files of the Linux kernel
+# 9.2 -> 5.9 s (bench/README.md, 2026-11-26 15:20-17:00 UTC). optimize_text restores FTS5's
+# defaults; a run killed before it leaves the deferred settings, which the next run's writer
+# finds and restores (restore_merges), so later small runs merge as before.
+DEFERRED_MERGES = (("automerge", 0), ("crisismerge", 64), ("hashsize", 8 << 20))
+FTS5_MERGES = (("automerge", 4), ("crisismerge", 16), ("hashsize", 1 << 20))  # FTS5's defaults
+# Whether a table's merges are deferred: its configured automerge (no row: FTS5's default).
+AUTOMERGE_SQL = "SELECT v FROM {table}_config WHERE k = 'automerge'"
+
 # Indexes rebuilt after a large run (optimize_text): the ones whose keys come in random order.
 PACKED_AFTER_BULK = ("symbols_name", "symbols_file", "symbols_unsuffixed")
 REFS_COPY = "refs_packing"  # refs copied out and back after a large run (Writer._pack_refs)
@@ -339,6 +355,8 @@ class Writer:
         # code_text again took ~20 ms of a one-file run on LLVM, seconds on the Linux kernel.
         self._counts_base = stored_counts(db)
         self._count_changes: Counter[str] = Counter()
+        # FTS5's merging deferred (defer_merges), by this run or by one killed before its end.
+        self.merges_deferred = self.db.scalar(AUTOMERGE_SQL.format(table=TEXT_INDEXES[0])) == 0
 
     def _max(self, table: str) -> int:
         return self.db.scalar(f"SELECT coalesce(max(id), 0) FROM {table}")
@@ -620,6 +638,27 @@ class Writer:
             self.observer.symbols_written(file_id, values)
         return named, declarations, values
 
+    def defer_merges(self) -> None:
+        """Before a large run writes: FTS5 merges no segments of the text indexes until
+        optimize_text (or restore_merges) merges them once (see DEFERRED_MERGES)."""
+        if not self.merges_deferred:
+            with self.db.atomic():
+                self._configure_text(DEFERRED_MERGES)
+            self.merges_deferred = True
+
+    def restore_merges(self) -> None:
+        """FTS5's own merging back, for a run that deferred it and wrote few files after all, or
+        after a run killed while it was deferred: the next write merges what piled up."""
+        if self.merges_deferred:
+            with self.db.atomic():
+                self._configure_text(FTS5_MERGES)
+            self.merges_deferred = False
+
+    def _configure_text(self, settings: Iterable[tuple[str, int]]) -> None:
+        for table in TEXT_INDEXES:
+            for key, value in settings:
+                self.conn.execute(f"INSERT INTO {table}({table}, rank) VALUES (?, ?)", (key, value))
+
     def optimize_text(self) -> None:
         """Merge each text index into one segment (FTS5 'optimize'), then give the pages of the
         old segments back to the file system (an index made by this version is incremental
@@ -630,7 +669,10 @@ class Writer:
         latency is 20-30% lower. Costs ~0.3 s at the end of a large run. The symbols' name
         indexes are rebuilt too.
         """
-        for table in ("code_text_fts", "code_text_literal", "chunks_fts"):
+        if self.merges_deferred:
+            self._configure_text(FTS5_MERGES)
+            self.merges_deferred = False
+        for table in TEXT_INDEXES:
             self.conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
         # Names arrive in no order, so these b-trees split as they grow and stay ~70% full;
         # built again from the sorted keys they are full: 0.8 MB (1.2%) off LLVM's headers for
