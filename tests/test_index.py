@@ -426,13 +426,13 @@ def test_a_large_run_merges_the_text_indexes_once_at_its_end_then_merges_as_befo
         assert _rows(db, f"SELECT count(DISTINCT segid) FROM {table}_idx") == [(1,)]
 
 
-def test_a_large_run_killed_while_merges_wait_leaves_a_searchable_index_the_next_run_completes(
+def test_a_large_run_killed_while_merges_and_indexes_wait_leaves_a_usable_index_the_next_completes(
     make_repo, index, monkeypatch, tmp_path
 ):
-    """Killed after the large run deferred FTS5's merging (here: interrupted after 28 of 30
-    files, in its fifth batch), the index answers from the files written; the next run writes
-    the rest, few files, so it does not optimize, but gives FTS5 its merging back, and answers
-    as a clean index does."""
+    """Killed after the large run deferred FTS5's merging and dropped the symbols' name indexes
+    (here: interrupted after 28 of 30 files, in its fifth batch), the index answers from the
+    files written; the next run writes the rest, few files, so it does not optimize, but builds
+    the indexes first, gives FTS5 its merging back, and answers as a clean index does."""
     files = {f"m{i}.py": f"# note {i} about pools\nVALUE_{i} = 'text {i}'\n" for i in range(30)}
     repo = make_repo(files)
     clean = make_repo(files, tmp_path / "clean")
@@ -460,6 +460,8 @@ def test_a_large_run_killed_while_merges_wait_leaves_a_searchable_index_the_next
     }
     hits = _rows(db, "SELECT count(*) FROM code_text_fts WHERE code_text_fts MATCH 'pools'")
     assert hits == [(28,)]
+    assert not _indexes(db) & {"symbols_name", "symbols_unsuffixed"}  # built at the end
+    assert run_cli("symbols", "VALUE_3", "--root", repo, "--no-refresh").returncode == 0
     monkeypatch.setattr(indexer, "_write", write)
     summary = index(repo)
     assert summary.added == 2
@@ -467,6 +469,12 @@ def test_a_large_run_killed_while_merges_wait_leaves_a_searchable_index_the_next
     check_integrity(db)
     assert _merge_settings(db) == _merge_settings(_db(clean))
     assert _answers(db) == _answers(_db(clean))
+    assert _indexes(db) == _indexes(_db(clean))
+    assert _rows(db, "SELECT value FROM meta WHERE key = 'deferred_indexes'") == [("",)]
+
+
+def _indexes(db: Path) -> set[str]:
+    return {name for (name,) in _rows(db, "SELECT name FROM sqlite_schema WHERE type = 'index'")}
 
 
 def _links(db: Path) -> set[tuple]:
