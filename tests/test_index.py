@@ -470,7 +470,7 @@ def test_a_large_run_killed_while_merges_and_indexes_wait_leaves_a_usable_index_
     assert _merge_settings(db) == _merge_settings(_db(clean))
     assert _answers(db) == _answers(_db(clean))
     assert _indexes(db) == _indexes(_db(clean))
-    assert _rows(db, "SELECT value FROM meta WHERE key = 'deferred_indexes'") == [("",)]
+    assert _rows(db, "SELECT value FROM meta WHERE key = 'deferred_indexes'") == []
 
 
 def _indexes(db: Path) -> set[str]:

@@ -99,7 +99,7 @@ AUTOMERGE_SQL = "SELECT v FROM {table}_config WHERE k = 'automerge'"
 # (DEFERRED_INDEXES_META, written with the DROP), so a run killed before its end leaves them
 # for the next run, which builds them before it writes (end_bulk).
 DEFERRED_INDEXES = ("symbols_name", "symbols_unsuffixed")
-DEFERRED_INDEXES_META = "deferred_indexes"  # JSON {index: its CREATE INDEX}, "" when none
+DEFERRED_INDEXES_META = "deferred_indexes"  # JSON {index: its CREATE INDEX}; no row when none
 
 # Indexes rebuilt after a large run (optimize_text): the ones whose keys come in random order.
 PACKED_AFTER_BULK = ("symbols_name", "symbols_file", "symbols_unsuffixed")
@@ -689,7 +689,7 @@ class Writer:
             statements = json.loads(get_meta(self.db, DEFERRED_INDEXES_META) or "{}")
             for sql in statements.values():
                 self.conn.execute(sql)
-            set_meta(self.db, {DEFERRED_INDEXES_META: ""})
+            self.conn.execute("DELETE FROM meta WHERE key = ?", (DEFERRED_INDEXES_META,))
             self.indexes_deferred = False
 
     def _configure_text(self, settings: Iterable[tuple[str, int]]) -> None:
