@@ -84,7 +84,7 @@ TEXT_INDEXES = ("code_text_fts", "code_text_literal", "chunks_fts")
 # crisismerge), so a cold run's text went through the merges several times before the final
 # 'optimize' merged it all once more. Deferred, segments are merged only at 64 of one level
 # and by the 'optimize': the text indexes' CPU of a cold run on 9,000 files of the Linux kernel
-# 9.2 -> 5.9 s (bench/README.md, 2026-11-26 15:20-17:00 UTC). optimize_text restores FTS5's
+# 9.2 -> 5.9 s (bench/README.md, 2026-11-26 15:20-16:50 UTC). optimize_text restores FTS5's
 # defaults; a run killed before it leaves the deferred settings, which the next run's writer
 # finds and restores (end_bulk), so later small runs merge as before.
 DEFERRED_MERGES = (("automerge", 0), ("crisismerge", 64), ("hashsize", 8 << 20))
@@ -95,7 +95,7 @@ AUTOMERGE_SQL = "SELECT v FROM {table}_config WHERE k = 'automerge'"
 # (Writer.begin_bulk): names arrive in no order, so each insert went to a random page of
 # each, and the end rebuilt them anyway (REINDEX) to fill their pages. On 9,000 files of the
 # Linux kernel: the symbols' inserts and commits 3.5 -> 2.3 s, and building both at the end
-# cost ~0.4 s where rebuilding them cost ~0.4 s. Their CREATE statements wait in meta
+# cost 0.3 s where rebuilding them cost 0.4 s. Their CREATE statements wait in meta
 # (DEFERRED_INDEXES_META, written with the DROP), so a run killed before its end leaves them
 # for the next run, which builds them before it writes (end_bulk).
 DEFERRED_INDEXES = ("symbols_name", "symbols_unsuffixed")
