@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sqlite3
-import subprocess
-import sys
 from contextlib import closing
 from pathlib import Path
 
@@ -239,26 +236,3 @@ def test_migrating_backwards_is_a_one_line_error_that_changes_nothing(tmp_path):
         f"must be from {store.SCHEMA_VERSION} to {store.SCHEMA_VERSION}\n"
     )
     assert db.read_bytes() == before
-
-
-def test_creating_an_index_leaves_pandas_unimported_and_still_importable(tmp_path):
-    """sqlite-utils imports pandas when it is installed (pymilvus brings it): ~0.2 s of every
-    new or migrated index. Migrating never needs it, and a later `import pandas` still works."""
-    pandas_installed = importlib.util.find_spec("pandas") is not None
-    code = f"""
-import sys
-from pathlib import Path
-from repomap import store
-store.open_index(Path({str(tmp_path / "index.db")!r})).close()
-print("pandas" in sys.modules)
-try:
-    import pandas
-    print(pandas is not None)
-except ImportError:
-    print("missing")
-"""
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    imported, later = done.stdout.split()
-    assert imported == "False"
-    assert later == ("True" if pandas_installed else "missing")
-    assert _version(tmp_path / "index.db") == store.SCHEMA_VERSION
