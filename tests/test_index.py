@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 from conftest import run_cli
+from index_dump import check_integrity
 
-from repomap import config
+from repomap import config, store
 from repomap.index import pipeline as indexer
 
 
@@ -402,6 +403,103 @@ def test_a_large_run_merges_the_text_indexes_and_hands_back_the_freed_pages(
         assert _rows(db, f"SELECT count(DISTINCT segid) FROM {table}_idx") == [(1,)]
     hits = _rows(db, "SELECT count(*) FROM code_text_fts WHERE code_text_fts MATCH 'pools'")
     assert hits == [(30,)]
+
+
+TEXT_INDEXES = ("code_text_fts", "code_text_literal", "chunks_fts")
+FTS5_MERGES = {"automerge": 4, "crisismerge": 16, "hashsize": 1 << 20}  # FTS5's defaults
+
+
+def _merge_settings(db: Path) -> set[tuple]:
+    """Each text index's configured merging (FTS5's defaults when never set)."""
+    return {
+        (table, key, dict(_rows(db, f"SELECT k, v FROM {table}_config")).get(key, default))
+        for table in TEXT_INDEXES
+        for key, default in FTS5_MERGES.items()
+    }
+
+
+def _answers(db: Path) -> list[tuple]:
+    return [
+        *_rows(db, "SELECT rowid FROM code_text_fts WHERE code_text_fts MATCH 'pools' ORDER BY 1"),
+        *_rows(db, "SELECT rowid FROM code_text_literal WHERE content LIKE '%text 2%' ORDER BY 1"),
+        *_rows(db, "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH 'value' ORDER BY 1"),
+    ]
+
+
+def test_a_large_run_merges_the_text_indexes_once_at_its_end_then_merges_as_before(
+    make_repo, index, monkeypatch
+):
+    """While a large run writes, FTS5 merges no segments (automerge 0); its 'optimize' merges
+    them once and gives FTS5 its default merging back, for the small runs after it."""
+    files = {f"m{i}.py": f"# note {i} about pools\nVALUE_{i} = 'text {i}'\n" for i in range(30)}
+    repo = make_repo(files)
+    monkeypatch.setattr(indexer, "OPTIMIZE_AFTER_FILES", 10)
+    monkeypatch.setattr(indexer, "BATCH_FILES", 7)
+    seen = []
+    optimize_text = store.Writer.optimize_text
+
+    def optimize(writer: store.Writer) -> None:
+        seen.extend(writer.conn.execute("SELECT v FROM code_text_fts_config WHERE k = 'automerge'"))
+        optimize_text(writer)
+
+    monkeypatch.setattr(store.Writer, "optimize_text", optimize)
+    index(repo)
+    db = _db(repo)
+    assert seen == [(0,)]
+    assert _merge_settings(db) == {(t, k, v) for t in TEXT_INDEXES for k, v in FTS5_MERGES.items()}
+    for table in TEXT_INDEXES:
+        assert _rows(db, f"SELECT count(DISTINCT segid) FROM {table}_idx") == [(1,)]
+
+
+def test_a_large_run_killed_while_merges_and_indexes_wait_leaves_a_usable_index_the_next_completes(
+    make_repo, index, monkeypatch, tmp_path
+):
+    """Killed after the large run deferred FTS5's merging and dropped the symbols' name indexes
+    (here: interrupted after 28 of 30 files, in its fifth batch), the index answers from the
+    files written; the next run writes the rest, few files, so it does not optimize, but builds
+    the indexes first, gives FTS5 its merging back, and answers as a clean index does."""
+    files = {f"m{i}.py": f"# note {i} about pools\nVALUE_{i} = 'text {i}'\n" for i in range(30)}
+    repo = make_repo(files)
+    clean = make_repo(files, tmp_path / "clean")
+    monkeypatch.setattr(indexer, "OPTIMIZE_AFTER_FILES", 10)
+    monkeypatch.setattr(indexer, "BATCH_FILES", 7)
+    write = indexer._write
+    calls = []
+
+    def killed(*args) -> None:
+        calls.append(1)
+        if len(calls) == 29:
+            raise KeyboardInterrupt  # what a kill leaves: the batch open is rolled back
+        write(*args)
+
+    monkeypatch.setattr(indexer, "_write", killed)
+    with pytest.raises(KeyboardInterrupt):
+        index(repo)
+    db = _db(repo)
+    check_integrity(db)
+    assert _rows(db, "SELECT count(*) FROM files") == [(28,)]
+    assert {(key, value) for _, key, value in _merge_settings(db)} == {
+        ("automerge", 0),
+        ("crisismerge", 64),
+        ("hashsize", 8 << 20),
+    }
+    hits = _rows(db, "SELECT count(*) FROM code_text_fts WHERE code_text_fts MATCH 'pools'")
+    assert hits == [(28,)]
+    assert not _indexes(db) & {"symbols_name", "symbols_unsuffixed"}  # built at the end
+    assert run_cli("symbols", "VALUE_3", "--root", repo, "--no-refresh").returncode == 0
+    monkeypatch.setattr(indexer, "_write", write)
+    summary = index(repo)
+    assert summary.added == 2
+    index(clean)
+    check_integrity(db)
+    assert _merge_settings(db) == _merge_settings(_db(clean))
+    assert _answers(db) == _answers(_db(clean))
+    assert _indexes(db) == _indexes(_db(clean))
+    assert _rows(db, "SELECT value FROM meta WHERE key = 'deferred_indexes'") == []
+
+
+def _indexes(db: Path) -> set[str]:
+    return {name for (name,) in _rows(db, "SELECT name FROM sqlite_schema WHERE type = 'index'")}
 
 
 def _links(db: Path) -> set[tuple]:

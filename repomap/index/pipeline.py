@@ -447,6 +447,10 @@ def _index(
     indexed_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     gone = [old for path, old in existing.items() if path not in present]
     written = 0
+    if len(jobs) >= max(OPTIMIZE_AFTER_FILES, summary.scanned // 5):
+        writer.begin_bulk()  # text merged and name indexes built once, at the end
+    else:
+        writer.end_bulk()  # what a large run killed before its end deferred
     with writer.batch():
         for old in gone:
             writer.delete_file(old.id)
@@ -508,6 +512,8 @@ def _index(
         store_ranks(db, ranking)
     if optimized:
         writer.release_free_pages()
+    else:  # few files were written after all
+        writer.end_bulk()
     row_counts = writer.row_counts()
     if row_counts is None:  # not known from the start of the run: counted once
         store.set_meta(db, {store.ROW_COUNTS_META: ""})

@@ -76,6 +76,31 @@ def counts_meta(db: Store, counts: dict[str, int]) -> dict[str, str]:
     return {ROW_COUNTS_META: json.dumps({"schema": version, "counts": counts}, sort_keys=True)}
 
 
+# The text indexes a batch adds to (Writer._index_text) and a large run merges (optimize_text).
+TEXT_INDEXES = ("code_text_fts", "code_text_literal", "chunks_fts")
+# FTS5's merging while a large run loads (Writer.begin_bulk). By default each flush of the
+# pending terms (at every statement's end, and every 1 MB: hashsize) writes a segment, and
+# every write merges segments as they pile up (automerge 4; 16 at one level merge at once:
+# crisismerge), so a cold run's text went through the merges several times before the final
+# 'optimize' merged it all once more. Deferred, segments are merged only at 64 of one level
+# and by the 'optimize': the text indexes' CPU of a cold run on 9,000 files of the Linux kernel
+# 9.2 -> 5.9 s (bench/README.md, 2026-11-26 15:20-16:50 UTC). optimize_text restores FTS5's
+# defaults; a run killed before it leaves the deferred settings, which the next run's writer
+# finds and restores (end_bulk), so later small runs merge as before.
+DEFERRED_MERGES = (("automerge", 0), ("crisismerge", 64), ("hashsize", 8 << 20))
+FTS5_MERGES = (("automerge", 4), ("crisismerge", 16), ("hashsize", 1 << 20))  # FTS5's defaults
+# Whether a table's merges are deferred: its configured automerge (no row: FTS5's default).
+AUTOMERGE_SQL = "SELECT v FROM {table}_config WHERE k = 'automerge'"
+# Indexes a large run into an index without symbols builds at its end instead of as it writes
+# (Writer.begin_bulk): names arrive in no order, so each insert went to a random page of
+# each, and the end rebuilt them anyway (REINDEX) to fill their pages. On 9,000 files of the
+# Linux kernel: the symbols' inserts and commits 3.5 -> 2.3 s, and building both at the end
+# cost 0.3 s where rebuilding them cost 0.4 s. Their CREATE statements wait in meta
+# (DEFERRED_INDEXES_META, written with the DROP), so a run killed before its end leaves them
+# for the next run, which builds them before it writes (end_bulk).
+DEFERRED_INDEXES = ("symbols_name", "symbols_unsuffixed")
+DEFERRED_INDEXES_META = "deferred_indexes"  # JSON {index: its CREATE INDEX}; no row when none
+
 # Indexes rebuilt after a large run (optimize_text): the ones whose keys come in random order.
 PACKED_AFTER_BULK = ("symbols_name", "symbols_file", "symbols_unsuffixed")
 REFS_COPY = "refs_packing"  # refs copied out and back after a large run (Writer._pack_refs)
@@ -339,6 +364,10 @@ class Writer:
         # code_text again took ~20 ms of a one-file run on LLVM, seconds on the Linux kernel.
         self._counts_base = stored_counts(db)
         self._count_changes: Counter[str] = Counter()
+        # FTS5's merging deferred and indexes dropped (begin_bulk), by this run or by one killed
+        # before its end.
+        self.merges_deferred = self.db.scalar(AUTOMERGE_SQL.format(table=TEXT_INDEXES[0])) == 0
+        self.indexes_deferred = bool(get_meta(db, DEFERRED_INDEXES_META))
 
     def _max(self, table: str) -> int:
         return self.db.scalar(f"SELECT coalesce(max(id), 0) FROM {table}")
@@ -620,6 +649,54 @@ class Writer:
             self.observer.symbols_written(file_id, values)
         return named, declarations, values
 
+    def begin_bulk(self) -> None:
+        """Before a large run writes: FTS5 merges no segments of the text indexes until
+        optimize_text (or end_bulk) merges them once (see DEFERRED_MERGES); into an index
+        without symbols, the symbols' name indexes are built at the end (DEFERRED_INDEXES)."""
+        with self.db.atomic():
+            if not self.merges_deferred:
+                self._configure_text(DEFERRED_MERGES)
+            if (
+                not self.indexes_deferred
+                and self.db.scalar("SELECT 1 FROM symbols LIMIT 1") is None
+            ):
+                statements = dict(
+                    self.conn.execute(
+                        "SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND name IN "
+                        f"({', '.join('?' * len(DEFERRED_INDEXES))})",
+                        DEFERRED_INDEXES,
+                    )
+                )
+                set_meta(self.db, {DEFERRED_INDEXES_META: json.dumps(statements)})
+                for index in statements:
+                    self.conn.execute(f"DROP INDEX {index}")
+                self.indexes_deferred = bool(statements)
+        self.merges_deferred = True
+
+    def end_bulk(self) -> None:
+        """FTS5's own merging and the deferred indexes back, for a run that is not large (after
+        a large run killed before its end: first thing) or that wrote few files after all; the
+        next write to a text index merges what piled up."""
+        if self.merges_deferred or self.indexes_deferred:
+            with self.db.atomic():
+                self._end_bulk()
+
+    def _end_bulk(self) -> None:
+        if self.merges_deferred:
+            self._configure_text(FTS5_MERGES)
+            self.merges_deferred = False
+        if self.indexes_deferred:
+            statements = json.loads(get_meta(self.db, DEFERRED_INDEXES_META) or "{}")
+            for sql in statements.values():
+                self.conn.execute(sql)
+            self.conn.execute("DELETE FROM meta WHERE key = ?", (DEFERRED_INDEXES_META,))
+            self.indexes_deferred = False
+
+    def _configure_text(self, settings: Iterable[tuple[str, int]]) -> None:
+        for table in TEXT_INDEXES:
+            for key, value in settings:
+                self.conn.execute(f"INSERT INTO {table}({table}, rank) VALUES (?, ?)", (key, value))
+
     def optimize_text(self) -> None:
         """Merge each text index into one segment (FTS5 'optimize'), then give the pages of the
         old segments back to the file system (an index made by this version is incremental
@@ -630,13 +707,16 @@ class Writer:
         latency is 20-30% lower. Costs ~0.3 s at the end of a large run. The symbols' name
         indexes are rebuilt too.
         """
-        for table in ("code_text_fts", "code_text_literal", "chunks_fts"):
+        built = set(DEFERRED_INDEXES) if self.indexes_deferred else set()
+        self._end_bulk()  # the deferred indexes built: full pages already
+        for table in TEXT_INDEXES:
             self.conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
         # Names arrive in no order, so these b-trees split as they grow and stay ~70% full;
         # built again from the sorted keys they are full: 0.8 MB (1.2%) off LLVM's headers for
         # ~0.13 s, beside the ranking on the other core.
         for index in PACKED_AFTER_BULK:
-            self.conn.execute(f"REINDEX {index}")
+            if index not in built:
+                self.conn.execute(f"REINDEX {index}")
         self._pack_refs()
 
     def _pack_refs(self) -> None:
