@@ -1,12 +1,13 @@
 """Run a function over many items in worker processes, and survive a worker that dies.
 
 `run_all(function, items, workers, initializer=None, on_crash=...)` yields `function(item)` for
-every item, in the items' order (but for the items of a dead worker: see below). multiprocessing.Pool loses the tasks of a worker killed by a
-signal (the OOM killer; a crash in a parser's C code) and then waits for them forever, which
-left `repomap index` hung with its lock held. Here a dead worker breaks the pool
-(concurrent.futures' BrokenProcessPool): the items that were in flight are run again one at a
-time, each in a fresh process, so the item that kills its process is named (`on_crash(item)`
-is yielded for it) and the others are done; the remaining items go on in a new pool.
+every item, in the items' order (but for the items of a dead worker: see below).
+multiprocessing.Pool loses the tasks of a worker killed by a signal (the OOM killer; a crash
+in a parser's C code) and then waits for them forever, which left `repomap index` hung with
+its lock held. Here a dead worker breaks the pool (concurrent.futures' BrokenProcessPool): the
+items that were in flight are run again one at a time, each in a fresh process, so the item
+that kills its process is named (`on_crash(item)` is yielded for it) and the others are done;
+the remaining items go on in a new pool.
 
 Stopping is the parent's job. Workers ignore SIGINT (Ctrl-C reaches the whole process group,
 and each worker printed a KeyboardInterrupt traceback) and take SIGTERM's default action (the
@@ -52,7 +53,8 @@ def run_all(
     stop: threading.Event | None = None,
 ) -> Iterator[Result]:
     """function(item) for each item, computed in `workers` processes, in the items' order (an
-    item run again alone after a worker died comes after the others of its pool); setting `stop` (from another thread) kills the workers and ends the results early."""
+    item run again alone after a worker died comes after the others of its pool); setting
+    `stop` (from another thread) kills the workers and ends the results early."""
     context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
     start = functools.partial(_start_worker, initializer)
     stop = stop or threading.Event()
