@@ -59,6 +59,15 @@ DATA_FORMATS = {
 }  # fmt: skip
 
 
+# What the index reads at all (code, docs, data), by suffix: the walk stats only these files.
+READ_SUFFIXES = frozenset(LANGUAGE_BY_SUFFIX) | frozenset(DOC_FORMATS) | frozenset(DATA_FORMATS)
+
+
+def is_read(rel_path: str) -> bool:
+    """Whether the index reads the file as code, a doc or data (by its name alone)."""
+    return _suffix(rel_path) in READ_SUFFIXES
+
+
 def _suffix(rel_path: str) -> str | None:
     dot = rel_path.rfind(".")
     return rel_path[dot:].lower() if dot > rel_path.rfind("/") else None
