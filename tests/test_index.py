@@ -169,6 +169,26 @@ def test_a_tree_of_other_languages_says_which_ones_repomap_reads(make_repo):
     assert json.loads(run_cli("index", root, "--json").stdout)["results"][0]["warnings"] == []
 
 
+def test_the_walk_lists_every_file_and_reads_sizes_of_those_asked_for(make_repo):
+    from repomap.index.discover import walk
+
+    root = make_repo({"pkg/a.py": "x = 1\n", "pkg/data.bin": "\x01" * 7, "notes.po": "msgid ''\n"})
+    (root / "pkg_link").symlink_to(root / "pkg", target_is_directory=True)
+    walked = walk(root)
+    found = {f.rel_path: f for f in walked.files}
+    # The folder and its link lead to one folder: it is walked once, under one of its names.
+    assert sorted(found) in (
+        ["notes.po", "pkg/a.py", "pkg/data.bin"],
+        ["notes.po", "pkg_link/a.py", "pkg_link/data.bin"],
+    )
+    data = next(f for f in walked.files if f.rel_path.endswith("data.bin"))
+    assert (data.size, data.mtime_ns) == (7, (root / "pkg" / "data.bin").stat().st_mtime_ns)
+    # A file removed between the walk and the question reads as empty, so it is read again.
+    gone = found["notes.po"]
+    (root / "notes.po").unlink()
+    assert (gone.size, gone.mtime_ns) == (0, 0)
+
+
 def test_symlinks_inside_are_followed_once_and_outside_never(make_repo, index, tmp_path):
     outside = make_repo({"secret.py": "TOKEN = 'outside'\n"}, root=tmp_path / "outside")
     root = make_repo({"pkg/real.py": "def real():\n    pass\n"})

@@ -177,9 +177,12 @@ def walk(root: Path, skip_dirs: frozenset[Path] = frozenset()) -> Walk:
     root_stat = root.stat()
     seen_dirs.add((root_stat.st_dev, root_stat.st_ino))
     # Folders as strings, not Paths: a Path per folder was ~7 ms of a no-change run on Django.
-    stack: list[tuple[str, str, list[_Rules]]] = [(str(root), "", base_rules)]
+    # With each its device: a folder's entries are keyed (device, inode) from the listing.
+    stack: list[tuple[str, str, list[_Rules], int]] = [
+        (str(root), "", base_rules, root_stat.st_dev)
+    ]
     while stack:
-        folder, rel_folder, inherited = stack.pop()
+        folder, rel_folder, inherited, device = stack.pop()
         result.dirs.append(rel_folder.rstrip("/"))
         try:
             with os.scandir(folder) as listing:
@@ -217,15 +220,24 @@ def walk(root: Path, skip_dirs: frozenset[Path] = frozenset()) -> Walk:
             if kind == "file" and is_secret_file(rel_path):
                 result.skipped.append((rel_path, "secret file (never indexed)"))
                 continue
+            if kind == "dir":
+                # A folder that is no link is keyed by its listing (a stat each was ~10 ms of
+                # Django's walk); the folder a link leads to, by its stat. They agree on
+                # Linux's file systems but at a mount point (or an overlay file system that
+                # numbers a folder differently in its listing), where a link to a folder seen
+                # already is walked once more, and then stops: its own key is seen.
+                if entry_stat is None:
+                    key, sub_device = (device, entry.inode()), device
+                else:
+                    key, sub_device = (entry_stat.st_dev, entry_stat.st_ino), entry_stat.st_dev
+                if key not in seen_dirs:  # a link back up would loop forever
+                    seen_dirs.add(key)
+                    subfolders.append((entry.path, rel_path + "/", rules, sub_device))
+                continue
             if entry_stat is None:  # a file the index never reads: no stat, nor a twin check
                 result.files.append(FoundFile(rel_path, entry.path))
                 continue
             key = (entry_stat.st_dev, entry_stat.st_ino)
-            if kind == "dir":
-                if key not in seen_dirs:  # a link back up would loop forever
-                    seen_dirs.add(key)
-                    subfolders.append((entry.path, rel_path + "/", rules))
-                continue
             if key in seen_files:
                 continue
             seen_files.add(key)
@@ -259,6 +271,10 @@ def _classify(
     """
     if entry.is_file(follow_symlinks=False) and not is_read(entry.name):
         return ("file", None, None)
+    if entry.is_dir(follow_symlinks=False):  # no link (see walk)
+        if entry.name in ALWAYS_SKIPPED_DIRS or entry.path in skip_paths:
+            return None
+        return ("dir", None, None)
     is_link = entry.is_symlink()
     try:
         if is_link:
