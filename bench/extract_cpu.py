@@ -1,6 +1,6 @@
 """CPU of the worker's per-file extraction, one process, against the parse floor.
 
-    python bench/extract_cpu.py [--sample kernel,llvm,django] [--runs 3] [--against DIR]
+    python bench/extract_cpu.py [--sample kernel,llvm,django,rust] [--runs 3] [--against DIR]
                                 [--digests FOLDER] [--profile N]
 
 What a `repomap index` worker does to each file (pipeline.read_and_extract: read, hash, decode,
@@ -10,6 +10,7 @@ the extractor, text rows with secrets redacted and subwords, chunks), run in ONE
   `$REPOMAP_KERNEL`, default /tmp/kernrank/kernel, else the corpora's `large/`; only read),
   each `.h` read as the index reads it (languages.header_languages over the whole tree's list);
 - llvm: every C/C++ file `repomap index` reads in LLVM's headers (get-corpora.sh cpp);
+- rust: every Rust file `repomap index` reads in Rust's std (get-corpora.sh rust);
 - django: every Python file `repomap index` reads in Django (get-corpora.sh python), for the
   Python extraction (`ast`, pylex, references, chunks) the same way.
 
@@ -48,7 +49,7 @@ import common
 
 KERNEL = Path(os.environ.get("REPOMAP_KERNEL", "/tmp/kernrank/kernel"))
 KERNEL_STEP = 10  # every 10th file of the sorted list
-SAMPLES = ("kernel", "llvm", "django")
+SAMPLES = ("kernel", "llvm", "django", "rust")
 
 
 LARGE = common.CORPORA_DIR / "large"
@@ -102,8 +103,19 @@ def django_files() -> list[tuple[Path, str, str]]:
     ]
 
 
+def rust_files() -> list[tuple[Path, str, str]]:
+    """(path, rel_path, "rust") of every Rust file `repomap index` reads in Rust's std."""
+    root = common.materialize(["rust"])["rust"]
+    return [
+        (path, path.relative_to(root).as_posix(), language)
+        for path, language, _ in sorted(common.indexed_files(root))
+        if language == "rust"
+    ]
+
+
 def sample_files(name: str) -> list[tuple[Path, str, str]]:
-    return {"kernel": kernel_files, "llvm": llvm_files, "django": django_files}[name]()
+    samples = {"kernel": kernel_files, "llvm": llvm_files, "django": django_files}
+    return {**samples, "rust": rust_files}[name]()
 
 
 class _Clock:
