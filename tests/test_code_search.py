@@ -282,6 +282,16 @@ def test_words_of_digits_and_underscores_cut_identifiers_and_lone_underscores_ar
     assert words_of("cfg_2num 9__", 3) == "cfg config num number"
 
 
+def test_words_of_dunder_names_non_ascii_text_and_a_lone_underscore_after_them() -> None:
+    # Dunder names end like a lone `__` (the cheap hint), yet hold none; a lone one later in
+    # the text still counts; a letter outside ASCII ends a run as any other character does.
+    assert words_of("def __init__(self): return obj.__dict__, __name__", 50) == (
+        "init initialize obj dict name"
+    )
+    assert words_of("def __init__(self):\n    x = __\n", 50) == "init initialize __"
+    assert words_of("café_count = naïve", 50) == "caf count na ve"
+
+
 def test_a_long_section_is_cut_at_paragraphs_never_in_a_fence() -> None:
     paragraphs = [f"paragraph {n} " + "word " * 80 for n in range(12)]
     fence = ["```", *(["code line " + "x" * 60] * 40), "```"]

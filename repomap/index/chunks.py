@@ -128,9 +128,37 @@ _LONE_HINT = re.compile(r"__(?![A-Za-z0-9_])")
 _RUN_OR_LONE = re.compile(r"(?<![A-Za-z0-9_])[0-9]*__+(?![A-Za-z0-9_])|[A-Za-z]+")
 
 
+# Every ASCII character that is not a letter, as a space: an ASCII text's runs are then its
+# words by str.split, 2-3x quicker than the regular expression (C's and Python's chunks).
+_NOT_LETTERS = str.maketrans({code: " " for code in range(128) if not chr(code).isalpha()})
+
+
+def _runs_of(text: str) -> list[str]:
+    return text.translate(_NOT_LETTERS).split() if text.isascii() else _RUN.findall(text)
+
+
 def _run_finder(text: str) -> Callable[[str], list[str]]:
     """How to find the runs of `text`, or of any part of it cut at line ends."""
-    return _RUN_OR_LONE.findall if _LONE_HINT.search(text) else _RUN.findall
+    return _RUN_OR_LONE.findall if _has_lone(text) else _runs_of
+
+
+_IDENTIFIER_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def _has_lone(text: str) -> bool:
+    """Whether _RUN_OR_LONE finds an identifier of underscores only (after digits) in `text`:
+    the end of every dunder name (`__init__(`) is a hint, so each hint's whole identifier is
+    looked at (one search for the exact pattern cost Django's chunks 0.18 s)."""
+    for hint in _LONE_HINT.finditer(text):
+        start = hint.start()
+        while start and text[start - 1] in _IDENTIFIER_CHARS:
+            start -= 1
+        if _LONE_WHOLE.fullmatch(text, start, hint.end()):
+            return True
+    return False
+
+
+_LONE_WHOLE = re.compile(r"[0-9]*__+")
 
 
 WORD_CACHE_SIZE = 200_000  # runs per noise set; the cache starts over beyond it
