@@ -83,39 +83,29 @@ def kernel_files() -> list[tuple[Path, str, str]]:
     return chosen
 
 
-def llvm_files() -> list[tuple[Path, str, str]]:
-    """(path, rel_path, language) of every C/C++ file `repomap index` reads in LLVM's headers."""
-    root = common.materialize(["cpp"])["cpp"]
+def corpus_files(corpus: str, languages: tuple[str, ...]) -> list[tuple[Path, str, str]]:
+    """(path, rel_path, language) of every file `repomap index` reads in a corpus of
+    get-corpora.sh as one of `languages`."""
+    root = common.materialize([corpus])[corpus]
     return [
         (path, path.relative_to(root).as_posix(), language)
         for path, language, _ in sorted(common.indexed_files(root))
-        if language in ("c", "cpp")
+        if language in languages
     ]
 
 
-def django_files() -> list[tuple[Path, str, str]]:
-    """(path, rel_path, "python") of every Python file `repomap index` reads in Django."""
-    root = common.materialize(["python"])["python"]
-    return [
-        (path, path.relative_to(root).as_posix(), language)
-        for path, language, _ in sorted(common.indexed_files(root))
-        if language == "python"
-    ]
-
-
-def rust_files() -> list[tuple[Path, str, str]]:
-    """(path, rel_path, "rust") of every Rust file `repomap index` reads in Rust's std."""
-    root = common.materialize(["rust"])["rust"]
-    return [
-        (path, path.relative_to(root).as_posix(), language)
-        for path, language, _ in sorted(common.indexed_files(root))
-        if language == "rust"
-    ]
+# The samples besides the kernel's: a corpus and the languages read in it.
+CORPUS_SAMPLES = {
+    "llvm": ("cpp", ("c", "cpp")),  # LLVM's headers
+    "django": ("python", ("python",)),
+    "rust": ("rust", ("rust",)),  # Rust's std
+}
 
 
 def sample_files(name: str) -> list[tuple[Path, str, str]]:
-    samples = {"kernel": kernel_files, "llvm": llvm_files, "django": django_files}
-    return {**samples, "rust": rust_files}[name]()
+    if name == "kernel":
+        return kernel_files()
+    return corpus_files(*CORPUS_SAMPLES[name])
 
 
 class _Clock:
