@@ -41,14 +41,25 @@ def ranks(
     return found
 
 
+def _every(question: relevance.Question) -> bool:
+    return True
+
+
+def _in_language(lang: str) -> Callable[[relevance.Question], bool]:
+    return lambda question: LANGUAGES[question.corpus] == lang
+
+
+def _of_kind(kind: str) -> Callable[[relevance.Question], bool]:
+    return lambda question: question.kind == kind
+
+
 def main(argv: list[str]) -> int:
     weights = [float(w) for w in (argv[0] if argv else "0.2,0.3,0.4,0.5,0.6").split(",")]
     questions = relevance.load_questions()
     found = ranks(questions, weights)
-    groups: list[tuple[str, Callable[[relevance.Question], bool]]] = [("", lambda q: True)]
-    groups += [(f"{lang}-", lambda q, lang=lang: LANGUAGES[q.corpus] == lang)
-               for lang in ("py", "rs", "cpp")]  # fmt: skip
-    groups += [(f"{kind}-", lambda q, kind=kind: q.kind == kind) for kind in relevance.KINDS]
+    groups: list[tuple[str, Callable[[relevance.Question], bool]]] = [("", _every)]
+    groups += [(f"{lang}-", _in_language(lang)) for lang in ("py", "rs", "cpp")]
+    groups += [(f"{kind}-", _of_kind(kind)) for kind in relevance.KINDS]
     for weight in weights:
         line = [f"w={weight}"]
         for name, wanted in groups:
