@@ -1,6 +1,6 @@
 """CPU of the worker's per-file extraction, one process, against the parse floor.
 
-    python bench/extract_cpu.py [--sample kernel,llvm,django] [--runs 3] [--against DIR]
+    python bench/extract_cpu.py [--sample kernel,llvm,django,rust] [--runs 3] [--against DIR]
                                 [--digests FOLDER] [--profile N]
 
 What a `repomap index` worker does to each file (pipeline.read_and_extract: read, hash, decode,
@@ -11,7 +11,8 @@ the extractor, text rows with secrets redacted and subwords, chunks), run in ONE
   each `.h` read as the index reads it (languages.header_languages over the whole tree's list);
 - llvm: every C/C++ file `repomap index` reads in LLVM's headers (get-corpora.sh cpp);
 - django: every Python file `repomap index` reads in Django (get-corpora.sh python), for the
-  Python extraction (`ast`, pylex, references, chunks) the same way.
+  Python extraction (`ast`, pylex, references, chunks) the same way;
+- rust: every Rust file `repomap index` reads in the Rust standard library (get-corpora.sh rust).
 
 Per sample and run it prints the CPU seconds (time.process_time) of the whole worker step and
 of its parts (the extractor call; the chunks, index/chunks.py; the rest: read, hash, decode,
@@ -48,7 +49,7 @@ import common
 
 KERNEL = Path(os.environ.get("REPOMAP_KERNEL", "/tmp/kernrank/kernel"))
 KERNEL_STEP = 10  # every 10th file of the sorted list
-SAMPLES = ("kernel", "llvm", "django")
+SAMPLES = ("kernel", "llvm", "django", "rust")
 
 
 LARGE = common.CORPORA_DIR / "large"
@@ -102,8 +103,19 @@ def django_files() -> list[tuple[Path, str, str]]:
     ]
 
 
+def rust_files() -> list[tuple[Path, str, str]]:
+    """(path, rel_path, "rust") of every Rust file `repomap index` reads in Rust std."""
+    root = common.materialize(["rust"])["rust"]
+    return [
+        (path, path.relative_to(root).as_posix(), language)
+        for path, language, _ in sorted(common.indexed_files(root))
+        if language == "rust"
+    ]
+
+
 def sample_files(name: str) -> list[tuple[Path, str, str]]:
-    return {"kernel": kernel_files, "llvm": llvm_files, "django": django_files}[name]()
+    samples = {"kernel": kernel_files, "llvm": llvm_files, "django": django_files}
+    return {**samples, "rust": rust_files}[name]()
 
 
 class _Clock:
@@ -226,7 +238,7 @@ def report(name: str, label: str, runs: list[dict]) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sample", default="kernel,llvm")  # django: on request
+    parser.add_argument("--sample", default="kernel,llvm")  # django, rust: on request
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--against", metavar="DIR", help="another tree installed with --target")
     parser.add_argument("--digests", type=Path, metavar="FOLDER", help="each file's digest")
