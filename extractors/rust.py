@@ -329,22 +329,22 @@ def _references(
     """Names used, once per (name, line, enclosing symbol), leaving out definitions' own names."""
     defined = {item.name_start for item in items}
     bounds, names = owners.bounds, owners.names
-    first: dict[tuple[int, bytes, str | None], int] = {}  # each reference's first offset
-    for capture, nodes in found.items():
-        if capture.startswith("reference."):
-            for node in nodes:  # the hottest loop: each node attribute is read once
-                start = node.start_byte
-                name = source[start : node.end_byte]
-                if name and start not in defined:  # no name: error recovery made the node up
-                    owner = names[bisect_right(bounds, start) - 1]
-                    key = node.start_point.row, name, owner
-                    if first.setdefault(key, start) > start:
-                        first[key] = start
-    # Captures come in an order that varies from one parse to the next: sort by offset.
-    return [
-        Reference(name.decode("utf-8", "replace"), row + 1, owner)
-        for row, name, owner in sorted(first, key=first.__getitem__)
+    # Captures come in an order that varies from one parse to the next: visited by offset, the
+    # first offset of each (line, name, owner) comes first, and a dict keeps that order (one
+    # C sort by offset beat a Python-level comparison per node to keep each key's first offset).
+    spans = [
+        (node.start_byte, node)
+        for capture, nodes in found.items()
+        if capture.startswith("reference.")
+        for node in nodes
     ]
+    spans.sort(key=itemgetter(0))
+    keys: dict[tuple[int, bytes, str | None], None] = {}
+    for start, node in spans:  # the hottest loop: each node attribute is read once
+        name = source[start : node.end_byte]
+        if name and start not in defined:  # no name: error recovery made the node up
+            keys[node.start_point.row, name, names[bisect_right(bounds, start) - 1]] = None
+    return [Reference(name.decode("utf-8", "replace"), row + 1, owner) for row, name, owner in keys]
 
 
 def _strings(nodes: list[Node], source: bytes, owners: _Owners) -> list[tuple[int, TextElement]]:

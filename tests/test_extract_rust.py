@@ -443,3 +443,15 @@ def test_queries_compile():
     folder = resources.files("repomap.extractors").joinpath("queries", "rust")
     for purpose in ("tags", "text"):
         Query(language("rust"), folder.joinpath(f"{purpose}.scm").read_text())
+
+
+def test_references_come_once_each_in_the_order_of_their_first_use():
+    source = b"fn f() { zeta(alpha(Mid::new())); alpha(); zeta::<u8>(); }\nfn g() { alpha(); }\n"
+    found = [(r.name, r.line, r.symbol) for r in rust.extract(source, "src/lib.rs").references]
+    assert found == [
+        ("zeta", 1, "f"),
+        ("alpha", 1, "f"),
+        ("Mid", 1, "f"),
+        ("new", 1, "f"),
+        ("alpha", 2, "g"),
+    ]
