@@ -41,7 +41,7 @@ from __future__ import annotations
 import gc
 import re
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib import resources
 from operator import attrgetter, itemgetter
@@ -247,7 +247,7 @@ def _flat(symbol: Symbol) -> Symbol:
     if symbol.qualified_name == symbol.name and (parent is None or "::" not in parent):
         return symbol
     parent = parent.rsplit("::", 1)[-1] if parent else None
-    return replace(symbol, qualified_name=symbol.name, parent=parent)
+    return symbol._replace(qualified_name=symbol.name, parent=parent)
 
 
 class _Owners:
@@ -493,7 +493,7 @@ class _Reader:
             if index < len(symbols) and starts[index] < until:
                 target = symbols[index]
                 if target.doc is None:
-                    symbols[index] = replace(target, doc=group.content)
+                    symbols[index] = target._replace(doc=group.content)
         return target.qualified_name if target is not None else owner
 
     # --- symbols ---------------------------------------------------------------------------

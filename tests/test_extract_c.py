@@ -824,3 +824,19 @@ def test_the_recovery_stays_linear_on_hostile_input(source: bytes) -> None:
     started = time.monotonic()
     extract("c", source, "hostile.c")
     assert time.monotonic() - started < 30
+
+
+def test_symbol_rows_are_the_symbols_fields_in_the_store_order(tmp_path: Path) -> None:
+    """The worker stores tuple(symbol): a Symbol's fields must stay store.SYMBOL_FIELDS in
+    order, or every column after a moved field would be written into the wrong one."""
+    from repomap import store
+    from repomap.extractors.model import Symbol
+
+    assert Symbol._fields == store.SYMBOL_FIELDS
+    source = b"/* Adds. */\nint add(int a, int b) { return a + b; }\n#define TWICE(x) ((x) * 2)\n"
+    found = extract("c", source, "m.c").symbols
+    assert [tuple(s) for s in found] == [
+        tuple(getattr(s, name) for name in store.SYMBOL_FIELDS) for s in found
+    ]
+    add = next(s for s in found if s.name == "add")
+    assert (add.kind, add.start_line, add.is_definition) == ("function", 2, True)
