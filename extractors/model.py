@@ -27,8 +27,10 @@ KINDS = (
 ELEMENT_TYPES = ("comment", "docstring", "string_literal")
 
 
-@dataclass(frozen=True, slots=True)
-class Symbol:
+# A named tuple too (see Reference below): ~1.1 µs less per symbol than the frozen dataclass it
+# was, whose __init__ called object.__setattr__ once per field (the kernel: ~4.4 million
+# symbols). Its fields are store.SYMBOL_FIELDS in order, so a row is tuple(symbol).
+class Symbol(NamedTuple):
     """One definition (or, for C++, an in-class declaration) found in a file."""
 
     name: str

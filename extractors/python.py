@@ -14,7 +14,6 @@ import keyword
 import re
 import sys
 from collections.abc import Iterator
-from dataclasses import replace
 from itertools import filterfalse, repeat
 
 from .model import Extraction, Reference, Symbol, TextElement
@@ -255,7 +254,7 @@ def _tokens_between(tokens: list[Token], start: int, end: int) -> list[Token]:
 
 
 def _with_doc(symbol: Symbol, doc: str | None) -> Symbol:
-    return symbol if doc is None else replace(symbol, doc=doc)
+    return symbol if doc is None else symbol._replace(doc=doc)
 
 
 def _owners(symbols: list[Symbol], lines: int) -> list[str | None]:

@@ -824,3 +824,46 @@ def test_the_recovery_stays_linear_on_hostile_input(source: bytes) -> None:
     started = time.monotonic()
     extract("c", source, "hostile.c")
     assert time.monotonic() - started < 30
+
+
+def test_symbol_rows_are_the_symbols_fields_in_the_store_order(tmp_path: Path) -> None:
+    """The worker stores tuple(symbol): a Symbol's fields must stay store.SYMBOL_FIELDS in
+    order, or every column after a moved field would be written into the wrong one."""
+    from repomap.extractors.model import Symbol
+
+    from repomap import store
+
+    assert Symbol._fields == store.SYMBOL_FIELDS
+    source = b"/* Adds. */\nint add(int a, int b) { return a + b; }\n#define TWICE(x) ((x) * 2)\n"
+    found = extract("c", source, "m.c").symbols
+    assert [tuple(s) for s in found] == [
+        tuple(getattr(s, name) for name in store.SYMBOL_FIELDS) for s in found
+    ]
+    add = next(s for s in found if s.name == "add")
+    assert (add.kind, add.start_line, add.is_definition) == ("function", 2, True)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"0x1F + FOO_BAR",
+        b"1.5e+3f * x",
+        b"(a)->b.c1 + 1.foo",
+        b"sizeof(int) defined X",
+        b"L + u8 R",
+    ],
+)
+def test_a_define_body_without_literals_gives_the_names_the_token_scan_gives(body: bytes) -> None:
+    """A `#define` body with no `/`, `"` or `'` is read by a names-only pattern: the names
+    and offsets must be those TOKEN's full scan finds (numbers like `1.foo` hold no name)."""
+    from repomap.extractors.cpp_macros import KEYWORDS, TOKEN
+
+    source = b"#define M(a, x) " + body + b"\n"
+    expected = [
+        (m[0], 16 + m.start())
+        for m in TOKEN.finditer(body)
+        if m.lastgroup == "name" and m[0] not in KEYWORDS
+    ]
+    names = [(r.name.encode(), r.line) for r in extract("c", source, "m.c").references]
+    assert {name for name, _ in expected} == {name for name, _ in names}
+    assert expected  # every case names something

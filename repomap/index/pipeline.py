@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar, cast
 
@@ -38,8 +37,6 @@ from repomap.subwords import subwords
 if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never imports it
     from repomap.extractors.model import TextElement
     from repomap.index.embedding import EmbedSummary
-
-symbol_row = attrgetter(*store.SYMBOL_FIELDS)
 
 # Bump when extraction changes what it stores: every file is then re-read once.
 # 2: credentials redacted in signatures and docs too; 3: Python class attributes and type
@@ -667,8 +664,9 @@ def read_and_extract(job: Job) -> Result:
     # skipped files, where it is seen and fixed, instead of ending the whole run.
     except Exception as error:  # noqa: BLE001 - a count in the summary, never silent
         return Skipped(job.rel_path, f"extractor failed ({type(error).__name__}: {error})")
-    symbols = [symbol_row(s) for s in extraction.symbols]
-    # (name, line, symbol) as plain tuples: a named tuple pickles as a call to its class
+    # Symbols, references: plain tuples (a Symbol's fields are store.SYMBOL_FIELDS in order,
+    # (name, line, symbol) a reference's); a named tuple pickles as a call to its class
+    symbols = cast("list[tuple[Any, ...]]", list(map(tuple, extraction.symbols)))
     references = cast("list[tuple[str, int, str | None]]", list(map(tuple, extraction.references)))
     hidden: set[str] = set()
     texts = _text_rows(extraction.texts, source, job.redact, hidden)
