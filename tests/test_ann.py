@@ -285,3 +285,21 @@ def test_a_store_below_the_threshold_never_uses_a_sidecar_another_store_loaded(
     version = int(db.scalar("SELECT version FROM vector_scopes"))
     assert exact._sidecar("main", version) is None
     assert near._sidecar("main", version) is not None
+
+
+def test_a_process_that_made_a_sidecar_can_load_the_embedding_model_after() -> None:
+    """usearch loaded before onnxruntime killed the process (a segmentation fault as onnxruntime
+    loads); store/ann.py loads onnxruntime first. In a fresh process, where nothing else (pandas,
+    pyarrow) was loaded before them, as a server with a large index meets it."""
+    code = (
+        "import sys\n"
+        "from repomap.store import ann\n"
+        "assert 'pyarrow' not in sys.modules and 'onnxruntime' not in sys.modules\n"
+        "ann.new_index(8)\n"
+        "import onnxruntime\n"
+        "print('loaded')\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert (result.returncode, result.stdout.strip()) == (0, "loaded"), result.stderr[-500:]

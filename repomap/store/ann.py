@@ -190,10 +190,22 @@ def header(db_path: Path, scope: str, version: int) -> dict[str, Any] | None:
     return found
 
 
+def _usearch_index() -> Any:
+    """usearch's Index class, with onnxruntime loaded first: a process that loads usearch and
+    then onnxruntime (the embedding model, for a semantic question or the server's background
+    embedding) dies of a segmentation fault as onnxruntime loads (usearch 2, onnxruntime 1.2x,
+    seen in a fresh `python -c "import usearch.index, onnxruntime"`); in the other order, or
+    with pyarrow loaded before both, it does not. tests/test_ann.py runs both orders."""
+    import onnxruntime  # type: ignore[import-untyped]  # noqa: F401 - loaded first, see above
+    from usearch.index import Index
+
+    return Index
+
+
 def load(db_path: Path, scope: str, version: int, dimensions: int) -> Sidecar | None:
     """The sidecar of this scope version mapped into memory, or None when it is missing, stale
     or fails a check (size, head and tail hash, row count): the caller then answers exactly."""
-    from usearch.index import Index
+    Index = _usearch_index()
 
     found = header(db_path, scope, version)
     if found is None:
@@ -271,7 +283,7 @@ def changes(old: np.ndarray, columns: Columns) -> tuple[np.ndarray, np.ndarray]:
 
 
 def new_index(dimensions: int) -> Any:
-    from usearch.index import Index
+    Index = _usearch_index()
 
     return Index(
         ndim=dimensions,
@@ -299,7 +311,7 @@ def build(
     is on disk), that graph is loaded, the chunk ids `gone` are removed from it and only those
     in `added` are added (see `changes`); otherwise every chunk is. Returns "updated" or
     "built"."""
-    from usearch.index import Index
+    Index = _usearch_index()
 
     started = time.perf_counter()
     index: Any
