@@ -195,7 +195,8 @@ def _usearch_index() -> Any:
     then onnxruntime (the embedding model, for a semantic question or the server's background
     embedding) dies of a segmentation fault as onnxruntime loads (usearch 2, onnxruntime 1.2x,
     seen in a fresh `python -c "import usearch.index, onnxruntime"`); in the other order, or
-    with pyarrow loaded before both, it does not. tests/test_ann.py runs both orders."""
+    with pyarrow loaded before both, it does not. tests/test_ann.py runs the order kept here
+    in a fresh process."""
     import onnxruntime  # type: ignore[import-untyped]  # noqa: F401 - loaded first, see above
     from usearch.index import Index
 
