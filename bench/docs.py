@@ -25,8 +25,10 @@ import common
 
 from repomap import config, store
 from repomap.gateway import files as gateway
+from repomap.gateway.section import show_section
 from repomap.index import docs
 from repomap.index.discover import walk
+from repomap.search.docs import search_docs
 
 API_RUNS = 20
 
@@ -109,7 +111,7 @@ def _gateway_rows(root: Path, db_path: Path, runs: int) -> list[list[str]]:
             ("files `test`", lambda: gateway.find_files(root, "test"), ["files", "test"]),
             (
                 "search-docs `configure`",
-                lambda: docs.search_docs(db, root, "configure"),
+                lambda: search_docs(db, root, "configure"),
                 ["search-docs", "configure"],
             ),
         ]
@@ -123,7 +125,7 @@ def _gateway_rows(root: Path, db_path: Path, runs: int) -> list[list[str]]:
             calls.append(
                 (
                     f"show --section `{heading}`",
-                    lambda: docs.show_section(db, root, heading, file),
+                    lambda: show_section(db, root, heading, file),
                     ["show", "--section", heading, "--file", file],
                 )
             )
