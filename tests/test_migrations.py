@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import sqlite3
 from contextlib import closing
 from pathlib import Path
@@ -236,3 +237,63 @@ def test_migrating_backwards_is_a_one_line_error_that_changes_nothing(tmp_path):
         f"must be from {store.SCHEMA_VERSION} to {store.SCHEMA_VERSION}\n"
     )
     assert db.read_bytes() == before
+
+
+def _schema_and_ledger(path: Path, apply) -> tuple:
+    schema = importlib.import_module("repomap.store.migrate")  # store.migrate: the function
+
+    with closing(sqlite3.connect(path, isolation_level=None)) as conn:
+        conn.create_function("repomap_int8_vector", 1, schema._int8_vector, deterministic=True)
+        apply(conn)
+        return (
+            conn.execute(
+                "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name"
+            ).fetchall(),
+            conn.execute("PRAGMA user_version").fetchone()[0],
+            conn.execute(
+                "SELECT id, migration_set, name FROM _sqlite_migrations ORDER BY id"
+            ).fetchall(),
+        )
+
+
+@pytest.mark.parametrize("to", [None, 8])
+def test_a_new_index_gets_the_schema_and_ledger_that_sqlite_utils_gives_it(tmp_path, to):
+    """A new index is made without importing sqlite-utils (store/migrate.py `_create`): the
+    same tables, indexes, triggers, version and ledger as sqlite-utils' Migrations make, and
+    sqlite-utils then finds nothing left to apply."""
+    from sqlite_utils import Database
+
+    schema = importlib.import_module("repomap.store.migrate")  # store.migrate: the function
+
+    stop_before = None if to is None else schema.first_migration_after(to)
+    ours = _schema_and_ledger(tmp_path / "ours.db", lambda conn: schema.migrate(conn, to))
+    theirs = _schema_and_ledger(
+        tmp_path / "theirs.db",
+        lambda conn: schema._migrations().apply(Database(conn), stop_before=stop_before),
+    )
+    assert ours == theirs
+    assert ours[1] == (to or store.SCHEMA_VERSION)
+    with closing(sqlite3.connect(tmp_path / "ours.db")) as conn:
+        pending = [m.name for m in schema._migrations().pending(Database(conn))]
+    assert pending == [name for name in schema.MIGRATION_NAMES if name >= (stop_before or "9")]
+
+
+def test_a_new_index_whose_creation_fails_is_left_empty(tmp_path, monkeypatch):
+    from repomap.errors import MigrationFailed
+
+    schema = importlib.import_module("repomap.store.migrate")  # store.migrate: the function
+
+    real = schema._migration_files()
+    broken = [*real, ("9999_broken", "CREATE TABLE files (x);")]  # `files` exists by then
+    monkeypatch.setattr(schema, "_migration_files", lambda: broken)
+    path = tmp_path / "new.db"
+    with closing(sqlite3.connect(path, isolation_level=None)) as conn:
+        with pytest.raises(MigrationFailed):
+            schema.migrate(conn)
+        assert conn.execute("SELECT count(*) FROM sqlite_master").fetchone() == (0,)
+        assert conn.execute("PRAGMA user_version").fetchone() == (0,)
+    # The next run makes the whole schema.
+    monkeypatch.setattr(schema, "_migration_files", lambda: real)
+    with closing(sqlite3.connect(path, isolation_level=None)) as conn:
+        schema.migrate(conn)
+        assert conn.execute("PRAGMA user_version").fetchone() == (store.SCHEMA_VERSION,)
