@@ -417,6 +417,50 @@ def test_outline_of_a_file_that_is_not_indexed_says_why(repo):
     assert cli(repo, "outline", "nope.md").returncode == 2  # no such file: an error, as for grep
 
 
+def test_outline_nests_a_symbol_without_a_parent_in_the_file_under_what_encloses_it(
+    make_repo, index
+):
+    # Methods defined out of their class inside a namespace have no parent in this file: they
+    # were shown at the top, and the namespace's next function indented below the last of them,
+    # as if it were that method's child. Two definitions on one line stay side by side.
+    root = make_repo(
+        {
+            "src/widget.cpp": (
+                '#include "widget.h"\n'
+                "namespace ui {\n"
+                "Counter::Counter() {}\n"
+                "void Counter::setValue(int v) {\n"
+                "    value = v;\n"
+                "}\n"
+                "int helper(int x) { return x * 2; }\n"
+                "}\n"
+                "struct A { int x; }; struct B { int y; };\n"
+            ),
+            "src/list.c": (
+                "typedef struct node {\n    struct node *next;\n} node_t;\n"
+                "int main(void) {\n#define LOCAL 1\n    return LOCAL;\n}\n"
+            ),
+        }
+    )
+    index(root)
+    assert cli(root, "outline", "src/widget.cpp").stdout == (
+        "src/widget.cpp\n"
+        "  namespace ui  L2-8\n"
+        "    method Counter  L3-3\n"
+        "    method setValue  L4-6\n"
+        "    function helper  L7-7\n"
+        "  struct A  L9-9\n"
+        "  struct B  L9-9\n"
+    )
+    assert cli(root, "outline", "src/list.c").stdout == (
+        "src/list.c\n"
+        "  type node_t  L1-3\n"
+        "    struct node  L1-3\n"
+        "  function main  L4-7\n"
+        "    macro LOCAL  L5-5\n"
+    )
+
+
 def test_outline_max_lines(repo):
     result = cli(repo, "outline", "--max-lines", "2")
     assert result.stdout == "README.md\n  # Project  L1-22\n... (13 more lines)\n"

@@ -423,7 +423,8 @@ def outline_symbols_sql(filtered: bool) -> str:
     """Symbols in file and line order; `filtered`: only the files listed in :paths (JSON)."""
     where = f"WHERE f.path {OUTLINE_FILES_FILTER}" if filtered else ""
     return f"""SELECT f.path, s.id, s.parent_id, s.kind,
-        CASE WHEN s.kind = 'impl' THEN s.qualified_name ELSE s.name END, s.start_line, s.end_line
+        CASE WHEN s.kind = 'impl' THEN s.qualified_name ELSE s.name END, s.start_line, s.end_line,
+        s.start_byte, s.end_byte
         FROM files f JOIN symbols s ON s.file_id = f.id {where}
         ORDER BY f.path, s.start_line, s.end_line DESC, s.id"""
 
@@ -454,14 +455,15 @@ class _Indexed(NamedTuple):
     mtime_ns: int
 
 
-# An outline_symbols_sql() row: path, id, parent_id, kind, name, start_line, end_line.
-_SymbolRow = tuple[str, int, int | None, str, str, int, int]
+# An outline_symbols_sql() row: path, id, parent_id, kind, name, start_line, end_line,
+# start_byte, end_byte.
+_SymbolRow = tuple[str, int, int | None, str, str, int, int, int, int]
 # An outline_headings_sql() row: file, text, level, start_line, end_line.
 _HeadingRow = tuple[str, str, int, int, int]
 
 
 def _symbol_file(row: _SymbolRow) -> str:
-    file_path, _, _, _, _, _, _ = row
+    file_path, _, _, _, _, _, _, _, _ = row
     return file_path
 
 
@@ -605,7 +607,11 @@ def _outline_scope(
 
 
 def _symbol_entries(rows: list[_SymbolRow], max_depth: int | None) -> list[OutlineEntry]:
-    parents = {symbol_id: parent_id for _, symbol_id, parent_id, _, _, _, _ in rows}
+    parents = {
+        symbol_id: parent_id if parent_id is not None else enclosing.get(symbol_id)
+        for enclosing in [_enclosing(rows)]
+        for _, symbol_id, parent_id, _, _, _, _, _, _ in rows
+    }
     depths: dict[int, int] = {}
 
     def depth_of(symbol_id: int) -> int:
@@ -617,12 +623,28 @@ def _symbol_entries(rows: list[_SymbolRow], max_depth: int | None) -> list[Outli
         return depths[symbol_id]
 
     entries = []
-    for _, symbol_id, _, kind, name, start, end in rows:
+    for _, symbol_id, _, kind, name, start, end, _, _ in rows:
         depth = depth_of(symbol_id)
         if max_depth is None or depth <= max_depth:
             shown = _impl_name(name) if kind == "impl" else name
             entries.append(OutlineEntry(depth, kind, shown, depth, start, end))
     return entries
+
+
+def _enclosing(rows: list[_SymbolRow]) -> dict[int, int]:
+    """Each symbol's innermost enclosing symbol of the file by byte span. An outline nests a
+    symbol with no parent in the file under it: a C++ method defined out of its class inside
+    `namespace ui { ... }` has its class elsewhere, and shown at the top with the namespace's
+    next function indented below it, that function read as the method's child."""
+    enclosing: dict[int, int] = {}
+    open_spans: list[tuple[int, int, int]] = []  # (end, start, id) of the symbols around it
+    for _, symbol_id, _, _, _, _, _, start, end in sorted(rows, key=lambda row: (row[7], -row[8])):
+        while open_spans and open_spans[-1][0] <= start:  # ended before this one starts
+            open_spans.pop()
+        if open_spans and end <= open_spans[-1][0] and (end, start) != open_spans[-1][:2]:
+            enclosing[symbol_id] = open_spans[-1][2]  # around it, not the same span again
+        open_spans.append((end, start, symbol_id))
+    return enclosing
 
 
 def _impl_name(qualified_name: str) -> str:
