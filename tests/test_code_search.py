@@ -324,6 +324,25 @@ def index_json(root: Path, *args: str) -> dict:
     return json.loads(done.stdout)["results"][0]  # the summary, the envelope's one item
 
 
+def test_a_text_many_chunks_share_is_embedded_once_across_batches(tmp_path: Path) -> None:
+    # 300 files hold the same helper (its embedding text leaves the path out: one hash) and a
+    # function of their own: the helper's chunks fall in every batch of 256. Cut by chunks, each
+    # batch embedded the helper again, and the run's count exceeded its dry run's.
+    root = tmp_path / "repo"
+    root.mkdir()
+    for n in range(300):
+        (root / f"m{n:03}.py").write_text(
+            f"def shared_helper():\n    return 42\n\n\ndef own_{n}(x):\n    return x + {n}\n"
+        )
+    plan = index_json(root, "--dry-run")["embeddings"]
+    done = index_json(root, "--embed")["embeddings"]
+    assert done["embedded"] == plan["embedded"] < plan["chunks"]
+    assert done["changed"] == done["chunks"] and done["coverage"] == 1
+    with sqlite3.connect(root / ".repomap" / "index.db") as db:
+        texts = db.execute("SELECT count(*) FROM embedding_cache").fetchone()[0]
+    assert done["embedded"] == texts  # each text once, and every chunk has its vector
+
+
 def test_semantic_search_needs_embeddings_then_finds_by_meaning(tree: Path) -> None:
     plain = repomap("search", "retry backoff", "--root", str(tree))
     assert plain.returncode == 0 and "no embeddings" in plain.stderr  # the default: words only

@@ -181,15 +181,21 @@ def embed_chunks(
             raise ValueError(f"the store wants {model_id}, the model is {model.model_id}")
         embed_seconds = 0.0
         done = 0
-        for start in range(0, len(missing), batch):
+        # Chunks of one text are embedded once, whichever batches they would fall in: cut by
+        # chunks, a text repeated across two batches was embedded twice (and the run's count
+        # exceeded its dry run's).
+        sharing: dict[str, list[ChunkRef]] = {}
+        for chunk in missing:
+            sharing.setdefault(chunk.hash, []).append(chunk)
+        digests = list(sharing)
+        for start in range(0, len(digests), batch):
             if stop is not None and stop.is_set():
                 break
-            part = missing[start : start + batch]
-            texts = _texts(db, [chunk.chunk_id for chunk in part])
+            unique = digests[start : start + batch]
+            part = [chunk for digest in unique for chunk in sharing[digest]]
+            texts = _texts(db, [sharing[digest][0].chunk_id for digest in unique])
             clock = time.perf_counter()
-            unique = list(dict.fromkeys(chunk.hash for chunk in part))
-            by_hash = {chunk.hash: texts[chunk.chunk_id] for chunk in part}
-            made = model.embed([by_hash[digest] for digest in unique])
+            made = model.embed([texts[sharing[digest][0].chunk_id] for digest in unique])
             embed_seconds += time.perf_counter() - clock
             clock = time.perf_counter()
             fresh = dict(zip(unique, made, strict=True))
