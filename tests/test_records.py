@@ -205,6 +205,30 @@ def test_bad_data_files_are_skipped_and_named_and_nothing_else_is_lost(tmp_path:
         assert db.scalar("SELECT count(*) FROM code_text") == 1
 
 
+def test_a_lone_surrogate_escape_in_json_is_read_as_u_fffd(tmp_path: Path) -> None:
+    # JSON's "\\ud800" is a str Python holds and SQLite cannot store: httpx's whatwg.json
+    # stopped the whole run with a traceback. A pair is one character and stays one.
+    root = write_tree(
+        tmp_path / "s",
+        {
+            "cases.json": '{"a": "x\\ud800y", "\\udc80k": ["\\uD83D\\uDE00 ok", "\\udfff"]}',
+            "lines.jsonl": '{"k": "\\ud800"}\n',
+            "code.py": "def kept():\n    return 1\n",
+        },
+    )
+    done = run_cli("index", root)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    with reading(root) as db:
+        values = sorted(db.conn.execute("SELECT key, field, value FROM data_values"))
+        assert db.scalar("SELECT count(*) FROM symbols WHERE name = 'kept'") == 1
+    assert values == [
+        ("1", "k", "\ufffd"),  # lines.jsonl's first line: its field k
+        ('["\ufffdk"][0]', "value", "\U0001f600 ok"),
+        ('["\ufffdk"][1]', "value", "\ufffd"),
+        ("a", "value", "x\ufffdy"),
+    ]
+
+
 def test_a_recursive_yaml_alias_and_deep_nesting_stay_bounded() -> None:
     cycle = parse("yaml", "a: &a [*a]\n")
     assert len(cycle.records) == 1 and cycle.records[0].key.startswith("a[0][0]")
