@@ -160,10 +160,15 @@ def test_a_tree_of_other_languages_says_which_ones_repomap_reads(make_repo):
     summary = json.loads(run_cli("index", root, "--json").stdout)["results"][0]
     assert summary["files"] == 0
     [warning] = summary["warnings"]
-    assert warning.startswith("no files repomap reads here (2 other files)")
+    assert warning.startswith(
+        "no source or docs files repomap reads here (2 other files, 1 of them data files read "
+        "as records only)"
+    )  # package.json is read, as records: the warning says so rather than "no files"
     assert all(name in warning for name in ("Python (.py .pyi)", "Rust (.rs)", "C++", ".md"))
+    assert ".json" in warning and summary["data"]["files"] == 1
     human = run_cli("index", root)
-    assert human.returncode == 0 and "warning: no files repomap reads here" in human.stdout
+    assert human.returncode == 0
+    assert "warning: no source or docs files repomap reads here" in human.stdout
     # Docs alone are something to index: no warning then.
     (root / "README.md").write_text("# App\n")
     assert json.loads(run_cli("index", root, "--json").stdout)["results"][0]["warnings"] == []

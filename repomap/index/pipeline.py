@@ -26,9 +26,11 @@ from repomap.index.docs import update_docs
 from repomap.index.history import update_history
 from repomap.index.records import update_data
 from repomap.languages import (
+    DATA_FORMATS,
     DOC_FORMATS,
     LANGUAGE_BY_SUFFIX,
     LANGUAGE_NAMES,
+    data_format,
     doc_format,
     language_of_header,
 )
@@ -432,7 +434,8 @@ def _index(
     if not summary.scanned and walked.ignored:
         summary.warnings.append(_all_ignored_warning(walked))
     elif not summary.scanned and not any(doc_format(f.rel_path) for f in walked.files):
-        summary.warnings.append(_nothing_readable_warning(len(walked.files)))
+        data = sum(1 for found in walked.files if data_format(found.rel_path))
+        summary.warnings.append(_nothing_readable_warning(len(walked.files), data))
     writer = store.Writer(db)
     # What ranking reads of symbols and refs, kept as this run writes it (the module imports
     # no numpy; only ranking does).
@@ -543,17 +546,20 @@ def _all_ignored_warning(walked: Walk) -> str:
     )
 
 
-def _nothing_readable_warning(other_files: int) -> str:
-    """An empty index from a tree of other languages (a JavaScript project) says so."""
+def _nothing_readable_warning(other_files: int, data_files: int) -> str:
+    """An index without code or docs from a tree of other languages (a JavaScript project)
+    says so; the data files it read as records (package.json) are counted apart."""
     suffixes: dict[str, list[str]] = {}
     for suffix, language in LANGUAGE_BY_SUFFIX.items():
         suffixes.setdefault(language, []).append(suffix)
     languages = ", ".join(
         f"{LANGUAGE_NAMES[name]} ({' '.join(found)})" for name, found in suffixes.items()
     )
+    data = f", {data_files} of them data files read as records only" if data_files else ""
     return (
-        f"no files repomap reads here ({other_files} other files): it indexes {languages} "
-        f"source, and Markdown and .txt docs ({' '.join(DOC_FORMATS)})"
+        f"no source or docs files repomap reads here ({other_files} other files{data}): it "
+        f"indexes {languages} source, Markdown and .txt docs ({' '.join(DOC_FORMATS)}), and "
+        f"data files ({' '.join(DATA_FORMATS)}) as records"
     )
 
 
