@@ -47,8 +47,9 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # from their head and braces, functions a macro names or defines (`FN(x)`, `SYSCALL_DEFINE1(x)`),
 # more macros blanked (member and statement macros, `* MACRO name`, macro calls alone at file
 # scope, the `extern "C"` guard, comments in continued `#define`s), conversion operators named
-# with their type, docs across `#if`, a tree of headers alone read as C
-EXTRACTOR_VERSION = "6"
+# with their type, docs across `#if`, a tree of headers alone read as C; 7: Rust items inside an
+# item-level macro call (`cfg_rt! { .. }`, `cfg_if! { if #[cfg(..)] { .. } }`) are symbols
+EXTRACTOR_VERSION = "7"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 EXTRACTED_AHEAD = 1024  # results the workers may have ready before the writer takes them
@@ -434,8 +435,8 @@ def _index(
     if not summary.scanned and walked.ignored:
         summary.warnings.append(_all_ignored_warning(walked))
     elif not summary.scanned and not any(doc_format(f.rel_path) for f in walked.files):
-        data = sum(1 for found in walked.files if data_format(found.rel_path))
-        summary.warnings.append(_nothing_readable_warning(len(walked.files), data))
+        data_files = sum(1 for found in walked.files if data_format(found.rel_path))
+        summary.warnings.append(_nothing_readable_warning(len(walked.files), data_files))
     writer = store.Writer(db)
     # What ranking reads of symbols and refs, kept as this run writes it (the module imports
     # no numpy; only ranking does).
