@@ -25,6 +25,9 @@ Decisions:
   comments (`//!`, `/*! */`) name their enclosing item (an inline module, or an impl/fn body in
   rare code), or the file's module path at file level (None for a crate root).
 - Plain line comments lose their whole leading run of slashes (`//// x` -> `x`).
+- Items inside a macro call where items stand (`cfg_rt! { .. }`, `cfg_if! { if #[cfg(..)] { .. }
+  }`) are parsed as items where they are written (rust_macros.py); in a function body a macro
+  call stays a call.
 """
 
 from __future__ import annotations
@@ -38,8 +41,9 @@ from typing import NamedTuple
 
 from tree_sitter import Node, Query, QueryCursor
 
+from . import rust_macros
 from .model import Extraction, Reference, Symbol, TextElement
-from .treesitter import language, parse
+from .treesitter import language
 
 # Capture name -> symbol kind; functions inside an impl or trait become "method".
 _DEFINITIONS = {
@@ -126,7 +130,7 @@ def _query() -> Query:
 
 def extract(source: bytes, rel_path: str) -> Extraction:
     """Symbols, references, comments, docstrings and string literals of one Rust file."""
-    root = parse("rust", source)
+    root, _parsed = rust_macros.parse(source)  # items inside `cfg_rt! { .. }` too
     found = QueryCursor(_query()).captures(root)
     module = module_path(rel_path)
     items = _items(found, source, module)

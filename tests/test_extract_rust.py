@@ -455,3 +455,67 @@ def test_references_come_once_each_in_the_order_of_their_first_use():
         ("new", 1, "f"),
         ("alpha", 2, "g"),
     ]
+
+
+MACRO_ITEMS = textwrap.dedent("""\
+    mod addr;
+    cfg_net! {
+        /// A TCP stream.
+        pub struct TcpStream { io: u8 }
+        mod lookup_host;
+    }
+    pub struct Runtime;
+    impl Runtime {
+        pub fn handle(&self) {}
+        cfg_not_wasi! {
+            /// Creates a runtime.
+            pub fn new() -> Runtime { Runtime }
+        }
+    }
+    cfg_if::cfg_if! {
+        if #[cfg(unix)] {
+            mod unix;
+            pub use self::unix::*;
+        } else if #[cfg(windows)] {
+            mod windows;
+        } else {
+            pub fn unsupported() -> &'static str { "none" }
+        }
+    }
+    from_transmute! { unsafe u32x4 => __m128i }
+    bitflags! { pub struct Flags: u32 { const A = 1; } }
+    fn body() { thread_local! { static DEPTH: u8 = 0; } }
+""").encode()
+
+
+def test_items_inside_an_item_level_macro_call_are_symbols_where_they_are_written():
+    # Crates gate items behind their own macros (tokio: cfg_net!, cfg_rt!; std: cfg_if!); the
+    # parser read such a body as a token tree, so TcpStream and Runtime::new were not symbols.
+    extraction = rust.extract(MACRO_ITEMS, "src/net/mod.rs")
+    rows = [(s.qualified_name, s.kind, s.start_line, s.end_line) for s in extraction.symbols]
+    assert rows == [
+        ("net::addr", "module", 1, 1),
+        ("net::TcpStream", "struct", 4, 4),
+        ("net::lookup_host", "module", 5, 5),
+        ("net::Runtime", "struct", 7, 7),
+        ("net::Runtime", "impl", 8, 14),
+        ("net::Runtime::handle", "method", 9, 9),
+        ("net::Runtime::new", "method", 12, 12),
+        ("net::unix", "module", 17, 17),  # every branch of a cfg_if, as C's #if branches
+        ("net::windows", "module", 20, 20),
+        ("net::unsupported", "function", 22, 22),
+        ("net::body", "function", 27, 27),  # a function body's macro calls stay calls
+    ]
+    found = {s.qualified_name: s for s in extraction.symbols if s.kind != "impl"}
+    assert found["net::TcpStream"].doc == "A TCP stream."
+    assert found["net::Runtime::new"].doc == "Creates a runtime."
+    assert found["net::Runtime::new"].parent == "net::Runtime"
+    assert found["net::Runtime::new"].signature == "pub fn new() -> Runtime"
+    # Offsets are the file's own: the symbol's bytes are its source text.
+    new = found["net::Runtime::new"]
+    assert MACRO_ITEMS[new.start_byte : new.end_byte].startswith(b"pub fn new()")
+    # Bodies that are not items stay token trees: no symbol from them, no syntax error noted.
+    assert not {"u32x4", "__m128i", "Flags", "A"} & {s.name for s in extraction.symbols}
+    assert extraction.note is None
+    # The text inside is found once, as before: the string of the cfg_if branch.
+    assert [t.content for t in extraction.texts if t.element_type == "string_literal"] == ["none"]

@@ -1,0 +1,152 @@
+"""Rust items written inside a macro call at item level, made visible to the parser.
+
+Crates gate whole groups of items behind their own macros: `cfg_rt! { pub fn spawn() {} }`
+(tokio keeps about a tenth of its functions in such blocks, `Runtime::new` among them), and
+`cfg_if::cfg_if! { if #[cfg(unix)] { mod unix; } else { mod other; } }`. tree-sitter reads a
+macro call's body as a flat token tree, so none of those items was a definition. Here the call's
+head (`cfg_rt! {`) and closing brace are blanked, and for the `cfg_if` form each branch's
+condition, `else` and braces, so the items stand where they are written, at the level of the
+call; the file is parsed again from the old tree (an incremental parse). A call whose body does
+not start like an item (`from_transmute! { unsafe u32x4 => __m128i }`) is kept as it was, and so
+is one whose unwrapped body holds a syntax error (`bitflags! { struct F: u8 {} }`).
+
+Blanking turns bytes into spaces and keeps newlines, so every offset, line and column is the
+file's own: the extractor reads the tree of the blanked text and slices the original source.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tree_sitter import Node, Point, Tree
+
+from .treesitter import parser
+
+# Before the first item of a body: blanks and comments (a doc comment `///` among them), then
+# what may start an item, or the `if #[cfg(..)]` of the cfg_if form.
+_ITEM_START = re.compile(
+    rb"(?:\s|//[^\n]*|/\*(?:[^*]|\*(?!/))*\*/)*"  # one blank at a time: no backtracking blow-up
+    rb"(?:(?:pub|fn|mod|use|struct|enum|union|impl|trait|type|const|static|extern"
+    rb"|unsafe\s+(?:fn|impl|trait|extern)|async\s+(?:fn|unsafe))\b"
+    rb"|#!?\[|macro_rules!|(?P<cfg_if>if\s*#\s*\[))"
+)
+_CALL_HINT = re.compile(rb"!\s*\{")  # no file without one holds a candidate
+_CONTAINERS = frozenset({"source_file", "declaration_list"})  # where items stand
+_NESTED = frozenset({"mod_item", "impl_item", "trait_item", "foreign_mod_item"})
+ROUNDS = 3  # a block inside an unwrapped block is found on the next round
+_SPACE = 0x20
+_NEWLINE = 0x0A
+
+
+def parse(source: bytes) -> tuple[Node, bytes]:
+    """The tree of `source` with the items of item-level macro calls parsed as items, and the
+    text it was parsed from (`source` itself when nothing was unwrapped)."""
+    tree = parser("rust").parse(source)
+    if not _CALL_HINT.search(source):
+        return tree.root_node, source
+    text = source
+    for _ in range(ROUNDS):
+        spans = [span for call in _calls(tree.root_node) for span in _blanks(call, text)]
+        if not spans:
+            break
+        candidate = _blanked(text, spans)
+        reparsed = _reparse(tree, text, candidate, spans)
+        broken = _broken_calls(reparsed.root_node, spans)
+        if broken:  # keep those calls as they were; the others stay unwrapped
+            spans = [span for span in spans if span[2] not in broken]
+            if not spans:
+                break
+            candidate = _blanked(text, spans)
+            reparsed = _reparse(tree, text, candidate, spans)
+        tree, text = reparsed, candidate
+    return tree.root_node, text
+
+
+def _calls(root: Node) -> list[Node]:
+    """The macro calls standing where items stand, with a `{ .. }` body that starts like an
+    item, in the file, in modules, impls, traits and extern blocks (not in function bodies)."""
+    found = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for child in node.named_children:
+            kind = child.type
+            if kind == "macro_invocation" and node.type in _CONTAINERS:
+                found.append(child)
+            elif kind in _NESTED or kind in _CONTAINERS:
+                stack.append(child)
+    return found
+
+
+# (start, end, the call's start byte): a range to blank, named by the call it belongs to
+Span = tuple[int, int, int]
+
+
+def _blanks(call: Node, text: bytes) -> list[Span]:
+    body = call.named_children[-1] if call.named_child_count else None
+    if body is None or body.type != "token_tree" or text[body.start_byte] != ord("{"):
+        return []
+    head = call.start_byte
+    start = _ITEM_START.match(text, body.start_byte + 1)
+    if start is None:
+        return []
+    spans = [(head, body.start_byte + 1, head), (body.end_byte - 1, body.end_byte, head)]
+    if start.group("cfg_if") is None:
+        return spans
+    # `if #[cfg(a)] { .. } else if #[cfg(b)] { .. } else { .. }`: every token but the branches'
+    # insides; a body of another shape is left alone.
+    tokens = body.children[1:-1]
+    branches = [t for t in tokens if t.type == "token_tree" and text[t.start_byte] == ord("{")]
+    if not branches or tokens[-1] is not branches[-1]:
+        return []
+    for token in tokens:
+        if token in branches:
+            spans += [(token.start_byte, token.start_byte + 1, head)]
+            spans += [(token.end_byte - 1, token.end_byte, head)]
+        else:
+            spans.append((token.start_byte, token.end_byte, head))
+    return spans
+
+
+def _blanked(text: bytes, spans: list[Span]) -> bytes:
+    out = bytearray(text)
+    for start, end, _call in spans:
+        out[start:end] = bytes(_NEWLINE if b == _NEWLINE else _SPACE for b in text[start:end])
+    return bytes(out)
+
+
+def _reparse(tree: Tree, text: bytes, candidate: bytes, spans: list[Span]) -> Tree:
+    """`candidate` parsed again from `tree` (of `text`): the edits change no length."""
+    old = tree.copy()
+    for start, end, _call in spans:
+        point = _point(text, start), _point(text, end)
+        old.edit(start, end, end, point[0], point[1], point[1])
+    return parser("rust").parse(candidate, old)
+
+
+def _point(text: bytes, offset: int) -> Point:
+    row = text.count(b"\n", 0, offset)
+    return Point(row, offset - (text.rfind(b"\n", 0, offset) + 1))
+
+
+def _broken_calls(root: Node, spans: list[Span]) -> set[int]:
+    """The calls (by start byte) whose unwrapped body the parser could not read: an ERROR or a
+    missing token between their first and last blanked byte."""
+    if not root.has_error:
+        return set()
+    reach: dict[int, int] = {}
+    for _start, end, call in spans:
+        reach[call] = max(reach.get(call, end), end)
+    errors = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.is_error or node.is_missing:
+            errors.append((node.start_byte, node.end_byte))
+        elif node.has_error:
+            stack.extend(node.children)
+    return {
+        call
+        for call, end in reach.items()
+        if any(start < end and stop > call for start, stop in errors)
+    }
