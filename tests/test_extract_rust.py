@@ -519,3 +519,16 @@ def test_items_inside_an_item_level_macro_call_are_symbols_where_they_are_writte
     assert extraction.note is None
     # The text inside is found once, as before: the string of the cfg_if branch.
     assert [t.content for t in extraction.texts if t.element_type == "string_literal"] == ["none"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, len(MACRO_ITEMS)), st.integers(0, 40), st.binary(max_size=8))
+def test_damaged_macro_blocks_never_raise_and_keep_the_files_own_offsets(position, cut, insert):
+    damaged = MACRO_ITEMS[:position] + insert + MACRO_ITEMS[position + cut :]
+    result = rust.extract(damaged, "src/net/mod.rs")
+    lines = damaged.count(b"\n") + 1
+    for symbol in result.symbols:
+        assert 1 <= symbol.start_line <= symbol.end_line <= lines
+        assert damaged[symbol.start_byte : symbol.end_byte].count(b"\n") == (
+            symbol.end_line - symbol.start_line
+        )
