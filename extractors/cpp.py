@@ -147,6 +147,7 @@ _SPACE_OR_CONTINUATION = re.compile(rb"(?:\s|\\\r?\n)*")
 _NUMBER_OR_NAME = re.compile(rb"\.?\d(?:[\w.]|[eEpP][+-])*|([A-Za-z_]\w*)")
 _LITERAL_OR_COMMENT = re.compile(rb"[/\"']")
 _IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
+_MACRO_NAME = re.compile(r"[A-Z][A-Z0-9_]*")  # TEST, TEST_F, BOOST_AUTO_TEST_CASE
 _DEFAULTED = re.compile(rb"=\s*(?:default|delete)\s*;?\s*$")
 
 _LINE, _BLOCK = "line", "block"  # plain comments
@@ -851,6 +852,8 @@ class _Reader:
             is_definition = _DEFAULTED.search(self.source, end, node.end_byte) is not None
         if len(parts) == 1:  # the common case, kept cheap
             member = scope is not None and scope.kind in _MEMBER_SCOPES
+            if is_definition and not member and node.child_by_field_name("type") is None:
+                name = self.test_macro_name(name, declarator) or name
             qualified_name = f"{prefix}::{name}" if prefix else name
             kind = "method" if member else "function"
             return self.symbol(name, qualified_name, kind, anchor, signature, prefix, is_definition)
@@ -861,6 +864,25 @@ class _Reader:
         return self.symbol(
             name, f"{parent}::{name}", kind, anchor, signature, parent, is_definition
         )
+
+    def test_macro_name(self, name: str, declarator: Node) -> str | None:
+        """`TEST(ParserTest, HandlesEmpty) { .. }` (GoogleTest), `BOOST_AUTO_TEST_CASE(name)`:
+        a function a macro defines outside any class, read by tree-sitter-cpp as a function
+        `TEST` without a return type taking parameters of types `ParserTest` and `HandlesEmpty`.
+        Named as written, every argument kept (each test was one more `TEST`, and `repomap
+        symbols HandlesEmpty` found none); None when it is not that shape."""
+        if declarator.type != "function_declarator" or not _MACRO_NAME.fullmatch(name):
+            return None
+        parameters = declarator.child_by_field_name("parameters")
+        arguments = []
+        for parameter in parameters.named_children if parameters is not None else ():
+            kind = (
+                parameter.child_by_field_name("type") if parameter.named_child_count == 1 else None
+            )
+            if kind is None or kind.type != "type_identifier":
+                return None  # `FOO(int x)`: a real parameter list
+            arguments.append(self.node_text(kind))
+        return f"{name}({', '.join(arguments)})" if arguments else None
 
     def variables(self, node: Node, anchor: Node, scope: Symbol | None) -> list[Symbol]:
         """Namespace-scope variables and constants: `int a = 1, *b;` declares two."""

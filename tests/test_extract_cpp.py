@@ -627,3 +627,27 @@ def test_conversion_operators_are_named_with_their_whole_type() -> None:
         ("caster::operator const std::vector<T>&&", 5),
         ("caster::operator int*", 7),
     ]
+
+
+def test_a_function_a_test_macro_defines_is_named_with_its_arguments():
+    # GoogleTest's TEST(Suite, Name) { .. } parses as a function `TEST` with no return type and
+    # two parameters that are bare type names: every test was one more `TEST`.
+    source = (
+        b"TEST(ParserTest, HandlesEmptyInput) {\n  EXPECT_TRUE(parse(\"\").empty());\n}\n"
+        b"TEST_F(CacheFixture, EvictsOldest) { cache.put(1); }\n"
+        b"BOOST_AUTO_TEST_CASE(test_addition) { BOOST_CHECK(1 + 1 == 2); }\n"
+        b"namespace t { TEST(Inside, Namespace) {} }\n"
+        b"FOO(int x) { return x; }\n"  # a real parameter: the name stays as tree-sitter reads it
+        b"struct S { S(A, B) {} };\n"  # a constructor of unnamed parameters stays `S`
+    )
+    found = [(s.qualified_name, s.kind, s.start_line) for s in cpp.extract(source, "t.cc").symbols]
+    assert found == [
+        ("TEST(ParserTest, HandlesEmptyInput)", "function", 1),
+        ("TEST_F(CacheFixture, EvictsOldest)", "function", 4),
+        ("BOOST_AUTO_TEST_CASE(test_addition)", "function", 5),
+        ("t", "namespace", 6),
+        ("t::TEST(Inside, Namespace)", "function", 6),
+        ("FOO", "function", 7),
+        ("S", "struct", 8),
+        ("S::S", "method", 8),
+    ]
