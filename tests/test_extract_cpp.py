@@ -633,7 +633,7 @@ def test_a_function_a_test_macro_defines_is_named_with_its_arguments():
     # GoogleTest's TEST(Suite, Name) { .. } parses as a function `TEST` with no return type and
     # two parameters that are bare type names: every test was one more `TEST`.
     source = (
-        b"TEST(ParserTest, HandlesEmptyInput) {\n  EXPECT_TRUE(parse(\"\").empty());\n}\n"
+        b'TEST(ParserTest, HandlesEmptyInput) {\n  EXPECT_TRUE(parse("").empty());\n}\n'
         b"TEST_F(CacheFixture, EvictsOldest) { cache.put(1); }\n"
         b"BOOST_AUTO_TEST_CASE(test_addition) { BOOST_CHECK(1 + 1 == 2); }\n"
         b"namespace t { TEST(Inside, Namespace) {} }\n"
