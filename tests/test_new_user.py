@@ -76,7 +76,7 @@ def test_the_no_files_warning_is_one_line_when_piped(tmp_path):
     done = run_cli("index", tmp_path / "repo")
     assert done.returncode == 0, done.stderr
     warnings = [line for line in done.stdout.splitlines() if line.startswith("warning:")]
-    assert len(warnings) == 1 and warnings[0].endswith(".txt)"), done.stdout
+    assert len(warnings) == 1 and warnings[0].endswith(") as records"), done.stdout
 
 
 # --- doctor: one line per check, even when SQLite's quick check finds many faults ------------
