@@ -300,11 +300,11 @@ def _previous_significant(source: bytes, at: int) -> bytes:
 
 def previous_code(source: bytes, at: int) -> tuple[bytes, int]:
     """_previous_significant, and the start of the line that byte is on (-1 if none)."""
-    for _ in range(16):  # bounded: a macro line after a long comment is not worth more
+    for _ in range(64):  # bounded: lines of comments and directives walked back over
         line_start = source.rfind(b"\n", 0, at) + 1
         line = source[line_start:at]
-        if line.lstrip().startswith(b"#"):
-            line = b""  # a directive
+        if source[_logical_line_start(source, line_start) : at].lstrip().startswith(b"#"):
+            line = b""  # a directive, or a line continuing one (after a `\`)
         elif b"//" in line:
             line = line[: line.find(b"//")]
         line = line.rstrip()
@@ -320,6 +320,18 @@ def previous_code(source: bytes, at: int) -> tuple[bytes, int]:
             return b"", -1
         at = line_start - 1
     return b"?", -1
+
+
+def _logical_line_start(source: bytes, line_start: int) -> int:
+    """The start of the line that the line at `line_start` continues (a `\` ends each line
+    before it), or `line_start` itself."""
+    while line_start > 0:
+        end = line_start - 1  # the newline before
+        start = source.rfind(b"\n", 0, end) + 1
+        if not source[start:end].rstrip(b"\r").endswith(b"\\"):
+            break
+        line_start = start
+    return line_start
 
 
 def _call_lines(source: bytes) -> list[tuple[int, int]]:

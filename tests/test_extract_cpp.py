@@ -651,3 +651,24 @@ def test_a_function_a_test_macro_defines_is_named_with_its_arguments():
         ("S", "struct", 8),
         ("S::S", "method", 8),
     ]
+
+
+def test_a_function_a_test_macro_with_string_arguments_defines_is_named_by_its_first():
+    # Catch2 / doctest: `TEST_CASE("..", "[tag]") { .. }` is a call statement and a block to
+    # tree-sitter-cpp; the test vanished and a local in its body became a namespace variable.
+    source = (
+        b'TEST_CASE("Factorials are computed", "[factorial]") {\n'
+        b"    REQUIRE(Factorial(1) == 1);\n}\n"
+        b'SCENARIO("vectors resize", "[vector]") {\n'
+        b'    GIVEN("A vector") {\n        std::vector<int> v(5);\n    }\n}\n'
+        b"#define EXPECT_OK(x) \\\n  EXPECT_TRUE(x.ok())\n"  # a continued #define: not code
+        + b"/// A long comment.\n" * 30
+        + b'MATCHER(Succeeded, "") { return arg.ok(); }\n'
+    )
+    found = [(s.qualified_name, s.kind, s.start_line) for s in cpp.extract(source, "t.cc").symbols]
+    assert found == [
+        ('TEST_CASE("Factorials are computed")', "function", 1),
+        ('SCENARIO("vectors resize")', "function", 4),
+        ("EXPECT_OK", "macro", 9),
+        ("MATCHER(Succeeded)", "function", 41),
+    ]

@@ -32,6 +32,16 @@
 (type_definition) @definition.type
 (alias_declaration) @definition.type
 
+; `TEST_CASE("adds", "[math]") { ... }` (Catch2, doctest): a function a macro defines, which
+; tree-sitter-cpp reads as a call statement and a block; cpp.py pairs them into a function, as
+; for C's `SYSCALL_DEFINE1(..) { ... }`.
+(translation_unit (compound_statement) @local.block)
+(declaration_list (compound_statement) @local.block)
+(preproc_if (compound_statement) @local.block)
+(preproc_ifdef (compound_statement) @local.block)
+(preproc_else (compound_statement) @local.block)
+(preproc_elif (compound_statement) @local.block)
+
 ; Names known to be namespaces, so that `void ns::f() {}` is a function, not a method.
 (using_declaration "namespace" (_) @local.namespace)
 (namespace_alias_definition name: (_) @local.namespace)
