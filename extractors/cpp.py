@@ -588,7 +588,9 @@ class _Reader:
             if macro is None or arguments is None or macro.type != "identifier":
                 continue
             start, end = statement.start_byte, block.end_byte
-            before, line_start = previous_code(self.source, start)
+            # A test or syscall after a long doc comment (LLVM's `MATCHER(Succeeded, "")`
+            # follows 20 lines of comments and #defines): walked back further than blanking.
+            before, line_start = previous_code(self.source, start, lines=64, continued=True)
             if before in (b";", b"}", b""):
                 first = arguments.named_children[0] if arguments.named_child_count else None
                 name = self.node_text(macro) + (f"({self.node_text(first)})" if first else "()")

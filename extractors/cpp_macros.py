@@ -294,17 +294,23 @@ def _among_members(source: bytes, start: int, end: int) -> bool:
 
 def _previous_significant(source: bytes, at: int) -> bytes:
     """The last byte of code before `at`, comments and directives skipped; b"" at the file's
-    start, b"?" when it is further back than a few lines of comments."""
+    start, b"?" when it is further back than 16 lines of comments."""
     return previous_code(source, at)[0]
 
 
-def previous_code(source: bytes, at: int) -> tuple[bytes, int]:
-    """_previous_significant, and the start of the line that byte is on (-1 if none)."""
-    for _ in range(64):  # bounded: lines of comments and directives walked back over
+def previous_code(
+    source: bytes, at: int, lines: int = 16, continued: bool = False
+) -> tuple[bytes, int]:
+    """_previous_significant, and the start of the line that byte is on (-1 if none). At most
+    `lines` lines of comments and directives are walked back over; `continued`: the lines a
+    directive continues onto (after a `\`) are directives too. The blanking heuristics keep
+    16 lines and no `continued` (they were measured so); a function a macro defines asks more."""
+    for _ in range(lines):
         line_start = source.rfind(b"\n", 0, at) + 1
         line = source[line_start:at]
-        if source[_logical_line_start(source, line_start) : at].lstrip().startswith(b"#"):
-            line = b""  # a directive, or a line continuing one (after a `\`)
+        first = _logical_line_start(source, line_start) if continued else line_start
+        if source[first:at].lstrip().startswith(b"#"):
+            line = b""  # a directive
         elif b"//" in line:
             line = line[: line.find(b"//")]
         line = line.rstrip()
