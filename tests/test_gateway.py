@@ -435,6 +435,7 @@ def test_outline_nests_a_symbol_without_a_parent_in_the_file_under_what_encloses
                 "int helper(int x) { return x * 2; }\n"
                 "}\n"
                 "struct A { int x; }; struct B { int y; };\n"
+                "namespace io::net { int open(); }\n"  # shown as written, not as `net`
             ),
             "src/list.c": (
                 "typedef struct node {\n    struct node *next;\n} node_t;\n"
@@ -451,6 +452,8 @@ def test_outline_nests_a_symbol_without_a_parent_in_the_file_under_what_encloses
         "    function helper  L7-7\n"
         "  struct A  L9-9\n"
         "  struct B  L9-9\n"
+        "  namespace io::net  L10-10\n"
+        "    function open  L10-10\n"
     )
     assert cli(root, "outline", "src/list.c").stdout == (
         "src/list.c\n"

@@ -422,8 +422,11 @@ OUTLINE_FILES_FILTER = "IN (SELECT value FROM json_each(:paths))"
 def outline_symbols_sql(filtered: bool) -> str:
     """Symbols in file and line order; `filtered`: only the files listed in :paths (JSON)."""
     where = f"WHERE f.path {OUTLINE_FILES_FILTER}" if filtered else ""
+    # A Rust impl by its header's names; a C++ `namespace a::b` as written, not as `b`.
     return f"""SELECT f.path, s.id, s.parent_id, s.kind,
-        CASE WHEN s.kind = 'impl' THEN s.qualified_name ELSE s.name END, s.start_line, s.end_line,
+        CASE WHEN s.kind = 'impl' THEN s.qualified_name
+             WHEN s.kind = 'namespace' AND s.signature GLOB 'namespace *::*'
+             THEN substr(s.signature, 11) ELSE s.name END, s.start_line, s.end_line,
         s.start_byte, s.end_byte
         FROM files f JOIN symbols s ON s.file_id = f.id {where}
         ORDER BY f.path, s.start_line, s.end_line DESC, s.id"""
