@@ -592,8 +592,14 @@ class _Reader:
             # follows 20 lines of comments and #defines): walked back further than blanking.
             before, line_start = previous_code(self.source, start, lines=64, continued=True)
             if before in (b";", b"}", b""):
-                first = arguments.named_children[0] if arguments.named_child_count else None
-                name = self.node_text(macro) + (f"({self.node_text(first)})" if first else "()")
+                given = arguments.named_children
+                if len(given) == 2 and all(a.type == "identifier" for a in given):
+                    # `TEST(Group, Name)` (Unity), `Test(suite, name)` (Criterion): a test's
+                    # name is both; a syscall's arguments after its name are types and names
+                    shown = ", ".join(self.node_text(a) for a in given)
+                else:
+                    shown = self.node_text(given[0]) if given else ""
+                name = f"{self.node_text(macro)}({shown})"
             elif before == b")" or before.isalnum() or before in (b"_", b"*"):
                 # `static int __init __printf(3, 4)\nappend_printf(...)\n{`: the head began on
                 # the line before; the function is the name on this one.
@@ -838,6 +844,8 @@ class _Reader:
         declarator = node.child_by_field_name("declarator")
         if declarator is None:
             return None
+        if declarator.type == "parenthesized_declarator" and is_definition:
+            return self.macro_named_function(node, declarator, anchor, scope)
         name_node, name_kind = _function_name(declarator)
         path = self.name_path(name_node, name_kind) if name_node is not None else None
         if path is None:
@@ -866,6 +874,30 @@ class _Reader:
         return self.symbol(
             name, f"{parent}::{name}", kind, anchor, signature, parent, is_definition
         )
+
+    def macro_named_function(
+        self, node: Node, declarator: Node, anchor: Node | _Span, scope: Symbol | None
+    ) -> Symbol | None:
+        """`SYSCALL_DEFINE0(getpid) { ... }`: tree-sitter reads a function of type
+        `SYSCALL_DEFINE0` whose declarator is `(getpid)`, and no function name was found (the
+        kernel's `getpid`, `gettid`, `fork`, `sched_yield`...). Named as its siblings with
+        arguments are, `SYSCALL_DEFINE0(getpid)`; None when it is not that shape."""
+        kind = node.child_by_field_name("type")
+        inner = declarator.named_children[0] if declarator.named_child_count == 1 else None
+        if kind is None or kind.type != "type_identifier" or inner is None:
+            return None
+        if kind.start_point[1] != 0:
+            return (
+                None  # indented: a loop macro in a body tree-sitter lost (`CAP_FOR_EACH_U32(i) {`)
+            )
+        macro = self.node_text(kind)
+        if inner.type != "identifier" or not _MACRO_NAME.fullmatch(macro):
+            return None
+        name = f"{macro}({self.node_text(inner)})"
+        prefix = scope.qualified_name if scope is not None and scope.kind == "namespace" else None
+        signature = self.header(anchor.start_byte, declarator.end_byte)
+        qualified_name = f"{prefix}::{name}" if prefix else name
+        return self.symbol(name, qualified_name, "function", anchor, signature, prefix, True)
 
     def test_macro_name(self, name: str, declarator: Node) -> str | None:
         """`TEST(ParserTest, HandlesEmpty) { .. }` (GoogleTest), `BOOST_AUTO_TEST_CASE(name)`:

@@ -867,3 +867,23 @@ def test_a_define_body_without_literals_gives_the_names_the_token_scan_gives(bod
     names = [(r.name.encode(), r.line) for r in extract("c", source, "m.c").references]
     assert {name for name, _ in expected} == {name for name, _ in names}
     assert expected  # every case names something
+
+
+def test_functions_macros_define_are_named_by_their_arguments():
+    # SYSCALL_DEFINE0(getpid) { .. } parses as a function of type SYSCALL_DEFINE0 declaring
+    # `(getpid)`: no name was found, and the kernel's getpid, gettid, fork... were missing, a
+    # local of the body read as a global instead. A test macro's two names are both kept.
+    source = (
+        b"SYSCALL_DEFINE1(umask, int, mask)\n{\n\treturn 0;\n}\n\n"
+        b"SYSCALL_DEFINE0(getpid)\n{\n\tstruct pt_regs *regs = current_pt_regs();\n"
+        b"\treturn 1;\n}\n\n"
+        b"TEST(Parser, HandlesEmpty)\n{\n\tTEST_ASSERT_EQUAL(0, parse(\"\"));\n}\n\n"
+        b"Test(misc, passing) {\n\tcr_assert(1);\n}\n"
+    )
+    found = [(s.qualified_name, s.kind, s.start_line) for s in extract("c", source, "t.c").symbols]
+    assert found == [
+        ("SYSCALL_DEFINE1(umask)", "function", 1),  # a syscall's other arguments: types, names
+        ("SYSCALL_DEFINE0(getpid)", "function", 6),
+        ("TEST(Parser, HandlesEmpty)", "function", 12),
+        ("Test(misc, passing)", "function", 17),
+    ]

@@ -50,8 +50,10 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # with their type, docs across `#if`, a tree of headers alone read as C; 7: Rust items inside an
 # item-level macro call (`cfg_rt! { .. }`, `cfg_if! { if #[cfg(..)] { .. } }`) are symbols; 8: a
 # C++ function a test macro defines is named with its arguments (`TEST(Suite, Name)`); 9: and
-# `TEST_CASE("name", "[tag]") { .. }` by its first (Catch2), past a continued #define too
-EXTRACTOR_VERSION = "9"
+# `TEST_CASE("name", "[tag]") { .. }` by its first (Catch2), past a continued #define too; 10:
+# `SYSCALL_DEFINE0(getpid) { .. }` and `DEFINE_IDTENTRY(exc_bounds) { .. }` found, a C test
+# macro's two names kept (`TEST(Group, Name)`)
+EXTRACTOR_VERSION = "10"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 EXTRACTED_AHEAD = 1024  # results the workers may have ready before the writer takes them
