@@ -886,10 +886,8 @@ class _Reader:
         inner = declarator.named_children[0] if declarator.named_child_count == 1 else None
         if kind is None or kind.type != "type_identifier" or inner is None:
             return None
-        if kind.start_point[1] != 0:
-            return (
-                None  # indented: a loop macro in a body tree-sitter lost (`CAP_FOR_EACH_U32(i) {`)
-            )
+        if kind.start_point[1] != 0:  # indented: a loop macro in a body tree-sitter lost
+            return None  # (`CAP_FOR_EACH_U32(i) {` in security/commoncap.c)
         macro = self.node_text(kind)
         if inner.type != "identifier" or not _MACRO_NAME.fullmatch(macro):
             return None

@@ -877,7 +877,7 @@ def test_functions_macros_define_are_named_by_their_arguments():
         b"SYSCALL_DEFINE1(umask, int, mask)\n{\n\treturn 0;\n}\n\n"
         b"SYSCALL_DEFINE0(getpid)\n{\n\tstruct pt_regs *regs = current_pt_regs();\n"
         b"\treturn 1;\n}\n\n"
-        b"TEST(Parser, HandlesEmpty)\n{\n\tTEST_ASSERT_EQUAL(0, parse(\"\"));\n}\n\n"
+        b'TEST(Parser, HandlesEmpty)\n{\n\tTEST_ASSERT_EQUAL(0, parse(""));\n}\n\n'
         b"Test(misc, passing) {\n\tcr_assert(1);\n}\n"
     )
     found = [(s.qualified_name, s.kind, s.start_line) for s in extract("c", source, "t.c").symbols]

@@ -610,9 +610,9 @@ def _outline_scope(
 
 
 def _symbol_entries(rows: list[_SymbolRow], max_depth: int | None) -> list[OutlineEntry]:
+    enclosing = _enclosing(rows)  # for a symbol whose parent is not in this file
     parents = {
         symbol_id: parent_id if parent_id is not None else enclosing.get(symbol_id)
-        for enclosing in [_enclosing(rows)]
         for _, symbol_id, parent_id, _, _, _, _, _, _ in rows
     }
     depths: dict[int, int] = {}

@@ -261,7 +261,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 def _valid(text: str) -> str:
     """`text` with each lone surrogate as U+FFFD, as an invalid byte in a source file is read."""
-    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+    return _SURROGATE.sub("\ufffd", text)  # the same str back when there is none
 
 
 def _cut(text: str) -> str:
