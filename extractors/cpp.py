@@ -60,6 +60,9 @@ _CLASS_KINDS = {
 }
 _MEMBER_SCOPES = frozenset({"class", "struct", "union"})
 _DECLARATION_SCOPES = _MEMBER_SCOPES | {"namespace"}  # where a prototype declares something
+# What recovered_classes finds again among an ERROR's tokens: the keyword, then the name.
+_RECOVERED_SCOPES = _DECLARATION_SCOPES | {"enum"}
+_RECOVERED_NAMES = frozenset({"type_identifier", "namespace_identifier", "identifier"})
 _CONTAINERS = _DECLARATION_SCOPES | {"enum", "function", "method"}  # may hold symbols
 # Capture name -> what _Reader.build makes of it.
 _DEFINITIONS = {
@@ -295,7 +298,7 @@ def _alone_on_line(source: bytes, start: int) -> bool:
 
 @dataclass(slots=True, frozen=True)
 class _Span:
-    """A function found again in an ERROR: what Reader.symbol reads of a node."""
+    """A function (or a class) found again in an ERROR: what Reader.symbol reads of a node."""
 
     start_byte: int
     end_byte: int
@@ -303,6 +306,7 @@ class _Span:
     end_point: tuple[int, int]
     name: str
     signature_end: int
+    kind: str = "function"  # or a class-like kind, "namespace" or "enum": recovered_classes
 
 
 def _point(source: bytes, offset: int) -> tuple[int, int]:
@@ -522,7 +526,7 @@ class _Reader:
                 candidates.append(((start << 32) - end, start, end, kind, node, anchor))
         spans = self.macro_defined_functions() if "local.block" in self.found else []
         if "error" in self.found:
-            spans += self.recovered_functions()
+            spans += self.recovered_functions() + self.recovered_classes()
         if spans:
             for span in spans:
                 key = (span.start_byte << 32) - span.end_byte
@@ -531,6 +535,7 @@ class _Reader:
         symbols: list[Symbol] = []
         open_scopes: list[tuple[int, Symbol]] = []  # (end byte, container symbol)
         recovered_until = -1  # what tree-sitter found inside a recovered function is local
+        error_starts = sorted(n.start_byte for n in self.found.get("error", ()))
         macro = self.macro
         for _, start, end, kind, read, extent in candidates:
             if kind == "macro" and read is not None:
@@ -552,7 +557,9 @@ class _Reader:
             while open_scopes and open_scopes[-1][0] <= start:
                 open_scopes.pop()
             scope = open_scopes[-1][1] if open_scopes else None
-            if isinstance(extent, _Span):  # a recovered function
+            if isinstance(extent, _Span) and extent.kind != "function":
+                found = [self.recovered_class(extent, scope)]  # its members are read as ever
+            elif isinstance(extent, _Span):  # a recovered function
                 recovered_until = end
                 found = self.recovered(extent, scope)
             elif read is None:
@@ -562,11 +569,31 @@ class _Reader:
                 found = [function] if function is not None else []
             else:
                 found = self.build(kind, read, extent, scope)
+                if error_starts and found and found[0].kind in _DECLARATION_SCOPES:
+                    found[0], end = self.closed_by_hand(found[0], read, end, error_starts)
             for symbol in found:
                 symbols.append(symbol)
                 if symbol.kind in _CONTAINERS:
                     open_scopes.append((end, symbol))
         return symbols
+
+    def closed_by_hand(
+        self, symbol: Symbol, node: Node, end: int, error_starts: list[int]
+    ) -> tuple[Symbol, int]:
+        """A namespace or class tree-sitter closed too early: an ERROR after its end, before
+        the `}` that matches its `{` by hand (an enum of `#include`d values took the
+        namespace's brace). Its end moves there, and what follows up to it is its own."""
+        body = node.child_by_field_name("body")
+        if body is None or body.type == "ERROR":
+            return symbol, end
+        index = bisect_left(error_starts, end)
+        if index == len(error_starts):
+            return symbol, end  # no ERROR after it: tree-sitter's end is right
+        closing = _closing_brace(self.source, body.start_byte)
+        if closing <= end or error_starts[index] >= closing:
+            return symbol, end
+        row, column = _point(self.source, closing)
+        return symbol._replace(end_line=row + 1, end_col=column, end_byte=closing), closing
 
     def macro_defined_functions(self) -> list[_Span]:
         """`SYSCALL_DEFINE1(foo, int, x) { ... }` at file scope, read by tree-sitter-c as a call
@@ -645,6 +672,65 @@ class _Reader:
                     self.recovered_spans.append(span)
                     scanned_to = max(scanned_to, span.end_byte)
         return spans
+
+    def recovered_classes(self) -> list[_Span]:
+        """Classes and namespaces whose head tree-sitter left among an ERROR's own tokens:
+        `class Name ... {` where the body never closed for it, because something further down
+        could not be read (nlohmann's basic_json, 5,000 lines of macros). The braces are matched by hand; the
+        members tree-sitter read inside them are the class's, as in a class it read."""
+        source = self.source
+        spans: list[_Span] = []
+        for error in self.found["error"]:
+            children = error.children
+            for index, keyword in enumerate(children):
+                if keyword.type not in _RECOVERED_SCOPES:
+                    continue
+                name, brace, bases = None, None, False
+                for child in children[index + 1 : index + 12]:
+                    if child.type == "comment":
+                        continue
+                    if name is None:
+                        if child.type not in _RECOVERED_NAMES:
+                            break  # `struct { int a; } s;` read as tokens: anonymous
+                        name = child
+                    elif child.type == "{":
+                        brace = child
+                        break
+                    elif child.type in (":", "base_class_clause"):
+                        bases = True
+                    elif child.type in (";", "}", "(", ")", "=") or (
+                        not bases and child.type in (",", ">")
+                    ):
+                        break  # `template <class T, class U>`: a parameter, not a class
+                if name is None or brace is None or self.unclosed > 4:
+                    continue
+                end = _closing_brace(source, brace.start_byte)
+                if end < 0:
+                    self.unclosed += 1
+                    continue
+                first, kind = keyword, keyword.type
+                previous = children[index - 1] if index else None
+                if previous is not None and previous.type == "enum":
+                    first, kind = previous, "enum"  # `enum class Kind : uint8_t {`
+                spans.append(
+                    _Span(
+                        first.start_byte,
+                        end,
+                        first.start_point,
+                        _point(source, end),
+                        self.node_text(name),
+                        brace.start_byte,
+                        kind,
+                    )
+                )
+        return spans
+
+    def recovered_class(self, span: _Span, scope: Symbol | None) -> Symbol:
+        prefix = scope.qualified_name if scope is not None else None
+        signature = self.header(span.start_byte, span.signature_end)
+        return self.symbol(
+            span.name, _join(prefix, [span.name]), span.kind, span, signature, prefix
+        )
 
     def recovered_span(
         self, head: re.Match[bytes], read: list[tuple[int, int]], read_starts: list[int]

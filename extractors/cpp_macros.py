@@ -69,6 +69,25 @@ _MACRO_LINE = re.compile(
 _POINTER_MACRO = re.compile(
     rb"\*[ \t]*(?:const[ \t]+)?([A-Z][A-Z0-9]*_[A-Z0-9_]*)[ \t]+(?=[A-Za-z_])"
 )
+# `size_t pid() SPDLOG_NOEXCEPT {`, `StringRef str() const LLVM_LVALUE_FUNCTION {`: a macro after a
+# function declarator's `)` (and its qualifiers). Left in, tree-sitter-cpp reads `pid()` as an
+# initialiser and the macro as the declared name, and the function is lost.
+# _trailing_macros checks that the `)` closes a parameter list after a name.
+_TRAILING_MACRO = re.compile(
+    rb"\)[ \t]*(?:(?:const|noexcept|override|final|&&?)[ \t]*)*"
+    rb"([A-Z][A-Z0-9]*_[A-Z0-9_]*(?:[ \t]*\([^()\n]*\))?)"
+    rb"(?=[ \t]*(?:\n[ \t]*)?(?:\{|;|:(?!:)|=[ \t]*(?:0|default|delete)\b|->"
+    rb"|(?:override|final|const|noexcept)\b))"
+)
+_NAME_BEFORE = re.compile(rb"(?:\b([A-Za-z_]\w*)|\boperator[ \t]*[^\w\s]{1,3})[ \t]*\Z")
+_NOT_DECLARATORS = frozenset(
+    b"if while for switch return sizeof alignof decltype noexcept catch throw".split()
+)
+# `JSON_PRIVATE_UNLESS_TESTED:`, `Q_SIGNALS:`: a macro that expands to an access specifier, alone
+# on its line. Left in, tree-sitter-cpp reads it as a bit field and loses the class from there
+# (nlohmann's basic_json ended at its first one). The macro and its colon are blanked: the
+# members after it keep the access before it, which no symbol records.
+_ACCESS_MACRO = re.compile(rb"\n[ \t]*([A-Z][A-Z0-9]*_[A-Z0-9_]*[ \t]*:)(?!:)[ \t]*(?=\n|//|/\*)")
 # `_cffi_to_c_SIGNED_FN(int, 16)` alone on a line at column 0, no `;`: a macro that expands to
 # definitions. Left in, tree-sitter takes it as the head of the function after it.
 _CALL_LINE = re.compile(
@@ -135,6 +154,9 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, list[tuple[int, int]]
             if b"/*" in define[0]:
                 spans += _define_comments(source, define.start(), define.end())
     macro_spans = _macro_spans(source, lang) + _call_lines(source) + _statement_macros(source)
+    if lang == "cpp":
+        macro_spans += _trailing_macros(source)
+        spans += [m.span(1) for m in _ACCESS_MACRO.finditer(source)]
     if not spans and not macro_spans:
         return source, macro_spans
     blanked = bytearray(source)
@@ -213,6 +235,38 @@ def _macro_spans(source: bytes, lang: str) -> list[tuple[int, int]]:
         if names >= 2 or (names == 1 and lang == "cpp"):
             spans.append((start, end))
     return spans
+
+
+def _trailing_macros(source: bytes) -> list[tuple[int, int]]:
+    """Macros after the `)` of a function declarator: the `)` closes a parentheses group that
+    a name (not a keyword: `if (x) FOO_BAR(y);`) or an operator opens."""
+    spans = []
+    for match in _TRAILING_MACRO.finditer(source):
+        opening = _opening_parenthesis(source, match.start())
+        if opening < 0:
+            continue
+        name = _NAME_BEFORE.search(source, max(0, opening - 64), opening)
+        if name is not None and name[1] not in _NOT_DECLARATORS:
+            spans.append(match.span(1))
+    return spans
+
+
+def _opening_parenthesis(source: bytes, closing: int) -> int:
+    """The offset of the `(` that the `)` at `closing` closes, within 4,000 bytes; -1 if none
+    (comments and strings are not skipped: a parameter list rarely holds a parenthesis in
+    either, and a miss only leaves a macro in)."""
+    depth = 0
+    for at in range(closing, max(-1, closing - 4000), -1):
+        byte = source[at]
+        if byte == 0x29:  # )
+            depth += 1
+        elif byte == 0x28:  # (
+            depth -= 1
+            if depth == 0:
+                return at
+        elif byte in (0x3B, 0x7B, 0x7D):  # ; { }: not inside one declarator
+            return -1
+    return -1
 
 
 def _define_comments(source: bytes, start: int, end: int) -> list[tuple[int, int]]:
@@ -301,7 +355,7 @@ def _previous_significant(source: bytes, at: int) -> bytes:
 def previous_code(
     source: bytes, at: int, lines: int = 16, continued: bool = False
 ) -> tuple[bytes, int]:
-    """_previous_significant, and the start of the line that byte is on (-1 if none). At most
+    r"""_previous_significant, and the start of the line that byte is on (-1 if none). At most
     `lines` lines of comments and directives are walked back over; `continued`: the lines a
     directive continues onto (after a `\`) are directives too. The blanking heuristics keep
     16 lines and no `continued` (they were measured so); a function a macro defines asks more."""
@@ -329,7 +383,7 @@ def previous_code(
 
 
 def _logical_line_start(source: bytes, line_start: int) -> int:
-    """The start of the line that the line at `line_start` continues (a `\` ends each line
+    r"""The start of the line that the line at `line_start` continues (a `\` ends each line
     before it), or `line_start` itself."""
     while line_start > 0:
         end = line_start - 1  # the newline before

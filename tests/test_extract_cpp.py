@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from repomap.extractors import cpp, extract
+from repomap.extractors.cpp_macros import blank_macros
 from repomap.extractors.treesitter import query
 
 HEADER = b"""\
@@ -671,4 +672,110 @@ def test_a_function_a_test_macro_with_string_arguments_defines_is_named_by_its_f
         ('SCENARIO("vectors resize")', "function", 4),
         ("EXPECT_OK", "macro", 9),
         ("MATCHER(Succeeded)", "function", 41),
+    ]
+
+
+def test_a_macro_after_a_function_declarator_keeps_the_function():
+    # spdlog's `size_t pid() SPDLOG_NOEXCEPT {`: tree-sitter-cpp read `pid()` as an initialiser
+    # and the macro as the declared name; `now`, `pid` and `empty` were lost.
+    source = (
+        b"namespace os {\n"
+        b"SPDLOG_INLINE spdlog::log_clock::time_point now() SPDLOG_NOEXCEPT\n{\n  return 1;\n}\n"
+        b"SPDLOG_INLINE size_t pid() SPDLOG_NOEXCEPT\n{\n  return 1;\n}\n"
+        b"}\n"
+        b"struct source_loc {\n"
+        b"  SPDLOG_CONSTEXPR bool empty() const SPDLOG_NOEXCEPT\n  {\n    return line == 0;\n  }\n"
+        b"  StringRef str() const LLVM_LVALUE_FUNCTION { return s; }\n"
+        b"  int line;\n"
+        b"};\n"
+        b"void body() {\n  if (ready) FOO_BAR;\n  x = (int)UINT32_MAX;\n}\n"
+    )
+    found = [(s.qualified_name, s.kind, s.start_line) for s in cpp.extract(source, "o.h").symbols]
+    assert found == [
+        ("os", "namespace", 1),
+        ("os::now", "function", 2),
+        ("os::pid", "function", 6),
+        ("source_loc", "struct", 11),
+        ("source_loc::empty", "method", 12),
+        ("source_loc::str", "method", 16),
+        ("body", "function", 19),
+    ]
+    # Only a macro after a declarator is blanked, not one in a statement or a cast.
+    blanked = blank_macros(source, "cpp")[0]
+    assert b"SPDLOG_NOEXCEPT" not in blanked and b"LLVM_LVALUE_FUNCTION" not in blanked
+    assert b"if (ready) FOO_BAR;" in blanked and b"(int)UINT32_MAX" in blanked
+
+
+def test_a_class_whose_body_tree_sitter_cannot_close_is_recovered_with_its_members():
+    # LLVM's X-macro enums (`enum Mask {` then only `#define` and `#include`) and nlohmann's
+    # macros leave `class Name {` among an ERROR's tokens: the class was lost and its members
+    # read as free functions. It is found with its braces matched by hand, and what tree-sitter
+    # read inside it is its own.
+    source = (
+        b"namespace nl {\n"
+        b"class basic_json {\n"
+        b"  enum HeaderFlagMask {\n"
+        b"#define HANDLE_MACRO_FLAG(ID, NAME) MACRO_##NAME = ID,\n"
+        b'#include "llvm/BinaryFormat/Dwarf.def"\n'
+        b"  };\n"
+        b"  struct MacroHeader {\n"
+        b"    int Version = 0;\n"
+        b"    void dump() const;\n"
+        b"  };\n"
+        b"  template<class T, class U> class list_storage { void add(); };\n"
+        b"  enum class Kind : unsigned char {\n"
+        b"#define KIND(X) X,\n"
+        b'#include "kinds.def"\n'
+        b"  };\n"
+        b"  bool get() const\n"
+        b"  {\n"
+        b"    return x;\n"
+        b"  }\n"
+        b"};\n"
+        b"}\n"
+    )
+    found = [
+        (s.qualified_name, s.kind, s.start_line, s.end_line)
+        for s in cpp.extract(source, "json.hpp").symbols
+        if s.kind != "namespace"  # tree-sitter ends `nl` early; nothing here says where
+    ]
+    assert found == [
+        ("nl::basic_json", "class", 2, 20),
+        ("nl::basic_json::HeaderFlagMask", "enum", 3, 6),
+        ("nl::basic_json::MacroHeader", "struct", 7, 10),
+        ("nl::basic_json::MacroHeader::dump", "method", 9, 9),
+        # `class T` of the template is a parameter, not a class
+        ("nl::basic_json::list_storage", "class", 11, 11),
+        ("nl::basic_json::list_storage::add", "method", 11, 11),
+        ("nl::basic_json::Kind", "enum", 12, 15),
+        ("nl::basic_json::get", "method", 16, 19),
+    ]
+
+
+def test_an_access_specifier_behind_a_macro_is_read_as_one():
+    # nlohmann's `JSON_PRIVATE_UNLESS_TESTED:` (and Qt's `Q_SIGNALS:`), alone on its line.
+    source = (
+        b"class basic_json {\n"
+        b"  JSON_PRIVATE_UNLESS_TESTED:\n"
+        b"    using lexer = int;\n"
+        b"  Q_SIGNALS:\n"
+        b"    void changed();\n"
+        b"};\n"
+        b"void f() {\n"
+        b"RETRY_AGAIN:\n"  # a label in a body: blanked too, and the function is whole
+        b"  if (g()) goto RETRY_AGAIN;\n"
+        b"}\n"
+    )
+    blanked = blank_macros(source, "cpp")[0]
+    assert b"JSON_PRIVATE_UNLESS_TESTED" not in blanked and b"Q_SIGNALS" not in blanked
+    assert blanked.count(b"\n") == source.count(b"\n")
+    found = [
+        (s.qualified_name, s.kind, s.start_line, s.end_line)
+        for s in cpp.extract(source, "a.h").symbols
+    ]
+    assert found == [
+        ("basic_json", "class", 1, 6),
+        ("basic_json::lexer", "type", 3, 3),
+        ("basic_json::changed", "method", 5, 5),
+        ("f", "function", 7, 10),
     ]

@@ -52,8 +52,11 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # C++ function a test macro defines is named with its arguments (`TEST(Suite, Name)`); 9: and
 # `TEST_CASE("name", "[tag]") { .. }` by its first (Catch2), past a continued #define too; 10:
 # `SYSCALL_DEFINE0(getpid) { .. }` and `DEFINE_IDTENTRY(exc_bounds) { .. }` found, a C test
-# macro's two names kept (`TEST(Group, Name)`)
-EXTRACTOR_VERSION = "10"
+# macro's two names kept (`TEST(Group, Name)`); 11: C/C++ classes, namespaces and enums whose
+# head tree-sitter left in an ERROR (or that it closed too early) found with their braces
+# matched by hand, a macro after a declarator's `)` (`pid() SPDLOG_NOEXCEPT {`) or as an access
+# specifier (`JSON_PRIVATE_UNLESS_TESTED:`) blanked
+EXTRACTOR_VERSION = "11"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 EXTRACTED_AHEAD = 1024  # results the workers may have ready before the writer takes them
