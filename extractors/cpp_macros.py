@@ -28,12 +28,13 @@ KEYWORDS = (
 )  # not names a macro body uses
 
 
-# `class LLVM_ABI Foo {`, `struct LLVM_NODISCARD Foo final : Base {`. One regex per keyword:
+# `class LLVM_ABI Foo {`, `struct LLVM_NODISCARD Foo final : Base {`, `class GTEST_API_ Foo {`,
+# `struct ABSL_DECLSPEC Storage<T, I, true> : T {`. One regex per keyword:
 # a literal prefix makes the scan several times faster than an alternation.
 _EXPORT_MACROS = tuple(
     re.compile(
-        keyword + rb"[ \t]+([A-Z][A-Z0-9_]*[A-Z0-9](?:\([^()\n]*\))?)\s+"
-        rb"(?=(?!final\b)[A-Za-z_]\w*\s*(?:final\s*)?[:{])"
+        keyword + rb"[ \t]+([A-Z][A-Z0-9_]*[A-Z0-9_](?:\([^()\n]*\))?)\s+"
+        rb"(?=(?!final\b)[A-Za-z_]\w*\s*(?:<[^;{}]*>\s*)?(?:final\s*)?[:{])"
     )
     for keyword in (b"class", b"struct")
 )
@@ -56,6 +57,7 @@ _DECLARATION_MACROS = re.compile(
 # starts a declaration, or names up to the `(` of a function declarator.
 _SKIPPED = re.compile(rb"(?:\s+|//[^\n]*|#[^\n]*)*")  # block comments: _Skipper
 WORD = re.compile(rb"[A-Za-z_]\w*")
+_DESTRUCTOR = re.compile(rb"~[ \t]*[A-Za-z_]\w*[ \t]*\(")
 _DECLARATION_KEYWORDS = frozenset(
     b"""class struct union enum namespace template typedef using static inline extern virtual
     explicit friend constexpr consteval const volatile unsigned signed void int char bool long
@@ -93,6 +95,17 @@ _ACCESS_MACRO = re.compile(rb"\n[ \t]*([A-Z][A-Z0-9]*_[A-Z0-9_]*[ \t]*:)(?!:)[ \
 _CALL_LINE = re.compile(
     rb"\n(([A-Za-z_]\w*)[ \t]*\(((?:[^()\n]|\([^()\n]*\))*)\))[ \t]*(?=\n|//|/\*)"
 )
+# `GMOCK_DEFINE_DEFAULT_ACTION_FOR_RETURN_TYPE_(signed char, '\\0');` at column 0: a macro that
+# expands to declarations, called with what no parameter list holds (a character or number
+# literal, an empty argument). Left in, tree-sitter-cpp read a run of them as one function whose
+# body swallowed the 280 lines after it. The call and its `;` are blanked; a call with a
+# non-empty string literal is left in, so that the literal stays searchable.
+_CALL_STATEMENT = re.compile(
+    rb"\n([A-Z][A-Z0-9]*_[A-Z0-9_]*[ \t]*\(((?:[^()\n]|\([^()\n]*\))*)\)[ \t]*;)"
+)
+_NOT_PARAMETERS = re.compile(rb"'|(?:^|[(,\s])[0-9]|,[ \t]*(?:,|\Z)|\A[ \t]*,")
+_TEXT_LITERAL = re.compile(rb'"(?!")')
+_SCOPE_OPENER = re.compile(rb"\b(?:namespace|class|struct|union|extern)\b")
 # Keywords of both C and C++: never a name, though a broken parse may capture them as one.
 NOT_MACROS = frozenset(
     b"if while for switch return sizeof defined __attribute__ __declspec alignas".split()
@@ -157,6 +170,7 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, list[tuple[int, int]]
     if lang == "cpp":
         macro_spans += _trailing_macros(source)
         spans += [m.span(1) for m in _ACCESS_MACRO.finditer(source)]
+        macro_spans += _call_statements(source)
     if not spans and not macro_spans:
         return source, macro_spans
     blanked = bytearray(source)
@@ -217,6 +231,8 @@ def _macro_spans(source: bytes, lang: str) -> list[tuple[int, int]]:
                 spans.append((start, end))
             elif following == b"}" and _among_members(source, start, end):
                 spans.append((start, end))  # `struct uv_req_s {\n  UV_REQ_FIELDS\n};`
+            elif following == b"~" and lang == "cpp" and _DESTRUCTOR.match(source, after):
+                spans.append((start, end))  # `FMT_CONSTEXPR20 ~basic_memory_buffer() {`
             continue
         if word[0] in _DECLARATION_KEYWORDS:
             spans.append((start, end))
@@ -392,6 +408,27 @@ def _logical_line_start(source: bytes, line_start: int) -> int:
             break
         line_start = start
     return line_start
+
+
+def _call_statements(source: bytes) -> list[tuple[int, int]]:
+    """A macro called at column 0 with a `;`, where declarations stand (after `;`, `{`, `}`
+    or at the start), its arguments no parameter list (see _CALL_STATEMENT)."""
+    spans = []
+    for match in _CALL_STATEMENT.finditer(source):
+        arguments = match[2].replace(b'""', b"")
+        if _NOT_PARAMETERS.search(arguments) is None or _TEXT_LITERAL.search(arguments):
+            continue
+        before = _previous_significant(source, match.start(1))
+        if before == b"{":
+            brace = source.rfind(b"{", 0, match.start(1))
+            opener = source[max(0, brace - 300) : brace]
+            cut = max(opener.rfind(b";"), opener.rfind(b"}"), opener.rfind(b"{"))
+            if _SCOPE_OPENER.search(opener, cut + 1) is None:
+                continue  # a function's body: `EXPECT_EQ(g(), 0);` is a statement
+        elif before not in (b";", b"}", b""):
+            continue
+        spans.append(match.span(1))
+    return spans
 
 
 def _call_lines(source: bytes) -> list[tuple[int, int]]:

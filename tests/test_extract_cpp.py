@@ -779,3 +779,63 @@ def test_an_access_specifier_behind_a_macro_is_read_as_one():
         ("basic_json::changed", "method", 5, 5),
         ("f", "function", 7, 10),
     ]
+
+
+def test_a_macro_before_a_destructor_is_blanked():
+    # fmt's `FMT_CONSTEXPR20 ~basic_memory_buffer() { .. }`: the destructor was lost.
+    source = (
+        b"template <typename T> class basic_memory_buffer {\n public:\n"
+        b"  FMT_CONSTEXPR20 ~basic_memory_buffer() { deallocate(); }\n"
+        b"  FMT_CONSTEXPR20 void grow() {}\n};\n"
+    )
+    found = [(s.qualified_name, s.kind, s.start_line) for s in cpp.extract(source, "f.h").symbols]
+    assert found == [
+        ("basic_memory_buffer", "class", 1),
+        ("basic_memory_buffer::~basic_memory_buffer", "method", 3),
+        ("basic_memory_buffer::grow", "method", 4),
+    ]
+
+
+def test_macro_calls_that_expand_to_declarations_do_not_swallow_what_follows():
+    # gmock-actions.h: `MACRO(signed char, '\0');` at column 0, a run of them; tree-sitter-cpp
+    # read them as one function whose body held the 280 lines after it.
+    source = (
+        b"namespace internal {\n"
+        b"GMOCK_DEFINE_DEFAULT_ACTION_FOR_RETURN_TYPE_(void, );  // NOLINT\n"
+        b'GMOCK_DEFINE_DEFAULT_ACTION_FOR_RETURN_TYPE_(::std::string, "");\n'
+        b"GMOCK_DEFINE_DEFAULT_ACTION_FOR_RETURN_TYPE_(signed char, '\\0');\n"
+        b"GMOCK_DEFINE_DEFAULT_ACTION_FOR_RETURN_TYPE_(float, 0);\n"
+        b'REGISTER_OP("MatMul");\n'  # a string worth searching: left in
+        b"template <typename P>\n"
+        b"struct negation : std::integral_constant<bool, bool(!P::value)> {};\n"
+        b"}\n"
+        b"void f() {\n"
+        b"EXPECT_EQ(g(), 0);\n"  # a statement in a body at column 0: not a declaration place
+        b"}\n"
+    )
+    blanked = blank_macros(source, "cpp")[0]
+    assert b"GMOCK_DEFINE" not in blanked
+    assert b'REGISTER_OP("MatMul");' in blanked and b"EXPECT_EQ(g(), 0);" in blanked
+    extraction = cpp.extract(source, "a.h")
+    found = [(s.qualified_name, s.kind, s.start_line) for s in extraction.symbols]
+    assert ("internal::negation", "struct", 7) in found
+    assert not any("GMOCK" in name for name, _, _ in found)
+    assert "MatMul" in [t.content for t in extraction.texts]
+    # the blanked macro is still a use of it
+    assert "GMOCK_DEFINE_DEFAULT_ACTION_FOR_RETURN_TYPE_" in {r.name for r in extraction.references}
+
+
+def test_an_export_macro_ending_in_an_underscore_or_before_a_specialization_is_blanked():
+    source = (
+        b"class GTEST_API_ Cardinality {\n public:\n  Cardinality() {}\n};\n"
+        b"template <typename T, size_t I>\n"
+        b"struct ABSL_INTERNAL_COMPRESSED_TUPLE_DECLSPEC Storage<T, I, true> : T {\n"
+        b"  constexpr Storage() = default;\n};\n"
+    )
+    found = [(s.qualified_name, s.kind, s.start_line) for s in cpp.extract(source, "a.h").symbols]
+    assert found == [
+        ("Cardinality", "class", 1),
+        ("Cardinality::Cardinality", "method", 3),
+        ("Storage", "struct", 5),
+        ("Storage::Storage", "method", 7),
+    ]

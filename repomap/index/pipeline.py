@@ -54,8 +54,10 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # `SYSCALL_DEFINE0(getpid) { .. }` and `DEFINE_IDTENTRY(exc_bounds) { .. }` found, a C test
 # macro's two names kept (`TEST(Group, Name)`); 11: C/C++ classes, namespaces and enums whose
 # head tree-sitter left in an ERROR (or that it closed too early) found with their braces
-# matched by hand, a macro after a declarator's `)` (`pid() SPDLOG_NOEXCEPT {`) or as an access
-# specifier (`JSON_PRIVATE_UNLESS_TESTED:`) blanked
+# matched by hand; a macro after a declarator's `)` (`pid() SPDLOG_NOEXCEPT {`), as an access
+# specifier (`JSON_PRIVATE_UNLESS_TESTED:`) or before a destructor (`FMT_CONSTEXPR20 ~buf()`)
+# blanked, and at column 0 a macro call with literal arguments and a `;` (gmock's default
+# actions), `class GTEST_API_ Foo`
 EXTRACTOR_VERSION = "11"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
