@@ -839,3 +839,66 @@ def test_an_export_macro_ending_in_an_underscore_or_before_a_specialization_is_b
         ("Storage", "struct", 5),
         ("Storage::Storage", "method", 7),
     ]
+
+
+def test_try_and_catch_macros_are_read_as_the_keywords_they_stand_for():
+    # boost's deque: `BOOST_TRY {` .. `BOOST_CATCH(...) {` .. `BOOST_CATCH_END`; every member
+    # after the first function that used them was lost.
+    source = (
+        b"class deque {\n"
+        b"  void priv_create_nodes(int n)\n  {\n"
+        b"    BOOST_TRY {\n      allocate(n);\n    }\n"
+        b"    BOOST_CATCH(...) {\n      destroy(n);\n      BOOST_RETHROW\n    }\n"
+        b"    BOOST_CATCH_END\n  }\n"
+        b"  void priv_destroy_nodes(int n) BOOST_NOEXCEPT_OR_NOTHROW\n  {\n  }\n"
+        b"};\n"
+    )
+    blanked = blank_macros(source, "cpp")[0]
+    assert b"    try       {\n" in blanked and b"    catch      (...) {\n" in blanked
+    assert len(blanked) == len(source)
+    extraction = cpp.extract(source, "deque.hpp")
+    found = [(s.qualified_name, s.kind, s.start_line, s.end_line) for s in extraction.symbols]
+    assert found == [
+        ("deque", "class", 1, 16),
+        ("deque::priv_create_nodes", "method", 2, 12),
+        ("deque::priv_destroy_nodes", "method", 13, 15),
+    ]
+    assert {"BOOST_TRY", "BOOST_CATCH"} <= {r.name for r in extraction.references}
+
+
+def test_a_conditional_inside_a_declaration_is_read_as_its_first_branch():
+    # beast's `class basic_stream\n#if ! BOOST_BEAST_DOXYGEN\n : private base\n#endif\n{` and
+    # fmt's constructor `:\n#if FMT_GCC_VERSION ..\n base(*this),\n#endif\n data_{..}`.
+    source = (
+        b"template <class Protocol>\n"
+        b"class basic_stream\n"
+        b"#if ! BOOST_BEAST_DOXYGEN\n"
+        b"    : private detail::stream_base\n"
+        b"#else\n"
+        b"    : public documented_base\n"
+        b"#endif\n"
+        b"{\n"
+        b"  template <typename... T>\n"
+        b"  basic_stream(T&&... args)\n"
+        b"      :\n"
+        b"#if FMT_GCC_VERSION && FMT_GCC_VERSION < 409\n"
+        b"        base(*this),\n"
+        b"#endif\n"
+        b"        data_{args...} {\n"
+        b"  }\n"
+        b"  void close();\n"
+        b"};\n"
+        b"#if defined(_WIN32)\n"  # between declarations: left to tree-sitter
+        b"void windows_only();\n"
+        b"#endif\n"
+    )
+    blanked = blank_macros(source, "cpp")[0]
+    assert b"documented_base" not in blanked and b"#if ! BOOST" not in blanked
+    assert b"#if defined(_WIN32)" in blanked and b"base(*this)," in blanked
+    found = [(s.qualified_name, s.kind, s.start_line) for s in cpp.extract(source, "a.h").symbols]
+    assert found == [
+        ("basic_stream", "class", 1),
+        ("basic_stream::basic_stream", "method", 9),
+        ("basic_stream::close", "method", 17),
+        ("windows_only", "function", 20),
+    ]
