@@ -1,6 +1,7 @@
 """Recall of C and C++ definitions against universal-ctags, on real headers and C code.
 
-    python bench/c_recall.py [--corpus llvm,nlohmann,spdlog,fmt,kernel] [--full-kernel]
+    python bench/c_recall.py [--corpus llvm,nlohmann,spdlog,fmt,kernel,absl,gtest,eigen,boost]
+                             [--full-kernel]
                              [--dir NAME=PATH ...] [--misses N] [--json]
 
 For each corpus it reads every file `repomap index` reads as C or C++ (discover.walk,
@@ -15,7 +16,9 @@ grouped by file, so a regression has a name.
 
 Corpora: llvm = LLVM 14 headers (get-corpora.sh cpp); nlohmann, spdlog, fmt = the Debian
 packages nlohmann-json3-dev, libspdlog-dev, libfmt-dev (/usr/include/...); kernel = Linux 6.1
-(get-corpora.sh --large), by default the folders in KERNEL_PARTS, all of it with --full-kernel.
+(get-corpora.sh --large), by default the folders in KERNEL_PARTS, all of it with --full-kernel;
+absl, gtest, eigen, boost = the Debian packages libabsl-dev, googletest (/usr/src/googletest),
+libeigen3-dev and libboost1.74-dev (its asio, beast, container and filesystem folders).
 `--dir NAME=PATH` adds any folder as a corpus (repeatable; `--corpus ''` runs only those): how
 code never measured before is checked (bench/README.md, "C and C++ never indexed before").
 Target: >= 95% of ctags' definitions on every corpus (issue 20).
@@ -57,6 +60,11 @@ CORPORA = {
     "spdlog": (Path("/usr/include/spdlog"), None),
     "fmt": (Path("/usr/include/fmt"), None),
     "kernel": (common.CORPORA_DIR / "large", KERNEL_PARTS),
+    # Debian's libabsl-dev, googletest, libeigen3-dev, libboost1.74-dev (four of boost's folders)
+    "absl": (Path("/usr/include/absl"), None),
+    "gtest": (Path("/usr/src/googletest"), None),
+    "eigen": (Path("/usr/include/eigen3"), None),
+    "boost": (Path("/usr/include/boost"), ("asio/", "beast/", "container/", "filesystem/")),
 }
 # ctags kind -> the family it belongs to; repomap kind -> family.
 CTAGS_FAMILY = {
@@ -184,7 +192,9 @@ def measure(name: str, full_kernel: bool) -> Corpus:
     if not root.is_dir():
         raise SystemExit(f"{root} is missing: see this script's docstring for how to get {name}")
     corpus = Corpus(name)
-    languages, spans = our_definitions(root, None if full_kernel else parts, corpus)
+    languages, spans = our_definitions(
+        root, None if full_kernel and name == "kernel" else parts, corpus
+    )
     for path, line, kind, tag_name in ctags_definitions(root, languages):
         corpus.expected += 1
         # `operator ==` (ctags) is `operator==` (repomap): names compare without blanks.
