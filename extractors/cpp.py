@@ -937,6 +937,8 @@ class _Reader:
         if path is None:
             return None
         parts, is_global = path
+        if len(parts) == 1:  # `Foo::operator bool` misread (C has no qualified types)
+            parts = self.misread_conversion(node, parts)
         name = parts[-1]
         if name.encode() in _C_KEYWORDS:
             return None  # `MACRO if (x) {...}` read as a function named `if`
@@ -960,6 +962,22 @@ class _Reader:
         return self.symbol(
             name, f"{parent}::{name}", kind, anchor, signature, parent, is_definition
         )
+
+    def misread_conversion(self, node: Node, parts: list[str]) -> list[str]:
+        """`constexpr uint128::operator bool() const`: after a specifier, tree-sitter-cpp reads
+        `uint128::operator` as the return type and `bool` as the function's name (abseil's
+        int128.h: `bool`, `char`, `int`... as free functions). The name is then the
+        conversion operator's, in the type's scope; otherwise `parts` as they were."""
+        type_node = node.child_by_field_name("type")
+        if type_node is None or type_node.type != "qualified_identifier":
+            return parts
+        last = type_node.child_by_field_name("name")
+        if last is None or self.node_text(last) != "operator":
+            return parts
+        scope = type_node.child_by_field_name("scope")
+        if scope is None:
+            return parts
+        return [*self.node_text(scope).replace(" ", "").split("::"), f"operator {parts[0]}"]
 
     def macro_named_function(
         self, node: Node, declarator: Node, anchor: Node | _Span, scope: Symbol | None

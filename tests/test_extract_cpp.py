@@ -902,3 +902,24 @@ def test_a_conditional_inside_a_declaration_is_read_as_its_first_branch():
         ("basic_stream::close", "method", 17),
         ("windows_only", "function", 20),
     ]
+
+
+def test_an_out_of_line_conversion_after_a_specifier_is_named_as_the_operator():
+    # abseil's int128.h: after `constexpr`, tree-sitter-cpp reads `uint128::operator` as the
+    # return type and `bool` as a free function's name.
+    source = (
+        b"namespace absl {\n"
+        b"constexpr uint128::operator bool() const { return lo_ || hi_; }\n"
+        b"inline uint128::operator int() const { return 1; }\n"
+        b"uint128::operator char() const { return 1; }\n"  # no specifier: read right already
+        b"constexpr uint128::operator signed char() const { return 1; }\n"
+        b"}\n"
+    )
+    found = [(s.qualified_name, s.kind) for s in cpp.extract(source, "int128.h").symbols]
+    assert found == [
+        ("absl", "namespace"),
+        ("absl::uint128::operator bool", "method"),
+        ("absl::uint128::operator int", "method"),
+        ("absl::uint128::operator char", "method"),
+        ("absl::uint128::operator signed char", "method"),
+    ]

@@ -58,7 +58,8 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # specifier (`JSON_PRIVATE_UNLESS_TESTED:`) or before a destructor (`FMT_CONSTEXPR20 ~buf()`)
 # blanked, and at column 0 a macro call with literal arguments and a `;` (gmock's default
 # actions), `class GTEST_API_ Foo`; `BOOST_TRY {` / `BOOST_CATCH(...)` read as `try` / `catch`,
-# a conditional inside a declaration (a class head's bases) read as its first branch
+# a conditional inside a declaration (a class head's bases) read as its first branch;
+# `constexpr Foo::operator bool()` named as the operator
 EXTRACTOR_VERSION = "11"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
