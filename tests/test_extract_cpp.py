@@ -831,6 +831,9 @@ def test_an_export_macro_ending_in_an_underscore_or_before_a_specialization_is_b
         b"template <typename T, size_t I>\n"
         b"struct ABSL_INTERNAL_COMPRESSED_TUPLE_DECLSPEC Storage<T, I, true> : T {\n"
         b"  constexpr Storage() = default;\n};\n"
+        b"class Q_CORE_EXPORT QEvent           // event base class\n{\n  void accept();\n};\n"
+        b"class Q_CORE_EXPORT QCoreApplication\n#ifndef QT_NO_QOBJECT\n    : public QObject\n"
+        b"#endif\n{\n  void exec();\n};\n"
     )
     found = [(s.qualified_name, s.kind, s.start_line) for s in cpp.extract(source, "a.h").symbols]
     assert found == [
@@ -838,6 +841,10 @@ def test_an_export_macro_ending_in_an_underscore_or_before_a_specialization_is_b
         ("Cardinality::Cardinality", "method", 3),
         ("Storage", "struct", 5),
         ("Storage::Storage", "method", 7),
+        ("QEvent", "class", 9),
+        ("QEvent::accept", "method", 11),
+        ("QCoreApplication", "class", 13),
+        ("QCoreApplication::exec", "method", 18),
     ]
 
 
