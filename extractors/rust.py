@@ -130,8 +130,12 @@ def _query() -> Query:
 
 def extract(source: bytes, rel_path: str) -> Extraction:
     """Symbols, references, comments, docstrings and string literals of one Rust file."""
-    root, _parsed = rust_macros.parse(source)  # items inside `cfg_rt! { .. }` too
+    root, _parsed, hidden = rust_macros.parse(source)  # items inside `cfg_rt! { .. }` too
     found = QueryCursor(_query()).captures(root)
+    for flags in hidden:  # bitflags' flag lists, blanked to parse: their calls and strings
+        for capture, nodes in QueryCursor(_query()).captures(flags).items():
+            if capture.startswith("reference.") or capture == "string":
+                found.setdefault(capture, []).extend(nodes)
     module = module_path(rel_path)
     items = _items(found, source, module)
     owners = _Owners(items)

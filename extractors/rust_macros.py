@@ -8,7 +8,8 @@ head (`cfg_rt! {`) and closing brace are blanked, and for the `cfg_if` form each
 condition, `else` and braces, so the items stand where they are written, at the level of the
 call; the file is parsed again from the old tree (an incremental parse). A call whose body does
 not start like an item (`from_transmute! { unsafe u32x4 => __m128i }`) is kept as it was, and so
-is one whose unwrapped body holds a syntax error (`bitflags! { struct F: u8 {} }`).
+is one whose unwrapped body holds a syntax error. `bitflags! { pub struct F: u8 { const A = 1; } }`
+is unwrapped to `pub struct F { }`: the struct the crate defines, its flags' docs kept as comments.
 
 Blanking turns bytes into spaces and keeps newlines, so every offset, line and column is the
 file's own: the extractor reads the tree of the blanked text and slices the original source.
@@ -32,21 +33,26 @@ _ITEM_START = re.compile(
 )
 _CALL_HINT = re.compile(rb"!\s*\{")  # no file without one holds a candidate
 _CONTAINERS = frozenset({"source_file", "declaration_list"})  # where items stand
+_COMMENTS = frozenset({"line_comment", "block_comment"})
 _NESTED = frozenset({"mod_item", "impl_item", "trait_item", "foreign_mod_item"})
 ROUNDS = 3  # a block inside an unwrapped block is found on the next round
 _SPACE = 0x20
 _NEWLINE = 0x0A
 
 
-def parse(source: bytes) -> tuple[Node, bytes]:
-    """The tree of `source` with the items of item-level macro calls parsed as items, and the
-    text it was parsed from (`source` itself when nothing was unwrapped)."""
+def parse(source: bytes) -> tuple[Node, bytes, list[Node]]:
+    """The tree of `source` with the items of item-level macro calls parsed as items, the
+    text it was parsed from (`source` itself when nothing was unwrapped), and the flag lists
+    of `bitflags!` structs as they were read before their tokens were blanked (so that their
+    names and strings can still be taken from them)."""
     tree = parser("rust").parse(source)
     if not _CALL_HINT.search(source):
-        return tree.root_node, source
+        return tree.root_node, source, []
     text = source
+    hidden: list[Node] = []
     for _ in range(ROUNDS):
-        spans = [span for call in _calls(tree.root_node) for span in _blanks(call, text)]
+        calls = _calls(tree.root_node)
+        spans = [span for call in calls for span in _blanks(call, text)]
         if not spans:
             break
         candidate = _blanked(text, spans)
@@ -58,8 +64,15 @@ def parse(source: bytes) -> tuple[Node, bytes]:
                 break
             candidate = _blanked(text, spans)
             reparsed = _reparse(tree, text, candidate, spans)
+        unwrapped = {span[2] for span in spans}
+        hidden += [
+            flags
+            for call in calls
+            if call.start_byte in unwrapped and _is_bitflags(call, text)
+            for _, flags in _flag_lists(call.named_children[-1])
+        ]
         tree, text = reparsed, candidate
-    return tree.root_node, text
+    return tree.root_node, text, hidden
 
 
 def _calls(root: Node) -> list[Node]:
@@ -91,6 +104,8 @@ def _blanks(call: Node, text: bytes) -> list[Span]:
     if start is None:
         return []
     spans = [(head, body.start_byte + 1, head), (body.end_byte - 1, body.end_byte, head)]
+    if _is_bitflags(call, text):
+        return spans + _flag_structs(body, head)
     if start.group("cfg_if") is None:
         return spans
     # `if #[cfg(a)] { .. } else if #[cfg(b)] { .. } else { .. }`: every token but the branches'
@@ -105,6 +120,42 @@ def _blanks(call: Node, text: bytes) -> list[Span]:
             spans += [(token.end_byte - 1, token.end_byte, head)]
         else:
             spans.append((token.start_byte, token.end_byte, head))
+    return spans
+
+
+def _is_bitflags(call: Node, text: bytes) -> bool:
+    """`bitflags!`, and wrappers named after it (nix's `libc_bitflags!`)."""
+    name = call.child_by_field_name("macro")
+    return name is not None and text[name.end_byte - 8 : name.end_byte] == b"bitflags"
+
+
+def _flag_lists(body: Node) -> list[tuple[Node, Node]]:
+    """(the `:` after the name, the `{ .. }` of flags) of each `struct Name: Type { .. }`."""
+    found = []
+    tokens = body.children[1:-1]
+    for index, token in enumerate(tokens[:-3]):
+        if token.type != "struct" or tokens[index + 2].type != ":":
+            continue
+        for inner in tokens[index + 3 :]:
+            if inner.type == "token_tree" and inner.text is not None and inner.text[:1] == b"{":
+                found.append((tokens[index + 2], inner))
+                break
+    return found
+
+
+def _flag_structs(body: Node, head: int) -> list[Span]:
+    """`bitflags! { pub struct OFlags: u32 { const RDONLY = 0; } }`: each struct's `: u32` and
+    every token of its braces but the comments (the flags are `const` without a type), so that
+    `pub struct OFlags { /// Read only. }` is left: the struct the crate defines, with the
+    flags' docs as comments. The flags themselves are not symbols."""
+    spans: list[Span] = []
+    for colon, flags in _flag_lists(body):
+        spans.append((colon.start_byte, flags.start_byte, head))
+        spans += [
+            (flag.start_byte, flag.end_byte, head)
+            for flag in flags.children[1:-1]
+            if flag.type not in _COMMENTS
+        ]
     return spans
 
 

@@ -504,6 +504,7 @@ def test_items_inside_an_item_level_macro_call_are_symbols_where_they_are_writte
         ("net::unix", "module", 17, 17),  # every branch of a cfg_if, as C's #if branches
         ("net::windows", "module", 20, 20),
         ("net::unsupported", "function", 22, 22),
+        ("net::Flags", "struct", 26, 26),  # bitflags!: the struct, not its flags
         ("net::body", "function", 27, 27),  # a function body's macro calls stay calls
     ]
     found = {s.qualified_name: s for s in extraction.symbols if s.kind != "impl"}
@@ -515,7 +516,7 @@ def test_items_inside_an_item_level_macro_call_are_symbols_where_they_are_writte
     new = found["net::Runtime::new"]
     assert MACRO_ITEMS[new.start_byte : new.end_byte].startswith(b"pub fn new()")
     # Bodies that are not items stay token trees: no symbol from them, no syntax error noted.
-    assert not {"u32x4", "__m128i", "Flags", "A"} & {s.name for s in extraction.symbols}
+    assert not {"u32x4", "__m128i", "A"} & {s.name for s in extraction.symbols}
     assert extraction.note is None
     # The text inside is found once, as before: the string of the cfg_if branch.
     assert [t.content for t in extraction.texts if t.element_type == "string_literal"] == ["none"]
@@ -532,3 +533,41 @@ def test_damaged_macro_blocks_never_raise_and_keep_the_files_own_offsets(positio
         assert damaged[symbol.start_byte : symbol.end_byte].count(b"\n") == (
             symbol.end_line - symbol.start_line
         )
+
+
+def test_a_bitflags_struct_is_a_struct_and_its_flags_keep_their_docs_strings_and_calls():
+    # bitflags! (and nix's libc_bitflags!) define the crate's flag types: `pub struct OFlags:
+    # u32 { const RDONLY = 0; }` is no Rust the parser reads, so OFlag, CloneFlags... were not
+    # symbols (nix 0.26: 34 structs).
+    source = textwrap.dedent("""\
+        bitflags! {
+            /// Flags for open(2).
+            #[derive(Default)]
+            pub struct OFlags: u32 {
+                /// Read only.
+                const RDONLY = 0;
+                #[cfg(target_os = "linux")]
+                const DIRECT = libc::O_DIRECT;
+                const RW = Self::RDONLY.bits() | encode(2);
+            }
+        }
+        impl OFlags {
+            pub fn is_read(&self) -> bool { true }
+        }
+    """).encode()
+    extraction = rust.extract(source, "src/fcntl.rs")
+    rows = [(s.qualified_name, s.kind, s.start_line, s.end_line) for s in extraction.symbols]
+    assert rows == [
+        ("fcntl::OFlags", "struct", 4, 10),
+        ("fcntl::OFlags", "impl", 12, 14),
+        ("fcntl::OFlags::is_read", "method", 13, 13),
+    ]
+    flags = extraction.symbols[0]
+    assert flags.doc == "Flags for open(2)." and flags.signature == "pub struct OFlags: u32"
+    texts = [(t.element_type, t.content, t.symbol_name) for t in extraction.texts]
+    assert ("docstring", "Read only.", "fcntl::OFlags") in texts
+    assert ("string_literal", "linux", "fcntl::OFlags") in texts
+    assert ("encode", 9, "fcntl::OFlags") in {
+        (r.name, r.line, r.symbol) for r in extraction.references
+    }
+    assert extraction.note is None
