@@ -38,6 +38,7 @@ _NESTED = frozenset({"mod_item", "impl_item", "trait_item", "foreign_mod_item"})
 ROUNDS = 3  # a block inside an unwrapped block is found on the next round
 _SPACE = 0x20
 _NEWLINE = 0x0A
+_CLOSING, _SEMICOLON = ord("}"), ord(";")
 
 
 def parse(source: bytes) -> tuple[Node, bytes, list[Node]]:
@@ -55,15 +56,32 @@ def parse(source: bytes) -> tuple[Node, bytes, list[Node]]:
         spans = [span for call in calls for span in _blanks(call, text)]
         if not spans:
             break
+        clean = not tree.root_node.has_error
         candidate = _blanked(text, spans)
         reparsed = _reparse(tree, text, candidate, spans)
-        broken = _broken_calls(reparsed.root_node, spans)
-        if broken:  # keep those calls as they were; the others stay unwrapped
-            spans = [span for span in spans if span[2] not in broken]
-            if not spans:
-                break
+        broken = _failed(reparsed, spans, clean)
+        if broken:
+            # Keep the broken calls as they were, the others unwrapped. Which call is broken
+            # is found by unwrapping each alone: the parser's recovery can show one call's
+            # error inside the next (nix's aio.rs: `libc_enum! { enum E {..} impl TryFrom<i32>
+            # }` lacks a `;`, and only the well-formed call after it looked broken).
+            spans = [
+                span
+                for own in _by_call(spans)
+                if not _failed(_reparse(tree, text, _blanked(text, own), own), own, clean)
+                for span in own
+            ]
             candidate = _blanked(text, spans)
             reparsed = _reparse(tree, text, candidate, spans)
+            broken = _failed(reparsed, spans, clean)
+        while broken and spans:  # well-formed alone, broken together: the first one out
+            first = min(broken)
+            spans = [span for span in spans if span[2] != first]
+            candidate = _blanked(text, spans)
+            reparsed = _reparse(tree, text, candidate, spans)
+            broken = _failed(reparsed, spans, clean)
+        if not spans:
+            break
         unwrapped = {span[2] for span in spans}
         hidden += [
             flags
@@ -73,6 +91,23 @@ def parse(source: bytes) -> tuple[Node, bytes, list[Node]]:
         ]
         tree, text = reparsed, candidate
     return tree.root_node, text, hidden
+
+
+def _by_call(spans: list[Span]) -> list[list[Span]]:
+    """The spans grouped by the call they belong to, in the calls' order."""
+    groups: dict[int, list[Span]] = {}
+    for span in spans:
+        groups.setdefault(span[2], []).append(span)
+    return [groups[call] for call in sorted(groups)]
+
+
+def _failed(reparsed: Tree, spans: list[Span], clean: bool) -> set[int]:
+    """The calls whose unwrapping broke the parse: an error within their reach, or, in a file
+    that parsed without error before, any error at all (recovery can put it past the call)."""
+    broken = _broken_calls(reparsed.root_node, spans)
+    if not broken and clean and reparsed.root_node.has_error:
+        return {span[2] for span in spans}
+    return broken
 
 
 def _calls(root: Node) -> list[Node]:
@@ -86,6 +121,11 @@ def _calls(root: Node) -> list[Node]:
             kind = child.type
             if kind == "macro_invocation" and node.type in _CONTAINERS:
                 found.append(child)
+            elif kind == "expression_statement" and node.type in _CONTAINERS:
+                # `inner! { .. }` then the `;` an unwrapped outer call's brace became
+                call = child.named_children[0] if child.named_child_count == 1 else None
+                if call is not None and call.type == "macro_invocation":
+                    found.append(call)
             elif kind in _NESTED or kind in _CONTAINERS:
                 stack.append(child)
     return found
@@ -160,9 +200,15 @@ def _flag_structs(body: Node, head: int) -> list[Span]:
 
 
 def _blanked(text: bytes, spans: list[Span]) -> bytes:
+    """`text` with the spans blanked, and a lone closing brace made a `;`: an empty statement
+    where items stand, which ends an item the macro let go without one (`thread_local! {
+    static X: Cell<u8> = { Cell::new(0) } }`: Rust std's OUTPUT_CAPTURE)."""
     out = bytearray(text)
     for start, end, _call in spans:
-        out[start:end] = bytes(_NEWLINE if b == _NEWLINE else _SPACE for b in text[start:end])
+        if end - start == 1 and text[start] == _CLOSING:
+            out[start] = _SEMICOLON
+        else:
+            out[start:end] = bytes(_NEWLINE if b == _NEWLINE else _SPACE for b in text[start:end])
     return bytes(out)
 
 

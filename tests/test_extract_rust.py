@@ -571,3 +571,42 @@ def test_a_bitflags_struct_is_a_struct_and_its_flags_keep_their_docs_strings_and
         (r.name, r.line, r.symbol) for r in extraction.references
     }
     assert extraction.note is None
+
+
+def test_a_malformed_macro_body_does_not_hide_the_well_formed_ones_after_it():
+    # hyper's ffi_fn! { fn f() { .. } ?= default }: one call's body is no Rust, and the parser's
+    # recovery showed its error inside the next call, which was then kept as a token tree too
+    # (hyper gained 30 functions); thread_local!'s last item may go without its `;` (Rust std's
+    # OUTPUT_CAPTURE ended 14 lines late, inside the next static).
+    source = textwrap.dedent("""\
+        ffi_fn! {
+            /// Returns a new body.
+            fn hyper_body_new() -> *mut hyper_body {
+                Box::into_raw(Box::new(hyper_body(Body::empty())))
+            } ?= ptr::null_mut()
+        }
+
+        ffi_fn! {
+            /// Free a body.
+            fn hyper_body_free(body: *mut hyper_body) {
+                drop(body);
+            }
+        }
+
+        thread_local! {
+            static OUTPUT_CAPTURE: Cell<Option<LocalStream>> = {
+                Cell::new(None)
+            }
+        }
+
+        static OUTPUT_CAPTURE_USED: AtomicBool = AtomicBool::new(false);
+    """).encode()
+    extraction = rust.extract(source, "src/ffi/body.rs")
+    rows = [(s.qualified_name, s.kind, s.start_line, s.end_line) for s in extraction.symbols]
+    assert rows == [
+        ("ffi::body::hyper_body_free", "function", 10, 12),
+        ("ffi::body::OUTPUT_CAPTURE", "constant", 16, 19),  # to the call's brace, its end
+        ("ffi::body::OUTPUT_CAPTURE_USED", "constant", 21, 21),
+    ]
+    assert extraction.symbols[0].doc == "Free a body."
+    assert extraction.note is None  # the malformed call stays a call: no syntax error

@@ -59,7 +59,9 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # blanked, and at column 0 a macro call with literal arguments and a `;` (gmock's default
 # actions), `class GTEST_API_ Foo`, `class Q_CORE_EXPORT QEvent // c\n{`; `BOOST_TRY {` / `BOOST_CATCH(...)` read as `try` / `catch`,
 # a conditional inside a declaration (a class head's bases) read as its first branch;
-# `constexpr Foo::operator bool()` named as the operator; Rust: a `bitflags!` struct is a struct
+# `constexpr Foo::operator bool()` named as the operator; Rust: a `bitflags!` struct is a struct,
+# a malformed macro body no longer hides the well-formed ones after it, an item a macro lets go
+# without its `;` (`thread_local! { static X: T = { .. } }`) ends there
 EXTRACTOR_VERSION = "11"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
