@@ -87,6 +87,12 @@ _NAME_BEFORE = re.compile(rb"(?:\b([A-Za-z_]\w*)|\boperator[ \t]*[^\w\s]{1,3})[ 
 _NOT_DECLARATORS = frozenset(
     b"if while for switch return sizeof alignof decltype noexcept catch throw".split()
 )
+# `void SPDLOG_INLINE thread_pool::post_log(`: a macro between a return type and the function's
+# name. Left in, tree-sitter-cpp read the macro as a scope (`SPDLOG_INLINE::thread_pool`).
+_MID_MACRO = re.compile(
+    rb"\n[ \t]*(?!(?:return|else|case|new|delete|throw|goto|co_return|co_yield)\b)"
+    rb"[A-Za-z_][\w:<>]*[ \t*&]+([A-Z][A-Z0-9]*_[A-Z0-9_]*)[ \t]+(?=~?[A-Za-z_][\w:~]*[ \t]*\()"
+)
 # `JSON_PRIVATE_UNLESS_TESTED:`, `Q_SIGNALS:`: a macro that expands to an access specifier, alone
 # on its line. Left in, tree-sitter-cpp reads it as a bit field and loses the class from there
 # (nlohmann's basic_json ended at its first one). The macro and its colon are blanked: the
@@ -115,7 +121,14 @@ _SCOPE_OPENER = re.compile(rb"\b(?:namespace|class|struct|union|extern)\b")
 _EXCEPTION_MACROS = re.compile(
     rb"\b([A-Z][A-Z0-9]*(_TRY(?=\s*\{)|_CATCH(?=[ \t]*\()|_CATCH_END(?![\w(])))"
 )
-_EXCEPTION_KEYWORDS = {b"_TRY": b"try", b"_CATCH": b"catch", b"_CATCH_END": b""}
+_EXCEPTION_KEYWORDS = {b"_TRY": b"try", b"_CATCH": b"catch"}
+# Only a `_TRY` block that `_CATCH(..) { .. }` clauses follow is made a `try`: spdlog's
+# `SPDLOG_TRY { .. } SPDLOG_CATCH_STD` ends in a macro that is all the catch clauses, and a
+# `try` without them lost the function's end (the blanked `SPDLOG_TRY` leaves a plain block).
+_BLOCK_TOKEN = re.compile(
+    rb"/\*.*?(?:\*/|\Z)|//[^\n]*|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|[{}]", re.DOTALL
+)
+_ARGUMENTS = re.compile(rb"[ \t]*\([^()]*(?:\([^()]*\)[^()]*)*\)")
 # `class basic_stream\n#if ! BOOST_BEAST_DOXYGEN\n    : private detail::stream_base\n#endif\n{`, a
 # constructor's `:\n#if FMT_GCC_VERSION ..\n basic_format_args<Context>(*this),\n#endif`: a
 # conditional inside a declaration (after neither `;`, `{` nor `}`) whose lines are no
@@ -188,10 +201,13 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, list[tuple[int, int]]
     if lang == "cpp":
         macro_spans += _trailing_macros(source)
         spans += [m.span(1) for m in _ACCESS_MACRO.finditer(source)]
+        macro_spans += [m.span(1) for m in _MID_MACRO.finditer(source)]
         macro_spans += _call_statements(source)
         if b"_TRY" in source:
-            keywords = list(_EXCEPTION_MACROS.finditer(source))
-            macro_spans += [m.span(1) for m in keywords if m[2] != b"_CATCH_END"]
+            found = list(_EXCEPTION_MACROS.finditer(source))
+            keywords = _paired(source, found)
+            macro_spans += [m.span(1) for m in keywords]
+            macro_spans += [m.span(1) for m in found if m[2] == b"_CATCH_END"]
         if b"#" in source:
             spans += _inner_conditionals(source)
     if not spans and not macro_spans:
@@ -456,6 +472,46 @@ def _call_statements(source: bytes) -> list[tuple[int, int]]:
             continue
         spans.append(match.span(1))
     return spans
+
+
+def _paired(source: bytes, found: list[re.Match[bytes]]) -> list[re.Match[bytes]]:
+    """The `_TRY` and `_CATCH` macros of `found` that make whole try statements: a `_TRY`
+    block, then one or more `_CATCH(..) { .. }` clauses right after it."""
+    catches = {match.start(1): match for match in found if match[2] == b"_CATCH"}
+    kept = []
+    for match in found:
+        if match[2] != b"_TRY":
+            continue
+        chain = []
+        end = _block_end(source, match.end(1))
+        while end >= 0:
+            skipped = _SKIPPED.match(source, end)  # matches "" at worst
+            catch = catches.get(skipped.end() if skipped is not None else end)
+            arguments = _ARGUMENTS.match(source, catch.end(1)) if catch is not None else None
+            if catch is None or arguments is None:
+                break
+            chain.append(catch)
+            end = _block_end(source, arguments.end())
+        if chain and end >= 0:
+            kept += [match, *chain]
+    return kept
+
+
+def _block_end(source: bytes, at: int) -> int:
+    """The offset after the block whose `{` is the first code at or after `at`, or -1."""
+    skipped = _SKIPPED.match(source, at)
+    at = skipped.end() if skipped is not None else at
+    if source[at : at + 1] != b"{":
+        return -1
+    depth = 0
+    for token in _BLOCK_TOKEN.finditer(source, at):
+        if token[0] == b"{":
+            depth += 1
+        elif token[0] == b"}":
+            depth -= 1
+            if depth == 0:
+                return token.end()
+    return -1
 
 
 def _inner_conditionals(source: bytes) -> list[tuple[int, int]]:

@@ -873,6 +873,29 @@ def test_try_and_catch_macros_are_read_as_the_keywords_they_stand_for():
     assert {"BOOST_TRY", "BOOST_CATCH"} <= {r.name for r in extraction.references}
 
 
+def test_a_try_macro_without_catch_clauses_after_it_stays_a_plain_block():
+    # spdlog: `SPDLOG_TRY { .. } SPDLOG_CATCH_STD`, the catch clauses all inside one macro; a
+    # `try` without them made the destructor swallow every function after it.
+    source = (
+        b"SPDLOG_INLINE thread_pool::~thread_pool()\n{\n"
+        b"    SPDLOG_TRY\n    {\n        join();\n    }\n    SPDLOG_CATCH_STD\n}\n\n"
+        b"void SPDLOG_INLINE thread_pool::post_log(int n)\n{\n    post(n);\n}\n\n"
+        b"SPDLOG_INLINE void logger::flush_()\n{\n"
+        b"    SPDLOG_TRY\n    {\n        sink->flush();\n    }\n"
+        b"    SPDLOG_LOGGER_CATCH(source_loc())\n}\n"
+    )
+    blanked = blank_macros(source, "cpp")[0]
+    assert b"try" not in blanked and b"catch" not in blanked
+    found = [
+        (s.qualified_name, s.start_line, s.end_line) for s in cpp.extract(source, "t.h").symbols
+    ]
+    assert found == [
+        ("thread_pool::~thread_pool", 1, 8),
+        ("thread_pool::post_log", 10, 13),
+        ("logger::flush_", 15, 22),
+    ]
+
+
 def test_a_conditional_inside_a_declaration_is_read_as_its_first_branch():
     # beast's `class basic_stream\n#if ! BOOST_BEAST_DOXYGEN\n : private base\n#endif\n{` and
     # fmt's constructor `:\n#if FMT_GCC_VERSION ..\n base(*this),\n#endif\n data_{..}`.
