@@ -366,15 +366,21 @@ def _statement_macros(source: bytes) -> list[tuple[int, int]]:
             continue
         before = _previous_significant(source, match.start(1))
         if before == b"{":
-            brace = source.rfind(b"{", 0, match.start(1))
-            opener = source[max(0, brace - 300) : brace]
-            cut = max(opener.rfind(b";"), opener.rfind(b"}"), opener.rfind(b"{"))
-            if b"=" in opener[cut + 1 :] or b"enum" in opener[cut + 1 :]:
+            opener = _block_opener(source, match.start(1))
+            if b"=" in opener or b"enum" in opener:
                 continue
         elif before != b";" and before != b"}":
             continue
         spans.append(match.span(1))
     return spans
+
+
+def _block_opener(source: bytes, at: int) -> bytes:
+    """What opens the block whose `{` is the last one before `at`: the text between that `{`
+    and the `;`, `{` or `}` before it, within 300 bytes (`struct uv_req_s`, `x = `)."""
+    brace = source.rfind(b"{", 0, at)
+    opener = source[max(0, brace - 300) : brace]
+    return opener[max(opener.rfind(b";"), opener.rfind(b"}"), opener.rfind(b"{")) + 1 :]
 
 
 def _among_members(source: bytes, start: int, end: int) -> bool:
@@ -463,10 +469,7 @@ def _call_statements(source: bytes) -> list[tuple[int, int]]:
             continue
         before = _previous_significant(source, match.start(1))
         if before == b"{":
-            brace = source.rfind(b"{", 0, match.start(1))
-            opener = source[max(0, brace - 300) : brace]
-            cut = max(opener.rfind(b";"), opener.rfind(b"}"), opener.rfind(b"{"))
-            if _SCOPE_OPENER.search(opener, cut + 1) is None:
+            if _SCOPE_OPENER.search(_block_opener(source, match.start(1))) is None:
                 continue  # a function's body: `EXPECT_EQ(g(), 0);` is a statement
         elif before not in (b";", b"}", b""):
             continue
