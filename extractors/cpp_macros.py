@@ -29,13 +29,14 @@ KEYWORDS = (
 
 
 # `class LLVM_ABI Foo {`, `struct LLVM_NODISCARD Foo final : Base {`, `class GTEST_API_ Foo {`,
-# `struct ABSL_DECLSPEC Storage<T, I, true> : T {`, `class Q_CORE_EXPORT QEvent // base\n{`, and
+# `struct ABSL_DECLSPEC Storage<T, I, true> : T {`, `class Q_CORE_EXPORT QEvent // base\n{`,
+# `class PROTOBUF_EXPORT PROTOBUF_ALIGNAS(8) Arena final {` (a run of them), and
 # before a conditional base clause (`class Q_CORE_EXPORT QCoreApplication\n#ifndef ..`). One
 # regex per keyword:
 # a literal prefix makes the scan several times faster than an alternation.
 _EXPORT_MACROS = tuple(
     re.compile(
-        keyword + rb"[ \t]+([A-Z][A-Z0-9_]*[A-Z0-9_](?:\([^()\n]*\))?)\s+"
+        keyword + rb"[ \t]+((?:[A-Z][A-Z0-9_]*[A-Z0-9_](?:\([^()\n]*\))?\s+)+)"
         rb"(?=(?!final\b)[A-Za-z_]\w*\s*(?:<[^;{}]*>\s*)?(?:final\s*)?(?://[^\n]*\s*)?[:{#])"
     )
     for keyword in (b"class", b"struct")

@@ -834,6 +834,7 @@ def test_an_export_macro_ending_in_an_underscore_or_before_a_specialization_is_b
         b"class Q_CORE_EXPORT QEvent           // event base class\n{\n  void accept();\n};\n"
         b"class Q_CORE_EXPORT QCoreApplication\n#ifndef QT_NO_QOBJECT\n    : public QObject\n"
         b"#endif\n{\n  void exec();\n};\n"
+        b"class LLVM_GSL_POINTER LLVM_NODISCARD ArrayRef {\n  size_t size() const;\n};\n"
     )
     found = [(s.qualified_name, s.kind, s.start_line) for s in cpp.extract(source, "a.h").symbols]
     assert found == [
@@ -845,6 +846,8 @@ def test_an_export_macro_ending_in_an_underscore_or_before_a_specialization_is_b
         ("QEvent::accept", "method", 11),
         ("QCoreApplication", "class", 13),
         ("QCoreApplication::exec", "method", 18),
+        ("ArrayRef", "class", 20),  # two export macros: LLVM's ArrayRef was lost
+        ("ArrayRef::size", "method", 21),
     ]
 
 

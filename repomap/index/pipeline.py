@@ -57,7 +57,8 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # matched by hand; a macro after a declarator's `)` (`pid() SPDLOG_NOEXCEPT {`), as an access
 # specifier (`JSON_PRIVATE_UNLESS_TESTED:`) or before a destructor (`FMT_CONSTEXPR20 ~buf()`)
 # blanked, and at column 0 a macro call with literal arguments and a `;` (gmock's default
-# actions), `class GTEST_API_ Foo`, `class Q_CORE_EXPORT QEvent // c\n{`, `void MACRO ns::f(`;
+# actions), `class GTEST_API_ Foo`, `class Q_CORE_EXPORT QEvent // c\n{`, `class A_API B_API C`,
+# `void MACRO ns::f(`;
 # `BOOST_TRY {` / `BOOST_CATCH(...)` read as `try` / `catch` where catch clauses follow,
 # a conditional inside a declaration (a class head's bases) read as its first branch;
 # `constexpr Foo::operator bool()` named as the operator; Rust: a `bitflags!` struct is a struct,
