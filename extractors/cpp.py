@@ -48,7 +48,16 @@ from operator import attrgetter, itemgetter
 
 from tree_sitter import Node, Query, QueryCursor
 
-from .cpp_macros import CASTS, KEYWORDS, NOT_MACROS, TOKEN, WORD, blank_macros, previous_code
+from .cpp_macros import (
+    CASTS,
+    KEYWORDS,
+    NOT_MACROS,
+    TOKEN,
+    WORD,
+    blank_macros,
+    closing_brace,
+    previous_code,
+)
 from .model import Extraction, Reference, Symbol, TextElement
 from .treesitter import language, parse
 
@@ -136,12 +145,6 @@ _AFTER_PARAMETERS = re.compile(
 _NOT_IN_HEADS = frozenset(
     b"""return else case goto do typedef sizeof new delete throw if while for switch using
     namespace template operator""".split()
-)
-# What brace matching reads: comments and literals are skipped, `#if` branches taken apart.
-_BRACE_TOKEN = re.compile(
-    rb"/\*.*?(?:\*/|\Z)|//[^\n]*|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
-    rb"|^[ \t]*#[ \t]*(?P<directive>if|ifdef|ifndef|elif|else|endif)\b|(?P<brace>[{}])",
-    re.DOTALL | re.MULTILINE,
 )
 _SPACE_OR_CONTINUATION = re.compile(rb"(?:\s|\\\r?\n)*")
 # TOKEN where a `#define` body holds no `/`, `"` or `'`: no comment, string or character
@@ -312,34 +315,6 @@ class _Span:
 def _point(source: bytes, offset: int) -> tuple[int, int]:
     line_start = source.rfind(b"\n", 0, offset) + 1
     return source.count(b"\n", 0, offset), offset - line_start
-
-
-def _closing_brace(source: bytes, opening: int) -> int:
-    """The offset after the `}` that closes the `{` at `opening`, or -1. Of an `#if` with an
-    `#else`, the first branch's braces count (both branches often open the same block)."""
-    depth = 0
-    saved: list[tuple[int, int | None]] = []  # per open `#if`: depth at it, depth after branch 1
-    for match in _BRACE_TOKEN.finditer(source, opening):
-        brace, directive = match["brace"], match["directive"]
-        if brace == b"{":
-            depth += 1
-        elif brace == b"}":
-            depth -= 1
-            if depth == 0:
-                return match.end()
-        elif directive is not None:
-            if directive.startswith(b"if"):
-                saved.append((depth, None))
-            elif not saved:
-                continue
-            elif directive == b"endif":
-                at_if, after_first = saved.pop()
-                depth = after_first if after_first is not None else depth
-            else:  # `#else`, `#elif`: back to the depth at the `#if`
-                at_if, after_first = saved[-1]
-                saved[-1] = (at_if, depth if after_first is None else after_first)
-                depth = at_if
-    return -1
 
 
 @dataclass(slots=True)
@@ -589,7 +564,7 @@ class _Reader:
         index = bisect_left(error_starts, end)
         if index == len(error_starts):
             return symbol, end  # no ERROR after it: tree-sitter's end is right
-        closing = _closing_brace(self.source, body.start_byte)
+        closing = closing_brace(self.source, body.start_byte)
         if closing <= end or error_starts[index] >= closing:
             return symbol, end
         row, column = _point(self.source, closing)
@@ -674,10 +649,10 @@ class _Reader:
         return spans
 
     def recovered_classes(self) -> list[_Span]:
-        """Classes and namespaces whose head tree-sitter left among an ERROR's own tokens:
-        `class Name ... {` where the body never closed for it, because something further down
-        could not be read (nlohmann's basic_json, 5,000 lines of macros). The braces are matched by hand; the
-        members tree-sitter read inside them are the class's, as in a class it read."""
+        """Classes, namespaces and enums whose head tree-sitter left among an ERROR's own
+        tokens: `class Name ... {` where the body never closed for it, because something
+        further down could not be read (nlohmann's basic_json, 5,000 lines of macros). The
+        braces are matched by hand; the members tree-sitter read inside are the class's."""
         source = self.source
         spans: list[_Span] = []
         for error in self.found["error"]:
@@ -704,7 +679,7 @@ class _Reader:
                         break  # `template <class T, class U>`: a parameter, not a class
                 if name is None or brace is None or self.unclosed > 4:
                     continue
-                end = _closing_brace(source, brace.start_byte)
+                end = closing_brace(source, brace.start_byte)
                 if end < 0:
                     self.unclosed += 1
                     continue
@@ -765,7 +740,7 @@ class _Reader:
             return None
         if self.unclosed > 4:
             return None  # hostile or hopeless: each try scans to the end, 5 are enough
-        end = _closing_brace(source, body.end() - 1)
+        end = closing_brace(source, body.end() - 1)
         if end < 0:
             self.unclosed += 1
             return None

@@ -123,12 +123,16 @@ _EXCEPTION_MACROS = re.compile(
     rb"\b([A-Z][A-Z0-9]*(_TRY(?=\s*\{)|_CATCH(?=[ \t]*\()|_CATCH_END(?![\w(])))"
 )
 _EXCEPTION_KEYWORDS = {b"_TRY": b"try", b"_CATCH": b"catch"}
+# What brace matching (closing_brace) reads: comments and literals are skipped, `#if` branches
+# taken apart.
+_BRACE_TOKEN = re.compile(
+    rb"/\*.*?(?:\*/|\Z)|//[^\n]*|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
+    rb"|^[ \t]*#[ \t]*(?P<directive>if|ifdef|ifndef|elif|else|endif)\b|(?P<brace>[{}])",
+    re.DOTALL | re.MULTILINE,
+)
 # Only a `_TRY` block that `_CATCH(..) { .. }` clauses follow is made a `try`: spdlog's
 # `SPDLOG_TRY { .. } SPDLOG_CATCH_STD` ends in a macro that is all the catch clauses, and a
 # `try` without them lost the function's end (the blanked `SPDLOG_TRY` leaves a plain block).
-_BLOCK_TOKEN = re.compile(
-    rb"/\*.*?(?:\*/|\Z)|//[^\n]*|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|[{}]", re.DOTALL
-)
 _ARGUMENTS = re.compile(rb"[ \t]*\([^()]*(?:\([^()]*\)[^()]*)*\)")
 # `class basic_stream\n#if ! BOOST_BEAST_DOXYGEN\n    : private detail::stream_base\n#endif\n{`, a
 # constructor's `:\n#if FMT_GCC_VERSION ..\n basic_format_args<Context>(*this),\n#endif`: a
@@ -505,16 +509,34 @@ def _block_end(source: bytes, at: int) -> int:
     """The offset after the block whose `{` is the first code at or after `at`, or -1."""
     skipped = _SKIPPED.match(source, at)
     at = skipped.end() if skipped is not None else at
-    if source[at : at + 1] != b"{":
-        return -1
+    return closing_brace(source, at) if source[at : at + 1] == b"{" else -1
+
+
+def closing_brace(source: bytes, opening: int) -> int:
+    """The offset after the `}` that closes the `{` at `opening`, or -1. Of an `#if` with an
+    `#else`, the first branch's braces count (both branches often open the same block)."""
     depth = 0
-    for token in _BLOCK_TOKEN.finditer(source, at):
-        if token[0] == b"{":
+    saved: list[tuple[int, int | None]] = []  # per open `#if`: depth at it, depth after branch 1
+    for match in _BRACE_TOKEN.finditer(source, opening):
+        brace, directive = match["brace"], match["directive"]
+        if brace == b"{":
             depth += 1
-        elif token[0] == b"}":
+        elif brace == b"}":
             depth -= 1
             if depth == 0:
-                return token.end()
+                return match.end()
+        elif directive is not None:
+            if directive.startswith(b"if"):
+                saved.append((depth, None))
+            elif not saved:
+                continue
+            elif directive == b"endif":
+                at_if, after_first = saved.pop()
+                depth = after_first if after_first is not None else depth
+            else:  # `#else`, `#elif`: back to the depth at the `#if`
+                at_if, after_first = saved[-1]
+                saved[-1] = (at_if, depth if after_first is None else after_first)
+                depth = at_if
     return -1
 
 
