@@ -6,6 +6,7 @@ Discovery, the watcher, the docs index and every `--lang`/`--language` filter re
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 # C++ sources: a `.h` beside one of them is C++ (see header_languages below).
 CPP_SOURCE_SUFFIXES = (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".ipp", ".inl")
@@ -105,24 +106,31 @@ def resolve_language(name: str) -> str:
 def header_languages(rel_paths: list[str]) -> dict[str, str]:
     """The language each `.h` among `rel_paths` (one tree's code files) is first read as.
 
-    The rule: a `.h` is a C candidate when no C++ source (`.cc`, `.cpp`, `.hpp`, ...) sits in
-    its folder and the tree has `.c` files or no C++ source at all (a tree of headers alone:
-    LLVM's include/, /usr/include/curl); otherwise C++ (a C++ project's include/). A C
-    candidate is read as C++ when its text shows C++ syntax (language_of_header): LLVM's
-    headers are C++ by their `namespace llvm`, its llvm-c/ ones C.
+    The rule: a `.h` is a C candidate when its folder holds no more C++ sources (`.cc`,
+    `.cpp`, `.hpp`, ...) than `.c` files and the tree has `.c` files or no C++ source at all
+    (a tree of headers alone: LLVM's include/, /usr/include/curl); otherwise C++ (a C++
+    project's include/, a folder of `.cpp` files). A C folder's few C++ files do not make its
+    headers C++: Lua's src/ holds 34 `.c` files and `lua.hpp` (a wrapper for C++ callers),
+    Vim's src/ 162 `.c` files and three `.cpp`/`.cc` GUI files. A C candidate is read as C++
+    when its text shows C++ syntax (language_of_header): LLVM's headers are C++ by their
+    `namespace llvm`, its llvm-c/ ones C.
     """
     has_c = False
-    cpp_folders: set[str] = set()  # folders holding a C++ source
+    c_sources: Counter[str] = Counter()  # `.c` files per folder
+    cpp_sources: Counter[str] = Counter()  # C++ sources per folder
     headers = []
     for rel_path in rel_paths:
         suffix = _suffix(rel_path)
+        folder = rel_path.rpartition("/")[0]
         if suffix == ".h":
             headers.append(rel_path)
         elif suffix == ".c":
             has_c = True
+            c_sources[folder] += 1
         elif suffix in CPP_SOURCE_SUFFIXES:
-            cpp_folders.add(rel_path.rpartition("/")[0])
-    c_tree = has_c or not cpp_folders
+            cpp_sources[folder] += 1
+    cpp_folders = {folder for folder, count in cpp_sources.items() if count > c_sources[folder]}
+    c_tree = has_c or not cpp_sources
     return {
         rel_path: "c" if c_tree and rel_path.rpartition("/")[0] not in cpp_folders else "cpp"
         for rel_path in headers

@@ -239,6 +239,11 @@ def test_declarations_behind_macros_are_found(
         }),
         # A C++ project without `.c` files: its headers are C++, wherever they sit.
         (["src/w.cpp", "include/w.h"], {"include/w.h": "cpp"}),
+        # A C folder's few C++ files (Lua's src/ with `lua.hpp` for C++ callers, Vim's GUI
+        # files) leave its headers C; a folder of more C++ than C makes them C++.
+        (["src/lapi.c", "src/lgc.c", "src/lua.hpp", "src/lua.h"], {"src/lua.h": "c"}),
+        (["src/a.c", "src/ole.cpp", "src/vim.h"], {"src/vim.h": "c"}),
+        (["src/a.c", "src/w.cpp", "src/x.cpp", "src/w.h"], {"src/w.h": "cpp"}),
     ],
 )  # fmt: skip
 def test_headers_are_c_in_a_c_project_and_cpp_beside_cpp_sources(
