@@ -1045,6 +1045,8 @@ class _Reader:
         name_node = node.child_by_field_name("name")
         if name_node is None or name_node.start_byte == name_node.end_byte:
             return None
+        if self.on_directive_line(name_node.start_byte):
+            return None  # `, A\n#ifdef FEAT_X\n , B`: tree-sitter-c took `FEAT_X` for a name
         self.name_starts.add(name_node.start_byte)
         name = self.node_text(name_node)
         parent = scope.qualified_name if scope is not None and scope.kind == "enum" else None
@@ -1054,6 +1056,11 @@ class _Reader:
             qualified_name = _join(parent, [name])
         signature = self.header(node.start_byte, node.end_byte)
         return self.symbol(name, qualified_name, "constant", node, signature, parent)
+
+    def on_directive_line(self, at: int) -> bool:
+        """Whether the byte at `at` is on a preprocessor directive's line (`#ifdef X`)."""
+        line_start = self.source.rfind(b"\n", 0, at) + 1
+        return self.source[line_start:at].lstrip(b" \t").startswith(b"#")
 
     def macro(self, node: Node) -> Symbol | None:
         name_node = node.child_by_field_id(self.name_field)
@@ -1338,6 +1345,12 @@ def _function_name(declarator: Node) -> tuple[Node | None, str]:
                     and _ONE_WORD.fullmatch(argument.text or b"")
                 ):
                     return name, "macro_named"
+            if name_kind == "parenthesized_declarator" and name is not None:
+                # `LUA_API int (lua_gettop) (lua_State *L);`: a name in parentheses, as Lua
+                # writes its API so that a macro of the same name does not expand there.
+                inner = name.named_children[0] if name.named_child_count == 1 else None
+                if inner is not None and inner.type in ("identifier", "qualified_identifier"):
+                    return inner, inner.type
             if name_kind not in _FUNCTION_NAMES:
                 returned = _returning_function(name)
                 if returned is None:

@@ -59,6 +59,9 @@ _DECLARATION_MACROS = re.compile(
 # What may follow a blanked run: comments and directives are skipped, then a keyword that
 # starts a declaration, or names up to the `(` of a function declarator.
 _SKIPPED = re.compile(rb"(?:\s+|//[^\n]*|#[^\n]*)*")  # block comments: _Skipper
+# The same with a directive continued by `\` skipped whole: after openssl's
+# `#define IA5_OFFSET_LEN(b, o) \` comes its body, no declaration (_call_lines).
+_SKIPPED_DIRECTIVES = re.compile(rb"(?:\s+|//[^\n]*|#(?:[^\\\n]|\\(?:\r?\n|.))*)*")
 WORD = re.compile(rb"[A-Za-z_]\w*")
 _DESTRUCTOR = re.compile(rb"~[ \t]*[A-Za-z_]\w*[ \t]*\(")
 _DECLARATION_KEYWORDS = frozenset(
@@ -77,10 +80,12 @@ _POINTER_MACRO = re.compile(
 # `size_t pid() SPDLOG_NOEXCEPT {`, `StringRef str() const LLVM_LVALUE_FUNCTION {`: a macro after a
 # function declarator's `)` (and its qualifiers). Left in, tree-sitter-cpp reads `pid()` as an
 # initialiser and the macro as the declared name, and the function is lost.
+# In C too: Vim's `int smsg(const char *, ...) ATTRIBUTE_COLD ATTRIBUTE_FORMAT_PRINTF(1, 2);`
+# (a run of them, or on the next, indented line) was read as a call and the prototype lost.
 # _trailing_macros checks that the `)` closes a parameter list after a name.
 _TRAILING_MACRO = re.compile(
-    rb"\)[ \t]*(?:(?:const|noexcept|override|final|&&?)[ \t]*)*"
-    rb"([A-Z][A-Z0-9]*_[A-Z0-9_]*(?:[ \t]*\([^()\n]*\))?)"
+    rb"\)[ \t]*(?:\n[ \t]+)?(?:(?:const|noexcept|override|final|&&?)[ \t]*)*"
+    rb"((?:[A-Z][A-Z0-9]*_[A-Z0-9_]*(?:[ \t]*\([^()\n]*\))?[ \t]*)+)"
     rb"(?=[ \t]*(?:\n[ \t]*)?(?:\{|;|:(?!:)|=[ \t]*(?:0|default|delete)\b|->"
     rb"|(?:override|final|const|noexcept)\b))"
 )
@@ -176,6 +181,10 @@ _CONTINUED_DEFINE = re.compile(rb"#[ \t]*define[ \t]+[^\n]*\\\r?\n(?:[^\n]*\\\r?
 _RECORD_HEAD = re.compile(rb"\b(?:struct|union|class)\b")
 _HEAD = re.compile(rb"[^;{}()=]{0,300}")  # a declaration's text up to its first `(`
 _TEMPLATE_ARGUMENTS = re.compile(rb"<[^<>]*>")
+_BARE_DECLARATOR = re.compile(rb"[A-Za-z_]\w*[ \t]*\([ \t]*\w+[ \t]*\)[ \t]*\(")
+_CAPITALS = re.compile(rb"[A-Z][A-Z0-9_]*")
+_CAPITALS_END = re.compile(rb"\b[A-Z][A-Z0-9_]*[ \t]*\Z")
+_PARENTHESIZED_NAME = re.compile(rb"\([ \t]*[A-Za-z_]\w*[ \t]*\)[ \t]*\(")  # `(name) (`
 _QUALIFIED_NAME = re.compile(rb"~?[A-Za-z_]\w*(?:\s*::\s*~?[A-Za-z_]\w*)*")
 # A small lexer for text tree-sitter leaves unread: `#define` bodies, `#pragma`/`#error`
 # arguments (preproc_arg), and ERROR nodes, where recovery can split a literal into tokens.
@@ -202,9 +211,9 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, list[tuple[int, int]]
             if b"/*" in define[0]:
                 spans += _define_comments(source, define.start(), define.end())
     macro_spans = _macro_spans(source, lang) + _call_lines(source) + _statement_macros(source)
+    macro_spans += _trailing_macros(source)
     keywords: list[re.Match[bytes]] = []
     if lang == "cpp":
-        macro_spans += _trailing_macros(source)
         spans += [m.span(1) for m in _ACCESS_MACRO.finditer(source)]
         macro_spans += [m.span(1) for m in _MID_MACRO.finditer(source)]
         macro_spans += _call_statements(source)
@@ -235,14 +244,14 @@ class _Skipper:
     """Skips blanks, comments and directives; remembers the last `*/` search, so an unclosed
     `/*` after every macro line costs one scan of the file, not one per line."""
 
-    def __init__(self, source: bytes) -> None:
-        self.source = source
+    def __init__(self, source: bytes, skipped: re.Pattern[bytes] = _SKIPPED) -> None:
+        self.source, self.skipped = source, skipped
         self.searched_from, self.close = -1, -1  # no `*/` from `searched_from` until `close`
 
     def skip(self, at: int) -> int:
         source = self.source
         while True:
-            skipped = _SKIPPED.match(source, at)  # matches the empty string at worst
+            skipped = self.skipped.match(source, at)  # matches the empty string at worst
             at = skipped.end() if skipped is not None else at
             if source[at : at + 2] != b"/*":
                 return at
@@ -295,6 +304,10 @@ def _macro_spans(source: bytes, lang: str) -> list[tuple[int, int]]:
             if names >= 2 and _among_members(source, start, end):
                 spans.append((start, end))
             continue
+        if _PARENTHESIZED_NAME.match(source, head.end()) and not _CAPITALS_END.search(head[0]):
+            # `LUA_API lua_Number (lua_tonumberx) (lua_State *L)`: the type, then the name
+            # (not CPython's `Py_LOCAL_INLINE(int) STRINGLIB(find)(`, a name a macro makes).
+            names += 1
         # C needs the type left after the blanking; C++ reads `name(...)` as a constructor.
         if names >= 2 or (names == 1 and lang == "cpp"):
             spans.append((start, end))
@@ -310,8 +323,14 @@ def _trailing_macros(source: bytes) -> list[tuple[int, int]]:
         if opening < 0:
             continue
         name = _NAME_BEFORE.search(source, max(0, opening - 64), opening)
-        if name is not None and name[1] not in _NOT_DECLARATORS:
-            spans.append(match.span(1))
+        if name is None or name[1] in _NOT_DECLARATORS or b'"' in match[1]:
+            continue  # a statement, or a call whose string stays searchable
+        if name[1] is not None and _CAPITALS.fullmatch(name[1]):
+            continue  # `typedef STACK_OF(X509) X509_CHAIN;`: a macro type, then the name
+        line_start = source.rfind(b"\n", 0, match.start()) + 1
+        if source[line_start : match.start()].lstrip(b" \t").startswith(b"#"):
+            continue  # `#if defined(X)\n  RETURN_SKIP(..);`: a directive's parentheses
+        spans.append(match.span(1))
     return spans
 
 
@@ -589,14 +608,18 @@ def _call_lines(source: bytes) -> list[tuple[int, int]]:
     a macro that expands to definitions. Not a function's own head (`foo(int a)` before `{`),
     nor a K&R one (`foo(a, b)` before `int a; ... {`)."""
     spans = []
-    skip = _Skipper(source).skip
+    skip = _Skipper(source, _SKIPPED_DIRECTIVES).skip
     for match in _CALL_LINE.finditer(source):
         if match[2] in NOT_MACROS or match[2] in KEYWORDS:
             continue
+        if _logical_line_start(source, match.start(1)) != match.start(1):
+            continue  # the last line of a `#define` continued with `\`
         after = skip(match.end())
         following = source[after : after + 1]
         if following and following not in b"#_" and not following.isalpha():
             continue  # `{`, `;`, `=`, `,`: the line is a head or an expression
+        if _BARE_DECLARATOR.match(source, after):
+            continue  # `Py_LOCAL_INLINE(int)\nSTRINGLIB(count)(..)`: the return type
         if _previous_significant(source, match.start(1)) not in (b";", b"}", b")", b""):
             continue  # `int\nfoo(void)`: a return type before it
         if _KR_PARAMETERS.fullmatch(match[3]) is not None:

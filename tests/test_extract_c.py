@@ -892,3 +892,103 @@ def test_functions_macros_define_are_named_by_their_arguments():
         ("TEST(Parser, HandlesEmpty)", "function", 12),
         ("Test(misc, passing)", "function", 17),
     ]
+
+
+OPENSSL_STYLE = b"""\
+IMPLEMENT_ASN1_ALLOC_FUNCTIONS(GENERAL_SUBTREE)
+IMPLEMENT_ASN1_ALLOC_FUNCTIONS(NAME_CONSTRAINTS)
+
+#define IA5_OFFSET_LEN(ia5base, offset) \\
+    ((ia5base)->length - ((unsigned char *)(offset) - (ia5base)->data))
+
+static char *ia5memrchr(ASN1_IA5STRING *str, int c)
+{
+    return NULL;
+}
+
+#define skip_64(p, end, bad) \\
+skip_n(p, end, sizeof(u64), bad)
+
+#define skip_32(p, end, bad) \\
+skip_n(p, end, sizeof(u32), bad)
+"""
+
+
+def test_macro_calls_before_a_continued_define_are_not_a_function() -> None:
+    # openssl's v3_ncons.c: the second call was read as the head of a function that swallowed
+    # the two functions after it, since the `#define`'s second line looked like code. The
+    # last line of a continued `#define` is its body, not a call to blank (ceph's decode.h).
+    assert _symbols(OPENSSL_STYLE) == [
+        ("IA5_OFFSET_LEN", "macro", 4, 5),
+        ("ia5memrchr", "function", 7, 10),
+        ("skip_64", "macro", 12, 13),
+        ("skip_32", "macro", 15, 16),
+    ]
+
+
+LUA_STYLE = b"""\
+LUA_API int   (lua_gettop) (lua_State *L);
+LUA_API const char *(lua_typename) (lua_State *L, int tp);
+LUALIB_API lua_Number (luaL_checknumber) (lua_State *L, int arg);
+extern void (*handler)(int);
+static int (square)(int x) { return x * x; }
+Py_LOCAL_INLINE(Py_ssize_t)
+STRINGLIB(count)(const STRINGLIB_CHAR* str, Py_ssize_t str_len)
+{
+    return 0;
+}
+"""
+
+
+def test_a_name_in_parentheses_is_the_function_name() -> None:
+    # Lua writes its API `int (lua_gettop) (lua_State *L)`, so that a macro of the same name
+    # does not expand there: functions, not variables named with their type. A pointer to a
+    # function stays a variable; CPython's STRINGLIB(count) keeps its return type's macro.
+    assert [(name, kind) for name, kind, _, _ in _symbols(LUA_STYLE)] == [
+        ("lua_gettop", "function"),
+        ("lua_typename", "function"),
+        ("luaL_checknumber", "function"),
+        ("handler", "variable"),
+        ("square", "function"),
+        ("STRINGLIB(count)", "function"),
+    ]
+
+
+def test_a_conditional_in_a_leading_comma_enum_is_no_constant() -> None:
+    # Vim's option.h: tree-sitter-c read `#ifdef FEAT_QUICKFIX` between `, BV_X` lines as an
+    # enumerator named FEAT_QUICKFIX.
+    source = b"enum\n{\n    BV_AI = 0\n    , BV_AR\n#ifdef FEAT_QUICKFIX\n    , BV_BH\n#endif\n};\n"
+    names = [name for name, kind, _, _ in _symbols(source) if kind == "constant"]
+    assert "FEAT_QUICKFIX" not in names
+    assert {"BV_AI", "BV_BH"} <= set(names)
+
+
+ATTRIBUTE_STYLE = b"""\
+int smsg(const char *, ...) ATTRIBUTE_COLD ATTRIBUTE_FORMAT_PRINTF(1, 2);
+int vim_vsnprintf(char *str, size_t str_m, const char *fmt, va_list ap)
+\tATTRIBUTE_FORMAT_PRINTF(3, 0);
+int test(void)
+{
+#if defined(__QEMU__)
+  RETURN_SKIP("Test does not currently work in QEMU");
+#endif
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_attribute_macros_after_a_prototype_are_read_around(language: str) -> None:
+    # Vim's proto.h, libevent's log-internal.h, curl's dynbuf.h: a run of attribute macros
+    # after the `)` (or on the next line) made the prototype a call, lost. A call after a
+    # directive's parentheses is no such macro, nor is a macro type's name (`STACK_OF(X) NAME`).
+    result = extract(language, ATTRIBUTE_STYLE, "x.h")
+    assert [(s.name, s.kind, s.start_line, s.end_line) for s in result.symbols] == [
+        ("smsg", "function", 1, 1),
+        ("vim_vsnprintf", "function", 2, 3),
+        ("test", "function", 4, 10),
+    ]
+    assert "Test does not currently work in QEMU" in {t.content for t in result.texts}
+    if language == "c":
+        typedef = b"typedef STACK_OF(OSSL_CMP_MSG) OSSL_CMP_MSGS;\n"
+        assert _symbols(typedef) == [("OSSL_CMP_MSGS", "type", 1, 1)]

@@ -63,8 +63,13 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # a conditional inside a declaration (a class head's bases) read as its first branch;
 # `constexpr Foo::operator bool()` named as the operator; Rust: a `bitflags!` struct is a struct,
 # a malformed macro body no longer hides the well-formed ones after it, an item a macro lets go
-# without its `;` (`thread_local! { static X: T = { .. } }`) ends there
-EXTRACTOR_VERSION = "11"
+# without its `;` (`thread_local! { static X: T = { .. } }`) ends there; 12: C and C++ never
+# indexed before (curl, git, openssl, CPython, Vim, Lua ...): a function name in parentheses
+# (`int (lua_gettop) (lua_State *L);`), attribute macros after a prototype's `)` in C too
+# (`ATTRIBUTE_FORMAT_PRINTF(1, 2);`), macro calls before a continued `#define` kept apart from the
+# function after it, a return type's macro kept before `STRINGLIB(find)(`, no enumerator named
+# from a directive's line
+EXTRACTOR_VERSION = "12"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 EXTRACTED_AHEAD = 1024  # results the workers may have ready before the writer takes them
