@@ -217,10 +217,15 @@ def extract_as(lang: str, source: bytes) -> Extraction:
 
 
 def _extract(source: bytes, lang: str) -> Extraction:
-    blanked, macro_spans = blank_macros(source, lang)
+    blanked, macro_spans, unread = blank_macros(source, lang)
     root = parse(lang, blanked)
     reader = _Reader(source, QueryCursor(_query(lang)).captures(root), lang)
     reader.scan_macro_bodies()
+    row, counted_to = 1, 0
+    for start, end in sorted(unread):  # a conditional's branches the parse did not read
+        row += source.count(b"\n", counted_to, start)
+        counted_to = start
+        reader.scan_text(start, end, row)
     comment_starts, comment_nodes = reader.comment_starts, reader.comment_nodes
     for start, end in macro_spans:  # a blanked `SPDLOG_INLINE` is still a use of the macro
         index = bisect_right(comment_starts, start) - 1
@@ -344,6 +349,7 @@ class _Reader:
         self.docs: dict[int, str] = {}  # declaration start -> its doc comment
         self.macro_comments: list[_Token] = []
         self.macro_strings: list[tuple[int, TextElement]] = []
+        self.scanned: list[tuple[int, int]] = []  # blanked text scan_text read, not the tree
         self.macro_names: list[tuple[bytes, int]] = []
         self.recovered_spans: list[_Span] = []
         self.unclosed = 0  # bodies whose braces never closed (recovered_span)
@@ -1166,35 +1172,41 @@ class _Reader:
                     if (name := m[1]) is not None and name not in KEYWORDS
                 ]
                 continue
-            row = node.start_point.row + 1
-            string_end = -1  # end of the previous string, to join `"a" "b"`
-            for match in TOKEN.finditer(raw):
-                group, token, at = match.lastgroup, match[0], match.start()
-                if group == "name":
-                    if token not in KEYWORDS:
-                        self.macro_names.append((token, start + at))
-                    continue
-                if group != "comment" and group != "string":
-                    continue
-                line = row + raw.count(b"\n", 0, at)
-                end_line = line + token.count(b"\n")
-                if group == "comment":
-                    kind = _comment_kind(token[:4])
-                    self.macro_comments.append(
-                        (start + at, start + match.end(), kind, (line, end_line))
-                    )
-                    continue
-                body = _string_body(token.decode("utf-8", "replace"))
-                gap = _SPACE_OR_CONTINUATION.match(raw, max(string_end, 0), at)
-                if string_end >= 0 and gap is not None and gap.end() == at:
-                    first_start, joined = self.macro_strings[-1]
-                    content = joined.content + body
-                    element = TextElement("string_literal", content, joined.line, end_line, None)
-                    self.macro_strings[-1] = (first_start, element)
-                else:
-                    element = TextElement("string_literal", body, line, end_line, None)
-                    self.macro_strings.append((start + at, element))
-                string_end = match.end()
+            self.scan_text(start, node.end_byte, node.start_point.row + 1)
+
+    def scan_text(self, start: int, end: int, row: int) -> None:
+        """Comments, strings and names in text tree-sitter did not read (a `#define` body, a
+        blanked branch), from `start` on line `row` to `end`."""
+        raw = self.source[start:end]
+        self.scanned.append((start, end))
+        string_end = -1  # end of the previous string, to join `"a" "b"`
+        for match in TOKEN.finditer(raw):
+            group, token, at = match.lastgroup, match[0], match.start()
+            if group == "name":
+                if token not in KEYWORDS:
+                    self.macro_names.append((token, start + at))
+                continue
+            if group != "comment" and group != "string":
+                continue
+            line = row + raw.count(b"\n", 0, at)
+            end_line = line + token.count(b"\n")
+            if group == "comment":
+                kind = _comment_kind(token[:4])
+                self.macro_comments.append(
+                    (start + at, start + match.end(), kind, (line, end_line))
+                )
+                continue
+            body = _string_body(token.decode("utf-8", "replace"))
+            gap = _SPACE_OR_CONTINUATION.match(raw, max(string_end, 0), at)
+            if string_end >= 0 and gap is not None and gap.end() == at:
+                first_start, joined = self.macro_strings[-1]
+                content = joined.content + body
+                element = TextElement("string_literal", content, joined.line, end_line, None)
+                self.macro_strings[-1] = (first_start, element)
+            else:
+                element = TextElement("string_literal", body, line, end_line, None)
+                self.macro_strings.append((start + at, element))
+            string_end = match.end()
 
     def strings(self, owners: _Owners) -> list[tuple[int, TextElement]]:
         """String literals by start offset; literals the compiler joins are one."""
@@ -1232,6 +1244,7 @@ class _Reader:
         if errors:
             read += [(n.start_byte, n.end_byte) for n in self.found.get("string.concatenated", ())]
             read += [(n.start_byte, n.end_byte) for n in self.found.get("preproc.argument", ())]
+            read += self.scanned
             texts += self.strings_in_errors(errors, sorted(read), owners)
         return texts
 

@@ -85,7 +85,7 @@ _POINTER_MACRO = re.compile(
 # _trailing_macros checks that the `)` closes a parameter list after a name.
 _TRAILING_MACRO = re.compile(
     rb"\)[ \t]*(?:\n[ \t]+)?(?:(?:const|noexcept|override|final|&&?)[ \t]*)*"
-    rb"((?:[A-Z][A-Z0-9]*_[A-Z0-9_]*(?:[ \t]*\([^()\n]*\))?[ \t]*)+)"
+    rb"((?:[A-Z][A-Z0-9]*_[A-Z0-9_]*(?!\w)(?:[ \t]*\([^()\n]*\))?[ \t]*)+)"
     rb"(?=[ \t]*(?:\n[ \t]*)?(?:\{|;|:(?!:)|=[ \t]*(?:0|default|delete)\b|->"
     rb"|(?:override|final|const|noexcept)\b))"
 )
@@ -146,6 +146,20 @@ _ARGUMENTS = re.compile(rb"[ \t]*\([^()]*(?:\([^()]*\)[^()]*)*\)")
 # compiler reading the first branch would, its other branches.
 _IF_DIRECTIVE = re.compile(rb"#[ \t]*if")  # a literal start: 14x faster than `^` in MULTILINE
 _DIRECTIVE_LINE = re.compile(rb"[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b[^\n]*\n")
+# zlib's inflate(): `if (!(state->wrap & 1) ||\n#else\n if (\n#endif\n ((BITS(8) ..)) {`, and the
+# common `#ifdef X\n if (a) {\n#else\n if (b) {\n#endif`: a conditional whose branches each
+# leave a parenthesis or a brace open. Left in, tree-sitter lost the function there and every
+# one after it in the file (ten of zlib's). A compiler reads one branch: so does the parse, the
+# first (the `#else` of an `#if 0`); the other branches' comments, strings and names are still
+# read from their text (cpp.py). Only where every branch leaves the same count open, and none
+# holds another conditional.
+_CONDITIONAL_DIRECTIVE = re.compile(rb"#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b")
+_ELSE_DIRECTIVE = re.compile(rb"#[ \t]*el")
+_IF_ZERO = re.compile(rb"[ \t]*#[ \t]*if[ \t]+0[ \t]*(?:$|/)")
+_BALANCE_TOKEN = re.compile(
+    rb"/\*.*?(?:\*/|\Z)|//[^\n]*|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|([(){}])",
+    re.DOTALL,
+)
 # Keywords of both C and C++: never a name, though a broken parse may capture them as one.
 NOT_MACROS = frozenset(
     b"if while for switch return sizeof defined __attribute__ __declspec alignas".split()
@@ -199,11 +213,18 @@ TOKEN = re.compile(
 )
 
 
-def blank_macros(source: bytes, lang: str) -> tuple[bytes, list[tuple[int, int]]]:
+Spans = list[tuple[int, int]]
+
+
+def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
     """`source` with the macros that hide declarations replaced by spaces (offsets kept): the
     export macro of `class MACRO Name {`, and runs in declaration position (_macro_spans,
-    returned too: their names stay references, as they were when tree-sitter read them)."""
+    returned too: their names stay references, as they were when tree-sitter read them), and
+    the branches of a conditional the parse does not read (returned third: their comments,
+    strings and names are read from the text)."""
+    unread = _split_conditionals(source) if _ELSE_DIRECTIVE.search(source) else []
     spans = [m.span(1) for pattern in _EXPORT_MACROS for m in pattern.finditer(source)]
+    spans += unread
     spans += [m.span(1) for m in _POINTER_MACRO.finditer(source)]
     spans += [m.span(1) for m in _CPLUSPLUS_GUARD.finditer(source)]
     if b"\\\n" in source or b"\\\r\n" in source:
@@ -225,7 +246,7 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, list[tuple[int, int]]
         if b"#" in source:
             spans += _inner_conditionals(source)
     if not spans and not macro_spans:
-        return source, macro_spans
+        return source, macro_spans, unread
     blanked = bytearray(source)
     for start, end in spans + macro_spans:
         chunk = source[start:end]
@@ -237,7 +258,7 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, list[tuple[int, int]]
         start, end = keyword.span(1)
         word = _EXCEPTION_KEYWORDS[keyword[2]]
         blanked[start:end] = word + b" " * (end - start - len(word))
-    return bytes(blanked), macro_spans
+    return bytes(blanked), macro_spans, unread
 
 
 class _Skipper:
@@ -601,6 +622,68 @@ def _inner_conditionals(source: bytes) -> list[tuple[int, int]]:
         if depth == 0:
             spans += [(start, end) for start, end in found if end > start]
     return spans
+
+
+def _split_conditionals(source: bytes) -> list[tuple[int, int]]:
+    """The spans to blank of each `#if` .. `#else` .. `#endif` whose branches each leave the
+    same parentheses or braces open (see _CONDITIONAL): its directive lines and every branch
+    but the one kept (the first; the `#else` of an `#if 0`)."""
+    spans: list[tuple[int, int]] = []
+    open_conditionals: list[list[tuple[int, int]]] = []  # per open `#if`: its directive lines
+    nested: list[bool] = []  # per open `#if`: whether another conditional is inside it
+    for directive in _CONDITIONAL_DIRECTIVE.finditer(source):
+        start = directive.start()
+        line_start = source.rfind(b"\n", 0, start) + 1
+        if source[line_start:start].strip(b" \t"):
+            continue  # a `#` inside a line: no directive
+        line_end = source.find(b"\n", start)
+        line = (line_start, len(source) if line_end < 0 else line_end)
+        kind = directive[1]
+        if kind.startswith(b"if"):
+            if nested:
+                nested[-1] = True
+            open_conditionals.append([line])
+            nested.append(False)
+        elif not open_conditionals:
+            continue  # an `#endif` without its `#if` (a header cut in two)
+        elif kind != b"endif":
+            open_conditionals[-1].append(line)
+        else:
+            lines = open_conditionals.pop() + [line]
+            if not nested.pop() and len(lines) > 2:
+                spans += _kept_branch(source, lines)
+    return spans
+
+
+def _kept_branch(source: bytes, lines: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """For one conditional's directive lines (`#if`, `#elif`/`#else`, `#endif`): the spans to
+    blank when every branch leaves the same nonzero count of `(` and `{` open, else none."""
+    branches = [(end + 1, lines[i + 1][0]) for i, (_, end) in enumerate(lines[:-1])]
+    balances = {_balance(source, start, end) for start, end in branches}
+    if len(balances) != 1 or balances == {(0, 0)}:
+        return []
+    first = source[lines[0][0] : lines[0][1]]
+    kept = len(branches) - 1 if _IF_ZERO.match(first) else 0
+    blanked = [(start, end) for i, (start, end) in enumerate(branches) if i != kept]
+    return lines + [(start, end) for start, end in blanked if end > start]
+
+
+def _balance(source: bytes, start: int, end: int) -> tuple[int, int]:
+    """How many `(` and `{` the code between `start` and `end` leaves open (negative: closes)."""
+    parentheses = braces = 0
+    for token in _BALANCE_TOKEN.finditer(source, start, end):
+        bracket = token[1]
+        if bracket is None:
+            continue  # a comment or a literal
+        if bracket == b"(":
+            parentheses += 1
+        elif bracket == b")":
+            parentheses -= 1
+        elif bracket == b"{":
+            braces += 1
+        else:
+            braces -= 1
+    return parentheses, braces
 
 
 def _call_lines(source: bytes) -> list[tuple[int, int]]:

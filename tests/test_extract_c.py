@@ -381,8 +381,12 @@ def test_recall_against_ctags_is_at_least_95_percent_on_the_real_corpora() -> No
         b"".join(b"\nFOO_BAR /* open" for _ in range(50_000)) + b" */\n",
         b"\n" + b"template <> " * 5_000 + b"FOO_BAR x\n",
         b"\nA_B\n" * 50_000 + b"int x;\n",
+        # Attribute macros after a `)`: one long name must not split into a run of them.
+        b"int f(void) " + b"A_B_C_D_E_F_G_H_I_J_K_L_M_N_O_P_Q_R_S_T_U_V_W_X_Y_Z_" * 3 + b"x\n",
+        # Conditionals in a row, each branch leaving a parenthesis open.
+        b"int f(void) {\n" + b"#if A\nif (a\n#else\nif (b\n#endif\n) {}\n" * 20_000 + b"}\n",
     ],
-    ids=["far-closed-comment", "templates", "macro-lines"],
+    ids=["far-closed-comment", "templates", "macro-lines", "trailing-macros", "conditionals"],
 )
 def test_the_macro_scan_stays_linear_on_hostile_input(source: bytes) -> None:
     """A quadratic or exponential scan takes minutes here; a generous bound, as in
@@ -992,3 +996,55 @@ def test_attribute_macros_after_a_prototype_are_read_around(language: str) -> No
     if language == "c":
         typedef = b"typedef STACK_OF(OSSL_CMP_MSG) OSSL_CMP_MSGS;\n"
         assert _symbols(typedef) == [("OSSL_CMP_MSGS", "type", 1, 1)]
+
+
+ZLIB_STYLE = b"""\
+int inflate(z_streamp strm, int flush)
+{
+    switch (state->mode) {
+    case HEAD:
+#ifdef GUNZIP
+        if (!(state->wrap & 1) ||   /* check if zlib header allowed */
+#else
+        if (   /* no gzip: "zlib only" */
+#endif
+            ((BITS(8) << 8) + (hold >> 8)) % 31) {
+            strm->msg = (char *)"incorrect header check";
+            break;
+        }
+    }
+#if 0
+    if (legacy(strm)) {
+#else
+    if (modern(strm)) {
+#endif
+        return 1;
+    }
+    return 0;
+}
+
+int inflateEnd(z_streamp strm)
+{
+    return Z_OK;
+}
+"""
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_a_conditional_whose_branches_each_open_a_parenthesis_is_read_as_one(
+    language: str,
+) -> None:
+    # zlib's inflate(): each branch of the conditional leaves `if (` open. tree-sitter lost
+    # inflate() there and every function after it; the parse reads one branch (the `#else`
+    # of an `#if 0`), and the other branch's comment and string are still texts.
+    result = extract(language, ZLIB_STYLE, "inflate.c")
+    assert [(s.name, s.start_line, s.end_line) for s in result.symbols] == [
+        ("inflate", 1, 23),
+        ("inflateEnd", 25, 28),
+    ]
+    texts = [(t.content, t.line) for t in result.texts]
+    assert ('no gzip: "zlib only"', 8) in texts
+    assert ("check if zlib header allowed", 6) in texts
+    assert ("incorrect header check", 11) in texts
+    assert len(texts) == len(set(texts))  # each once
+    assert {"legacy", "modern"} <= {r.name for r in result.references}
