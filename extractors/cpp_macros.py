@@ -13,6 +13,7 @@ macro body names (KEYWORDS) live here too: the scans need them, and cpp.py's rea
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 # Keywords tree-sitter reads as the names of template calls: `static_cast<T>(x)`.
 CASTS = frozenset({b"static_cast", b"dynamic_cast", b"const_cast", b"reinterpret_cast"})
@@ -686,6 +687,19 @@ def _balance(source: bytes, start: int, end: int) -> tuple[int, int]:
     return parentheses, braces
 
 
+def _is_head(source: bytes, skip: Callable[[int], int], at: int) -> bool:
+    """Whether a function's head without a return type starts at `at`: a name, its
+    parameters, then `{` (CPython's `Py_LOCAL_INLINE(PyObject *)\nincr_true(void)\n{`)."""
+    name = WORD.match(source, at)
+    if name is None or name[0] in KEYWORDS or name[0] in NOT_MACROS:
+        return False
+    parameters = _ARGUMENTS.match(source, name.end())
+    if parameters is None:
+        return False
+    brace = skip(parameters.end())
+    return source[brace : brace + 1] == b"{"
+
+
 def _call_lines(source: bytes) -> list[tuple[int, int]]:
     """`DEFINE_FN(int, 16)` alone on a line at column 0 between declarations, with no `;`:
     a macro that expands to definitions. Not a function's own head (`foo(int a)` before `{`),
@@ -701,8 +715,8 @@ def _call_lines(source: bytes) -> list[tuple[int, int]]:
         following = source[after : after + 1]
         if following and following not in b"#_" and not following.isalpha():
             continue  # `{`, `;`, `=`, `,`: the line is a head or an expression
-        if _BARE_DECLARATOR.match(source, after):
-            continue  # `Py_LOCAL_INLINE(int)\nSTRINGLIB(count)(..)`: the return type
+        if _BARE_DECLARATOR.match(source, after) or _is_head(source, skip, after):
+            continue  # `Py_LOCAL_INLINE(int)\nSTRINGLIB(count)(..)`, `..\nincr(void)\n{`: a type
         if _previous_significant(source, match.start(1)) not in (b";", b"}", b")", b""):
             continue  # `int\nfoo(void)`: a return type before it
         if _KR_PARAMETERS.fullmatch(match[3]) is not None:

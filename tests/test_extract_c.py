@@ -1048,3 +1048,26 @@ def test_a_conditional_whose_branches_each_open_a_parenthesis_is_read_as_one(
     assert ("incorrect header check", 11) in texts
     assert len(texts) == len(set(texts))  # each once
     assert {"legacy", "modern"} <= {r.name for r in result.references}
+
+
+def test_a_return_type_macro_alone_on_its_line_is_kept_before_the_head() -> None:
+    # CPython's `PyAPI_FUNC(int)\n_PyArg_Parse_SizeT(..)\n{`: a call alone on its line before a
+    # head without a return type is that type, not a macro expanding to definitions (which is
+    # blanked); blanked, `incr_true(void)` read as a type and a parenthesised name, lost.
+    source = (
+        b"#define X 1\n\nPy_LOCAL_INLINE(PyObject *)\nincr_true(void)\n{\n    return Py_True;\n}\n\n"
+        b"PyAPI_FUNC(int)\nparse_size_t(PyObject *args,\n             const char *format, ...)\n"
+        b"{\n    return 0;\n}\n\nDEFINE_FN(int, 16)\nstatic int after(void) { return 0; }\n"
+    )
+    result = extract("c", source, "x.c")
+    assert [(s.name, s.start_line, s.end_line, s.signature) for s in result.symbols] == [
+        ("X", 1, 1, "#define X"),
+        ("incr_true", 3, 7, "Py_LOCAL_INLINE(PyObject *) incr_true(void)"),
+        (
+            "parse_size_t",
+            9,
+            14,
+            "PyAPI_FUNC(int) parse_size_t(PyObject *args, const char *format, ...)",
+        ),
+        ("after", 17, 17, "static int after(void)"),
+    ]

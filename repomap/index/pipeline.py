@@ -67,7 +67,7 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # indexed before (curl, git, openssl, CPython, Vim, Lua ...): a function name in parentheses
 # (`int (lua_gettop) (lua_State *L);`), attribute macros after a prototype's `)` in C too
 # (`ATTRIBUTE_FORMAT_PRINTF(1, 2);`), macro calls before a continued `#define` kept apart from the
-# function after it, a return type's macro kept before `STRINGLIB(find)(`, no enumerator named
+# function after it, a return type's macro kept on its line before `STRINGLIB(find)(` or `f(void) {`, no enumerator named
 # from a directive's line, a conditional whose branches each leave `(` or `{` open read as one
 # branch (zlib's inflate(): `if (a ||\n#else\n if (\n#endif\n b) {`)
 EXTRACTOR_VERSION = "12"
