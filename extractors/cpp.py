@@ -126,6 +126,8 @@ _C_KEYWORDS = frozenset(
     unsigned void volatile while""".split()
 )
 _CALLED = re.compile(rb"[ \t]*\(")
+# A blanked conditional's directive lines are read by scan_text too: their words are no names.
+_DIRECTIVE_WORDS = frozenset(b"ifdef ifndef elif endif defined".split())
 _ONE_WORD = re.compile(rb"\(\s*[A-Za-z_]\w*\s*\)")  # `FN(Initialize)`'s argument
 # A function's head at a line's start, found again in text tree-sitter left as an ERROR: an
 # optional line of type words (`PyObject *`, `LZ4_FORCE_INLINE int`), then type words and the
@@ -1183,7 +1185,7 @@ class _Reader:
         for match in TOKEN.finditer(raw):
             group, token, at = match.lastgroup, match[0], match.start()
             if group == "name":
-                if token not in KEYWORDS:
+                if token not in KEYWORDS and token not in _DIRECTIVE_WORDS:
                     self.macro_names.append((token, start + at))
                 continue
             if group != "comment" and group != "string":

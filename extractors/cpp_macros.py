@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import partial
 
 # Keywords tree-sitter reads as the names of template calls: `static_cast<T>(x)`.
 CASTS = frozenset({b"static_cast", b"dynamic_cast", b"const_cast", b"reinterpret_cast"})
@@ -154,12 +155,21 @@ _DIRECTIVE_LINE = re.compile(rb"[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b
 # first (the `#else` of an `#if 0`); the other branches' comments, strings and names are still
 # read from their text (cpp.py). Only where every branch leaves the same count open, and none
 # holds another conditional.
+# Where every branch ends inside an expression or a declaration, balanced or not: Vim's
+# `#ifdef MESSAGE_QUEUE\n did_decrement =\n#else\n (void)\n#endif\n win_enter_ext(..);`, two
+# heads before one body (`#if A\nstatic int f(void)\n#else\nstatic int f(int x)\n#endif\n{`),
+# `#ifdef X\n if (a)\n#else\n if (b)\n#endif\n foo();`. An operator or a parenthesis ends it.
+_OPEN_ENDS = frozenset(bytes([c]) for c in b"=|&+-*/?<>!()")
+_HEAD_NAME = re.compile(rb"([A-Za-z_]\w*)[ \t]*\(")
+_DIRECTIVE_LINES = re.compile(rb"^[ \t]*#(?:[^\\\n]|\\(?:\r?\n|.))*", re.MULTILINE)
+_LINE_COMMENTS = re.compile(rb"//.*|/\*.*?\*/")
 _CONDITIONAL_DIRECTIVE = re.compile(rb"#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b")
 _ELSE_DIRECTIVE = re.compile(rb"#[ \t]*el")
 _IF_ZERO = re.compile(rb"[ \t]*#[ \t]*if[ \t]+0[ \t]*(?:$|/)")
-_BALANCE_TOKEN = re.compile(
-    rb"/\*.*?(?:\*/|\Z)|//[^\n]*|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|([(){}])",
-    re.DOTALL,
+_BALANCE_TOKEN = re.compile(  # directive lines (`#define BEGIN {`) count for nothing
+    rb"/\*.*?(?:\*/|\Z)|//[^\n]*|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
+    rb"|^[ \t]*#(?:[^\\\n]|\\(?:\r?\n|.))*|([(){}])",
+    re.DOTALL | re.MULTILINE,
 )
 # Keywords of both C and C++: never a name, though a broken parse may capture them as one.
 NOT_MACROS = frozenset(
@@ -627,11 +637,16 @@ def _inner_conditionals(source: bytes) -> list[tuple[int, int]]:
 
 def _split_conditionals(source: bytes) -> list[tuple[int, int]]:
     """The spans to blank of each `#if` .. `#else` .. `#endif` whose branches each leave the
-    same parentheses or braces open (see _CONDITIONAL): its directive lines and every branch
-    but the one kept (the first; the `#else` of an `#if 0`)."""
-    spans: list[tuple[int, int]] = []
-    open_conditionals: list[list[tuple[int, int]]] = []  # per open `#if`: its directive lines
-    nested: list[bool] = []  # per open `#if`: whether another conditional is inside it
+    same parentheses or braces open, or each end inside an expression (see _OPEN_ENDS): its
+    directive lines and every branch but the one kept (the first; the `#else` of an `#if 0`).
+    Only a conditional with none inside it; one ending inside an expression only inside none
+    whose branches leave anything open (Vim's `#if defined(UNIX)\n else {\n#endif` around
+    `# ifdef UNIX\n if (a)\n# else\n if (b)\n# endif`: the parse of that stays as it was)."""
+    lines: list[list[tuple[int, int]]] = []  # per conditional: its directive lines
+    parents: list[int] = []  # per conditional: the one it is inside, or -1
+    inner: list[bool] = []  # per conditional: whether another is inside it
+    closed: list[int] = []  # conditionals in the order they end
+    stack: list[int] = []
     for directive in _CONDITIONAL_DIRECTIVE.finditer(source):
         start = directive.start()
         line_start = source.rfind(b"\n", 0, start) + 1
@@ -641,32 +656,78 @@ def _split_conditionals(source: bytes) -> list[tuple[int, int]]:
         line = (line_start, len(source) if line_end < 0 else line_end)
         kind = directive[1]
         if kind.startswith(b"if"):
-            if nested:
-                nested[-1] = True
-            open_conditionals.append([line])
-            nested.append(False)
-        elif not open_conditionals:
+            if stack:
+                inner[stack[-1]] = True
+            parents.append(stack[-1] if stack else -1)
+            stack.append(len(lines))
+            lines.append([line])
+            inner.append(False)
+        elif not stack:
             continue  # an `#endif` without its `#if` (a header cut in two)
-        elif kind != b"endif":
-            open_conditionals[-1].append(line)
         else:
-            lines = open_conditionals.pop() + [line]
-            if not nested.pop() and len(lines) > 2:
-                spans += _kept_branch(source, lines)
+            lines[stack[-1]].append(line)
+            if kind == b"endif":
+                closed.append(stack.pop())
+    balanced: dict[int, bool] = {}
+
+    def inside_balanced(index: int) -> bool:
+        parent = parents[index]
+        if parent < 0:
+            return True
+        if parent not in balanced:
+            branches = _branches(lines[parent])
+            balanced[parent] = all(_balance(source, *branch) == (0, 0) for branch in branches)
+        return balanced[parent] and inside_balanced(parent)
+
+    spans: list[tuple[int, int]] = []
+    for index in closed:
+        if not inner[index] and len(lines[index]) > 2:
+            spans += _kept_branch(source, lines[index], partial(inside_balanced, index))
     return spans
 
 
-def _kept_branch(source: bytes, lines: list[tuple[int, int]]) -> list[tuple[int, int]]:
+def _branches(lines: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The text between each directive line of a conditional and the next."""
+    return [(end + 1, lines[i + 1][0]) for i, (_, end) in enumerate(lines[:-1])]
+
+
+def _kept_branch(
+    source: bytes, lines: list[tuple[int, int]], inside_balanced: Callable[[], bool]
+) -> list[tuple[int, int]]:
     """For one conditional's directive lines (`#if`, `#elif`/`#else`, `#endif`): the spans to
-    blank when every branch leaves the same nonzero count of `(` and `{` open, else none."""
-    branches = [(end + 1, lines[i + 1][0]) for i, (_, end) in enumerate(lines[:-1])]
+    blank when every branch leaves the same nonzero count of `(` and `{` open, or each ends
+    inside an expression or a declaration (see _OPEN_ENDS); else none."""
+    branches = _branches(lines)
     balances = {_balance(source, start, end) for start, end in branches}
-    if len(balances) != 1 or balances == {(0, 0)}:
+    if len(balances) != 1:
         return []
+    if balances == {(0, 0)}:
+        ends = {_last_code(source, start, end) for start, end in branches}
+        if not ends or not all(end and end in _OPEN_ENDS for end in ends):
+            return []
+        if not inside_balanced():
+            return []
+        after = _SKIPPED_DIRECTIVES.match(source, lines[-1][1])
+        if after is not None and source[after.end() : after.end() + 1] == b"{":
+            # Heads before one body: one function only where they name the same one (Vim's
+            # `drawarea_style_updated_cb` or `drawarea_style_set_cb` are two names to keep).
+            names = {_HEAD_NAME.search(source, start, end) for start, end in branches}
+            if len({None if name is None else name[1] for name in names}) != 1:
+                return []
     first = source[lines[0][0] : lines[0][1]]
     kept = len(branches) - 1 if _IF_ZERO.match(first) else 0
     blanked = [(start, end) for i, (start, end) in enumerate(branches) if i != kept]
     return lines + [(start, end) for start, end in blanked if end > start]
+
+
+def _last_code(source: bytes, start: int, end: int) -> bytes:
+    """The last character of code between `start` and `end` (comments left out), or b""."""
+    text = _DIRECTIVE_LINES.sub(b"#", source[start:end])  # a `#define` over lines: one `#`
+    for line in reversed(text.splitlines()):
+        code = _LINE_COMMENTS.sub(b"", line).strip()
+        if code and not code.startswith((b"*", b"/*")):  # not a block comment's inner line
+            return b"#" if code.startswith(b"#") else code[-1:]  # a directive: closed
+    return b""
 
 
 def _balance(source: bytes, start: int, end: int) -> tuple[int, int]:

@@ -1047,7 +1047,9 @@ def test_a_conditional_whose_branches_each_open_a_parenthesis_is_read_as_one(
     assert ("check if zlib header allowed", 6) in texts
     assert ("incorrect header check", 11) in texts
     assert len(texts) == len(set(texts))  # each once
-    assert {"legacy", "modern"} <= {r.name for r in result.references}
+    names = {r.name for r in result.references}
+    assert {"legacy", "modern"} <= names
+    assert not {"ifdef", "endif", "else"} & names  # a directive's words are no names
 
 
 def test_a_return_type_macro_alone_on_its_line_is_kept_before_the_head() -> None:
@@ -1071,3 +1073,53 @@ def test_a_return_type_macro_alone_on_its_line_is_kept_before_the_head() -> None
         ),
         ("after", 17, 17, "static int after(void)"),
     ]
+
+
+VIM_STYLE = b"""\
+int win_close(win_T *win)
+{
+    {
+#ifdef MESSAGE_QUEUE
+\tdid_decrement =
+#else
+\t(void)
+#endif
+\t    win_enter_ext(wp, WEE_CURWIN_INVALID);
+    }
+    return OK;
+}
+
+#if (NGX_HAVE_VARIADIC_MACROS)
+void
+ngx_log_error_core(ngx_uint_t level, const char *fmt, ...)
+#else
+void
+ngx_log_error_core(ngx_uint_t level, const char *fmt, va_list args)
+#endif
+{
+    return;
+}
+
+#if GTK_CHECK_VERSION(3,22,2)
+    static void
+style_updated_cb(GtkWidget *widget)
+#else
+    static void
+style_set_cb(GtkWidget *widget, GtkStyle *previous)
+#endif
+{
+    new_colors();
+}
+
+int after(void) { return 0; }
+"""
+
+
+def test_a_conditional_whose_branches_end_inside_an_expression_is_read_as_one() -> None:
+    # Vim's win_close(): `did_decrement =` or `(void)` before one call; nginx's two heads of
+    # one function before one body. Two heads that name two functions stay as they were read
+    # (both names found; the body with the last).
+    symbols = extract("c", VIM_STYLE, "x.c").symbols
+    found = [(s.name, s.start_line, s.end_line) for s in symbols if "style" not in s.name]
+    assert found == [("win_close", 1, 12), ("ngx_log_error_core", 15, 23), ("after", 36, 36)]
+    assert [s.name for s in symbols if "style" in s.name] == ["style_updated_cb", "style_set_cb"]

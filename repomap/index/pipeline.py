@@ -69,7 +69,8 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # (`ATTRIBUTE_FORMAT_PRINTF(1, 2);`), macro calls before a continued `#define` kept apart from the
 # function after it, a return type's macro kept on its line before `STRINGLIB(find)(` or `f(void) {`, no enumerator named
 # from a directive's line, a conditional whose branches each leave `(` or `{` open read as one
-# branch (zlib's inflate(): `if (a ||\n#else\n if (\n#endif\n b) {`)
+# branch (zlib's inflate(): `if (a ||\n#else\n if (\n#endif\n b) {`), or whose branches each end
+# inside an expression (`x =\n#else\n (void)\n#endif`) or are heads of one function
 EXTRACTOR_VERSION = "12"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
