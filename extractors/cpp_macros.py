@@ -86,9 +86,9 @@ _POINTER_MACRO = re.compile(
 # (a run of them, or on the next, indented line) was read as a call and the prototype lost.
 # _trailing_macros checks that the `)` closes a parameter list after a name.
 _TRAILING_MACRO = re.compile(
-    rb"\)[ \t]*(?:\n[ \t]+)?(?:(?:const|noexcept|override|final|&&?)[ \t]*)*"
-    rb"((?:[A-Z][A-Z0-9]*_[A-Z0-9_]*(?!\w)(?:[ \t]*\([^()\n]*\))?[ \t]*)+)"
-    rb"(?=[ \t]*(?:\n[ \t]*)?(?:\{|;|:(?!:)|=[ \t]*(?:0|default|delete)\b|->"
+    rb"\)(?:[ \t]*\n)*[ \t]+(?:(?:const|noexcept|override|final|&&?)[ \t]*)*"
+    rb"((?:[A-Z_][A-Z0-9]*_[A-Z0-9_]*(?!\w)(?:[ \t]*\((?:[^()\n]|\([^()\n]*\))*\))?[ \t]*)+)"
+    rb"(?=\s*(?:\{|;|:(?!:)|=[ \t]*(?:0|default|delete)\b|->"
     rb"|(?:override|final|const|noexcept)\b))"
 )
 _NAME_BEFORE = re.compile(rb"(?:\b([A-Za-z_]\w*)|\boperator[ \t]*[^\w\s]{1,3})[ \t]*\Z")
@@ -114,12 +114,13 @@ _CALL_LINE = re.compile(
 # `GMOCK_DEFINE_DEFAULT_ACTION_FOR_RETURN_TYPE_(signed char, '\\0');` at column 0: a macro that
 # expands to declarations, called with what no parameter list holds (a character or number
 # literal, an empty argument). Left in, tree-sitter-cpp read a run of them as one function whose
-# body swallowed the 280 lines after it. The call and its `;` are blanked; a call with a
-# non-empty string literal is left in, so that the literal stays searchable.
+# body swallowed the 280 lines after it. The call and its `;` are blanked, and its strings and
+# names read from its text (re2's `DEFINE_FLAG(int, regexp_stack_limit, 256 << 10,\n "default
+# PCRE stack limit (bytes)");` over two lines had made the rest of the file a function).
 _CALL_STATEMENT = re.compile(
-    rb"\n([A-Z][A-Z0-9]*_[A-Z0-9_]*[ \t]*\(((?:[^()\n]|\([^()\n]*\))*)\)[ \t]*;)"
+    rb"\n([A-Z][A-Z0-9]*_[A-Z0-9_]*[ \t]*\(((?:[^()]|\([^()]*\))*)\)[ \t]*;)"
 )
-_NOT_PARAMETERS = re.compile(rb"'|(?:^|[(,\s])[0-9]|,[ \t]*(?:,|\Z)|\A[ \t]*,")
+_NOT_PARAMETERS = re.compile(rb"'|\"|(?:^|[(,\s])[0-9]|,[ \t]*(?:,|\Z)|\A[ \t]*,")
 _TEXT_LITERAL = re.compile(rb'"(?!")')
 _SCOPE_OPENER = re.compile(rb"\b(?:namespace|class|struct|union|extern)\b")
 # `BOOST_TRY {` .. `} BOOST_CATCH(...) {` .. `} BOOST_CATCH_END` (JSON_TRY, QT_TRY, EIGEN_TRY):
@@ -234,8 +235,11 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
     the branches of a conditional the parse does not read (returned third: their comments,
     strings and names are read from the text)."""
     unread = _split_conditionals(source) if _ELSE_DIRECTIVE.search(source) else []
-    spans = [m.span(1) for pattern in _EXPORT_MACROS for m in pattern.finditer(source)]
-    spans += unread
+    spans = list(unread)
+    # The other scans read the code the parse reads: coreutils' `f(..)\n#if X\n  ATTR((..))\n
+    # #else\n  ATTR((..))\n#endif\n ;` is a trailing macro once one branch is left.
+    source = _blanked(source, unread) if unread else source
+    spans += [m.span(1) for pattern in _EXPORT_MACROS for m in pattern.finditer(source)]
     spans += [m.span(1) for m in _POINTER_MACRO.finditer(source)]
     spans += [m.span(1) for m in _CPLUSPLUS_GUARD.finditer(source)]
     if b"\\\n" in source or b"\\\r\n" in source:
@@ -248,7 +252,9 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
     if lang == "cpp":
         spans += [m.span(1) for m in _ACCESS_MACRO.finditer(source)]
         macro_spans += [m.span(1) for m in _MID_MACRO.finditer(source)]
-        macro_spans += _call_statements(source)
+        called = _call_statements(source)  # blanked, their strings read from the text
+        spans += called
+        unread += called
         if b"_TRY" in source:
             found = list(_EXCEPTION_MACROS.finditer(source))
             keywords = _paired(source, found)
@@ -258,18 +264,24 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
             spans += _inner_conditionals(source)
     if not spans and not macro_spans:
         return source, macro_spans, unread
-    blanked = bytearray(source)
-    for start, end in spans + macro_spans:
-        chunk = source[start:end]
-        # Newlines stay (`extern "C"\n{`): every line keeps its number.
-        blanked[start:end] = (
-            b" " * (end - start) if b"\n" not in chunk else _NOT_NEWLINE.sub(b" ", chunk)
-        )
+    blanked = bytearray(_blanked(source, spans + macro_spans))
     for keyword in keywords:  # `BOOST_TRY {` -> `try       {`, `BOOST_CATCH(...)` -> `catch`
         start, end = keyword.span(1)
         word = _EXCEPTION_KEYWORDS[keyword[2]]
         blanked[start:end] = word + b" " * (end - start - len(word))
     return bytes(blanked), macro_spans, unread
+
+
+def _blanked(source: bytes, spans: Spans) -> bytes:
+    """`source` with each span replaced by spaces; newlines stay (`extern "C"\n{`), so every
+    line keeps its number."""
+    blanked = bytearray(source)
+    for start, end in spans:
+        chunk = source[start:end]
+        blanked[start:end] = (
+            b" " * (end - start) if b"\n" not in chunk else _NOT_NEWLINE.sub(b" ", chunk)
+        )
+    return bytes(blanked)
 
 
 class _Skipper:
@@ -520,10 +532,9 @@ def _call_statements(source: bytes) -> list[tuple[int, int]]:
     or at the start), its arguments no parameter list (see _CALL_STATEMENT)."""
     spans = []
     for match in _CALL_STATEMENT.finditer(source):
-        arguments = match[2].replace(b'""', b"")
-        if _NOT_PARAMETERS.search(arguments) is None or _TEXT_LITERAL.search(arguments):
+        if _NOT_PARAMETERS.search(match[2]) is None:
             continue
-        before = _previous_significant(source, match.start(1))
+        before = previous_code(source, match.start(1), lines=64, continued=True)[0]
         if before == b"{":
             if _SCOPE_OPENER.search(_block_opener(source, match.start(1))) is None:
                 continue  # a function's body: `EXPECT_EQ(g(), 0);` is a statement

@@ -1123,3 +1123,25 @@ def test_a_conditional_whose_branches_end_inside_an_expression_is_read_as_one() 
     found = [(s.name, s.start_line, s.end_line) for s in symbols if "style" not in s.name]
     assert found == [("win_close", 1, 12), ("ngx_log_error_core", 15, 23), ("after", 36, 36)]
     assert [s.name for s in symbols if "style" in s.name] == ["style_updated_cb", "style_set_cb"]
+
+
+def test_attribute_macros_in_a_conditional_after_a_prototype_are_read_around() -> None:
+    # coreutils' error.h: the attribute in both branches of a conditional, the `;` after it;
+    # CPython's pegen.h: a function named in capitals on the line after its return type's
+    # macro is no attribute.
+    source = (
+        b"extern void error (int __status, const char *__format, ...)\n"
+        b"#if GNULIB_VFPRINTF_POSIX\n"
+        b"     _GL_ATTRIBUTE_FORMAT ((_GL_ATTRIBUTE_SPEC_PRINTF_STANDARD, 2, 3))\n"
+        b"#else\n"
+        b"     _GL_ATTRIBUTE_FORMAT ((_GL_ATTRIBUTE_SPEC_PRINTF_SYSTEM, 2, 3))\n"
+        b"#endif\n"
+        b"     ;\n"
+        b"\n"
+        b"Py_LOCAL_INLINE(void *)\n"
+        b"CHECK_CALL(Parser *p, void *result)\n"
+        b"{\n"
+        b"    return result;\n"
+        b"}\n"
+    )
+    assert _symbols(source) == [("error", "function", 1, 7), ("CHECK_CALL", "function", 9, 13)]

@@ -805,7 +805,9 @@ def test_macro_calls_that_expand_to_declarations_do_not_swallow_what_follows():
         b'GMOCK_DEFINE_DEFAULT_ACTION_FOR_RETURN_TYPE_(::std::string, "");\n'
         b"GMOCK_DEFINE_DEFAULT_ACTION_FOR_RETURN_TYPE_(signed char, '\\0');\n"
         b"GMOCK_DEFINE_DEFAULT_ACTION_FOR_RETURN_TYPE_(float, 0);\n"
-        b'REGISTER_OP("MatMul");\n'  # a string worth searching: left in
+        b'REGISTER_OP("MatMul");\n'  # blanked too, its string read from the text
+        b"DEFINE_FLAG(int, regexp_stack_limit, 256 << 10,\n"  # re2: over two lines
+        b'            "default PCRE stack limit (bytes)");\n'
         b"template <typename P>\n"
         b"struct negation : std::integral_constant<bool, bool(!P::value)> {};\n"
         b"}\n"
@@ -814,13 +816,18 @@ def test_macro_calls_that_expand_to_declarations_do_not_swallow_what_follows():
         b"}\n"
     )
     blanked = blank_macros(source, "cpp")[0]
-    assert b"GMOCK_DEFINE" not in blanked
-    assert b'REGISTER_OP("MatMul");' in blanked and b"EXPECT_EQ(g(), 0);" in blanked
+    assert b"GMOCK_DEFINE" not in blanked and b"REGISTER_OP" not in blanked
+    assert b"DEFINE_FLAG" not in blanked and b"EXPECT_EQ(g(), 0);" in blanked
     extraction = cpp.extract(source, "a.h")
     found = [(s.qualified_name, s.kind, s.start_line) for s in extraction.symbols]
-    assert ("internal::negation", "struct", 7) in found
-    assert not any("GMOCK" in name for name, _, _ in found)
-    assert "MatMul" in [t.content for t in extraction.texts]
+    assert found == [
+        ("internal", "namespace", 1),
+        ("internal::negation", "struct", 9),
+        ("f", "function", 12),
+    ]
+    texts = [(t.content, t.line) for t in extraction.texts]
+    assert ("MatMul", 6) in texts and ("default PCRE stack limit (bytes)", 8) in texts
+    assert {"regexp_stack_limit", "DEFINE_FLAG"} <= {r.name for r in extraction.references}
     # the blanked macro is still a use of it
     assert "GMOCK_DEFINE_DEFAULT_ACTION_FOR_RETURN_TYPE_" in {r.name for r in extraction.references}
 
