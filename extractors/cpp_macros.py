@@ -117,8 +117,13 @@ _CALL_LINE = re.compile(
 # body swallowed the 280 lines after it. The call and its `;` are blanked, and its strings and
 # names read from its text (re2's `DEFINE_FLAG(int, regexp_stack_limit, 256 << 10,\n "default
 # PCRE stack limit (bytes)");` over two lines had made the rest of the file a function).
+_STRING = rb'"(?:[^"\\\n]|\\.)*"'  # a string literal: its parentheses are no grouping
 _CALL_STATEMENT = re.compile(
-    rb"\n([A-Z][A-Z0-9]*_[A-Z0-9_]*[ \t]*\(((?:[^()]|\([^()]*\))*)\)[ \t]*;)"
+    rb"\n([A-Z][A-Z0-9]*_[A-Z0-9_]*[ \t]*\(((?:"
+    + _STRING
+    + rb'|[^()"]|\((?:'
+    + _STRING
+    + rb'|[^()"])*\))*)\)[ \t]*;)'
 )
 _NOT_PARAMETERS = re.compile(rb"'|\"|(?:^|[(,\s])[0-9]|,[ \t]*(?:,|\Z)|\A[ \t]*,")
 _TEXT_LITERAL = re.compile(rb'"(?!")')
@@ -499,7 +504,7 @@ def previous_code(
         if source[first:at].lstrip().startswith(b"#"):
             line = b""  # a directive
         elif b"//" in line:
-            line = line[: line.find(b"//")]
+            line = _before_line_comment(line)
         line = line.rstrip()
         if line.endswith(b"*/"):
             opening = source.rfind(b"/*", 0, line_start + len(line) - 2)
@@ -513,6 +518,17 @@ def previous_code(
             return b"", -1
         at = line_start - 1
     return b"?", -1
+
+
+def _before_line_comment(line: bytes) -> bytes:
+    """`line` up to its `//` comment; a `//` inside a string (`"http://x"`) is none."""
+    at = line.find(b"//")
+    while at >= 0:
+        before = line[:at]
+        if (before.count(b'"') - before.count(b'\\"')) % 2 == 0:
+            return before
+        at = line.find(b"//", at + 2)
+    return line
 
 
 def _logical_line_start(source: bytes, line_start: int) -> int:
@@ -651,8 +667,9 @@ def _split_conditionals(source: bytes) -> list[tuple[int, int]]:
     same parentheses or braces open, or each end inside an expression (see _OPEN_ENDS): its
     directive lines and every branch but the one kept (the first; the `#else` of an `#if 0`).
     Only a conditional with none inside it; one ending inside an expression only inside none
-    whose branches leave anything open (Vim's `#if defined(UNIX)\n else {\n#endif` around
-    `# ifdef UNIX\n if (a)\n# else\n if (b)\n# endif`: the parse of that stays as it was)."""
+    whose branches leave anything open or end inside an expression (Vim's `#if
+    defined(UNIX)\n else {\n#endif` around `# ifdef UNIX\n if (a)\n# else\n if (b)\n# endif`,
+    bash's `#ifdef SHELL` around such a pair: the parse of those stays as it was)."""
     lines: list[list[tuple[int, int]]] = []  # per conditional: its directive lines
     parents: list[int] = []  # per conditional: the one it is inside, or -1
     inner: list[bool] = []  # per conditional: whether another is inside it
@@ -685,9 +702,13 @@ def _split_conditionals(source: bytes) -> list[tuple[int, int]]:
         parent = parents[index]
         if parent < 0:
             return True
-        if parent not in balanced:
+        if parent not in balanced:  # closed: nothing open, no branch ending in an expression
             branches = _branches(lines[parent])
-            balanced[parent] = all(_balance(source, *branch) == (0, 0) for branch in branches)
+            balanced[parent] = all(
+                _balance(source, *branch) == (0, 0)
+                and _last_code(source, *branch) not in _OPEN_ENDS
+                for branch in branches
+            )
         return balanced[parent] and inside_balanced(parent)
 
     spans: list[tuple[int, int]] = []
@@ -733,12 +754,20 @@ def _kept_branch(
 
 def _last_code(source: bytes, start: int, end: int) -> bytes:
     """The last character of code between `start` and `end` (comments left out), or b""."""
-    text = _DIRECTIVE_LINES.sub(b"#", source[start:end])  # a `#define` over lines: one `#`
+    text = _DIRECTIVE_LINES.sub(_first_line, source[start:end])  # a `#define` over lines
     for line in reversed(text.splitlines()):
         code = _LINE_COMMENTS.sub(b"", line).strip()
-        if code and not code.startswith((b"*", b"/*")):  # not a block comment's inner line
-            return b"#" if code.startswith(b"#") else code[-1:]  # a directive: closed
+        if not code or code.startswith((b"*", b"/*")):  # a block comment's inner line
+            continue
+        if not code.startswith(b"#"):
+            return code[-1:]
+        if _CONDITIONAL_DIRECTIVE.match(code) is None:
+            return b"#"  # a `#define`: closed; a nested conditional's lines are looked past
     return b""
+
+
+def _first_line(directive: re.Match[bytes]) -> bytes:
+    return directive[0].split(b"\n", 1)[0]
 
 
 def _balance(source: bytes, start: int, end: int) -> tuple[int, int]:

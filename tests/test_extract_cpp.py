@@ -808,6 +808,8 @@ def test_macro_calls_that_expand_to_declarations_do_not_swallow_what_follows():
         b'REGISTER_OP("MatMul");\n'  # blanked too, its string read from the text
         b"DEFINE_FLAG(int, regexp_stack_limit, 256 << 10,\n"  # re2: over two lines
         b'            "default PCRE stack limit (bytes)");\n'
+        b'SNAPPY_FLAG(bool, zlib, true, "Run zlib (http://www.zlib.net)");\n'  # `//`, `(`
+        b'SNAPPY_FLAG(bool, lzo, true, "Run LZO");\n'  # after a `//` in a string, no comment
         b"template <typename P>\n"
         b"struct negation : std::integral_constant<bool, bool(!P::value)> {};\n"
         b"}\n"
@@ -822,11 +824,13 @@ def test_macro_calls_that_expand_to_declarations_do_not_swallow_what_follows():
     found = [(s.qualified_name, s.kind, s.start_line) for s in extraction.symbols]
     assert found == [
         ("internal", "namespace", 1),
-        ("internal::negation", "struct", 9),
-        ("f", "function", 12),
+        ("internal::negation", "struct", 11),
+        ("f", "function", 14),
     ]
     texts = [(t.content, t.line) for t in extraction.texts]
     assert ("MatMul", 6) in texts and ("default PCRE stack limit (bytes)", 8) in texts
+    assert ("Run zlib (http://www.zlib.net)", 9) in texts and ("Run LZO", 10) in texts
+    assert b"SNAPPY_FLAG" not in blanked
     assert {"regexp_stack_limit", "DEFINE_FLAG"} <= {r.name for r in extraction.references}
     # the blanked macro is still a use of it
     assert "GMOCK_DEFINE_DEFAULT_ACTION_FOR_RETURN_TYPE_" in {r.name for r in extraction.references}
