@@ -79,6 +79,17 @@ _MACRO_LINE = re.compile(
 _POINTER_MACRO = re.compile(
     rb"\*[ \t]*(?:const[ \t]+)?([A-Z][A-Z0-9]*_[A-Z0-9_]*)[ \t]+(?=[A-Za-z_])"
 )
+# `get_user_commands(expand_T *xp UNUSED, int idx)` (Vim, 1,271 times), `UNUSED_PARAM`: an
+# attribute macro after a parameter's name. Left in, tree-sitter lost the function now and then
+# (Vim's get_user_cmd_flags). _parameter_macros checks that a type stands before the name.
+_PARAMETER_MACRO = re.compile(rb"[ \t]([A-Z][A-Z0-9_]{2,})(?=[ \t]*[,)])")
+_PARAMETER_NAME = re.compile(
+    rb"(?:[\w*&][ \t]*[*&]+[ \t]*|\w(?<!\bstruct)(?<!\bunion)(?<!\benum)[ \t]+)\b([a-z_]\w*)\Z"
+)  # after `struct foo` a capitalised word is the parameter's name (`struct foo BAR`)
+_TYPE_WORDS = frozenset(
+    b"""const volatile unsigned signed struct union enum long short int char float double
+    void bool register static inline restrict auto""".split()
+)
 # `size_t pid() SPDLOG_NOEXCEPT {`, `StringRef str() const LLVM_LVALUE_FUNCTION {`: a macro after a
 # function declarator's `)` (and its qualifiers). Left in, tree-sitter-cpp reads `pid()` as an
 # initialiser and the macro as the declared name, and the function is lost.
@@ -252,7 +263,7 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
             if b"/*" in define[0]:
                 spans += _define_comments(source, define.start(), define.end())
     macro_spans = _macro_spans(source, lang) + _call_lines(source) + _statement_macros(source)
-    macro_spans += _trailing_macros(source)
+    macro_spans += _trailing_macros(source) + _parameter_macros(source)
     keywords: list[re.Match[bytes]] = []
     if lang == "cpp":
         spans += [m.span(1) for m in _ACCESS_MACRO.finditer(source)]
@@ -360,6 +371,17 @@ def _macro_spans(source: bytes, lang: str) -> list[tuple[int, int]]:
         # C needs the type left after the blanking; C++ reads `name(...)` as a constructor.
         if names >= 2 or (names == 1 and lang == "cpp"):
             spans.append((start, end))
+    return spans
+
+
+def _parameter_macros(source: bytes) -> list[tuple[int, int]]:
+    """Attribute macros after a parameter's name (see _PARAMETER_MACRO): the word before is a
+    name with a type or a `*` before it, no type word itself (`(const DWORD)` stays)."""
+    spans = []
+    for match in _PARAMETER_MACRO.finditer(source):
+        name = _PARAMETER_NAME.search(source, max(0, match.start() - 80), match.start())
+        if name is not None and name[1] not in _TYPE_WORDS and match[1] not in KEYWORDS:
+            spans.append(match.span(1))
     return spans
 
 

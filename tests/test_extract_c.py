@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import CORPORA
 from repomap.extractors import extract
+from repomap.extractors.cpp_macros import blank_macros
 
 from repomap.languages import header_languages, language_of_header, resolve_language
 
@@ -1145,3 +1146,26 @@ def test_attribute_macros_in_a_conditional_after_a_prototype_are_read_around() -
         b"}\n"
     )
     assert _symbols(source) == [("error", "function", 1, 7), ("CHECK_CALL", "function", 9, 13)]
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_an_attribute_macro_after_a_parameter_name_is_read_around(language: str) -> None:
+    # Vim writes `expand_T *xp UNUSED` 1,271 times; get_user_cmd_flags and a dozen others were
+    # lost. A type's own capitalised word (`const DWORD`, `struct foo BAR`) is no such macro.
+    source = (
+        b"    char_u *\n"
+        b"get_user_cmd_flags(expand_T *xp UNUSED, int idx)\n"
+        b"{\n"
+        b'    static char *user_cmd_flags[] = {"addr", "bang"};\n'
+        b"    return (char_u *)user_cmd_flags[idx];\n"
+        b"}\n"
+        b"int h(const DWORD d, struct foo BAR, int **pp UNUSED_PARAM);\n"
+    )
+    blanked = blank_macros(source, language)[0]
+    assert b"UNUSED" not in blanked and b"DWORD" in blanked and b"BAR" in blanked
+    result = extract(language, source, "x.c")
+    assert [(s.name, s.start_line, s.end_line) for s in result.symbols] == [
+        ("get_user_cmd_flags", 1, 6),
+        ("h", 7, 7),
+    ]
+    assert "UNUSED" in {r.name for r in result.references}  # still a use of the macro

@@ -70,7 +70,8 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # function after it, a return type's macro kept on its line before `STRINGLIB(find)(` or `f(void) {`, no enumerator named
 # from a directive's line, a conditional whose branches each leave `(` or `{` open read as one
 # branch (zlib's inflate(): `if (a ||\n#else\n if (\n#endif\n b) {`), or whose branches each end
-# inside an expression (`x =\n#else\n (void)\n#endif`) or are heads of one function
+# inside an expression (`x =\n#else\n (void)\n#endif`) or are heads of one function, an
+# attribute macro after a parameter's name (Vim's `expand_T *xp UNUSED`)
 EXTRACTOR_VERSION = "12"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
