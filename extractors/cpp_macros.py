@@ -168,7 +168,7 @@ _DIRECTIVE_LINE = re.compile(rb"[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b
 # zlib's inflate(): `if (!(state->wrap & 1) ||\n#else\n if (\n#endif\n ((BITS(8) ..)) {`, and the
 # common `#ifdef X\n if (a) {\n#else\n if (b) {\n#endif`: a conditional whose branches each
 # leave a parenthesis or a brace open. Left in, tree-sitter lost the function there and every
-# one after it in the file (ten of zlib's). A compiler reads one branch: so does the parse, the
+# one after it in the file (twelve of zlib's). A compiler reads one branch: so does the parse, the
 # first (the `#else` of an `#if 0`); the other branches' comments, strings and names are still
 # read from their text (cpp.py). Only where every branch leaves the same count open, and none
 # holds another conditional.
