@@ -56,6 +56,7 @@ from .cpp_macros import (
     WORD,
     blank_macros,
     closing_brace,
+    on_directive_line,
     previous_code,
 )
 from .model import Extraction, Reference, Symbol, TextElement
@@ -1053,7 +1054,7 @@ class _Reader:
         name_node = node.child_by_field_name("name")
         if name_node is None or name_node.start_byte == name_node.end_byte:
             return None
-        if self.on_directive_line(name_node.start_byte):
+        if on_directive_line(self.source, name_node.start_byte):
             return None  # `, A\n#ifdef FEAT_X\n , B`: tree-sitter-c took `FEAT_X` for a name
         self.name_starts.add(name_node.start_byte)
         name = self.node_text(name_node)
@@ -1064,11 +1065,6 @@ class _Reader:
             qualified_name = _join(parent, [name])
         signature = self.header(node.start_byte, node.end_byte)
         return self.symbol(name, qualified_name, "constant", node, signature, parent)
-
-    def on_directive_line(self, at: int) -> bool:
-        """Whether the byte at `at` is on a preprocessor directive's line (`#ifdef X`)."""
-        line_start = self.source.rfind(b"\n", 0, at) + 1
-        return self.source[line_start:at].lstrip(b" \t").startswith(b"#")
 
     def macro(self, node: Node) -> Symbol | None:
         name_node = node.child_by_field_id(self.name_field)

@@ -137,7 +137,6 @@ _CALL_STATEMENT = re.compile(
     + rb'|[^()"])*\))*)\)[ \t]*;)'
 )
 _NOT_PARAMETERS = re.compile(rb"'|\"|(?:^|[(,\s])[0-9]|,[ \t]*(?:,|\Z)|\A[ \t]*,")
-_TEXT_LITERAL = re.compile(rb'"(?!")')
 _SCOPE_OPENER = re.compile(rb"\b(?:namespace|class|struct|union|extern)\b")
 # `BOOST_TRY {` .. `} BOOST_CATCH(...) {` .. `} BOOST_CATCH_END` (JSON_TRY, QT_TRY, EIGEN_TRY):
 # macros for `try` and `catch` where exceptions may be off. Left in, `BOOST_CATCH(...) {` is a
@@ -385,16 +384,12 @@ def _parameter_macros(source: bytes) -> list[tuple[int, int]]:
         at = source.find(b"UNUSED", at + 6)
         if macro is None or source[start - 1 : start] not in (b" ", b"\t"):
             continue
-        name_end = start - 1
-        while name_end > 0 and source[name_end - 1] in b" \t":
-            name_end -= 1
+        name_end = _blank_start(source, start)
         name_start = _word_start(source, name_end)
         name = source[name_start:name_end]
         if not (name[:1].islower() or name[:1] == b"_") or name in _TYPE_WORDS:
             continue  # `(const DWORD UNUSED)`, `FOO_BAR UNUSED`: no parameter's name
-        before = name_start
-        while before > 0 and source[before - 1] in b" \t":
-            before -= 1
+        before = _blank_start(source, name_start)
         previous = source[before - 1 : before]
         typed = previous in (b"*", b"&") or (
             before < name_start
@@ -404,6 +399,20 @@ def _parameter_macros(source: bytes) -> list[tuple[int, int]]:
         if typed:
             spans.append(macro.span())
     return spans
+
+
+def on_directive_line(source: bytes, at: int) -> bool:
+    """Whether the byte at `at` is on a preprocessor directive's line (`#ifdef X`)."""
+    line_start = source.rfind(b"\n", 0, at) + 1
+    return source[line_start:at].lstrip(b" \t").startswith(b"#")
+
+
+def _blank_start(source: bytes, end: int) -> int:
+    """Where the run of spaces and tabs that ends at `end` starts."""
+    start = end
+    while start > 0 and source[start - 1] in b" \t":
+        start -= 1
+    return start
 
 
 def _word_start(source: bytes, end: int) -> int:
@@ -427,8 +436,7 @@ def _trailing_macros(source: bytes) -> list[tuple[int, int]]:
             continue  # a statement, or a call whose string stays searchable
         if name[1] is not None and _CAPITALS.fullmatch(name[1]):
             continue  # `typedef STACK_OF(X509) X509_CHAIN;`: a macro type, then the name
-        line_start = source.rfind(b"\n", 0, match.start()) + 1
-        if source[line_start : match.start()].lstrip(b" \t").startswith(b"#"):
+        if on_directive_line(source, match.start()):
             continue  # `#if defined(X)\n  RETURN_SKIP(..);`: a directive's parentheses
         spans.append(match.span(1))
     return spans
