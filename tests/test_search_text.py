@@ -508,6 +508,32 @@ def test_literal_scan_of_common_text_matches_the_candidate_path(db, monkeypatch)
     assert scanned_two.hits == checked.hits[:2] and not scanned_two.total_exact
 
 
+def test_common_literal_text_found_in_the_first_files_or_not_gives_what_the_checks_give(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """Common text is first looked for in the first PREFIX_FILES files in path order; where
+    they hold no more than `limit` matches, the candidates' files are read. Either way the
+    answer is the candidate checks' (every file's text of 'ring' holds the trigrams of
+    'se ring' and 'use ring', which only the last files hold)."""
+    files = {f"d{i:02}/m.py": f"# ring {i}\nx = 'a ring'\n" for i in range(12)}
+    files |= {f"z{i}/late.py": "# close ring\ny = 1\n# use ring\n" for i in range(3)}
+    write_files(tmp_path, files)
+    with store.reading(build(tmp_path)) as db:
+        texts = ["ring", "use ring", "se ring", "close ring", "ring 1", "absent ring"]
+        checked = {text: search(db, text, mode="literal", limit=1000) for text in texts}
+        assert checked["se ring"].total == 6 and checked["ring"].total == 24 + 6
+        monkeypatch.setattr(query, "LITERAL_CAP", 1)  # every query now counts as common
+        for first_files in (1, 2, 64):
+            monkeypatch.setattr(query, "PREFIX_FILES", first_files)
+            for text in texts:
+                for limit in (1, 2, 3, 5, 1000):
+                    found = search(db, text, mode="literal", limit=limit)
+                    assert found.hits == checked[text].hits[:limit], (text, limit, first_files)
+                    exact = checked[text].total <= limit
+                    assert found.total_exact == exact
+                    assert found.total == (checked[text].total if exact else limit)
+
+
 def test_literal_filters(db) -> None:
     assert places(
         search(db, "Failed", mode="literal", path="src/", element_type="string_literal")
