@@ -120,7 +120,7 @@ _WRAPPERS = frozenset(
         "function_declarator",
     }
 )
-_MACRO_LIKE = re.compile(rb"[A-Z][A-Z0-9_]*|__\w+")  # a calling convention's macro
+_CAPITALS_NAME = re.compile(rb"[A-Z][A-Z0-9_]*")  # a macro's, after a declared name
 _C_KEYWORDS = frozenset(
     b"""auto break case char const continue default do double else enum extern float for goto
     if int long register return short signed sizeof static struct switch typedef union
@@ -861,7 +861,7 @@ class _Reader:
                 return []  # a local declaration (or a vexing parse) in a function body
             found = self.function(node, anchor, scope, False)
             if found is None:
-                return self.variables(node, anchor, scope)
+                return self.variables(node, anchor, scope) or self.annotated(node, anchor, scope)
         elif kind == "macro":
             found = self.macro(node)
         elif kind == "enumerator":
@@ -911,6 +911,8 @@ class _Reader:
         """A function or method, defined or only declared."""
         if not is_definition and node.start_byte in self.friends:
             return None  # `friend bool operator==(...);` declares no member
+        if not is_definition and (_annotated_name(node) or _assigned_macro(node)):
+            return None  # `int count_ GUARDED_BY(mu_);`: a variable, not `GUARDED_BY`
         declarator = node.child_by_field_name("declarator")
         if declarator is None:
             return None
@@ -1046,6 +1048,29 @@ class _Reader:
                 )
             )
         return symbols
+
+    def annotated(self, node: Node, anchor: Node, scope: Symbol | None) -> list[Symbol]:
+        """The namespace-scope variable of `EXTERN long Columns INIT(= 80);` (Vim's globals.h),
+        whose parse holds an error (_annotated_name); its signature ends at its name."""
+        found = _annotated_name(node) if scope is None or scope.kind == "namespace" else None
+        if found is None:
+            return []
+        name_node, declarator = found
+        name = self.node_text(name_node)
+        prefix = scope.qualified_name if scope is not None else None
+        signature = self.header(anchor.start_byte, name_node.end_byte)
+        has_value = declarator.type == "init_declarator"
+        return [
+            self.symbol(
+                name,
+                f"{prefix}::{name}" if prefix else name,
+                "variable",
+                anchor,
+                signature,
+                prefix,
+                has_value or not signature.startswith("extern"),
+            )
+        ]
 
     def enumerator(self, node: Node, scope: Symbol | None) -> Symbol | None:
         """An enum's constant: `RED = 1`, its enum the parent. It is named where the language
@@ -1414,12 +1439,12 @@ def _returning_function(declarator: Node | None) -> Node | None:
 
 
 def _name_after_macro(name: Node) -> Node | None:
-    """The real name when a macro stands between a pointer and it: tree-sitter reads
+    """The real name when a macro stands between the return type and it: tree-sitter reads
     `PyObject *FASTCALL_MSVC decode_true (...)` (ujson) as the function `FASTCALL_MSVC` with
     `decode_true` in an ERROR just before the parameters; the name is the identifier there.
-    Only when the first name looks like a macro (`FASTCALL_MSVC`, `WINAPI`, `__cdecl`)."""
-    if _MACRO_LIKE.fullmatch(name.text or b"") is None:
-        return None
+    Whatever the macro's spelling: gnulib's `static size_t _GL_ATTRIBUTE_PURE\nstring_hash (`,
+    glibc regex's `static void\ninternal_function\ninit_word_char (` (in git and bash); two
+    names before one parameter list are never both the function's."""
     error = name.next_sibling
     if error is None or error.type != "ERROR" or error.next_sibling is None:
         return None
@@ -1427,6 +1452,51 @@ def _name_after_macro(name: Node) -> Node | None:
         return None
     inner = error.named_children[0]
     return inner if inner.type == "identifier" else None
+
+
+def _annotated_name(node: Node) -> tuple[Node, Node] | None:
+    """(the name, the declarator) of a declaration with a macro after its name: tree-sitter
+    reads `EXTERN long Columns INIT(= 80);` (Vim) and `int count_ GUARDED_BY(mu_);` as a
+    function declarator named by the macro, the name before it in an ERROR. None for any other
+    declaration."""
+    declarator = node.child_by_field_name("declarator")
+    error = declarator.prev_sibling if declarator is not None else None
+    if error is None or error.type != "ERROR" or error.named_child_count != 1:
+        return None
+    name = error.named_children[0]
+    if name.type not in _PLAIN_NAMES or (name.text or b"") in _C_KEYWORDS:
+        return None  # `noinline int FOO(void);`: `int` is the type, FOO the function
+    assert declarator is not None  # the ERROR is its sibling
+    function = declarator
+    if declarator.type == "init_declarator":  # `INIT(= 80)`: the `=` made it an initialiser
+        function = declarator.child_by_field_name("declarator")
+    macro = function.child_by_field_name("declarator") if function is not None else None
+    if function is None or function.type != "function_declarator" or macro is None:
+        return None
+    if not _CAPITALS_NAME.fullmatch(macro.text or b""):
+        return None
+    # A macro's arguments, not parameters: bare names (`GUARDED_BY(mu_)`), or any after an
+    # initialiser; `attr type FOO(void)` or `(int x)` is a function FOO.
+    arguments = function.child_by_field_name("parameters")
+    bare = arguments is not None and all(
+        argument.type == "parameter_declaration"
+        and argument.named_child_count == 1
+        and argument.named_children[0].type == "type_identifier"
+        for argument in arguments.named_children
+    )
+    return (name, declarator) if bare or declarator.type == "init_declarator" else None
+
+
+def _assigned_macro(node: Node) -> bool:
+    """Whether a declaration's function declarator is a macro whose parentheses start with `=`:
+    Vim's `EXTERN int do_profiling INIT(= PROF_NONE);` when `EXTERN int` parses apart (no
+    parameter list starts with `=`)."""
+    declarator = node.child_by_field_name("declarator")
+    if declarator is None or declarator.type != "function_declarator":
+        return False
+    parameters = declarator.child_by_field_name("parameters")
+    first = parameters.named_children[0] if parameters and parameters.named_child_count else None
+    return first is not None and first.type == "ERROR" and (first.text or b"").startswith(b"=")
 
 
 def _declared_name(declarator: Node | None) -> tuple[Node | None, bool]:

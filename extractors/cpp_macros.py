@@ -102,6 +102,13 @@ _TRAILING_MACRO = re.compile(
     rb"(?=\s*(?:\{|;|:(?!:)|=[ \t]*(?:0|default|delete)\b|->"
     rb"|(?:override|final|const|noexcept)\b))"
 )
+# `local void fill_window OF((deflate_state *s));` (zlib), `extern int *find_flag PARAMS((int));`
+# (bash), BSD's `__P((int))`: a macro that hides a prototype's parameters from pre-ANSI
+# compilers. Left in, tree-sitter read the macro as the function (zlib: 150 functions named
+# `OF`) or lost the prototype. The macro, its `(` and its `)` are blanked, the inner group kept.
+_PROTOTYPE_WRAPPER = re.compile(rb"(?:\b([A-Za-z_]\w*)|\))[ \t]+([A-Z_][A-Z0-9_]*)[ \t]*\Z")
+_CAPITAL_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+_SPACES = re.compile(rb"[ \t]*")
 _NAME_BEFORE = re.compile(rb"(?:\b([A-Za-z_]\w*)|\boperator[ \t]*[^\w\s]{1,3})[ \t]*\Z")
 _NOT_DECLARATORS = frozenset(
     b"if while for switch return sizeof alignof decltype noexcept catch throw".split()
@@ -263,6 +270,8 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
                 spans += _define_comments(source, define.start(), define.end())
     macro_spans = _macro_spans(source, lang) + _call_lines(source) + _statement_macros(source)
     macro_spans += _trailing_macros(source) + _parameter_macros(source)
+    if b"((" in source:
+        macro_spans += _prototype_wrappers(source)
     keywords: list[re.Match[bytes]] = []
     if lang == "cpp":
         spans += [m.span(1) for m in _ACCESS_MACRO.finditer(source)]
@@ -399,6 +408,46 @@ def _parameter_macros(source: bytes) -> list[tuple[int, int]]:
         if typed:
             spans.append(macro.span())
     return spans
+
+
+def _prototype_wrappers(source: bytes) -> list[tuple[int, int]]:
+    """The macro, its `(` and its `)` around a prototype's parameters (see
+    _PROTOTYPE_WRAPPER): after a name or a `)`, the macro's parentheses hold one group."""
+    spans = []
+    at = source.find(b"((")
+    while at >= 0:
+        start, at = at, source.find(b"((", at + 2)
+        end = _blank_start(source, start)
+        if end == 0 or source[end - 1] not in _CAPITAL_BYTES:
+            continue  # `if ((`, `= ((`, `__attribute__((`: most `((` end here
+        before = _PROTOTYPE_WRAPPER.search(source, max(0, end - 96), start)
+        if before is None or before[1] in KEYWORDS:
+            continue  # `return FOO((x));`
+        inner = _closing_parenthesis(source, start + 1)
+        outer = _SPACES.match(source, inner + 1).end() if inner > 0 else -1
+        if outer < 0 or source[outer : outer + 1] != b")" or on_directive_line(source, start):
+            continue
+        if _NOT_PARAMETERS.search(source, start + 1, inner):
+            continue  # `_GL_ARG_NONNULL ((3))`: an attribute's arguments, not parameters
+        spans += [(before.start(2), start + 1), (outer, outer + 1)]
+    return spans
+
+
+def _closing_parenthesis(source: bytes, opening: int) -> int:
+    """The offset of the `)` that closes the `(` at `opening`, within 4,000 bytes and one
+    declaration; -1 if none."""
+    depth = 0
+    for at in range(opening, min(len(source), opening + 4000)):
+        byte = source[at]
+        if byte == 0x28:  # (
+            depth += 1
+        elif byte == 0x29:  # )
+            depth -= 1
+            if depth == 0:
+                return at
+        elif byte in (0x3B, 0x7B, 0x7D):  # ; { }
+            return -1
+    return -1
 
 
 def on_directive_line(source: bytes, at: int) -> bool:

@@ -1169,3 +1169,83 @@ def test_an_attribute_macro_after_a_parameter_name_is_read_around(language: str)
         ("h", 7, 7),
     ]
     assert "UNUSED" in {r.name for r in result.references}  # still a use of the macro
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_a_macro_around_a_prototype_s_parameters_is_read_around(language: str) -> None:
+    # zlib's `OF((..))` (150 prototypes were functions named `OF`), bash's `PARAMS((..))` (two
+    # thousand prototypes lost), BSD's `__P((..))`, after a name or a function pointer's `)`.
+    # An attribute's arguments in two parentheses (`_GL_ARG_NONNULL ((3))`) are no parameters.
+    source = (
+        b"local void fill_window OF((deflate_state *s));\n"
+        b"extern int *find_flag PARAMS((int));\n"
+        b"int getopt_internal __P((int, char * const *, const char *));\n"
+        b"typedef voidpf (*alloc_func) OF((voidpf opaque, uInt items));\n"
+        b"static void _GL_ATTRIBUTE_FORMAT_PRINTF_STANDARD (3, 0) _GL_ARG_NONNULL ((3))\n"
+        b"error_tail (int status, const char *message)\n"
+        b"{\n"
+        b"  return;\n"
+        b"}\n"
+        b"#define OF(args) args\n"
+        b"int f(void) { return FOO((1)); }\n"
+    )
+    symbols = [
+        (s.name, s.kind, s.start_line, s.end_line) for s in extract(language, source, "x.c").symbols
+    ]
+    assert symbols[:4] == [
+        ("fill_window", "function", 1, 1),
+        ("find_flag", "function", 2, 2),
+        ("getopt_internal", "function", 3, 3),
+        ("alloc_func", "type", 4, 4),
+    ]
+    assert ("OF", "function") not in {(name, kind) for name, kind, _, _ in symbols}
+    assert ("f", "function", 11, 11) in symbols
+    blanked = blank_macros(source, language)[0]
+    assert b"fill_window    (deflate_state *s) ;" in blanked
+    assert b"_GL_ARG_NONNULL ((3))" in blanked and b"#define OF(args) args" in blanked
+    assert b"FOO((1))" in blanked  # `return` is no name
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_an_attribute_macro_between_return_type_and_name_is_not_the_name(language: str) -> None:
+    # gnulib's `static size_t _GL_ATTRIBUTE_PURE\nstring_hash (..)`, glibc regex's
+    # `internal_function` on its own line (in git, bash and coreutils).
+    source = (
+        b"static size_t _GL_ATTRIBUTE_PURE\n"
+        b"string_hash (const void *x)\n"
+        b"{\n"
+        b"  return 0;\n"
+        b"}\n"
+        b"static void\n"
+        b"internal_function\n"
+        b"init_word_char (re_dfa_t *dfa)\n"
+        b"{\n"
+        b"}\n"
+    )
+    assert [
+        (s.name, s.start_line, s.end_line) for s in extract(language, source, "x.c").symbols
+    ] == [
+        ("string_hash", 1, 5),
+        ("init_word_char", 6, 10),
+    ]
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_a_macro_after_a_declared_name_is_no_function(language: str) -> None:
+    # Vim's globals.h: `EXTERN long Columns INIT(= 80);`, 600 of them; LevelDB's members
+    # `int count_ GUARDED_BY(mu_);` were methods named GUARDED_BY. A capitalised function
+    # after an attribute (`noinline int FOO(void);`) stays a function.
+    source = (
+        b"EXTERN long Columns INIT(= 80);\n"
+        b"EXTERN int do_profiling INIT(= PROF_NONE);\n"
+        b"struct state {\n"
+        b"  int count_ GUARDED_BY(mu_);\n"
+        b"  int total_ GUARDED_BY(mu_) = 0;\n"
+        b"};\n"
+        b"noinline int LONGEST_NAME(void);\n"
+    )
+    names = {(s.name, s.kind) for s in extract(language, source, "x.c").symbols}
+    assert not {name for name, _ in names} & {"INIT", "GUARDED_BY", "state::GUARDED_BY"}
+    assert ("LONGEST_NAME", "function") in names
+    if language == "c":
+        assert ("Columns", "variable") in names

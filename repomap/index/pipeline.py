@@ -71,8 +71,11 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # from a directive's line, a conditional whose branches each leave `(` or `{` open read as one
 # branch (zlib's inflate(): `if (a ||\n#else\n if (\n#endif\n b) {`), or whose branches each end
 # inside an expression (`x =\n#else\n (void)\n#endif`) or are heads of one function, an
-# attribute macro after a parameter's name (Vim's `expand_T *xp UNUSED`)
-EXTRACTOR_VERSION = "12"
+# attribute macro after a parameter's name (Vim's `expand_T *xp UNUSED`); 13: a macro around a
+# prototype's parameters (zlib's `fill_window OF((deflate_state *s))`, bash's `PARAMS((int))`),
+# an attribute macro between a return type and the name (`_GL_ATTRIBUTE_PURE`,
+# `internal_function`), a macro after a declared name (`Columns INIT(= 80)`, `GUARDED_BY(mu_)`)
+EXTRACTOR_VERSION = "13"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 EXTRACTED_AHEAD = 1024  # results the workers may have ready before the writer takes them
