@@ -97,7 +97,7 @@ _TYPE_WORDS = frozenset(
 # (a run of them, or on the next, indented line) was read as a call and the prototype lost.
 # _trailing_macros checks that the `)` closes a parameter list after a name.
 _TRAILING_MACRO = re.compile(
-    rb"\)(?:[ \t]*\n)*[ \t]+(?:(?:const|noexcept|override|final|&&?)[ \t]*)*"
+    rb"\)(?:[ \t]*\n)*[ \t]+(?:(?:const|noexcept|override|final|&&?)(?:[ \t]*\n)*[ \t]*)*"
     rb"((?:[A-Z_][A-Z0-9]*_[A-Z0-9_]*(?!\w)(?:[ \t]*\((?:[^()\n]|\([^()\n]*\))*\))?[ \t]*)+)"
     rb"(?=\s*(?:\{|;|:(?!:)|=[ \t]*(?:0|default|delete)\b|->"
     rb"|(?:override|final|const|noexcept)\b))"

@@ -706,6 +706,33 @@ def test_a_macro_after_a_function_declarator_keeps_the_function():
     assert b"if (ready) FOO_BAR;" in blanked and b"(int)UINT32_MAX" in blanked
 
 
+def test_a_macro_on_the_line_after_a_qualifier_keeps_the_function():
+    # GoogleTest's `void f() const\n      GTEST_EXCLUSIVE_LOCK_REQUIRED_(mu);` (and `{ body }`
+    # out of line): the macro was a method of its own, or a function holding f's body.
+    source = (
+        b"class Base {\n"
+        b"  bool Ready() const\n"
+        b"      GTEST_EXCLUSIVE_LOCK_REQUIRED_(g_mutex);\n"
+        b"  virtual void Describe(int* os) const\n"
+        b"      GTEST_LOCK_EXCLUDED_(g_mutex) = 0;\n"
+        b"};\n"
+        b"bool Base::Ready() const\n"
+        b"    GTEST_EXCLUSIVE_LOCK_REQUIRED_(g_mutex) {\n"
+        b"  return true;\n"
+        b"}\n"
+    )
+    found = [
+        (s.qualified_name, s.kind, s.start_line, s.end_line)
+        for s in cpp.extract(source, "o.h").symbols
+    ]
+    assert found == [
+        ("Base", "class", 1, 6),
+        ("Base::Ready", "method", 2, 3),
+        ("Base::Describe", "method", 4, 5),
+        ("Base::Ready", "method", 7, 10),
+    ]
+
+
 def test_a_class_whose_body_tree_sitter_cannot_close_is_recovered_with_its_members():
     # LLVM's X-macro enums (`enum Mask {` then only `#define` and `#include`) and nlohmann's
     # macros leave `class Name {` among an ERROR's tokens: the class was lost and its members
