@@ -14,6 +14,12 @@ A function a macro names (`static void FN(Initialize)(...)`) is `FN(Initialize)`
 and `FN` in ctags: the part before `(` matches. It prints recall per corpus and the misses,
 grouped by file, so a regression has a name.
 
+`--extras N` measures the other side: repomap's class, struct, union, function and namespace
+symbols whose name ctags gives no tag of any kind in that file (a second ctags pass, every
+kind), with the N most frequent such names. A name there many times is usually a macro read as
+the function it hides (zlib's `OF`, bash's `PARAMS`, Vim's `INIT` before issue 20's fixes);
+the rest are mostly what ctags itself misses (Lua's `int (lua_gettop) (lua_State *L)`).
+
 Corpora: llvm = LLVM 14 headers (get-corpora.sh cpp); nlohmann, spdlog, fmt = the Debian
 packages nlohmann-json3-dev, libspdlog-dev, libfmt-dev (/usr/include/...); kernel = Linux 6.1
 (get-corpora.sh --large), by default the folders in KERNEL_PARTS, all of it with --full-kernel;
@@ -95,6 +101,8 @@ class Corpus:
     expected: int = 0
     found: int = 0
     misses: list[tuple[str, int, str, str]] = field(default_factory=list)  # path, line, kind, name
+    ours: list[tuple[str, int, str, str]] = field(default_factory=list)  # path, line, kind, name
+    extras: list[tuple[str, int, str, str]] = field(default_factory=list)  # no ctags tag's name
 
 
 def code_paths(root: Path, parts: tuple[str, ...] | None) -> list[tuple[str, str]]:
@@ -144,6 +152,7 @@ def our_definitions(
             family = OUR_FAMILY.get(symbol.kind)
             if family is not None:
                 name = "".join(symbol.name.split())
+                corpus.ours.append((rel_path, symbol.start_line, symbol.kind, name))
                 spans[(rel_path, name, family)].append((symbol.start_line, symbol.end_line))
                 if "(" in name and not name.startswith("operator"):
                     # `FN(Initialize)`, a function a macro names: ctags calls it `FN`.
@@ -152,9 +161,13 @@ def our_definitions(
     return languages, spans
 
 
-def ctags_definitions(root: Path, languages: dict[str, str]) -> list[tuple[str, int, str, str]]:
-    """(rel_path, line, kind, name) of ctags' definitions, each file read as repomap reads it."""
+def ctags_definitions(
+    root: Path, languages: dict[str, str], every_kind: bool = False
+) -> list[tuple[str, int, str, str]]:
+    """(rel_path, line, kind, name) of ctags' definitions, each file read as repomap reads it
+    (with `every_kind`, every tag: prototypes, variables, members, macros ...)."""
     found = []
+    kinds = ["--kinds-C=*", "--kinds-C++=*"] if every_kind else []
     for language in ("c", "cpp"):
         paths = sorted(path for path, lang in languages.items() if lang == language)
         if not paths:
@@ -169,6 +182,7 @@ def ctags_definitions(root: Path, languages: dict[str, str]) -> list[tuple[str, 
                     "--output-format=json",
                     "--fields=+nK",
                     "--extras=-{anonymous}",
+                    *kinds,
                     "-L",
                     listing.name,
                     "-f",
@@ -182,12 +196,12 @@ def ctags_definitions(root: Path, languages: dict[str, str]) -> list[tuple[str, 
             tag = json.loads(line)
             kind = tag.get("kind", "")
             name = tag.get("name", "")
-            if kind in CTAGS_FAMILY and not name.startswith("__anon"):
+            if (every_kind or kind in CTAGS_FAMILY) and not name.startswith("__anon"):
                 found.append((tag["path"], int(tag["line"]), kind, name))
     return found
 
 
-def measure(name: str, full_kernel: bool) -> Corpus:
+def measure(name: str, full_kernel: bool, extras: bool = False) -> Corpus:
     root, parts = CORPORA[name]
     if not root.is_dir():
         raise SystemExit(f"{root} is missing: see this script's docstring for how to get {name}")
@@ -203,6 +217,16 @@ def measure(name: str, full_kernel: bool) -> Corpus:
             corpus.found += 1
         else:
             corpus.misses.append((path, line, kind, tag_name))
+    if extras:
+        tagged = {
+            (path, "".join(tag.split()))
+            for path, _, _, tag in ctags_definitions(root, languages, True)
+        }
+        corpus.extras = [
+            (path, line, kind, ours)
+            for path, line, kind, ours in corpus.ours
+            if (path, ours) not in tagged and (path, ours.partition("(")[0]) not in tagged
+        ]
     return corpus
 
 
@@ -218,6 +242,10 @@ def main() -> None:
     )
     parser.add_argument("--full-kernel", action="store_true", help="all of the kernel tree")
     parser.add_argument("--misses", type=int, default=40, help="misses listed per corpus")
+    parser.add_argument(
+        "--extras", type=int, default=-1, metavar="N",
+        help="also count our definitions no ctags tag names, and list the N most frequent names",
+    )  # fmt: skip
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     for spec in args.dir:
@@ -227,13 +255,13 @@ def main() -> None:
         CORPORA[name] = (Path(path), None)
     names = [name for name in args.corpus.split(",") if name]
     names += [spec.partition("=")[0] for spec in args.dir]
-    results = [measure(name, args.full_kernel) for name in names]
+    results = [measure(name, args.full_kernel, args.extras >= 0) for name in names]
     if args.json:
         print(
             json.dumps(
                 [
                     {
-                        **{f: getattr(r, f) for f in Corpus.__slots__},
+                        **{f: getattr(r, f) for f in Corpus.__slots__ if f != "ours"},
                         "by_language": dict(r.by_language),
                     }
                     for r in results
@@ -256,9 +284,21 @@ def main() -> None:
                 "yes" if recall >= TARGET else "NO",
                 common.fmt_seconds(r.seconds),
             ]
+            + (
+                [
+                    f"{len(r.extras):,} of {len(r.ours):,} ({len(r.extras) / max(1, len(r.ours)):.1%})"
+                ]
+                if args.extras >= 0
+                else []
+            )
         )
     headers = ["corpus", "files", "read as", "lines", "ctags defs", "found", "recall", "≥95%"]
-    print(common.markdown_table([*headers, "extract (1 process)"], rows))
+    headers += ["extract (1 process)"] + (["ours no ctags tag names"] if args.extras >= 0 else [])
+    print(common.markdown_table(headers, rows))
+    for r in results if args.extras > 0 else ():
+        frequent = Counter(name for _, _, _, name in r.extras).most_common(args.extras)
+        print(f"\n{r.name}: most frequent names no ctags tag has: "
+              + ", ".join(f"{name} {count}" for name, count in frequent))  # fmt: skip
     for r in results:
         if not r.misses:
             continue
