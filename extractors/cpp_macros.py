@@ -97,7 +97,7 @@ _TYPE_WORDS = frozenset(
 # (a run of them, or on the next, indented line) was read as a call and the prototype lost.
 # _trailing_macros checks that the `)` closes a parameter list after a name.
 _TRAILING_MACRO = re.compile(
-    rb"\)(?:[ \t]*\n)*[ \t]+(?:(?:const|noexcept|override|final|&&?)(?:[ \t]*\n)*[ \t]*)*"
+    rb"\)(?:[ \t]*\n)*[ \t]+(?:(?:const|noexcept|override|final)(?:[ \t]*\n)*[ \t]*|&&?[ \t]*)*"
     rb"((?:[A-Z_][A-Z0-9]*_[A-Z0-9_]*(?!\w)(?:[ \t]*\((?:[^()\n]|\([^()\n]*\))*\))?[ \t]*)+)"
     rb"(?=\s*(?:\{|;|:(?!:)|=[ \t]*(?:0|default|delete)\b|->"
     rb"|(?:override|final|const|noexcept)\b))"
@@ -107,6 +107,14 @@ _TRAILING_MACRO = re.compile(
 # compilers. Left in, tree-sitter read the macro as the function (zlib: 150 functions named
 # `OF`) or lost the prototype. The macro, its `(` and its `)` are blanked, the inner group kept.
 _PROTOTYPE_WRAPPER = re.compile(rb"(?:\b([A-Za-z_]\w*)|\))[ \t]+([A-Z_][A-Z0-9_]*)[ \t]*\Z")
+# `static void __printf(2, 3)\nsend_monitor_note(..)` (the kernel, 69 of them), tmux's
+# `static void printflike(3, 4)\nargs_print_add(..)`: an attribute macro at the end of the return
+# type's line. Left in, tree-sitter named the function after the macro (`__printf`).
+_ATTRIBUTE_LINE_END = re.compile(rb"\)[ \t]*\n(?=[A-Za-z_]\w*[ \t]*\()")
+_NUMBER_ARGUMENTS = re.compile(rb"[ \t]*\d+[ \t]*(?:,[ \t]*\d+[ \t]*)*")
+_TYPED_ATTRIBUTE = re.compile(
+    rb"(?:^|\n)[ \t]*([A-Za-z_]\w*)[\w \t*]*?[ \t*]([A-Za-z_]\w*)[ \t]*\Z"
+)
 _CAPITAL_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 _SPACES = re.compile(rb"[ \t]*")
 _NAME_BEFORE = re.compile(rb"(?:\b([A-Za-z_]\w*)|\boperator[ \t]*[^\w\s]{1,3})[ \t]*\Z")
@@ -272,6 +280,7 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
     macro_spans += _trailing_macros(source) + _parameter_macros(source)
     if b"((" in source:
         macro_spans += _prototype_wrappers(source)
+    macro_spans += _attributes_before_name(source)
     keywords: list[re.Match[bytes]] = []
     if lang == "cpp":
         spans += [m.span(1) for m in _ACCESS_MACRO.finditer(source)]
@@ -430,6 +439,21 @@ def _prototype_wrappers(source: bytes) -> list[tuple[int, int]]:
         if _NOT_PARAMETERS.search(source, start + 1, inner):
             continue  # `_GL_ARG_NONNULL ((3))`: an attribute's arguments, not parameters
         spans += [(before.start(2), start + 1), (outer, outer + 1)]
+    return spans
+
+
+def _attributes_before_name(source: bytes) -> list[tuple[int, int]]:
+    """Attribute macros with number arguments ending the return type's line, the function's
+    name at the start of the next (see _ATTRIBUTE_LINE_END): a type stands before the macro."""
+    spans = []
+    for match in _ATTRIBUTE_LINE_END.finditer(source):
+        opening = _opening_parenthesis(source, match.start())
+        if opening < 0 or not _NUMBER_ARGUMENTS.fullmatch(source, opening + 1, match.start()):
+            continue
+        head = _TYPED_ATTRIBUTE.search(source, max(0, opening - 200), opening)
+        if head is None or head[1] in _NOT_DECLARATORS or head[1] == b"else":
+            continue  # `return f(1, 2)`: a statement, whatever follows
+        spans.append((head.start(2), match.start() + 1))
     return spans
 
 

@@ -1249,3 +1249,38 @@ def test_a_macro_after_a_declared_name_is_no_function(language: str) -> None:
     assert ("LONGEST_NAME", "function") in names
     if language == "c":
         assert ("Columns", "variable") in names
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_an_attribute_macro_ending_the_return_type_s_line_is_not_the_name(language: str) -> None:
+    # The kernel's `static void __printf(2, 3)\nsend_monitor_note(..)` (69 such lines), tmux's
+    # `printflike(3, 4)`: the function was named after the macro, or ran into the next one.
+    # A call's numbers before a newline (`return f(1, 2)\n`) are no attribute.
+    source = (
+        b"static void __printf(2, 3)\n"
+        b"send_monitor_note(struct sock *sk, const char *fmt, ...)\n"
+        b"{\n"
+        b"}\n"
+        b"static int __init printflike(3, 4)\n"
+        b"append_printf(char **bufp, char *end, const char *fmt, ...)\n"
+        b"{\n"
+        b"\tva_list args;\n"
+        b"\tint ret;\n"
+        b"\tva_start(args, fmt);\n"
+        b"\tif (ret < end - *bufp) {\n"
+        b"\t\t*bufp += ret;\n"
+        b"\t} else {\n"
+        b"\t\tret = -ERANGE;\n"
+        b"\t}\n"
+        b"\treturn ret;\n"
+        b"}\n"
+        b"static int __init\n"
+        b"append_str(char **bufp)\n"
+        b"{\n"
+        b"  return f(1, 2)\n"
+        b"g(x);\n"
+        b"}\n"
+    )
+    found = [(s.name, s.start_line, s.end_line) for s in extract(language, source, "x.c").symbols]
+    assert found == [("send_monitor_note", 1, 4), ("append_printf", 5, 17), ("append_str", 18, 23)]
+    assert b"return f(1, 2)" in blank_macros(source, language)[0]
