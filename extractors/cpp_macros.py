@@ -115,6 +115,21 @@ _NUMBER_ARGUMENTS = re.compile(rb"[ \t]*\d+[ \t]*(?:,[ \t]*\d+[ \t]*)*")
 _TYPED_ATTRIBUTE = re.compile(
     rb"(?:^|\n)[ \t]*([A-Za-z_]\w*)[\w \t*]*?[ \t*]([A-Za-z_]\w*)[ \t]*\Z"
 )
+# `EXTERN char e_interrupted[]` (Vim's errors.h, globals.h and option.h: 2,266 of them), `EXTERN
+# schar_T *ScreenLines`: a capitalised word at a line's start that expands to a storage class.
+# _DECLARATION_MACROS wants an underscore, as `DWORD count;` is a type; this one wants what
+# only a macro leaves room for after it: a C type keyword, or a type and then a name.
+_STORAGE_MACRO = re.compile(
+    rb"\n([A-Z][A-Z0-9]*)[ \t]+(?=(?:char|short|int|long|unsigned|signed|float|double|void|const"
+    rb"|volatile|struct|union|enum)\b"
+    rb"|[A-Za-z_]\w*[ \t*]+[A-Za-z_]\w*(?:[ \t]*[\[=;,]|[ \t]+[A-Z][A-Z0-9_]*[ \t]*\())"
+)
+# Vim's `EXTERN long Columns INIT(= 80);` and `char e_interrupted[]\n\tINIT(= N_("Interrupted"));`
+# (2,000 of them): a macro that keeps or drops an initialiser. No C has `(=`; left in, the
+# declaration was an error and its variable lost.
+_INITIALIZER_MACRO = re.compile(rb"\b[A-Z][A-Z0-9_]*[ \t]*\Z")
+_STRING_REST = re.compile(rb'(?:[^"\\\n]|\\.)*"')  # a string literal after its opening quote
+_DECLARATION_END = re.compile(rb"[ \t]*[;,]")
 _CAPITAL_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 _SPACES = re.compile(rb"[ \t]*")
 _NAME_BEFORE = re.compile(rb"(?:\b([A-Za-z_]\w*)|\boperator[ \t]*[^\w\s]{1,3})[ \t]*\Z")
@@ -281,6 +296,9 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
     if b"((" in source:
         macro_spans += _prototype_wrappers(source)
     macro_spans += _attributes_before_name(source)
+    macro_spans += _storage_macros(source)
+    if b"(=" in source:
+        macro_spans += _initializer_macros(source)
     keywords: list[re.Match[bytes]] = []
     if lang == "cpp":
         spans += [m.span(1) for m in _ACCESS_MACRO.finditer(source)]
@@ -457,18 +475,52 @@ def _attributes_before_name(source: bytes) -> list[tuple[int, int]]:
     return spans
 
 
-def _closing_parenthesis(source: bytes, opening: int) -> int:
+def _storage_macros(source: bytes) -> list[tuple[int, int]]:
+    """_STORAGE_MACRO's words, the file's first line's too (it has no `\n` before it)."""
+    first = _STORAGE_MACRO.match(b"\n" + source[:200])
+    spans = [(first.start(1) - 1, first.end(1) - 1)] if first is not None else []
+    return spans + [match.span(1) for match in _STORAGE_MACRO.finditer(source)]
+
+
+def _initializer_macros(source: bytes) -> list[tuple[int, int]]:
+    """A capitalised macro whose parentheses start with `=` (see _INITIALIZER_MACRO): its name,
+    `(` and `)` are blanked, the initialiser kept, when `;` or `,` follows in code."""
+    spans = []
+    at = source.find(b"(=")
+    while at >= 0:
+        opening, at = at, source.find(b"(=", at + 2)
+        name = _INITIALIZER_MACRO.search(source, max(0, opening - 64), opening)
+        if name is None or source[opening + 2 : opening + 3] == b"=":
+            continue  # `x(==`: no initialiser
+        closing = _closing_parenthesis(source, opening, strings=True)
+        if closing < 0 or not _DECLARATION_END.match(source, closing + 1):
+            continue
+        line = source[source.rfind(b"\n", 0, opening) + 1 : opening].lstrip()
+        if line[:1] in (b"#", b"*", b"/"):
+            continue  # a directive's or a comment's text
+        spans += [(name.start(), opening + 1), (closing, closing + 1)]
+    return spans
+
+
+def _closing_parenthesis(source: bytes, opening: int, strings: bool = False) -> int:
     """The offset of the `)` that closes the `(` at `opening`, within 4,000 bytes and one
-    declaration; -1 if none."""
+    declaration; -1 if none. With `strings`, a string literal's bytes are skipped."""
     depth = 0
-    for at in range(opening, min(len(source), opening + 4000)):
+    at, end = opening, min(len(source), opening + 4000)
+    while at < end:
         byte = source[at]
-        if byte == 0x28:  # (
+        at += 1
+        if byte == 0x22 and strings:  # "
+            literal = _STRING_REST.match(source, at)
+            if literal is None:
+                return -1
+            at = literal.end()
+        elif byte == 0x28:  # (
             depth += 1
         elif byte == 0x29:  # )
             depth -= 1
             if depth == 0:
-                return at
+                return at - 1
         elif byte in (0x3B, 0x7B, 0x7D):  # ; { }
             return -1
     return -1

@@ -1284,3 +1284,33 @@ def test_an_attribute_macro_ending_the_return_type_s_line_is_not_the_name(langua
     found = [(s.name, s.start_line, s.end_line) for s in extract(language, source, "x.c").symbols]
     assert found == [("send_monitor_note", 1, 4), ("append_printf", 5, 17), ("append_str", 18, 23)]
     assert b"return f(1, 2)" in blank_macros(source, language)[0]
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_a_storage_macro_and_an_initializer_macro_leave_the_variable(language: str) -> None:
+    # Vim declares 2,266 globals as `EXTERN char e_interrupted[]\n\tINIT(= N_("..."));`: none was
+    # a symbol. A capitalised word that is a type (`DWORD count;`, `BOOL WINAPI f(void);`)
+    # stays; a `(=` in a comment or after a lower-case name is no initialiser macro.
+    source = (
+        b"EXTERN char e_interrupted[]\n"
+        b'\tINIT(= N_("E11: Invalid; :q<CR> closes"));\n'
+        b"EXTERN schar_T\t*ScreenLines INIT(= NULL);\n"
+        b"EXTERN long Columns INIT(= 80);\n"
+        b"STATIC const unsigned mask_bits[] = {0, 1};\n"
+        b"DWORD count;\n"
+        b"/* INIT(= 0) sets it */\n"
+        b"int x = f(= 1);\n"
+    )
+    found = {(s.name, s.kind) for s in extract(language, source, "x.c").symbols}
+    assert {
+        ("e_interrupted", "variable"),
+        ("ScreenLines", "variable"),
+        ("Columns", "variable"),
+        ("mask_bits", "constant"),
+        ("count", "variable"),
+    } <= found
+    assert not {name for name, _ in found} & {"EXTERN", "INIT", "STATIC", "DWORD"}
+    blanked = blank_macros(source, language)[0]
+    assert b"DWORD count;" in blanked and b"/* INIT(= 0) sets it */" in blanked
+    assert b"f(= 1)" in blanked
+    assert b'\t     = N_("E11: Invalid; :q<CR> closes") ;' in blanked
