@@ -130,6 +130,13 @@ _STORAGE_MACRO = re.compile(
 _INITIALIZER_MACRO = re.compile(rb"\b[A-Z][A-Z0-9_]*[ \t]*\Z")
 _STRING_REST = re.compile(rb'(?:[^"\\\n]|\\.)*"')  # a string literal after its opening quote
 _DECLARATION_END = re.compile(rb"[ \t]*[;,]")
+# `struct x {\n..\n} __packed;`, `} __packed __aligned(4);`, `} __randomize_layout;` (the
+# kernel: 11,507 of them): attribute macros between a record's `}` and its `;`. Left in, each
+# declared a variable named `__packed` (or a function `__aligned`).
+_RECORD_ATTRIBUTES = re.compile(
+    rb"\n[ \t]*\}[ \t]*((?:__[a-z]\w*(?:[ \t]*\((?:[^()\n]|\([^()\n]*\))*\))?[ \t]*)+)(?=;)"
+)
+_TYPEDEF = re.compile(rb"\btypedef\b")
 _CAPITAL_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 _SPACES = re.compile(rb"[ \t]*")
 _NAME_BEFORE = re.compile(rb"(?:\b([A-Za-z_]\w*)|\boperator[ \t]*[^\w\s]{1,3})[ \t]*\Z")
@@ -297,6 +304,7 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
         macro_spans += _prototype_wrappers(source)
     macro_spans += _attributes_before_name(source)
     macro_spans += _storage_macros(source)
+    macro_spans += _record_attributes(source)
     if b"(=" in source:
         macro_spans += _initializer_macros(source)
     keywords: list[re.Match[bytes]] = []
@@ -480,6 +488,38 @@ def _storage_macros(source: bytes) -> list[tuple[int, int]]:
     first = _STORAGE_MACRO.match(b"\n" + source[:200])
     spans = [(first.start(1) - 1, first.end(1) - 1)] if first is not None else []
     return spans + [match.span(1) for match in _STORAGE_MACRO.finditer(source)]
+
+
+def _record_attributes(source: bytes) -> list[tuple[int, int]]:
+    """_RECORD_ATTRIBUTES' runs, but for a typedef's name (`typedef struct {..} __kernel_fd_set;`,
+    the word a `typedef` before the record's `{` declares)."""
+    spans = []
+    for match in _RECORD_ATTRIBUTES.finditer(source):
+        closing = source.rfind(b"}", 0, match.start(1))
+        opening = _opening_brace(source, closing)
+        if opening < 0:
+            continue
+        head_start = max(source.rfind(b";", 0, opening), source.rfind(b"}", 0, opening)) + 1
+        if _TYPEDEF.search(source, head_start, opening):
+            continue
+        spans.append(match.span(1))
+    return spans
+
+
+def _opening_brace(source: bytes, closing: int) -> int:
+    """The offset of the `{` that the `}` at `closing` closes, within 64 KB; -1 if none
+    (strings and comments are not skipped: a miss only leaves the attributes in)."""
+    depth, at, limit = 1, closing, max(0, closing - 65536)
+    while True:
+        opening, inner = source.rfind(b"{", limit, at), source.rfind(b"}", limit, at)
+        if opening < 0:
+            return -1
+        if inner > opening:  # a nested record's `}` comes first, going back
+            depth, at = depth + 1, inner
+            continue
+        depth, at = depth - 1, opening
+        if depth == 0:
+            return opening
 
 
 def _initializer_macros(source: bytes) -> list[tuple[int, int]]:

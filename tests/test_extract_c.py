@@ -1314,3 +1314,23 @@ def test_a_storage_macro_and_an_initializer_macro_leave_the_variable(language: s
     assert b"DWORD count;" in blanked and b"/* INIT(= 0) sets it */" in blanked
     assert b"f(= 1)" in blanked
     assert b'\t     = N_("E11: Invalid; :q<CR> closes") ;' in blanked
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_attribute_macros_after_a_record_s_brace_declare_nothing(language: str) -> None:
+    # The kernel ends 11,507 records with `} __packed;`, `} __packed __aligned(4);` or
+    # `} __randomize_layout;`: each was a variable named `__packed` (or a function `__aligned`
+    # holding its struct). A typedef's name after the brace stays the name.
+    source = (
+        b"struct a {\n\tint x;\n} __packed;\n"
+        b"struct b {\n\tint y;\n\tunion {\n\t\tint z;\n\t} __packed;\n} __packed __aligned(4);\n"
+        b"struct c {\n\tint w;\n} __randomize_layout;\n"
+        b"typedef struct {\n\tint val[2];\n} __kernel_fsid_t;\n"
+    )
+    found = [(s.name, s.kind, s.start_line) for s in extract(language, source, "x.h").symbols]
+    assert found == [
+        ("a", "struct", 1),
+        ("b", "struct", 4),
+        ("c", "struct", 10),
+        ("__kernel_fsid_t", "struct", 13),
+    ]
