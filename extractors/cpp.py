@@ -1467,7 +1467,7 @@ def _annotated_name(node: Node) -> tuple[Node, Node] | None:
     if name.type not in _PLAIN_NAMES or (name.text or b"") in _C_KEYWORDS:
         return None  # `noinline int FOO(void);`: `int` is the type, FOO the function
     assert declarator is not None  # the ERROR is its sibling
-    function = declarator
+    function: Node | None = declarator
     if declarator.type == "init_declarator":  # `INIT(= 80)`: the `=` made it an initialiser
         function = declarator.child_by_field_name("declarator")
     macro = function.child_by_field_name("declarator") if function is not None else None

@@ -138,7 +138,6 @@ _RECORD_ATTRIBUTES = re.compile(
 )
 _TYPEDEF = re.compile(rb"\btypedef\b")
 _CAPITAL_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
-_SPACES = re.compile(rb"[ \t]*")
 _NAME_BEFORE = re.compile(rb"(?:\b([A-Za-z_]\w*)|\boperator[ \t]*[^\w\s]{1,3})[ \t]*\Z")
 _NOT_DECLARATORS = frozenset(
     b"if while for switch return sizeof alignof decltype noexcept catch throw".split()
@@ -459,7 +458,7 @@ def _prototype_wrappers(source: bytes) -> list[tuple[int, int]]:
         if before is None or before[1] in KEYWORDS:
             continue  # `return FOO((x));`
         inner = _closing_parenthesis(source, start + 1)
-        outer = _SPACES.match(source, inner + 1).end() if inner > 0 else -1
+        outer = _blank_end(source, inner + 1) if inner > 0 else -1
         if outer < 0 or source[outer : outer + 1] != b")" or on_directive_line(source, start):
             continue
         if _NOT_PARAMETERS.search(source, start + 1, inner):
@@ -578,6 +577,14 @@ def _blank_start(source: bytes, end: int) -> int:
     while start > 0 and source[start - 1] in b" \t":
         start -= 1
     return start
+
+
+def _blank_end(source: bytes, start: int) -> int:
+    """Where the run of spaces and tabs that starts at `start` ends."""
+    end = start
+    while end < len(source) and source[end] in b" \t":
+        end += 1
+    return end
 
 
 def _word_start(source: bytes, end: int) -> int:
