@@ -911,7 +911,7 @@ class _Reader:
         """A function or method, defined or only declared."""
         if not is_definition and node.start_byte in self.friends:
             return None  # `friend bool operator==(...);` declares no member
-        if not is_definition and (_annotated_name(node) or _assigned_macro(node)):
+        if not is_definition and _annotated_name(node) is not None:
             return None  # `int count_ GUARDED_BY(mu_);`: a variable, not `GUARDED_BY`
         declarator = node.child_by_field_name("declarator")
         if declarator is None:
@@ -1485,18 +1485,6 @@ def _annotated_name(node: Node) -> tuple[Node, Node] | None:
         for argument in arguments.named_children
     )
     return (name, declarator) if bare or declarator.type == "init_declarator" else None
-
-
-def _assigned_macro(node: Node) -> bool:
-    """Whether a declaration's function declarator is a macro whose parentheses start with `=`:
-    Vim's `EXTERN int do_profiling INIT(= PROF_NONE);` when `EXTERN int` parses apart (no
-    parameter list starts with `=`)."""
-    declarator = node.child_by_field_name("declarator")
-    if declarator is None or declarator.type != "function_declarator":
-        return False
-    parameters = declarator.child_by_field_name("parameters")
-    first = parameters.named_children[0] if parameters and parameters.named_child_count else None
-    return first is not None and first.type == "ERROR" and (first.text or b"").startswith(b"=")
 
 
 def _declared_name(declarator: Node | None) -> tuple[Node | None, bool]:

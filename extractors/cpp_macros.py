@@ -302,7 +302,7 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
     if b"((" in source:
         macro_spans += _prototype_wrappers(source)
     macro_spans += _attributes_before_name(source)
-    macro_spans += _storage_macros(source)
+    macro_spans += _line_start_spans(_STORAGE_MACRO, source)
     macro_spans += _record_attributes(source)
     if b"(=" in source:
         macro_spans += _initializer_macros(source)
@@ -370,10 +370,7 @@ def _macro_spans(source: bytes, lang: str) -> list[tuple[int, int]]:
     same line (`FMT_CONSTEXPR color_type() noexcept`: a constructor)."""
     spans = []
     skip = _Skipper(source).skip
-    first = _DECLARATION_MACROS.match(b"\n" + source[:400])  # the first line has no `\n`
-    matches = [(first.start(1) - 1, first.end(1) - 1)] if first is not None else []
-    matches += [match.span(1) for match in _DECLARATION_MACROS.finditer(source)]
-    for start, end in matches:
+    for start, end in _line_start_spans(_DECLARATION_MACROS, source):
         after = skip(end)
         word = WORD.match(source, after)
         for _ in range(4):  # `FMT_BEGIN_NAMESPACE` then `FMT_MODULE_EXPORT_BEGIN`: look past
@@ -482,11 +479,12 @@ def _attributes_before_name(source: bytes) -> list[tuple[int, int]]:
     return spans
 
 
-def _storage_macros(source: bytes) -> list[tuple[int, int]]:
-    """_STORAGE_MACRO's words, the file's first line's too (it has no `\n` before it)."""
-    first = _STORAGE_MACRO.match(b"\n" + source[:200])
+def _line_start_spans(pattern: re.Pattern[bytes], source: bytes) -> list[tuple[int, int]]:
+    """Group 1's span of each match of `pattern`, which starts with `\n` (a literal prefix
+    makes the scan skip from line to line), the file's first line's too (no `\n` before it)."""
+    first = pattern.match(b"\n" + source[:400])
     spans = [(first.start(1) - 1, first.end(1) - 1)] if first is not None else []
-    return spans + [match.span(1) for match in _STORAGE_MACRO.finditer(source)]
+    return spans + [match.span(1) for match in pattern.finditer(source)]
 
 
 def _record_attributes(source: bytes) -> list[tuple[int, int]]:
