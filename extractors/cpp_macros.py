@@ -131,10 +131,12 @@ _INITIALIZER_MACRO = re.compile(rb"\b[A-Z][A-Z0-9_]*[ \t]*\Z")
 _STRING_REST = re.compile(rb'(?:[^"\\\n]|\\.)*"')  # a string literal after its opening quote
 _DECLARATION_END = re.compile(rb"[ \t]*[;,]")
 # `struct x {\n..\n} __packed;`, `} __packed __aligned(4);`, `} __randomize_layout;` (the
-# kernel: 11,507 of them): attribute macros between a record's `}` and its `;`. Left in, each
-# declared a variable named `__packed` (or a function `__aligned`).
+# kernel: 11,507 of them): attribute macros between a record's `}` and its `;`, or the name it
+# declares (`typedef struct {..} __aligned(8) psw_compat_t;`: 165 in the kernel). Left in, each
+# declared a variable named `__packed` (or a function `__aligned`, the typedef's name lost).
 _RECORD_ATTRIBUTES = re.compile(
-    rb"\n[ \t]*\}[ \t]*((?:__[a-z]\w*(?:[ \t]*\((?:[^()\n]|\([^()\n]*\))*\))?[ \t]*)+)(?=;)"
+    rb"\n[ \t]*\}[ \t]*((?:__[a-z]\w*(?:[ \t]*\((?:[^()\n]|\([^()\n]*\))*\))?[ \t]*)+)"
+    rb"(?=;|([A-Za-z_]\w*)[ \t]*;)"
 )
 _TYPEDEF = re.compile(rb"\btypedef\b")
 _CAPITAL_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
@@ -489,9 +491,12 @@ def _line_start_spans(pattern: re.Pattern[bytes], source: bytes) -> list[tuple[i
 
 def _record_attributes(source: bytes) -> list[tuple[int, int]]:
     """_RECORD_ATTRIBUTES' runs, but for a typedef's name (`typedef struct {..} __kernel_fd_set;`,
-    the word a `typedef` before the record's `{` declares)."""
+    the word a `typedef` before the record's `{` declares when no other name follows it)."""
     spans = []
     for match in _RECORD_ATTRIBUTES.finditer(source):
+        if match.group(2):  # a name follows the run: it is the one declared
+            spans.append(match.span(1))
+            continue
         closing = source.rfind(b"}", 0, match.start(1))
         opening = _opening_brace(source, closing)
         if opening < 0:

@@ -1320,12 +1320,15 @@ def test_a_storage_macro_and_an_initializer_macro_leave_the_variable(language: s
 def test_attribute_macros_after_a_record_s_brace_declare_nothing(language: str) -> None:
     # The kernel ends 11,507 records with `} __packed;`, `} __packed __aligned(4);` or
     # `} __randomize_layout;`: each was a variable named `__packed` (or a function `__aligned`
-    # holding its struct). A typedef's name after the brace stays the name.
+    # holding its struct). A typedef's name after the brace stays the name; after attributes
+    # (`} __aligned(8) psw_compat_t;`) too, where the struct was named `__aligned`.
     source = (
         b"struct a {\n\tint x;\n} __packed;\n"
         b"struct b {\n\tint y;\n\tunion {\n\t\tint z;\n\t} __packed;\n} __packed __aligned(4);\n"
         b"struct c {\n\tint w;\n} __randomize_layout;\n"
         b"typedef struct {\n\tint val[2];\n} __kernel_fsid_t;\n"
+        b"typedef struct {\n\tunsigned int mask;\n} __aligned(8) psw_compat_t;\n"
+        b"typedef struct d {\n\tint u;\n} __packed __aligned(2) d_t;\n"
     )
     found = [(s.name, s.kind, s.start_line) for s in extract(language, source, "x.h").symbols]
     assert found == [
@@ -1333,4 +1336,7 @@ def test_attribute_macros_after_a_record_s_brace_declare_nothing(language: str) 
         ("b", "struct", 4),
         ("c", "struct", 10),
         ("__kernel_fsid_t", "struct", 13),
+        ("psw_compat_t", "struct", 16),
+        ("d_t", "type", 19),
+        ("d", "struct", 19),
     ]
