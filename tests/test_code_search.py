@@ -852,3 +852,87 @@ def test_a_chunk_that_itself_matches_ranks_above_a_sibling_lifted_by_its_file(
     found = names(data)
     assert found[0] == "last_page_number"  # the file's leader keeps its whole share
     assert found.index("check_in_range") < found.index("is_last_page")
+
+
+C_FILES = {
+    "include/pane.h": """
+/* Resize a pane to an absolute number of cells. */
+int pane_resize_to(struct pane *pane, int cells);
+/* Compute the checksum of a frame. */
+unsigned frame_checksum(const char *frame);
+/* Open the terminal device. */
+int term_open(const char *device);
+""",
+    "src/pane.c": """
+static int pane_clamp(int cells, int limit);
+
+int pane_resize_to(struct pane *pane, int cells)
+{
+    pane->cells = pane_clamp(cells, pane->limit);
+    return pane->cells;
+}
+
+/* Keep a pane's size between one cell and its limit. */
+static int pane_clamp(int cells, int limit)
+{
+    return cells < 1 ? 1 : (cells > limit ? limit : cells);
+}
+""",
+    "src/checksum.c": """
+unsigned frame_checksum(const char *frame)
+{
+    unsigned sum = 0;
+    while (*frame) sum = sum * 31 + (unsigned char)*frame++;
+    return sum;
+}
+""",
+    "src/term_linux.c": "int term_open(const char *device) { return linux_open(device); }\n",
+    "src/term_bsd.c": "int term_open(const char *device) { return bsd_open(device); }\n",
+}
+
+
+@pytest.fixture()
+def c_tree(tmp_path: Path) -> Path:
+    root = tmp_path / "c"
+    for rel, text in C_FILES.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text.lstrip("\n"))
+    done = repomap("index", str(root))
+    assert done.returncode == 0, done.stderr
+    return root
+
+
+def places(data: dict) -> list[tuple[str, str, int]]:
+    return [(hit["name"], hit["path"], hit["start_line"]) for hit in data["results"]]
+
+
+@pytest.mark.parametrize("mode", ["lexical", "hybrid"])
+def test_a_c_prototype_gives_its_place_to_its_one_definition(c_tree: Path, mode: str) -> None:
+    # The header's prototype holds the words; the answer is the definition it declares.
+    if mode == "hybrid":
+        done = repomap("index", str(c_tree), "--embed")
+        assert done.returncode == 0, done.stderr
+    _, resize, _ = search(c_tree, "resize a pane to an absolute size", "--mode", mode)
+    found = places(resize)
+    assert found[0] == ("pane_resize_to", "src/pane.c", 3)
+    assert ("pane_resize_to", "include/pane.h", 2) not in found
+    # A static forward declaration held its definition's comment too: one answer, not two.
+    _, clamp, _ = search(c_tree, "keep the size between one cell and the limit", "--mode", mode)
+    assert [place for place in places(clamp) if place[0] == "pane_clamp"] == [
+        ("pane_clamp", "src/pane.c", 10)  # its comment's line: the chunk begins there
+    ]
+    _, checksum, _ = search(c_tree, "checksum of a frame", "--mode", mode)
+    assert places(checksum)[0] == ("frame_checksum", "src/checksum.c", 1)
+    assert ("frame_checksum", "include/pane.h", 4) not in places(checksum)
+
+
+def test_a_c_prototype_stays_without_one_definition_the_filters_keep(c_tree: Path) -> None:
+    # Two definitions (one per platform): no single answer, the prototype stays.
+    _, device, _ = search(c_tree, "open the terminal device", "--mode", "lexical")
+    assert places(device)[0] == ("term_open", "include/pane.h", 6)
+    # A path filter without the definition keeps the prototype it allows.
+    _, headers, _ = search(
+        c_tree, "checksum of a frame", "--mode", "lexical", "--path", "include/"
+    )
+    assert places(headers)[0] == ("frame_checksum", "include/pane.h", 4)

@@ -6,7 +6,8 @@
 # Each corpus whose "fetched_by" is "fetch.sh" lands in $REPOMAP_CORPORA/relevance/<name>
 # (default ~/.cache/repomap-corpora/relevance/<name>): PyPI sdists with `pip download
 # --no-binary :all: --no-deps --require-hashes`, Debian packages with `apt-get download` +
-# `dpkg -x` (nothing is installed). Every download's sha256 is checked against the pin, and a
+# `dpkg -x` (nothing is installed), Debian source packages (C code) with `apt-get source
+# --download-only`, their upstream tarball unpacked. Every download's sha256 is checked against the pin, and a
 # pinned version that is gone from the archive is an error, not a fallback: the questions'
 # line ranges hold for exactly these files. Idempotent: a corpus whose stamp
 # ($REPOMAP_CORPORA/relevance/.stamps/<name>) matches its pin is skipped; downloads are cached
@@ -79,6 +80,23 @@ fetch_deb() {  # fetch_deb PACKAGE VERSION SHA256 -> prints the .deb's path
   printf '%s\n' "$found"
 }
 
+fetch_debian_source() {  # fetch_debian_source PACKAGE VERSION SHA256 -> prints the upstream tarball's path
+  # A C project's code is in Debian's source package, not its binaries: `apt-get source
+  # --download-only` (deb-src lines needed) fetches it; the pin is the upstream .orig tarball's.
+  local package="$1" version="$2" sha="$3" upstream found
+  upstream="${version#*:}"; upstream="${upstream%-*}"
+  found=$(ls "$DL/${package}_${upstream}".orig.tar.* 2>/dev/null | grep -v '\.asc$' | head -n1 || true)
+  if [ -z "$found" ]; then
+    log "$package: apt-get source --download-only $package=$version"
+    (cd "$DL" && apt-get source -q --download-only "$package=$version" 2>&1 \
+      | grep -v 'unsandboxed as root' >&2) || true
+    found=$(ls "$DL/${package}_${upstream}".orig.tar.* 2>/dev/null | grep -v '\.asc$' | head -n1 || true)
+    [ -n "$found" ] || die "apt-get source $package=$version failed (are deb-src lines configured?); the questions' line ranges need exactly this version"
+  fi
+  check_sha "$found" "$sha"
+  printf '%s\n' "$found"
+}
+
 materialize() {  # materialize NAME SOURCE PACKAGE VERSION SHA256 EXTRACT
   local name="$1" source="$2" package="$3" version="$4" sha="$5" extract="$6"
   local key="$source $package==$version sha256:$sha"
@@ -97,6 +115,12 @@ materialize() {  # materialize NAME SOURCE PACKAGE VERSION SHA256 EXTRACT
     debian)
       file=$(fetch_deb "$package" "$version" "$sha")
       dpkg -x "$file" "$tmp.x"
+      [ -d "$tmp.x/$extract" ] || die "$name: no $extract in $file"
+      mv "$tmp.x/$extract" "$tmp"
+      rm -rf "$tmp.x" ;;
+    "debian source")
+      file=$(fetch_debian_source "$package" "$version" "$sha")
+      tar -xf "$file" -C "$tmp.x"
       [ -d "$tmp.x/$extract" ] || die "$name: no $extract in $file"
       mv "$tmp.x/$extract" "$tmp"
       rm -rf "$tmp.x" ;;

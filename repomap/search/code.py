@@ -17,6 +17,7 @@ it holds (`word_coverage`, learned by bench/fusion_fit.py). Filters (path, langu
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Sequence
@@ -29,7 +30,7 @@ from repomap.index import chunks
 from repomap.languages import DOC_FORMATS, resolve_language
 from repomap.limits import check_limit
 from repomap.search.filters import Filters
-from repomap.store import Store
+from repomap.store import ROWS_PER_FILE, Store
 from repomap.subwords import split_identifier
 
 if TYPE_CHECKING:
@@ -371,6 +372,7 @@ def _search_code(
     weight = {"lexical": 0.0, "semantic": 1.0}.get(mode, semantic_weight)
     scored = fuse(lexical, semantic, traits, weight, wants_tests)
     scored = {chunk_id: score for chunk_id, score in scored.items() if score > 0}
+    _fold_prototypes(db, scored, traits, filters)
     if not filters.names_tests:
         _demote_records(db, scored, [i for i in scored if traits[i][1] == "section"])
     # Semantic mode keeps the share even: there the leaders cost the heldout half a question
@@ -596,6 +598,64 @@ def _semantic_scores(
     timings["vector"] = (time.perf_counter() - clock) * 1000
     total = chunk_count(db) or 1
     return found, model_id, min(covered / total, 1.0)
+
+
+# A C or C++ function's prototype is a chunk (a header's `int status_at_line(struct client *);`,
+# a static forward declaration above its definition): for an API whose definition the index
+# lacks (llvm-c/Core.h), it is all there is. Where the index holds one definition of the name,
+# the two were one answer twice (tmux: 1,374 of its 3,545 function chunks are prototypes of
+# functions it defines, and a forward declaration's chunk holds its definition's comments), and
+# the definition is the code a question asks for: the prototype's score goes to the definition's
+# chunk, and the prototype leaves the ranking.
+_PROTOTYPES_SQL = """
+SELECT c.id, min(s.name) FROM chunks c
+JOIN files f ON f.id = c.file_id AND f.language IN ('c', 'cpp')
+JOIN symbols s ON s.file_id = c.file_id AND s.start_line = c.start_line AND s.kind = 'function'
+WHERE c.id IN (SELECT value FROM json_each(?)) AND c.kind = 'function'
+GROUP BY c.id HAVING count(*) = 1 AND NOT max(s.is_definition) AND max(s.parent_id) IS NULL"""
+_DEFINITIONS_SQL = f"""
+SELECT s.name, c.id, s.file_id, f.language FROM symbols s
+JOIN files f ON f.id = s.file_id AND f.language IN ('c', 'cpp')
+JOIN chunks c ON c.id >= s.file_id * {ROWS_PER_FILE} AND c.id < (s.file_id + 1) * {ROWS_PER_FILE}
+    AND c.start_line = s.start_line AND c.kind = 'function'
+WHERE s.name COLLATE NOCASE IN (SELECT value FROM json_each(?)) AND s.kind = 'function'
+    AND s.parent_id IS NULL AND s.is_definition"""
+
+
+def _fold_prototypes(
+    db: Store, scored: dict[int, float], traits: dict[int, Traits], filters: Filters
+) -> None:
+    """Each prototype among `scored` whose name has one definition (a function's chunk the
+    filters keep) gives its score to that definition's chunk (the higher of the two) and
+    leaves."""
+    functions = [i for i in scored if traits[i][1] == "function" and traits[i][2] is not None]
+    if not functions:
+        return
+    prototypes = dict(db.conn.execute(_PROTOTYPES_SQL, (_json_ids(functions),)).fetchall())
+    if not prototypes:
+        return
+    names = set(prototypes.values())
+    found: dict[str, list[tuple[int, int, str]]] = {}
+    rows = db.conn.execute(_DEFINITIONS_SQL, (json.dumps(sorted(names)),))
+    for name, chunk_id, file_id, language in rows:
+        if name in names:  # the name index ignores case; C does not
+            found.setdefault(name, []).append((chunk_id, file_id, language))
+    allowed = None if filters.file_ids is None else set(filters.file_ids)
+    for prototype, name in prototypes.items():
+        definitions = found.get(name, [])
+        if len(definitions) != 1:
+            continue  # none, or one per platform or configuration: no single answer to give
+        definition, file_id, language = definitions[0]
+        if (allowed is not None and file_id not in allowed) or filters.language not in (
+            None,
+            language,
+        ):
+            continue
+        if definition not in traits:
+            traits.update(_traits(db, [definition]))
+        if traits.get(definition, (True, "", None))[0] and not traits[prototype][0]:
+            continue  # a test's definition does not stand for the code's prototype
+        scored[definition] = max(scored.get(definition, 0.0), scored.pop(prototype))
 
 
 def _paths(db: Store, filters: Filters) -> set[str]:
