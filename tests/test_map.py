@@ -587,3 +587,30 @@ def test_map_help_says_tests_and_defines_rank_last() -> None:
     text = " ".join(result.stdout.split())
     assert "--exclude" in text and "--path" in text
     assert "test, benchmark and example files" in text and "#define macros" in text
+
+
+def test_a_c_typedef_and_the_struct_it_names_are_one_row(make_repo, index) -> None:
+    # `typedef struct Node {..} Node;` is two symbols on one line: the struct and the type.
+    # The map showed `struct Node` under `typedef struct Node {…} Node`, one line twice.
+    files = {
+        "src/node.h": (
+            "typedef struct Node {\n  int value;\n  struct Node *next;\n} Node;\n"
+            "int optind, opt;\n"
+            "Node *node_new(int value);\n"
+        ),
+    }
+    for n in range(6):
+        files[f"src/use_{n}.c"] = (
+            '#include "node.h"\n'
+            f"Node *make_{n}(void) {{ Node *x = node_new({n}); opt = optind; return x; }}\n"
+        )
+    root = make_repo(files)
+    index(root)
+    text = _map(root, tokens=4000).text
+    header = text[text.index("src/node.h:") :].split("\n\n")[0]
+    rows = [line for line in header.splitlines()[1:] if "│" in line]
+    assert [row.split("│", 1)[1] for row in rows if row.lstrip().startswith("1│")] == [
+        "typedef struct Node {…} Node"
+    ]
+    # Names on one line that do not hold each other stay rows of their own.
+    assert sum(1 for row in rows if row.lstrip().startswith("5│")) == 2

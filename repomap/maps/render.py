@@ -88,6 +88,38 @@ class _Block:
     rows: list[tuple[int, int, int]] = field(default_factory=list)  # sorted (line, depth, key)
     texts: dict[int, Row] = field(default_factory=dict)
     tokens: int = 0  # milli-tokens of its rows and elision markers
+    merged: set[int] = field(default_factory=set)  # keys whose row another row on its line took
+
+
+def _said_on_line(block: _Block, row: Row, pending: list[Row]) -> int | None:
+    """Whether a row of `block` (or one about to join it) on `row`'s line and depth already
+    holds `row`'s text (-1), or `row` holds a row's text of the block (that row's key), or
+    neither (None)."""
+    for other in (*block.texts.values(), *pending):
+        if other.line != row.line or other.depth != row.depth:
+            continue
+        if _holds(other.text, row.text):
+            return -1
+        if _holds(row.text, other.text) and other.key in block.texts:
+            return other.key
+    return None
+
+
+def _holds(text: str, part: str) -> bool:
+    """Whether `part` is in `text` as whole words (`int opt` is not in `int optind`)."""
+    at = text.find(part)
+    while at >= 0:
+        end = at + len(part)
+        if (at == 0 or not _is_word(text[at - 1]) or not _is_word(part[0])) and (
+            end == len(text) or not _is_word(text[end]) or not _is_word(part[-1])
+        ):
+            return True
+        at = text.find(part, at + 1)
+    return False
+
+
+def _is_word(char: str) -> bool:
+    return char.isalnum() or char == "_"
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,17 +210,31 @@ class MapBuilder:
         new_block = block is None
         if block is None:
             block = _Block(candidate.path, candidate.width)
-        keys = {key for _, _, key in block.rows}
-        # Two names on one line (`a = b = 1`) make one row.
-        same_line = {(block.texts[key].line, block.texts[key].text) for key in keys}
-        new_rows = [
-            r for r in candidate.rows if r.key not in keys and (r.line, r.text) not in same_line
-        ]
+        keys = {key for _, _, key in block.rows} | block.merged
+        # Two names on one line make one row: `a = b = 1`, and C's `typedef struct TValue {…}
+        # TValue` with the `struct TValue` it holds (each a symbol; the longer row says both).
+        new_rows: list[Row] = []
+        replaced: set[int] = set()
+        for r in candidate.rows:
+            if r.key in keys:
+                continue
+            said = _said_on_line(block, r, new_rows)
+            if said is None:
+                new_rows.append(r)
+            elif said == -1:  # another row on the line holds this one's text
+                continue
+            else:  # this row holds another's text: it takes that row's place
+                replaced.add(said)
+                new_rows.append(r)
         if not new_rows:
             self.shown.update(r.key for r in candidate.rows if r.ranked)
             return True
-        rows = sorted([*block.rows, *((r.line, r.depth, r.key) for r in new_rows)])
-        texts = {**block.texts, **{r.key: r for r in new_rows}}
+        rows = sorted(
+            [*(row for row in block.rows if row[2] not in replaced),
+             *((r.line, r.depth, r.key) for r in new_rows)]
+        )  # fmt: skip
+        texts = {**{k: v for k, v in block.texts.items() if k not in replaced},
+                 **{r.key: r for r in new_rows}}  # fmt: skip
         tokens = self._block_tokens(block, rows, texts)
         cost = tokens - block.tokens + (line_cost(f"{candidate.path}:") if new_block else 0)
         if self.used + cost > self.budget * 1000:
@@ -197,6 +243,7 @@ class MapBuilder:
         self.misses = 0
         self.used += cost
         block.rows, block.texts, block.tokens = rows, texts, tokens
+        block.merged |= replaced
         self.blocks[candidate.path] = block
         self.shown.update(r.key for r in candidate.rows if r.ranked)
         return True
