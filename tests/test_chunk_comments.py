@@ -106,6 +106,24 @@ def test_a_comment_above_an_include_or_an_import_is_not_the_next_definitions() -
     assert "computed once" in chunks_of("python", "answer.py", decorated)["answer"].head
 
 
+def test_the_comment_a_file_begins_with_is_the_files_unless_a_definition_follows_it() -> None:
+    # Lua's lgc.c begins `/* $Id: lgc.c $ Garbage Collector */`, a blank line, `#define lgc_c`:
+    # the macro took the file's description, and ranked first for any question about it.
+    header = b"/*\n** $Id: lgc.c $\n** Garbage Collector\n*/\n\n#define lgc_c\n"
+    body = b"\n/* Mark an object gray. */\nstatic void mark(int o) { (void)o; }\n"
+    chunks = chunks_of("c", "lgc.c", header + body)
+    assert "Garbage Collector" not in chunks["lgc_c"].head
+    assert "Garbage Collector" in chunks["lgc.c"].head + chunks["lgc.c"].body  # the file's chunk
+    assert "Mark an object gray." in chunks["mark"].head
+    # A licence, then the function's own comment right above it: only the latter is its.
+    licensed = b"/* Licensed under the MIT licence. */\n/* Answers. */\nint answer(void);\n"
+    head = chunks_of("c", "answer.h", licensed)["answer"].head
+    assert "Answers." in head and "licence" not in head
+    # A file that begins with the definition's comment, the definition right below it.
+    direct = b"// Computes the checksum of a frame.\nunsigned checksum(const char *f);\n"
+    assert "checksum of a frame" in chunks_of("c", "sum.h", direct)["checksum"].head
+
+
 def test_an_include_guard_is_no_chunk_and_a_valued_macro_is_one() -> None:
     chunks = chunks_of("cpp", "queue.h", QUEUE_H)
     assert "SPDLOG_QUEUE_H" not in chunks

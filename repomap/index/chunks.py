@@ -27,7 +27,8 @@ from repomap.subwords import split_identifier
 # 7: ... and type stubs (.pyi)
 # 8: a definition without a doc comment takes the plain comment block right above it; a
 #    header's include guard is no chunk
-CHUNKS_VERSION = "8"
+# 9: ... but not the comment the file begins with, unless the definition follows it directly
+CHUNKS_VERSION = "9"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
 # header, docstring and member signatures, not the members' bodies: those are chunks too.
@@ -380,6 +381,10 @@ def _leading_comments(
     found = _Leading({}, set())
     if not by_end:
         return found
+    # The comment a file begins with is the file's (a licence, `$Id: lgc.c $ Garbage Collector`),
+    # not the first definition's below it, unless that definition (or its decorator) follows it
+    # with no blank line or other comment between.
+    first_line = next((n for n, text in enumerate(lines, 1) if text.strip()), 0)
     for d in definitions:
         if d.kind not in CHUNK_KINDS or d.doc:
             continue
@@ -409,6 +414,10 @@ def _leading_comments(
             and _indent(lines[by_end[end][0] - 1]) == indent
         ):
             line, content = by_end[end]
+            if line == first_line and (
+                block or any(not lines[n - 1].strip() for n in range(end + 1, d.start_line))
+            ):
+                break  # another comment or a blank line between: the file's own comment
             block.append(content)
             found.taken.add(line)
             end = line - 1
