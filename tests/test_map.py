@@ -614,3 +614,27 @@ def test_a_c_typedef_and_the_struct_it_names_are_one_row(make_repo, index) -> No
     ]
     # Names on one line that do not hold each other stay rows of their own.
     assert sum(1 for row in rows if row.lstrip().startswith("5│")) == 2
+
+
+def test_a_cpp_constructor_shows_its_class_not_itself(make_repo, index) -> None:
+    # A constructor shares its class's name, so every use of the type ranked it with the class:
+    # LevelDB's map was half `Slice()`, `Env()` and deleted copy constructors.
+    files = {
+        "include/slice.h": (
+            "class Slice {\n public:\n  Slice();\n  Slice(const char* d, int n) : d_(d), n_(n) {}\n"
+            "  Slice(const Slice&) = delete;\n  ~Slice() {}\n"
+            "  int size() const { return n_; }\n private:\n  const char* d_; int n_;\n};\n"
+        ),
+    }
+    for n in range(6):
+        files[f"src/use_{n}.cc"] = (
+            '#include "slice.h"\n'
+            f"int length_{n}(const Slice& s) {{ Slice t(\"x\", {n}); return s.size() + t.size(); }}\n"
+        )
+    root = make_repo(files)
+    index(root)
+    result = _map(root, tokens=4000)
+    header = result.text[result.text.index("include/slice.h:") :].split("\n\n")[0]
+    shown = [line.split("│", 1)[1].strip() for line in header.splitlines() if "│" in line]
+    assert "class Slice" in shown and "int size() const" in shown
+    assert not [row for row in shown if row.startswith(("Slice(", "~Slice"))]

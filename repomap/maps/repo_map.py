@@ -123,7 +123,9 @@ def repo_map(
             if symbol.file_id in focus_ids:
                 continue
             scores[symbol_id] = score
-            builder.offer(_candidate(symbol, rows, files[symbol.file_id], signatures))
+            candidate = _candidate(symbol, rows, files[symbol.file_id], signatures)
+            if candidate.rows:
+                builder.offer(candidate)
             if not builder.fits_anything:
                 break
     targets = mention_files | {rows[i].file_id for i in mentioned if i in rows}
@@ -164,6 +166,10 @@ def _candidate(
     chain = [symbol]
     while chain[-1].parent_id is not None and chain[-1].parent_id in rows and len(chain) < 16:
         chain.append(rows[chain[-1].parent_id])
+    if _constructor(symbol, rows):
+        # A constructor shares its class's name, so it ranks with the class: its class's header
+        # is shown in its place (LevelDB's map was half `Slice()`, `Env()` and deleted copies).
+        chain = chain[1:]
     chain.reverse()
     for s in chain:
         if s.id not in signatures:
@@ -181,6 +187,17 @@ def _candidate(
             )
             for depth, s in enumerate(chain)
         ),
+    )
+
+
+def _constructor(symbol: map_rows.MapSymbolRow, rows: dict[int, map_rows.MapSymbolRow]) -> bool:
+    """A method named as its class (`Slice::Slice`) or after `~` (a destructor)."""
+    parent = rows.get(symbol.parent_id) if symbol.parent_id is not None else None
+    return (
+        symbol.kind == "method"
+        and parent is not None
+        and parent.kind in ("class", "struct")
+        and symbol.name.removeprefix("~") == parent.name
     )
 
 
