@@ -153,3 +153,23 @@ def test_a_question_in_a_methods_comment_finds_the_method_before_its_class(
     names = [hit["name"] for hit in json.loads(done.stdout)["results"]]
     assert names[0] == "blocking_queue::enqueue_nowait"
     assert not any(name.endswith("_H") for name in names)
+
+
+def test_a_deleted_or_defaulted_cpp_function_is_no_chunk_and_a_defined_one_is() -> None:
+    source = (
+        b"class MemTable {\n public:\n  MemTable();\n"
+        b"  MemTable(const MemTable&) = delete;\n"
+        b"  MemTable& operator=(const MemTable&) = delete;  // not copyable\n"
+        b"  ~MemTable() = default;\n"
+        b"  int Flush() { return write_level0(); }\n"
+        b"};\n"
+        b"MemTable::MemTable() { refs_ = 0; }\n"
+    )
+    extraction = extract("cpp", source, "memtable.h")
+    rows = [attrgetter(*store.SYMBOL_FIELDS)(s) for s in extraction.symbols]
+    texts = [(t.element_type, t.content, t.line, t.end_line, t.symbol_name, "")
+             for t in extraction.texts]  # fmt: skip
+    chunks = code_chunks("memtable.h", source, rows, texts)
+    named = [(c.name, c.start_line) for c in chunks if c.kind in ("function", "method")]
+    assert sorted(named) == [("MemTable::Flush", 7), ("MemTable::MemTable", 9)]
+    assert "MemTable" in {c.name for c in chunks}  # the class keeps its members' signatures

@@ -27,7 +27,8 @@ from repomap.subwords import split_identifier
 # 7: ... and type stubs (.pyi)
 # 8: a definition without a doc comment takes the plain comment block right above it; a
 #    header's include guard is no chunk
-# 9: ... but not the comment the file begins with, unless the definition follows it directly
+# 9: ... but not the comment the file begins with, unless the definition follows it directly;
+#    a C++ function deleted or defaulted where it is declared is no chunk
 CHUNKS_VERSION = "9"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
@@ -300,6 +301,11 @@ def code_chunks(
     for d in definitions:
         if d.kind not in CHUNK_KINDS or _include_guard(d, lines):
             continue
+        if _bodiless(d, lines):
+            start, end = max(d.start_line, 0), min(d.end_line, len(lines))
+            if end >= start:
+                covered[start : end + 1] = b"\x01" * (end + 1 - start)
+            continue
         doc = d.doc or leading.of.get((d.start_line, d.qualified_name), "")
         inner = " ".join(comments.get(d.qualified_name, ()))
         head = "\n".join(filter(None, (d.signature, doc, inner)))
@@ -424,6 +430,21 @@ def _leading_comments(
         if block:
             found.of[(d.start_line, d.qualified_name)] = "\n".join(reversed(block))
     return found
+
+
+# `Slice(const Slice&) = delete;`, `~Pool() = default;`: C++ definitions with nothing written
+# in them, whose chunk was their name alone (LevelDB's deleted `MemTable(const MemTable&)` ranked
+# third for "how is the memtable flushed to disk").
+_NO_BODY = re.compile(r"=\s*(?:delete|default)\s*;\s*(?://.*)?$")
+
+
+def _bodiless(d: _Definition, lines: Sequence[str]) -> bool:
+    """A function deleted or defaulted where it is declared: no body, nothing it does."""
+    if d.kind not in ("function", "method") or not 0 < d.start_line <= d.end_line <= len(lines):
+        return False
+    if d.end_line - d.start_line > 3 or not _NO_BODY.search(lines[d.end_line - 1]):
+        return False
+    return "{" not in "".join(lines[d.start_line - 1 : d.end_line])
 
 
 def _include_guard(d: _Definition, lines: Sequence[str]) -> bool:
