@@ -932,7 +932,5 @@ def test_a_c_prototype_stays_without_one_definition_the_filters_keep(c_tree: Pat
     _, device, _ = search(c_tree, "open the terminal device", "--mode", "lexical")
     assert places(device)[0] == ("term_open", "include/pane.h", 6)
     # A path filter without the definition keeps the prototype it allows.
-    _, headers, _ = search(
-        c_tree, "checksum of a frame", "--mode", "lexical", "--path", "include/"
-    )
+    _, headers, _ = search(c_tree, "checksum of a frame", "--mode", "lexical", "--path", "include/")
     assert places(headers)[0] == ("frame_checksum", "include/pane.h", 4)

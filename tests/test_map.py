@@ -629,7 +629,7 @@ def test_a_cpp_constructor_shows_its_class_not_itself(make_repo, index) -> None:
     for n in range(6):
         files[f"src/use_{n}.cc"] = (
             '#include "slice.h"\n'
-            f"int length_{n}(const Slice& s) {{ Slice t(\"x\", {n}); return s.size() + t.size(); }}\n"
+            f'int length_{n}(const Slice& s) {{ Slice t("x", {n}); return s.size() + t.size(); }}\n'
         )
     root = make_repo(files)
     index(root)
