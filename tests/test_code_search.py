@@ -88,16 +88,20 @@ def repomap(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
     )
 
 
-@pytest.fixture()
-def tree(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    for rel, text in FILES.items():
+def indexed(root: Path, files: dict[str, str]) -> Path:
+    """`files` written under `root`, indexed by the real CLI."""
+    for rel, text in files.items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text.lstrip("\n"))
     done = repomap("index", str(root))
     assert done.returncode == 0, done.stderr
     return root
+
+
+@pytest.fixture()
+def tree(tmp_path: Path) -> Path:
+    return indexed(tmp_path / "repo", FILES)
 
 
 def search(root: Path, *args: str) -> tuple[int, dict, str]:
@@ -893,14 +897,7 @@ unsigned frame_checksum(const char *frame)
 
 @pytest.fixture()
 def c_tree(tmp_path: Path) -> Path:
-    root = tmp_path / "c"
-    for rel, text in C_FILES.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text.lstrip("\n"))
-    done = repomap("index", str(root))
-    assert done.returncode == 0, done.stderr
-    return root
+    return indexed(tmp_path / "c", C_FILES)
 
 
 def places(data: dict) -> list[tuple[str, str, int]]:

@@ -599,21 +599,24 @@ def test_a_c_typedef_and_the_struct_it_names_are_one_row(make_repo, index) -> No
             "Node *node_new(int value);\n"
         ),
     }
+    use = "Node *make_{n}(void) {{ Node *x = node_new({n}); opt = optind; return x; }}"
+    rows = _rows_of(make_repo, index, files, "src/node.h", use, "c")
+    assert [text for line, text in rows if line == 1] == ["typedef struct Node {…} Node"]
+    # Names on one line that do not hold each other stay rows of their own.
+    assert sum(1 for line, _ in rows if line == 5) == 2
+
+
+def _rows_of(make_repo, index, files: dict[str, str], header: str, use: str, ext: str) -> list:
+    """(line, text) of `header`'s rows in the map of `files` and six `.ext` files that include
+    it, each holding `use` (a format of `n`)."""
     for n in range(6):
-        files[f"src/use_{n}.c"] = (
-            '#include "node.h"\n'
-            f"Node *make_{n}(void) {{ Node *x = node_new({n}); opt = optind; return x; }}\n"
-        )
+        files[f"src/use_{n}.{ext}"] = f'#include "{header.rsplit("/", 1)[-1]}"\n' + use.format(n=n)
     root = make_repo(files)
     index(root)
     text = _map(root, tokens=4000).text
-    header = text[text.index("src/node.h:") :].split("\n\n")[0]
-    rows = [line for line in header.splitlines()[1:] if "│" in line]
-    assert [row.split("│", 1)[1] for row in rows if row.lstrip().startswith("1│")] == [
-        "typedef struct Node {…} Node"
-    ]
-    # Names on one line that do not hold each other stay rows of their own.
-    assert sum(1 for row in rows if row.lstrip().startswith("5│")) == 2
+    block = text[text.index(f"{header}:") :].split("\n\n")[0]
+    rows = [line.split("│", 1) for line in block.splitlines()[1:] if "│" in line]
+    return [(int(number.strip()), row.strip()) for number, row in rows]
 
 
 def test_a_cpp_constructor_shows_its_class_not_itself(make_repo, index) -> None:
@@ -626,15 +629,7 @@ def test_a_cpp_constructor_shows_its_class_not_itself(make_repo, index) -> None:
             "  int size() const { return n_; }\n private:\n  const char* d_; int n_;\n};\n"
         ),
     }
-    for n in range(6):
-        files[f"src/use_{n}.cc"] = (
-            '#include "slice.h"\n'
-            f'int length_{n}(const Slice& s) {{ Slice t("x", {n}); return s.size() + t.size(); }}\n'
-        )
-    root = make_repo(files)
-    index(root)
-    result = _map(root, tokens=4000)
-    header = result.text[result.text.index("include/slice.h:") :].split("\n\n")[0]
-    shown = [line.split("│", 1)[1].strip() for line in header.splitlines() if "│" in line]
+    use = 'int length_{n}(const Slice& s) {{ Slice t("x", {n}); return s.size() + t.size(); }}'
+    shown = [text for _, text in _rows_of(make_repo, index, files, "include/slice.h", use, "cc")]
     assert "class Slice" in shown and "int size() const" in shown
     assert not [row for row in shown if row.startswith(("Slice(", "~Slice"))]
