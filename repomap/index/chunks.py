@@ -302,9 +302,7 @@ def code_chunks(
         if d.kind not in CHUNK_KINDS or _include_guard(d, lines):
             continue
         if _bodiless(d, lines):
-            start, end = max(d.start_line, 0), min(d.end_line, len(lines))
-            if end >= start:
-                covered[start : end + 1] = b"\x01" * (end + 1 - start)
+            _cover(covered, d, len(lines))  # its line is no module-level code either
             continue
         doc = d.doc or leading.of.get((d.start_line, d.qualified_name), "")
         inner = " ".join(comments.get(d.qualified_name, ()))
@@ -314,10 +312,7 @@ def code_chunks(
         else:
             lines_of = lines[d.start_line - 1 : d.end_line]
             body = _words(runs("\n".join(lines_of)), BODY_WORDS, _NOISE)
-            # A slice's length must match what replaces it, or the bytearray grows.
-            start, end = max(d.start_line, 0), min(d.end_line, len(lines))
-            if end >= start:
-                covered[start : end + 1] = b"\x01" * (end + 1 - start)
+            _cover(covered, d, len(lines))
         name = d.qualified_name
         chunks.append(
             ChunkRow(
@@ -340,6 +335,14 @@ def code_chunks(
     if head.strip() or body:
         chunks.append(make_chunk("module", path, 1, max(len(lines), 1), path, head, body))
     return chunks
+
+
+def _cover(covered: bytearray, d: _Definition, line_count: int) -> None:
+    """Mark a definition's lines as chunked, so the file's module chunk leaves them out."""
+    # A slice's length must match what replaces it, or the bytearray grows.
+    start, end = max(d.start_line, 0), min(d.end_line, line_count)
+    if end >= start:
+        covered[start : end + 1] = b"\x01" * (end + 1 - start)
 
 
 def _uncovered(lines: list[str], covered: bytearray) -> list[str]:
