@@ -173,3 +173,76 @@ def test_a_deleted_or_defaulted_cpp_function_is_no_chunk_and_a_defined_one_is() 
     named = [(c.name, c.start_line) for c in chunks if c.kind in ("function", "method")]
     assert sorted(named) == [("MemTable::Flush", 7), ("MemTable::MemTable", 9)]
     assert "MemTable" in {c.name for c in chunks}  # the class keeps its members' signatures
+
+
+def _heads(language: str, path: str, source: bytes) -> list[tuple[str, int, str]]:
+    extraction = extract(language, source, path)
+    rows = [attrgetter(*store.SYMBOL_FIELDS)(s) for s in extraction.symbols]
+    texts = [(t.element_type, t.content, t.line, t.end_line, t.symbol_name, "")
+             for t in extraction.texts]  # fmt: skip
+    return [(c.name, c.start_line, c.head) for c in code_chunks(path, source, rows, texts)]
+
+
+def test_definitions_of_one_name_keep_their_own_comments() -> None:
+    # A property's getter and setter share a qualified name, as do Rust's cfg variants and C++
+    # overloads; each comment inside one of them was in every one's chunk.
+    python = (
+        b"class Box:\n"
+        b"    @property\n"
+        b"    def size(self):\n"
+        b"        # measured in pixels, rounded down\n"
+        b"        return self._size\n"
+        b"\n"
+        b"    @size.setter\n"
+        b"    def size(self, value):\n"
+        b"        # negative sizes are clamped to zero\n"
+        b"        self._size = max(value, 0)\n"
+    )
+    heads = {line: head for name, line, head in _heads("python", "box.py", python)
+             if name == "Box.size"}  # fmt: skip
+    assert len(heads) == 2
+    getter, setter = heads[min(heads)], heads[max(heads)]
+    assert "pixels" in getter and "clamped" not in getter
+    assert "clamped" in setter and "pixels" not in setter
+    rust = (
+        b'#[cfg(unix)]\nfn home() -> String {\n    // read $HOME first\n    env("HOME")\n}\n'
+        b"#[cfg(windows)]\nfn home() -> String {\n    // ask the shell for the profile folder\n"
+        b"    profile()\n}\n"
+    )
+    unix, windows = sorted((line, head) for name, line, head in _heads("rust", "home.rs", rust)
+                           if name == "home::home")  # fmt: skip
+    assert "$HOME" in unix[1] and "profile folder" not in unix[1]
+    assert "profile folder" in windows[1] and "$HOME" not in windows[1]
+    cpp = (
+        b"int area(int side) {\n  // a square\n  return side * side;\n}\n"
+        b"int area(int w, int h) {\n  // a rectangle\n  return w * h;\n}\n"
+    )
+    square, rectangle = sorted((line, head) for name, line, head in _heads("cpp", "area.cc", cpp)
+                               if name == "area")  # fmt: skip
+    assert "a square" in square[1] and "rectangle" not in square[1]
+    assert "a rectangle" in rectangle[1] and "square" not in rectangle[1]
+
+
+def test_a_tools_pragma_is_in_no_chunk_and_a_readers_comment_is() -> None:
+    python = (
+        b"def view(**kwargs):\n"
+        b"    # the class is made once per request\n"
+        b"    self = view.view_class()  # type: ignore[attr-defined]\n"
+        b"    return self.dispatch(**kwargs)  # noqa: E501\n"
+        b"\n"
+        b"def parse(text):  # pragma: no cover\n"
+        b"    # fmt: off\n"
+        b"    return text  # type: str\n"
+    )
+    heads = {name: head for name, _, head in _heads("python", "views.py", python)}
+    assert "made once per request" in heads["view"]
+    assert "ignore" not in heads["view"] and "noqa" not in heads["view"]
+    assert "cover" not in heads["parse"] and "fmt" not in heads["parse"]
+    assert "type: str" in heads["parse"]  # a type comment says what the value is
+    cpp = (
+        b"int scale(int x) {\n"
+        b"  // NOLINTNEXTLINE(readability-magic-numbers)\n"
+        b"  return x * 3;  // three lanes per unit\n}\n"
+    )
+    head = {name: head for name, _, head in _heads("cpp", "scale.cc", cpp)}["scale"]
+    assert "three lanes" in head and "NOLINT" not in head

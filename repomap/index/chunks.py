@@ -29,7 +29,10 @@ from repomap.subwords import split_identifier
 #    header's include guard is no chunk
 # 9: ... but not the comment the file begins with, unless the definition follows it directly;
 #    a C++ function deleted or defaulted where it is declared is no chunk
-CHUNKS_VERSION = "9"
+# 10: a comment inside one of several definitions of one name (a property's getter and setter,
+#    Rust's cfg variants, C++ overloads) is that one's alone; tool pragmas (`type: ignore`,
+#    `noqa`, `NOLINT` ...) are in no chunk
+CHUNKS_VERSION = "10"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
 # header, docstring and member signatures, not the members' bodies: those are chunks too.
@@ -281,11 +284,19 @@ def code_chunks(
                 )
             )
     leading = _leading_comments(definitions, texts, lines)
-    comments: dict[str | None, list[str]] = {}
+    # A comment's owner is a qualified name, and several definitions can share one (a property's
+    # getter and setter, a nested function defined in both branches of an `if`, Rust's cfg
+    # variants, C++ overloads): each comment goes to the one whose lines hold it.
+    twins: dict[str, list[int]] = {}
+    for d in definitions:
+        twins.setdefault(d.qualified_name, []).append(d.start_line)
+    comments: dict[tuple[str | None, int], list[str]] = {}
     docstrings: list[str] = []  # the module's own, which no symbol owns
     for element_type, content, line, _end, owner, _parts in texts:
-        if element_type == "comment" and line not in leading.taken:
-            comments.setdefault(owner, []).append(content)
+        if element_type == "comment" and line not in leading.taken and not _pragma(content):
+            starts = twins.get(owner, [0]) if owner is not None else [0]
+            holder = max((start for start in starts if start <= line), default=starts[0])
+            comments.setdefault((owner, holder), []).append(content)
         elif element_type == "docstring" and owner is None:
             docstrings.append(content)
     members: dict[str, list[str]] = {}
@@ -305,7 +316,7 @@ def code_chunks(
             _cover(covered, d, len(lines))  # its line is no module-level code either
             continue
         doc = d.doc or leading.of.get((d.start_line, d.qualified_name), "")
-        inner = " ".join(comments.get(d.qualified_name, ()))
+        inner = " ".join(comments.get((d.qualified_name, d.start_line), ()))
         head = "\n".join(filter(None, (d.signature, doc, inner)))
         if d.kind in CONTAINER_KINDS:
             body = words_of("\n".join(members.get(d.qualified_name, ())), BODY_WORDS)
@@ -329,12 +340,27 @@ def code_chunks(
         )
 
     rest = _uncovered(lines, covered)
-    module_comments = " ".join(comments.get(None, ()))[:HEAD_CHARS]
+    module_comments = " ".join(comments.get((None, 0), ()))[:HEAD_CHARS]
     head = "\n".join([*docstrings, module_comments])
     body = _words(runs("\n".join(rest)), MODULE_WORDS, _NOISE)
     if head.strip() or body:
         chunks.append(make_chunk("module", path, 1, max(len(lines), 1), path, head, body))
     return chunks
+
+
+# Comments written for a tool, not a reader: they say nothing of what the code does, and
+# their words (`type ignore attr defined`) filled snippets (Flask's nested `view` functions).
+_PRAGMA = re.compile(
+    r"\s*(?:(?:type:\s*ignore|noqa|pragma:\s*no\s*(?:cover|branch)|fmt:\s*(?:on|off|skip)|nosec"
+    r"|NOLINT(?:NEXTLINE|BEGIN|END)?|clang-format\s+(?:on|off)|LCOV_EXCL_(?:LINE|START|STOP)"
+    r"|NOSONAR|cppcheck-suppress)(?![\w-])|IWYU\s+pragma:"
+    r"|(?:pylint|isort|pyright|mypy):\s*[a-z][\w-]*(?:=|\[|,|\s*$))"
+)
+
+
+def _pragma(comment: str) -> bool:
+    """A comment that is a linter's, type checker's or formatter's instruction."""
+    return _PRAGMA.match(comment) is not None
 
 
 def _cover(covered: bytearray, d: _Definition, line_count: int) -> None:
