@@ -191,7 +191,8 @@ VENDORED_TOP_FOLDERS = frozenset({"vendor", "deps", "external", "extern"})
 
 def is_demoted_path(path: str) -> bool:
     """Tests, benchmarks, examples, vendored code and type stubs: `tests/`, `examples/`,
-    `benches/`, `test_x.py`, `x_test.go`, `foo_tests.rs`, `conftest.py`, `third_party/`,
+    `benches/`, `test_x.py`, `x_test.go`, `foo_tests.rs`, `test.rs` (rayon's test modules),
+    `conftest.py`, `third_party/`,
     `fmt/bundled/`, `vendor/`, `deps/`, `external/` at the top of the tree, and `.pyi` files
     (a stub repeats the signatures and docstrings of the code that does the work)."""
     parts = path.lower().split("/")
@@ -202,6 +203,6 @@ def is_demoted_path(path: str) -> bool:
         or bool(folders and folders[0] in VENDORED_TOP_FOLDERS)
         or stem.startswith("test_")
         or stem.endswith(("_test", "_tests"))
-        or stem in ("tests", "conftest")
+        or stem in ("test", "tests", "conftest")
         or parts[-1].endswith(".pyi")
     )

@@ -154,6 +154,34 @@ def test_tests_rank_below_the_code_unless_asked_for(tree: Path) -> None:
     assert names(filtered) == ["test_parse_header_lines"]
 
 
+def test_rust_test_modules_rank_below_the_code(tmp_path: Path) -> None:
+    # rayon keeps its tests in `src/*/test.rs` and `mod test { }`, not only `tests`: both
+    # ranked as code, above the function that handles a job's panic.
+    root = indexed(tmp_path / "crate", {
+        "src/registry.rs": """
+/// A job's panic goes to the pool's handler, or aborts.
+pub fn handle_panic(err: Box<dyn Any>) { abort(err) }
+""",
+        "src/pool/test.rs": """
+#[test]
+fn job_panic_goes_to_handler() { handle_panic(job_panic()) }
+""",
+        "src/lib.rs": """
+#[cfg(test)]
+mod test {
+    #[test]
+    fn job_panic_goes_to_handler_or_aborts() { handle_panic(job_panic()) }
+}
+""",
+    })  # fmt: skip
+    _, data, _ = search(root, "what happens when a job panics?", "--mode", "lexical")
+    assert names(data)[0] == "registry::handle_panic"
+    assert set(names(data)[1:3]) == {
+        "pool::test::job_panic_goes_to_handler",
+        "test::job_panic_goes_to_handler_or_aborts",
+    }
+
+
 def test_filters_apply_before_ranking(tree: Path) -> None:
     _, by_lang, _ = search(tree, "buffer", "--lang", "rust")
     assert {hit["language"] for hit in by_lang["results"]} == {"rust"}
@@ -759,6 +787,8 @@ def test_which_paths_count_as_vendored() -> None:
     assert not is_demoted_path("crates/core_simd/src/vendor/x86.rs")
     assert not is_demoted_path("src/deps.rs") and not is_demoted_path("vendor.py")
     assert is_demoted_path("pkg/validators.pyi")  # a type stub
+    assert is_demoted_path("src/thread_pool/test.rs") and is_demoted_path("lib/tests.rs")
+    assert not is_demoted_path("src/testing_utils.rs") and not is_demoted_path("src/attest.rs")
 
 
 def test_a_type_stub_ranks_below_the_code_it_describes_unless_asked_for(tmp_path: Path) -> None:

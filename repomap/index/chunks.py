@@ -31,7 +31,7 @@ from repomap.subwords import split_identifier
 #    a C++ function deleted or defaulted where it is declared is no chunk
 # 10: a comment inside one of several definitions of one name (a property's getter and setter,
 #    Rust's cfg variants, C++ overloads) is that one's alone; tool pragmas (`type: ignore`,
-#    `noqa`, `NOLINT` ...) are in no chunk
+#    `noqa`, `NOLINT` ...) are in no chunk; paths.is_demoted_path also counts `test.rs`
 CHUNKS_VERSION = "10"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
@@ -331,7 +331,7 @@ def code_chunks(
                 name,
                 d.start_line,
                 d.end_line,
-                demoted or "::tests::" in f"::{name}::",
+                demoted or _in_test_module(name),
                 title_of(name),
                 place,
                 head[:HEAD_CHARS],
@@ -361,6 +361,11 @@ _PRAGMA = re.compile(
 def _pragma(comment: str) -> bool:
     """A comment that is a linter's, type checker's or formatter's instruction."""
     return _PRAGMA.match(comment) is not None
+
+
+def _in_test_module(qualified_name: str) -> bool:
+    """A Rust or C++ name inside a `tests` or `test` module or namespace (`mod tests {`)."""
+    return any(part in ("tests", "test") for part in qualified_name.split("::")[:-1])
 
 
 def _cover(covered: bytearray, d: _Definition, line_count: int) -> None:
