@@ -246,3 +246,33 @@ def test_a_tools_pragma_is_in_no_chunk_and_a_readers_comment_is() -> None:
     )
     head = {name: head for name, _, head in _heads("cpp", "scale.cc", cpp)}["scale"]
     assert "three lanes" in head and "NOLINT" not in head
+
+
+def test_an_overload_stub_is_no_chunk_and_the_implementation_is() -> None:
+    # jinja2's sync_do_map and pluggy's HookimplMarker.__call__: two `@overload` signatures
+    # above the function that does the work were answers of their own, ranked above it.
+    source = (
+        b"import typing\n"
+        b"from typing import overload\n\n"
+        b"@typing.overload\n"
+        b"def apply(value: int) -> int: ...\n\n"
+        b"@overload  # noqa: F811\n"
+        b"def apply(value: str) -> str: ...\n\n"
+        b"@cached\n"
+        b"def apply(value):\n"
+        b'    """Apply the filter to a value."""\n'
+        b"    return value\n\n"
+        b"class Marker:\n"
+        b"    @t.overload\n"
+        b"    @staticmethod\n"
+        b"    def mark(x: int) -> int: ...\n"
+        b"    @staticmethod\n"
+        b"    def mark(x):\n"
+        b"        return x\n"
+    )
+    chunks = [(name, line) for name, line, _ in _heads("python", "filters.py", source)]
+    assert ("apply", 11) in chunks and ("Marker.mark", 20) in chunks
+    assert not {("apply", 5), ("apply", 8), ("Marker.mark", 18)} & set(chunks)
+    module = next(head for name, _, head in _heads("python", "filters.py", source)
+                  if name == "filters.py")  # fmt: skip
+    assert "int" not in module  # the stubs' lines are no module-level code either

@@ -32,7 +32,8 @@ from repomap.subwords import split_identifier
 # 10: a comment inside one of several definitions of one name (a property's getter and setter,
 #    Rust's cfg variants, C++ overloads) is that one's alone; tool pragmas (`type: ignore`,
 #    `noqa`, `NOLINT` ...) are in no chunk; paths.is_demoted_path also counts `test.rs`
-CHUNKS_VERSION = "10"
+# 11: a Python function decorated `@overload` (a signature for type checkers) is no chunk
+CHUNKS_VERSION = "11"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
 # header, docstring and member signatures, not the members' bodies: those are chunks too.
@@ -312,7 +313,7 @@ def code_chunks(
     for d in definitions:
         if d.kind not in CHUNK_KINDS or _include_guard(d, lines):
             continue
-        if _bodiless(d, lines):
+        if _bodiless(d, lines) or _overload_stub(d, lines):
             _cover(covered, d, len(lines))  # its line is no module-level code either
             continue
         doc = d.doc or leading.of.get((d.start_line, d.qualified_name), "")
@@ -479,6 +480,24 @@ def _bodiless(d: _Definition, lines: Sequence[str]) -> bool:
     if d.end_line - d.start_line > 3 or not _NO_BODY.search(lines[d.end_line - 1]):
         return False
     return "{" not in "".join(lines[d.start_line - 1 : d.end_line])
+
+
+# `@typing.overload def sync_do_map(...) -> ...: ...`: a signature for type checkers, repeated
+# beside the function that does the work (jinja2's sync_do_map was three answers, two of them
+# stubs; pluggy's two `HookimplMarker.__call__` stubs ranked above the implementation).
+_OVERLOAD = re.compile(r"\s*@(?:\w+\.)*overload\s*(?:#.*)?$")
+
+
+def _overload_stub(d: _Definition, lines: Sequence[str]) -> bool:
+    """A Python function decorated `@overload` (any of the decorators right above it)."""
+    if d.kind not in ("function", "method"):
+        return False
+    number = d.start_line - 1
+    while 0 < number <= len(lines) and lines[number - 1].lstrip().startswith("@"):
+        if _OVERLOAD.match(lines[number - 1]):
+            return True
+        number -= 1
+    return False
 
 
 def _include_guard(d: _Definition, lines: Sequence[str]) -> bool:
