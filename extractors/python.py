@@ -147,7 +147,12 @@ def _definition(
     line = decorators[0].lineno if decorators else first.lineno
     header_end = (line, text.char_col(line, first.col_offset))
     doc = _docstring_at(node.body, text)  # type: ignore[attr-defined]
-    return Definition(node.name, qualified, kind, start, end, header_end, parent, doc)  # type: ignore[attr-defined]
+    overload = not isinstance(node, ast.ClassDef) and any(
+        (isinstance(d, ast.Name) and d.id == "overload")
+        or (isinstance(d, ast.Attribute) and d.attr == "overload")
+        for d in node.decorator_list  # type: ignore[attr-defined]
+    )
+    return Definition(node.name, qualified, kind, start, end, header_end, parent, doc, overload)  # type: ignore[attr-defined]
 
 
 def _docstring_at(body: list[ast.stmt], text: SourceText) -> tuple[int, int] | None:
@@ -220,6 +225,7 @@ def _symbol(d: Definition, text: SourceText, tokens: list[Token]) -> Symbol:
         end_byte=text.byte_offset(end),
         signature=signature or _signature(text, start, header_end, tokens),
         parent=d.parent,
+        is_definition=not d.overload,
     )
 
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from tree_sitter import Node
 
-from .python_structure import Definition, SourceText, Structure, assigned_kind
+from .python_structure import Definition, SourceText, Structure, assigned_kind, is_overload
 from .treesitter import parse
 
 _ASSIGNMENT_STATEMENTS = ("expression_statement", "type_alias_statement")
@@ -53,7 +53,16 @@ def structure(source: bytes, text: SourceText) -> Structure:
                 qualified = f"{parent}.{name}" if parent else name
                 is_class = definition.type == "class_definition"
                 kind = "class" if is_class else ("method" if in_class else "function")
-                defs.append(_definition(definition, block, name, qualified, kind, parent, text))
+                overload = (
+                    node is not definition
+                    and not is_class
+                    and any(
+                        is_overload(_text(d)) for d in node.named_children if d.type == "decorator"
+                    )
+                )
+                defs.append(
+                    _definition(definition, block, name, qualified, kind, parent, text, overload)
+                )
                 stack.append((block, qualified, is_class))
                 continue
             if (parent is None or in_class) and node.type in _ASSIGNMENT_STATEMENTS:
@@ -138,6 +147,7 @@ def _definition(
     kind: str,
     parent: str | None,
     text: SourceText,
+    overload: bool = False,
 ) -> Definition:
     first = next((c for c in block.named_children if c.type != "comment"), block)
     return Definition(
@@ -149,6 +159,7 @@ def _definition(
         _position(first, text),
         parent,
         _docstring_at(block, text),
+        overload,
     )
 
 

@@ -24,9 +24,17 @@ class Definition:
     header_end: tuple[int, int]  # where the body starts: the signature stops here
     parent: str | None
     docstring_at: tuple[int, int] | None  # start of the docstring token, if any
+    # A function decorated `@overload` (`@typing.overload`, `@t.overload`): a signature for type
+    # checkers beside the one that does the work, so a declaration, not a definition.
+    overload: bool = False
 
 
 VALUE_KINDS = ("attribute", "constant", "type", "variable")  # names bound by an assignment
+
+
+def is_overload(decorator: str) -> bool:
+    """`@overload`, `@typing.overload`, `@t.overload` (a decorator's source)."""
+    return decorator.removeprefix("@").rsplit(".", 1)[-1].strip() == "overload"
 
 
 def assigned_kind(name: str, in_class: bool, type_alias: bool) -> str:

@@ -534,11 +534,32 @@ def test_a_pep695_type_statement_is_a_type_from_either_parser(monkeypatch):
     ] == expected
 
 
+def test_an_overload_stub_is_a_declaration_from_either_parser(monkeypatch):
+    source = (
+        b"import typing\nfrom typing import overload\n\n"
+        b"@overload\ndef apply(x: int) -> int: ...\n"
+        b"@typing.overload\ndef apply(x: str) -> str: ...\n"
+        b"@cache\ndef apply(x):\n    return x\n\n"
+        b"class Box:\n"
+        b"    @t.overload\n    @staticmethod\n    def get(k: int) -> int: ...\n"
+        b"    @staticmethod\n    def get(k):\n        return k\n"
+    )
+    expected = [
+        ("apply", 5, False), ("apply", 7, False), ("apply", 9, True), ("Box", 12, True),
+        ("Box.get", 15, False), ("Box.get", 17, True),
+    ]  # fmt: skip
+    found = py.extract(source, "m.py")
+    assert found.status == "ok"
+    assert [(s.qualified_name, s.start_line, s.is_definition) for s in found.symbols] == expected
+    fallback = _by_tree_sitter(monkeypatch, source)
+    assert [(s.qualified_name, s.start_line, s.is_definition) for s in fallback.symbols] == expected
+
+
 def _definitions(source: bytes, reader) -> list[tuple]:
     from repomap.extractors.python_structure import SourceText
 
     text = SourceText(source.decode("utf-8", "replace"))
-    return [(d.qualified_name, d.kind, d.start, d.parent) for d in reader(text).defs]
+    return [(d.qualified_name, d.kind, d.start, d.parent, d.overload) for d in reader(text).defs]
 
 
 def _assert_parsers_agree(paths: list[Path]) -> int:

@@ -312,6 +312,35 @@ def test_cli_show_warns_on_stderr_when_several_symbols_match(make_repo, index) -
     assert shown.stdout.startswith("a.py:1-2  function run")
 
 
+def test_show_and_symbols_put_the_implementation_before_its_overload_stubs(
+    make_repo, index
+) -> None:
+    """pluggy's `show HookimplMarker.__call__` showed the first of two `@overload` stubs (a
+    signature ending in `...`), and no option chose the implementation below them."""
+    root = make_repo(
+        {
+            "marker.py": (
+                "from typing import overload\n"
+                "import typing\n\n"
+                "class Marker:\n"
+                "    @overload\n"
+                "    def __call__(self, f: int) -> int: ...\n"
+                "    @typing.overload\n"
+                "    def __call__(self, f: None) -> str: ...\n"
+                "    def __call__(self, f=None):\n"
+                '        """Mark the function."""\n'
+                "        return f\n"
+            )
+        }
+    )
+    index(root)
+    hits = _search(root, "Marker.__call__", limit=5)
+    assert [h.line_number for h in hits] == [9, 6, 8]
+    shown = run_cli("show", "Marker.__call__", "--root", root)
+    assert shown.returncode == 0
+    assert shown.stdout.startswith("marker.py:9-11  method Marker.__call__\n"), shown.stdout
+
+
 def test_the_exactly_cased_name_wins_even_with_limit_one(make_repo, index) -> None:
     root = make_repo(
         {

@@ -79,8 +79,9 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # ending the return type's line (`static void __printf(2, 3)\nname(`), a capitalised storage macro
 # at a line's start (`EXTERN char e_x[]`, `STATIC const`), an initialiser macro (`INIT(= 80)`),
 # attribute macros between a record's `}` and `;` (the kernel's `} __packed;`); 14: and between
-# a record's `}` and the name a typedef declares (`} __aligned(8) psw_compat_t;`)
-EXTRACTOR_VERSION = "14"
+# a record's `}` and the name a typedef declares (`} __aligned(8) psw_compat_t;`); 15: a Python
+# function decorated `@overload` is a declaration (is_definition 0), not a definition
+EXTRACTOR_VERSION = "15"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 EXTRACTED_AHEAD = 1024  # results the workers may have ready before the writer takes them
