@@ -70,11 +70,13 @@ def get_symbol_content(
     root: PathLike = None,
     db: PathLike = None,
     reindex: bool = True,
+    nth: int | None = None,
 ) -> SymbolContent:
-    """A symbol's current source; a file changed since indexing is re-indexed first."""
+    """A symbol's current source; a file changed since indexing is re-indexed first. `nth`:
+    the Nth of several matches, in the order search_symbols gives them."""
     from repomap import config
     from repomap.gateway import show as snippets
 
     return snippets.get_symbol_content(
-        config.resolve(root, db), name, file, max_lines, context, reindex
+        config.resolve(root, db), name, file, max_lines, context, reindex, nth
     )

@@ -563,11 +563,6 @@ def test_show_nth_picks_a_duplicate_heading_even_in_one_file(make_repo, index):
         refused = cli(root, "show", "--section", "Example", "--nth", bad)
         assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
         assert refused.stderr.startswith("error: ") and "--nth" in refused.stderr
-    symbol = cli(root, "show", "get", "--nth", "2")
-    assert (symbol.returncode, symbol.stderr) == (
-        2,
-        "error: --nth chooses among headings: use it with --section\n",
-    )
     server = build_server(config.resolve(root, workers=1))
     found = anyio.run(_tool, server, "get_section", {"heading": "Example", "nth": 2})
     assert (found["content"], found["nth"], found["notices"]) == (second.stdout, 2, [])

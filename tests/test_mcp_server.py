@@ -191,6 +191,29 @@ def test_search_text_finds_comments_docstrings_and_exact_messages(repo: Path) ->
     assert [r["line_number"] for r in comments["results"]] == [9]
 
 
+def test_get_symbol_content_nth_reaches_a_setter_behind_its_getter(make_repo) -> None:
+    root = make_repo({
+    "box.py": (
+        "class Box:\n"
+        "    @property\n"
+        "    def size(self):\n"
+        "        return self._size\n"
+        "\n"
+        "    @size.setter\n"
+        "    def size(self, value):\n"
+        "        self._size = max(value, 0)\n"
+    ),
+    })  # fmt: skip
+    server = build_server(_settings(root))
+    getter = ok(server, "get_symbol_content", {"name": "Box.size"})
+    setter = ok(server, "get_symbol_content", {"name": "Box.size", "nth": 2})
+    assert (getter["line_number"], setter["line_number"]) == (3, 7)
+    assert "nth" in getter["warning"] and setter["others"] == ["method Box.size box.py:3"]
+    assert "out of range: 2 symbols match" in error(
+        server, "get_symbol_content", {"name": "Box.size", "nth": 3}
+    )
+
+
 def test_search_symbols_and_get_symbol_content_give_definitions_and_current_source(
     repo: Path,
 ) -> None:

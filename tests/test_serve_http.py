@@ -342,6 +342,27 @@ def test_model_id_is_checked_against_the_indexs_own_model(
     assert older in refused[2]["error"]["message"]
 
 
+def test_symbol_nth_chooses_a_setter_behind_its_getter(
+    serve: Callable[..., Server], tmp_path: Path
+) -> None:
+    getter_and_setter = """
+        class Box:
+            @property
+            def size(self):
+                return self._size
+
+            @size.setter
+            def size(self, value):
+                self._size = max(value, 0)
+        """
+    root = indexed_tree(tmp_path / "repo", {"box.py": getter_and_setter})
+    server = serve(root, "--rate-limit", "0")
+    status, _, setter = server.get("/api/symbol?name=Box.size&nth=2")
+    assert status == 200 and setter["content"].startswith("    def size(self, value):")
+    assert _error(server.get("/api/symbol?name=Box.size&nth=3"))[0] == 400
+    assert _error(server.get("/api/symbol?name=Box.size&nth=0"))[0] == 400
+
+
 def test_body_limit(server: Server) -> None:
     big = {"q": "pool " * 1000}  # over --max-body-bytes 2048
     assert _error(server.post("/api/search", big)) == (413, "PAYLOAD_TOO_LARGE")

@@ -341,6 +341,37 @@ def test_show_and_symbols_put_the_implementation_before_its_overload_stubs(
     assert shown.stdout.startswith("marker.py:9-11  method Marker.__call__\n"), shown.stdout
 
 
+def test_show_nth_chooses_among_matches_of_one_name_in_one_file(make_repo, index) -> None:
+    """A property's getter and setter share a file and a qualified name: neither --file nor a
+    qualified name could reach the setter."""
+    root = make_repo({
+    "box.py": (
+        "class Box:\n"
+        "    @property\n"
+        "    def size(self):\n"
+        "        return self._size\n"
+        "\n"
+        "    @size.setter\n"
+        "    def size(self, value):\n"
+        "        self._size = max(value, 0)\n"
+    ),
+    })  # fmt: skip
+    index(root)
+    first = run_cli("show", "Box.size", "--root", root)
+    assert first.stdout.startswith("box.py:3-4  method Box.size\n")
+    assert "--nth 1 to 2" in first.stderr
+    setter = run_cli("show", "Box.size", "--nth", "2", "--root", root)
+    assert setter.returncode == 0
+    assert setter.stdout.startswith("box.py:7-8  method Box.size\n"), setter.stdout
+    assert "def size(self, value):" in setter.stdout
+    assert "box.py:3" in setter.stderr  # the getter is among the others
+    again = run_cli("show", "Box.size", "--nth", "1", "--root", root)
+    assert again.stdout == first.stdout
+    past = run_cli("show", "Box.size", "--nth", "3", "--root", root)
+    assert past.returncode == 2 and "Traceback" not in past.stderr
+    assert past.stderr.strip() == "error: nth 3 is out of range: 2 symbols match 'Box.size'"
+
+
 def test_the_exactly_cased_name_wins_even_with_limit_one(make_repo, index) -> None:
     root = make_repo(
         {

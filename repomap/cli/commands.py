@@ -390,7 +390,8 @@ def _outline_cut(files: list[Any], max_lines: int | None) -> tuple[list[Any], in
 @click.option(
     "--nth",
     type=click.IntRange(min=1),
-    help="With --section: the Nth of several matching headings (path, then line order).",
+    help="The Nth of several matches: symbols in the order `symbols` lists them (a getter and "
+    "its setter, overloads), headings in path then line order.",
 )
 @no_refresh_option
 @json_option
@@ -415,12 +416,10 @@ def show(
         raise click.UsageError("give a symbol NAME or --section HEADING")
     if heading is not None and name is not None:
         raise click.UsageError("give either a symbol NAME or --section HEADING, not both")
-    if nth is not None and heading is None:
-        raise click.UsageError("--nth chooses among headings: use it with --section")
     try:
         if name is not None:
             return _show_symbol(
-                name, file, max_lines, context, no_refresh, as_json, absolute, root, db_path
+                name, file, max_lines, context, nth, no_refresh, as_json, absolute, root, db_path
             )
         return _show_section(
             heading or "", file, max_lines, nth, no_refresh, as_json, absolute, root, db_path
@@ -472,6 +471,7 @@ def _show_symbol(
     file: str | None,
     max_lines: int | None,
     context: bool,
+    nth: int | None,
     no_refresh: bool,
     as_json: bool,
     absolute: bool,
@@ -483,7 +483,9 @@ def _show_symbol(
     settings = refresh.for_reading(root, db_path, no_refresh, click.echo)
     # its own file changed (the check only warned, in a large index): re-indexed, as its lines
     # must be exact; with --no-refresh an error says to run `repomap index`
-    content = get_symbol_content(settings, name, file, max_lines, context, reindex=not no_refresh)
+    content = get_symbol_content(
+        settings, name, file, max_lines, context, reindex=not no_refresh, nth=nth
+    )
     if content.warning:
         click.echo(f"warning: {content.warning}", err=True)
     if absolute:

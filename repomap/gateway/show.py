@@ -112,12 +112,13 @@ def get_symbol_content(
     max_lines: int | None = None,
     context: bool = False,
     reindex: bool = True,
+    nth: int | None = None,
 ) -> SymbolContent:
     """The source of the best symbol matching `name`; re-indexes a file changed since indexing."""
     try:
         with store.reading(settings.db_path) as db:
             return symbol_content(
-                db, name, file, max_lines, context, store.indexed_root(db, settings.root)
+                db, name, file, max_lines, context, store.indexed_root(db, settings.root), nth
             )
     except symbols.FileChanged as changed:
         if not reindex:
@@ -125,7 +126,7 @@ def get_symbol_content(
         _reindex(settings, changed)
     with store.reading(settings.db_path) as db:
         return symbol_content(
-            db, name, file, max_lines, context, store.indexed_root(db, settings.root)
+            db, name, file, max_lines, context, store.indexed_root(db, settings.root), nth
         )
 
 
@@ -151,9 +152,10 @@ def symbol_content(
     max_lines: int | None = None,
     context: bool = False,
     root: Path | None = None,
+    nth: int | None = None,
 ) -> SymbolContent:
     """get_symbol_content() on an open index, raising FileChanged instead of re-indexing."""
-    match = symbols.find_symbol(db, name, file)
+    match = symbols.find_symbol(db, name, file, nth)
     best = match.best
     lines = _current_lines(db, best, root)
     body = lines[best.start_line - 1 : best.end_line]
@@ -184,7 +186,8 @@ def symbol_content(
         extra["warning"] = (
             f"{len(match.others) + 1} symbols match {name!r}; showing "
             f"{best.file_path}:{best.start_line}. Others: {'; '.join(listed[:MAX_OTHERS])}"
-            f"{more}. Pass --file or a qualified name to choose."
+            f"{more}. Pass --nth 1 to {len(listed) + 1} (the order `symbols` lists them in), "
+            "--file or a qualified name to choose."
         )
         extra["others"] = listed
     return SymbolContent(**{**asdict(result), **extra})

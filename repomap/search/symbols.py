@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from repomap import store
-from repomap.errors import BadQuery, NotFound, RepomapError
+from repomap.errors import BadArgument, BadQuery, NotFound, RepomapError
 from repomap.index.vocabulary import KINDS
 from repomap.languages import resolve_language
 from repomap.limits import check_limit
@@ -772,8 +772,12 @@ WHERE ({FIND_MATCH_SQL}) {{filters}}"""
 SYMBOL_BY_ID_SQL = f"SELECT {_COLUMNS} FROM {_TABLES} WHERE s.id = ?"
 
 
-def find_symbol(db: Store, name: str, file: str | None = None) -> SymbolMatch:
-    """The symbol called `name` (or whose qualified name is or ends with it), best first."""
+def find_symbol(
+    db: Store, name: str, file: str | None = None, nth: int | None = None
+) -> SymbolMatch:
+    """The symbol called `name` (or whose qualified name is or ends with it), best first;
+    `nth`: the Nth of the matches in that order instead (a property's setter after its getter,
+    a C++ overload, a Rust cfg variant: one file and one qualified name, so --file cannot)."""
     name = name.strip()
     if not name:
         raise BadQuery("give a symbol name, e.g. `QuerySet.filter`")
@@ -788,6 +792,11 @@ def find_symbol(db: Store, name: str, file: str | None = None) -> SymbolMatch:
         hint = f"; did you mean: {', '.join(suggestions)}" if suggestions else ""
         raise SymbolNotFound(f"no symbol named {name!r}{where}{hint}")
     rows.sort(key=lambda row: _find_key(name, row))
+    if nth is not None:
+        if not 1 <= nth <= len(rows):
+            many = f"{len(rows)} symbols match" if len(rows) > 1 else "1 symbol matches"
+            raise BadArgument(f"nth {nth} is out of range: {many} {name!r}")
+        rows.insert(0, rows.pop(nth - 1))
     return SymbolMatch(rows[0], rows[1:])
 
 

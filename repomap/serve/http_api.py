@@ -261,7 +261,7 @@ class Api:
         scope, service = self.scopes.resolve(params.scope)
         found = await answer(
             service, service.get_symbol_content, params.name, params.file, params.maxLines,
-            params.context,
+            params.context, params.nth,
         )  # fmt: skip
         return {"scope": scope, **found.model_dump()}
 

@@ -123,6 +123,7 @@ class SymbolParams(Params):
     file: PathArg = None
     maxLines: Annotated[int | None, Field(ge=1, le=MAX_FILE_LINES)] = None  # noqa: N815
     context: bool = False
+    nth: Annotated[int | None, Field(ge=1, le=1000)] = None
 
 
 class MapParams(Params):

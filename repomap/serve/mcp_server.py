@@ -438,17 +438,29 @@ def build_server(
                 "the imports the body uses."
             ),
         ] = False,
+        nth: Annotated[
+            int | None,
+            Field(
+                ge=1,
+                le=1000,
+                description="Which of several matches (1 = the best, in search_symbols' order): "
+                "a property's setter after its getter, an overload, a cfg variant in one file.",
+            ),
+        ] = None,
     ) -> SymbolSource:
         """The source of one definition, read from the file now, located through the index.
 
         Use it instead of reading a whole file once you know the symbol's name (from
         search_symbols, get_repo_map or outline). Several matches: the best one, with
-        `warning` and `others` listing the rest (pass file= or a qualified name to choose).
+        `warning` and `others` listing the rest (pass nth=, file= or a qualified name to
+        choose).
         No match: an error with "did you mean" suggestions. A file changed since indexing is
         re-indexed first, so line numbers are never stale. For arbitrary line ranges use
         read_file. Example: get_symbol_content("QuerySet.filter", context=true).
         """
-        return await answer(service, service.get_symbol_content, name, file, max_lines, context)
+        return await answer(
+            service, service.get_symbol_content, name, file, max_lines, context, nth
+        )
 
     @tool
     async def get_repo_map(

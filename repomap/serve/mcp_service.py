@@ -245,14 +245,19 @@ class Service:
         )
 
     def get_symbol_content(
-        self, name: str, file: str | None, max_lines: int | None, context: bool
+        self,
+        name: str,
+        file: str | None,
+        max_lines: int | None,
+        context: bool,
+        nth: int | None = None,
     ) -> SymbolSource:
         scopes = self.roots.scope(file)
         notices = self.ready([root for root, _ in scopes])
         missing: list[RepomapError] = []
         for root, file_filter in scopes:
             try:
-                content = self._symbol_content(root, name, file_filter, max_lines, context)
+                content = self._symbol_content(root, name, file_filter, max_lines, context, nth)
             except symbols.SymbolNotFound as error:
                 missing.append(error)
                 continue
@@ -270,15 +275,21 @@ class Service:
         raise missing[0]
 
     def _symbol_content(
-        self, root: Root, name: str, file: str | None, max_lines: int | None, context: bool
+        self,
+        root: Root,
+        name: str,
+        file: str | None,
+        max_lines: int | None,
+        context: bool,
+        nth: int | None,
     ) -> snippets.SymbolContent:
         limit = max_lines or DEFAULT_MAX_LINES
         for attempt in range(2):
             with self.reading(root) as db:
-                best = symbols.find_symbol(db, name, file).best
+                best = symbols.find_symbol(db, name, file, nth).best
                 readable(root.path, best.file_path)  # before reading: never outside the root
                 try:
-                    return snippets.symbol_content(db, name, file, limit, context, root.path)
+                    return snippets.symbol_content(db, name, file, limit, context, root.path, nth)
                 except symbols.FileChanged:
                     if attempt or not self.refreshers[root.label].enabled:
                         raise
