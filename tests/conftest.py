@@ -21,6 +21,17 @@ settings.register_profile("ci", derandomize=True, database=None)
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
+# A property's getter and setter: two definitions sharing a file and a qualified name (show --nth).
+GETTER_AND_SETTER = (
+    "class Box:\n"
+    "    @property\n"
+    "    def size(self):\n"
+    "        return self._size\n"
+    "\n"
+    "    @size.setter\n"
+    "    def size(self, value):\n"
+    "        self._size = max(value, 0)\n"
+)
 CORPORA = Path(os.environ.get("REPOMAP_CORPORA", Path.home() / ".cache" / "repomap-corpora"))
 
 

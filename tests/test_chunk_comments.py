@@ -209,18 +209,18 @@ def test_definitions_of_one_name_keep_their_own_comments() -> None:
         b"#[cfg(windows)]\nfn home() -> String {\n    // ask the shell for the profile folder\n"
         b"    profile()\n}\n"
     )
-    unix, windows = sorted((line, head) for name, line, head in _heads("rust", "home.rs", rust)
-                           if name == "home::home")  # fmt: skip
-    assert "$HOME" in unix[1] and "profile folder" not in unix[1]
-    assert "profile folder" in windows[1] and "$HOME" not in windows[1]
     cpp = (
         b"int area(int side) {\n  // a square\n  return side * side;\n}\n"
         b"int area(int w, int h) {\n  // a rectangle\n  return w * h;\n}\n"
     )
-    square, rectangle = sorted((line, head) for name, line, head in _heads("cpp", "area.cc", cpp)
-                               if name == "area")  # fmt: skip
-    assert "a square" in square[1] and "rectangle" not in square[1]
-    assert "a rectangle" in rectangle[1] and "square" not in rectangle[1]
+    for language, path, source, name, first, second in (
+        ("rust", "home.rs", rust, "home::home", "$HOME", "profile folder"),
+        ("cpp", "area.cc", cpp, "area", "a square", "a rectangle"),
+    ):
+        one, other = sorted((line, head) for found, line, head in _heads(language, path, source)
+                            if found == name)  # fmt: skip
+        assert first in one[1] and second not in one[1]
+        assert second in other[1] and first not in other[1]
 
 
 def test_a_tools_pragma_is_in_no_chunk_and_a_readers_comment_is() -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import run_cli
+from conftest import GETTER_AND_SETTER, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp.client import Client
@@ -192,18 +192,7 @@ def test_search_text_finds_comments_docstrings_and_exact_messages(repo: Path) ->
 
 
 def test_get_symbol_content_nth_reaches_a_setter_behind_its_getter(make_repo) -> None:
-    root = make_repo({
-    "box.py": (
-        "class Box:\n"
-        "    @property\n"
-        "    def size(self):\n"
-        "        return self._size\n"
-        "\n"
-        "    @size.setter\n"
-        "    def size(self, value):\n"
-        "        self._size = max(value, 0)\n"
-    ),
-    })  # fmt: skip
+    root = make_repo({"box.py": GETTER_AND_SETTER})
     server = build_server(_settings(root))
     getter = ok(server, "get_symbol_content", {"name": "Box.size"})
     setter = ok(server, "get_symbol_content", {"name": "Box.size", "nth": 2})

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import indexed_tree, run_cli, write_tree
+from conftest import GETTER_AND_SETTER, indexed_tree, run_cli, write_tree
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -345,17 +345,7 @@ def test_model_id_is_checked_against_the_indexs_own_model(
 def test_symbol_nth_chooses_a_setter_behind_its_getter(
     serve: Callable[..., Server], tmp_path: Path
 ) -> None:
-    getter_and_setter = """
-        class Box:
-            @property
-            def size(self):
-                return self._size
-
-            @size.setter
-            def size(self, value):
-                self._size = max(value, 0)
-        """
-    root = indexed_tree(tmp_path / "repo", {"box.py": getter_and_setter})
+    root = indexed_tree(tmp_path / "repo", {"box.py": GETTER_AND_SETTER})
     server = serve(root, "--rate-limit", "0")
     status, _, setter = server.get("/api/symbol?name=Box.size&nth=2")
     assert status == 200 and setter["content"].startswith("    def size(self, value):")

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import GETTER_AND_SETTER, run_cli
 
 from repomap import config, store
 from repomap.gateway.show import get_symbol_content
@@ -344,18 +344,7 @@ def test_show_and_symbols_put_the_implementation_before_its_overload_stubs(
 def test_show_nth_chooses_among_matches_of_one_name_in_one_file(make_repo, index) -> None:
     """A property's getter and setter share a file and a qualified name: neither --file nor a
     qualified name could reach the setter."""
-    root = make_repo({
-    "box.py": (
-        "class Box:\n"
-        "    @property\n"
-        "    def size(self):\n"
-        "        return self._size\n"
-        "\n"
-        "    @size.setter\n"
-        "    def size(self, value):\n"
-        "        self._size = max(value, 0)\n"
-    ),
-    })  # fmt: skip
+    root = make_repo({"box.py": GETTER_AND_SETTER})
     index(root)
     first = run_cli("show", "Box.size", "--root", root)
     assert first.stdout.startswith("box.py:3-4  method Box.size\n")
