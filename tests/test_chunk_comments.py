@@ -255,7 +255,7 @@ def test_an_overload_stub_is_no_chunk_and_the_implementation_is() -> None:
         b"import typing\n"
         b"from typing import overload\n\n"
         b"@typing.overload\n"
-        b"def apply(value: int) -> int: ...\n\n"
+        b"def apply(value: Widgetzz) -> Widgetzz: ...\n\n"
         b"@overload  # noqa: F811\n"
         b"def apply(value: str) -> str: ...\n\n"
         b"@cached\n"
@@ -265,14 +265,38 @@ def test_an_overload_stub_is_no_chunk_and_the_implementation_is() -> None:
         b"class Marker:\n"
         b"    @t.overload\n"
         b"    @staticmethod\n"
-        b"    def mark(x: int) -> int: ...\n"
+        b"    def mark(x: Gadgetzz) -> Gadgetzz: ...\n"
         b"    @staticmethod\n"
         b"    def mark(x):\n"
         b"        return x\n"
     )
-    chunks = [(name, line) for name, line, _ in _heads("python", "filters.py", source)]
+    found = _heads("python", "filters.py", source)
+    chunks = [(name, line) for name, line, _ in found]
     assert ("apply", 11) in chunks and ("Marker.mark", 20) in chunks
     assert not {("apply", 5), ("apply", 8), ("Marker.mark", 18)} & set(chunks)
-    module = next(head for name, _, head in _heads("python", "filters.py", source)
-                  if name == "filters.py")  # fmt: skip
-    assert "int" not in module  # the stubs' lines are no module-level code either
+    module = chunks_of("python", "filters.py", source)["filters.py"]
+    # the stubs' lines, a method's too, are no module-level code either
+    assert "widgetzz" not in module.body and "gadgetzz" not in module.body
+
+
+def test_a_pragma_line_leaves_its_comment_block_and_is_no_definitions_comment() -> None:
+    python = (
+        b"# fmt: off\n"
+        b"# rows are colour channels, columns the gamma table\n"
+        b"GAMMA = [[1, 2], [3, 4]]\n\n"
+        b"# pylint: disable=too-many-arguments\n"
+        b"def blend(a, b, c, d, e, f):\n"
+        b"    return a\n"
+    )
+    chunks = chunks_of("python", "gamma.py", python)
+    assert "gamma table" in chunks["gamma.py"].head and "fmt" not in chunks["gamma.py"].head
+    assert "pylint" not in chunks["blend"].head and "disable" not in chunks["blend"].head
+    cpp = (
+        b"// NOLINTNEXTLINE(readability-function-size)\n"
+        b"int scale(int x) { return x * 3; }\n"
+        b"// Doubles a lane count.\n"
+        b"// NOLINTNEXTLINE(readability-magic-numbers)\n"
+        b"int twice(int x) { return x * 2; }\n"
+    )
+    chunks = chunks_of("cpp", "scale.cc", cpp)
+    assert "NOLINT" not in chunks["scale"].head and "NOLINT" not in chunks["twice"].head

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from itertools import accumulate, chain
 from typing import NamedTuple
 
+from repomap.languages import language_of
 from repomap.paths import is_demoted_path
 from repomap.subwords import split_identifier
 
@@ -33,7 +34,9 @@ from repomap.subwords import split_identifier
 #    Rust's cfg variants, C++ overloads) is that one's alone; tool pragmas (`type: ignore`,
 #    `noqa`, `NOLINT` ...) are in no chunk; paths.is_demoted_path also counts `test.rs`
 # 11: a Python function decorated `@overload` (a signature for type checkers) is no chunk
-CHUNKS_VERSION = "11"
+# 12: ... nor are its lines module-level code (a method's stubs too); a pragma line inside a
+#    comment block leaves the block's other lines, and a pragma is never a definition's comment
+CHUNKS_VERSION = "12"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
 # header, docstring and member signatures, not the members' bodies: those are chunks too.
@@ -271,19 +274,39 @@ def code_chunks(
     for secret in sorted(hidden, key=lambda value: (-len(value), value)):
         text = text.replace(secret, "")
     lines = text.split("\n")
+    covered = bytearray(len(lines) + 2)  # lines inside a chunked definition
+    python = language_of(path) == "python"
     definitions = []
     for (
         name, qualified_name, kind, start_line, end_line, _start_col, _end_col, _start_byte,
         _end_byte, signature, parent, doc, is_definition,
     ) in symbols:  # fmt: skip
-        # A C++ in-class declaration is found through its definition; a free function's
-        # prototype (a C API header: llvm-c/Core.h) is often all the index has of it.
-        if is_definition or (kind == "function" and parent is None):
-            definitions.append(
-                _Definition(
-                    name, qualified_name, kind, start_line, end_line, signature, parent, doc
-                )
-            )
+        # The extractor's only Python declaration is an `@overload` stub, a signature for type
+        # checkers beside the function that does the work: no chunk, and its lines are no
+        # module-level code either (jinja2's sync_do_map was three answers). A C++ in-class
+        # declaration is found through its definition; a free function's prototype (a C API
+        # header: llvm-c/Core.h) is often all the index has of it.
+        stub = python and not is_definition
+        if not (stub or is_definition or (kind == "function" and parent is None)):
+            continue
+        found = _Definition(
+            name, qualified_name, kind, start_line, end_line, signature, parent, doc
+        )
+        if stub:
+            _cover(covered, found, len(lines))
+        else:
+            definitions.append(found)
+    # A pragma is a linter's line, not a reader's: out of every comment block, so a block that
+    # holds one (`# fmt: off` above a table's explanation) keeps its other lines.
+    kept = []
+    for row in texts:
+        if row[0] == "comment":
+            content = _without_pragmas(row[1])
+            if not content:
+                continue
+            row = (row[0], content, *row[2:])
+        kept.append(row)
+    texts = kept
     leading = _leading_comments(definitions, texts, lines)
     # A comment's owner is a qualified name, and several definitions can share one (a property's
     # getter and setter, a nested function defined in both branches of an `if`, Rust's cfg
@@ -294,7 +317,7 @@ def code_chunks(
     comments: dict[tuple[str | None, int], list[str]] = {}
     docstrings: list[str] = []  # the module's own, which no symbol owns
     for element_type, content, line, _end, owner, _parts in texts:
-        if element_type == "comment" and line not in leading.taken and not _pragma(content):
+        if element_type == "comment" and line not in leading.taken:
             starts = twins.get(owner, [0]) if owner is not None else [0]
             holder = max((start for start in starts if start <= line), default=starts[0])
             comments.setdefault((owner, holder), []).append(content)
@@ -306,14 +329,13 @@ def code_chunks(
             members.setdefault(d.parent, []).append(d.signature or d.name)
 
     chunks: list[ChunkRow] = []
-    covered = bytearray(len(lines) + 2)  # lines inside a chunked definition
     place, demoted = _path_facts(path)
     # One look for an identifier of underscores only in the file, not one per definition.
     runs = _run_finder(text)
     for d in definitions:
         if d.kind not in CHUNK_KINDS or _include_guard(d, lines):
             continue
-        if _bodiless(d, lines) or _overload_stub(d, lines):
+        if _bodiless(d, lines):
             _cover(covered, d, len(lines))  # its line is no module-level code either
             continue
         doc = d.doc or leading.of.get((d.start_line, d.qualified_name), "")
@@ -359,9 +381,12 @@ _PRAGMA = re.compile(
 )
 
 
-def _pragma(comment: str) -> bool:
-    """A comment that is a linter's, type checker's or formatter's instruction."""
-    return _PRAGMA.match(comment) is not None
+def _without_pragmas(comment: str) -> str:
+    """A comment block without its lines that are a linter's, type checker's or formatter's
+    instruction ('' when that is all it is)."""
+    if "\n" not in comment:
+        return "" if _PRAGMA.match(comment) else comment
+    return "\n".join(line for line in comment.split("\n") if not _PRAGMA.match(line)).strip()
 
 
 def _in_test_module(qualified_name: str) -> bool:
@@ -480,24 +505,6 @@ def _bodiless(d: _Definition, lines: Sequence[str]) -> bool:
     if d.end_line - d.start_line > 3 or not _NO_BODY.search(lines[d.end_line - 1]):
         return False
     return "{" not in "".join(lines[d.start_line - 1 : d.end_line])
-
-
-# `@typing.overload def sync_do_map(...) -> ...: ...`: a signature for type checkers, repeated
-# beside the function that does the work (jinja2's sync_do_map was three answers, two of them
-# stubs; pluggy's two `HookimplMarker.__call__` stubs ranked above the implementation).
-_OVERLOAD = re.compile(r"\s*@(?:\w+\.)*overload\s*(?:#.*)?$")
-
-
-def _overload_stub(d: _Definition, lines: Sequence[str]) -> bool:
-    """A Python function decorated `@overload` (any of the decorators right above it)."""
-    if d.kind not in ("function", "method"):
-        return False
-    number = d.start_line - 1
-    while 0 < number <= len(lines) and lines[number - 1].lstrip().startswith("@"):
-        if _OVERLOAD.match(lines[number - 1]):
-            return True
-        number -= 1
-    return False
 
 
 def _include_guard(d: _Definition, lines: Sequence[str]) -> bool:
