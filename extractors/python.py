@@ -18,7 +18,14 @@ from itertools import filterfalse, repeat
 
 from .model import Extraction, Reference, Symbol, TextElement
 from .pylex import Token, lex
-from .python_structure import VALUE_KINDS, Definition, SourceText, Structure, assigned_kind
+from .python_structure import (
+    VALUE_KINDS,
+    Definition,
+    SourceText,
+    Structure,
+    assigned_kind,
+    is_overload,
+)
 
 _IDENTIFIER = re.compile(r"\b[^\W\d]\w*")
 # The same matches on ASCII text, 2.4x faster (Unicode's classes cost the general pattern).
@@ -148,11 +155,19 @@ def _definition(
     header_end = (line, text.char_col(line, first.col_offset))
     doc = _docstring_at(node.body, text)  # type: ignore[attr-defined]
     overload = not isinstance(node, ast.ClassDef) and any(
-        (isinstance(d, ast.Name) and d.id == "overload")
-        or (isinstance(d, ast.Attribute) and d.attr == "overload")
+        is_overload(_dotted(d))
         for d in node.decorator_list  # type: ignore[attr-defined]
     )
     return Definition(node.name, qualified, kind, start, end, header_end, parent, doc, overload)  # type: ignore[attr-defined]
+
+
+def _dotted(node: ast.expr) -> str:
+    """`typing.overload` for a decorator that is a (dotted) name; '' for a call or the like."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and (value := _dotted(node.value)):
+        return f"{value}.{node.attr}"
+    return ""
 
 
 def _docstring_at(body: list[ast.stmt], text: SourceText) -> tuple[int, int] | None:

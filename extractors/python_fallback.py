@@ -57,7 +57,9 @@ def structure(source: bytes, text: SourceText) -> Structure:
                     node is not definition
                     and not is_class
                     and any(
-                        is_overload(_text(d)) for d in node.named_children if d.type == "decorator"
+                        is_overload(_decorated_name(d))
+                        for d in node.named_children
+                        if d.type == "decorator"
                     )
                 )
                 defs.append(
@@ -131,6 +133,15 @@ def _target_names(target: Node) -> list[str]:
     if target.type in _TARGET_LISTS:
         return [name for child in target.named_children for name in _target_names(child)]
     return []  # `a.b = ...`, `a[0] = ...`: binds no new name
+
+
+def _decorated_name(decorator: Node) -> str:
+    """`typing.overload` for `@typing.overload  # noqa`: the decorator's expression, without
+    the `@` and a trailing comment, whose text the decorator node also holds."""
+    expression = next((c for c in decorator.named_children if c.type != "comment"), None)
+    if expression is None or expression.type not in ("identifier", "attribute"):
+        return ""
+    return "".join(_text(expression).split())
 
 
 def _first_identifier(node: Node | None) -> list[Node]:

@@ -32,9 +32,16 @@ class Definition:
 VALUE_KINDS = ("attribute", "constant", "type", "variable")  # names bound by an assignment
 
 
+# What `typing` is imported as where `@typing.overload` is written (`plum.overload` and
+# `multimethod.overload` register real implementations: not stubs).
+_TYPING_MODULES = frozenset({"typing", "typing_extensions", "t", "tp", "typ", "te"})
+
+
 def is_overload(decorator: str) -> bool:
-    """`@overload`, `@typing.overload`, `@t.overload` (a decorator's source)."""
-    return decorator.removeprefix("@").rsplit(".", 1)[-1].strip() == "overload"
+    """A decorator's expression (`overload`, `typing.overload`, `t.overload`) is typing's
+    `overload`: the function it decorates is a stub for type checkers."""
+    module, _, name = decorator.rpartition(".")
+    return name == "overload" and (not module or module in _TYPING_MODULES)
 
 
 def assigned_kind(name: str, in_class: bool, type_alias: bool) -> str:

@@ -537,16 +537,18 @@ def test_a_pep695_type_statement_is_a_type_from_either_parser(monkeypatch):
 def test_an_overload_stub_is_a_declaration_from_either_parser(monkeypatch):
     source = (
         b"import typing\nfrom typing import overload\n\n"
-        b"@overload\ndef apply(x: int) -> int: ...\n"
+        b"@overload  # noqa: F811\ndef apply(x: int) -> int: ...\n"
         b"@typing.overload\ndef apply(x: str) -> str: ...\n"
         b"@cache\ndef apply(x):\n    return x\n\n"
         b"class Box:\n"
         b"    @t.overload\n    @staticmethod\n    def get(k: int) -> int: ...\n"
         b"    @staticmethod\n    def get(k):\n        return k\n"
+        b"@plum.overload\ndef area(r: float) -> float:\n    return r * r\n"
     )
     expected = [
         ("apply", 5, False), ("apply", 7, False), ("apply", 9, True), ("Box", 12, True),
         ("Box.get", 15, False), ("Box.get", 17, True),
+        ("area", 20, True),  # plum's overload registers an implementation: no stub
     ]  # fmt: skip
     found = py.extract(source, "m.py")
     assert found.status == "ok"
