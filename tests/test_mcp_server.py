@@ -546,6 +546,21 @@ def test_several_roots_name_paths_by_root_and_route_arguments(two_roots) -> None
     assert source["file_path"] == "beta/lib.py"
 
 
+def test_nth_counts_one_roots_matches_after_anothers(make_repo, tmp_path: Path) -> None:
+    alpha = make_repo({"a.py": "def run():\n    pass\n"}, tmp_path / "alpha")
+    beta = make_repo(
+        {"b.py": "def run():\n    pass\n\n\ndef run():\n    pass\n"}, tmp_path / "beta"
+    )
+    server = build_server([_settings(alpha), _settings(beta)])
+    found = [ok(server, "get_symbol_content", {"name": "run", "nth": n}) for n in (1, 2, 3)]
+    assert [(s["file_path"], s["line_number"]) for s in found] == [
+        ("alpha/a.py", 1), ("beta/b.py", 1), ("beta/b.py", 5),
+    ]  # fmt: skip
+    assert "3 symbols match 'run' in 2 roots" in error(
+        server, "get_symbol_content", {"name": "run", "nth": 4}
+    )
+
+
 def test_roots_inside_one_another_are_refused(two_roots) -> None:
     alpha, _ = two_roots
     (alpha / "inner").mkdir()

@@ -348,17 +348,21 @@ def test_show_nth_chooses_among_matches_of_one_name_in_one_file(make_repo, index
     index(root)
     first = run_cli("show", "Box.size", "--root", root)
     assert first.stdout.startswith("box.py:3-4  method Box.size\n")
-    assert "--nth 1 to 2" in first.stderr
+    assert (
+        "showing [1] box.py:3. Others: [2] method Box.size box.py:7. Pass --nth N" in first.stderr
+    )
     setter = run_cli("show", "Box.size", "--nth", "2", "--root", root)
     assert setter.returncode == 0
     assert setter.stdout.startswith("box.py:7-8  method Box.size\n"), setter.stdout
     assert "def size(self, value):" in setter.stdout
-    assert "box.py:3" in setter.stderr  # the getter is among the others
+    assert "showing [2] box.py:7. Others: [1] method Box.size box.py:3." in setter.stderr
     again = run_cli("show", "Box.size", "--nth", "1", "--root", root)
     assert again.stdout == first.stdout
     past = run_cli("show", "Box.size", "--nth", "3", "--root", root)
     assert past.returncode == 2 and "Traceback" not in past.stderr
     assert past.stderr.strip() == "error: nth 3 is out of range: 2 symbols match 'Box.size'"
+    filtered = run_cli("show", "Box.size", "--nth", "3", "--file", "box.py", "--root", root)
+    assert filtered.stderr.strip().endswith("match 'Box.size' in files matching 'box.py'")
 
 
 def test_the_exactly_cased_name_wins_even_with_limit_one(make_repo, index) -> None:

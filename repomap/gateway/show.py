@@ -183,11 +183,17 @@ def symbol_content(
     if match.others:
         listed = [f"{o.kind} {o.qualified_name} {o.file_path}:{o.start_line}" for o in match.others]
         more = f" and {len(listed) - MAX_OTHERS} more" if len(listed) > MAX_OTHERS else ""
+        # Numbered as --nth counts them: the best is 1, and the one shown keeps its number.
+        shown_as = nth or 1
+        numbered = [
+            f"[{number if number < shown_as else number + 1}] {other}"
+            for number, other in enumerate(listed[:MAX_OTHERS], 1)
+        ]
         extra["warning"] = (
-            f"{len(match.others) + 1} symbols match {name!r}; showing "
-            f"{best.file_path}:{best.start_line}. Others: {'; '.join(listed[:MAX_OTHERS])}"
-            f"{more}. Pass --nth 1 to {len(listed) + 1} (the order `symbols` lists them in), "
-            "--file or a qualified name to choose."
+            f"{len(match.others) + 1} symbols match {name!r}; showing [{shown_as}] "
+            f"{best.file_path}:{best.start_line}. Others: {'; '.join(numbered)}{more}. "
+            "Pass --nth N (nth=N over MCP and HTTP) as numbered here, --file or a qualified "
+            "name to choose."
         )
         extra["others"] = listed
     return SymbolContent(**{**asdict(result), **extra})

@@ -795,7 +795,8 @@ def find_symbol(
     if nth is not None:
         if not 1 <= nth <= len(rows):
             many = f"{len(rows)} symbols match" if len(rows) > 1 else "1 symbol matches"
-            raise BadArgument(f"nth {nth} is out of range: {many} {name!r}")
+            where = f" in files matching {file!r}" if file else ""
+            raise BadArgument(f"nth {nth} is out of range: {many} {name!r}{where}")
         rows.insert(0, rows.pop(nth - 1))
     return SymbolMatch(rows[0], rows[1:])
 

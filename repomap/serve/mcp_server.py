@@ -443,8 +443,9 @@ def build_server(
             Field(
                 ge=1,
                 le=1000,
-                description="Which of several matches (1 = the best, in search_symbols' order): "
-                "a property's setter after its getter, an overload, a cfg variant in one file.",
+                description="Which of several matches, as numbered in `warning` (1 = the best; "
+                "with several roots, one root's matches after another's): a property's setter "
+                "after its getter, an overload, a cfg variant in one file.",
             ),
         ] = None,
     ) -> SymbolSource:

@@ -254,6 +254,8 @@ class Service:
     ) -> SymbolSource:
         scopes = self.roots.scope(file)
         notices = self.ready([root for root, _ in scopes])
+        if nth is not None and len(scopes) > 1:
+            scopes, nth = self._nth_root(scopes, name, nth)
         missing: list[RepomapError] = []
         for root, file_filter in scopes:
             try:
@@ -273,6 +275,27 @@ class Service:
             fields.pop("truncated_leading_lines")
             return SymbolSource(notices=notices, **fields)
         raise missing[0]
+
+    def _nth_root(
+        self, scopes: list[tuple[Root, str | None]], name: str, nth: int
+    ) -> tuple[list[tuple[Root, str | None]], int]:
+        """The root that holds the `nth` match when the roots' matches are counted one root
+        after another (the first root's best is the answer without nth), and its own nth."""
+        counted = 0
+        for root, file_filter in scopes:
+            with self.reading(root) as db:
+                try:
+                    match = symbols.find_symbol(db, name, file_filter)
+                except symbols.SymbolNotFound:
+                    continue
+            here = 1 + len(match.others)
+            if nth <= counted + here:
+                return [(root, file_filter)], nth - counted
+            counted += here
+        if not counted:
+            return scopes, nth  # no root has the name: the loop's SymbolNotFound says so
+        many = f"{counted} symbols match" if counted > 1 else "1 symbol matches"
+        raise BadArgument(f"nth {nth} is out of range: {many} {name!r} in {len(scopes)} roots")
 
     def _symbol_content(
         self,
