@@ -274,6 +274,31 @@ def test_rust_impl_methods_and_trait_items_are_qualified(make_repo, index) -> No
     assert point.leading == "    /// A point.\n    #[derive(Debug)]"
 
 
+def test_a_rust_use_of_self_binds_the_module_not_the_receiver(make_repo, index) -> None:
+    """smallvec's `impl fmt::Display for CollectionAllocErr { fn fmt(&self, ...) }` listed
+    `use core::ops::{self, Range}` and `use core::ptr::{self, NonNull}` as imports it uses: the
+    method says `self`, and `self` in a use list was taken for a name it binds."""
+    root = make_repo(
+        {
+            "src/lib.rs": (
+                "use core::fmt;\n"
+                "use core::ops::{self, Range};\n"
+                "use core::ptr::{self, NonNull};\n\n"
+                "pub struct Err;\n\n"
+                "impl fmt::Display for Err {\n"
+                "    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {\n"
+                '        write!(f, "error: {:?}", ptr::null::<u8>())\n'
+                "    }\n"
+                "}\n"
+            )
+        }
+    )
+    index(root)
+    content = get_symbol_content(config.resolve(root), "Err::fmt", context=True)
+    assert content.imports == ["use core::fmt;", "use core::ptr::{self, NonNull};"]
+    assert content.other_imports == 1
+
+
 def test_cpp_namespaces_classes_and_out_of_line_methods(make_repo, index) -> None:
     root = make_repo(CPP_REPO)
     index(root)

@@ -333,6 +333,7 @@ def _binds_used(statement: str, language: str, used: set[str]) -> bool:
         body = statement.rstrip(";")
         body = body.split("{", 1)[-1] if "{" in body else body.rsplit("::", 1)[-1]
         bound = [p.split(" as ")[-1].strip(" {}").rsplit("::", 1)[-1] for p in body.split(",")]
-        if "self" in bound:
+        if "self" in bound:  # `use core::fmt::{self, Write}` binds `fmt`, not the receiver
+            bound.remove("self")
             bound.append(statement.split("::{", 1)[0].rsplit("::", 1)[-1].split()[-1])
     return any(name in used for name in bound if name)
