@@ -299,6 +299,16 @@ def test_a_rust_use_of_self_binds_the_module_not_the_receiver(make_repo, index) 
     assert content.other_imports == 1
 
 
+def test_context_says_when_a_symbol_uses_none_of_the_files_imports(make_repo, index) -> None:
+    """Flask's `Scaffold.before_request --context` printed an `imports (+16 more ...):` header
+    over an empty list, which read as an answer cut off."""
+    root = make_repo({"m.py": "import os\nimport sys\n\n\ndef double(x):\n    return x * 2\n"})
+    index(root)
+    shown = run_cli("show", "double", "--context", "--root", root)
+    assert shown.returncode == 0
+    assert shown.stdout.splitlines()[1] == "imports: none of the file's 2 import statements is used"
+
+
 def test_cpp_namespaces_classes_and_out_of_line_methods(make_repo, index) -> None:
     root = make_repo(CPP_REPO)
     index(root)

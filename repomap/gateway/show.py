@@ -78,7 +78,7 @@ class SymbolContent:
         ]
         if self.declaration:
             out.append(f"declared at {self.declaration}")
-        if self.imports or self.other_imports:
+        if self.imports:
             more = (
                 f" (+{self.other_imports} more the symbol does not use)"
                 if self.other_imports
@@ -86,6 +86,9 @@ class SymbolContent:
             )
             out.append(f"imports{more}:")
             out.extend(f"  {statement}" for statement in self.imports)
+        elif self.other_imports:  # a header over an empty list read as a cut-off answer
+            many = "statement is" if self.other_imports == 1 else "statements is"
+            out.append(f"imports: none of the file's {self.other_imports} import {many} used")
         if self.parents:
             out.append("inside:")
             out.extend(f"  {parent}" for parent in self.parents)
