@@ -794,11 +794,17 @@ def find_symbol(
     rows.sort(key=lambda row: _find_key(name, row))
     if nth is not None:
         if not 1 <= nth <= len(rows):
-            many = f"{len(rows)} symbols match" if len(rows) > 1 else "1 symbol matches"
-            where = f" in files matching {file!r}" if file else ""
-            raise BadArgument(f"nth {nth} is out of range: {many} {name!r}{where}")
+            raise nth_out_of_range(
+                nth, len(rows), name, f" in files matching {file!r}" if file else ""
+            )
         rows.insert(0, rows.pop(nth - 1))
     return SymbolMatch(rows[0], rows[1:])
+
+
+def nth_out_of_range(nth: int, count: int, name: str, where: str = "") -> BadArgument:
+    """The error for an `nth` past the `count` symbols that match `name` (`where`: in what)."""
+    many = f"{count} symbols match" if count > 1 else "1 symbol matches"
+    return BadArgument(f"nth {nth} is out of range: {many} {name!r}{where}")
 
 
 def symbol_by_id(db: Store, symbol_id: int) -> SymbolRow | None:

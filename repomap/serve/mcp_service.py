@@ -294,8 +294,7 @@ class Service:
             counted += here
         if not counted:
             return scopes, nth  # no root has the name: the loop's SymbolNotFound says so
-        many = f"{counted} symbols match" if counted > 1 else "1 symbol matches"
-        raise BadArgument(f"nth {nth} is out of range: {many} {name!r} in {len(scopes)} roots")
+        raise symbols.nth_out_of_range(nth, counted, name, f" in {len(scopes)} roots")
 
     def _symbol_content(
         self,
