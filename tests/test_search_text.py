@@ -769,6 +769,43 @@ def test_tiny_literals_and_test_files_rank_lower_but_match_the_same_rows(make_re
             assert search_text(db, "cache key", limit=limit, log=False).hits == ranked.hits[:limit]
 
 
+def test_ties_of_one_boilerplate_line_in_many_files_are_decided_as_if_all_were_weighed(
+    make_repo, index
+) -> None:
+    """The same comment in hundreds of files (a licence header) ties every row at one score;
+    the best `limit` are the first of weight 1.0 by (file_path, line_number), tests and tiny
+    literals after them, whether or not every tied row is weighed."""
+    header = "# the cache key header\n"
+    late = {f"pkg/x{i:03}.py": f'NAME = "cache key"\n{header}' for i in range(100, 300)}
+    late["pkg/other.py"] = "".join(f'NOTE_{i} = "unrelated note {i}"\n' for i in range(500))
+    root = make_repo(late)
+    index(root)
+    # Files indexed later have higher row ids, so the first rows in index order are not the
+    # first in path order: the tie-break must find these among the rows left unweighed.
+    early = {f"pkg/tests/test_m{i:03}.py": header for i in range(40)}  # first in path order
+    early |= {f"pkg/x{i:03}.py": f'NAME = "cache key"\n{header}' for i in range(100)}
+    for name, text in early.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    index(root)
+    with store.reading(config.resolve(root).db_path) as db:
+        plain = search_text(db, "cache key", limit=1000, path="**", log=False).hits  # BM25 alone
+        assert len(plain) == 640
+
+        def weighed(hit) -> tuple[float, str, int]:
+            weight = 0.5 if "/tests/" in hit.file_path else 1.0
+            if hit.element_type == "string_literal":
+                weight *= 0.25
+            score = hit.rank / (1 - hit.rank) * weight
+            return -score, hit.file_path, hit.line_number
+
+        expected = [(path, line) for _, path, line in sorted(map(weighed, plain))]
+        assert expected[0] == ("pkg/x000.py", 2)  # the tests' comments come after the others'
+        for limit in (1, 5, 10, 64, 65, 200, 640):
+            hits = search_text(db, "cache key", limit=limit, log=False).hits
+            assert _placed(hits) == expected[:limit]
+
+
 @pytest.mark.parametrize(
     "arguments",
     [

@@ -368,7 +368,9 @@ def _demoted(conn: sqlite3.Connection, rows: list[Scored], limit: int) -> list[S
     """The rows that can reach the best `limit` once weighed, with weighed scores, best first.
 
     `rows` are sorted best first (bm25 ascending, negative), and a weight never raises a score,
-    so once `limit` weighed rows beat the best unweighed score left, no row left can enter."""
+    so once `limit` weighed rows beat the best unweighed score left, no row left can enter.
+    When the best left only equals the `limit`-th weighed score, the rows left can enter only as
+    ties of it (weight 1.0), decided by (file_path, line_number): see _first_ties."""
     weighed: list[Scored] = []
     test_files: dict[int, bool] = {}
     words: dict[str, int] = {}  # the same short literal comes back often ('id' hundreds of times)
@@ -380,11 +382,46 @@ def _demoted(conn: sqlite3.Connection, rows: list[Scored], limit: int) -> list[S
         weighed += [(row_id, bm25 * weights[row_id]) for row_id, bm25 in chunk]
         if len(weighed) >= limit and start < len(rows):
             weighed.sort(key=_bm25)
-            if rows[start][1] > weighed[limit - 1][1]:
+            cutoff = weighed[limit - 1][1]
+            if rows[start][1] > cutoff:
+                break
+            if rows[start][1] == cutoff:
+                end = start
+                while end < len(rows) and rows[end][1] == cutoff:
+                    end += 1
+                tied = [row_id for row_id, _ in rows[start:end]]
+                first = _first_ties(conn, tied, limit, test_files, words)
+                weighed += [(row_id, cutoff) for row_id in first]
                 break
         batch *= 2
     weighed.sort(key=_bm25)
     return weighed
+
+
+def _first_ties(conn: sqlite3.Connection, ids: list[int], need: int, test_files: dict[int, bool],
+                words: dict[str, int]) -> list[int]:  # fmt: skip
+    """Of rows whose BM25 equals the cut-off score, those of weight 1.0 that can still be among
+    the best `need`: the first `need` such rows by (file_path, line_number) at most.
+
+    The same boilerplate comment in thousands of files (the kernel's SPDX line) ties thousands
+    of rows; weighing them all cost ~40 ms a query, while the tie-break reads files in path
+    order and never gets past the first few. So files are taken in path order, a batch at a
+    time, until `need` rows of weight 1.0 are found; every row of a file taken is weighed."""
+    by_file: dict[int, list[int]] = {}
+    for row_id in ids:
+        by_file.setdefault(row_id // ROWS_PER_FILE, []).append(row_id)
+    file_paths = dict(conn.execute(FILE_PATHS_SQL, {"ids": json.dumps(list(by_file))}))
+    ordered = sorted(by_file, key=lambda file_id: file_paths[file_id])
+    found: list[int] = []
+    taken = 0
+    while taken < len(ordered) and len(found) < need:
+        batch: list[int] = []
+        while taken < len(ordered) and len(batch) < need - len(found):
+            batch += by_file[ordered[taken]]
+            taken += 1
+        weights = _weights(conn, batch, test_files, words)
+        found += [row_id for row_id in batch if weights[row_id] == 1.0]
+    return found
 
 
 def _weights(
