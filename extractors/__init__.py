@@ -9,6 +9,7 @@ from functools import cache
 from importlib import import_module
 from types import ModuleType
 
+from .cpp_namespaces import EMPTY, Table
 from .model import Extraction
 
 
@@ -19,6 +20,11 @@ def _extractor(language: str) -> ModuleType:
     return import_module(f".{language}", __package__)
 
 
-def extract(language: str, source: bytes, rel_path: str) -> Extraction:
-    """Symbols, references and text elements of one file; never raises on bad source."""
+def extract(
+    language: str, source: bytes, rel_path: str, cpp_namespaces: Table = EMPTY
+) -> Extraction:
+    """Symbols, references and text elements of one file; never raises on bad source.
+    `cpp_namespaces`: the project's namespace macros (cpp_namespaces.py), for C++ files."""
+    if language == "cpp" and cpp_namespaces.macros:
+        return _extractor(language).extract(source, rel_path, cpp_namespaces)
     return _extractor(language).extract(source, rel_path)

@@ -59,6 +59,7 @@ from .cpp_macros import (
     on_directive_line,
     previous_code,
 )
+from .cpp_namespaces import EMPTY, Table, opened, qualified
 from .model import Extraction, Reference, Symbol, TextElement
 from .treesitter import language, parse
 
@@ -200,12 +201,13 @@ def _query(lang: str) -> Query:
     return Query(language(lang), source)
 
 
-def extract(source: bytes, rel_path: str) -> Extraction:
-    """Symbols, references, comments, docs and strings of one C++ file; never raises."""
-    return extract_as("cpp", source)
+def extract(source: bytes, rel_path: str, namespaces: Table = EMPTY) -> Extraction:
+    """Symbols, references, comments, docs and strings of one C++ file; never raises.
+    `namespaces`: the project's namespace macros (cpp_namespaces.py), put in the names."""
+    return extract_as("cpp", source, namespaces)
 
 
-def extract_as(lang: str, source: bytes) -> Extraction:
+def extract_as(lang: str, source: bytes, namespaces: Table = EMPTY) -> Extraction:
     """`source` read with the grammar and queries of `lang`, "cpp" or "c" (see c.py)."""
     # Thousands of short-lived objects per file and no reference cycles: the cyclic collections
     # they trigger only rescan the caller's heap (~15% of the time when a caller keeps every
@@ -213,13 +215,13 @@ def extract_as(lang: str, source: bytes) -> Extraction:
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _extract(source, lang)
+        return _extract(source, lang, namespaces)
     finally:
         if collecting:
             gc.enable()
 
 
-def _extract(source: bytes, lang: str) -> Extraction:
+def _extract(source: bytes, lang: str, namespaces: Table = EMPTY) -> Extraction:
     blanked, macro_spans, unread = blank_macros(source, lang)
     root = parse(lang, blanked)
     reader = _Reader(source, QueryCursor(_query(lang)).captures(root), lang)
@@ -240,6 +242,8 @@ def _extract(source: bytes, lang: str) -> Extraction:
     symbols = reader.symbols()
     if lang == "c":
         symbols = [_flat(symbol) for symbol in symbols]
+    elif namespaces.macros:  # `FMT_BEGIN_NAMESPACE`: its members are `fmt::...`
+        symbols = qualified(symbols, opened(source, namespaces), source)
     owners = _Owners(symbols)
     texts = reader.comments(groups, symbols, owners) + reader.strings(owners)
     texts.sort(key=itemgetter(0))  # document order

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import functools
 import gc
@@ -19,9 +20,10 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar, cast
 from repomap import store, textfile
 from repomap.config import DEFAULT_MAX_FILE_SIZE, Settings
 from repomap.errors import CorruptIndex, IndexBusy, NotAnIndex, RepomapError
-from repomap.index import markers, scopes, secrets
+from repomap.extractors.cpp_namespaces import EMPTY, Table
+from repomap.index import markers, namespaces, scopes, secrets
 from repomap.index.chunks import CHUNKS_VERSION, code_chunks
-from repomap.index.discover import Walk, code_files, read_file, walk
+from repomap.index.discover import FoundFile, Walk, code_files, read_file, walk
 from repomap.index.docs import update_docs
 from repomap.index.history import update_history
 from repomap.index.records import update_data
@@ -80,8 +82,9 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # at a line's start (`EXTERN char e_x[]`, `STATIC const`), an initialiser macro (`INIT(= 80)`),
 # attribute macros between a record's `}` and `;` (the kernel's `} __packed;`); 14: and between
 # a record's `}` and the name a typedef declares (`} __aligned(8) psw_compat_t;`); 15: a Python
-# function decorated `@overload` is a declaration (is_definition 0), not a definition
-EXTRACTOR_VERSION = "15"
+# function decorated `@overload` is a declaration (is_definition 0), not a definition; 16: C++
+# namespaces opened by macros (`FMT_BEGIN_NAMESPACE`) in qualified names
+EXTRACTOR_VERSION = "16"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 EXTRACTED_AHEAD = 1024  # results the workers may have ready before the writer takes them
@@ -100,6 +103,7 @@ class Job:
     redact: bool = True  # replace credentials in text elements with [REDACTED]
     root: str = "/"  # the resolved ROOT: a link swapped in since the walk must stay inside
     max_size: int = DEFAULT_MAX_FILE_SIZE  # a file that grew since the walk is not read whole
+    cpp_namespaces: Table = EMPTY  # the tree's C++ namespace macros (index/namespaces.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -429,6 +433,8 @@ def _index(
             store.set_meta(db, _version_meta(settings))
     jobs: list[Job] = []
     present: set[str] = set()
+    tree_has_c = any(found.rel_path.endswith(".c") for found in walked.files)
+    unchanged_cpp: list[tuple[FoundFile, str, int]] = []  # may hold C++: file, language, id
     for found, language in code_files(walked):
         summary.scanned += 1
         present.add(found.rel_path)
@@ -445,6 +451,8 @@ def _index(
             and (old.size, old.mtime_ns) == (found.size, found.mtime_ns)
         ):
             summary.unchanged += 1
+            if namespaces.may_be_cpp(found.rel_path, language, tree_has_c):
+                unchanged_cpp.append((found, language, old.id))
             continue
         jobs.append(
             Job(
@@ -460,6 +468,7 @@ def _index(
                 settings.max_file_size,
             )
         )
+    jobs = _with_namespaces(db, settings, jobs, present, tree_has_c, unchanged_cpp, summary)
     if len(jobs) >= LARGE_RUN_FILES:
         from repomap.index.memory import map_large_blocks
 
@@ -559,6 +568,57 @@ def _index(
                 **store.counts_meta(db, row_counts),
             },
         )
+
+
+def _with_namespaces(
+    db: store.Store,
+    settings: Settings,
+    jobs: list[Job],
+    present: set[str],
+    tree_has_c: bool,
+    unchanged_cpp: list[tuple[FoundFile, str, int]],
+    summary: Summary,
+) -> list[Job]:
+    """`jobs` carrying the tree's C++ namespace macros, and the unchanged C++ files that use
+    one whose definition changed, read again. The definitions are saved now, and those files
+    marked unread, so a run stopped before its end still makes them again when resumed."""
+    before = namespaces.stored(db)
+    read = [
+        (job.rel_path, Path(job.path), Path(job.root), job.max_size)
+        for job in jobs
+        if namespaces.may_be_cpp(job.rel_path, job.language, tree_has_c)
+    ]
+    after = namespaces.updated(before, read, present)
+    if after == before:
+        table = namespaces.table_of(after)
+    else:
+        table, old_table = namespaces.table_of(after), namespaces.table_of(before)
+        names = namespaces.changed_names(old_table, table)
+        root = Path(str(settings.root))  # as the jobs have it
+        users = [
+            (found, language, file_id)
+            for found, language, file_id in unchanged_cpp
+            if names
+            and namespaces.uses_any(Path(found.abs_path), root, settings.max_file_size, names)
+        ]
+        writer = store.Writer(db)
+        with writer.batch():
+            namespaces.save(db, after)
+            writer.mark_unread(file_id for _, _, file_id in users)
+        summary.unchanged -= len(users)
+        jobs += [
+            Job(found.rel_path, found.abs_path, language, found.size, found.mtime_ns, None,
+                settings.redact, str(settings.root), settings.max_file_size)
+            for found, language, _ in users
+        ]  # fmt: skip
+    if not table.macros:
+        return jobs
+    return [
+        dataclasses.replace(job, cpp_namespaces=table)
+        if namespaces.may_be_cpp(job.rel_path, job.language, tree_has_c)
+        else job
+        for job in jobs
+    ]
 
 
 def _all_ignored_warning(walked: Walk) -> str:
@@ -695,7 +755,7 @@ def read_and_extract(job: Job) -> Result:
     from repomap.extractors import extract  # the parsers: a run with nothing changed needs none
 
     try:
-        extraction = extract(language, source, job.rel_path)
+        extraction = extract(language, source, job.rel_path, job.cpp_namespaces)
     except RecursionError:
         return Skipped(job.rel_path, "nested too deeply to parse")
     # Kept broad on purpose: a parser's failure on one file (any type: tree-sitter, ast, our

@@ -494,6 +494,13 @@ class Writer:
             "UPDATE files SET size = ?, mtime_ns = ? WHERE id = ?", (size, mtime_ns, file_id)
         )
 
+    def mark_unread(self, file_ids: Iterable[int]) -> None:
+        """These files' rows must be made again though their bytes are unchanged (what they
+        were extracted with changed): the next run reads them whole, even if this one stops."""
+        self.conn.executemany(
+            "UPDATE files SET text_indexed = 0 WHERE id = ?", ((i,) for i in file_ids)
+        )
+
     def replace_file(self, rows: FileRows, old_id: int | None, indexed_at: str) -> int:
         """Write one file's rows in place of its old ones (call inside batch()).
 
