@@ -103,32 +103,41 @@ def definitions(source: bytes) -> tuple[dict[str, Definition], dict[str, str]]:
     """The namespace macros one file defines, and its object-like macros named by a word when
     it defines an opener (aliases); the first definition of a name wins."""
     macros: dict[str, Definition] = {}
-    defines = list(_defines(source))
-    for name, params, body in defines:
-        if b"{" in body or b"}" in body:
-            found = _opener(body, params) or _closer(body)
-            if found is not None:
-                macros.setdefault(name, found)
+    for name, params, body in _defines(source, braced=True):
+        found = _opener(body, params) or _closer(body)
+        if found is not None:
+            macros.setdefault(name, found)
     words: dict[str, str] = {}
     if any(isinstance(d, Opener) for d in macros.values()):
-        for name, params, body in defines:
+        for name, params, body in _defines(source, braced=False):
             if params is None and name not in macros and (alias := _ALIAS_BODY.match(body)):
                 words.setdefault(name, alias[1].decode("ascii"))
     return macros, words
 
 
-def _defines(source: bytes) -> Iterator[tuple[str, tuple[str, ...] | None, bytes]]:
-    """Each `#define`'s name, parameters and body (continued lines joined, comments blanked).
-    Found by bytes.find, which is several times quicker than a regular expression's scan of
-    every line (a C++ tree's headers are read once more for this, before the workers)."""
+def _defines(source: bytes, braced: bool) -> Iterator[tuple[str, tuple[str, ...] | None, bytes]]:
+    """Each `#define`'s name, parameters and body (continued lines joined, comments blanked);
+    with `braced`, only those whose text holds a brace. Found by bytes.find, several times
+    quicker than a regular expression's scan of every line: a C++ tree's headers are read
+    once more for this, before the workers, and most of their `#define`s hold no brace."""
     at = source.find(b"define")
     while at >= 0:
+        line_end = source.find(b"\n", at)
+        if line_end < 0:
+            line_end = len(source)
+        continued = source[max(at, line_end - 2) : line_end].rstrip(b"\r").endswith(b"\\")
+        if braced and not continued:  # one line: a quick look
+            text = source[at:line_end]
+            if b"{" not in text and b"}" not in text:
+                at = source.find(b"define", line_end)
+                continue
         line_start = source.rfind(b"\n", 0, at) + 1
         match = _DEFINE.match(source, line_start)
         if match is not None and match.start(1) > at:
             body = match[3].replace(b"\\\r\n", b" ").replace(b"\\\n", b" ")
-            params = None if match[2] is None else _params(match[2])
-            yield match[1].decode("ascii"), params, _COMMENT.sub(b" ", body)
+            if not braced or b"{" in body or b"}" in body:
+                params = None if match[2] is None else _params(match[2])
+                yield match[1].decode("ascii"), params, _COMMENT.sub(b" ", body)
             at = source.find(b"define", match.end())
         else:
             at = source.find(b"define", at + 6)

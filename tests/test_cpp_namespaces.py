@@ -100,6 +100,10 @@ def test_definitions_of_openers_closers_and_the_aliases_an_opener_may_use() -> N
     }
     assert aliases["LIB_NS"] == "lib" and aliases["LIB_API"] == "__attribute__"
     assert definitions(b"#define NOT_A_NAMESPACE { return 0; }\n#define X 1\n") == ({}, {})
+    crlf = (
+        b"#define A_BEGIN \\\r\n  namespace a { \\\r\n  inline namespace v1 {\r\n#define A_END } }"
+    )
+    assert definitions(crlf)[0] == {"A_BEGIN": Opener(None, ("a", "")), "A_END": Closer(2)}
     table = table_of(("core.h", FMT_CORE))
     assert table.aliases == {"LIB_NS": "lib"}  # only what an opener could be named by
     assert Table.from_json(json.loads(json.dumps(table.to_json()))) == table
