@@ -231,11 +231,9 @@ def opened(source: bytes, table: Table) -> list[Opened]:
     """The namespaces the macro uses of one file open, outer before inner; a use the table
     cannot name (an argument that is no word) opens braces that are not namespaces; a brace
     left open ends with the file."""
-    if not table.macros:
-        return []
+    if not table.macros or not any(name.encode("ascii") in source for name in table.macros):
+        return []  # most files of a tree use none: the plain search is ~50x cheaper
     pattern = _use_pattern(tuple(sorted(table.macros)))
-    if pattern.search(source) is None:
-        return []
     found: list[Opened] = []
     stack: list[tuple[str, int, int] | None] = []  # per brace: name, start, line (None: not one)
     line, counted = 1, 0
