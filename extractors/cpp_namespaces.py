@@ -234,7 +234,7 @@ def opened(source: bytes, table: Table) -> list[Opened]:
     if not table.macros or not any(name.encode("ascii") in source for name in table.macros):
         return []  # most files of a tree use none: the plain search is ~50x cheaper
     pattern = _use_pattern(tuple(sorted(table.macros)))
-    found: list[Opened] = []
+    found: list[tuple[int, Opened]] = []  # with its depth: one use may open two at once
     stack: list[tuple[str, int, int] | None] = []  # per brace: name, start, line (None: not one)
     line, counted = 1, 0
     for use in pattern.finditer(source):
@@ -250,11 +250,12 @@ def opened(source: bytes, table: Table) -> list[Opened]:
         for _ in range(min(definition.braces, len(stack))):
             brace = stack.pop()
             if brace is not None:
-                found.append(Opened(brace[0], brace[1], end, brace[2], line))
+                found.append((len(stack), Opened(brace[0], brace[1], end, brace[2], line)))
     last_line = line + source.count(b"\n", counted, max(counted, len(source) - 1))
-    found += [Opened(b[0], b[1], len(source), b[2], last_line) for b in stack if b is not None]
-    found.sort(key=lambda o: (o.start, -o.end))
-    return found
+    found += [(depth, Opened(b[0], b[1], len(source), b[2], last_line))
+              for depth, b in enumerate(stack) if b is not None]  # fmt: skip
+    found.sort(key=lambda item: (item[1].start, -item[1].end, item[0]))
+    return [o for _, o in found]
 
 
 _PATTERNS: dict[tuple[str, ...], re.Pattern[bytes]] = {}

@@ -145,6 +145,21 @@ def test_members_get_the_namespaces_macros_open() -> None:
     assert {"LIB_BEGIN_NAMESPACE", "LIB_END_NAMESPACE", "LIB_OPEN", "LIB_CLOSE"} <= used
 
 
+def test_one_macro_opening_two_namespaces_names_them_outer_first() -> None:
+    table = table_of(("config.h", "#define NS_BEGIN namespace llvm { namespace demangle {\n"
+                                  "#define NS_END } }\n"))  # fmt: skip
+    source = b"NS_BEGIN\nclass Node {};\nNS_END\nNS_BEGIN\nint f();\nNS_END\n"
+    symbols = extract("cpp", source, "nodes.h", table).symbols
+    assert [(s.qualified_name, s.kind, s.start_line, s.end_line, s.parent) for s in symbols] == [
+        ("llvm", "namespace", 1, 3, None),
+        ("llvm::demangle", "namespace", 1, 3, "llvm"),
+        ("llvm::demangle::Node", "class", 2, 2, "llvm::demangle"),
+        ("llvm", "namespace", 4, 6, None),
+        ("llvm::demangle", "namespace", 4, 6, "llvm"),
+        ("llvm::demangle::f", "function", 5, 5, "llvm::demangle"),
+    ]
+
+
 def test_an_unclosed_namespace_runs_to_the_end_of_the_file() -> None:
     table = table_of(("core.h", FMT_CORE))
     source = b"LIB_BEGIN_NAMESPACE\nint f() { return 1; }\nint g();\n"
