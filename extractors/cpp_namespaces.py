@@ -133,6 +133,8 @@ def _defines(source: bytes, braced: bool) -> Iterator[tuple[str, tuple[str, ...]
                 continue
         line_start = source.rfind(b"\n", 0, at) + 1
         match = _DEFINE.match(source, line_start)
+        if match is not None and source.rfind(b"/*", 0, at) > source.rfind(b"*/", 0, at):
+            match = None  # an example in a comment (rapidjson documents its own this way)
         if match is not None and match.start(1) > at:
             body = match[3].replace(b"\\\r\n", b" ").replace(b"\\\n", b" ")
             if not braced or b"{" in body or b"}" in body:

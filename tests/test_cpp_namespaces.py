@@ -100,6 +100,11 @@ def test_definitions_of_openers_closers_and_the_aliases_an_opener_may_use() -> N
     }
     assert aliases["LIB_NS"] == "lib" and aliases["LIB_API"] == "__attribute__"
     assert definitions(b"#define NOT_A_NAMESPACE { return 0; }\n#define X 1\n") == ({}, {})
+    documented = (
+        b"/* for example\n#define NS_BEGIN namespace my { namespace ns {\n*/\n"
+        b"#define NS_BEGIN namespace ns {\n"
+    )
+    assert definitions(documented)[0] == {"NS_BEGIN": Opener(None, ("ns",))}  # not the example
     crlf = (
         b"#define A_BEGIN \\\r\n  namespace a { \\\r\n  inline namespace v1 {\r\n#define A_END } }"
     )
