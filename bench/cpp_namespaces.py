@@ -33,9 +33,9 @@ DEFAULT = "llvm,nlohmann,spdlog,fmt,absl,gtest,eigen"
 def measure(root: Path) -> list[str]:
     walked = walk(root)
     files = list(code_files(walked))
-    has_c = any(found.rel_path.endswith(".c") for found in walked.files)
+    headers = namespaces.reads_headers([found.rel_path for found in walked.files])
     read = [(found.rel_path, Path(found.abs_path), root, 2_000_000) for found, language in files
-            if namespaces.may_be_cpp(found.rel_path, language, has_c)]  # fmt: skip
+            if namespaces.may_be_cpp(found.rel_path, language, headers)]  # fmt: skip
     namespaces.updated({}, read, set())  # page cache warm
     started = time.perf_counter()
     per_file = namespaces.updated({}, read, {found.rel_path for found, _ in files})

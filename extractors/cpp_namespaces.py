@@ -1,28 +1,35 @@
 """Namespaces that C++ libraries open and close with macros, so their members get their names.
 
 fmt writes `FMT_BEGIN_NAMESPACE` for `namespace fmt { inline namespace v9 {`, nlohmann
-`NLOHMANN_JSON_NAMESPACE_BEGIN`, pybind11 `PYBIND11_NAMESPACE_BEGIN(detail)`. Blanked, such a
-line left every member without its namespace: `format_to`, not `fmt::format_to`, so
-`repomap symbols fmt::format_to` found nothing. The macros are defined in one header and used in
-every other, so the index gathers their definitions from all C++ files first (`definitions`,
-merged into a `Table`), and the extractor then writes each use as the namespace it opens, in
-the bytes tree-sitter parses (`rewrite`): `namespace fmt {` padded with spaces to the macro's
-length, so every offset and line stays where it was.
+`NLOHMANN_JSON_NAMESPACE_BEGIN`, pybind11 `PYBIND11_NAMESPACE_BEGIN(detail)`. The extractor
+blanks such a line (cpp_macros.py), so every member came out without its namespace:
+`format_to`, not `fmt::format_to`. The macros are defined in one header and used in every
+other, so the index gathers the tree's definitions first (`definitions`, merged into a
+`Table`: repomap/index/namespaces.py), and the extractor then finds the uses of one file
+(`opened`) and puts the namespaces they open into the names of the symbols inside
+(`qualified`). The parse itself is not changed: writing `namespace fmt {` into the parsed
+bytes changed how tree-sitter recovered from syntax errors in 5 of pybind11's 54 headers.
 
 - An opener's body is `namespace NAME {` items (`inline`, anonymous, or named by a macro call:
-  not written, as `fmt::format_to` is how C++ names a member of an inline namespace), with
-  ALL_CAPS macros around them left out (`PYBIND11_WARNING_PUSH`). NAME is a word, one of the
-  macro's parameters (the use's argument), or an object-like macro of a header that defines
-  an opener (`#define PYBIND11_NAMESPACE pybind11 __attribute__(...)`: its first word).
-- A closer's body is `}` items (and such macros). Each use closes as many of the braces the
-  openers opened, last first, and writes only those that were written.
-- A use is rewritten only at a line's start, on one line, and when `namespace a::b {` fits
-  in its bytes; otherwise it stays blanked as before, and so does its closer's brace.
+  not in the names, as C++ names a member of an inline namespace without it) or `extern "C" {`
+  (a brace, no namespace), with ALL_CAPS macros around them left out (`PYBIND11_WARNING_PUSH`).
+  NAME is a word, one of the macro's parameters (the use's argument), or an object-like macro
+  (`#define PYBIND11_NAMESPACE pybind11 __attribute__(...)`: its first word).
+- A closer's body is `}` items (and such macros). A closer closes the braces of the last open
+  use of its opener, the one whose name differs from its own only by BEGIN / END (OPEN /
+  CLOSE, START / END): `BOOST_CATCH_END` (`}`) closes no namespace, and an `extern "C"` macro
+  closed by a literal `}` does not take the namespace's closer.
+- A use stands alone on its line, outside comments and outside the branches of a conditional
+  the parse does not read; a definition inside a block comment is an example (rapidjson's).
+- The names go where the scopes are, literal and macro namespaces in the order they open:
+  `namespace outer { NS_BEGIN(inner)` gives `outer::inner::f`. `#define`s stay unqualified, as
+  in a literal namespace: the preprocessor has no namespaces.
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping
 from typing import NamedTuple
 
@@ -101,25 +108,63 @@ EMPTY = Table({}, {})
 
 def definitions(source: bytes) -> tuple[dict[str, Definition], dict[str, str]]:
     """The namespace macros one file defines, and its object-like macros named by a word when
-    it defines an opener (aliases); the first definition of a name wins."""
+    it defines an opener (aliases); the first definition of a name wins. A file that never
+    says `namespace` defines no opener (its closers would close nothing): not looked at."""
+    if b"namespace" not in source:
+        return {}, {}
+    comments = _Comments(source)
     macros: dict[str, Definition] = {}
-    for name, params, body in _defines(source, braced=True):
+    for name, params, body in _defines(source, comments, braced=True):
         found = _opener(body, params) or _closer(body)
         if found is not None:
             macros.setdefault(name, found)
     words: dict[str, str] = {}
     if any(isinstance(d, Opener) for d in macros.values()):
-        for name, params, body in _defines(source, braced=False):
+        for name, params, body in _defines(source, comments, braced=False):
             if params is None and name not in macros and (alias := _ALIAS_BODY.match(body)):
                 words.setdefault(name, alias[1].decode("ascii"))
     return macros, words
 
 
-def _defines(source: bytes, braced: bool) -> Iterator[tuple[str, tuple[str, ...] | None, bytes]]:
-    """Each `#define`'s name, parameters and body (continued lines joined, comments blanked);
-    with `braced`, only those whose text holds a brace. Found by bytes.find, several times
-    quicker than a regular expression's scan of every line: a C++ tree's headers are read
-    once more for this, before the workers, and most of their `#define`s hold no brace."""
+# A block comment, or what may hold `/*` without starting one: a line comment, a string or a
+# character literal (`"*/*"`, `// src/*.cc`).
+_LEXEMES = re.compile(
+    rb"/\*.*?(?:\*/|\Z)|//[^\n]*|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'", re.S
+)
+
+
+def block_comments(source: bytes) -> list[tuple[int, int]]:
+    """The spans of the block comments of `source`, in order."""
+    if b"/*" not in source:
+        return []
+    return [m.span() for m in _LEXEMES.finditer(source) if m[0].startswith(b"/*")]
+
+
+def _inside(spans: list[tuple[int, int]], offset: int) -> bool:
+    """Whether `offset` lies in one of `spans` (sorted, not overlapping)."""
+    index = bisect_right(spans, (offset, 1 << 62)) - 1
+    return index >= 0 and offset < spans[index][1]
+
+
+class _Comments:
+    """A file's block comments, found when first asked: most files define nothing to check."""
+
+    def __init__(self, source: bytes) -> None:
+        self.source = source
+        self.spans: list[tuple[int, int]] | None = None
+
+    def hold(self, offset: int) -> bool:
+        if self.spans is None:
+            self.spans = block_comments(self.source)
+        return _inside(self.spans, offset)
+
+
+def _defines(
+    source: bytes, comments: _Comments, braced: bool
+) -> Iterator[tuple[str, tuple[str, ...] | None, bytes]]:
+    """Each `#define`'s name, parameters and body (continued lines joined, comments blanked),
+    outside block comments; with `braced`, only those whose text holds a brace. Found by
+    bytes.find, several times quicker than a regular expression's scan of every line."""
     at = source.find(b"define")
     while at >= 0:
         line_end = source.find(b"\n", at)
@@ -133,7 +178,7 @@ def _defines(source: bytes, braced: bool) -> Iterator[tuple[str, tuple[str, ...]
                 continue
         line_start = source.rfind(b"\n", 0, at) + 1
         match = _DEFINE.match(source, line_start)
-        if match is not None and source.rfind(b"/*", 0, at) > source.rfind(b"*/", 0, at):
+        if match is not None and comments.hold(at):
             match = None  # an example in a comment (rapidjson documents its own this way)
         if match is not None and match.start(1) > at:
             body = match[3].replace(b"\\\r\n", b" ").replace(b"\\\n", b" ")
@@ -220,44 +265,123 @@ def merged(per_file: Iterable[tuple[str, dict[str, Definition], dict[str, str]]]
 
 
 class Opened(NamedTuple):
-    """A namespace a macro opened: from the opener's use to the end of its closer's."""
+    """A namespace a macro opened: from the opener's use to its closer's (`stop`, where the
+    closer's use starts: a declaration glued to it starts outside; `end`, where it ends)."""
 
     name: str
     start: int  # byte offsets in the source
+    stop: int
     end: int
     start_line: int  # 1-based
     end_line: int
 
 
+_PAIRED_WORDS = re.compile(r"(?<![A-Z0-9])(?:BEGIN|START|OPEN|END|CLOSE)(?![A-Z0-9])")
+
+
+def _pair(name: str) -> str:
+    """What an opener's and its closer's names share: FMT_*_NAMESPACE, NAMESPACE_*."""
+    return _PAIRED_WORDS.sub("*", name)
+
+
 def opened(source: bytes, table: Table) -> list[Opened]:
-    """The namespaces the macro uses of one file open, outer before inner; a use the table
-    cannot name (an argument that is no word) opens braces that are not namespaces; a brace
-    left open ends with the file."""
+    """The namespaces the macro uses of one file open, outer before inner. Uses inside a block
+    comment are not uses. The branches of a conditional are alternatives, as the parse reads
+    them all: each starts from the state before `#if`, what one opens and leaves open ends at
+    its end, and the first branch's state goes on after `#endif`. A use the table cannot name
+    (an argument that is no word) opens braces that are not namespaces; a brace left open ends
+    with the file."""
     if not table.macros or not any(name.encode("ascii") in source for name in table.macros):
         return []  # most files of a tree use none: the plain search is ~50x cheaper
-    pattern = _use_pattern(tuple(sorted(table.macros)))
-    found: list[tuple[int, Opened]] = []  # with its depth: one use may open two at once
-    stack: list[tuple[str, int, int] | None] = []  # per brace: name, start, line (None: not one)
+    comments = block_comments(source)
+    uses = [(m.start(1), m) for m in _use_pattern(tuple(sorted(table.macros))).finditer(source)]
+    directives = [(m.start(), m) for m in _CONDITIONAL.finditer(source)]
+    events = sorted((at, m) for at, m in [*uses, *directives] if not _inside(comments, at))
+    state = _Namespaces(table)
+    conditionals: list[tuple[_Frames, _Frames | None]] = []  # per open `#if`: before, first
     line, counted = 1, 0
-    for use in pattern.finditer(source):
-        start, end = use.span(1)
-        line += source.count(b"\n", counted, start)
-        counted = start
-        definition = table.macros[use[2].decode("ascii")]
-        if isinstance(definition, Opener):
-            names = _names(definition, use[3], table.aliases)
-            for token in definition.names:
-                stack.append((names.pop(0), start, line) if token and names else None)
+    for at, event in events:
+        line += source.count(b"\n", counted, at)
+        counted = at
+        if event.re is _CONDITIONAL:
+            word = event[1]
+            if word in (b"if", b"ifdef", b"ifndef"):
+                conditionals.append((state.copy(), None))
+            elif conditionals:
+                before, first = conditionals.pop()
+                if first is None:
+                    first = state.frames
+                else:
+                    state.end_branch(before, at, line)
+                if word == b"endif":
+                    state.frames = first
+                else:
+                    state.frames = [(key, list(braces)) for key, braces in before]
+                    conditionals.append((before, first))
             continue
-        for _ in range(min(definition.braces, len(stack))):
-            brace = stack.pop()
-            if brace is not None:
-                found.append((len(stack), Opened(brace[0], brace[1], end, brace[2], line)))
+        state.use(event, line)
     last_line = line + source.count(b"\n", counted, max(counted, len(source) - 1))
-    found += [(depth, Opened(b[0], b[1], len(source), b[2], last_line))
-              for depth, b in enumerate(stack) if b is not None]  # fmt: skip
-    found.sort(key=lambda item: (item[1].start, -item[1].end, item[0]))
-    return [o for _, o in found]
+    state.end_branch([], len(source), last_line)
+    found = sorted(state.found, key=lambda item: (item[1].start, -item[1].stop, item[0]))
+    seen: set[tuple[str, int]] = set()  # a brace two branches close: its first range
+    return [
+        o for _, o in found if (o.name, o.start) not in seen and not seen.add((o.name, o.start))
+    ]
+
+
+_Brace = tuple[str, int, int] | None  # a brace a use opened: name, start, line (None: no name)
+_Frames = list[tuple[str, list[_Brace]]]  # per opener use: its pair name, its braces left open
+
+
+class _Namespaces:
+    """The braces macro uses opened and not yet closed, and the namespaces found."""
+
+    def __init__(self, table: Table) -> None:
+        self.table = table
+        self.frames: _Frames = []
+        self.found: list[tuple[int, Opened]] = []  # with its depth: one use may open two
+
+    def copy(self) -> _Frames:
+        return [(key, list(braces)) for key, braces in self.frames]
+
+    def use(self, use: re.Match[bytes], line: int) -> None:
+        start, end = use.span(1)
+        name = use[2].decode("ascii")
+        definition = self.table.macros[name]
+        if isinstance(definition, Opener):
+            names = _names(definition, use[3], self.table.aliases)
+            braces: list[_Brace] = [(names.pop(0), start, line) if token and names else None
+                                    for token in definition.names]  # fmt: skip
+            self.frames.append((_pair(name), braces))
+            return
+        frames, key = self.frames, _pair(name)
+        if key == name:  # no BEGIN / END in the name to pair by: the last open use
+            at = len(frames) - 1 if frames else None
+        else:
+            at = next((i for i in range(len(frames) - 1, -1, -1) if frames[i][0] == key), None)
+        if at is None:
+            return  # closes no brace a macro opened (`BOOST_CATCH_END` is a `}`)
+        braces = frames[at][1]
+        for _ in range(min(definition.braces, len(braces))):
+            brace = braces.pop()
+            if brace is not None:
+                depth = sum(len(f[1]) for f in frames[:at]) + len(braces)
+                self.found.append((depth, Opened(brace[0], brace[1], start, end, brace[2], line)))
+        if not braces:
+            del frames[at]
+
+    def end_branch(self, before: _Frames, at: int, line: int) -> None:
+        """The braces opened since `before` and still open end at `at` (a branch's end)."""
+        kept = {id(brace) for _, braces in before for brace in braces}
+        depth = 0
+        for _, braces in self.frames:
+            for brace in braces:
+                if brace is not None and id(brace) not in kept:
+                    self.found.append((depth, Opened(brace[0], brace[1], at, at, brace[2], line)))
+                depth += 1
+
+
+_CONDITIONAL = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b([^\n]*)", re.M)
 
 
 _PATTERNS: dict[tuple[str, ...], re.Pattern[bytes]] = {}
@@ -310,64 +434,77 @@ def qualified(symbols: list[Symbol], namespaces: list[Opened], source: bytes) ->
     """`symbols` (in start order) with the namespaces macros opened around them in their
     qualified names and parents, and a namespace symbol for each, in start order too.
 
-    The names go after those of the scope the macro is used in (`namespace outer {
-    NS_BEGIN(inner)` makes `outer::inner::f`), so the first opened namespace's literal
-    enclosing namespace is looked up among `symbols`."""
+    A name is rebuilt from the scopes around the symbol's start in the order they open: the
+    macro namespaces and the literal ones of the parse (`namespace outer { NS_BEGIN(inner)
+    namespace lit {` gives `outer::inner::lit::f`); what the parse put after its innermost
+    literal namespace (a class, an out-of-line `X::f`) follows."""
     if not namespaces:
         return symbols
-    enclosing = [_enclosing(symbols, o.start) for o in namespaces]
+    literals = [s for s in symbols if s.kind == "namespace"]
     out: list[tuple[int, int, Symbol]] = []
     for index, o in enumerate(namespaces):
-        path = [n.name for n in namespaces[: index + 1] if n.start <= o.start < n.end]
-        outer = _outer(namespaces, enclosing, o.start)
-        parent = _join(outer, path[:-1])
+        outer = [n for n in namespaces[:index] if n.start <= o.start < n.stop]
+        prefix = _scopes(outer, literals, o.start, None)
+        parent = "::".join(prefix) or None
         line_start = source.rfind(b"\n", 0, o.start) + 1
         end_line_start = source.rfind(b"\n", 0, o.end) + 1
         namespace = Symbol(
-            o.name, _join(outer, path) or o.name, "namespace", o.start_line, o.end_line,
+            o.name, "::".join([*prefix, o.name]), "namespace", o.start_line, o.end_line,
             o.start - line_start, o.end - end_line_start, o.start, o.end,
-            f"namespace {o.name}", parent or None,
+            f"namespace {o.name}", parent,
         )  # fmt: skip
         out.append((o.start, 0, namespace))
     for symbol in symbols:
-        path = [o.name for o in namespaces if o.start <= symbol.start_byte < o.end]
-        if not path:
+        around = [o for o in namespaces if o.start <= symbol.start_byte < o.stop]
+        if not around or symbol.kind == "macro":  # the preprocessor has no namespaces
             out.append((symbol.start_byte, 1, symbol))
             continue
-        outer = _outer(namespaces, enclosing, symbol.start_byte)
-        inside = _join(outer, path)
-        name = _inserted(symbol.qualified_name, outer, inside)
-        parent = inside if symbol.parent is None else _inserted(symbol.parent, outer, inside)
+        inner = _innermost(literals, symbol.start_byte, symbol)
+        if inner is None or _after(symbol.qualified_name, inner) != symbol.qualified_name:
+            prefix = _scopes(around, literals, symbol.start_byte, symbol)
+        else:  # the parse left the literal namespaces out of this name (an enumerator)
+            prefix = [o.name for o in around]
+        name = "::".join([*prefix, _after(symbol.qualified_name, inner)])
+        parent = "::".join(prefix)
+        if symbol.parent is not None and symbol.parent != inner:
+            parent = "::".join([*prefix, _after(symbol.parent, inner)])
         out.append((symbol.start_byte, 1, symbol._replace(qualified_name=name, parent=parent)))
     out.sort(key=lambda item: (item[0], item[1]))  # stable: the rest keep their order
     return [symbol for _, _, symbol in out]
 
 
-def _enclosing(symbols: list[Symbol], offset: int) -> str | None:
-    """The innermost namespace among `symbols` around `offset`."""
-    found = None
-    for symbol in symbols:
-        if symbol.start_byte > offset:
+def _scopes(macro: list[Opened], literals: list[Symbol], offset: int,
+            itself: Symbol | None) -> list[str]:  # fmt: skip
+    """The names of the macro namespaces `macro` and of the literal namespaces around
+    `offset` (not `itself`), merged in the order they open."""
+    scopes: list[tuple[int, int, str]] = [(o.start, i, o.name) for i, o in enumerate(macro)]
+    enclosing = None
+    for literal in literals:
+        if literal.start_byte > offset:
             break
-        if symbol.kind == "namespace" and offset < symbol.end_byte:
-            found = symbol.qualified_name
+        if literal is itself or offset >= literal.end_byte:
+            continue
+        own = _after(literal.qualified_name, enclosing)
+        scopes.append((literal.start_byte, -1, own))
+        enclosing = literal.qualified_name
+    scopes.sort(key=lambda scope: (scope[0], scope[1]))
+    return [name for _, _, name in scopes]
+
+
+def _innermost(literals: list[Symbol], offset: int, itself: Symbol) -> str | None:
+    """The qualified name (as the parse gave it) of the innermost literal namespace around
+    `offset`, other than `itself`."""
+    found = None
+    for literal in literals:
+        if literal.start_byte > offset:
+            break
+        if literal is not itself and offset < literal.end_byte:
+            found = literal.qualified_name
     return found
 
 
-def _outer(namespaces: list[Opened], enclosing: list[str | None], offset: int) -> str | None:
-    """The literal namespace around the outermost macro namespace that holds `offset`."""
-    for o, scope in zip(namespaces, enclosing, strict=True):
-        if o.start <= offset < o.end:
-            return scope
-    return None
-
-
-def _join(outer: str | None, path: list[str]) -> str:
-    return "::".join(([outer] if outer else []) + path)
-
-
-def _inserted(name: str, outer: str | None, inside: str) -> str:
-    """`name` with the macro namespaces put after `outer`, its literal enclosing namespace."""
-    if outer and (name == outer or name.startswith(outer + "::")):
-        return inside + name[len(outer) :]
-    return f"{inside}::{name}"
+def _after(name: str, enclosing: str | None) -> str:
+    """`name` without the qualified name of the literal namespace around it."""
+    if enclosing and name.startswith(enclosing + "::"):
+        return name[len(enclosing) + 2 :]
+    return name

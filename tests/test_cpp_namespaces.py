@@ -8,6 +8,7 @@ the namespaces the uses open into the names (extractors/cpp_namespaces.py).
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from pathlib import Path
 
@@ -100,6 +101,10 @@ def test_definitions_of_openers_closers_and_the_aliases_an_opener_may_use() -> N
     }
     assert aliases["LIB_NS"] == "lib" and aliases["LIB_API"] == "__attribute__"
     assert definitions(b"#define NOT_A_NAMESPACE { return 0; }\n#define X 1\n") == ({}, {})
+    stray = (
+        b'// sources in src/*.cc\nconst char* accept = "*/*";\n#define NS_BEGIN namespace ns {\n'
+    )
+    assert definitions(stray)[0] == {"NS_BEGIN": Opener(None, ("ns",))}  # no comment opened
     documented = (
         b"/* for example\n#define NS_BEGIN namespace my { namespace ns {\n*/\n"
         b"#define NS_BEGIN namespace ns {\n"
@@ -165,6 +170,54 @@ def test_one_macro_opening_two_namespaces_names_them_outer_first() -> None:
     ]
 
 
+def test_uses_in_comments_and_unread_branches_and_closers_of_other_macros_are_not_counted() -> None:
+    table = table_of(("core.h", FMT_CORE + "#define LIB_CATCH_END }\n"))
+    source = b"""// sources in src/*.cc
+/* usage:
+LIB_BEGIN_NAMESPACE
+*/
+#ifdef LIB_OLD
+LIB_BEGIN_NAMESPACE
+#else
+LIB_BEGIN_NAMESPACE
+#endif
+#define HELPER(x) (x)
+int f() {
+  try { g(); } catch (...) {
+LIB_CATCH_END
+  return 1;
+}
+LIB_EXTERN_C_BEGIN
+}
+int h();
+LIB_END_NAMESPACE
+int after();
+"""
+    names = {s.name: s.qualified_name for s in extract("cpp", source, "x.h", table).symbols}
+    assert names["f"] == "lib::f"  # one namespace: the commented and the #else uses are not
+    assert names["h"] == "lib::h"  # LIB_CATCH_END and the literal `}` close no namespace
+    assert names["after"] == "after"  # LIB_END_NAMESPACE closed it
+    assert names["HELPER"] == "HELPER"  # the preprocessor has no namespaces
+
+
+def test_literal_and_macro_namespaces_are_named_in_the_order_they_open() -> None:
+    table = table_of(("core.h", FMT_CORE))
+    source = b"LIB_OPEN(a)\nnamespace lit {\nLIB_OPEN(b)\nint f();\nstruct S { void m(); };\nLIB_CLOSE(b)\n}\nLIB_CLOSE(a)\n"
+    symbols = extract("cpp", source, "x.h", table).symbols
+    names = {s.name: (s.qualified_name, s.parent) for s in symbols}
+    assert names["f"] == ("a::lit::b::f", "a::lit::b")
+    assert names["m"] == ("a::lit::b::S::m", "a::lit::b::S")
+    assert names["lit"] == ("a::lit", "a")
+    assert names["b"] == ("a::lit::b", "a::lit")
+
+
+def test_a_declaration_glued_to_a_closer_in_a_crlf_file_is_outside() -> None:
+    table = table_of(("core.h", FMT_CORE))
+    source = b"LIB_BEGIN_NAMESPACE\r\nint f();\r\nLIB_END_NAMESPACE\r\nint h();\r\n"
+    names = {s.name: s.qualified_name for s in extract("cpp", source, "x.h", table).symbols}
+    assert names["f"] == "lib::f" and names["h"] == "h"
+
+
 def test_an_unclosed_namespace_runs_to_the_end_of_the_file() -> None:
     table = table_of(("core.h", FMT_CORE))
     source = b"LIB_BEGIN_NAMESPACE\nint f() { return 1; }\nint g();\n"
@@ -199,7 +252,9 @@ def test_the_index_reads_the_definitions_of_the_whole_tree_and_follows_their_edi
     files = json.loads(done.stdout)["results"][0]
     assert files["modified"] == 2 and files["unchanged"] == 1  # core.h, and format.h again
     assert ("include/lib/format.h", "lib2::format_to") in _names(root, "lib2::format_to")
-    assert all(q != "lib::format_to" for _, q in _names(root, "lib::format_to"))
+    with sqlite3.connect(config.resolve(root).db_path) as db:
+        names = {row[0] for row in db.execute("SELECT qualified_name FROM symbols")}
+    assert "lib2::format_to" in names and "lib::format_to" not in names
     again = json.loads(run_cli("index", root, "--json").stdout)["results"][0]
     assert again["modified"] == 0  # read once, not at every run
 
@@ -228,3 +283,40 @@ def test_a_run_stopped_after_a_definition_changed_still_renames_when_resumed(
     db = sqlite3.connect(config.resolve(root).db_path)
     names = {row[0] for row in db.execute("SELECT qualified_name FROM symbols")}
     assert "lib3::format_to" in names and "lib::format_to" not in names
+
+
+def _symbol_names(root: Path) -> set[str]:
+    with sqlite3.connect(config.resolve(root).db_path) as db:
+        return {row[0] for row in db.execute("SELECT qualified_name FROM symbols")}
+
+
+def test_a_user_touched_when_the_definition_changed_is_renamed_too(make_repo, index) -> None:
+    root = make_repo({"include/lib/core.h": FMT_CORE, "include/lib/format.h": FMT_FORMAT})
+    index(root)
+    core, used = root / "include/lib/core.h", root / "include/lib/format.h"
+    core.write_text(core.read_text().replace("namespace lib {", "namespace lib4 {"))
+    stat = used.stat()
+    os.utime(used, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))  # same bytes, new stat
+    index(root)
+    names = _symbol_names(root)
+    assert "lib4::format_to" in names and "lib::format_to" not in names
+
+
+def test_a_c_tree_reads_no_header_for_definitions_and_a_change_of_rule_reads_them_all(
+    make_repo, index
+) -> None:
+    root = make_repo({"include/lib/core.h": FMT_CORE, "include/lib/format.h": FMT_FORMAT})
+    index(root)
+    assert "lib::format_to" in _symbol_names(root)
+    # A `.c` file and no C++ source: a C tree, whose headers are C (the kernel's 23,000 are
+    # not read for definitions). The headers are unchanged, yet their names follow the rule.
+    (root / "tools").mkdir()
+    (root / "tools/helper.c").write_text("int helper(void) { return 0; }\n")
+    index(root)
+    names = _symbol_names(root)
+    assert "format_to" in names and "lib::format_to" not in names
+    (root / "src").mkdir()
+    (root / "src/main.cc").write_text("int main() { return 0; }\n")  # C++ now: read again
+    index(root)
+    assert "lib::format_to" in _symbol_names(root)
+    assert index(root).modified == 0  # and only once

@@ -8,10 +8,10 @@ merges the rest. When the merged table changes (a definition edited, its header 
 removed), the C++ files that use a changed macro are extracted again although their bytes did
 not change; the definitions change rarely, so this is rare too.
 
-Which files may hold C++ (`may_be_cpp`): those first read as C++, and the `.h` of a tree
-without `.c` files (a tree of headers alone, as LLVM's include/ or fmt's, whose `.h` are C
-candidates until their text shows C++). The `.h` of a C tree (the Linux kernel's) are not
-read here: C has no namespaces.
+Which files may hold C++ (`may_be_cpp`): those first read as C++, and every `.h` unless the
+tree is a C tree (`.c` files and no C++ source: the Linux kernel's, Lua's), whose headers
+are C (C has no namespaces). A tree of headers alone (LLVM's include/, fmt's) has its `.h`
+read, as their text may show C++.
 """
 
 from __future__ import annotations
@@ -23,22 +23,39 @@ from pathlib import Path
 from repomap import store
 from repomap.extractors.cpp_namespaces import EMPTY, Opener, Table, definitions, merged
 from repomap.index.discover import read_file
+from repomap.languages import CPP_SOURCE_SUFFIXES
 
 META_KEY = "cpp_namespaces"
 
 PerFile = dict[str, dict[str, object]]  # rel_path -> Table.to_json() of that file's own
 
 
-def may_be_cpp(rel_path: str, language: str, tree_has_c: bool) -> bool:
-    return language == "cpp" or (language == "c" and rel_path.endswith(".h") and not tree_has_c)
+def reads_headers(rel_paths: list[str]) -> bool:
+    """Whether a tree's `.h` files are read for definitions: unless it is a C tree (`.c` files
+    and no C++ source; the Linux kernel's 23,000 headers took 4 s to read)."""
+    has_c = has_cpp = False
+    for rel_path in rel_paths:
+        suffix = rel_path[rel_path.rfind(".") :]
+        has_c = has_c or suffix == ".c"
+        has_cpp = has_cpp or suffix in CPP_SOURCE_SUFFIXES
+        if has_cpp:
+            return True
+    return not has_c
 
 
-def stored(db: store.Store) -> PerFile:
+def may_be_cpp(rel_path: str, language: str, headers: bool) -> bool:
+    return language == "cpp" or (headers and rel_path.endswith(".h"))
+
+
+def stored(db: store.Store) -> tuple[PerFile, bool | None]:
+    """The definitions kept per file, and whether `.h` files were read for them."""
     raw = store.get_meta(db, META_KEY)
     if not raw:
-        return {}
+        return {}, None
     found = json.loads(raw)
-    return found if isinstance(found, dict) else {}
+    if not isinstance(found, dict) or not isinstance(found.get("files"), dict):
+        return {}, None  # another layout: read again
+    return found["files"], bool(found.get("headers"))
 
 
 def table_of(per_file: PerFile) -> Table:
@@ -64,8 +81,9 @@ def updated(
     return result
 
 
-def save(db: store.Store, per_file: PerFile) -> None:
-    store.set_meta(db, {META_KEY: json.dumps(per_file, sort_keys=True) if per_file else ""})
+def save(db: store.Store, per_file: PerFile, headers: bool) -> None:
+    value = {"headers": headers, "files": per_file}
+    store.set_meta(db, {META_KEY: json.dumps(value, sort_keys=True)})
 
 
 def changed_names(old: Table, new: Table) -> set[str]:

@@ -433,7 +433,6 @@ def _index(
             store.set_meta(db, _version_meta(settings))
     jobs: list[Job] = []
     present: set[str] = set()
-    tree_has_c = any(found.rel_path.endswith(".c") for found in walked.files)
     unchanged_cpp: list[tuple[FoundFile, str, int]] = []  # may hold C++: file, language, id
     for found, language in code_files(walked):
         summary.scanned += 1
@@ -451,7 +450,7 @@ def _index(
             and (old.size, old.mtime_ns) == (found.size, found.mtime_ns)
         ):
             summary.unchanged += 1
-            if namespaces.may_be_cpp(found.rel_path, language, tree_has_c):
+            if namespaces.may_be_cpp(found.rel_path, language, True):
                 unchanged_cpp.append((found, language, old.id))
             continue
         jobs.append(
@@ -468,7 +467,7 @@ def _index(
                 settings.max_file_size,
             )
         )
-    jobs = _with_namespaces(db, settings, jobs, present, tree_has_c, unchanged_cpp, summary)
+    jobs = _with_namespaces(db, settings, jobs, present, walked, unchanged_cpp, summary)
     if len(jobs) >= LARGE_RUN_FILES:
         from repomap.index.memory import map_large_blocks
 
@@ -575,25 +574,33 @@ def _with_namespaces(
     settings: Settings,
     jobs: list[Job],
     present: set[str],
-    tree_has_c: bool,
+    walked: Walk,
     unchanged_cpp: list[tuple[FoundFile, str, int]],
     summary: Summary,
 ) -> list[Job]:
-    """`jobs` carrying the tree's C++ namespace macros, and the unchanged C++ files that use
-    one whose definition changed, read again. The definitions are saved now, and those files
-    marked unread, so a run stopped before its end still makes them again when resumed."""
-    before = namespaces.stored(db)
-    read = [
-        (job.rel_path, Path(job.path), Path(job.root), job.max_size)
-        for job in jobs
-        if namespaces.may_be_cpp(job.rel_path, job.language, tree_has_c)
-    ]
-    after = namespaces.updated(before, read, present)
-    if after == before:
-        table = namespaces.table_of(after)
+    """`jobs` carrying the tree's C++ namespace macros, and the unchanged files that use one
+    whose definition changed read again (also a job whose stat changed but whose bytes may
+    not have: its old hash is dropped). The definitions are saved now, and those files marked
+    unread, so a run stopped before its end still makes them again when resumed. When the
+    rule for which `.h` files are read changed (a tree's first `.c` or C++ source), every file
+    the rule now takes is read for definitions, not only the changed ones."""
+    headers = namespaces.reads_headers([found.rel_path for found in walked.files])
+    before, headers_before = namespaces.stored(db)
+    taken = [job for job in jobs if namespaces.may_be_cpp(job.rel_path, job.language, headers)]
+    read = [(job.rel_path, Path(job.path), Path(job.root), job.max_size) for job in taken]
+    if headers != headers_before:
+        before_rule = {}  # what the old rule read may not be read any more: start over
+        read += [
+            (found.rel_path, Path(found.abs_path), Path(str(settings.root)), settings.max_file_size)
+            for found, language, _ in unchanged_cpp
+            if namespaces.may_be_cpp(found.rel_path, language, headers)
+        ]
     else:
-        table, old_table = namespaces.table_of(after), namespaces.table_of(before)
-        names = namespaces.changed_names(old_table, table)
+        before_rule = before
+    after = namespaces.updated(before_rule, read, present)
+    table = namespaces.table_of(after)
+    if after != before or headers != headers_before:
+        names = namespaces.changed_names(namespaces.table_of(before), table)
         root = Path(str(settings.root))  # as the jobs have it
         users = [
             (found, language, file_id)
@@ -601,11 +608,20 @@ def _with_namespaces(
             if names
             and namespaces.uses_any(Path(found.abs_path), root, settings.max_file_size, names)
         ]
+        stale = {
+            job.rel_path
+            for job in taken
+            if names
+            and job.old_hash is not None
+            and namespaces.uses_any(Path(job.path), Path(job.root), job.max_size, names)
+        }
         writer = store.Writer(db)
         with writer.batch():
-            namespaces.save(db, after)
+            namespaces.save(db, after, headers)
             writer.mark_unread(file_id for _, _, file_id in users)
         summary.unchanged -= len(users)
+        jobs = [dataclasses.replace(job, old_hash=None) if job.rel_path in stale else job
+                for job in jobs]  # fmt: skip
         jobs += [
             Job(found.rel_path, found.abs_path, language, found.size, found.mtime_ns, None,
                 settings.redact, str(settings.root), settings.max_file_size)
@@ -615,7 +631,7 @@ def _with_namespaces(
         return jobs
     return [
         dataclasses.replace(job, cpp_namespaces=table)
-        if namespaces.may_be_cpp(job.rel_path, job.language, tree_has_c)
+        if namespaces.may_be_cpp(job.rel_path, job.language, headers)
         else job
         for job in jobs
     ]
