@@ -323,10 +323,13 @@ def opened(source: bytes, table: Table) -> list[Opened]:
     last_line = line + source.count(b"\n", counted, max(counted, len(source) - 1))
     state.end_branch([], len(source), last_line)
     found = sorted(state.found, key=lambda item: (item[1].start, -item[1].stop, item[0]))
+    result: list[Opened] = []
     seen: set[tuple[str, int]] = set()  # a brace two branches close: its first range
-    return [
-        o for _, o in found if (o.name, o.start) not in seen and not seen.add((o.name, o.start))
-    ]
+    for _, o in found:
+        if (o.name, o.start) not in seen:
+            seen.add((o.name, o.start))
+            result.append(o)
+    return result
 
 
 _Brace = tuple[str, int, int] | None  # a brace a use opened: name, start, line (None: no name)
