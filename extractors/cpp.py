@@ -222,7 +222,7 @@ def extract_as(lang: str, source: bytes, namespaces: Table = EMPTY) -> Extractio
 
 
 def _extract(source: bytes, lang: str, namespaces: Table = EMPTY) -> Extraction:
-    blanked, macro_spans, unread = blank_macros(source, lang)
+    blanked, macro_spans, unread = _blank_macros(source, lang)
     root = parse(lang, blanked)
     reader = _Reader(source, QueryCursor(_query(lang)).captures(root), lang)
     reader.scan_macro_bodies()
@@ -253,6 +253,28 @@ def _extract(source: bytes, lang: str, namespaces: Table = EMPTY) -> Extraction:
         texts=[element for _, element in texts],
         note="syntax errors" if root.has_error else None,
     )
+
+
+def _blank_macros(
+    source: bytes, lang: str
+) -> tuple[bytes, list[tuple[int, int]], list[tuple[int, int]]]:
+    """cpp_macros.blank_macros, whose patterns end lines at `\n`: in a CRLF file (a Windows
+    checkout) they found no macro to blank, and fmt lost 12% of its symbols, nlohmann-json 22%.
+    They read the file with each `\r\n` as ` \n` (a continued line's `\\\r\n` as ` \\\n`:
+    every offset and line kept), and the parse gets the original bytes back wherever no macro
+    was blanked (tree-sitter reads a `#define` ended by ` \n` differently)."""
+    if b"\r\n" not in source:
+        return blank_macros(source, lang)
+    lines = source.replace(b"\\\r\n", b" \\\n").replace(b"\r\n", b" \n")
+    blanked, macro_spans, unread = blank_macros(lines, lang)
+    restored = bytearray(blanked)
+    at = source.find(b"\r\n")
+    while at >= 0:
+        for j in (at - 1, at):  # what the substitution moved, where blanking left it
+            if j >= 0 and lines[j] != source[j] and blanked[j] == lines[j]:
+                restored[j] = source[j]
+        at = source.find(b"\r\n", at + 2)
+    return bytes(restored), macro_spans, unread
 
 
 @cache
