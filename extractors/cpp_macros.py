@@ -217,7 +217,7 @@ _OPEN_ENDS = frozenset(bytes([c]) for c in b"=|&+-*/?<>!()")
 _HEAD_NAME = re.compile(rb"([A-Za-z_]\w*)[ \t]*\(")
 _DIRECTIVE_LINES = re.compile(rb"^[ \t]*#(?:[^\\\n]|\\(?:\r?\n|.))*", re.MULTILINE)
 _LINE_COMMENTS = re.compile(rb"//.*|/\*.*?\*/")
-_CONDITIONAL_DIRECTIVE = re.compile(rb"#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b")
+CONDITIONAL_DIRECTIVE = re.compile(rb"#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b")
 _ELSE_DIRECTIVE = re.compile(rb"#[ \t]*el")
 _IF_ZERO = re.compile(rb"[ \t]*#[ \t]*if[ \t]+0[ \t]*(?:$|/)")
 _BALANCE_TOKEN = re.compile(  # directive lines (`#define BEGIN {`) count for nothing
@@ -909,7 +909,7 @@ def _split_conditionals(source: bytes) -> list[tuple[int, int]]:
     inner: list[bool] = []  # per conditional: whether another is inside it
     closed: list[int] = []  # conditionals in the order they end
     stack: list[int] = []
-    for directive in _CONDITIONAL_DIRECTIVE.finditer(source):
+    for directive in CONDITIONAL_DIRECTIVE.finditer(source):
         start = directive.start()
         line_start = source.rfind(b"\n", 0, start) + 1
         if source[line_start:start].strip(b" \t"):
@@ -995,7 +995,7 @@ def _last_code(source: bytes, start: int, end: int) -> bytes:
             continue
         if not code.startswith(b"#"):
             return code[-1:]
-        if _CONDITIONAL_DIRECTIVE.match(code) is None:
+        if CONDITIONAL_DIRECTIVE.match(code) is None:
             return b"#"  # a `#define`: closed; a nested conditional's lines are looked past
     return b""
 

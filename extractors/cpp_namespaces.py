@@ -33,6 +33,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping
 from typing import NamedTuple
 
+from .cpp_macros import CONDITIONAL_DIRECTIVE
 from .model import Symbol
 
 _IDENT = rb"[A-Za-z_]\w*"
@@ -295,7 +296,7 @@ def opened(source: bytes, table: Table) -> list[Opened]:
         return []  # most files of a tree use none: the plain search is ~50x cheaper
     comments = block_comments(source)
     uses = [(m.start(1), m) for m in _use_pattern(tuple(sorted(table.macros))).finditer(source)]
-    directives = [(m.start(), m) for m in _CONDITIONAL.finditer(source)]
+    directives = [(m.start(), m) for m in CONDITIONAL_DIRECTIVE.finditer(source)]
     events = sorted((at, m) for at, m in [*uses, *directives] if not _inside(comments, at))
     state = _Namespaces(table)
     conditionals: list[tuple[_Frames, _Frames | None]] = []  # per open `#if`: before, first
@@ -303,7 +304,7 @@ def opened(source: bytes, table: Table) -> list[Opened]:
     for at, event in events:
         line += source.count(b"\n", counted, at)
         counted = at
-        if event.re is _CONDITIONAL:
+        if event.re is CONDITIONAL_DIRECTIVE:
             word = event[1]
             if word in (b"if", b"ifdef", b"ifndef"):
                 conditionals.append((state.copy(), None))
@@ -382,9 +383,6 @@ class _Namespaces:
                 if brace is not None and id(brace) not in kept:
                     self.found.append((depth, Opened(brace[0], brace[1], at, at, brace[2], line)))
                 depth += 1
-
-
-_CONDITIONAL = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b([^\n]*)", re.M)
 
 
 _PATTERNS: dict[tuple[str, ...], re.Pattern[bytes]] = {}

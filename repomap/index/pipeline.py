@@ -587,12 +587,13 @@ def _with_namespaces(
     the rule now takes is read for definitions, not only the changed ones."""
     headers = namespaces.reads_headers([found.rel_path for found in walked.files])
     before, headers_before = namespaces.stored(db)
+    root = Path(str(settings.root))  # as the jobs have it
     taken = [job for job in jobs if namespaces.may_be_cpp(job.rel_path, job.language, headers)]
-    read = [(job.rel_path, Path(job.path), Path(job.root), job.max_size) for job in taken]
+    read = [(job.rel_path, Path(job.path), root, job.max_size) for job in taken]
     if headers != headers_before:
         before_rule = {}  # what the old rule read may not be read any more: start over
         read += [
-            (found.rel_path, Path(found.abs_path), Path(str(settings.root)), settings.max_file_size)
+            (found.rel_path, Path(found.abs_path), root, settings.max_file_size)
             for found, language, _ in unchanged_cpp
             if namespaces.may_be_cpp(found.rel_path, language, headers)
         ]
@@ -602,7 +603,6 @@ def _with_namespaces(
     table = namespaces.table_of(after)
     if after != before or headers != headers_before:
         names = namespaces.changed_names(namespaces.table_of(before), table)
-        root = Path(str(settings.root))  # as the jobs have it
         users = [
             (found, language, file_id)
             for found, language, file_id in unchanged_cpp
@@ -614,7 +614,7 @@ def _with_namespaces(
             for job in taken
             if names
             and job.old_hash is not None
-            and namespaces.uses_any(Path(job.path), Path(job.root), job.max_size, names)
+            and namespaces.uses_any(Path(job.path), root, job.max_size, names)
         }
         writer = store.Writer(db)
         with writer.batch():

@@ -407,21 +407,26 @@ def _first_ties(conn: sqlite3.Connection, ids: list[int], need: int, test_files:
     of rows; weighing them all cost ~40 ms a query, while the tie-break reads files in path
     order and never gets past the first few. So files are taken in path order, a batch at a
     time, until `need` rows of weight 1.0 are found; every row of a file taken is weighed."""
-    by_file: dict[int, list[int]] = {}
-    for row_id in ids:
-        by_file.setdefault(row_id // ROWS_PER_FILE, []).append(row_id)
-    file_paths = dict(conn.execute(FILE_PATHS_SQL, {"ids": json.dumps(list(by_file))}))
-    ordered = sorted(by_file, key=lambda file_id: file_paths[file_id])
+    files = _files_in_path_order(conn, ids)
     found: list[int] = []
     taken = 0
-    while taken < len(ordered) and len(found) < need:
+    while taken < len(files) and len(found) < need:
         batch: list[int] = []
-        while taken < len(ordered) and len(batch) < need - len(found):
-            batch += by_file[ordered[taken]]
+        while taken < len(files) and len(batch) < need - len(found):
+            batch += files[taken]
             taken += 1
         weights = _weights(conn, batch, test_files, words)
         found += [row_id for row_id in batch if weights[row_id] == 1.0]
     return found
+
+
+def _files_in_path_order(conn: sqlite3.Connection, ids: list[int]) -> list[list[int]]:
+    """`ids` grouped by their file (ids carry it: ROWS_PER_FILE), files in path order."""
+    by_file: dict[int, list[int]] = {}
+    for row_id in ids:
+        by_file.setdefault(row_id // ROWS_PER_FILE, []).append(row_id)
+    file_paths = dict(conn.execute(FILE_PATHS_SQL, {"ids": json.dumps(list(by_file))}))
+    return [by_file[file_id] for file_id in sorted(by_file, key=file_paths.__getitem__)]
 
 
 def _weights(
@@ -461,15 +466,11 @@ def _first_in_place(conn: sqlite3.Connection, ids: list[int], need: int) -> list
     A common word can tie thousands of rows (the same short string in many files), so only the
     files that can hold the first `need` rows are read: ids carry their file (ROWS_PER_FILE).
     """
-    by_file: dict[int, list[int]] = {}
-    for row_id in ids:
-        by_file.setdefault(row_id // ROWS_PER_FILE, []).append(row_id)
-    paths = dict(conn.execute(FILE_PATHS_SQL, {"ids": json.dumps(list(by_file))}))
     chosen: list[int] = []
-    for file_id in sorted(by_file, key=lambda file_id: paths[file_id]):
+    for rows in _files_in_path_order(conn, ids):
         if len(chosen) >= need:
             break
-        chosen += by_file[file_id]
+        chosen += rows
     keys: list[Placed] = conn.execute(KEYS_SQL, {"ids": json.dumps(chosen)}).fetchall()
     keys.sort(key=_place)
     return [row_id for row_id, _, _ in keys[:need]]
