@@ -72,6 +72,8 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copytree(PROJECT / "docs", root / "docs")
     (root / "copy").mkdir()
     shutil.copy(PROJECT / "repomap" / "store" / "files.py", root / "copy" / "files.py")  # ties
+    (root / "tests").mkdir()
+    shutil.copy(PROJECT / "tests" / "test_freshness.py", root / "tests" / "test_freshness.py")
     indexer.run(config.resolve(root, workers=1))
     return root
 
@@ -108,6 +110,29 @@ def test_the_in_memory_scores_are_fts5s_to_the_bit_in_the_same_order(tree: Path)
         assert bm25.prepared(db, COLUMN_WEIGHTS) is prepared
     kept.close()
     assert compared > 2000
+
+
+def test_the_traits_of_semantic_candidates_from_memory_are_sqlites(tree: Path) -> None:
+    """What fuse() reads of a chunk the vectors found (test or not, kind, file) from the
+    postings, as SQLite gives it; ids that are no chunk are left out by both."""
+    from repomap.search.code import _traits
+
+    kept = store.KeptReader(config.resolve(tree).db_path)
+    with kept.snapshot() as db:
+        prepared = bm25.prepared(db, COLUMN_WEIGHTS, wait=True)
+        assert prepared is not None
+        ids = [chunk_id for (chunk_id,) in db.conn.execute("SELECT id FROM chunks")]
+        ids += [-1, max(ids) + 1, 2**40]  # no chunks
+        plain = Store(db.conn, db.path)
+        expected = _traits(plain, ids)
+        assert len(expected) == len(ids) - 3
+        assert {kind for _, kind, _ in expected.values()} >= {"function", "section", "class"}
+        assert {test for test, _, _ in expected.values()} == {True, False}
+        assert {file_id is None for _, _, file_id in expected.values()} == {True, False}  # docs
+        assert bm25.traits(prepared, ids) == expected
+        assert _traits(db, ids) == expected
+        assert _traits(db, []) == {}
+    kept.close()
 
 
 def test_tied_scores_are_cut_and_ordered_as_fts5_does(tree: Path) -> None:

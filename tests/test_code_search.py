@@ -961,3 +961,41 @@ def test_a_c_prototype_stays_without_one_definition_the_filters_keep(c_tree: Pat
     # A path filter without the definition keeps the prototype it allows.
     _, headers, _ = search(c_tree, "checksum of a frame", "--mode", "lexical", "--path", "include/")
     assert places(headers)[0] == ("frame_checksum", "include/pane.h", 4)
+
+
+def test_a_release_history_ranks_below_the_docs_that_explain(tmp_path: Path) -> None:
+    """A changelog's section says the question's words more often than the guide that
+    explains them (a higher BM25), and still ranks below it: the CLI's way (one query) and a
+    server's (its reader keeps the record docs per index content) alike."""
+    from repomap import config, store
+    from repomap.search.code import lexical_scores, make_filters, query_terms, search_code
+
+    pool = "connection pool size limits how many sockets stay open to each host"
+    root = indexed(
+        tmp_path / "repo",
+        {
+            "docs/tuning.md": f"# Tuning\n\n## Pools\n\nThe {pool}.\n",
+            "CHANGELOG.md": f"# Changelog\n\n## 2.0\n\nThe {pool}: the {pool}, raised to 20.\n",
+            "net/pool.py": "def open_socket(host):\n    return host.connect()\n",
+        },
+    )
+    question = "connection pool size limit"
+    code, data, _ = search(root, question, "--mode", "lexical")
+    assert code == 0
+    paths = [hit["path"] for hit in data["results"]]
+    assert paths.index("docs/tuning.md") < paths.index("CHANGELOG.md")
+    reader = store.KeptReader(config.resolve(root).db_path)
+    for _ in range(2):  # the second asks with the record docs kept
+        with reader.snapshot() as db:
+            raw = lexical_scores(db, query_terms(question), make_filters(db))
+            best = max(raw, key=lambda chunk_id: raw[chunk_id][0])
+            first = db.scalar(
+                "SELECT d.path FROM chunks c JOIN doc_files d ON d.id = c.doc_id WHERE c.id = ?",
+                (best,),
+            )
+            assert first == "CHANGELOG.md"  # by its words alone, the changelog would be first
+            served = search_code(db, question, mode="lexical", log=False)
+            assert [(hit.path, hit.start_line) for hit in served.hits] == [
+                (hit["path"], hit["start_line"]) for hit in data["results"]
+            ]
+    reader.close()

@@ -335,3 +335,35 @@ def test_a_kept_reader_sees_each_update_and_follows_a_rebuilt_file(repo: Path) -
     indexer.run(settings)
     assert names() == {"gamma"}
     reader.close()
+
+
+def test_a_kept_reader_keeps_what_it_read_until_the_index_changes(repo: Path) -> None:
+    """Store.per_content: a server's reader loads a value once per index content and again
+    after any commit; a one-query connection loads it each time."""
+    from repomap import store
+    from repomap.store import KeptReader
+
+    settings = config.resolve(repo, workers=1)
+    indexer.run(settings)
+    reader = KeptReader(settings.db_path)
+    loads: list[int] = []
+
+    def symbols(db: store.Store) -> int:
+        loads.append(1)
+        return int(db.scalar("SELECT count(*) FROM symbols"))
+
+    for _ in range(3):
+        with reader.snapshot() as db:
+            assert db.per_content("symbols", lambda: symbols(db)) == 1
+    assert len(loads) == 1
+    (repo / "pkg" / "b.py").write_text("def beta():\n    pass\n")
+    indexer.run(settings)
+    for _ in range(2):
+        with reader.snapshot() as db:
+            assert db.per_content("symbols", lambda: symbols(db)) == 2
+    assert len(loads) == 2
+    reader.close()
+    for _ in range(2):
+        with store.reading(settings.db_path) as db:
+            assert db.per_content("symbols", lambda: symbols(db)) == 2
+    assert len(loads) == 4

@@ -208,6 +208,30 @@ def scores(
     }
 
 
+def traits(prepared: Prepared, chunk_ids: Sequence[int]) -> dict[int, tuple[bool, str, int | None]]:
+    """chunk id -> (is_test, kind, file id or None) of those of `chunk_ids` the postings know
+    (a chunk with a row in `chunks`): what search/code.py's SQL reads for the semantic
+    candidates, from memory (~0.5 ms a question on Django)."""
+    rowids = prepared.postings.rowids
+    if not len(chunk_ids) or not len(rowids):
+        return {}
+    wanted = np.asarray(chunk_ids, dtype=np.int64)
+    at = np.minimum(np.searchsorted(rowids, wanted), len(rowids) - 1)
+    held = np.flatnonzero((rowids[at] == wanted) & prepared.known[at])
+    rows = at[held]
+    kind_names = prepared.kind_names
+    return {
+        chunk_id: (test, kind_names[code], None if file_id < 0 else file_id)
+        for chunk_id, test, code, file_id in zip(
+            wanted[held].tolist(),
+            prepared.is_test[rows].tolist(),
+            prepared.kinds[rows].tolist(),
+            prepared.file_ids[rows].tolist(),
+            strict=True,
+        )
+    }
+
+
 def _single_tokens(postings: Postings, terms: Sequence[str]) -> list[str] | None:
     """Each term as the one token the index's tokenizer makes of it; None when one makes
     several (FTS5 then reads it as a phrase, which the postings cannot answer)."""
@@ -301,7 +325,7 @@ def prepared(db: Store, weights: Sequence[float], *, wait: bool = False) -> Prep
     """
     if db.state is None:
         return None
-    print_now = fingerprint(db, TABLE)
+    print_now = db.per_content(f"{TABLE} fingerprint", lambda: fingerprint(db, TABLE))
     if print_now is None:
         return None
     key = (db.path, tuple(float(w) for w in weights))

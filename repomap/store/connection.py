@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from repomap.errors import (
     BadArgument,
@@ -38,14 +38,31 @@ class Store:
     A plain class, not a dataclass: `dataclasses` imports `inspect`, ~4 ms of every CLI search.
     """
 
-    __slots__ = ("conn", "path", "state")
+    __slots__ = ("conn", "path", "state", "_kept")
 
-    def __init__(self, conn: sqlite3.Connection, path: Path, state: object = None) -> None:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        path: Path,
+        state: object = None,
+        kept: dict[str, Any] | None = None,
+    ) -> None:
         self.conn = conn
         self.path = path
         # Equal for two snapshots of the same index content through the same KeptReader; None
         # for a connection opened for one query. Lets a server keep data prepared from a state.
         self.state = state
+        self._kept = kept  # a KeptReader's values for this content (per_content)
+
+    def per_content(self, what: str, load: Callable[[], T]) -> T:
+        """`load()`, kept by a long-running reader (KeptReader) for its next snapshots of the
+        same index content, under the name `what`; loaded each time on a one-query connection.
+        Only for what the database alone decides: the content changes with each commit."""
+        if self._kept is None:
+            return load()
+        if what not in self._kept:
+            self._kept[what] = load()
+        return cast(T, self._kept[what])
 
     @contextmanager
     def atomic(self) -> Iterator[Store]:
@@ -291,6 +308,7 @@ class KeptReader:
         self._serial = next(KeptReader._serials)
         self._generation = 0  # bumped whenever the snapshot may show other content
         self._data_version: int | None = None
+        self._kept: dict[str, Any] = {}  # Store.per_content's values for this generation
 
     @contextmanager
     def snapshot(self) -> Iterator[Store]:
@@ -313,7 +331,8 @@ class KeptReader:
             if data_version != self._data_version or self._generation == 0:
                 self._generation += 1
                 self._data_version = data_version
-            yield Store(self._conn, self.path, (self._serial, self._generation))
+                self._kept = {}
+            yield Store(self._conn, self.path, (self._serial, self._generation), self._kept)
         except sqlite3.DatabaseError as error:
             self.close()
             raise _read_failed(self.path, error) from None
