@@ -131,6 +131,8 @@ _CALLED = re.compile(rb"[ \t]*\(")
 # A blanked conditional's directive lines are read by scan_text too: their words are no names.
 _DIRECTIVE_WORDS = frozenset(b"ifdef ifndef elif endif defined".split())
 _ONE_WORD = re.compile(rb"\(\s*[A-Za-z_]\w*\s*\)")  # `FN(Initialize)`'s argument
+_MEMBER_POINTER = re.compile(rb"\(\s*[A-Za-z_][\w:<>, ]*::\s*\*\s*[A-Za-z_]\w*\s*\)")  # `(C::*f)`
+_QUALIFIED_ONLY = re.compile(rb"\(\s*[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)+\s*\)")  # `(A::b)`
 # A function's head at a line's start, found again in text tree-sitter left as an ERROR: an
 # optional line of type words (`PyObject *`, `LZ4_FORCE_INLINE int`), then type words and the
 # name at column 0, then `(`. _Reader.recovered_functions checks the rest by hand.
@@ -1400,13 +1402,16 @@ def _function_name(declarator: Node) -> tuple[Node | None, str]:
                 # written, each one its own.
                 inner = name.child_by_field_name("declarator")
                 argument = name.child_by_field_name("parameters")
-                if (
-                    inner is not None
-                    and inner.type == "identifier"
-                    and argument is not None
-                    and _ONE_WORD.fullmatch(argument.text or b"")
-                ):
-                    return name, "macro_named"
+                if argument is not None and _MEMBER_POINTER.fullmatch(argument.text or b""):
+                    return _NO_NAME  # `Error (Parser::*routine)(unsigned);`: a member variable
+                if inner is not None and inner.type == "identifier" and argument is not None:
+                    if _ONE_WORD.fullmatch(argument.text or b""):
+                        return name, "macro_named"
+                    wrapped = _qualified_argument(argument)
+                    if wrapped is not None and _CAPITALS_NAME.fullmatch(inner.text or b""):
+                        # `void GREENLET_NOINLINE(Greenlet::expose_frames)()` (greenlet): a
+                        # macro cannot paste `::` into a name, so it only wraps this one.
+                        return wrapped, wrapped.type
             if name_kind == "parenthesized_declarator" and name is not None:
                 # `LUA_API int (lua_gettop) (lua_State *L);`: a name in parentheses, as Lua
                 # writes its API so that a macro of the same name does not expand there.
@@ -1436,6 +1441,19 @@ def _function_name(declarator: Node) -> tuple[Node | None, str]:
         if inner is None:
             return _NO_NAME
         declarator = inner
+
+
+def _qualified_argument(arguments: Node) -> Node | None:
+    """The qualified name that is a macro call's one argument (`(Greenlet::expose_frames)`,
+    which tree-sitter reads as a parameter of that type), or None (`(Parser::*routine)`, a
+    pointer to a member function)."""
+    if arguments.named_child_count != 1 or not _QUALIFIED_ONLY.fullmatch(arguments.text or b""):
+        return None
+    argument = arguments.named_children[0]
+    if argument.type != "parameter_declaration" or argument.named_child_count != 1:
+        return None
+    name = argument.named_children[0]
+    return name if name.type == "qualified_identifier" else None
 
 
 def _first_guarded(conditional: Node) -> Node | None:

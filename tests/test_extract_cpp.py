@@ -1043,3 +1043,43 @@ def test_a_crlf_file_reads_as_its_lf_twin(language: str) -> None:
     lf = shape(source)
     assert {"flush", "level", "logger", "node"} <= {name for name, *_ in lf} or language == "c"
     assert shape(source.replace(b"\n", b"\r\n")) == lf
+
+
+def test_a_macro_around_a_qualified_name_names_the_method_it_wraps() -> None:
+    """greenlet's `void GREENLET_NOINLINE(Greenlet::expose_frames)()`: a macro cannot paste
+    `::` into a name, so it wraps this one (an attribute); the definition is the method, not a
+    function named after the macro. A one-word argument may be pasted (brotli's `FN(x)`) and
+    stays as written; a pointer to a member function is a member variable, no method."""
+    source = b"""namespace greenlet {
+class Greenlet {
+    void expose_frames();
+};
+void GREENLET_NOINLINE(Greenlet::expose_frames)()
+{
+    if (!ready) {
+        return;
+    }
+}
+static int GREENLET_NOINLINE(slp_save_state_trampoline)(char* stackref)
+{
+    return 0;
+}
+struct DisplayHandler {
+    int tag;
+    Error (Parser::*routine)(unsigned);
+};
+}
+"""
+    found = [
+        (s.name, s.qualified_name, s.kind, s.start_line, s.end_line)
+        for s in extract("cpp", source, "x.cpp").symbols
+    ]
+    assert ("expose_frames", "greenlet::Greenlet::expose_frames", "method", 5, 10) in found
+    assert (
+        "GREENLET_NOINLINE(slp_save_state_trampoline)",
+        "greenlet::GREENLET_NOINLINE(slp_save_state_trampoline)",
+        "function",
+        11,
+        14,
+    ) in found
+    assert not [name for name, *_ in found if name in ("GREENLET_NOINLINE", "Error", "routine")]

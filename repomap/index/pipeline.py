@@ -84,8 +84,10 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # a record's `}` and the name a typedef declares (`} __aligned(8) psw_compat_t;`); 15: a Python
 # function decorated `@overload` is a declaration (is_definition 0), not a definition; 16: C++
 # namespaces opened by macros (`FMT_BEGIN_NAMESPACE`) in qualified names; 17: C/C++ files with
-# CRLF line ends have their macros blanked as LF files do
-EXTRACTOR_VERSION = "17"
+# CRLF line ends have their macros blanked as LF files do; 18: a macro around a qualified name
+# (`void NOINLINE(Greenlet::expose_frames)()`) names the method, a pointer to a member function
+# (`Error (Parser::*routine)(unsigned);`) no method
+EXTRACTOR_VERSION = "18"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 EXTRACTED_AHEAD = 1024  # results the workers may have ready before the writer takes them
