@@ -38,6 +38,7 @@ from repomap.errors import BadArgument, BadQuery, NotFound, RepomapError
 from repomap.index.vocabulary import KINDS
 from repomap.languages import resolve_language
 from repomap.limits import check_limit
+from repomap.search import written_paths
 from repomap.store import Store
 
 if TYPE_CHECKING:
@@ -360,7 +361,19 @@ def search_symbols(
         row[0]: _Candidate(*row)
         for row in db.conn.execute(DETAILS_SQL, {"ids": json.dumps([row.id for row in best])})
     }
-    return [_hit(details[row.id], tiers[row.id]) for row in best]
+    hits = [_hit(details[row.id], tiers[row.id]) for row in best]
+    if qualified and not exact:  # a path as code writes it names them exactly, first
+        written, named_rows = _written_path(db, query, params, filters)
+        named_rows.sort(key=lambda row: _find_key(written, row))
+        named = {row.id for row in named_rows}
+        details = {
+            row[0]: _Candidate(*row)
+            for row in db.conn.execute(DETAILS_SQL, {"ids": json.dumps(sorted(named))})
+        }
+        shown = [_hit(details[row.id], 0) for row in named_rows]
+        hits = shown + [hit for hit, row in zip(hits, best, strict=True) if row.id not in named]
+        hits = hits[:limit]
+    return hits
 
 
 # --- the prepared table: a server's prefix and subsequence scans -------------------------------
@@ -778,27 +791,48 @@ def find_symbol(
     """The symbol called `name` (or whose qualified name is or ends with it), best first;
     `nth`: the Nth of the matches in that order instead (a property's setter after its getter,
     a C++ overload, a Rust cfg variant: one file and one qualified name, so --file cannot)."""
-    name = name.strip()
+    asked = name = name.strip()
     if not name:
         raise BadQuery("give a symbol name, e.g. `QuerySet.filter`")
     params, filters = _filters(db, None, None, file)
-    params.update(match_params(name))
-    sql = FIND_SQL.format(filters=filters)
-    found = (_symbol_row(row) for row in db.conn.execute(sql, params))
-    rows = [row for row in found if match_tier(name, row.name, row.qualified_name) == 0]
+    rows = _named(db, name, params, filters)
+    if not rows:  # a path as code writes it: `django.db.models.QuerySet`, `crate::a::B`
+        name, rows = _written_path(db, name, params, filters)
     if not rows:
         where = f" in files matching {file!r}" if file else ""
-        suggestions = suggest(db, name, file)
+        suggestions = suggest(db, asked, file)
         hint = f"; did you mean: {', '.join(suggestions)}" if suggestions else ""
-        raise SymbolNotFound(f"no symbol named {name!r}{where}{hint}")
+        raise SymbolNotFound(f"no symbol named {asked!r}{where}{hint}")
     rows.sort(key=lambda row: _find_key(name, row))
     if nth is not None:
         if not 1 <= nth <= len(rows):
             raise nth_out_of_range(
-                nth, len(rows), name, f" in files matching {file!r}" if file else ""
+                nth, len(rows), asked, f" in files matching {file!r}" if file else ""
             )
         rows.insert(0, rows.pop(nth - 1))
     return SymbolMatch(rows[0], rows[1:])
+
+
+def _named(db: Store, name: str, params: dict[str, str], filters: str) -> list[SymbolRow]:
+    """The symbols `name` names exactly (match tier 0) that `filters` keep."""
+    found = db.conn.execute(FIND_SQL.format(filters=filters), {**params, **match_params(name)})
+    rows = (_symbol_row(row) for row in found)
+    return [row for row in rows if match_tier(name, row.name, row.qualified_name) == 0]
+
+
+def _written_path(
+    db: Store, name: str, params: dict[str, str], filters: str
+) -> tuple[str, list[SymbolRow]]:
+    """(the name found, its symbols) for the first of written_paths' alternatives to `name`
+    that names symbols `filters` keep; (`name`, []) when none does."""
+    for written, file_ids in written_paths.alternatives(db, name):
+        within = filters
+        if file_ids is not None:
+            within += f" AND s.file_id IN ({','.join(map(str, file_ids))})"
+        rows = _named(db, written, params, within)
+        if rows:
+            return written, rows
+    return name, []
 
 
 def nth_out_of_range(nth: int, count: int, name: str, where: str = "") -> BadArgument:
