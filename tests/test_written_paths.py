@@ -46,6 +46,9 @@ FILES: dict[str, str | bytes] = {
     # A cycle of re-exports: an error, not a hang.
     "loop/__init__.py": "from loop.a import Thing\n",
     "loop/a.py": "from loop import Thing\n",
+    # A workspace's crates, each with its `resolver::Resolver` (a folder named with `-`).
+    "crates/alpha_core/src/resolver.rs": "pub struct Resolver {\n    depth: u8,\n}\n",
+    "crates/beta-io/src/resolver.rs": "pub struct Resolver {\n    width: u8,\n}\n",
     "Cargo.toml": '[package]\nname = "ledger"\n',
     "src/lib.rs": "pub mod accounts;\n",
     "src/accounts/mod.rs": """
@@ -90,6 +93,12 @@ def shown(repo: Path, name: str) -> tuple[str, int, str]:
         ("self::accounts::Account::deposit", "src/accounts/mod.rs", "accounts::Account::deposit"),
         ("ledger::accounts::Account::deposit", "src/accounts/mod.rs", "accounts::Account::deposit"),
         ("::ledger::accounts::Account", "src/accounts/mod.rs", "accounts::Account"),
+        (
+            "alpha_core::resolver::Resolver",
+            "crates/alpha_core/src/resolver.rs",
+            "resolver::Resolver",
+        ),
+        ("beta_io::resolver::Resolver", "crates/beta-io/src/resolver.rs", "resolver::Resolver"),
     ],
 )
 def test_show_finds_a_symbol_by_the_path_code_writes(

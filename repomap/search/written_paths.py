@@ -32,7 +32,7 @@ Alternative = tuple[str, list[int] | None]  # (qualified name, the files it must
 
 def alternatives(db: Store, name: str) -> Iterator[Alternative]:
     if "::" in name:
-        yield from _rust(name)
+        yield from _rust(db, name)
     elif "." in name:
         parts = name.split(".")
         if all(part.isidentifier() for part in parts):
@@ -40,8 +40,9 @@ def alternatives(db: Store, name: str) -> Iterator[Alternative]:
             yield from _python(db, root, parts, hops=0, seen={name})
 
 
-def _rust(name: str) -> Iterator[Alternative]:
-    """Without `::`, `crate::` or `self::` in front, then without the crate's name."""
+def _rust(db: Store, name: str) -> Iterator[Alternative]:
+    """Without `::`, `crate::` or `self::` in front, then without the crate's name: in the
+    crate's folder first (a workspace's crates each have a `resolver::Resolver`), then in any."""
     parts = name.split("::")
     while parts and parts[0] in ("", "crate", "self"):
         parts = parts[1:]
@@ -50,7 +51,23 @@ def _rust(name: str) -> Iterator[Alternative]:
     if len(parts) < len(name.split("::")):
         yield "::".join(parts), None
     if len(parts) > 2:  # a crate's name (`alloc::vec::Vec`): one segment, a path left
-        yield "::".join(parts[1:]), None
+        rest = "::".join(parts[1:])
+        if parts[0].isidentifier():
+            folder = _crate_files(db, parts[0])
+            if folder:
+                yield rest, folder
+        yield rest, None
+
+
+# A crate's folder is named as the crate, or with `-` where the crate's name has `_`.
+_CRATE_FILES_SQL = """SELECT id FROM files WHERE language = 'rust'
+AND (path GLOB :a || '/*' OR path GLOB '*/' || :a || '/*'
+     OR path GLOB :b || '/*' OR path GLOB '*/' || :b || '/*')"""
+
+
+def _crate_files(db: Store, crate: str) -> list[int]:
+    rows = db.conn.execute(_CRATE_FILES_SQL, {"a": crate, "b": crate.replace("_", "-")})
+    return [file_id for (file_id,) in rows]
 
 
 def _python(
