@@ -143,3 +143,21 @@ def test_the_path_of_a_module_is_not_the_name_of_a_twin(repo: Path) -> None:
     assert data["count"] >= 1 and "2 symbols match" in done.stderr
     assert shown(repo, "shop.billing.invoice.Invoice.total")[0] == "src/shop/billing/invoice.py"
     assert shown(repo, "test_invoice.Invoice.total")[0] == "tests/test_invoice.py"
+
+
+def test_star_imports_are_followed_a_hop_at_a_time_and_bounded(tmp_path: Path) -> None:
+    """A package that star-imports 120 modules, each star-importing 8 others: a name one hop
+    away is found although earlier modules have chains of their own, and a name that is
+    nowhere ends in a one-line error instead of a walk through every chain (8^4 per module)."""
+    files: dict[str, str | bytes] = {
+        "fan/__init__.py": "".join(f"from .m{i} import *\n" for i in range(120)),
+    }
+    for i in range(120):
+        imports = "".join(f"from .m{(i + step) % 120} import *\n" for step in range(1, 9))
+        files[f"fan/m{i}.py"] = f"{imports}\ndef f{i}():\n    return {i}\n"
+    root = write_tree(tmp_path / "repo", files)
+    assert run_cli("index", root).returncode == 0
+    assert shown(root, "fan.f97")[:1] == ("fan/m97.py",)
+    assert shown(root, "fan.m3.f5")[:1] == ("fan/m5.py",)  # m3 -> m4 -> m5, or m3 -> m5
+    done = run_cli("show", "fan.nothing", "--root", root, timeout=60)
+    assert done.returncode != 0 and "no symbol named 'fan.nothing'" in done.stderr
