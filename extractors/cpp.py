@@ -947,6 +947,9 @@ class _Reader:
         if declarator.type == "parenthesized_declarator" and is_definition:
             return self.macro_named_function(node, declarator, anchor, scope)
         name_node, name_kind = _function_name(declarator)
+        wrapper = name_node.parent if name_node is not None else None
+        if wrapper is not None and wrapper.type == "parameter_declaration" and not is_definition:
+            return None  # `Error LOG(std::string)(unsigned);`: a macro's call, no method named
         path = self.name_path(name_node, name_kind) if name_node is not None else None
         if path is None:
             return None

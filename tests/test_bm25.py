@@ -462,3 +462,15 @@ def test_postings_handed_over_by_file_keep_every_token(tmp_path: Path) -> None:
     assert (loaded.postings.counts == postings.counts).all()
     assert loaded.kind_names == ["function"] and loaded.weights == (3.0,)
     conn.close()
+
+
+def test_a_semantic_search_does_not_start_reading_the_postings(tree: Path) -> None:
+    """`start=False` (what a semantic search's traits ask with) uses postings already read and
+    starts no read of its own; the default starts one."""
+    kept = store.KeptReader(config.resolve(tree).db_path)
+    with kept.snapshot() as db:
+        assert bm25.prepared(db, COLUMN_WEIGHTS, start=False) is None
+        assert not bm25._BUILDING
+        assert bm25.prepared(db, COLUMN_WEIGHTS, wait=True) is not None
+        assert bm25.prepared(db, COLUMN_WEIGHTS, start=False) is not None
+    kept.close()

@@ -43,6 +43,17 @@ FILES: dict[str, str | bytes] = {
             def total(self):
                 return 0
         """,
+    # A relative import climbs from the importing file's folder (a decoy `helpers` elsewhere),
+    # never beyond the top package; a module too deeply nested for `ast` is passed over.
+    "src/lib/__init__.py": "",
+    "src/lib/core/__init__.py": "from ..helpers import thing\nfrom ... import stray\n",
+    "src/lib/helpers.py": "from lib.deep import thing\n",
+    "src/lib/deep.py": "def thing():\n    return 1\n",
+    "src/other/helpers.py": "def thing():\n    return 'decoy'\n",
+    "src/stray.py": "def stray():\n    return 0\n",
+    "nested/__init__.py": "from .real import Thing\nx = " + " + ".join(["1"] * 100_000) + "\n",
+    "nested/real.py": "class Thing:\n    pass\n",
+    "gui/widget.cpp": "namespace gui {\nclass Widget {\n  void draw() {}\n};\n}\n",
     # A cycle of re-exports: an error, not a hang.
     "loop/__init__.py": "from loop.a import Thing\n",
     "loop/a.py": "from loop import Thing\n",
@@ -50,7 +61,7 @@ FILES: dict[str, str | bytes] = {
     "crates/alpha_core/src/resolver.rs": "pub struct Resolver {\n    depth: u8,\n}\n",
     "crates/beta-io/src/resolver.rs": "pub struct Resolver {\n    width: u8,\n}\n",
     "Cargo.toml": '[package]\nname = "ledger"\n',
-    "src/lib.rs": "pub mod accounts;\n",
+    "src/lib.rs": "pub mod accounts;\n\npub struct Ledger {\n    open: bool,\n}\n",
     "src/accounts/mod.rs": """
         pub struct Account {
             balance: i64,
@@ -93,6 +104,12 @@ def shown(repo: Path, name: str) -> tuple[str, int, str]:
         ("self::accounts::Account::deposit", "src/accounts/mod.rs", "accounts::Account::deposit"),
         ("ledger::accounts::Account::deposit", "src/accounts/mod.rs", "accounts::Account::deposit"),
         ("::ledger::accounts::Account", "src/accounts/mod.rs", "accounts::Account"),
+        ("crate::Ledger", "src/lib.rs", "Ledger"),  # at the crate's root
+        ("ledger::Ledger", "src/lib.rs", "Ledger"),
+        ("super::accounts::Account", "src/accounts/mod.rs", "accounts::Account"),
+        ("lib.core.thing", "src/lib/deep.py", "thing"),  # two hops, from the files' folders
+        ("core.thing", "src/lib/deep.py", "thing"),  # not the decoy src/other/helpers.py
+        ("shop.__init__.Bill", "src/shop/billing/invoice.py", "Invoice"),
         (
             "alpha_core::resolver::Resolver",
             "crates/alpha_core/src/resolver.rs",
@@ -126,6 +143,12 @@ def test_symbols_lists_it_first_as_an_exact_match(repo: Path) -> None:
         "loop.Thing",  # a cycle of re-exports
         "shop.Missing",
         "other_crate::nothing::Here",
+        "shop.billing.invoice.total",  # a method is no name of its module
+        "shop.billing.invoice.invoice",  # nor is a class in another case
+        "__init__.Invoice",
+        "lib.core.stray",  # `from ... import stray` climbs beyond the top package
+        "nested.Thing",  # its __init__ is too deep for ast: passed over, no traceback
+        "std::Widget::draw",  # C++ names are not Rust paths
     ],
 )
 def test_a_path_to_nothing_is_still_not_found(repo: Path, name: str) -> None:

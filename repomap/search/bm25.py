@@ -312,13 +312,16 @@ BUILD_TIMEOUT = 600.0  # seconds: a build process past this is stopped; SQLite a
 BUILD_PYTHON = sys.executable  # the interpreter of the build process: this one
 
 
-def prepared(db: Store, weights: Sequence[float], *, wait: bool = False) -> Prepared | None:
+def prepared(
+    db: Store, weights: Sequence[float], *, wait: bool = False, start: bool = True
+) -> Prepared | None:
     """The postings of the index content `db`'s snapshot shows, or None while they are being
     read (by a process of its own, started and waited for by a thread: the caller asks SQLite
     meanwhile, ~1.5-2 s on Django), for a one-query connection (no `Store.state`: reading them
     costs more than one query saves), and when they could not be read for this content (an
     index without chunks; a failed read is not tried again until the content changes). `wait`
-    waits for a read already running or started now (tests, benchmarks).
+    waits for a read already running or started now (tests, benchmarks); without `start`, no
+    read is started (a semantic search uses them if they are there, and needs none).
 
     Postings are matched to a snapshot by the FTS5 index's fingerprint (store/postings.py),
     read in that snapshot: any write to the index changes it, so stale postings never answer.
@@ -333,6 +336,8 @@ def prepared(db: Store, weights: Sequence[float], *, wait: bool = False) -> Prep
         held = _PREPARED.get(key)
         if held is not None and held[0] == print_now:
             return held[1]
+        if not start:
+            return None
         now = time.monotonic()
         seen, since = _SEEN.get(db.path, (print_now, now))
         if seen != print_now:

@@ -672,14 +672,15 @@ def _paths(db: Store, filters: Filters) -> set[str]:
 
 def _traits(db: Store, chunk_ids: list[int]) -> dict[int, Traits]:
     """(is_test, kind, file id) of each of `chunk_ids` that is a chunk: from a server's postings
-    (search/bm25.py) when it holds them, from SQLite for the rest."""
+    (search/bm25.py) when it holds them (a semantic search does not start their read), from
+    SQLite for the rest."""
     if not chunk_ids:
         return {}
     found: dict[int, Traits] = {}
     if db.state is not None:
         from repomap.search import bm25
 
-        kept = bm25.prepared(db, COLUMN_WEIGHTS)
+        kept = bm25.prepared(db, COLUMN_WEIGHTS, start=False)
         if kept is not None:
             found = bm25.traits(kept, chunk_ids)
             chunk_ids = [chunk_id for chunk_id in chunk_ids if chunk_id not in found]

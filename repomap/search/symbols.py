@@ -295,8 +295,10 @@ def search_symbols(
     language: str | None = None,
     path: str | None = None,
     limit: int = 20,
+    written: bool = True,
 ) -> list[SymbolHit]:
-    """Symbols whose name or qualified name matches `query`: exact > prefix > substring > fuzzy."""
+    """Symbols whose name or qualified name matches `query`: exact > prefix > substring > fuzzy;
+    `written`: a path as code writes it (written_paths) may name exact matches too."""
     query = query.strip()
     if not query:
         raise BadQuery(
@@ -362,9 +364,9 @@ def search_symbols(
         for row in db.conn.execute(DETAILS_SQL, {"ids": json.dumps([row.id for row in best])})
     }
     hits = [_hit(details[row.id], tiers[row.id]) for row in best]
-    if qualified and not exact:  # a path as code writes it names them exactly, first
-        written, named_rows = _written_path(db, query, params, filters)
-        named_rows.sort(key=lambda row: _find_key(written, row))
+    if written and qualified and not exact:  # a path as code writes it names them, first
+        found_as, named_rows = _written_path(db, query, params, filters)
+        named_rows.sort(key=lambda row: _find_key(found_as, row))
         named = {row.id for row in named_rows}
         details = {
             row[0]: _Candidate(*row)
@@ -825,13 +827,17 @@ def _written_path(
 ) -> tuple[str, list[SymbolRow]]:
     """(the name found, its symbols) for the first of written_paths' alternatives to `name`
     that names symbols `filters` keep; (`name`, []) when none does."""
-    for written, file_ids in written_paths.alternatives(db, name):
-        within = filters
-        if file_ids is not None:
-            within += f" AND s.file_id IN ({','.join(map(str, file_ids))})"
-        rows = _named(db, written, params, within)
-        if rows:
-            return written, rows
+    for alternative in written_paths.alternatives(db, name):
+        within = f"{filters} AND f.language = :written_language"
+        if alternative.file_ids is not None:
+            within += f" AND s.file_id IN ({','.join(map(str, alternative.file_ids))})"
+        found = _named(
+            db, alternative.name, {**params, "written_language": alternative.language}, within
+        )
+        if alternative.exact:
+            found = [row for row in found if row.qualified_name == alternative.name]
+        if found:
+            return alternative.name, found
     return name, []
 
 
@@ -878,7 +884,7 @@ def suggest(db: Store, name: str, file: str | None = None, limit: int = 5) -> li
         )
         for spelling in spellings:
             suggestions.extend(_qualified_for(db, spelling, limit))
-    hits = search_symbols(db, name, path=file, limit=limit) if name.strip() else []
+    hits = search_symbols(db, name, path=file, limit=limit, written=False) if name.strip() else []
     suggestions.extend(hit.qualified_name for hit in hits)
     return list(dict.fromkeys(suggestions))[:limit]
 
