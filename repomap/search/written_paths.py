@@ -120,33 +120,38 @@ class _PythonPaths:
 
     def alternatives(self, parts: list[str]) -> Iterator[Alternative]:
         """The longest module first (`a.b.C.d` is `C.d` in module a.b, else `b.C.d` in a);
-        then, a hop at a time, the modules those import the name from."""
+        then, a hop at a time, the modules those import the name from: every module of a hop
+        tried before any of them is read for its imports, names imported by name before
+        star imports."""
         level = [
             (_Module(tuple(parts[:cut]), False), tuple(parts[cut:]))
             for cut in range(len(parts) - 1, 0, -1)
         ]
         seen = set(level)
         for hops in range(MAX_HOPS + 1):
-            onward: list[tuple[_Module, tuple[str, ...]]] = []
+            found: list[tuple[tuple[str, ...], list[tuple[int, str]]]] = []
             for module, rest in level:
                 files = self.module_files(module)
                 if files is None:
                     return  # MAX_MODULES looked up
-                if not files:
-                    continue
-                yield Alternative(".".join(rest), [i for i, _ in files], "python", True)
-                if hops == MAX_HOPS:
-                    continue
+                if files:
+                    yield Alternative(".".join(rest), [i for i, _ in files], "python", True)
+                    found.append((rest, files))
+            if hops == MAX_HOPS:
+                return
+            named: list[tuple[_Module, tuple[str, ...]]] = []
+            starred: list[tuple[_Module, tuple[str, ...]]] = []
+            for rest, files in found:
                 for _, path in files:
                     for item in self.imports_of(path):
                         if item.name is None:  # `from m import *`
-                            onward.append((item.origin, rest))
+                            starred.append((item.origin, rest))
                         elif item.bound == rest[0]:
-                            onward.append((item.origin, (item.name, *rest[1:])))
+                            named.append((item.origin, (item.name, *rest[1:])))
                             if len(rest) > 1:  # `from a import b` may import the module a.b
                                 inner = _Module((*item.origin.parts, item.name), item.origin.exact)
-                                onward.append((inner, rest[1:]))
-            level = [pair for pair in dict.fromkeys(onward) if pair not in seen]
+                                named.append((inner, rest[1:]))
+            level = [pair for pair in dict.fromkeys(named + starred) if pair not in seen]
             seen.update(level)
 
     def module_files(self, module: _Module) -> list[tuple[int, str]] | None:
