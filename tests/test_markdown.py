@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 from hypothesis import example, given
@@ -209,3 +210,33 @@ def test_any_document_gives_nested_or_disjoint_sections_inside_the_file(lines: l
 def test_blank_lines_after_a_heading_are_not_content() -> None:
     document = parse("# A\n\n  \nbody\n\n## B\n\n")
     assert [(s.name, s.content) for s in document.sections] == [("A", "body\n\n## B"), ("B", "")]
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ('## Configuration<a id="configuration"></a>\n', [("Configuration", 2, 1)]),
+        ('## <a name="usage"></a>Usage\n', [("Usage", 2, 1)]),
+        ("Install <sup>beta</sup>\n---\n", [("Install beta", 2, 1)]),
+        ("# Using <code>pip</code>\n", [("Using pip", 1, 1)]),
+        ('# <img src="logo.svg">\n', [('<img src="logo.svg">', 1, 1)]),  # nothing but a tag
+        ("## Vec<T> and Option<T>\n", [("Vec<T> and Option<T>", 2, 1)]),  # no HTML names
+        ("## a < b and c > d\n", [("a < b and c > d", 2, 1)]),
+    ],
+)
+def test_inline_html_tags_are_no_part_of_a_heading(source: str, expected: list) -> None:
+    """READMEs put anchors and badges in headings (ruff's `### Configuration<a id=...>`):
+    `show --section Configuration` must find it."""
+    assert headings(source) == expected
+
+
+def test_a_heading_with_an_anchor_is_found_by_its_title(tmp_path: Path) -> None:
+    from conftest import run_cli
+
+    (tmp_path / "README.md").write_text(
+        '# Tool\n\n### Configuration<a id="configuration"></a>\n\nSet `line-length` in the file.\n'
+    )
+    assert run_cli("index", tmp_path).returncode == 0
+    done = run_cli("show", "--section", "Configuration", "--root", tmp_path, "--json")
+    assert done.returncode == 0, done.stderr
+    assert "line-length" in done.stdout

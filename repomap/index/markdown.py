@@ -28,6 +28,14 @@ from repomap.textfile import split_lines
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
 _ATX_CLOSING = re.compile(r"(?:^|[ \t]+)#+$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+# An inline HTML tag, opening, closing or empty: READMEs put anchors and badges in headings
+# (`## Configuration<a id="configuration"></a>`, ruff's), which are no part of the title. HTML's
+# own names only: `## Vec<T> and Option<T>` keeps its type parameters.
+_INLINE_TAG = re.compile(
+    r"</?(?:a|abbr|b|br|code|del|div|em|font|i|img|ins|kbd|mark|picture|s|small|source|span"
+    r"|strong|sub|sup|u)(?:\s[^<>]*)?/?>",
+    re.IGNORECASE,
+)
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})(.*)$")
 _THEMATIC_BREAK = re.compile(r"^ {0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$")
 # Lines that start a block of their own, so they never continue or start a setext paragraph.
@@ -89,7 +97,7 @@ def find_headings(lines: list[str]) -> list[Heading]:
             )
             paragraph_start, in_other_block = None, False
         elif paragraph_start is not None and (underline := _SETEXT.match(line)):
-            text = " ".join(part.strip() for part in lines[paragraph_start:index])
+            text = _title(" ".join(part.strip() for part in lines[paragraph_start:index]))
             level = 1 if underline.group(1)[0] == "=" else 2
             headings.append(Heading(text, level, paragraph_start + 1, index + 1))
             paragraph_start = None
@@ -162,7 +170,16 @@ def _closes_fence(line: str, opening: str) -> bool:
 
 
 def _atx_text(raw: str) -> str:
-    return _ATX_CLOSING.sub("", raw.strip()).strip()
+    return _title(_ATX_CLOSING.sub("", raw.strip()).strip())
+
+
+def _title(text: str) -> str:
+    """A heading's text without inline HTML tags (their text kept), spaces collapsed; as written
+    when it is nothing but tags (`# <img src="logo.svg">`)."""
+    if "<" not in text:
+        return text
+    plain = " ".join(_INLINE_TAG.sub(" ", text).split())
+    return plain or text
 
 
 def _leading_spaces(line: str) -> int:
