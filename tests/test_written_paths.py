@@ -184,3 +184,93 @@ def test_star_imports_are_followed_a_hop_at_a_time_and_bounded(tmp_path: Path) -
     assert shown(root, "fan.m3.f5")[:1] == ("fan/m5.py",)  # m3 -> m4 -> m5, or m3 -> m5
     done = run_cli("show", "fan.nothing", "--root", root, timeout=60)
     assert done.returncode != 0 and "no symbol named 'fan.nothing'" in done.stderr
+
+
+SECOND: dict[str, str | bytes] = {
+    # A star import takes what `__all__` lists, else no name with a leading `_`.
+    "stars/__init__.py": "from .impl import *\nfrom .hidden import *\n",
+    "stars/impl.py": '__all__ = ["Public"]\n\nclass Public: ...\n\nclass NotExported: ...\n',
+    "stars/hidden.py": "class _Private: ...\n",
+    # The last binding wins; an `except` handler's only when nothing else binds it.
+    "order/__init__.py": (
+        "from .a import *\nfrom .b import *\nfrom .c import Y\nfrom .d import Y\n"
+        "try:\n    from .fast import Z\nexcept ImportError:\n    from .slow import Z\n"
+    ),
+    "order/a.py": "class X: ...\n",
+    "order/b.py": "class X: ...\n",
+    "order/c.py": "class Y: ...\n",
+    "order/d.py": "class Y: ...\n",
+    "order/fast.py": "class Z: ...\n",
+    "order/slow.py": "class Z: ...\n",
+    # A package over a module of the same name, as Python imports it.
+    "dual/__init__.py": "",
+    "dual/mod.py": "class Thing: ...\n",
+    "dual/mod/__init__.py": "class Thing: ...\n",
+    # Namespace packages (no __init__.py) climb freely.
+    "nsroot/ns/util.py": "class Tool: ...\n",
+    "nsroot/ns/inner/mod.py": "from ..util import Tool\n",
+    # A Cargo.toml names its crate; a path from another crate's name is no path of this tree.
+    "engine/Cargo.toml": '[package]\nname = "motor-core"\n',
+    "engine/src/lib.rs": "pub fn spawn() {}\n\npub mod net {\n    pub struct Stream;\n}\n",
+}
+
+
+@pytest.fixture(scope="module")
+def second(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = write_tree(tmp_path_factory.mktemp("written2") / "repo", SECOND)
+    done = run_cli("index", root)
+    assert done.returncode == 0, done.stderr
+    return root
+
+
+@pytest.mark.parametrize(
+    ("name", "file"),
+    [
+        ("stars.Public", "stars/impl.py"),
+        ("order.X", "order/b.py"),
+        ("order.Y", "order/d.py"),
+        ("order.Z", "order/fast.py"),
+        ("dual.mod.Thing", "dual/mod/__init__.py"),
+        ("ns.inner.mod.Tool", "nsroot/ns/util.py"),
+        ("motor_core::spawn", "engine/src/lib.rs"),
+        ("motor_core::net::Stream", "engine/src/lib.rs"),
+        ("self::net::Stream", "engine/src/lib.rs"),  # self: some module, its path ends so
+    ],
+)
+def test_python_and_rust_resolve_these_as_they_do(second: Path, name: str, file: str) -> None:
+    assert shown(second, name)[0] == file
+
+
+@pytest.mark.parametrize(
+    "name", ["stars.NotExported", "stars._Private", "Vec::new", "Self::new", "tokio::spawn"]
+)
+def test_python_and_rust_refuse_these_as_they_do(second: Path, name: str) -> None:
+    done = run_cli("show", name, "--root", second, "--no-refresh")
+    assert done.returncode != 0 and f"no symbol named {name!r}" in done.stderr
+    listed = run_cli("symbols", name, "--root", second, "--no-refresh", "--json")
+    assert all(
+        hit["match"] != "exact" for hit in json.loads(listed.stdout or "{}").get("results", [])
+    )
+
+
+def test_a_root_that_is_a_package_starts_module_paths_with_its_name(tmp_path: Path) -> None:
+    root = write_tree(
+        tmp_path / "toolkit",
+        {"__init__.py": "from .core import Command\n", "core.py": "class Command: ...\n"},
+    )
+    assert run_cli("index", root).returncode == 0
+    assert shown(root, "toolkit.Command")[0] == "core.py"
+    assert shown(root, "toolkit.core.Command")[0] == "core.py"
+
+
+def test_a_module_turned_into_a_folder_is_passed_over(tmp_path: Path) -> None:
+    """An index read without refreshing, a module's file now a folder: no traceback."""
+    root = write_tree(
+        tmp_path / "repo",
+        {"p/__init__.py": "from .k import K\n", "p/k.py": "class K: ...\n"},
+    )
+    assert run_cli("index", root).returncode == 0
+    (root / "p" / "__init__.py").unlink()
+    (root / "p" / "__init__.py").mkdir()
+    done = run_cli("show", "p.K", "--root", root, "--no-refresh")
+    assert "Traceback" not in done.stderr

@@ -319,10 +319,11 @@ def read_file(
         descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as error:
         return None, f"unreadable ({error.strerror or error})"
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):  # a folder now: fdopen would raise
+        os.close(descriptor)
+        return None, "not a regular file"
     with os.fdopen(descriptor, "rb") as file:
         try:
-            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-                return None, "not a regular file"
             if root is not None and not _opened_inside(descriptor, root):
                 return None, "symlink leads outside the root"
             raw = file.read(-1 if max_size is None else max_size + 1)

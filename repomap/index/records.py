@@ -25,7 +25,6 @@ import csv
 import io
 import json
 import re
-import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime, time
@@ -33,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from repomap import store, textfile
+from repomap.config import toml_module
 from repomap.index import changes, secrets
 from repomap.index.chunks import data_chunks
 from repomap.languages import data_format
@@ -88,16 +88,6 @@ class Parsed:
         return True
 
 
-def _toml() -> Any:
-    """tomllib (tomli before 3.11), imported when a TOML file is read: a run with no data file
-    to parse (most) does not pay its ~1.3 ms."""
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - Python 3.10
-        import tomli as tomllib
-    return tomllib
-
-
 def parse(fmt: str, text: str) -> Parsed:
     """The records of a data file's text; raises DataError when it is not that format."""
     try:
@@ -108,7 +98,7 @@ def parse(fmt: str, text: str) -> Parsed:
         if fmt == "json":
             return _tree([(json.loads(text), None)], multi=False)
         if fmt == "toml":
-            return _tree([(_toml().loads(text), None)], multi=False)
+            return _tree([(toml_module().loads(text), None)], multi=False)
         if fmt == "yaml":
             return _yaml(text)
     except RecursionError:

@@ -6,13 +6,15 @@ through a package that re-exports it (`django.db.models.QuerySet`, `pydantic_cor
 Rust's start at the crate's modules (`vec::Vec`), while `use` lines start at `crate::`, `self::`,
 `super::` or the crate's name (`alloc::vec::Vec`, `_pydantic_core::validators::UnionValidator`).
 
-`alternatives(db, name)` yields what `find_symbol` tries next, in order. A Python module is the
-file whose path ends with the module's (`django/db/models/query.py`,
-`python/pydantic_core/__init__.py`: a source folder before it is allowed), and the rest of the
-name must be a qualified name in it exactly; a name the module does not define is followed
-through its imports as Python follows them (`from .query import QuerySet` from the importing
-file's own folder, absolute ones by their path, aliases, `*`), a hop at a time, at most
-MAX_HOPS hops and MAX_MODULES modules.
+`alternatives(db, name)` yields what `find_symbol` tries next, in order. A Python module is a
+file whose path ends with the module's, under any folder (`django/db/models/query.py`,
+`python/pydantic_core/__init__.py`; a tree that vendors `compat/json.py` has a module `json`:
+the standard library is not in the index), and the rest of the name must be a qualified name
+in it exactly; a name the module does not define is followed through its imports as Python
+follows them (`from .query import QuerySet` from the importing file's own folder, absolute
+ones by their path, aliases, `*` with `__all__`), a hop at a time, at most MAX_HOPS hops,
+MAX_MODULES modules and MAX_PARSED_BYTES of source. Members a class inherits and Rust's
+`pub use` re-exports are not followed.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from repomap import store
+from repomap.config import toml_module
 from repomap.index.discover import read_file
 from repomap.store import Store
 
@@ -30,6 +33,7 @@ MAX_HOPS = 4  # re-exports followed from the module named first
 MAX_MODULES = 400  # modules looked up for one name
 MAX_PARTS = 32  # a longer dotted name is no module path
 MAX_SOURCE_BYTES = 2_000_000  # a module read for its imports
+MAX_PARSED_BYTES = 2_000_000  # of modules read for one name (~1 s of `ast` at most)
 
 
 class Alternative(NamedTuple):
@@ -52,39 +56,67 @@ def alternatives(db: Store, name: str) -> Iterator[Alternative]:
 
 
 def _rust(db: Store, name: str) -> Iterator[Alternative]:
-    """The path without `crate::`, `self::` or `super::` (any module's parent: the rest may end
-    a longer path); a path from a crate's name (`alloc::vec::Vec`, `::alloc::vec::Vec`) without
-    it, in the crate's folder first (a workspace's crates each have a `resolver::Resolver`)."""
+    """The path without `crate::` (the crate's root: the rest is exact), `self::` or `super::`
+    (a module unknown here: the rest ends a longer path), or without a crate's name
+    (`alloc::vec::Vec`, `::alloc::vec::Vec`) in that crate's files: a crate a `Cargo.toml` of
+    the tree names, or a folder named as the crate. `Vec::new` or `tokio::spawn` name no crate
+    of the tree, so nothing."""
     parts = name.split("::")
     if len(parts) > MAX_PARTS:
         return
-    absolute = parts[0] == ""
-    parts = parts[1:] if absolute else parts
+    parts = parts[1:] if parts[0] == "" else parts
     prefix = []
     while parts and parts[0] in ("crate", "self", "super"):
         prefix.append(parts.pop(0))
     if not parts or not all(parts):
         return
     if prefix:
-        yield Alternative("::".join(parts), None, "rust", "super" not in prefix)
-    elif len(parts) > 1:
-        rest = "::".join(parts[1:])
-        if parts[0].isidentifier():
-            folder = _crate_files(db, parts[0])
-            if folder:
-                yield Alternative(rest, folder, "rust", True)
-        yield Alternative(rest, None, "rust", True)
+        yield Alternative("::".join(parts), None, "rust", prefix == ["crate"])
+    elif len(parts) > 1 and parts[0].isidentifier():
+        files = _crate_files(db, parts[0])
+        if files:
+            yield Alternative("::".join(parts[1:]), files, "rust", True)
 
 
-# A crate's folder is named as the crate, or with `-` where the crate's name has `_`.
-_CRATE_FILES_SQL = """SELECT id FROM files WHERE language = 'rust'
+# A crate's folder: its Cargo.toml's (by `[package] name` or `[lib] name`, `-` read as `_`),
+# else a folder named as the crate (the Rust standard library's `alloc/`, `core/`).
+_CRATE_FOLDER_FILES_SQL = """SELECT id FROM files WHERE language = 'rust'
 AND (path GLOB :a || '/*' OR path GLOB '*/' || :a || '/*'
      OR path GLOB :b || '/*' OR path GLOB '*/' || :b || '/*')"""
+_MANIFESTS_SQL = """SELECT path FROM data_files
+WHERE path = 'Cargo.toml' OR path GLOB '*/Cargo.toml'"""
 
 
 def _crate_files(db: Store, crate: str) -> list[int]:
-    rows = db.conn.execute(_CRATE_FILES_SQL, {"a": crate, "b": crate.replace("_", "-")})
-    return [file_id for (file_id,) in rows]
+    folders = db.per_content("cargo crates", lambda: _cargo_crates(db)).get(crate)
+    if folders is not None:
+        rows = db.conn.execute("SELECT id, path FROM files WHERE language = 'rust'")
+        return [
+            file_id
+            for file_id, path in rows
+            if any(not folder or path.startswith(f"{folder}/") for folder in folders)
+        ]
+    found = db.conn.execute(_CRATE_FOLDER_FILES_SQL, {"a": crate, "b": crate.replace("_", "-")})
+    return [file_id for (file_id,) in found]
+
+
+def _cargo_crates(db: Store) -> dict[str, list[str]]:
+    """Crate name -> the folders of the Cargo.toml files that name it ("" for the root)."""
+    root = store.indexed_root(db, db.path.parent)
+    crates: dict[str, list[str]] = {}
+    for (path,) in db.conn.execute(_MANIFESTS_SQL).fetchall():
+        raw, _ = read_file(root / path, root, MAX_SOURCE_BYTES)
+        try:
+            manifest = toml_module().loads(raw.decode("utf-8")) if raw is not None else {}
+        except ValueError:  # not UTF-8, not TOML (tomllib's error is a ValueError)
+            continue
+        folder = path.rpartition("/")[0]
+        for table in ("package", "lib"):
+            section = manifest.get(table)
+            named = section.get("name") if isinstance(section, dict) else None
+            if isinstance(named, str):
+                crates.setdefault(named.replace("-", "_"), []).append(folder)
+    return crates
 
 
 class _Module(NamedTuple):
@@ -97,161 +129,244 @@ class _Module(NamedTuple):
 
 class _Import(NamedTuple):
     """One name a module imports: `bound` is the name it has there (None: a star import), from
-    module `origin`, where its name is `name` (a star's: None)."""
+    module `origin`, where its name is `name` (a star's: None); `fallback`: in an `except`
+    handler, which runs only when the `try` before it failed."""
 
     bound: str | None
     origin: _Module
     name: str | None
+    fallback: bool
+
+
+class _ModuleInfo(NamedTuple):
+    imports: list[_Import]
+    exports: frozenset[str] | None  # a literal `__all__`, what a star import of it takes
+
+
+class _File(NamedTuple):
+    id: int
+    path: str  # relative to the root
+    module_path: str  # as its module's path reads: the root's name first when it is a package
+
+
+_NOTHING = _ModuleInfo([], None)
+_Item = tuple[_Module, tuple[str, ...], bool]  # a module, the rest of the name, through a star
 
 
 class _PythonPaths:
     """A Python name's modules and the imports followed from them, for one lookup: each
-    module's files looked up once, each file's imports read once, every source of one hop
-    before the next, and at most MAX_MODULES modules in all (a package that star-imports
-    hundreds of modules, each of which does too, would otherwise make a path through every
-    chain of them)."""
+    module's files looked up once, each file read once, every module of one hop before the
+    next, and at most MAX_MODULES modules and MAX_PARSED_BYTES of source in all (a package
+    that star-imports hundreds of modules, each of which does too, would otherwise make a path
+    through every chain of them)."""
 
     def __init__(self, db: Store, root: Path) -> None:
         self.root = root
-        self.by_name = db.per_content("python modules", lambda: _python_modules(db))
-        self.files: dict[_Module, list[tuple[int, str]]] = {}
-        self.imports: dict[str, list[_Import]] = {}
+        self.by_name = db.per_content("python modules", lambda: _python_modules(db, root))
+        self.files: dict[_Module, list[_File]] = {}
+        self.infos: dict[str, _ModuleInfo] = {}
+        self.parsed = 0
         self.packages: set[str] | None = None
 
     def alternatives(self, parts: list[str]) -> Iterator[Alternative]:
         """The longest module first (`a.b.C.d` is `C.d` in module a.b, else `b.C.d` in a);
-        then, a hop at a time, the modules those import the name from: every module of a hop
-        tried before any of them is read for its imports, names imported by name before
-        star imports."""
-        level = [
-            (_Module(tuple(parts[:cut]), False), tuple(parts[cut:]))
+        then, a hop at a time, where those modules import the name from: its last binding
+        by name (an `except` handler's only when no other binds it), else the star imports,
+        the last first, each only for a name it exports (`__all__`, else no leading `_`)."""
+        level: list[_Item] = [
+            (_Module(tuple(parts[:cut]), False), tuple(parts[cut:]), False)
             for cut in range(len(parts) - 1, 0, -1)
         ]
         seen = set(level)
         for hops in range(MAX_HOPS + 1):
-            found: list[tuple[tuple[str, ...], list[tuple[int, str]]]] = []
-            for module, rest in level:
+            found: list[tuple[tuple[str, ...], list[_File]]] = []
+            for module, rest, via_star in level:
                 files = self.module_files(module)
                 if files is None:
                     return  # MAX_MODULES looked up
+                if via_star:
+                    files = [f for f in files if _exported(self.info(f.path), rest[0])]
                 if files:
-                    yield Alternative(".".join(rest), [i for i, _ in files], "python", True)
+                    yield Alternative(".".join(rest), [f.id for f in files], "python", True)
                     found.append((rest, files))
             if hops == MAX_HOPS:
                 return
-            named: list[tuple[_Module, tuple[str, ...]]] = []
-            starred: list[tuple[_Module, tuple[str, ...]]] = []
+            onward: list[_Item] = []
             for rest, files in found:
-                for _, path in files:
-                    for item in self.imports_of(path):
-                        if item.name is None:  # `from m import *`
-                            starred.append((item.origin, rest))
-                        elif item.bound == rest[0]:
-                            named.append((item.origin, (item.name, *rest[1:])))
-                            if len(rest) > 1:  # `from a import b` may import the module a.b
-                                inner = _Module((*item.origin.parts, item.name), item.origin.exact)
-                                named.append((inner, rest[1:]))
-            level = [pair for pair in dict.fromkeys(named + starred) if pair not in seen]
+                for file in files:
+                    onward += _sources(self.info(file.path).imports, rest)
+            level = [item for item in dict.fromkeys(onward) if item not in seen]
             seen.update(level)
 
-    def module_files(self, module: _Module) -> list[tuple[int, str]] | None:
+    def module_files(self, module: _Module) -> list[_File] | None:
         if module not in self.files:
             if len(self.files) >= MAX_MODULES:
                 return None
             self.files[module] = _module_files(self.by_name, module)
         return self.files[module]
 
-    def imports_of(self, path: str) -> list[_Import]:
-        if path not in self.imports:
+    def info(self, path: str) -> _ModuleInfo:
+        if path not in self.infos:
             if self.packages is None:  # the folders that hold an `__init__.py` or `.pyi`
                 self.packages = {
-                    path.rpartition("/")[0]
-                    for paths in self.by_name.values()
-                    for _, path in paths
-                    if path.rpartition("/")[2] in ("__init__.py", "__init__.pyi")
+                    file.path.rpartition("/")[0]
+                    for files in self.by_name.values()
+                    for file in files
+                    if file.path.rpartition("/")[2] in ("__init__.py", "__init__.pyi")
                 }
-            self.imports[path] = _imports(self.root, path, self.packages)
-        return self.imports[path]
+            source = None
+            if self.parsed < MAX_PARSED_BYTES:
+                source, _ = read_file(self.root / path, self.root, MAX_SOURCE_BYTES)
+            self.parsed += len(source or b"")
+            self.infos[path] = _NOTHING if source is None else _read(source, path, self.packages)
+        return self.infos[path]
 
 
-def _module_files(
-    by_name: dict[str, list[tuple[int, str]]], module: _Module
-) -> list[tuple[int, str]]:
-    """(id, path) of the files that are `module` (`a/b.py`, `a/b/__init__.py`, their stubs),
-    under any folder unless it is exact; shortest path first."""
+def _sources(imports: list[_Import], rest: tuple[str, ...]) -> list[_Item]:
+    """Where the name `rest[0]` of a module comes from (see alternatives)."""
+    binding = [item for item in imports if item.bound == rest[0] and item.name is not None]
+    chosen = [item for item in binding if not item.fallback] or binding
+    if chosen:
+        item = chosen[-1]
+        assert item.name is not None
+        found: list[_Item] = [(item.origin, (item.name, *rest[1:]), False)]
+        if len(rest) > 1:  # `from a import b` may import the module a.b
+            found.append(
+                (_Module((*item.origin.parts, item.name), item.origin.exact), rest[1:], False)
+            )
+        return found
+    return [(item.origin, rest, True) for item in reversed(imports) if item.name is None]
+
+
+def _exported(info: _ModuleInfo, name: str) -> bool:
+    return name in info.exports if info.exports is not None else not name.startswith("_")
+
+
+def _module_files(by_name: dict[str, list[_File]], module: _Module) -> list[_File]:
+    """The files that are `module` (`a/b.py`, `a/b/__init__.py`, their stubs), under any
+    folder unless it is exact; a package over a module of the same name, as Python imports
+    it; shortest path first."""
     if not module.parts:
         return []
     stem = "/".join(module.parts)
     forms = (f"{stem}.py", f"{stem}.pyi", f"{stem}/__init__.py", f"{stem}/__init__.pyi")
-    tails = () if module.exact else tuple(f"/{form}" for form in forms)
-    found = [
-        (file_id, path)
-        for file_id, path in by_name.get(module.parts[-1], ())
-        if path in forms or path.endswith(tails)
-    ]
-    return sorted(found, key=lambda row: (len(row[1]), row[1]))
+    tails = tuple(f"/{form}" for form in forms)
+    candidates = by_name.get(module.parts[-1], [])
+    if module.exact:  # a relative import's: the path from the root
+        found = [f for f in candidates if f.path in forms]
+    else:
+        found = [f for f in candidates if f.module_path in forms or f.module_path.endswith(tails)]
+    packages = {_location(f.path) for f in found if _is_package(f.path)}
+    found = [f for f in found if _is_package(f.path) or _location(f.path) not in packages]
+    return sorted(found, key=lambda file: (len(file.path), file.path))
 
 
-def _python_modules(db: Store) -> dict[str, list[tuple[int, str]]]:
+def _is_package(path: str) -> bool:
+    return path.rpartition("/")[2] in ("__init__.py", "__init__.pyi")
+
+
+def _location(path: str) -> str:
+    """Where a module is, whichever file it is: `a/b` for a/b.py and a/b/__init__.py."""
+    if _is_package(path):
+        return path.rpartition("/")[0]
+    return path.rsplit(".", 1)[0]
+
+
+def _python_modules(db: Store, root: Path) -> dict[str, list[_File]]:
     """The Python files by the last name of the module each is (`b` for a/b.py and for
-    a/b/__init__.py): one read of `files` per lookup (per index content in a server)."""
-    by_name: dict[str, list[tuple[int, str]]] = {}
-    for file_id, path in db.conn.execute("SELECT id, path FROM files WHERE language = 'python'"):
-        folder, _, file_name = path.rpartition("/")
+    a/b/__init__.py): one read of `files` per lookup (per index content in a server). When
+    the root itself is a package (an `__init__.py` in it), its name starts every module path."""
+    rows = db.conn.execute("SELECT id, path FROM files WHERE language = 'python'").fetchall()
+    is_package = any(path in ("__init__.py", "__init__.pyi") for _, path in rows)
+    top = f"{root.name}/" if is_package and root.name.isidentifier() else ""
+    by_name: dict[str, list[_File]] = {}
+    for file_id, path in rows:
+        module_path = top + path
+        folder, _, file_name = module_path.rpartition("/")
         stem = file_name.split(".", 1)[0]
         if stem == "__init__":
             stem = folder.rpartition("/")[2]
-        by_name.setdefault(stem, []).append((file_id, path))
+        by_name.setdefault(stem, []).append(_File(file_id, path, module_path))
     return by_name
 
 
-def _imports(root: Path, path: str, packages: set[str]) -> list[_Import]:
+def _read(source: bytes, path: str, packages: set[str]) -> _ModuleInfo:
     """The names the module at `path` imports, and from where: a relative import from the
     file's own folder (`from ..helpers import x` in src/lib/core/__init__.py is src/lib/
-    helpers), if the folder it climbs to is a package (one of `packages`), an absolute one by
-    its module path."""
-    source, _ = read_file(root / path, root, MAX_SOURCE_BYTES)
-    if source is None:
-        return []
+    helpers), never up out of a package into a folder that is none (Python refuses it; a
+    namespace package's folders are no packages either, and climb freely), an absolute one by
+    its module path; and its literal `__all__`."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return []  # not Python this version parses, or nested past the parser's limits
+        return _NOTHING  # not Python this version parses, or nested past the parser's limits
     folder = path.split("/")[:-1]  # the package a module's relative imports start from
     found: list[_Import] = []
-    for node in _top_level(tree.body):
+    exports: set[str] | None = None
+    for node, fallback in _top_level(tree.body):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:  # `import a.b as c`: c is module a.b
                     *package, last = alias.name.split(".")
-                    found.append(_Import(alias.asname, _Module(tuple(package), False), last))
+                    origin = _Module(tuple(package), False)
+                    found.append(_Import(alias.asname, origin, last, fallback))
         elif isinstance(node, ast.ImportFrom):
             named = tuple(node.module.split(".")) if node.module else ()
             if node.level:
                 base = folder[: len(folder) - node.level + 1]
-                if node.level - 1 > len(folder) or (
-                    node.level > 1 and "/".join(base) not in packages
-                ):
-                    continue  # beyond the top package: Python refuses it
+                if node.level - 1 > len(folder) or not _may_climb(folder, base, packages):
+                    continue
                 origin = _Module((*base, *named), True)
             else:
                 origin = _Module(named, False)
             for alias in node.names:
                 if alias.name == "*":
-                    found.append(_Import(None, origin, None))
+                    found.append(_Import(None, origin, None, fallback))
                 else:
-                    found.append(_Import(alias.asname or alias.name, origin, alias.name))
-    return found
+                    found.append(_Import(alias.asname or alias.name, origin, alias.name, fallback))
+        elif (listed := _all_names(node)) is not None:
+            exports = (exports or set()) | listed if isinstance(node, ast.AugAssign) else listed
+    return _ModuleInfo(found, None if exports is None else frozenset(exports))
 
 
-def _top_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+def _may_climb(folder: list[str], base: list[str], packages: set[str]) -> bool:
+    """Whether a relative import in `folder` may reach `base`: it is a package, or none of the
+    folders between is one (namespace packages)."""
+    if "/".join(base) in packages or len(base) == len(folder):
+        return True
+    between = ["/".join(folder[:end]) for end in range(len(base) + 1, len(folder) + 1)]
+    return not any(place in packages for place in between)
+
+
+def _all_names(node: ast.stmt) -> set[str] | None:
+    """The names of `__all__ = [...]` or `__all__ += [...]` (strings only), else None."""
+    if isinstance(node, ast.Assign):
+        targets = node.targets
+    elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+        targets = [node.target]
+    else:
+        return None
+    if not any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+        return None
+    value = node.value
+    if not isinstance(value, (ast.List, ast.Tuple)):
+        return None
+    return {
+        item.value
+        for item in value.elts
+        if isinstance(item, ast.Constant) and isinstance(item.value, str)
+    }
+
+
+def _top_level(body: list[ast.stmt], fallback: bool = False) -> Iterator[tuple[ast.stmt, bool]]:
     """A module's statements, with those inside its top-level `if` and `try` blocks (imports
-    under `if TYPE_CHECKING:`, or `try: from ._speedups import x`)."""
+    under `if TYPE_CHECKING:`, or `try: from ._speedups import x`), each with whether it is in
+    an `except` handler."""
     for node in body:
-        yield node
+        yield node, fallback
         if isinstance(node, ast.If):
-            yield from _top_level(node.body + node.orelse)
+            yield from _top_level(node.body + node.orelse, fallback)
         elif isinstance(node, ast.Try):
-            yield from _top_level(node.body + node.orelse + node.finalbody)
+            yield from _top_level(node.body + node.orelse + node.finalbody, fallback)
             for handler in node.handlers:
-                yield from _top_level(handler.body)
+                yield from _top_level(handler.body, True)
