@@ -76,12 +76,17 @@ FILES: dict[str, str | bytes] = {
 }
 
 
-@pytest.fixture(scope="module")
-def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = write_tree(tmp_path_factory.mktemp("written") / "repo", FILES)
+def indexed(root: Path, files: dict[str, str | bytes]) -> Path:
+    """`files` written under `root` and indexed by the real CLI."""
+    write_tree(root, files)
     done = run_cli("index", root)
     assert done.returncode == 0, done.stderr
     return root
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return indexed(tmp_path_factory.mktemp("written") / "repo", FILES)
 
 
 def shown(repo: Path, name: str) -> tuple[str, int, str]:
@@ -178,8 +183,7 @@ def test_star_imports_are_followed_a_hop_at_a_time_and_bounded(tmp_path: Path) -
     for i in range(120):
         imports = "".join(f"from .m{(i + step) % 120} import *\n" for step in range(1, 9))
         files[f"fan/m{i}.py"] = f"{imports}\ndef f{i}():\n    return {i}\n"
-    root = write_tree(tmp_path / "repo", files)
-    assert run_cli("index", root).returncode == 0
+    root = indexed(tmp_path / "repo", files)
     assert shown(root, "fan.f97")[:1] == ("fan/m97.py",)
     assert shown(root, "fan.m3.f5")[:1] == ("fan/m5.py",)  # m3 -> m4 -> m5, or m3 -> m5
     done = run_cli("show", "fan.nothing", "--root", root, timeout=60)
@@ -217,10 +221,7 @@ SECOND: dict[str, str | bytes] = {
 
 @pytest.fixture(scope="module")
 def second(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = write_tree(tmp_path_factory.mktemp("written2") / "repo", SECOND)
-    done = run_cli("index", root)
-    assert done.returncode == 0, done.stderr
-    return root
+    return indexed(tmp_path_factory.mktemp("written2") / "repo", SECOND)
 
 
 @pytest.mark.parametrize(
@@ -254,22 +255,19 @@ def test_python_and_rust_refuse_these_as_they_do(second: Path, name: str) -> Non
 
 
 def test_a_root_that_is_a_package_starts_module_paths_with_its_name(tmp_path: Path) -> None:
-    root = write_tree(
+    root = indexed(
         tmp_path / "toolkit",
         {"__init__.py": "from .core import Command\n", "core.py": "class Command: ...\n"},
     )
-    assert run_cli("index", root).returncode == 0
     assert shown(root, "toolkit.Command")[0] == "core.py"
     assert shown(root, "toolkit.core.Command")[0] == "core.py"
 
 
 def test_a_module_turned_into_a_folder_is_passed_over(tmp_path: Path) -> None:
     """An index read without refreshing, a module's file now a folder: no traceback."""
-    root = write_tree(
-        tmp_path / "repo",
-        {"p/__init__.py": "from .k import K\n", "p/k.py": "class K: ...\n"},
+    root = indexed(
+        tmp_path / "repo", {"p/__init__.py": "from .k import K\n", "p/k.py": "class K: ...\n"}
     )
-    assert run_cli("index", root).returncode == 0
     (root / "p" / "__init__.py").unlink()
     (root / "p" / "__init__.py").mkdir()
     done = run_cli("show", "p.K", "--root", root, "--no-refresh")
