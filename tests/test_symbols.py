@@ -188,6 +188,22 @@ def test_an_unknown_name_suggests_close_names(python_repo: Path) -> None:
     assert "did you mean: Connection" in str(raised.value)
 
 
+def test_a_large_index_looks_for_a_typo_among_names_of_its_first_letter(
+    python_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past TYPO_SCAN_SYMBOLS symbols (the kernel's 4 million: 3-9 s a misspelt `show`), the
+    names difflib compares start with the typo's first letter, in either case."""
+    with reading(_db(python_repo)) as db:
+        everything = {name for (name,) in symbols._typo_candidates(db, "conection")}
+        monkeypatch.setattr(symbols, "TYPO_SCAN_SYMBOLS", 0)
+        initial = {name for (name,) in symbols._typo_candidates(db, "conection")}
+        assert "Connection" in initial and initial < everything
+        assert {name[0].lower() for name in initial} == {"c"}
+        with pytest.raises(symbols.SymbolNotFound) as raised:
+            symbols.find_symbol(db, "Conection")
+    assert "did you mean: Connection" in str(raised.value)
+
+
 def test_max_lines_truncates_with_the_count_of_lines_left_out(python_repo: Path) -> None:
     content = get_symbol_content(config.resolve(python_repo), "Order.save", max_lines=2)
     assert content.content.splitlines() == [
