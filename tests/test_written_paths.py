@@ -272,3 +272,51 @@ def test_a_module_turned_into_a_folder_is_passed_over(tmp_path: Path) -> None:
     (root / "p" / "__init__.py").mkdir()
     done = run_cli("show", "p.K", "--root", root, "--no-refresh")
     assert "Traceback" not in done.stderr
+
+
+def test_a_member_a_base_class_defines_is_found_through_the_class(tmp_path: Path) -> None:
+    """`show Square.area` where Square defines no `area` and its base Shape does (Python,
+    bases through several levels, by path too; C++ base clauses)."""
+    root = indexed(
+        tmp_path / "repo",
+        {
+            "shapes/__init__.py": "from .square import Square\n",
+            "shapes/base.py": (
+                "class Shape:\n    def area(self):\n        return 0\n\n"
+                "class Named:\n    def label(self):\n        return ''\n"
+            ),
+            "shapes/square.py": (
+                "from .base import Named, Shape\n\n"
+                "class Square(Shape, Named, metaclass=type):\n    def side(self):\n"
+                "        return 1\n\nclass Cube(Square):\n    pass\n"
+            ),
+            "gui/widget.hpp": (
+                "namespace gui {\nclass Widget {\n public:\n  void draw() {}\n};\n"
+                "class Button : public Widget {\n};\n}\n"
+            ),
+        },
+    )
+    assert shown(root, "Square.area")[::2] == ("shapes/base.py", "Shape.area")
+    assert shown(root, "Square.label")[::2] == ("shapes/base.py", "Named.label")
+    assert shown(root, "Cube.area")[::2] == ("shapes/base.py", "Shape.area")  # two levels
+    assert shown(root, "shapes.Square.area")[::2] == ("shapes/base.py", "Shape.area")
+    assert shown(root, "gui::Button::draw")[::2] == ("gui/widget.hpp", "gui::Widget::draw")
+    done = run_cli("show", "Square.volume", "--root", root)
+    assert done.returncode == 1 and "no symbol named 'Square.volume'" in done.stderr
+
+
+def test_base_names_read_from_signatures() -> None:
+    from repomap.search.bases import base_names
+
+    assert base_names("class Group(Command)", "python") == ["Command"]
+    assert base_names("class A(Generic[T], core.Base, metaclass=ABCMeta)", "python") == [
+        "Generic",
+        "core.Base",
+    ]
+    assert base_names("class A", "python") == []
+    assert base_names(
+        "class logger : public std::enable_shared_from_this<logger>, private detail::Base",
+        "cpp",
+    ) == ["std::enable_shared_from_this", "detail::Base"]
+    assert base_names("struct ns::Inner final : virtual public Outer", "cpp") == ["Outer"]
+    assert base_names("class ns::Plain", "cpp") == []

@@ -38,7 +38,7 @@ from repomap.errors import BadArgument, BadQuery, NotFound, RepomapError
 from repomap.index.vocabulary import KINDS
 from repomap.languages import resolve_language
 from repomap.limits import check_limit
-from repomap.search import written_paths
+from repomap.search import bases, written_paths
 from repomap.store import Store
 
 if TYPE_CHECKING:
@@ -800,6 +800,8 @@ def find_symbol(
     rows = _named(db, name, params, filters)
     if not rows:  # a path as code writes it: `django.db.models.QuerySet`, `crate::a::B`
         name, rows = _written_path(db, name, params, filters)
+    if not rows:  # a member a base class defines: `Group.main` is `Command.main`
+        name, rows = _inherited(db, name, params, filters)
     if not rows:
         where = f" in files matching {file!r}" if file else ""
         suggestions = suggest(db, asked, file)
@@ -838,6 +840,40 @@ def _written_path(
             found = [row for row in found if row.qualified_name == alternative.name]
         if found:
             return alternative.name, found
+    return name, []
+
+
+MAX_BASES = 32  # classes looked at for one inherited member
+_CLASS_KINDS = ("class", "struct")
+
+
+def _inherited(
+    db: Store, name: str, params: dict[str, str], filters: str
+) -> tuple[str, list[SymbolRow]]:
+    """(the name found, its symbols) when `name` is Class.member (`::` in C++) and a base
+    class of Class, or one of theirs (breadth first, as attribute lookup goes), defines the
+    member; (`name`, []) otherwise."""
+    parts = _SEPARATOR.split(name)
+    if len(parts) < 2 or not all(parts):
+        return name, []
+    separator = "::" if name.endswith(f"::{parts[-1]}") else "."
+    container, member = name[: -len(parts[-1]) - len(separator)], parts[-1]
+    queue, seen = [container], {container}
+    while queue and len(seen) <= MAX_BASES:
+        held = queue.pop(0)  # the class, or (the first) a path to it (`click.Group`)
+        for row in _named(db, held, params, "") or _written_path(db, held, params, "")[1]:
+            if row.kind not in _CLASS_KINDS:
+                continue
+            for base in bases.base_names(row.signature, row.language):
+                short = _SEPARATOR.split(base)[-1]  # `core.Command`: qualified names lack modules
+                if short in seen:
+                    continue
+                seen.add(short)
+                candidate = f"{short}{separator}{member}"
+                found = _named(db, candidate, params, filters)
+                if found:
+                    return candidate, found
+                queue.append(short)
     return name, []
 
 
