@@ -204,6 +204,26 @@ def test_a_large_index_looks_for_a_typo_among_names_of_its_first_letter(
     assert "did you mean: Connection" in str(raised.value)
 
 
+def test_did_you_mean_leaves_out_names_that_only_hold_the_letters_in_order(
+    make_repo, index
+) -> None:
+    """The kernel's `list_add_tial` was also offered a 70-letter register mask: its letters
+    appear in it in order (a fuzzy match), but it reads like nothing typed."""
+    root = make_repo(
+        {
+            "list.c": "void list_add_tail(int *a) { }\n",
+            "regs.h": "#define MILLISECOND_TIME_BASE_DIV__MILLISECOND_TIME_BASE_CLOCK_SOURCE_SEL_MASK 0x3\n",
+        }
+    )
+    index(root)
+    with reading(_db(root)) as db:
+        fuzzy = symbols.search_symbols(db, "list_add_tial")
+        assert any(hit.name.startswith("MILLISECOND") for hit in fuzzy)  # a fuzzy match
+        with pytest.raises(symbols.SymbolNotFound) as raised:
+            symbols.find_symbol(db, "list_add_tial")
+    assert str(raised.value) == "no symbol named 'list_add_tial'; did you mean: list_add_tail"
+
+
 def test_max_lines_truncates_with_the_count_of_lines_left_out(python_repo: Path) -> None:
     content = get_symbol_content(config.resolve(python_repo), "Order.save", max_lines=2)
     assert content.content.splitlines() == [

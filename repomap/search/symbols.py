@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
 MATCH_TIERS = ("exact", "prefix", "substring", "fuzzy")
 FUZZY_CANDIDATES = 2000  # rows a subsequence scan hands to Python for ordering
+FUZZY_SUGGESTION_RATIO = 0.5  # difflib's, of a fuzzy match offered as "did you mean"
 
 
 class SymbolNotFound(NotFound):
@@ -918,8 +919,19 @@ def suggest(db: Store, name: str, file: str | None = None, limit: int = 5) -> li
         for spelling in spellings:
             suggestions.extend(_qualified_for(db, spelling, limit))
     hits = search_symbols(db, name, path=file, limit=limit, written=False) if name.strip() else []
-    suggestions.extend(hit.qualified_name for hit in hits)
+    suggestions.extend(
+        hit.qualified_name
+        for hit in hits
+        if hit.match != "fuzzy" or _alike(target, hit.name.lower())
+    )
     return list(dict.fromkeys(suggestions))[:limit]
+
+
+def _alike(typed: str, name: str) -> bool:
+    """Whether a fuzzy match reads like what was typed: its letters in order are not enough
+    (`list_add_tial` is spread through the kernel's 70-letter
+    `MILLISECOND_TIME_BASE_DIV__MILLISECOND_TIME_BASE_CLOCK_SOURCE_SEL_MASK`)."""
+    return difflib.SequenceMatcher(None, typed, name).ratio() >= FUZZY_SUGGESTION_RATIO
 
 
 # Past this many symbols, a typo's candidates share its first letter: difflib over every name
