@@ -194,15 +194,12 @@ def scores(
         tied = found[values == cut][: candidates - len(above)]
         found = np.concatenate([above, tied])
     found = found[np.lexsort((postings.rowids[found], -score[found]))]
-    kind_names = prepared.kind_names
     return {
-        chunk_id: (value, test, kind_names[code], None if file_id < 0 else file_id)
-        for chunk_id, value, test, code, file_id in zip(
+        chunk_id: (value, *trait)
+        for chunk_id, value, trait in zip(
             postings.rowids[found].tolist(),
             score[found].tolist(),
-            prepared.is_test[found].tolist(),
-            prepared.kinds[found].tolist(),
-            prepared.file_ids[found].tolist(),
+            _traits_at(prepared, found),
             strict=True,
         )
     }
@@ -218,18 +215,22 @@ def traits(prepared: Prepared, chunk_ids: Sequence[int]) -> dict[int, tuple[bool
     wanted = np.asarray(chunk_ids, dtype=np.int64)
     at = np.minimum(np.searchsorted(rowids, wanted), len(rowids) - 1)
     held = np.flatnonzero((rowids[at] == wanted) & prepared.known[at])
-    rows = at[held]
+    return dict(zip(wanted[held].tolist(), _traits_at(prepared, at[held]), strict=True))
+
+
+def _traits_at(prepared: Prepared, rows: np.ndarray) -> list[tuple[bool, str, int | None]]:
+    """(is_test, kind, file id or None) of posting rows `rows`, as search/code.py's SQL reads
+    them from `chunks`."""
     kind_names = prepared.kind_names
-    return {
-        chunk_id: (test, kind_names[code], None if file_id < 0 else file_id)
-        for chunk_id, test, code, file_id in zip(
-            wanted[held].tolist(),
+    return [
+        (test, kind_names[code], None if file_id < 0 else file_id)
+        for test, code, file_id in zip(
             prepared.is_test[rows].tolist(),
             prepared.kinds[rows].tolist(),
             prepared.file_ids[rows].tolist(),
             strict=True,
         )
-    }
+    ]
 
 
 def _single_tokens(postings: Postings, terms: Sequence[str]) -> list[str] | None:

@@ -360,23 +360,22 @@ def search_symbols(
             folded, tiers[row.id], row, lowered[row.id], normalized[row.id]
         ),
     )
-    details = {
-        row[0]: _Candidate(*row)
-        for row in db.conn.execute(DETAILS_SQL, {"ids": json.dumps([row.id for row in best])})
-    }
-    hits = [_hit(details[row.id], tiers[row.id]) for row in best]
+    hits = _hits(db, [(row.id, tiers[row.id]) for row in best])
     if written and qualified and not exact:  # a path as code writes it names them, first
         found_as, named_rows = _written_path(db, query, params, filters)
         named_rows.sort(key=lambda row: _find_key(found_as, row))
         named = {row.id for row in named_rows}
-        details = {
-            row[0]: _Candidate(*row)
-            for row in db.conn.execute(DETAILS_SQL, {"ids": json.dumps(sorted(named))})
-        }
-        shown = [_hit(details[row.id], 0) for row in named_rows]
+        shown = _hits(db, [(row.id, 0) for row in named_rows])
         hits = shown + [hit for hit, row in zip(hits, best, strict=True) if row.id not in named]
         hits = hits[:limit]
     return hits
+
+
+def _hits(db: Store, ranked: list[tuple[int, int]]) -> list[SymbolHit]:
+    """The results for (symbol id, match tier) pairs, in that order, their details read."""
+    ids = json.dumps([symbol_id for symbol_id, _ in ranked])
+    details = {row[0]: _Candidate(*row) for row in db.conn.execute(DETAILS_SQL, {"ids": ids})}
+    return [_hit(details[symbol_id], tier) for symbol_id, tier in ranked]
 
 
 # --- the prepared table: a server's prefix and subsequence scans -------------------------------
