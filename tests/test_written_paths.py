@@ -254,6 +254,133 @@ def test_python_and_rust_refuse_these_as_they_do(second: Path, name: str) -> Non
     )
 
 
+REEXPORTS: dict[str, str | bytes] = {
+    # A crate that names its items by the paths it re-exports, as regex, std and clap do.
+    "Cargo.toml": '[workspace]\nmembers = ["pattern", "kernel"]\n',
+    "pattern/Cargo.toml": '[package]\nname = "pattern"\nedition = "2018"\n',
+    "pattern/src/lib.rs": """
+        extern crate kernel as engine;
+
+        mod spawn;
+        mod unicode;
+        pub mod text;
+
+        pub use crate::unicode::{escape, Matcher, Options as MatchOptions, self};
+        pub use self::spawn::spawn;
+        pub use engine::Buffer;
+
+        pub mod bytes {
+            pub use crate::raw::*;
+        }
+
+        cfg_if::cfg_if! {
+            if #[cfg(feature = "std")] {
+                pub use crate::unicode::Finder;
+            }
+        }
+
+        mod raw {
+            pub struct Matcher;
+        }
+
+        mod cycle_a {
+            pub use super::cycle_b::*;
+        }
+        mod cycle_b {
+            pub use super::cycle_a::*;
+        }
+        pub use cycle_a::*;
+        """,
+    "pattern/src/unicode.rs": """
+        pub struct Matcher;
+        pub struct Options;
+        pub struct Finder;
+
+        impl Matcher {
+            pub fn new() -> Self {
+                Matcher
+            }
+        }
+
+        pub fn escape(text: &str) -> String {
+            text.to_string()
+        }
+        """,
+    "pattern/src/spawn.rs": "pub fn spawn() {}\n",
+    "pattern/src/text/mod.rs": "mod lines;\npub use self::lines::Lines;\npub use super::Matcher;\n",
+    "pattern/src/text/lines.rs": "pub struct Lines;\n",
+    "kernel/Cargo.toml": '[package]\nname = "kernel"\n',
+    "kernel/src/lib.rs": "mod buffer;\npub use buffer::Buffer;\n",
+    "kernel/src/buffer.rs": "pub struct Buffer {\n    bytes: Vec<u8>,\n}\n",
+}
+
+
+@pytest.fixture(scope="module")
+def reexports(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return indexed(tmp_path_factory.mktemp("reexports") / "repo", REEXPORTS)
+
+
+@pytest.mark.parametrize(
+    ("name", "file", "qualified"),
+    [
+        ("pattern::Matcher", "pattern/src/unicode.rs", "unicode::Matcher"),
+        ("pattern::Matcher::new", "pattern/src/unicode.rs", "unicode::Matcher::new"),
+        ("pattern::MatchOptions", "pattern/src/unicode.rs", "unicode::Options"),  # `as`
+        ("pattern::escape", "pattern/src/unicode.rs", "unicode::escape"),
+        ("pattern::unicode::escape", "pattern/src/unicode.rs", "unicode::escape"),  # `self`
+        ("crate::Matcher", "pattern/src/unicode.rs", "unicode::Matcher"),
+        ("pattern::bytes::Matcher", "pattern/src/lib.rs", "raw::Matcher"),  # an inline glob
+        ("pattern::Finder", "pattern/src/unicode.rs", "unicode::Finder"),  # in `cfg_if!`
+        ("pattern::text::Lines", "pattern/src/text/lines.rs", "text::lines::Lines"),  # 2018
+        ("pattern::text::Matcher", "pattern/src/unicode.rs", "unicode::Matcher"),  # two hops
+        # Another crate of the tree, named as `extern crate ... as` names it, then its own.
+        ("pattern::Buffer", "kernel/src/buffer.rs", "buffer::Buffer"),
+        ("kernel::Buffer", "kernel/src/buffer.rs", "buffer::Buffer"),
+        # The function `pub use` makes public, not the private `mod spawn;` of the same name.
+        ("pattern::spawn", "pattern/src/spawn.rs", "spawn::spawn"),
+    ],
+)
+def test_rust_paths_follow_the_crates_reexports(
+    reexports: Path, name: str, file: str, qualified: str
+) -> None:
+    path, _, found = shown(reexports, name)
+    assert (path, found) == (file, qualified)
+
+
+@pytest.mark.parametrize("name", ["pattern::Nothing", "pattern::bytes::Finder", "kernel::Matcher"])
+def test_rust_reexports_lead_nowhere_else(reexports: Path, name: str) -> None:
+    """Globs that re-export each other end; a glob takes only what its module has; a crate's
+    re-exports are its own."""
+    done = run_cli("show", name, "--root", reexports, "--no-refresh", timeout=60)
+    assert done.returncode != 0 and f"no symbol named {name!r}" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_rust_reexports_read_from_use_trees() -> None:
+    from repomap.index.rust_paths import Reexport, reexports
+
+    source = b"""
+        use std::fmt;
+        pub(crate) use a::{b::{C, D as E}, f::*, self as g};
+        pub use ::ext::Thing as _;
+        extern crate alloc as alloc_crate;
+        pub mod inner {
+            pub use super::x::Y;
+            fn body() {
+                pub use nowhere::Z;
+            }
+        }
+        """
+    assert reexports(source) == [
+        Reexport((), "C", ("a", "b", "C")),
+        Reexport((), "E", ("a", "b", "D")),
+        Reexport((), None, ("a", "f")),
+        Reexport((), "g", ("a",)),
+        Reexport((), "alloc_crate", ("", "alloc")),
+        Reexport(("inner",), "Y", ("super", "x", "Y")),
+    ]
+
+
 def test_a_root_that_is_a_package_starts_module_paths_with_its_name(tmp_path: Path) -> None:
     root = indexed(
         tmp_path / "toolkit",

@@ -828,7 +828,10 @@ def _written_path(
     db: Store, name: str, params: dict[str, str], filters: str
 ) -> tuple[str, list[SymbolRow]]:
     """(the name found, its symbols) for the first of written_paths' alternatives to `name`
-    that names symbols `filters` keep; (`name`, []) when none does."""
+    that names symbols `filters` keep; (`name`, []) when none does. A Rust `mod x;` line
+    is taken only when no later alternative names more: `rayon_core::spawn` is both the
+    private module `spawn` and the function `pub use self::spawn::spawn` makes public."""
+    declared: tuple[str, list[SymbolRow]] | None = None
     for alternative in written_paths.alternatives(db, name):
         within = f"{filters} AND f.language = :written_language"
         if alternative.file_ids is not None:
@@ -838,9 +841,15 @@ def _written_path(
         )
         if alternative.exact:
             found = [row for row in found if row.qualified_name == alternative.name]
-        if found:
+        if found and not all(_is_module_line(row) for row in found):
             return alternative.name, found
-    return name, []
+        declared = declared or ((alternative.name, found) if found else None)
+    return declared or (name, [])
+
+
+def _is_module_line(row: SymbolRow) -> bool:
+    """A Rust `mod x;`: a module whose items are in another file."""
+    return row.kind == "module" and row.start_line == row.end_line and row.language == "rust"
 
 
 MAX_BASES = 32  # classes looked at for one inherited member

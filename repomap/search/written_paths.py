@@ -13,8 +13,9 @@ the standard library is not in the index), and the rest of the name must be a qu
 in it exactly; a name the module does not define is followed through its imports as Python
 follows them (`from .query import QuerySet` from the importing file's own folder, absolute
 ones by their path, aliases, `*` with `__all__`), a hop at a time, at most MAX_HOPS hops,
-MAX_MODULES modules and MAX_PARSED_BYTES of source. Members a class inherits and Rust's
-`pub use` re-exports are not followed.
+MAX_MODULES modules and MAX_PARSED_BYTES of source. A Rust path is followed through its crate's
+re-exports the same way (`pub use`, globs, inline modules; `_RustModules`). Members a class
+inherits are symbols.py's (`_inherited`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import NamedTuple
 
 from repomap import store
 from repomap.config import toml_module
+from repomap.index import rust_paths
 from repomap.index.discover import read_file
 from repomap.store import Store
 
@@ -60,7 +62,8 @@ def _rust(db: Store, name: str) -> Iterator[Alternative]:
     (a module unknown here: the rest ends a longer path), or without a crate's name
     (`alloc::vec::Vec`, `::alloc::vec::Vec`) in that crate's files: a crate a `Cargo.toml` of
     the tree names, or a folder named as the crate. `Vec::new` or `tokio::spawn` name no crate
-    of the tree, so nothing."""
+    of the tree, so nothing. Then, from the crate's root, the paths its re-exports make of it
+    (`regex::Regex` is `re_unicode::Regex`: `_RustModules`)."""
     parts = name.split("::")
     if len(parts) > MAX_PARTS:
         return
@@ -72,32 +75,37 @@ def _rust(db: Store, name: str) -> Iterator[Alternative]:
         return
     if prefix:
         yield Alternative("::".join(parts), None, "rust", prefix == ["crate"])
+        if prefix == ["crate"]:
+            rows = db.conn.execute("SELECT id, path FROM files WHERE language = 'rust'")
+            yield from _RustModules(db, rows.fetchall(), None).alternatives(None, tuple(parts))
     elif len(parts) > 1 and parts[0].isidentifier():
         files = _crate_files(db, parts[0])
         if files:
-            yield Alternative("::".join(parts[1:]), files, "rust", True)
+            yield Alternative("::".join(parts[1:]), [file_id for file_id, _ in files], "rust", True)
+            yield from _RustModules(db, files, parts[0]).alternatives(parts[0], tuple(parts[1:]))
 
 
 # A crate's folder: its Cargo.toml's (by `[package] name` or `[lib] name`, `-` read as `_`),
 # else a folder named as the crate (the Rust standard library's `alloc/`, `core/`).
-_CRATE_FOLDER_FILES_SQL = """SELECT id FROM files WHERE language = 'rust'
+_CRATE_FOLDER_FILES_SQL = """SELECT id, path FROM files WHERE language = 'rust'
 AND (path GLOB :a || '/*' OR path GLOB '*/' || :a || '/*'
      OR path GLOB :b || '/*' OR path GLOB '*/' || :b || '/*')"""
 _MANIFESTS_SQL = """SELECT path FROM data_files
 WHERE path = 'Cargo.toml' OR path GLOB '*/Cargo.toml'"""
 
 
-def _crate_files(db: Store, crate: str) -> list[int]:
+def _crate_files(db: Store, crate: str) -> list[tuple[int, str]]:
+    """(id, path) of the crate's Rust files."""
     folders = db.per_content("cargo crates", lambda: _cargo_crates(db)).get(crate)
     if folders is not None:
         rows = db.conn.execute("SELECT id, path FROM files WHERE language = 'rust'")
         return [
-            file_id
+            (file_id, path)
             for file_id, path in rows
             if any(not folder or path.startswith(f"{folder}/") for folder in folders)
         ]
     found = db.conn.execute(_CRATE_FOLDER_FILES_SQL, {"a": crate, "b": crate.replace("_", "-")})
-    return [file_id for (file_id,) in found]
+    return found.fetchall()
 
 
 def _cargo_crates(db: Store) -> dict[str, list[str]]:
@@ -117,6 +125,129 @@ def _cargo_crates(db: Store) -> dict[str, list[str]]:
             if isinstance(named, str):
                 crates.setdefault(named.replace("-", "_"), []).append(folder)
     return crates
+
+
+class _Crate(NamedTuple):
+    ids: list[int]  # its Rust files
+    by_module: dict[tuple[str, ...], list[str]]  # module path -> the files whose items it qualifies
+
+
+_Path = tuple[str | None, tuple[str, ...]]  # (a crate's name, None for the tree's; a path in it)
+
+
+class _RustModules:
+    """Crates' re-exports, followed for one lookup. A path's longest module first: the module's
+    file (the file whose items it qualifies, or an inline `mod` in one), its `pub use` that
+    binds the path's next name (else its globs), and the path that makes (`bytes::Regex` in
+    regex's lib.rs, `pub mod bytes { pub use crate::re_bytes::*; }`, is `re_bytes::Regex`).
+    A re-export from another crate of the tree is followed there (std's `pub use
+    alloc_crate::vec;` after `extern crate alloc as alloc_crate;`). A hop at a time, at most
+    MAX_HOPS hops, MAX_MODULES paths and MAX_PARSED_BYTES of source."""
+
+    def __init__(self, db: Store, files: list[tuple[int, str]], crate: str | None) -> None:
+        self.db = db
+        self.root = store.indexed_root(db, db.path.parent)
+        self.crates: dict[str | None, _Crate | None] = {crate: _crate(files)}
+        self.read: dict[str, list[rust_paths.Reexport]] = {}
+        self.parsed = 0
+
+    def alternatives(self, crate: str | None, path: tuple[str, ...]) -> Iterator[Alternative]:
+        level: list[_Path] = [(crate, path)]
+        seen = set(level)
+        for _ in range(MAX_HOPS):
+            onward = []
+            for target in (t for item in level for t in self.targets(*item) if t not in seen):
+                if len(seen) >= MAX_MODULES:
+                    return
+                seen.add(target)
+                onward.append(target)
+                found = self.crate(target[0])
+                assert found is not None  # targets() only names crates of the tree
+                yield Alternative("::".join(target[1]), found.ids, "rust", True)
+            if not onward:
+                return
+            level = onward
+
+    def crate(self, name: str | None) -> _Crate | None:
+        if name not in self.crates:
+            assert name is not None  # the tree's own crate is known from the start
+            files = _crate_files(self.db, name) if len(self.crates) < MAX_MODULES else []
+            self.crates[name] = _crate(files) if files else None
+        return self.crates[name]
+
+    def targets(self, crate: str | None, path: tuple[str, ...]) -> list[_Path]:
+        """The paths the re-exports along `path` make of it, its longest module first."""
+        found: list[_Path] = []
+        for cut in range(len(path) - 1, -1, -1):
+            module, name, rest = path[:cut], path[cut], path[cut + 1 :]
+            uses = self.reexports(crate, module)
+            named = [use for use in uses if use.bound == name]
+            for use in named or [use for use in uses if use.bound is None]:
+                tail = rest if use.bound is not None else (name, *rest)
+                for into, base in self.resolved(crate, use.target, module):
+                    if base or tail:
+                        found.append((into, (*base, *tail)))
+        return list(dict.fromkeys(found))
+
+    def reexports(self, crate: str | None, module: tuple[str, ...]) -> list[rust_paths.Reexport]:
+        """The re-exports of `module`: those of the file it is, or of the inline `mod` it is in
+        the nearest file above it."""
+        modules = self.crate(crate)
+        for cut in range(len(module), -1, -1):
+            paths = modules.by_module.get(module[:cut]) if modules is not None else None
+            if paths:
+                inline = module[cut:]
+                return [use for path in paths for use in self.file(path) if use.module == inline]
+        return []
+
+    def file(self, path: str) -> list[rust_paths.Reexport]:
+        if path not in self.read:
+            source = None
+            if self.parsed < MAX_PARSED_BYTES:
+                source, _ = read_file(self.root / path, self.root, MAX_SOURCE_BYTES)
+            self.parsed += len(source or b"")
+            self.read[path] = rust_paths.reexports(source) if source is not None else []
+        return self.read[path]
+
+    def resolved(
+        self, crate: str | None, target: tuple[str, ...], module: tuple[str, ...]
+    ) -> list[_Path]:
+        """`target`, written in `module` of `crate`, as paths from a crate's root: `crate::`,
+        `self::` and `super::` as Rust reads them; `::name` a crate of the tree; another first
+        name a child module's (Rust 2018), one at the root (2015's `use` paths), or a crate of
+        the tree, by its name or the name an `extern crate ... as` at the root gives it."""
+        head, rest = target[0], target[1:]
+        if head == "crate" or (head == crate and rest):
+            return [(crate, rest)]
+        if head == "":  # `::name::...`
+            return [(rest[0], rest[1:])] if rest and self.crate(rest[0]) is not None else []
+        if head in ("self", "super"):
+            base = module
+            while target and target[0] in ("self", "super"):
+                if target[0] == "super":
+                    if not base:
+                        return []
+                    base = base[:-1]
+                target = target[1:]
+            return [(crate, (*base, *target))]
+        found: list[_Path] = [(crate, (*module, *target)), (crate, target)]
+        aliased = [
+            use.target[1]
+            for use in self.reexports(crate, ())
+            if use.bound == head and use.target[0] == "" and not use.module
+        ]
+        for other in [*aliased, head]:
+            if other != crate and self.crate(other) is not None:
+                found.append((other, rest))
+        return list(dict.fromkeys(found))
+
+
+def _crate(files: list[tuple[int, str]]) -> _Crate:
+    by_module: dict[tuple[str, ...], list[str]] = {}
+    for _, path in files:
+        module = rust_paths.module_path(path)
+        by_module.setdefault(tuple(module.split("::")) if module else (), []).append(path)
+    return _Crate([file_id for file_id, _ in files], by_module)
 
 
 class _Module(NamedTuple):

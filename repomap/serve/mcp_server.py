@@ -76,7 +76,8 @@ Which tool:
 - A definition by name (function/class/method/enum/struct/trait) -> search_symbols("QuerySet"),
   then get_symbol_content("QuerySet.filter") for its current source (context=true adds
   decorators, the enclosing class header and the imports it uses). A path as code writes it
-  works too: "django.db.models.QuerySet" (through re-exports), "crate::db::Pool".
+  works too: "django.db.models.QuerySet" (through re-exports), "crate::db::Pool",
+  "regex::Regex" (through `pub use`).
 - A concept, design decision, TODO or explanation -> search_text("connection pool",
   element_type="comment" or "docstring").
 - An error or log message -> search_text("Failed to open", element_type="string_literal",
