@@ -24,7 +24,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime, time
@@ -35,13 +34,14 @@ from repomap import store, textfile
 from repomap.config import toml_module
 from repomap.index import changes, secrets
 from repomap.index.chunks import data_chunks
+from repomap.index.record_keys import json_lines, key_path, toml_lines, valid_text
 from repomap.languages import data_format
 
 if TYPE_CHECKING:
     from repomap.index.discover import FoundFile
 
 # Bump when parsing changes what is stored: every data file is then re-read once.
-DATA_PARSER_VERSION = "1"
+DATA_PARSER_VERSION = "2"
 BATCH_FILES = 200
 MAX_RECORDS = 20_000  # records a file gives; the rest are left out (the note says so)
 MAX_VALUES = 100_000  # fields (rows of data_values) a file gives
@@ -49,7 +49,6 @@ MAX_NODES = 200_000  # YAML/JSON/TOML nodes visited: YAML aliases can multiply a
 MAX_DEPTH = 32  # nesting below this is kept as one value, its JSON text
 MAX_VALUE_CHARS = 2000  # a longer value is cut, then CUT_MARK
 CUT_MARK = "…"
-_PLAIN_KEY = re.compile(r"[A-Za-z0-9_$@-][A-Za-z0-9_$@:/+-]*\Z")
 
 
 class DataError(Exception):
@@ -96,9 +95,9 @@ def parse(fmt: str, text: str) -> Parsed:
         if fmt == "jsonl":
             return _json_lines(text)
         if fmt == "json":
-            return _tree([(json.loads(text), None)], multi=False)
+            return _tree([(json.loads(text), None)], multi=False, lines=json_lines(text))
         if fmt == "toml":
-            return _tree([(toml_module().loads(text), None)], multi=False)
+            return _tree([(toml_module().loads(text), None)], multi=False, lines=toml_lines(text))
         if fmt == "yaml":
             return _yaml(text)
     except RecursionError:
@@ -146,7 +145,7 @@ def _json_lines(text: str) -> Parsed:
         except ValueError:
             bad.append(number)
             continue
-        fields = [(key or "value", leaf) for key, leaf, _ in _leaves(value, None, Budget())]
+        fields = [(key or "value", leaf) for key, leaf, _ in _leaves(value, None, Budget(), "", {})]
         if fields and not parsed.add(Record(str(number), fields, number)):
             break
     if bad and len(bad) == sum(1 for line in text.splitlines() if line.strip()):
@@ -170,12 +169,16 @@ class Budget:
         return self.nodes >= 0
 
 
-def _tree(documents: list[tuple[Any, int | None]], multi: bool) -> Parsed:
+def _tree(
+    documents: list[tuple[Any, int | None]], multi: bool, lines: dict[str, int] | None = None
+) -> Parsed:
+    """The leaves of `documents` as records; `lines` places the paths a parser does not
+    (record_keys.py), a leaf on its own path's line, else on its nearest ancestor's."""
     parsed = Parsed()
     budget = Budget()
     for number, (document, line) in enumerate(documents):
         prefix = f"[{number}]" if multi else ""
-        for key, leaf, at in _leaves(document, line, budget, prefix):
+        for key, leaf, at in _leaves(document, line, budget, prefix, lines or {}):
             if not parsed.add(Record(key or "value", [("value", leaf)], at)):
                 return parsed
         if budget.nodes < 0:
@@ -185,11 +188,11 @@ def _tree(documents: list[tuple[Any, int | None]], multi: bool) -> Parsed:
 
 
 def _leaves(
-    root: Any, line: int | None, budget: Budget, prefix: str = ""
+    root: Any, line: int | None, budget: Budget, prefix: str, lines: dict[str, int]
 ) -> Iterator[tuple[str, str, int | None]]:
     """(key path, value as text, line) of every leaf under `root`, in document order; walked
     with a stack (no recursion), at most MAX_DEPTH deep and within `budget`."""
-    stack: list[tuple[str, Any, int | None, int]] = [(prefix, root, line, 0)]
+    stack: list[tuple[str, Any, int | None, int]] = [(prefix, root, lines.get(prefix, line), 0)]
     while stack:
         if not budget.spend():
             return
@@ -197,26 +200,26 @@ def _leaves(
         if isinstance(node, _Node):
             at, node = node.line, node.value
         if isinstance(node, dict) and node and depth < MAX_DEPTH:
-            items = [(_join(path, key), value, at, depth + 1) for key, value in node.items()]
+            items = [
+                (child, value, lines.get(child, at), depth + 1)
+                for child, value in (
+                    (key_path(path, _text(key)), value) for key, value in node.items()
+                )
+            ]
             stack.extend(reversed(items))
         elif isinstance(node, list) and node and depth < MAX_DEPTH:
-            items = [(f"{path}[{i}]", value, at, depth + 1) for i, value in enumerate(node)]
+            items = [
+                (child, value, lines.get(child, at), depth + 1)
+                for child, value in ((f"{path}[{i}]", value) for i, value in enumerate(node))
+            ]
             stack.extend(reversed(items))
         else:
             yield path, _cut(_text(node)), at
 
 
-def _join(path: str, key: Any) -> str:
-    name = _text(key)
-    if not _PLAIN_KEY.match(name):
-        name = json.dumps(name, ensure_ascii=False)
-        return f"{path}[{name}]"
-    return f"{path}.{name}" if path else name
-
-
 def _text(value: Any) -> str:
     if isinstance(value, str):
-        return _valid(value)
+        return valid_text(value)
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -240,18 +243,7 @@ def _plain(value: Any, budget: int) -> Any:
         return {_text(k): _plain(v, budget // 8) for k, v in list(value.items())[:8]}
     if isinstance(value, list):
         return [_plain(v, budget // 8) for v in value[:8]]
-    return _valid(value) if isinstance(value, str) else value
-
-
-# A UTF-16 surrogate alone: JSON's and YAML's escapes can write one ("\\ud800"), their parsers
-# return it in a str, and SQLite cannot store it (the whole run stopped with a traceback at
-# httpx's tests/models/whatwg.json). A pair is one character by then, never matched here.
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _valid(text: str) -> str:
-    """`text` with each lone surrogate as U+FFFD, as an invalid byte in a source file is read."""
-    return _SURROGATE.sub("\ufffd", text)  # the same str back when there is none
+    return valid_text(value) if isinstance(value, str) else value
 
 
 def _cut(text: str) -> str:
