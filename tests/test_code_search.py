@@ -373,6 +373,9 @@ def test_a_text_many_chunks_share_is_embedded_once_across_batches(tmp_path: Path
     with sqlite3.connect(root / ".repomap" / "index.db") as db:
         texts = db.execute("SELECT count(*) FROM embedding_cache").fetchone()[0]
     assert done["embedded"] == texts  # each text once, and every chunk has its vector
+    # Every changed chunk is accounted for: embedded, one more of a text, or from the cache.
+    assert done["embedded"] + done["shared"] + done["reused"] == done["changed"]
+    assert plan["shared"] == done["shared"] == 299  # the helper's other 299 chunks
 
 
 def test_semantic_search_needs_embeddings_then_finds_by_meaning(tree: Path) -> None:

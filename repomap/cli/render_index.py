@@ -74,6 +74,12 @@ def print_index_summary(summary: Any) -> None:
         console.print(f"  read with a fallback parser: {len(summary.fallback)} files")
 
 
+def _shared(summary: Any) -> str:
+    """Chunks counted as new or changed but not embedded, nor from the cache: their text is
+    another chunk's, embedded once for all of them."""
+    return f" (+{summary.shared} chunks of the same texts)" if summary.shared else ""
+
+
 def print_embed_summary(summary: Any, dry_run: bool) -> None:
     """The embedding stage's counts and times (what it would do, on a dry run)."""
     seconds = summary.seconds
@@ -81,13 +87,15 @@ def print_embed_summary(summary: Any, dry_run: bool) -> None:
     if dry_run:
         line = (
             f"chunks {summary.total}: {summary.changed} new or changed, {summary.reused} in the "
-            f"embedding cache, {summary.embedded} to embed, {summary.deleted} to delete "
+            f"embedding cache, {summary.embedded} to embed{_shared(summary)}, {summary.deleted} "
+            "to delete "
             f"(dry run: nothing embedded; model {summary.model_id})"
         )
     else:
         line = (
             f"chunks {summary.total}: {summary.changed} new or changed, {summary.embedded} "
-            f"embedded, {summary.reused} from the cache, {summary.deleted} deleted; coverage "
+            f"embedded{_shared(summary)}, {summary.reused} from the cache, {summary.deleted} "
+            "deleted; coverage "
             f"{summary.coverage:.0%} ({times}; model {summary.model_id})"
         )
         if summary.ann not in ("", "exact"):

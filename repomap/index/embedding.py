@@ -57,7 +57,8 @@ class EmbedSummary:
     model_id: str
     total: int = 0  # chunks in the index
     changed: int = 0  # new or changed since the store was last brought up to date
-    embedded: int = 0  # run through the model
+    embedded: int = 0  # texts run through the model
+    shared: int = 0  # more chunks of a text embedded in this run (one vector for them all)
     reused: int = 0  # taken from the embedding cache
     deleted: int = 0  # removed from the store: their chunk is gone or changed
     pending: int = 0  # still without a vector (a dry run, or an interrupted one)
@@ -76,9 +77,9 @@ class EmbedSummary:
     def as_dict(self) -> dict[str, Any]:
         return {
             "model_id": self.model_id, "chunks": self.total, "changed": self.changed,
-            "embedded": self.embedded, "reused": self.reused, "deleted": self.deleted,
-            "pending": self.pending, "coverage": round(self.coverage, 4), "ann": self.ann,
-            "vector_file": self.vector_file,
+            "embedded": self.embedded, "shared": self.shared, "reused": self.reused,
+            "deleted": self.deleted, "pending": self.pending,
+            "coverage": round(self.coverage, 4), "ann": self.ann, "vector_file": self.vector_file,
             "seconds": {k: round(v, 3) for k, v in self.seconds.items()},
         }  # fmt: skip
 
@@ -158,6 +159,7 @@ def embed_chunks(
         summary.deleted = len(stale)
         summary.reused = len(todo) - len(missing)
         summary.embedded = len({chunk.hash for chunk in missing})
+        summary.shared = len(missing) - summary.embedded
         summary.pending = len(todo)
         return summary
 
@@ -204,6 +206,7 @@ def embed_chunks(
                 vectors.upsert(scope, [_record(chunk, fresh[chunk.hash]) for chunk in part])
             summary.seconds["write"] += time.perf_counter() - clock
             summary.embedded += len(unique)
+            summary.shared += len(part) - len(unique)
             summary.pending -= len(part)
             done += len(part)
             if progress is not None:
