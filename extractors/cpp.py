@@ -75,6 +75,7 @@ _DECLARATION_SCOPES = _MEMBER_SCOPES | {"namespace"}  # where a prototype declar
 _RECOVERED_SCOPES = _DECLARATION_SCOPES | {"enum"}
 _RECOVERED_NAMES = frozenset({"type_identifier", "namespace_identifier", "identifier"})
 _CONTAINERS = _DECLARATION_SCOPES | {"enum", "function", "method"}  # may hold symbols
+_FUNCTION_KINDS = frozenset({"function", "method"})
 # Capture name -> what _Reader.build makes of it.
 _DEFINITIONS = {
     "definition.namespace": "namespace",
@@ -537,6 +538,7 @@ class _Reader:
                 # One int sorts outer before inner: by start, then the longer first.
                 candidates.append(((start << 32) - end, start, end, kind, node, anchor))
         spans = self.macro_defined_functions() if "local.block" in self.found else []
+        self.overrun_ends = self.overruns() if "error" in self.found else {}
         if "error" in self.found:
             spans += self.recovered_functions() + self.recovered_classes()
         if spans:
@@ -579,10 +581,14 @@ class _Reader:
             elif trimmed is not None:
                 function = self.function(read, trimmed, scope, True)
                 found = [function] if function is not None else []
+            elif kind in _FUNCTION_KINDS and scope is not None and scope.kind in _FUNCTION_KINDS:
+                continue  # no function is defined in another's body: a misread statement
             else:
                 found = self.build(kind, read, extent, scope)
                 if error_starts and found and found[0].kind in _DECLARATION_SCOPES:
                     found[0], end = self.closed_by_hand(found[0], read, end, error_starts)
+                elif self.overrun_ends and found and found[0].kind in _FUNCTION_KINDS:
+                    found[0], end = self.ended_by_hand(found[0], read, end)
             for symbol in found:
                 symbols.append(symbol)
                 if symbol.kind in _CONTAINERS:
@@ -603,6 +609,35 @@ class _Reader:
             return symbol, end  # no ERROR after it: tree-sitter's end is right
         closing = closing_brace(self.source, body.start_byte)
         if closing <= end or error_starts[index] >= closing:
+            return symbol, end
+        row, column = _point(self.source, closing)
+        return symbol._replace(end_line=row + 1, end_col=column, end_byte=closing), closing
+
+    def overruns(self) -> dict[int, int]:
+        """Function node start -> where its braces end, for each function whose body
+        tree-sitter's error recovery ran on past its `}`, over the functions after it (Lua's
+        `LUA_QL("=") " or "`, systemd's `_cleanup_(f) T *x = b;`, an `#ifdef` inside an
+        `if (` condition): an ERROR in its body, and the `}` that matches its `{` by hand
+        before tree-sitter's end. What tree-sitter read after that `}` is not its own:
+        recovered_functions reads it again."""
+        errors = sorted(n.start_byte for n in self.found["error"])
+        ends: dict[int, int] = {}
+        for node in self.found.get("definition.function", ()):
+            body = node.child_by_field_name("body")
+            if body is None or body.type != "compound_statement":
+                continue
+            index = bisect_right(errors, body.start_byte)
+            if index == len(errors) or errors[index] >= node.end_byte:
+                continue  # no ERROR in its body: tree-sitter's end is right
+            closing = closing_brace(self.source, body.start_byte)
+            if 0 < closing < node.end_byte:
+                ends[node.start_byte] = closing
+        return ends
+
+    def ended_by_hand(self, symbol: Symbol, node: Node, end: int) -> tuple[Symbol, int]:
+        """A function of `overruns`, ended where its braces end."""
+        closing = self.overrun_ends.get(node.start_byte)
+        if closing is None:
             return symbol, end
         row, column = _point(self.source, closing)
         return symbol._replace(end_line=row + 1, end_col=column, end_byte=closing), closing
@@ -655,24 +690,38 @@ class _Reader:
         `(64 KB)`): a head at a line's start in the ERROR's text, its braces matched by hand.
         Heads inside a function tree-sitter did read are left to it."""
         source = self.source
-        # From each read function's declarator: recovery can glue junk before its head.
+        ends = self.overrun_ends
+        nodes = self.found.get("definition.function", ())
+        overrun = sorted(
+            (n.start_byte, ends[n.start_byte], n.end_byte) for n in nodes if n.start_byte in ends
+        )
+        # From each read function's declarator: recovery can glue junk before its head. An
+        # overrun function ends at its own `}`; one read inside it is none (it was a statement),
+        # nor is one named by a keyword (`#if X` `else if (..) {` `#endif`: a function `if`).
         read = sorted(
-            ((n.child_by_field_name("declarator") or n).start_byte, n.end_byte)
-            for n in self.found.get("definition.function", ())
+            (
+                (n.child_by_field_name("declarator") or n).start_byte,
+                ends.get(n.start_byte, n.end_byte),
+            )
+            for n in nodes
+            if not any(start < n.start_byte < end for start, end, _ in overrun)
+            and not _keyword_named(n)
         )
         read_starts = [start for start, _ in read]
         spans: list[_Span] = []
         macro_defined = list(self.recovered_spans)  # macro_defined_functions ran first
         scanned_to = -1
-        for error in sorted(self.found["error"], key=attrgetter("start_byte")):
-            if error.end_byte <= scanned_to:
-                continue  # inside an ERROR already scanned
-            # From the line before the ERROR's: a head's type can sit there.
-            line_start = source.rfind(b"\n", 0, error.start_byte)
+        regions = [(n.start_byte, n.end_byte) for n in self.found["error"]]
+        regions += [(end, misread) for _, end, misread in overrun]  # what followed a `}`
+        for region_start, region_end in sorted(regions):
+            if region_end <= scanned_to:
+                continue  # inside a region already scanned
+            # From the line before the region's: a head's type can sit there.
+            line_start = source.rfind(b"\n", 0, region_start)
             start = max(source.rfind(b"\n", 0, max(line_start, 0)) + 1, scanned_to, 0)
-            scanned_to = error.end_byte
-            for head in _RECOVERED_HEAD.finditer(source, start, error.end_byte + 400):
-                if head.start() >= error.end_byte:
+            scanned_to = region_end
+            for head in _RECOVERED_HEAD.finditer(source, start, region_end + 400):
+                if head.start() >= region_end:
                     break
                 if spans and head.start() < spans[-1].end_byte:
                     continue  # in the body of the function found before
@@ -1444,6 +1493,13 @@ def _function_name(declarator: Node) -> tuple[Node | None, str]:
         if inner is None:
             return _NO_NAME
         declarator = inner
+
+
+def _keyword_named(function: Node) -> bool:
+    """A function definition tree-sitter read with a keyword for its name (see `function`)."""
+    declarator = function.child_by_field_name("declarator")
+    name = _function_name(declarator)[0] if declarator is not None else None
+    return name is not None and (name.text or b"") in _C_KEYWORDS
 
 
 def _qualified_argument(arguments: Node) -> Node | None:

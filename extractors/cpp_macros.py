@@ -215,6 +215,14 @@ _DIRECTIVE_LINE = re.compile(rb"[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b
 # `#ifdef X\n if (a)\n#else\n if (b)\n#endif\n foo();`. An operator or a parenthesis ends it.
 _OPEN_ENDS = frozenset(bytes([c]) for c in b"=|&+-*/?<>!()")
 _HEAD_NAME = re.compile(rb"([A-Za-z_]\w*)[ \t]*\(")
+# `MACRO(` at a line's start, then a function head: a word, more words or `*`, a name, `(`.
+_DECLARATION_WRAPPER = re.compile(
+    rb"^[ \t]*([A-Z][A-Z0-9_]*)[ \t]*\((?=[ \t]*[A-Za-z_]\w*[ \t*]+(?:[A-Za-z_]\w*[ \t*]+)*"
+    rb"[A-Za-z_]\w*[ \t]*\()",
+    re.MULTILINE,
+)
+_BODY_AFTER = re.compile(rb"[ \t]*(?:\r?\n[ \t]*)?\{")
+_NESTED_PARENTHESES = re.compile(rb"\([^()]*(?:\([^()]*\)[^()]*)*\)")
 _DIRECTIVE_LINES = re.compile(rb"^[ \t]*#(?:[^\\\n]|\\(?:\r?\n|.))*", re.MULTILINE)
 _LINE_COMMENTS = re.compile(rb"//.*|/\*.*?\*/")
 CONDITIONAL_DIRECTIVE = re.compile(rb"#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b")
@@ -304,6 +312,7 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
     if b"((" in source:
         macro_spans += _prototype_wrappers(source)
     macro_spans += _attributes_before_name(source)
+    macro_spans += _declaration_wrappers(source)
     macro_spans += _line_start_spans(_STORAGE_MACRO, source)
     macro_spans += _record_attributes(source)
     if b"(=" in source:
@@ -463,6 +472,25 @@ def _prototype_wrappers(source: bytes) -> list[tuple[int, int]]:
         if _NOT_PARAMETERS.search(source, start + 1, inner):
             continue  # `_GL_ARG_NONNULL ((3))`: an attribute's arguments, not parameters
         spans += [(before.start(2), start + 1), (outer, outer + 1)]
+    return spans
+
+
+def _declaration_wrappers(source: bytes) -> list[tuple[int, int]]:
+    """The macro and its parentheses around a whole function head at a line's start, the body
+    after them: libuv's `UV_UNUSED(static int cmpxchgi(int* p, int n)) {` (an attribute the
+    macro adds), `HEAP_EXPORT(void heap_init(struct heap* h)) {`. Tree-sitter reads the macro
+    as a type and loses the function; blanked, the head is read as written. The argument must
+    be a head: words, then a name and its parameters, no comma outside them."""
+    spans = []
+    for found in _DECLARATION_WRAPPER.finditer(source):
+        opening = found.end() - 1
+        closing = _closing_parenthesis(source, opening)
+        if closing < 0 or not _BODY_AFTER.match(source, closing + 1):
+            continue
+        inner = source[opening + 1 : closing]
+        if not inner.rstrip().endswith(b")") or b"," in _NESTED_PARENTHESES.sub(b"", inner):
+            continue
+        spans += [(found.start(1), opening + 1), (closing, closing + 1)]
     return spans
 
 

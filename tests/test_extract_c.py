@@ -1340,3 +1340,115 @@ def test_attribute_macros_after_a_record_s_brace_declare_nothing(language: str) 
         ("d_t", "type", 19),
         ("d", "struct", 19),
     ]
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_a_function_whose_body_the_parser_misread_ends_at_its_own_brace(language: str) -> None:
+    # Lua's `LUA_QL("=") " or "` (a macro call then a string) and systemd's
+    # `_unused_ _cleanup_(f) Barrier *b = x;`: tree-sitter's recovery ran the function's body
+    # over the functions after it (sqlite's sqlite3JournalCreate: 14,919 lines, 306 functions
+    # nested in it), and read a function `_cleanup_` inside it that swallowed the next one.
+    source = (
+        b'#define LUA_QL(x) "\'" x "\'"\n'
+        b"static void forstat (LexState *ls, int line) {\n"
+        b"  switch (ls->t.token) {\n"
+        b'    default: luaX_syntaxerror(ls, LUA_QL("=") " or " LUA_QL("in") " expected");\n'
+        b"  }\n"
+        b"}\n"
+        b"static int test_then_block (LexState *ls) {\n"
+        b"  return 0;\n"
+        b"}\n"
+        b"int barrier_create(Barrier *b) {\n"
+        b"        _unused_ _cleanup_(barrier_destroyp) Barrier *staging = b;\n"
+        b"        return 0;\n"
+        b"}\n"
+        b"\n"
+        b"Barrier* barrier_destroy(Barrier *b) {\n"
+        b"        return NULL;\n"
+        b"}\n"
+    )
+    functions = [
+        (s.name, s.qualified_name, s.start_line, s.end_line)
+        for s in extract(language, source, "x.c").symbols
+        if s.kind == "function"
+    ]
+    assert functions == [
+        ("forstat", "forstat", 2, 6),
+        ("test_then_block", "test_then_block", 7, 9),
+        ("barrier_create", "barrier_create", 10, 13),
+        ("barrier_destroy", "barrier_destroy", 15, 17),
+    ]
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_a_macro_around_a_whole_function_head_leaves_the_function(language: str) -> None:
+    # libuv's `UV_UNUSED(static int cmpxchgi(..)) {` and `HEAP_EXPORT(void heap_init(..)) {`:
+    # the macro was read as a type and the function lost. A test macro naming its test
+    # (`TEST_BEGIN(test_log)`) and a call with arguments stay as they were.
+    source = (
+        b"#define UV_UNUSED(declaration) __attribute__((unused)) declaration\n"
+        b"UV_UNUSED(static int cmpxchgi(int* ptr, int oldval, int newval)) {\n"
+        b"  return *ptr == oldval ? newval : oldval;\n"
+        b"}\n"
+        b"HEAP_EXPORT(void heap_init(struct heap* heap))\n"
+        b"{\n"
+        b"  heap->min = NULL;\n"
+        b"}\n"
+        b"TEST_BEGIN(test_log_disabled) {\n"
+        b"  test_skip_if(!config_log);\n"
+        b"}\n"
+        b"TEST_END\n"
+    )
+    symbols = extract(language, source, "x.c").symbols
+    found = [(s.name, s.kind, s.start_line, s.end_line) for s in symbols if s.kind != "macro"]
+    assert found == [
+        ("cmpxchgi", "function", 2, 4),
+        ("heap_init", "function", 5, 8),
+        ("TEST_BEGIN(test_log_disabled)", "function", 9, 11),
+    ]
+    cmpxchgi = next(s for s in symbols if s.name == "cmpxchgi")
+    assert cmpxchgi.signature == "static int cmpxchgi(int* ptr, int oldval, int newval)"
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_an_else_if_branch_behind_a_conditional_loses_no_function(language: str) -> None:
+    # mbedtls' udp_proxy.c: `#if defined(X)` / `else if (..) {` / `#endif` in an if chain.
+    # tree-sitter read the branch as a function named `if`, which was dropped by its name but
+    # still kept the functions around it from being recovered (and their locals were indexed
+    # as file-level variables). The text after them decides how tree-sitter recovers, so the
+    # test has what followed in the real file: another function's body and a prototype.
+    head = (
+        b"static void get_options(int argc, char *argv[])\n"
+        b"{\n"
+        b"    int i;\n"
+        b"    for (i = 1; i < argc; i++) {\n"
+        b'        if (strcmp(p, "a") == 0) {\n'
+        b"            x = 1;\n"
+        b"        }\n"
+        b"#if defined(X)\n"
+        b'        else if (strcmp(p, "bad_cid") == 0) {\n'
+        b"            y = 2;\n"
+        b"        }\n"
+        b"#endif\n"
+        b'        else if (strcmp(p, "c") == 0) {\n'
+        b"            z = 3;\n"
+        b"        }\n"
+        b"    }\n"
+        b"}\n"
+    )
+    tail = (
+        b"static int ctx_buffer_flush(ctx_buffer *buf)\n"
+        b"{\n"
+        b"    int ret;\n"
+        b'    mbedtls_printf("  %05u flush    %s: %u bytes\\n",\n'
+        b"                   elapsed_time(), buf->description);\n"
+        b"    return ret;\n"
+        b"}\n"
+        b"\n"
+        b"static unsigned ctx_buffer_time_remaining(ctx_buffer *buf)\n"
+    )
+    symbols = extract(language, head + tail, "x.c").symbols
+    found = {(s.name, s.kind, s.start_line, s.end_line) for s in symbols}
+    assert ("get_options", "function", 1, 17) in found
+    assert ("ctx_buffer_flush", "function", 18, 24) in found
+    assert not {s.name for s in symbols} & {"i", "ret", "if"}  # locals are no file-level names

@@ -87,7 +87,7 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # CRLF line ends have their macros blanked as LF files do; 18: a macro around a qualified name
 # (`void NOINLINE(Greenlet::expose_frames)()`) names the method, a pointer to a member function
 # (`Error (Parser::*routine)(unsigned);`) no method
-EXTRACTOR_VERSION = "18"
+EXTRACTOR_VERSION = "19"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 EXTRACTED_AHEAD = 1024  # results the workers may have ready before the writer takes them
