@@ -123,6 +123,9 @@ class Settings(NamedTuple):
     scope: str = DEFAULT_SCOPE  # the branch scope this index is for ("main" in fixed mode)
     scope_mode: str = "fixed"
     history: bool = True  # read HEAD's commits into the index (index.history)
+    # max_file_size was given (a flag, the environment, the config file), not the default: the
+    # index keeps it, and a later run given none (a query's refresh, `repomap watch`) uses it
+    max_file_size_set: bool = False
 
     @property
     def uses_default_db(self) -> bool:
@@ -454,6 +457,7 @@ def resolve(
         scope,
         mode,
         found["index.history"].value,
+        found["index.max_file_size"].origin != "default",
     )
 
 

@@ -619,3 +619,29 @@ def test_a_run_killed_before_its_final_link_is_relinked_in_full_by_the_next(
     assert index(repo).unchanged == 2
     assert _links(db_path) == before == _links_relinked_in_full(db_path, tmp_path)
     assert _rows(db_path, "SELECT value FROM meta WHERE key = 'links_pending'") == [("0",)]
+
+
+def test_a_size_limit_given_to_index_is_kept_for_the_refreshes_after_it(tmp_path: Path) -> None:
+    """`index --max-file-size` of a 2.2 MB file (the default limit is 2 MiB), then an edit:
+    the next query's refresh, given no limit, kept the index's and re-read the file, where it
+    used to drop it (sqlite3.c: 0 symbols after one edit and "re-indexed 1 changed file")."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    big = root / "big.c"
+    big.write_text("".join(f"int f{n}(void) {{ return {n}; }}\n" for n in range(80_000)))
+    assert big.stat().st_size > config.DEFAULT_MAX_FILE_SIZE
+    done = run_cli("index", root, "--max-file-size", "5000000")
+    assert done.returncode == 0, done.stderr
+
+    def found(name: str) -> list[str]:
+        result = run_cli("symbols", name, "--root", root, "--json")
+        assert result.returncode in (0, 1), result.stderr  # 1: nothing found, as rg
+        return [hit["file_path"] for hit in json.loads(result.stdout)["results"]]
+
+    assert found("f79999") == ["big.c"]
+    with big.open("a") as file:
+        file.write("int g(void) { return 0; }\n")
+    assert found("g") == ["big.c"]  # the refresh read the file again, with the kept limit
+    assert found("f79999") == ["big.c"]
+    done = run_cli("index", root, "--max-file-size", "1000")  # a new limit replaces it
+    assert done.returncode == 0 and found("f79999") == []

@@ -43,7 +43,7 @@ class ChildIndexer:
         command = [
             sys.executable, "-m", "repomap.cli", "index", str(settings.root),
             "--db", str(settings.db_path), "--json", "--workers", str(settings.workers),
-            "--max-file-size", str(settings.max_file_size),
+            *(["--max-file-size", str(settings.max_file_size)] if settings.max_file_size_set else []),
             *([] if settings.redact else ["--no-redact"]),
         ]  # fmt: skip
         with self._lock:
