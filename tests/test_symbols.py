@@ -383,6 +383,26 @@ def test_cli_show_warns_on_stderr_when_several_symbols_match(make_repo, index) -
     assert shown.stdout.startswith("a.py:1-2  function run")
 
 
+def test_cli_show_does_not_warn_of_a_c_function_s_prototype(make_repo, index) -> None:
+    """A C function and its header's prototype: the definition is shown without a warning
+    (every C function with a header had one); two definitions still warn."""
+    root = make_repo(
+        {
+            "util.h": "int add(int a, int b);\n",
+            "util.c": '#include "util.h"\nint add(int a, int b)\n{\n    return a + b;\n}\n',
+            "other.c": "static int add(int a, int b) { return b + a; }\n",
+        }
+    )
+    index(root)
+    shown = run_cli("show", "add", "--path", "util.*", "--root", root)
+    assert shown.returncode == 0 and shown.stderr == ""
+    assert shown.stdout.startswith("util.c:2-5  function add")
+    both = run_cli("show", "add", "--root", root)
+    assert both.stderr.startswith("warning: 3 symbols match 'add'")
+    prototype = run_cli("show", "add", "--path", "util.*", "--nth", "2", "--root", root)
+    assert prototype.stdout.startswith("util.h:1-1  function add")
+
+
 def test_show_and_symbols_put_the_implementation_before_its_overload_stubs(
     make_repo, index
 ) -> None:

@@ -183,7 +183,7 @@ def symbol_content(
         "\n".join(shown),
         len(body) - len(shown),
     )
-    if match.others:
+    if match.others and not _declarations_of(best, match.others):
         listed = [f"{o.kind} {o.qualified_name} {o.file_path}:{o.start_line}" for o in match.others]
         more = f" and {len(listed) - MAX_OTHERS} more" if len(listed) > MAX_OTHERS else ""
         # Numbered as --nth counts them: the best is 1, and the one shown keeps its number.
@@ -200,6 +200,14 @@ def symbol_content(
         )
         extra["others"] = listed
     return SymbolContent(**{**asdict(result), **extra})
+
+
+def _declarations_of(best: symbols.SymbolRow, others: list[symbols.SymbolRow]) -> bool:
+    """The others are only prototypes of the definition shown (a C function and its header's
+    declaration): no choice to warn of (`--nth 2` still shows the prototype)."""
+    return best.is_definition and all(
+        not other.is_definition and other.qualified_name == best.qualified_name for other in others
+    )
 
 
 def _shares(leading: int, body: int, max_lines: int | None) -> tuple[int, int]:
