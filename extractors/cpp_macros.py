@@ -135,7 +135,7 @@ _DECLARATION_END = re.compile(rb"[ \t]*[;,]")
 # declares (`typedef struct {..} __aligned(8) psw_compat_t;`: 165 in the kernel). Left in, each
 # declared a variable named `__packed` (or a function `__aligned`, the typedef's name lost).
 _RECORD_ATTRIBUTES = re.compile(
-    rb"\n[ \t]*\}[ \t]*((?:__[a-z]\w*(?:[ \t]*\((?:[^()\n]|\([^()\n]*\))*\))?[ \t]*)+)"
+    rb"\n[ \t]*\}[ \t]*((?:__[a-z_]\w*(?:[ \t]*\((?:[^()\n]|\([^()\n]*\))*\))?[ \t]*)+)"
     rb"(?=;|([A-Za-z_]\w*)[ \t]*;)"
 )
 _TYPEDEF = re.compile(rb"\btypedef\b")
@@ -215,12 +215,26 @@ _DIRECTIVE_LINE = re.compile(rb"[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b
 # `#ifdef X\n if (a)\n#else\n if (b)\n#endif\n foo();`. An operator or a parenthesis ends it.
 _OPEN_ENDS = frozenset(bytes([c]) for c in b"=|&+-*/?<>!()")
 _HEAD_NAME = re.compile(rb"([A-Za-z_]\w*)[ \t]*\(")
+# `struct _packed_ header {` (systemd), `struct __packed pucan_command {` (the kernel): words
+# that start with `_` between the keyword and the name a `{` follows are attributes (no record
+# has two names; C++'s `struct addrinfo hints{};` is a variable, and its type no `_` word),
+# blanked, else tree-sitter reads a function `header` returning `struct _packed_`.
+_RECORD_ATTRIBUTE = re.compile(
+    rb"\b(?:struct|union)[ \t]+((?:_\w*[ \t]+)+)(?=(?!final\b)[A-Za-z_]\w*\s*\{)"
+)
+# `offsetof(conf_t, upstream.timeout)`: tree-sitter's offsetof takes one member's name; the
+# path after it is blanked (nginx's command tables were lost with their variables).
+_OFFSETOF_PATH = re.compile(
+    rb"\boffsetof[ \t]*\([^(),;{}]*,[ \t]*[A-Za-z_]\w*"
+    rb"((?:[ \t]*(?:\.|->)[ \t]*[A-Za-z_]\w*|[ \t]*\[[^\[\]();{}]*\])+)[ \t]*\)"
+)
 # `MACRO(` at a line's start, then a function head: a word, more words or `*`, a name, `(`.
 _DECLARATION_WRAPPER = re.compile(
     rb"^[ \t]*([A-Z][A-Z0-9_]*)[ \t]*\((?=[ \t]*[A-Za-z_]\w*[ \t*]+(?:[A-Za-z_]\w*[ \t*]+)*"
     rb"[A-Za-z_]\w*[ \t]*\()",
     re.MULTILINE,
 )
+_RECORD_WORDS = frozenset(b"final class struct union enum typedef const volatile".split())
 _BODY_AFTER = re.compile(rb"[ \t]*(?:\r?\n[ \t]*)?\{")
 _NESTED_PARENTHESES = re.compile(rb"\([^()]*(?:\([^()]*\)[^()]*)*\)")
 _DIRECTIVE_LINES = re.compile(rb"^[ \t]*#(?:[^\\\n]|\\(?:\r?\n|.))*", re.MULTILINE)
@@ -302,6 +316,9 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
     source = _blanked(source, unread) if unread else source
     spans += [m.span(1) for pattern in _EXPORT_MACROS for m in pattern.finditer(source)]
     spans += [m.span(1) for m in _POINTER_MACRO.finditer(source)]
+    spans += [m.span(1) for m in _RECORD_ATTRIBUTE.finditer(source) if _not_keywords(m[1])]
+    if b"offsetof" in source:
+        spans += [m.span(1) for m in _OFFSETOF_PATH.finditer(source)]
     spans += [m.span(1) for m in _CPLUSPLUS_GUARD.finditer(source)]
     if b"\\\n" in source or b"\\\r\n" in source:
         for define in _CONTINUED_DEFINE.finditer(source):
@@ -473,6 +490,11 @@ def _prototype_wrappers(source: bytes) -> list[tuple[int, int]]:
             continue  # `_GL_ARG_NONNULL ((3))`: an attribute's arguments, not parameters
         spans += [(before.start(2), start + 1), (outer, outer + 1)]
     return spans
+
+
+def _not_keywords(words: bytes) -> bool:
+    """None of `words` is a keyword (`struct final Foo {` is no attribute)."""
+    return not any(word in KEYWORDS or word in _RECORD_WORDS for word in words.split())
 
 
 def _declaration_wrappers(source: bytes) -> list[tuple[int, int]]:

@@ -1452,3 +1452,40 @@ def test_an_else_if_branch_behind_a_conditional_loses_no_function(language: str)
     assert ("get_options", "function", 1, 17) in found
     assert ("ctx_buffer_flush", "function", 18, 24) in found
     assert not {s.name for s in symbols} & {"i", "ret", "if"}  # locals are no file-level names
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_attributes_around_a_record_and_a_member_path_in_offsetof(language: str) -> None:
+    # systemd's `struct _packed_ header {`, the kernel's `struct __packed pucan_command {` (read
+    # as functions, their fields as file-level variables) and `} ____cacheline_aligned;` (a
+    # variable of that name); nginx's `offsetof(conf_t, upstream.timeout)`, which lost whole
+    # command tables. C++'s `struct addrinfo hints{};` stays a variable, not a struct.
+    source = (
+        b"struct _packed_ credential_header {\n"
+        b"        unsigned id;\n"
+        b"};\n"
+        b"struct __packed pucan_command {\n"
+        b"\tint args;\n"
+        b"} ____cacheline_aligned;\n"
+        b"typedef struct {\n"
+        b"\tunsigned int softirq;\n"
+        b"} ____cacheline_aligned irq_cpustat_t;\n"
+        b"static int offsets[] = {\n"
+        b"    offsetof(conf_t, upstream.timeout),\n"
+        b"    offsetof(conf_t, peers[2]->name),\n"
+        b"};\n"
+        b"int after(void) { return 0; }\n"
+    )
+    found = [
+        (s.name, s.kind, s.start_line, s.end_line) for s in extract(language, source, "x.c").symbols
+    ]
+    assert found == [
+        ("credential_header", "struct", 1, 3),
+        ("pucan_command", "struct", 4, 6),
+        ("irq_cpustat_t", "struct", 7, 9),
+        ("offsets", "variable", 10, 13),
+        ("after", "function", 14, 14),
+    ]
+    if language == "cpp":
+        local = b"void f() {\n  struct addrinfo hints{};\n  g(&hints);\n}\n"
+        assert [s.kind for s in extract(language, local, "x.cpp").symbols] == ["function"]
