@@ -617,21 +617,30 @@ class _Reader:
         """Function node start -> where its braces end, for each function whose body
         tree-sitter's error recovery ran on past its `}`, over the functions after it (Lua's
         `LUA_QL("=") " or "`, systemd's `_cleanup_(f) T *x = b;`, an `#ifdef` inside an
-        `if (` condition): an ERROR in its body, and the `}` that matches its `{` by hand
-        before tree-sitter's end. What tree-sitter read after that `}` is not its own:
-        recovered_functions reads it again."""
+        `if (` condition), or closed at an inner block's `}` (systemd's parse_one_option,
+        its `else if` chain's second half read as file-level code): an ERROR between its `{`
+        and the `}` that matches it by hand, which is not tree-sitter's end. What tree-sitter
+        read after that `}` is not its own: recovered_functions reads it again."""
         errors = sorted(n.start_byte for n in self.found["error"])
+        functions = self.found.get("definition.function", ())
+        starts = sorted(n.start_byte for n in functions)
         ends: dict[int, int] = {}
-        for node in self.found.get("definition.function", ()):
+        for node in functions:
             body = node.child_by_field_name("body")
             if body is None or body.type != "compound_statement":
                 continue
             index = bisect_right(errors, body.start_byte)
-            if index == len(errors) or errors[index] >= node.end_byte:
-                continue  # no ERROR in its body: tree-sitter's end is right
+            if index == len(errors):
+                continue  # no ERROR in it or after it: tree-sitter's end is right
             closing = closing_brace(self.source, body.start_byte)
-            if 0 < closing < node.end_byte:
+            if closing < 0 or errors[index] >= max(closing, node.end_byte):
+                continue
+            if closing < node.end_byte:  # ran past its `}`
                 ends[node.start_byte] = closing
+            elif closing > node.end_byte:  # closed at one of its blocks' `}`
+                later = bisect_right(starts, node.start_byte)
+                if later == len(starts) or starts[later] >= closing:
+                    ends[node.start_byte] = closing  # else the braces went astray (`#if`s)
         return ends
 
     def ended_by_hand(self, symbol: Symbol, node: Node, end: int) -> tuple[Symbol, int]:
@@ -712,7 +721,7 @@ class _Reader:
         macro_defined = list(self.recovered_spans)  # macro_defined_functions ran first
         scanned_to = -1
         regions = [(n.start_byte, n.end_byte) for n in self.found["error"]]
-        regions += [(end, misread) for _, end, misread in overrun]  # what followed a `}`
+        regions += [(end, misread) for _, end, misread in overrun if end < misread]  # after `}`
         for region_start, region_end in sorted(regions):
             if region_end <= scanned_to:
                 continue  # inside a region already scanned

@@ -44,8 +44,9 @@ _EXPORT_MACROS = tuple(
     for keyword in (b"class", b"struct")
 )
 # Macros in declaration position (`SPDLOG_INLINE void logger::flush()`, `FMT_BEGIN_NAMESPACE`,
-# `Q_OBJECT`, `extern __printf(4, 5) void audit_log(...)`): at a line's start, after storage
-# keywords, a run of ALL_CAPS words with an underscore or `__name(...)` calls. _macro_spans
+# `Q_OBJECT`, `extern __printf(4, 5) void audit_log(...)`, systemd's `_malloc_ _alloc_(1, 2)
+# static inline void *f(`): at a line's start, after storage keywords, a run of ALL_CAPS words
+# with an underscore, `__name(...)` calls or `_name_` words (and calls). _macro_spans
 # blanks a run when a declaration follows it; a word without an underscore (`DWORD`, `BOOL`) is
 # a type, never blanked.
 # After the indent, the first letter of a keyword or a macro, looked at once: a line that starts
@@ -54,7 +55,7 @@ _EXPORT_MACROS = tuple(
 _DECLARATION_MACROS = re.compile(
     rb"\n[ \t]*(?=[A-Z_cefistv])(?:(?:static|inline|extern|virtual|explicit|friend|constexpr"
     rb"|template[ \t]*<[^;{}()\n<>]*>)[ \t]+)*"  # no `<>` inside: one way to split, no ReDoS
-    rb"((?:(?:[A-Z][A-Z0-9]*_[A-Z0-9_]*|__[a-z]\w*(?=[ \t]*\())(?!\w)"
+    rb"((?:(?:[A-Z][A-Z0-9]*_[A-Z0-9_]*|__[a-z]\w*(?=[ \t]*\()|_[a-z][a-z0-9_]*_)(?!\w)"
     rb"(?:[ \t]*\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))?[ \t]*)+)"
     rb"(?=[ \t]*(?:\n|//|/\*|[A-Za-z_~]))"
 )  # `\n` first, not `^`: a literal prefix lets the scan skip from line to line
@@ -436,7 +437,9 @@ def _macro_spans(source: bytes, lang: str) -> list[tuple[int, int]]:
             # (not CPython's `Py_LOCAL_INLINE(int) STRINGLIB(find)(`, a name a macro makes).
             names += 1
         # C needs the type left after the blanking; C++ reads `name(...)` as a constructor.
-        if names >= 2 or (names == 1 and lang == "cpp"):
+        # jemalloc's `void JEMALLOC_NOTHROW *\nJEMALLOC_ATTR(malloc)\nje_malloc(..)`: the type
+        # is on the lines before the run, which end in a word or a `*`.
+        if names >= 2 or (names == 1 and (lang == "cpp" or _type_before(source, start))):
             spans.append((start, end))
     return spans
 
@@ -766,6 +769,20 @@ def _among_members(source: bytes, start: int, end: int) -> bool:
     cut = max(opener.rfind(b";"), opener.rfind(b"}"), opener.rfind(b"{"), opener.rfind(b"\n#"))
     opener = opener[cut + 1 :]
     return b"=" not in opener and b"enum" not in opener and bool(_RECORD_HEAD.search(opener))
+
+
+def _type_before(source: bytes, at: int) -> bool:
+    """The code before `at` ends the way a return type does: a `*`, or a word that is no
+    keyword and no macro (`JEMALLOC_DIAGNOSTIC_PUSH` on the line before a test is none)."""
+    last = _previous_significant(source, at)
+    if last == b"*":
+        return True
+    if not last or not (last.isalnum() or last == b"_"):
+        return False
+    word = _NAME_BEFORE.search(source[max(0, at - 200) : at].rstrip())
+    if word is None or word[1] is None or word[1] in KEYWORDS:
+        return False
+    return not _CAPITALS.fullmatch(word[1])
 
 
 def _previous_significant(source: bytes, at: int) -> bytes:

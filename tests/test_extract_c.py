@@ -1489,3 +1489,65 @@ def test_attributes_around_a_record_and_a_member_path_in_offsetof(language: str)
     if language == "cpp":
         local = b"void f() {\n  struct addrinfo hints{};\n  g(&hints);\n}\n"
         assert [s.kind for s in extract(language, local, "x.cpp").symbols] == ["function"]
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_a_function_the_parser_closed_at_an_inner_brace_ends_at_its_own(language: str) -> None:
+    # systemd's veritysetup parse_options: an `else if` behind `#ifdef`, and tree-sitter closed
+    # the function at the loop's `}` (its last lines read as file-level code).
+    source = (
+        b"static int parse_options(const char *options) {\n"
+        b"        int r = 0;\n"
+        b"        for (;;) {\n"
+        b'                if (streq(word, "a"))\n'
+        b"                        x = 1;\n"
+        b"#ifdef X\n"
+        b'                else if (streq(word, "b"))\n'
+        b"                        y = 2;\n"
+        b"#endif\n"
+        b'                else if ((val = startswith(word, "c="))) {\n'
+        b"                        r = 3;\n"
+        b"                } else\n"
+        b"                        log_warning(\"unknown '%s'\", word);\n"
+        b"        }\n"
+        b"\n"
+        b"        return r;\n"
+        b"}\n"
+        b"\n"
+        b"int after(void) {\n"
+        b"        return 0;\n"
+        b"}\n"
+    )
+    found = [(s.name, s.start_line, s.end_line) for s in extract(language, source, "x.c").symbols]
+    assert found == [("parse_options", 1, 17), ("after", 19, 21)]
+
+
+def test_attribute_macros_before_a_name_whose_type_is_on_the_line_before() -> None:
+    # jemalloc's `void JEMALLOC_NOTHROW *\nJEMALLOC_ATTR(malloc) JEMALLOC_ALLOC_SIZE(1)\n
+    # je_malloc(..)` (six functions named JEMALLOC_ATTR), systemd's `_malloc_ _alloc_(1, 2)
+    # static inline void *f(..)` (named `_alloc_`, swallowing the next function) and
+    # `_public_ const unsigned v = 242;`. A macro line before a test stays as it was.
+    source = (
+        b"JEMALLOC_EXPORT JEMALLOC_ALLOCATOR JEMALLOC_RESTRICT_RETURN\n"
+        b"void JEMALLOC_NOTHROW *\n"
+        b"JEMALLOC_ATTR(malloc) JEMALLOC_ALLOC_SIZE(1)\n"
+        b"je_malloc(size_t size) {\n"
+        b"\treturn imalloc(size);\n"
+        b"}\n"
+        b"_malloc_ _alloc_(1, 2) static inline void *malloc_multiply(size_t n, size_t size) {\n"
+        b"        return malloc(size * n ?: 1);\n"
+        b"}\n"
+        b"_public_ const unsigned sd_bus_object_vtable_format = 242;\n"
+        b"int after(void) {\n"
+        b"        return 0;\n"
+        b"}\n"
+    )
+    found = [
+        (s.name, s.kind, s.start_line, s.end_line) for s in extract("c", source, "x.c").symbols
+    ]
+    assert found == [
+        ("je_malloc", "function", 2, 6),
+        ("malloc_multiply", "function", 7, 9),
+        ("sd_bus_object_vtable_format", "constant", 10, 10),
+        ("after", "function", 11, 13),
+    ]
