@@ -639,6 +639,11 @@ def test_a_size_limit_given_to_index_is_kept_for_the_refreshes_after_it(tmp_path
         return [hit["file_path"] for hit in json.loads(result.stdout)["results"]]
 
     assert found("f79999") == ["big.c"]
+    # `status --db` alone: the root the index was built for, and the limit it keeps.
+    db = root / ".repomap" / "index.db"
+    shown = json.loads(run_cli("status", "--db", db, "--json", cwd=tmp_path).stdout)["results"][0]
+    assert shown["root"] == str(root.resolve())
+    assert shown["settings"]["index.max_file_size"]["value"] == 5_000_000
     with big.open("a") as file:
         file.write("int g(void) { return 0; }\n")
     assert found("g") == ["big.c"]  # the refresh read the file again, with the kept limit

@@ -88,7 +88,6 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # (`void NOINLINE(Greenlet::expose_frames)()`) names the method, a pointer to a member function
 # (`Error (Parser::*routine)(unsigned);`) no method
 EXTRACTOR_VERSION = "19"
-MAX_FILE_SIZE_META = "max_file_size"  # the limit last given to `repomap index`
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 EXTRACTED_AHEAD = 1024  # results the workers may have ready before the writer takes them
@@ -353,10 +352,10 @@ def _size_limit(db: store.Store, settings: Settings) -> Settings:
     """The run's file size limit: one given (kept in the index for the runs after it), else
     the one the index keeps. A file indexed with `--max-file-size 20000000` is not dropped by
     the next query's refresh, which is given no limit."""
-    kept = store.get_meta(db, MAX_FILE_SIZE_META)
+    kept = store.get_meta(db, store.MAX_FILE_SIZE_META)
     if settings.max_file_size_set:
         if kept != str(settings.max_file_size):
-            store.set_meta(db, {MAX_FILE_SIZE_META: str(settings.max_file_size)})
+            store.set_meta(db, {store.MAX_FILE_SIZE_META: str(settings.max_file_size)})
         return settings
     if kept is not None and kept.isdigit():
         return settings._replace(max_file_size=int(kept))

@@ -77,10 +77,16 @@ def status(settings: Settings) -> Status:
     if not settings.db_path.exists():
         return Status(exists=False, schema_version=None, **base)
     with store.reading(settings.db_path) as db:
+        root = store.indexed_root(db, settings.root)  # --db alone: the root it was built for
+        base["root"] = str(root)
+        kept = store.get_meta(db, store.MAX_FILE_SIZE_META)  # given to `repomap index`
+        limit = base["settings"].get("index.max_file_size")
+        if kept and kept.isdigit() and limit is not None and limit["origin"] == "default":
+            limit.update(value=int(kept), origin="the index (given to `repomap index`)")
         version = db.scalar("PRAGMA user_version")
         chunks = db.scalar("SELECT count(*) FROM chunks") or 0
         embedded = db.scalar(EMBEDDED_SQL) or 0
-        changed, _total = store.changed_since_indexing(db, store.indexed_root(db, settings.root))
+        changed, _total = store.changed_since_indexing(db, root)
         seconds = store.get_meta(db, "index_seconds")
         return Status(
             exists=True,

@@ -7,6 +7,7 @@ from pathlib import Path
 from repomap.store.connection import Store
 
 VECTOR_STORE_META = "vector_store"  # where the vectors are, when not in this database
+MAX_FILE_SIZE_META = "max_file_size"  # the file size limit last given to `repomap index`
 EMBEDDING_MODEL_META = "embedding_model"  # the model id (model and window) the vectors are from
 
 
