@@ -187,6 +187,8 @@ _KIND_BY_HEAD = {
 
 _SPACE_BEFORE_POINTER = re.compile(r"\s+(?=[*&])")
 _STAR_MARGIN = re.compile(r"^[ \t]*\*(?!/) ?", re.MULTILINE)  # ` * ` of block comment lines
+_STARS_MARGIN = re.compile(r"^[ \t]*\*\*(?![*/]) ?", re.MULTILINE)  # SQLite's `** `
+_BRIEF = re.compile(r"\A[\\@]brief[ \t]+")  # Doxygen's `\brief` before a summary
 _TRAILING_BLANKS = re.compile(r"[ \t\r]+$", re.MULTILINE)
 _UNINDENTED = re.compile(r"^\S", re.MULTILINE)
 _NO_NAME: tuple[None, str] = (None, "")
@@ -1650,8 +1652,15 @@ def _clean_comment(kind: str, raws: list[bytes]) -> str:
     body = raws[0][cut:].decode("utf-8", "replace")
     first, newline, rest = (body[:-2] if body.endswith("*/") else body).partition("\n")
     if not newline:
-        return first.strip()
-    return _dedent(f"{first}\n{_STAR_MARGIN.sub('', rest)}")
+        return _BRIEF.sub("", first.strip(), count=1)
+    # SQLite's `** text` margins: two stars when every line has them (a ` * **bold**` stays).
+    lines = [line for line in rest.split("\n") if line.strip()]
+    margin = (
+        _STARS_MARGIN
+        if lines and all(_STARS_MARGIN.match(line) for line in lines)
+        else _STAR_MARGIN
+    )
+    return _BRIEF.sub("", _dedent(f"{first}\n{margin.sub('', rest)}"), count=1)
 
 
 def _dedent(text: str) -> str:

@@ -1551,3 +1551,37 @@ def test_attribute_macros_before_a_name_whose_type_is_on_the_line_before() -> No
         ("sd_bus_object_vtable_format", "constant", 10, 10),
         ("after", "function", 11, 13),
     ]
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_sqlite_margins_and_a_doxygen_brief_are_cleaned_from_comments(language: str) -> None:
+    # SQLite writes `**` margins (the text kept a `* ` at each line's start); mbedtls starts
+    # its doc comments with `\brief` (in every summary). A ` * **bold**` line keeps its stars.
+    source = (
+        b"/*\n"
+        b"** Insert a new record into the BTree.\n"
+        b"**\n"
+        b"** The content is described by pX.\n"
+        b"*/\n"
+        b"int sqlite3BtreeInsert(int x);\n"
+        b"/**\n"
+        b" * \\brief          Set up an SSL context for use\n"
+        b" *\n"
+        b" * \\param ssl      SSL context\n"
+        b" */\n"
+        b"int mbedtls_ssl_setup(int ssl);\n"
+        b"/*\n"
+        b" * Some text\n"
+        b" * **bold** start\n"
+        b" */\n"
+        b"int g(void);\n"
+    )
+    extraction = extract(language, source, "x.c")
+    texts = [t.content for t in extraction.texts if t.element_type in ("comment", "docstring")]
+    assert texts == [
+        "Insert a new record into the BTree.\n\nThe content is described by pX.",
+        "Set up an SSL context for use\n\n\\param ssl      SSL context",
+        "Some text\n**bold** start",
+    ]
+    docs = {s.name: s.doc for s in extraction.symbols}
+    assert docs["mbedtls_ssl_setup"] == texts[1]
