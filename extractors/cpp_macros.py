@@ -235,6 +235,9 @@ _DECLARATION_WRAPPER = re.compile(
     rb"[A-Za-z_]\w*[ \t]*\()",
     re.MULTILINE,
 )
+_C_TYPE_WORD = re.compile(
+    rb"\b(?:void|char|short|int|long|unsigned|signed|float|double|size_t|bool)\b|\*"
+)
 _RECORD_WORDS = frozenset(b"final class struct union enum typedef const volatile".split())
 _BODY_AFTER = re.compile(rb"[ \t]*(?:\r?\n[ \t]*)?\{")
 _NESTED_PARENTHESES = re.compile(rb"\([^()]*(?:\([^()]*\)[^()]*)*\)")
@@ -779,10 +782,15 @@ def _type_before(source: bytes, at: int) -> bool:
         return True
     if not last or not (last.isalnum() or last == b"_"):
         return False
-    word = _NAME_BEFORE.search(source[max(0, at - 200) : at].rstrip())
+    before = source[max(0, at - 200) : at].rstrip()
+    word = _NAME_BEFORE.search(before)
     if word is None or word[1] is None or word[1] in KEYWORDS:
         return False
-    return not _CAPITALS.fullmatch(word[1])
+    if not _CAPITALS.fullmatch(word[1]):
+        return True
+    # `int JEMALLOC_NOTHROW`: a macro after a type on its line
+    line = before[before.rfind(b"\n") + 1 : word.start()]
+    return _C_TYPE_WORD.search(line) is not None
 
 
 def _previous_significant(source: bytes, at: int) -> bytes:

@@ -1534,6 +1534,11 @@ def test_attribute_macros_before_a_name_whose_type_is_on_the_line_before() -> No
         b"je_malloc(size_t size) {\n"
         b"\treturn imalloc(size);\n"
         b"}\n"
+        b"JEMALLOC_EXPORT int JEMALLOC_NOTHROW\n"
+        b"JEMALLOC_ATTR(nonnull(1))\n"
+        b"je_posix_memalign(void **memptr, size_t alignment, size_t size) {\n"
+        b"\treturn 0;\n"
+        b"}\n"
         b"_malloc_ _alloc_(1, 2) static inline void *malloc_multiply(size_t n, size_t size) {\n"
         b"        return malloc(size * n ?: 1);\n"
         b"}\n"
@@ -1547,9 +1552,10 @@ def test_attribute_macros_before_a_name_whose_type_is_on_the_line_before() -> No
     ]
     assert found == [
         ("je_malloc", "function", 2, 6),
-        ("malloc_multiply", "function", 7, 9),
-        ("sd_bus_object_vtable_format", "constant", 10, 10),
-        ("after", "function", 11, 13),
+        ("je_posix_memalign", "function", 7, 11),
+        ("malloc_multiply", "function", 12, 14),
+        ("sd_bus_object_vtable_format", "constant", 15, 15),
+        ("after", "function", 16, 18),
     ]
 
 
