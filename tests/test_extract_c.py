@@ -1342,6 +1342,15 @@ def test_attribute_macros_after_a_record_s_brace_declare_nothing(language: str) 
     ]
 
 
+def spans(language: str, source: bytes, *kinds: str) -> list[tuple[str, str, int, int]]:
+    """(name, kind, start line, end line) of each symbol, of `kinds` only when given."""
+    return [
+        (s.name, s.kind, s.start_line, s.end_line)
+        for s in extract(language, source, "x.c").symbols
+        if not kinds or s.kind in kinds
+    ]
+
+
 @pytest.mark.parametrize("language", ["c", "cpp"])
 def test_a_function_whose_body_the_parser_misread_ends_at_its_own_brace(language: str) -> None:
     # Lua's `LUA_QL("=") " or "` (a macro call then a string) and systemd's
@@ -1367,16 +1376,11 @@ def test_a_function_whose_body_the_parser_misread_ends_at_its_own_brace(language
         b"        return NULL;\n"
         b"}\n"
     )
-    functions = [
-        (s.name, s.qualified_name, s.start_line, s.end_line)
-        for s in extract(language, source, "x.c").symbols
-        if s.kind == "function"
-    ]
-    assert functions == [
-        ("forstat", "forstat", 2, 6),
-        ("test_then_block", "test_then_block", 7, 9),
-        ("barrier_create", "barrier_create", 10, 13),
-        ("barrier_destroy", "barrier_destroy", 15, 17),
+    assert spans(language, source, "function") == [
+        ("forstat", "function", 2, 6),
+        ("test_then_block", "function", 7, 9),
+        ("barrier_create", "function", 10, 13),
+        ("barrier_destroy", "function", 15, 17),
     ]
 
 
@@ -1400,8 +1404,7 @@ def test_a_macro_around_a_whole_function_head_leaves_the_function(language: str)
         b"TEST_END\n"
     )
     symbols = extract(language, source, "x.c").symbols
-    found = [(s.name, s.kind, s.start_line, s.end_line) for s in symbols if s.kind != "macro"]
-    assert found == [
+    assert spans(language, source, "function") == [
         ("cmpxchgi", "function", 2, 4),
         ("heap_init", "function", 5, 8),
         ("TEST_BEGIN(test_log_disabled)", "function", 9, 11),
@@ -1476,10 +1479,7 @@ def test_attributes_around_a_record_and_a_member_path_in_offsetof(language: str)
         b"};\n"
         b"int after(void) { return 0; }\n"
     )
-    found = [
-        (s.name, s.kind, s.start_line, s.end_line) for s in extract(language, source, "x.c").symbols
-    ]
-    assert found == [
+    assert spans(language, source) == [
         ("credential_header", "struct", 1, 3),
         ("pucan_command", "struct", 4, 6),
         ("irq_cpustat_t", "struct", 7, 9),
@@ -1518,8 +1518,10 @@ def test_a_function_the_parser_closed_at_an_inner_brace_ends_at_its_own(language
         b"        return 0;\n"
         b"}\n"
     )
-    found = [(s.name, s.start_line, s.end_line) for s in extract(language, source, "x.c").symbols]
-    assert found == [("parse_options", 1, 17), ("after", 19, 21)]
+    assert spans(language, source) == [
+        ("parse_options", "function", 1, 17),
+        ("after", "function", 19, 21),
+    ]
 
 
 def test_attribute_macros_before_a_name_whose_type_is_on_the_line_before() -> None:
@@ -1547,10 +1549,7 @@ def test_attribute_macros_before_a_name_whose_type_is_on_the_line_before() -> No
         b"        return 0;\n"
         b"}\n"
     )
-    found = [
-        (s.name, s.kind, s.start_line, s.end_line) for s in extract("c", source, "x.c").symbols
-    ]
-    assert found == [
+    assert spans("c", source) == [
         ("je_malloc", "function", 2, 6),
         ("je_posix_memalign", "function", 7, 11),
         ("malloc_multiply", "function", 12, 14),

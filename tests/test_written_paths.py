@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import run_cli, write_tree
@@ -84,9 +85,17 @@ def indexed(root: Path, files: dict[str, str | bytes]) -> Path:
     return root
 
 
-@pytest.fixture(scope="module")
-def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return indexed(tmp_path_factory.mktemp("written") / "repo", FILES)
+def indexed_once(name: str, files: dict[str, str | bytes]) -> Any:
+    """A module-scoped fixture: `files` indexed once for the module's tests."""
+
+    @pytest.fixture(scope="module")
+    def fixture(tmp_path_factory: pytest.TempPathFactory) -> Path:
+        return indexed(tmp_path_factory.mktemp(name) / "repo", files)
+
+    return fixture
+
+
+repo = indexed_once("written", FILES)
 
 
 def shown(repo: Path, name: str) -> tuple[str, int, str]:
@@ -219,9 +228,7 @@ SECOND: dict[str, str | bytes] = {
 }
 
 
-@pytest.fixture(scope="module")
-def second(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return indexed(tmp_path_factory.mktemp("written2") / "repo", SECOND)
+second = indexed_once("written2", SECOND)
 
 
 @pytest.mark.parametrize(
@@ -315,9 +322,7 @@ REEXPORTS: dict[str, str | bytes] = {
 }
 
 
-@pytest.fixture(scope="module")
-def reexports(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return indexed(tmp_path_factory.mktemp("reexports") / "repo", REEXPORTS)
+reexports = indexed_once("reexports", REEXPORTS)
 
 
 @pytest.mark.parametrize(
