@@ -1654,10 +1654,10 @@ def _clean_comment(kind: str, raws: list[bytes]) -> str:
     if not newline:
         return _BRIEF.sub("", first.strip(), count=1)
     # SQLite's `** text` margins: two stars when every line has them (a ` * **bold**` stays).
-    lines = [line for line in rest.split("\n") if line.strip()]
+    written = [line for line in rest.split("\n") if line.strip()]
     margin = (
         _STARS_MARGIN
-        if lines and all(_STARS_MARGIN.match(line) for line in lines)
+        if written and all(_STARS_MARGIN.match(line) for line in written)
         else _STAR_MARGIN
     )
     return _BRIEF.sub("", _dedent(f"{first}\n{margin.sub('', rest)}"), count=1)
