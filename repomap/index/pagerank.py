@@ -38,6 +38,7 @@ import numpy as np
 ALPHA = 0.85  # damping, as networkx.pagerank and aider
 TOLERANCE = 1.0e-6  # per node, on the L1 change (networkx's criterion)
 MAX_ITERATIONS = 200
+OUT_ROUNDING = 1.0e-9  # of a file's total weight: an out-weight below it is rounding (_out_weights)
 MENTION_BOOST = 10.0  # edge weight factor for names the user mentions (aider uses 10 too)
 PRIOR_WEIGHT = 1.0e-3  # how much a definition's kind counts beside what flows into it
 KIND_PRIOR = {
@@ -398,11 +399,19 @@ def _normalized(personalization: np.ndarray | None, n: int) -> np.ndarray:
 def _out_weights(
     graph: Graph, c_weight: np.ndarray, def_self: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Each file's total edge weight to other files, and its weight to itself (W's diagonal)."""
+    """Each file's total edge weight to other files, and its weight to itself (W's diagonal).
+
+    A file that uses only names it alone defines sends nothing out, but its two sums, added in
+    different orders, can differ by rounding: systemd's copy of a kernel header (976.64 in
+    both) kept 2.3e-13 of out-weight, its rank was divided by that, and the rank it then sent
+    itself outgrew the subtraction of its diagonal: every step multiplied the total, and after
+    200 the header held the whole ranking (the others 1e-96). Below a billionth of its total,
+    what is left is rounding, and the file is dangling."""
     n = graph.file_count
     total = np.bincount(graph.c_file, weights=c_weight, minlength=n)
     self_weight = np.bincount(graph.def_file, weights=def_self * graph.def_share, minlength=n)
-    return np.maximum(total - self_weight, 0.0), self_weight
+    out = total - self_weight
+    return np.where(out > total * OUT_ROUNDING, out, 0.0), self_weight
 
 
 class _Reached:
