@@ -403,6 +403,37 @@ def test_cli_show_does_not_warn_of_a_c_function_s_prototype(make_repo, index) ->
     assert prototype.stdout.startswith("util.h:1-1  function add")
 
 
+def test_show_context_lists_a_c_function_s_includes_above_it_once(make_repo, index) -> None:
+    """redis' `zmalloc` listed 31 includes, platform headers from further down the file
+    (`#ifdef __APPLE__` ... `#include <sys/sysctl.h>`) and the same header thrice."""
+    root = make_repo(
+        {
+            "zmalloc.c": (
+                "#include <stdlib.h>\n"
+                '#include "zmalloc.h"\n'
+                "#include <stdlib.h>\n"
+                "void *zmalloc(size_t size) {\n"
+                "    return malloc(size);\n"
+                "}\n"
+                "#ifdef __APPLE__\n"
+                "#include <sys/sysctl.h>\n"
+                "#endif\n"
+                "size_t zmalloc_used(void) { return 0; }\n"
+            ),
+        }
+    )
+    index(root)
+    content = get_symbol_content(config.resolve(root), "zmalloc", context=True)
+    assert content.imports == ["#include <stdlib.h>", '#include "zmalloc.h"']
+    assert content.other_imports == 2
+    below = get_symbol_content(config.resolve(root), "zmalloc_used", context=True)
+    assert below.imports == [
+        "#include <stdlib.h>",
+        '#include "zmalloc.h"',
+        "#include <sys/sysctl.h>",
+    ]
+
+
 def test_show_and_symbols_put_the_implementation_before_its_overload_stubs(
     make_repo, index
 ) -> None:

@@ -8,8 +8,8 @@ stale; when re-indexing is impossible (another run holds the lock) the error say
 
 `context=True` adds what an agent would otherwise re-read the file for: the comments and
 decorators or attributes just above the symbol, the headers of the classes, impls and namespaces
-around it, the imports its body uses (all `#include`s for C++), and for a C++ out-of-line
-definition the in-class declaration it defines.
+around it, the imports its body uses (for C and C++ the `#include`s above it), and for a C++
+out-of-line definition the in-class declaration it defines.
 """
 
 from __future__ import annotations
@@ -242,7 +242,7 @@ def _current_lines(db: Store, symbol: symbols.SymbolRow, root: Path | None) -> l
 def _context(db: Store, symbol: symbols.SymbolRow, lines: list[str], body: list[str]) -> dict:
     start = leading_start(lines, symbol.start_line - 1, symbol.language)
     used = set(_IDENTIFIER.findall("\n".join(body)))
-    imports, skipped = import_statements(lines, symbol.language, used)
+    imports, skipped = import_statements(lines, symbol.language, used, symbol.start_line - 1)
     parents = [f"{p.start_line}: {p.signature}" for p in symbols.ancestors(db, symbol)]
     declaration = None
     if symbol.declaration_id is not None and (
@@ -284,13 +284,21 @@ def leading_start(lines: list[str], index: int, language: str) -> int:
     return confirmed
 
 
-def import_statements(lines: list[str], language: str, used: set[str]) -> tuple[list[str], int]:
-    """The file's import statements that bind a name in `used` (C and C++: every include), and how
-    many others there are."""
+def import_statements(
+    lines: list[str], language: str, used: set[str], before: int | None = None
+) -> tuple[list[str], int]:
+    """The file's import statements that bind a name in `used`, and how many others there are.
+    C and C++: every include above line `before` (0-based; the preprocessor reads one way, so
+    an include below a function does nothing for it: redis' `zmalloc` listed 31, most of them
+    platform headers further down), each once."""
+    if language in ("c", "cpp"):
+        above = _statements(lines[:before] if before is not None else lines, language)
+        kept = list(dict.fromkeys(above))
+        return kept, len(_statements(lines, language)) - len(kept)
     kept: list[str] = []
     skipped = 0
     for statement in _statements(lines, language):
-        if language in ("c", "cpp") or _binds_used(statement, language, used):
+        if _binds_used(statement, language, used):
             kept.append(statement)
         else:
             skipped += 1
