@@ -293,8 +293,8 @@ def import_statements(
     platform headers further down), each once."""
     if language in ("c", "cpp"):
         above = _statements(lines[:before] if before is not None else lines, language)
-        kept = list(dict.fromkeys(above))
-        return kept, len(_statements(lines, language)) - len(kept)
+        once = list(dict.fromkeys(above))
+        return once, len(_statements(lines, language)) - len(once)
     kept: list[str] = []
     skipped = 0
     for statement in _statements(lines, language):
