@@ -136,7 +136,7 @@ _DECLARATION_END = re.compile(rb"[ \t]*[;,]")
 # declares (`typedef struct {..} __aligned(8) psw_compat_t;`: 165 in the kernel). Left in, each
 # declared a variable named `__packed` (or a function `__aligned`, the typedef's name lost).
 _RECORD_ATTRIBUTES = re.compile(
-    rb"\n[ \t]*\}[ \t]*((?:__[a-z_]\w*(?:[ \t]*\((?:[^()\n]|\([^()\n]*\))*\))?[ \t]*)+)"
+    rb"\n[ \t]*\}[ \t]*((?:__[a-z_]\w*(?!\w)(?:[ \t]*\((?:[^()\n]|\([^()\n]*\))*\))?[ \t]*)+)"
     rb"(?=;|([A-Za-z_]\w*)[ \t]*;)"
 )
 _TYPEDEF = re.compile(rb"\btypedef\b")

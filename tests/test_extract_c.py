@@ -1590,3 +1590,14 @@ def test_sqlite_margins_and_a_doxygen_brief_are_cleaned_from_comments(language: 
     ]
     docs = {s.name: s.doc for s in extraction.symbols}
     assert docs["mbedtls_ssl_setup"] == texts[1]
+
+
+def test_a_long_run_of_underscores_after_a_brace_is_read_in_linear_time() -> None:
+    # `}` then 56 underscores and a name: the attribute pattern split the run into words in
+    # every possible way (85 s at 54 underscores, about 10x per 6 more).
+    source = b"struct s {\n  int a;\n}" + b"_" * 56 + b" x\nint main(void) { return 0; }\n"
+    code = "import sys; from repomap.extractors import extract; extract('c', sys.stdin.buffer.read(), 'x.c')"
+    done = subprocess.run(
+        [sys.executable, "-c", code], input=source, timeout=60, capture_output=True
+    )
+    assert done.returncode == 0, done.stderr

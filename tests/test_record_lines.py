@@ -118,3 +118,12 @@ def test_search_answers_data_records_with_their_lines(tmp_path: Path) -> None:
     assert data_hits and all(r["start_line"] >= 1 for r in data_hits)
     assert any(r["path"] == "pyproject.toml" and r["start_line"] <= 10 <= r["end_line"]
                for r in data_hits)  # fmt: skip
+
+
+def test_a_toml_key_json_cannot_decode_places_nothing_under_it() -> None:
+    # An 8-digit `U` escape is TOML's, not JSON's: its table placed nothing, and the table
+    # before it took its keys' lines; a statement's multi-line string was read as headers.
+    found = lines_of("toml", '[a]\nx = 1\n["\\U0001F600"]\nx = 2\n')
+    assert found == {"a.x": 2, '["\U0001f600"].x': None}
+    found = lines_of("toml", '"k\\U0001F600" = """\n[a]\nx = 1\n"""\n[b]\ny = 1\n')
+    assert found["b.y"] == 6 and "a.x" not in found

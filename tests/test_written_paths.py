@@ -452,3 +452,36 @@ def test_base_names_read_from_signatures() -> None:
     ) == ["std::enable_shared_from_this", "detail::Base"]
     assert base_names("struct ns::Inner final : virtual public Outer", "cpp") == ["Outer"]
     assert base_names("class ns::Plain", "cpp") == []
+
+
+def test_a_workspace_root_crate_does_not_take_its_members_reexports(tmp_path: Path) -> None:
+    """A crate at the workspace's root: its files stop at a member's Cargo.toml, so the
+    member's `pub use` is not the root crate's (`top::OnlyMember` named the member's item)."""
+    root = indexed(
+        tmp_path / "repo",
+        {
+            "Cargo.toml": '[package]\nname = "top"\n[workspace]\nmembers = ["member"]\n',
+            "src/lib.rs": "pub mod a;\n",
+            "src/a.rs": "pub struct A;\n",
+            "member/Cargo.toml": '[package]\nname = "member"\n',
+            "member/src/lib.rs": "mod inner;\npub use crate::inner::OnlyMember;\n",
+            "member/src/inner.rs": "pub struct OnlyMember;\n",
+        },
+    )
+    assert shown(root, "member::OnlyMember")[0] == "member/src/inner.rs"
+    assert shown(root, "top::a::A")[0] == "src/a.rs"
+    done = run_cli("show", "top::OnlyMember", "--root", root, "--no-refresh")
+    assert done.returncode != 0 and "no symbol named 'top::OnlyMember'" in done.stderr
+
+
+def test_a_crate_of_many_globs_answers_a_missing_name(tmp_path: Path) -> None:
+    """3,000 `pub use mN::*;` at a crate's root: each module's re-exports are read once per
+    lookup (they were read again for each glob: 20,000 took 25 s)."""
+    globs = "".join(f"pub use m{n}::*;\n" for n in range(3000))
+    root = indexed(
+        tmp_path / "repo",
+        {"Cargo.toml": '[package]\nname = "big"\n', "src/lib.rs": "pub struct Real;\n" + globs},
+    )
+    assert shown(root, "big::Real")[0] == "src/lib.rs"
+    done = run_cli("show", "big::Nope", "--root", root, "--no-refresh", timeout=60)
+    assert done.returncode != 0 and "no symbol named 'big::Nope'" in done.stderr

@@ -100,7 +100,7 @@ def toml_lines(text: str) -> dict[str, int]:
     already parsed)."""
     lines: dict[str, int] = {}
     tables: dict[str, int] = {}  # an array of tables' path -> its tables so far
-    table = ""
+    table: str | None = ""  # None: under a header whose key could not be read
     rows = text.splitlines()
     number = 0
     while number < min(len(rows), MAX_SCANNED):
@@ -111,19 +111,20 @@ def toml_lines(text: str) -> dict[str, int]:
         if row[0] == "[":
             many = row.startswith("[[")
             keys, _ = _key(row, 2 if many else 1)
-            if keys is None:
-                continue
-            table = _table_path(keys, tables, many)
-            lines[table] = number
+            # A header whose key cannot be read places nothing until the next one.
+            table = _table_path(keys, tables, many) if keys is not None else None
+            if table is not None:
+                lines[table] = number
             continue
         keys, end = _key(row, 0)
-        if keys is None or not row[end:].lstrip().startswith("="):
+        if not row[end:].lstrip().startswith("="):
             continue
-        path = table
-        for name in keys:
-            path = key_path(path, name)
-        lines[path] = number
-        number = _value_end(rows, number - 1, row[end:].lstrip()[1:])
+        if keys is not None and table is not None:
+            path = table
+            for name in keys:
+                path = key_path(path, name)
+            lines[path] = number
+        number = _value_end(rows, number - 1, row[end:].lstrip()[1:])  # read or not
     return lines
 
 
@@ -142,8 +143,11 @@ def _table_path(keys: tuple[str, ...], tables: dict[str, int], many: bool) -> st
 
 
 def _key(row: str, at: int) -> tuple[tuple[str, ...] | None, int]:
-    """The dotted key starting at `row[at]` and where it ends; None when there is none."""
+    """The dotted key starting at `row[at]` and where it ends; None when there is none, or
+    when one of its quoted names has an escape JSON lacks (an 8-digit `U` escape, an `e`:
+    where the key ends is still given, so its value is skipped)."""
     names: list[str] = []
+    readable = True
     while True:
         while at < len(row) and row[at] in " \t":
             at += 1
@@ -154,8 +158,8 @@ def _key(row: str, at: int) -> tuple[tuple[str, ...] | None, int]:
         if token[0] == '"':
             try:
                 token = json.loads(token)
-            except ValueError:  # a TOML escape JSON lacks (\U0001F600, \e): not placed
-                return None, at
+            except ValueError:
+                readable = False
         elif token[0] == "'":
             token = token[1:-1]
         names.append(token)
@@ -165,7 +169,7 @@ def _key(row: str, at: int) -> tuple[tuple[str, ...] | None, int]:
         if at < len(row) and row[at] == ".":
             at += 1
             continue
-        return tuple(names), at
+        return (tuple(names) if readable else None), at
 
 
 def _value_end(rows: list[str], index: int, rest: str) -> int:

@@ -34,6 +34,7 @@ from repomap.store import Store
 MAX_HOPS = 4  # re-exports followed from the module named first
 MAX_MODULES = 400  # modules looked up for one name
 MAX_PARTS = 32  # a longer dotted name is no module path
+MAX_CRATES = 32  # crates of the tree looked up for one Rust path
 MAX_SOURCE_BYTES = 2_000_000  # a module read for its imports
 MAX_PARSED_BYTES = 2_000_000  # of modules read for one name (~1 s of `ast` at most)
 
@@ -96,13 +97,17 @@ WHERE path = 'Cargo.toml' OR path GLOB '*/Cargo.toml'"""
 
 def _crate_files(db: Store, crate: str) -> list[tuple[int, str]]:
     """(id, path) of the crate's Rust files."""
-    folders = db.per_content("cargo crates", lambda: _cargo_crates(db)).get(crate)
+    crates = db.per_content("cargo crates", lambda: _cargo_crates(db))
+    folders = crates.get(crate)
     if folders is not None:
+        # A file is the crate's whose Cargo.toml is nearest above it: a workspace's root crate
+        # does not take its members' files (nor their `pub use` lines).
+        everyone = sorted({f for named in crates.values() for f in named}, key=len, reverse=True)
         rows = db.conn.execute("SELECT id, path FROM files WHERE language = 'rust'")
         return [
             (file_id, path)
             for file_id, path in rows
-            if any(not folder or path.startswith(f"{folder}/") for folder in folders)
+            if next((f for f in everyone if not f or path.startswith(f"{f}/")), None) in folders
         ]
     found = db.conn.execute(_CRATE_FOLDER_FILES_SQL, {"a": crate, "b": crate.replace("_", "-")})
     return found.fetchall()
@@ -133,6 +138,8 @@ class _Crate(NamedTuple):
 
 
 _Path = tuple[str | None, tuple[str, ...]]  # (a crate's name, None for the tree's; a path in it)
+# A module's re-exports: by the name each binds, and its globs.
+_Uses = tuple[dict[str, list[rust_paths.Reexport]], list[rust_paths.Reexport]]
 
 
 class _RustModules:
@@ -149,6 +156,7 @@ class _RustModules:
         self.root = store.indexed_root(db, db.path.parent)
         self.crates: dict[str | None, _Crate | None] = {crate: _crate(files)}
         self.read: dict[str, list[rust_paths.Reexport]] = {}
+        self.uses: dict[tuple[str | None, tuple[str, ...]], _Uses] = {}
         self.parsed = 0
 
     def alternatives(self, crate: str | None, path: tuple[str, ...]) -> Iterator[Alternative]:
@@ -171,7 +179,7 @@ class _RustModules:
     def crate(self, name: str | None) -> _Crate | None:
         if name not in self.crates:
             assert name is not None  # the tree's own crate is known from the start
-            files = _crate_files(self.db, name) if len(self.crates) < MAX_MODULES else []
+            files = _crate_files(self.db, name) if len(self.crates) < MAX_CRATES else []
             self.crates[name] = _crate(files) if files else None
         return self.crates[name]
 
@@ -180,25 +188,35 @@ class _RustModules:
         found: list[_Path] = []
         for cut in range(len(path) - 1, -1, -1):
             module, name, rest = path[:cut], path[cut], path[cut + 1 :]
-            uses = self.reexports(crate, module)
-            named = [use for use in uses if use.bound == name]
-            for use in named or [use for use in uses if use.bound is None]:
+            by_name, globs = self.reexports(crate, module)
+            for use in by_name.get(name) or globs:
                 tail = rest if use.bound is not None else (name, *rest)
                 for into, base in self.resolved(crate, use.target, module):
                     if base or tail:
                         found.append((into, (*base, *tail)))
         return list(dict.fromkeys(found))
 
-    def reexports(self, crate: str | None, module: tuple[str, ...]) -> list[rust_paths.Reexport]:
-        """The re-exports of `module`: those of the file it is, or of the inline `mod` it is in
-        the nearest file above it."""
-        modules = self.crate(crate)
-        for cut in range(len(module), -1, -1):
-            paths = modules.by_module.get(module[:cut]) if modules is not None else None
-            if paths:
-                inline = module[cut:]
-                return [use for path in paths for use in self.file(path) if use.module == inline]
-        return []
+    def reexports(self, crate: str | None, module: tuple[str, ...]) -> _Uses:
+        """The re-exports of `module` by the name they bind, and its globs: those of the file it
+        is, or of the inline `mod` it is in the nearest file above it. Once per module and
+        lookup (a `lib.rs` of 20,000 globs was read again for each of them)."""
+        key = (crate, module)
+        if key not in self.uses:
+            by_name: dict[str, list[rust_paths.Reexport]] = {}
+            globs: list[rust_paths.Reexport] = []
+            modules = self.crate(crate)
+            for cut in range(len(module), -1, -1):
+                paths = modules.by_module.get(module[:cut]) if modules is not None else None
+                if paths:
+                    inline = module[cut:]
+                    for use in (u for path in paths for u in self.file(path) if u.module == inline):
+                        if use.bound is None:
+                            globs.append(use)
+                        else:
+                            by_name.setdefault(use.bound, []).append(use)
+                    break
+            self.uses[key] = (by_name, globs)
+        return self.uses[key]
 
     def file(self, path: str) -> list[rust_paths.Reexport]:
         if path not in self.read:
@@ -233,8 +251,8 @@ class _RustModules:
         found: list[_Path] = [(crate, (*module, *target)), (crate, target)]
         aliased = [
             use.target[1]
-            for use in self.reexports(crate, ())
-            if use.bound == head and use.target[0] == "" and not use.module
+            for use in self.reexports(crate, ())[0].get(head, ())
+            if use.target[0] == "" and len(use.target) > 1
         ]
         for other in [*aliased, head]:
             if other != crate and self.crate(other) is not None:
