@@ -612,8 +612,7 @@ class _Reader:
         closing = closing_brace(self.source, body.start_byte)
         if closing <= end or error_starts[index] >= closing:
             return symbol, end
-        row, column = _point(self.source, closing)
-        return symbol._replace(end_line=row + 1, end_col=column, end_byte=closing), closing
+        return self.ended_at(symbol, closing), closing
 
     def overruns(self) -> dict[int, int]:
         """Function node start -> where its braces end, for each function whose body
@@ -650,8 +649,12 @@ class _Reader:
         closing = self.overrun_ends.get(node.start_byte)
         if closing is None:
             return symbol, end
-        row, column = _point(self.source, closing)
-        return symbol._replace(end_line=row + 1, end_col=column, end_byte=closing), closing
+        return self.ended_at(symbol, closing), closing
+
+    def ended_at(self, symbol: Symbol, end: int) -> Symbol:
+        """`symbol` ending at byte `end` (a `}` matched by hand)."""
+        row, column = _point(self.source, end)
+        return symbol._replace(end_line=row + 1, end_col=column, end_byte=end)
 
     def macro_defined_functions(self) -> list[_Span]:
         """`SYSCALL_DEFINE1(foo, int, x) { ... }` at file scope, read by tree-sitter-c as a call

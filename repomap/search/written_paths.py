@@ -132,6 +132,22 @@ def _cargo_crates(db: Store) -> dict[str, list[str]]:
     return crates
 
 
+class _Sources:
+    """Source files read for one lookup, at most MAX_PARSED_BYTES in all, MAX_SOURCE_BYTES each."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.parsed = 0
+
+    def read(self, path: str) -> bytes | None:
+        """The file's bytes; None once the budget is spent, or when it cannot be read."""
+        if self.parsed >= MAX_PARSED_BYTES:
+            return None
+        source, _ = read_file(self.root / path, self.root, MAX_SOURCE_BYTES)
+        self.parsed += len(source or b"")
+        return source
+
+
 class _Crate(NamedTuple):
     ids: list[int]  # its Rust files
     by_module: dict[tuple[str, ...], list[str]]  # module path -> the files whose items it qualifies
@@ -153,11 +169,10 @@ class _RustModules:
 
     def __init__(self, db: Store, files: list[tuple[int, str]], crate: str | None) -> None:
         self.db = db
-        self.root = store.indexed_root(db, db.path.parent)
+        self.sources = _Sources(store.indexed_root(db, db.path.parent))
         self.crates: dict[str | None, _Crate | None] = {crate: _crate(files)}
         self.read: dict[str, list[rust_paths.Reexport]] = {}
         self.uses: dict[tuple[str | None, tuple[str, ...]], _Uses] = {}
-        self.parsed = 0
 
     def alternatives(self, crate: str | None, path: tuple[str, ...]) -> Iterator[Alternative]:
         level: list[_Path] = [(crate, path)]
@@ -220,10 +235,7 @@ class _RustModules:
 
     def file(self, path: str) -> list[rust_paths.Reexport]:
         if path not in self.read:
-            source = None
-            if self.parsed < MAX_PARSED_BYTES:
-                source, _ = read_file(self.root / path, self.root, MAX_SOURCE_BYTES)
-            self.parsed += len(source or b"")
+            source = self.sources.read(path)
             self.read[path] = rust_paths.reexports(source) if source is not None else []
         return self.read[path]
 
@@ -310,11 +322,10 @@ class _PythonPaths:
     through every chain of them)."""
 
     def __init__(self, db: Store, root: Path) -> None:
-        self.root = root
+        self.sources = _Sources(root)
         self.by_name = db.per_content("python modules", lambda: _python_modules(db, root))
         self.files: dict[_Module, list[_File]] = {}
         self.infos: dict[str, _ModuleInfo] = {}
-        self.parsed = 0
         self.packages: set[str] | None = None
 
     def alternatives(self, parts: list[str]) -> Iterator[Alternative]:
@@ -363,10 +374,7 @@ class _PythonPaths:
                     for file in files
                     if file.path.rpartition("/")[2] in ("__init__.py", "__init__.pyi")
                 }
-            source = None
-            if self.parsed < MAX_PARSED_BYTES:
-                source, _ = read_file(self.root / path, self.root, MAX_SOURCE_BYTES)
-            self.parsed += len(source or b"")
+            source = self.sources.read(path)
             self.infos[path] = _NOTHING if source is None else _read(source, path, self.packages)
         return self.infos[path]
 
