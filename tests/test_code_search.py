@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from repomap.index.chunks import _pieces, doc_chunks, words_of
+from repomap.search.code import query_terms
 
 FILES = {
     "net/headers.py": '''
@@ -122,6 +123,32 @@ def test_a_question_in_words_meets_split_and_stemmed_identifiers(tree: Path) -> 
     assert (hit["path"], hit["start_line"], hit["end_line"]) == ("net/headers.py", 1, 6)
     assert hit["kind"] == "function" and hit["language"] == "python"
     assert 0 < hit["score"] <= 1
+
+
+def test_an_irregular_verb_in_a_question_meets_its_base_form_in_code(tmp_path: Path) -> None:
+    """Porter folds `parsed` into `parse`, never `built` into `build` nor `kept` into `keep`."""
+    assert query_terms("how is the cache key built?") == ["cache", "key", "built", "build"]
+    assert query_terms("which rows are kept") == ["rows", "kept", "keep"]
+    assert query_terms("what is left") == ["left"]  # as often a direction: no base added
+    root = indexed(
+        tmp_path / "repo",
+        {
+            "rows.py": """
+def keep_matching(rows, wanted):
+    return [row for row in rows if wanted(row)]
+
+
+def count_rows(rows):
+    total = 0
+    for row in rows:
+        total += len(row)
+    return total
+""",
+        },
+    )
+    code, data, _ = search(root, "which rows are kept?", "--mode", "lexical")
+    assert code == 0
+    assert names(data)[0] == "keep_matching"
 
 
 def test_code_without_comments_is_found_by_its_body(tree: Path) -> None:

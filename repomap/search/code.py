@@ -29,6 +29,7 @@ from repomap.errors import BadArgument, BadQuery, RepomapError
 from repomap.index import chunks
 from repomap.languages import DOC_FORMATS, resolve_language
 from repomap.limits import check_limit
+from repomap.search import irregular
 from repomap.search.filters import Filters
 from repomap.store import ROWS_PER_FILE, Store
 from repomap.subwords import split_identifier
@@ -143,7 +144,8 @@ NO_WORDS_NOTE = (
 
 def query_terms(question: str) -> list[str]:
     """The words of a question worth searching: identifiers split, stop words dropped, each
-    once; a question of nothing but stop words keeps them."""
+    once, an irregular verb form followed by its base (`built` -> `built build`); a question
+    of nothing but stop words keeps them."""
     words: dict[str, None] = {}
     every: dict[str, None] = {}
     for token in _WORD.findall(question):
@@ -152,6 +154,9 @@ def query_terms(question: str) -> list[str]:
             every[part] = None
             if part not in STOP_WORDS and (len(part) > 1 or part.isdigit()):
                 words[part] = None
+                base = irregular.base_form(part)
+                if base is not None and base not in STOP_WORDS:
+                    words[base] = None
     return list(words or every)
 
 

@@ -1,0 +1,42 @@
+"""English irregular verb forms a question uses where code names the base form.
+
+A question is typed as a person types it, "how is the cache key built", "what are the kept
+entries"; code says `build_key`, `keep`. FTS5's porter stemmer folds regular forms (`parsed`,
+`parsing` -> `pars`), not irregular ones: `built` never meets `build`, nor `chosen` `choose`.
+`base_forms` gives the base a question word stands for, searched beside the word itself.
+
+Left out: forms that are as often another word (`left`, `lit`, `ground`, `wound`, `bore`,
+`rose`, `fell`, `saw`, `lay`, `spat`, `felt`), forms that are stop words already (`made`,
+`found`, `done`, `got`, `seen`), and forms that are the base itself (`set`, `put`, `read`,
+`split`).
+"""
+
+from __future__ import annotations
+
+_FORMS = """
+    arisen:arise awoke:awake awoken:awake beaten:beat became:become begun:begin began:begin
+    bent:bend bitten:bite bled:bleed blew:blow blown:blow broke:break broken:break bred:breed
+    brought:bring built:build bought:buy caught:catch chose:choose chosen:choose came:come
+    crept:creep dealt:deal dug:dig drew:draw drawn:draw drove:drive driven:drive drank:drink
+    drunk:drink ate:eat eaten:eat fed:feed fought:fight fled:flee flew:fly flown:fly
+    forbade:forbid forbidden:forbid forgave:forgive forgiven:forgive forgot:forget
+    forgotten:forget froze:freeze frozen:freeze gave:give given:give gone:go went:go
+    grew:grow grown:grow hung:hang heard:hear hid:hide hidden:hide held:hold kept:keep
+    knew:know known:know led:lead leapt:leap lent:lend lost:lose meant:mean met:meet
+    mistaken:mistake overrode:override overridden:override ran:run rang:ring rung:ring
+    rebuilt:rebuild rewrote:rewrite rewritten:rewrite rode:ride ridden:ride risen:rise
+    sought:seek sold:sell sent:send shook:shake shaken:shake shone:shine shot:shoot
+    shrank:shrink shrunk:shrink sang:sing sung:sing sank:sink sunk:sink slept:sleep slid:slide
+    sped:speed spent:spend spoke:speak spoken:speak spun:spin stood:stand stole:steal
+    stolen:steal stuck:stick stung:sting strove:strive struck:strike swept:sweep swore:swear
+    sworn:swear swung:swing taught:teach took:take taken:take told:tell thought:think
+    threw:throw thrown:throw tore:tear torn:tear understood:understand undid:undo undone:undo
+    upheld:uphold woke:wake woken:wake wore:wear worn:wear wept:weep withdrew:withdraw
+    withdrawn:withdraw withheld:withhold wrote:write written:write
+"""
+BASE_FORMS: dict[str, str] = dict(pair.split(":") for pair in _FORMS.split())
+
+
+def base_form(word: str) -> str | None:
+    """The base of an irregular past or participle (`built` -> `build`), else None."""
+    return BASE_FORMS.get(word)
