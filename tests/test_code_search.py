@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from repomap.index.chunks import _pieces, doc_chunks, words_of
-from repomap.search.code import query_terms
+from repomap.search.code import query_terms, search_terms
 
 FILES = {
     "net/headers.py": '''
@@ -126,10 +126,15 @@ def test_a_question_in_words_meets_split_and_stemmed_identifiers(tree: Path) -> 
 
 
 def test_an_irregular_verb_in_a_question_meets_its_base_form_in_code(tmp_path: Path) -> None:
-    """Porter folds `parsed` into `parse`, never `built` into `build` nor `kept` into `keep`."""
-    assert query_terms("how is the cache key built?") == ["cache", "key", "built", "build"]
-    assert query_terms("which rows are kept") == ["rows", "kept", "keep"]
-    assert query_terms("what is left") == ["left"]  # as often a direction: no base added
+    """Porter folds `parsed` into `parse`, never `built` into `build` nor `kept` into `keep`.
+    `left` is as often a direction (no base added); `use` is a stop word; `t` is too short."""
+    assert search_terms(query_terms("how is the cache key built?")) == [
+        "cache", "key", "built", "build"
+    ]  # fmt: skip
+    assert search_terms(["kept", "indices", "growable"]) == [
+        "kept", "keep", "indices", "index", "growable", "grow", "growe"
+    ]  # fmt: skip
+    assert search_terms(["left", "table", "usable"]) == ["left", "table", "usable"]
     root = indexed(
         tmp_path / "repo",
         {

@@ -29,7 +29,7 @@ from repomap.errors import BadArgument, BadQuery, RepomapError
 from repomap.index import chunks
 from repomap.languages import DOC_FORMATS, resolve_language
 from repomap.limits import check_limit
-from repomap.search import irregular
+from repomap.search import morphology
 from repomap.search.filters import Filters
 from repomap.store import ROWS_PER_FILE, Store
 from repomap.subwords import split_identifier
@@ -144,8 +144,7 @@ NO_WORDS_NOTE = (
 
 def query_terms(question: str) -> list[str]:
     """The words of a question worth searching: identifiers split, stop words dropped, each
-    once, an irregular verb form followed by its base (`built` -> `built build`); a question
-    of nothing but stop words keeps them."""
+    once; a question of nothing but stop words keeps them."""
     words: dict[str, None] = {}
     every: dict[str, None] = {}
     for token in _WORD.findall(question):
@@ -154,10 +153,19 @@ def query_terms(question: str) -> list[str]:
             every[part] = None
             if part not in STOP_WORDS and (len(part) > 1 or part.isdigit()):
                 words[part] = None
-                base = irregular.base_form(part)
-                if base is not None and base not in STOP_WORDS:
-                    words[base] = None
     return list(words or every)
+
+
+def search_terms(words: Sequence[str]) -> list[str]:
+    """The question's words and the related forms code may use for them (`built` -> `build`,
+    search/morphology.py): what BM25 looks for. The coverage reward counts the words alone."""
+    found: dict[str, None] = {}
+    for word in words:
+        found[word] = None
+        found.update(
+            dict.fromkeys(f for f in morphology.related_forms(word) if f not in STOP_WORDS)
+        )
+    return list(found)
 
 
 def check_query(question: object) -> str:
@@ -366,7 +374,7 @@ def _search_code(
     lexical: dict[int, Candidate] = {}
     if mode != "semantic":
         clock = time.perf_counter()
-        lexical = lexical_scores(db, terms, filters, pool)
+        lexical = lexical_scores(db, search_terms(terms), filters, pool)
         timings["lexical"] = (time.perf_counter() - clock) * 1000
     semantic: dict[int, float] = {}
     model_id = coverage = None

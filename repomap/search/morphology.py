@@ -1,9 +1,10 @@
-"""English irregular verb forms a question uses where code names the base form.
+"""English word forms a question uses where code names a related form.
 
 A question is typed as a person types it, "how is the cache key built", "what are the kept
 entries"; code says `build_key`, `keep`. FTS5's porter stemmer folds regular forms (`parsed`,
 `parsing` -> `pars`), not irregular ones: `built` never meets `build`, nor `chosen` `choose`.
-`base_forms` gives the base a question word stands for, searched beside the word itself.
+`related_forms` gives the forms a question word stands for, searched beside the word itself
+(search/code.py `search_terms`).
 
 Left out: forms that are as often another word (`left`, `lit`, `ground`, `wound`, `bore`,
 `rose`, `fell`, `saw`, `lay`, `spat`, `felt`), forms that are stop words already (`made`,
@@ -37,6 +38,23 @@ _FORMS = """
 BASE_FORMS: dict[str, str] = dict(pair.split(":") for pair in _FORMS.split())
 
 
-def base_form(word: str) -> str | None:
-    """The base of an irregular past or participle (`built` -> `build`), else None."""
-    return BASE_FORMS.get(word)
+# Adjectives porter leaves apart from their verb (`growable` -> `growabl`, `grow` -> `grow`):
+# the stem, and the stem with an `e` (`usable` -> `us`, `use`). A form no chunk holds adds
+# nothing to BM25 (an ORed term without rows). Nouns in -tion, -sion, -ment, -ure and agent
+# nouns in -er / -or were tried the same way and cost more ranks than they gained
+# (bench/README.md, 2026-11-27 20:21 section).
+_ADJECTIVE_SUFFIXES = ("able", "ible")
+_PLURALS = {"children": "child", "indices": "index", "matrices": "matrix", "vertices": "vertex"}
+MIN_BASE = 3  # a shorter stem is a prefix of too many words (`table` -> `t`)
+
+
+def related_forms(word: str) -> list[str]:
+    """Forms of `word` code may use instead: an irregular verb's base (`built` -> `build`), an
+    irregular plural's singular (`indices` -> `index`), an adjective's verb (`growable` ->
+    `grow`)."""
+    found = [base for base in (BASE_FORMS.get(word), _PLURALS.get(word)) if base]
+    for suffix in _ADJECTIVE_SUFFIXES:
+        if word.endswith(suffix):
+            stem = word[: -len(suffix)]
+            found += [form for form in (stem, stem + "e") if len(form) >= MIN_BASE]
+    return [form for form in dict.fromkeys(found) if form != word]
