@@ -156,6 +156,31 @@ def count_rows(rows):
     assert names(data)[0] == "keep_matching"
 
 
+def test_a_question_in_one_spelling_meets_code_in_the_other(tmp_path: Path) -> None:
+    """tmux writes `colour`, most people type `color`; porter keeps them (and `-ise` / `-ize`)
+    apart."""
+    assert search_terms(["color", "initialise", "centre"]) == [
+        "color", "colour", "initialise", "initialize", "centre", "center"
+    ]  # fmt: skip
+    assert search_terms(["error", "vendor", "hour"]) == ["error", "vendor", "hour"]
+    root = indexed(
+        tmp_path / "repo",
+        {
+            "names.py": """
+def colour_from_name(text):
+    return COLOURS[text]
+
+
+def name_of(thing):
+    return thing.name if thing.name else thing.display_name
+""",
+        },
+    )
+    code, data, _ = search(root, "how is a color looked up by its name?", "--mode", "lexical")
+    assert code == 0
+    assert names(data)[0] == "colour_from_name"
+
+
 def test_code_without_comments_is_found_by_its_body(tree: Path) -> None:
     code, data, _ = search(tree, "evict the oldest entries when the store is over capacity")
     assert code == 0

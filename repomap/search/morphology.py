@@ -14,6 +14,8 @@ Left out: forms that are as often another word (`left`, `lit`, `ground`, `wound`
 
 from __future__ import annotations
 
+import re
+
 _FORMS = """
     arisen:arise awoke:awake awoken:awake beaten:beat became:become begun:begin began:begin
     bent:bend bitten:bite bled:bleed blew:blow blown:blow broke:break broken:break bred:breed
@@ -48,11 +50,45 @@ _PLURALS = {"children": "child", "indices": "index", "matrices": "matrix", "vert
 MIN_BASE = 3  # a shorter stem is a prefix of too many words (`table` -> `t`)
 
 
+# British and American spellings, which porter keeps apart (`initialise` -> `initialis`,
+# `initialize` -> `initi`; `colour`, `color`): code is written in either (tmux says `colour`,
+# most code `color`), and so is a question. Each direction by rule where the rule is safe, by
+# list where the ending is too common (`-or`: error, vendor).
+_ISE = re.compile(r"(?<=[a-z]{3}i)([sz])(e|ed|es|ing|ation|ations|er|ers)$")
+_YSE = re.compile(r"(?<=[a-z]{3}y)([sz])(e|ed|es|ing|er|ers)$")
+_OUR_TEXT = "color behavior favor neighbor honor flavor labor humor armor vapor rumor harbor"
+_OUR_WORDS = frozenset(_OUR_TEXT.split())
+_PAIRS_TEXT = """
+    centre:center metre:meter litre:liter fibre:fiber theatre:theater licence:license
+    defence:defense offence:offense pretence:pretense catalogue:catalog dialogue:dialog
+    analogue:analog grey:gray programme:program
+"""
+_PAIRS = dict(pair.split(":") for pair in _PAIRS_TEXT.split())
+_PAIRS.update({american: british for british, american in list(_PAIRS.items())})
+
+
+def spelling_variants(word: str) -> list[str]:
+    """The other spelling of a word British and American English write apart."""
+    found = [_PAIRS[word]] if word in _PAIRS else []
+    for pattern in (_ISE, _YSE):
+        match = pattern.search(word)
+        if match:
+            other = "z" if match.group(1) == "s" else "s"
+            found.append(word[: match.start(1)] + other + match.group(2))
+    stem = word.removesuffix("s")
+    if stem.endswith("our") and len(stem) >= 5:
+        found.append(stem[:-3] + "or" + word[len(stem) :])
+    elif stem in _OUR_WORDS:
+        found.append(stem[:-2] + "our" + word[len(stem) :])
+    return found
+
+
 def related_forms(word: str) -> list[str]:
     """Forms of `word` code may use instead: an irregular verb's base (`built` -> `build`), an
     irregular plural's singular (`indices` -> `index`), an adjective's verb (`growable` ->
-    `grow`)."""
+    `grow`), the other spelling (`colour` -> `color`, `initialize` -> `initialise`)."""
     found = [base for base in (BASE_FORMS.get(word), _PLURALS.get(word)) if base]
+    found += spelling_variants(word)
     for suffix in _ADJECTIVE_SUFFIXES:
         if word.endswith(suffix):
             stem = word[: -len(suffix)]
