@@ -32,6 +32,7 @@ from repomap.limits import check_limit
 from repomap.search import morphology
 from repomap.search.filters import Filters
 from repomap.store import ROWS_PER_FILE, Store
+from repomap.store.postings import tokenizer, tokenizer_of
 from repomap.subwords import split_identifier
 
 if TYPE_CHECKING:
@@ -156,16 +157,26 @@ def query_terms(question: str) -> list[str]:
     return list(words or every)
 
 
-def search_terms(words: Sequence[str]) -> list[str]:
-    """The question's words and the related forms code may use for them (`built` -> `build`,
-    search/morphology.py): what BM25 looks for. The coverage reward counts the words alone."""
-    found: dict[str, None] = {}
-    for word in words:
-        found[word] = None
-        found.update(
-            dict.fromkeys(f for f in morphology.related_forms(word) if f not in STOP_WORDS)
-        )
-    return list(found)
+def search_terms(db: Store, words: Sequence[str]) -> list[str]:
+    """The question's words, each followed by the related forms code may use for it (`built`
+    -> `build`, search/morphology.py): what BM25 looks for. A form the index's tokenizer makes
+    into a token already asked for is left out (`iterable` -> `iter`, not `itere` too: BM25
+    would count that token twice). The coverage reward counts the question's words alone."""
+    forms = {word: morphology.related_forms(word) for word in words}
+    if not any(forms.values()):
+        return list(words)
+    spec = db.per_content("chunks tokenizer", lambda: tokenizer_of(db, "chunks_fts"))
+    split = tokenizer(spec or "unicode61")
+    asked = {split.tokens(word) for word in words}
+    found: list[str] = []
+    for word, related in forms.items():
+        found.append(word)
+        for form in related:
+            tokens = split.tokens(form)
+            if form not in STOP_WORDS and tokens and tokens not in asked:
+                asked.add(tokens)
+                found.append(form)
+    return found
 
 
 def check_query(question: object) -> str:
@@ -374,7 +385,7 @@ def _search_code(
     lexical: dict[int, Candidate] = {}
     if mode != "semantic":
         clock = time.perf_counter()
-        lexical = lexical_scores(db, search_terms(terms), filters, pool)
+        lexical = lexical_scores(db, search_terms(db, terms), filters, pool)
         timings["lexical"] = (time.perf_counter() - clock) * 1000
     semantic: dict[int, float] = {}
     model_id = coverage = None
