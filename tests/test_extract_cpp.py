@@ -1083,3 +1083,74 @@ struct DisplayHandler {
         14,
     ) in found
     assert not [name for name, *_ in found if name in ("GREENLET_NOINLINE", "Error", "routine")]
+
+
+def test_a_macro_after_a_class_name_keeps_the_class_and_its_members():
+    # flatbuffers' `class Verifier FLATBUFFERS_FINAL_CLASS {` (67 classes lost, their members
+    # read as free functions), `struct Type MY_FINAL : private Base {`; a capitals name only
+    # before a FINAL / SEALED macro (`class A2 FINAL :`), an export macro before the name too.
+    source = (
+        b"namespace fb {\n"
+        b"class Verifier FLATBUFFERS_FINAL_CLASS {\n public:\n  bool Check(bool ok) const;\n};\n"
+        b"struct Type MY_FINAL : private Base { int f() const { return 1; } };\n"
+        b"class A2 FINAL : public Base { void g(); };\n"
+        b"class API Foo FINAL { void k(); };\n"
+        b"FLATBUFFERS_MANUALLY_ALIGNED_STRUCT(4) Vec3 FLATBUFFERS_FINAL_CLASS {\n"
+        b"  float x() const { return x_; }\n};\n"
+        b"}  // namespace fb\n"
+        b"int after() { return 0; }\n"
+    )
+    assert symbols(source) == [
+        ("fb", "namespace", 1),
+        ("fb::Verifier", "class", 2),
+        ("fb::Verifier::Check", "method", 4),
+        ("fb::Type", "struct", 6),
+        ("fb::Type::f", "method", 6),
+        ("fb::A2", "class", 7),
+        ("fb::A2::g", "method", 7),
+        ("fb::Foo", "class", 8),
+        ("fb::Foo::k", "method", 8),
+        ("fb::Vec3", "struct", 9),
+        ("fb::Vec3::x", "method", 10),
+        ("after", "function", 13),
+    ]
+    # `class API FOO {`: which word is the name is not known; the export macro reading stays.
+    assert symbols(b"class LIB_API RNG { int next(); };\n")[0] == ("RNG", "class", 1)
+
+
+def test_a_macro_without_an_underscore_after_a_declarator_keeps_the_function():
+    source = (
+        b"class D {\n public:\n  void d1() UNDEF {}\n  void d3() UNDEF1 {}\n"
+        b"  void d5() const OVERRIDE {}\n};\n"
+        b"void e1() NOEXCEPT {}\n"
+        b"int run(int x) { if (x) RETURN; return FOO(x); }\n"
+    )
+    assert symbols(source) == [
+        ("D", "class", 1),
+        ("D::d1", "method", 3),
+        ("D::d3", "method", 4),
+        ("D::d5", "method", 5),
+        ("e1", "function", 7),
+        ("run", "function", 8),
+    ]
+    assert b"if (x) RETURN;" in blank_macros(source, "cpp")[0]
+
+
+def test_an_annotation_macro_after_a_member_name_is_no_method():
+    # leveldb's `bool bg_compaction_scheduled_ GUARDED_BY(mutex_);` was a method GUARDED_BY.
+    source = (
+        b"class DBImpl {\n"
+        b"  bool scheduled_ GUARDED_BY(mutex_);\n"
+        b"  std::deque<Writer*> writers_ GUARDED_BY(mutex_);\n"
+        b"  int count_ GUARDED_BY(mu_) = 0;\n"
+        b"  void Compact() EXCLUSIVE_LOCKS_REQUIRED(mutex_);\n"
+        b"};\n"
+        b"int f(int x) { return FOO_OF(x); }\n"
+    )
+    assert symbols(source) == [
+        ("DBImpl", "class", 1),
+        ("DBImpl::Compact", "method", 5),
+        ("f", "function", 7),
+    ]
+    blanked = blank_macros(source, "cpp")[0]
+    assert b"GUARDED_BY" not in blanked and b"return FOO_OF(x);" in blanked

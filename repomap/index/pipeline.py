@@ -86,8 +86,12 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # namespaces opened by macros (`FMT_BEGIN_NAMESPACE`) in qualified names; 17: C/C++ files with
 # CRLF line ends have their macros blanked as LF files do; 18: a macro around a qualified name
 # (`void NOINLINE(Greenlet::expose_frames)()`) names the method, a pointer to a member function
-# (`Error (Parser::*routine)(unsigned);`) no method
-EXTRACTOR_VERSION = "19"
+# (`Error (Parser::*routine)(unsigned);`) no method; 19: a function's end at its hand-matched
+# brace; 20: a macro after a class's name (`class Verifier FLATBUFFERS_FINAL_CLASS {`), a
+# record macro (`FLATBUFFERS_MANUALLY_ALIGNED_STRUCT(4) Vec3 {`), a capitals macro without an
+# underscore after a declarator (`void f() NOEXCEPT {`), an annotation after a member's name
+# (`bool done_ GUARDED_BY(mu_);`)
+EXTRACTOR_VERSION = "20"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 EXTRACTED_AHEAD = 1024  # results the workers may have ready before the writer takes them
