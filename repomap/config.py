@@ -128,6 +128,16 @@ class Settings(NamedTuple):
     max_file_size_set: bool = False
 
     @property
+    def index_folder(self) -> frozenset[Path]:
+        """The index's folder when it lies inside ROOT (`--db ROOT/build/x.db`): no walk or
+        watch looks into it. Not when it is ROOT itself or a folder above it (`--db ROOT/x.db`,
+        `--db ../x.db`): the watcher then dropped every event of the tree, and the index's own
+        files are no source a walk takes."""
+        folder, root = self.db_path.parent.resolve(), self.root.resolve()
+        inside = folder != root and folder.is_relative_to(root)
+        return frozenset({folder}) if inside else frozenset()
+
+    @property
     def uses_default_db(self) -> bool:
         """The index is repomap's own (under ROOT/.repomap/), not a file named by --db."""
         return self.db_path == current_db_path(self.root) or self.db_path.is_relative_to(

@@ -190,6 +190,31 @@ def test_a_change_is_indexed_before_the_next_answer(repo: Path) -> None:
 
 
 @linux_only
+@pytest.mark.parametrize("where", ["root", "above"])
+def test_a_change_is_indexed_when_the_index_file_lies_in_or_above_root(
+    repo: Path, where: str
+) -> None:
+    # `--db ROOT/x.db` (or a folder holding ROOT): the index's folder was skipped by the
+    # watcher, and with it every event of the tree; answers stayed stale with no notice.
+    db_path = (repo if where == "root" else repo.parent) / "x.db"
+    settings = config.resolve(repo, db_path, workers=1)
+    assert settings.index_folder == frozenset()
+    indexer.run(settings)
+    refresher = Refresher(settings, poll_interval=0.0)
+    refresher.ensure_fresh()
+    (repo / "pkg" / "a.py").write_text("def renamed():\n    pass\n")
+    notices = refresher.ensure_fresh()
+    assert _symbols(settings) == {"renamed"}
+    assert any("re-indexed 1 changed file" in notice for notice in notices)
+    refresher.close()
+
+
+def test_an_index_folder_inside_root_is_skipped(repo: Path) -> None:
+    settings = config.resolve(repo, repo / "build" / "x.db", workers=1)
+    assert settings.index_folder == frozenset({(repo / "build").resolve()})
+
+
+@linux_only
 def test_a_file_in_a_folder_made_after_the_refresher_started_is_indexed_and_watched(
     repo: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -444,7 +444,7 @@ def _index(
     force = force or any(
         store.get_meta(db, key) != value for key, value in _version_meta(settings).items()
     )
-    walked = walk(settings.root, skip_dirs=frozenset({settings.db_path.parent}))
+    walked = walk(settings.root, skip_dirs=settings.index_folder)
     summary.skipped.extend(walked.skipped)
     summary.ignored = walked.ignored.total()
     existing = store.indexed_files(db)
