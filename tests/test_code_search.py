@@ -466,6 +466,29 @@ def test_semantic_search_needs_embeddings_then_finds_by_meaning(tree: Path) -> N
     assert only_docs["count"] == docs_chunks  # every candidate ranked, the last one too
 
 
+def test_an_edit_indexed_without_embedding_drops_the_old_vector(tree: Path) -> None:
+    # A query's refresh (or `index` without --embed) rewrote an edited function's chunk but
+    # kept its old vector: the old meaning answered while coverage said 100%.
+    index_json(tree, "--embed")
+    source = tree / "net" / "cache.py"
+    source.write_text(
+        source.read_text().replace(
+            "def evict_least_recently_used(store, capacity):",
+            'def evict_least_recently_used(store, capacity):\n    """Brew espresso with oat milk."""',
+        )
+    )
+    code, data, _ = search(tree, "brew espresso with oat milk", "--mode", "semantic")
+    assert code == 0
+    chunks = sqlite3.connect(tree / ".repomap" / "index.db").execute("SELECT count(*) FROM chunks")
+    (total,) = chunks.fetchone()
+    assert data["meta"]["coverage"] == pytest.approx((total - 1) / total)
+    assert "evict_least_recently_used" not in names(data)  # no vector of its new text yet
+    again = index_json(tree, "--embed")["embeddings"]
+    assert again["changed"] == 1 and again["deleted"] == 0 and again["coverage"] == 1
+    code, data, _ = search(tree, "brew espresso with oat milk", "--mode", "semantic")
+    assert names(data)[0] == "evict_least_recently_used" and data["meta"]["coverage"] == 1
+
+
 def test_the_cache_embeds_only_new_texts_across_changes_renames_and_force(tree: Path) -> None:
     first = index_json(tree, "--embed")["embeddings"]
     again = index_json(tree, "--embed")["embeddings"]

@@ -120,14 +120,16 @@ def index(
     )
     outcome.note_index(settings.db_path)
     with _signals_interrupt():
-        if as_json or not sys.stderr.isatty():
-            summary = indexer.run(settings, force=force)
-        else:
-            summary = _index_with_progress(indexer, settings, force)
-        embedded = None
         if embed is None and not dry_run and vector_store is None:
             embed = indexer.has_embeddings(settings)
-        if embed or dry_run or vector_store is not None:
+        # An embedding run follows: it deletes the vectors of changed chunks and counts them.
+        keep = bool(embed or dry_run or vector_store is not None)
+        if as_json or not sys.stderr.isatty():
+            summary = indexer.run(settings, force=force, keep_vectors=keep)
+        else:
+            summary = _index_with_progress(indexer, settings, force, keep)
+        embedded = None
+        if keep:
             quiet = as_json or not sys.stderr.isatty()
             embedded = (
                 indexer.embed(
@@ -203,7 +205,9 @@ def _signals_interrupt() -> Iterator[None]:
             signal.signal(each, handler)
 
 
-def _index_with_progress(indexer: Any, settings: config.Settings, force: bool) -> Any:
+def _index_with_progress(
+    indexer: Any, settings: config.Settings, force: bool, keep_vectors: bool
+) -> Any:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
     with Progress(
@@ -218,7 +222,7 @@ def _index_with_progress(indexer: Any, settings: config.Settings, force: bool) -
         def advance(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
 
-        return indexer.run(settings, force=force, progress=advance)
+        return indexer.run(settings, force=force, progress=advance, keep_vectors=keep_vectors)
 
 
 @click.command()

@@ -258,6 +258,39 @@ def coverage_count(db: Store, vectors: VectorStore, scope: str = SCOPE) -> int:
     return len(vectors.hashes(scope))  # another store changes without the database's knowing
 
 
+def drop_stale(db: Store, ranges: Sequence[tuple[int, int]]) -> int:
+    """Delete the vectors of chunks in `ranges` ([start, end) of chunk ids: files and docs a
+    run rewrote or removed) whose chunk is gone or holds another text now; how many. A run
+    that does not embed (a query's refresh, `index` without --embed) left them, and the chunk
+    was found by its old meaning while the coverage counted it; now coverage says it lacks a
+    vector until the next embedding run, which takes it from the cache if the text was seen."""
+    model_id = store.embedding_model(db)
+    if not ranges or model_id is None:
+        return 0
+    vectors = vector_store(db, model_id)
+    try:
+        if isinstance(vectors, LocalVectorStore):
+            stored = vectors.hashes_between(SCOPE, ranges)
+        else:
+            stored = {
+                chunk_id: digest
+                for chunk_id, digest in vectors.hashes(SCOPE).items()
+                if any(start <= chunk_id < end for start, end in ranges)
+            }
+    except EmbeddingModelMismatch:
+        return 0  # the embedding run replaces them all
+    if not stored:
+        return 0
+    current = {
+        chunk_id: chunk_texts.content_hash(title, head, body)
+        for chunk_id, (title, _place, head, body, _name) in chunk_texts.texts(db, stored).items()
+    }
+    stale = [chunk_id for chunk_id, digest in stored.items() if current.get(chunk_id) != digest]
+    if stale:
+        vectors.delete(SCOPE, stale)
+    return len(stale)
+
+
 def _texts(db: Store, chunk_ids: Sequence[int]) -> dict[int, str]:
     words = store.chunk_words(db, chunk_ids)
     return {

@@ -195,15 +195,23 @@ def _reason_kind(reason: str) -> str:
 Progress = Callable[[int, int], None]
 
 
-def run(settings: Settings, *, force: bool = False, progress: Progress | None = None) -> Summary:
-    """Bring the index at settings.db_path up to date with settings.root."""
+def run(
+    settings: Settings,
+    *,
+    force: bool = False,
+    progress: Progress | None = None,
+    keep_vectors: bool = False,
+) -> Summary:
+    """Bring the index at settings.db_path up to date with settings.root. The vectors of
+    chunks a rewrite changed are deleted (embedding.drop_stale) unless `keep_vectors`: an
+    embedding run follows, which deletes and counts them itself."""
     started = time.perf_counter()
     try:
         with _exclusive(settings.db_path), _no_cyclic_gc():
             if settings.scope_mode != "fixed":  # a new branch starts from the nearest index
                 scopes.seed(settings)
             try:
-                summary, totals = _run_once(settings, force, progress, started)
+                summary, totals = _run_once(settings, force, progress, started, keep_vectors)
             except CorruptIndex:
                 # Damage that opening did not show (a malformed page met mid-run) gets the same
                 # recovery, once: otherwise every run stopped at the same page, each one saying
@@ -211,7 +219,7 @@ def run(settings: Settings, *, force: bool = False, progress: Progress | None = 
                 if not _is_ours(settings):
                     raise
                 moved = str(store.move_aside(settings.db_path))
-                summary, totals = _run_once(settings, True, progress, started)
+                summary, totals = _run_once(settings, True, progress, started, keep_vectors)
                 summary.recovered_from = moved
     except OSError as error:
         raise RepomapError(
@@ -338,14 +346,18 @@ def prune_embedding_cache(settings: Settings, apply: bool) -> int:
 
 
 def _run_once(
-    settings: Settings, force: bool, progress: Progress | None, started: float
+    settings: Settings,
+    force: bool,
+    progress: Progress | None,
+    started: float,
+    keep_vectors: bool = False,
 ) -> tuple[Summary, dict[str, int]]:
     summary = Summary(str(settings.root), str(settings.db_path))
     db = _open_or_recover(settings, summary)
     try:
         with store.write_errors(settings.db_path):
             settings = _size_limit(db, settings)
-            _index(db, settings, force, summary, progress)
+            _index(db, settings, force, summary, progress, keep_vectors)
             summary.seconds = time.perf_counter() - started
             return summary, store.counts(db)
     finally:
@@ -438,7 +450,12 @@ LARGE_RUN_FILES = 4_000
 
 
 def _index(
-    db: store.Store, settings: Settings, force: bool, summary: Summary, progress: Progress | None
+    db: store.Store,
+    settings: Settings,
+    force: bool,
+    summary: Summary,
+    progress: Progress | None,
+    keep_vectors: bool = False,
 ) -> None:
     started = time.perf_counter()
     force = force or any(
@@ -546,6 +563,10 @@ def _index(
             if rel_path in existing and rel_path in present:
                 writer.delete_file(existing[rel_path].id)
         writer.link_declarations()  # what this run's writes and deletions changed
+        if writer.rewritten_chunks and not keep_vectors and store.has_vectors(db):
+            from repomap.index.embedding import drop_stale
+
+            drop_stale(db, writer.rewritten_chunks)
     summary.history = update_history(
         writer, settings.root, settings.redact, settings.history
     ).as_dict()

@@ -478,6 +478,19 @@ class LocalVectorStore:
             for chunk_id, digest in self.db.conn.execute(HASHES_SQL, (found[0],))
         }
 
+    def hashes_between(self, scope: str, ranges: Sequence[tuple[int, int]]) -> dict[int, str]:
+        """hashes() of the chunk ids in `ranges` ([start, end)), each range one index seek."""
+        found = self._checked_scope(scope)
+        if found is None:
+            return {}
+        return {
+            chunk_id: digest.hex()
+            for start, end in ranges
+            for chunk_id, digest in self.db.conn.execute(
+                HASHES_SQL + " AND v.chunk_id >= ? AND v.chunk_id < ?", (found[0], start, end)
+            )
+        }
+
     def health(self) -> StoreHealth:
         counts = dict(
             self.db.conn.execute(

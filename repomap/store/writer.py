@@ -342,6 +342,9 @@ class Writer:
         # in front of the ones before it: B-tree pages split half full, and a cold index of
         # Django's docs left 9.7 MB of 17.8 MB of chunk pages empty (1.3 MB written in order).
         self._doc_chunks: dict[int, list[tuple]] = {}
+        # The chunk id ranges of files and docs whose rows this writer deleted (rewritten or
+        # gone): their vectors may hold a text they no longer have (embedding.drop_stale).
+        self.rewritten_chunks: list[tuple[int, int]] = []
         self._depth = 0  # batches open: the outermost indexes the text
         # What link_declarations must revisit: C++ files written, and the (name, qualified
         # name) of in-class declarations removed or added.
@@ -482,6 +485,7 @@ class Writer:
             conn.execute(UNINDEX_TEXT_SQL, rows)
             conn.execute(UNINDEX_LITERAL_SQL, rows)
         chunk_texts.forget(self.db, *rows)
+        self.rewritten_chunks.append(rows)  # a file's chunk ids are its row range
         conn.execute("DELETE FROM code_text WHERE id >= ? AND id < ?", rows)
         conn.execute("DELETE FROM chunks WHERE id >= ? AND id < ?", rows)
         changes["files"] -= conn.execute("DELETE FROM files WHERE id = ?", (file_id,)).rowcount
@@ -792,6 +796,7 @@ class Writer:
         chunks = _doc_chunk_range(doc_id, doc_id)
         self._doc_chunks.pop(doc_id, None)  # written in this batch: not in `chunks` yet
         chunk_texts.forget(self.db, *chunks)
+        self.rewritten_chunks.append(chunks)
         self.conn.execute("DELETE FROM chunks WHERE id >= ? AND id < ?", chunks)
         self.conn.execute("DELETE FROM sections WHERE rowid >= ? AND rowid < ?", rows)
         self.conn.execute("DELETE FROM headings WHERE id >= ? AND id < ?", rows)
