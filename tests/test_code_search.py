@@ -271,7 +271,9 @@ def test_results_are_deterministic_and_bounded(tree: Path) -> None:
         (["value", "--limit", "0"], "'--limit': 0 is not in the range 1<=x<=1000"),  # click's
         (["value", "--limit", "1001"], "'--limit': 1001 is not in the range 1<=x<=1000"),
         (["value", "--kind", "bogus"], "unknown kind 'bogus'"),
+        (["value", "--kind", "function,xyz"], "unknown kind 'xyz'; use one or more of"),
         (["value", "--lang", "cobol"], "cobol"),
+        (["value", "--lang", "cobol"], "python, rust, c, cpp, markdown, text"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(tree: Path, args: list[str], message: str) -> None:
@@ -487,6 +489,18 @@ def test_an_edit_indexed_without_embedding_drops_the_old_vector(tree: Path) -> N
     assert again["changed"] == 1 and again["deleted"] == 0 and again["coverage"] == 1
     code, data, _ = search(tree, "brew espresso with oat milk", "--mode", "semantic")
     assert names(data)[0] == "evict_least_recently_used" and data["meta"]["coverage"] == 1
+
+
+def test_the_default_mode_falls_back_to_words_when_the_store_holds_no_vector(tree: Path) -> None:
+    # A store named but empty (every vector deleted since): the MCP tool fell back to lexical,
+    # the CLI failed with "no embeddings yet".
+    index_json(tree, "--embed")
+    with sqlite3.connect(tree / ".repomap" / "index.db") as db:
+        db.execute("DELETE FROM vectors")
+    code, data, _ = search(tree, "retry backoff")
+    assert code == 0 and data["mode"] == "lexical" and names(data)
+    done = repomap("search", "retry", "--mode", "semantic", "--root", str(tree))
+    assert done.returncode == 2 and "no embeddings yet" in done.stderr
 
 
 def test_the_cache_embeds_only_new_texts_across_changes_renames_and_force(tree: Path) -> None:

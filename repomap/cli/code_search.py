@@ -21,6 +21,7 @@ from repomap.cli.shared import (
     root_option,
 )
 from repomap.cli.shown import Shown
+from repomap.shares import percent
 
 if TYPE_CHECKING:
     from repomap.search.code import CodeResults
@@ -105,7 +106,7 @@ def search(
             click.echo(f"note: {NO_WORDS_NOTE}", err=True)
         if result.coverage is not None and result.coverage < 1:
             click.echo(
-                f"note: {result.coverage:.0%} of chunks have embeddings; run `repomap index` "
+                f"note: {percent(result.coverage)} of chunks have embeddings; run `repomap index` "
                 "to finish them",
                 err=True,
             )

@@ -14,6 +14,7 @@ from repomap.cli.outcome import envelope
 from repomap.cli.shared import absolute_option, db_option, json_option, print_json, root_option
 from repomap.cli.shown import Shown
 from repomap.errors import BadArgument, ExitCode
+from repomap.shares import percent
 
 # An embedding cache row, for `prune --cache`'s estimate: a 384-byte int8 vector (schema v17),
 # a 32-byte hash, its keys and the unique index's entry (Django: 28.8 MB for 57,753 entries).
@@ -63,7 +64,7 @@ def status(as_json: bool, db_path: Path | None, root: Path | None) -> int:
         f"{found.text_rows} text rows, {found.chunks} chunks"
     )
     click.echo(
-        f"embeddings:  {found.embedded} of {found.chunks} chunks ({found.embedded_share:.0%})"
+        f"embeddings:  {found.embedded} of {found.chunks} chunks ({percent(found.embedded_share)})"
         f", model {found.model_id or '-'}, store {found.vector_store}"
     )
     took = f" in {found.index_seconds:.2f} s" if found.index_seconds is not None else ""

@@ -7,6 +7,7 @@ from typing import Any
 from rich.markup import escape
 
 from repomap.cli.console import console as _console
+from repomap.shares import percent
 
 
 def _count(number: int, noun: str) -> str:
@@ -96,7 +97,7 @@ def print_embed_summary(summary: Any, dry_run: bool) -> None:
             f"chunks {summary.total}: {summary.changed} new or changed, {summary.embedded} "
             f"embedded{_shared(summary)}, {summary.reused} from the cache, {summary.deleted} "
             "deleted; coverage "
-            f"{summary.coverage:.0%} ({times}; model {summary.model_id})"
+            f"{percent(summary.coverage)} ({times}; model {summary.model_id})"
         )
         if summary.ann not in ("", "exact"):
             line += f"; HNSW sidecar {summary.ann}"

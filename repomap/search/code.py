@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from repomap import paths, store
 from repomap.errors import BadArgument, BadQuery, RepomapError
 from repomap.index import chunks
-from repomap.languages import DOC_FORMATS, resolve_language
+from repomap.languages import DOC_FORMATS, LANGUAGE_ALIASES, LANGUAGES
 from repomap.limits import check_limit
 from repomap.search import morphology
 from repomap.search.filters import Filters
@@ -179,6 +179,10 @@ def search_terms(db: Store, words: Sequence[str]) -> list[str]:
     return found
 
 
+class NoEmbeddings(BadQuery):
+    """Semantic or hybrid search asked of an index whose store holds no vector."""
+
+
 def check_query(question: object) -> str:
     if not isinstance(question, str) or not question.strip():
         raise BadQuery("the query is empty; ask in words what the code does")
@@ -196,13 +200,19 @@ def make_filters(
     lang = None
     if language is not None:
         lowered = language.strip().lower()
-        lang = lowered if lowered in DOC_LANGUAGES else resolve_language(language)
+        lang = lowered if lowered in DOC_LANGUAGES else LANGUAGE_ALIASES.get(lowered)
+        if lang is None:
+            choices = ", ".join((*LANGUAGES, *DOC_LANGUAGES))
+            raise BadArgument(f"unknown language {language!r}; use one of {choices}")
     kinds = None
     if kind is not None:
         kinds = tuple(k.strip().lower() for k in kind.split(",") if k.strip())
         unknown = [k for k in kinds if k not in CHUNK_KINDS]
         if unknown or not kinds:
-            raise BadArgument(f"unknown kind {kind!r}; use one of {', '.join(sorted(CHUNK_KINDS))}")
+            named = ", ".join(repr(k) for k in unknown) if unknown else repr(kind)
+            raise BadArgument(
+                f"unknown kind {named}; use one or more of {', '.join(sorted(CHUNK_KINDS))}"
+            )
     file_ids = doc_ids = None
     if path is not None:
         path_filter = paths.parse(path, root=store.get_meta(db, "root"))
@@ -372,6 +382,7 @@ def _search_code(
 ) -> CodeResults:
     question = check_query(question)
     limit = check_limit(limit)
+    defaulted = mode is None
     if mode is None:
         mode = DEFAULT_MODE if store.has_vectors(db) else "lexical"
     if mode not in MODES:
@@ -390,9 +401,19 @@ def _search_code(
     semantic: dict[int, float] = {}
     model_id = coverage = None
     if mode != "lexical":
-        semantic, model_id, coverage = _semantic_scores(
-            db, question, filters, pool, timings, quick_start
-        )
+        try:
+            semantic, model_id, coverage = _semantic_scores(
+                db, question, filters, pool, timings, quick_start
+            )
+        except NoEmbeddings:
+            if not defaulted:
+                raise
+            # A store named but empty (every vector dropped since, or none made yet): the
+            # default is words alone, as for an index that never had embeddings.
+            mode = "lexical"
+            clock = time.perf_counter()
+            lexical = lexical_scores(db, search_terms(db, terms), filters, pool)
+            timings["lexical"] = (time.perf_counter() - clock) * 1000
 
     traits: dict[int, Traits] = {chunk_id: found[1:] for chunk_id, found in lexical.items()}
     traits.update(_traits(db, [chunk_id for chunk_id in semantic if chunk_id not in traits]))
@@ -594,7 +615,7 @@ def _semantic_scores(
     vectors = embedding.vector_store(db, model_id)
     covered = embedding.coverage_count(db, vectors)
     if not covered:
-        raise BadQuery(
+        raise NoEmbeddings(
             "this index has no embeddings yet; run `repomap index --embed` (or use --mode lexical)"
         )
     clock = time.perf_counter()

@@ -65,6 +65,7 @@ from repomap.serve.mcp_models import (
     TextSearchAnswer,
 )
 from repomap.serve.roots import Root, Roots
+from repomap.shares import percent
 
 if TYPE_CHECKING:
     from repomap.store import Store
@@ -467,7 +468,7 @@ class Service:
         truncated = truncated or len(found) > limit
         if coverage is not None and coverage < 1:
             notices.append(
-                f"{coverage:.0%} of the code has embeddings so far: semantic ranking covers only "
+                f"{percent(coverage)} of the code has embeddings so far: semantic ranking covers only "
                 "that part; the rest is being embedded"
             )
         if word_matches == 0 and found:
