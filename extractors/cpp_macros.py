@@ -436,6 +436,8 @@ def _macro_spans(source: bytes, lang: str) -> list[tuple[int, int]]:
     spans = []
     skip = _Skipper(source).skip
     for start, end in _line_start_spans(_DECLARATION_MACROS, source):
+        if _continues_directive(source, start):
+            continue  # a `#define`'s body (`  X_DEFINE(t, -)` under `#define X_S(t) \\`)
         after = skip(end)
         word = WORD.match(source, after)
         for _ in range(4):  # `FMT_BEGIN_NAMESPACE` then `FMT_MODULE_EXPORT_BEGIN`: look past
@@ -690,6 +692,17 @@ def _closing_parenthesis(source: bytes, opening: int, strings: bool = False) -> 
         elif byte in (0x3B, 0x7B, 0x7D):  # ; { }
             return -1
     return -1
+
+
+def _continues_directive(source: bytes, at: int) -> bool:
+    """Whether the line holding `at` continues the one before it (that line ends in `\\`): a
+    `#define` body's line. Blanked there, a body's only line left the `\\` joining the blank
+    line, and tree-sitter-cpp ran the `#define` on into the next one (yaml-cpp's
+    YAML_DEFINE_CONVERT_STREAMABLE_UNSIGNED was lost so)."""
+    end = source.rfind(b"\n", 0, at)
+    while end > 0 and source[end - 1] in b" \t\r":
+        end -= 1
+    return end > 0 and source[end - 1] == 0x5C  # backslash
 
 
 def on_directive_line(source: bytes, at: int) -> bool:

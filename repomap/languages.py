@@ -9,7 +9,14 @@ import re
 from collections import Counter
 
 # C++ sources: a `.h` beside one of them is C++ (see header_languages below).
-CPP_SOURCE_SUFFIXES = (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".ipp", ".inl")
+CPP_SOURCE_SUFFIXES = (
+    ".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h++", ".ipp", ".inl",
+    ".tcc", ".tpp", ".txx",  # template definitions a header includes (libstdc++'s .tcc)
+    ".cppm", ".ixx",  # C++20 module interfaces (Clang's, MSVC's)
+)  # fmt: skip
+# GCC's convention, kept by OpenFOAM and ROOT: an upper-case `.C` is C++ (a suffix is otherwise
+# compared in lower case, and `.c` is C).
+UPPER_CASE_CPP = ".C"
 # Extension -> language of the extractor that reads it; every other file is not code. A `.h`
 # is C++ here; header_languages() makes it C in a C project or a tree of C headers alone.
 LANGUAGE_BY_SUFFIX = {
@@ -50,6 +57,12 @@ _STD = re.compile(rb"\bstd::")
 _EXTERN_CPP = re.compile(rb'\bextern[ \t]+"C\+\+"')
 
 _CPP_WORDS = re.compile(rb"^(?![ \t]*#)[^\n/]*\b(?:nullptr|noexcept)\b", re.MULTILINE)
+# `enum class Mode`, `Point& operator+=(const Point&)`: C has neither (a C header of a mixed
+# tree with them was read as C, and lost its member functions and operators).
+_ENUM_CLASS = re.compile(rb"^(?![ \t]*[#*])[^\n/\"]*\benum[ \t]+(?:class|struct)[ \t]+\w", re.M)
+_OPERATOR = re.compile(
+    rb"^(?![ \t]*[#*])[^\n/\"]*\boperator[ \t]*(?:[^\w\s(]{1,3}|\(\))[ \t]*\(", re.M
+)
 
 # Suffix (lower case) -> doc_files.format; every other file is not a doc.
 DOC_FORMATS = {".md": "markdown", ".markdown": "markdown", ".txt": "text"}
@@ -78,6 +91,8 @@ def language_of(rel_path: str) -> str | None:
     """The language a code file is read as, or None when it is not code (a `.h`: "cpp", which
     header_languages and language_of_header may turn into "c")."""
     suffix = _suffix(rel_path)
+    if suffix == ".c" and rel_path.endswith(UPPER_CASE_CPP):
+        return "cpp"
     return LANGUAGE_BY_SUFFIX.get(suffix) if suffix else None
 
 
@@ -151,10 +166,13 @@ def language_of_header(rel_path: str, language: str, source: bytes) -> str:
 
 
 def _cpp_syntax(source: bytes) -> bool:
-    """Whether `source` has a line only C++ writes (see _CPP_LINE), `std::` or `extern "C++"`."""
+    """Whether `source` has a line only C++ writes (see _CPP_LINE), `std::`, `extern "C++"`,
+    `enum class` or an operator's declaration."""
     return bool(
         (b"std::" in source and _STD.search(source))
         or (b'"C++"' in source and _EXTERN_CPP.search(source))
         or _CPP_FIRST_LINE.match(source)
         or _CPP_LINE_START.search(source)
+        or (b"enum" in source and _ENUM_CLASS.search(source))
+        or (b"operator" in source and _OPERATOR.search(source))
     )

@@ -272,6 +272,14 @@ def test_headers_are_c_in_a_c_project_and_cpp_beside_cpp_sources(
         (b"int f(void);\nint g(void) { return std::max(1, 2); }\n", "cpp"),
         (b'int f(void);\nextern "C++" {\n', "cpp"),
         (b"int f(void); /* namespace x */ int g; // template <T>\n", "c"),
+        # A header of a mixed tree: member functions, operators, `enum class` (helper, t7).
+        (b"struct Point {\n  Point& operator+=(const Point& o);\n};\n", "cpp"),
+        (b"struct F {\n  bool operator()(int x) const;\n};\n", "cpp"),
+        (b"enum class Mode { Fast, Slow };\n", "cpp"),
+        (
+            b"/*\n * \\enum struct drx_version\n * the operator+( of it\n */\nint operator_count;\n",
+            "c",
+        ),
     ],
 )
 def test_a_c_candidate_header_with_cpp_syntax_is_read_as_cpp(source: bytes, language: str) -> None:

@@ -45,13 +45,21 @@ def test_index_finds_every_language_and_skips_other_files(make_repo, index):
             "k.hxx": "",
             "l.ipp": "",
             "m.inl": "",
+            "n.tcc": "",
+            "o.tpp": "",
+            "p.txx": "",
+            "q.h++": "",
+            "r.cppm": "",
+            "s.ixx": "",
+            "T.C": "namespace n { class K {}; }\n",  # GCC's upper-case `.C` is C++
+            "u.c": "int u(void) { return 0; }\n",
             "README.md": "# hi\n",
             "n.js": "var x;\n",
             "Makefile": "all:\n",
         }
     )
     summary = index(root)
-    assert summary.scanned == 13
+    assert summary.scanned == 21
     langs = dict(_rows(_db(root), "SELECT path, language FROM files"))
     assert langs["a.py"] == langs["b.pyi"] == "python"
     assert langs["c.rs"] == "rust"
@@ -68,8 +76,16 @@ def test_index_finds_every_language_and_skips_other_files(make_repo, index):
             "k.hxx",
             "l.ipp",
             "m.inl",
+            "n.tcc",
+            "o.tpp",
+            "p.txx",
+            "q.h++",
+            "r.cppm",
+            "s.ixx",
+            "T.C",
         )
     } == {"cpp"}
+    assert langs["u.c"] == "c"
     assert "README.md" not in langs and "n.js" not in langs
 
 

@@ -90,7 +90,9 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # brace; 20: a macro after a class's name (`class Verifier FLATBUFFERS_FINAL_CLASS {`), a
 # record macro (`FLATBUFFERS_MANUALLY_ALIGNED_STRUCT(4) Vec3 {`), a capitals macro without an
 # underscore after a declarator (`void f() NOEXCEPT {`), an annotation after a member's name
-# (`bool done_ GUARDED_BY(mu_);`)
+# (`bool done_ GUARDED_BY(mu_);`), no macro blanked in a `#define`'s continued body, `.C`,
+# `.tcc`, `.tpp`, `.txx`, `.h++`, `.cppm` and `.ixx` as C++, `enum class` and `operator`
+# declarations as C++ syntax in a header
 EXTRACTOR_VERSION = "20"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
