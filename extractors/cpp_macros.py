@@ -170,10 +170,13 @@ _NOT_DECLARATORS = frozenset(
     b"if while for switch return sizeof alignof decltype noexcept catch throw".split()
 )
 # `void SPDLOG_INLINE thread_pool::post_log(`: a macro between a return type and the function's
-# name. Left in, tree-sitter-cpp read the macro as a scope (`SPDLOG_INLINE::thread_pool`).
+# name. Left in, tree-sitter-cpp read the macro as a scope (`SPDLOG_INLINE::thread_pool`). After
+# more words (`PUGI__FN void PUGIXML_FUNCTION set_memory_management_functions(`) and before an
+# operator (`bool PUGIXML_FUNCTION operator&&(`) too: pugixml's were `PUGIXML_FUNCTION::as_utf8`.
 _MID_MACRO = re.compile(
     rb"\n[ \t]*(?!(?:return|else|case|new|delete|throw|goto|co_return|co_yield)\b)"
-    rb"[A-Za-z_][\w:<>]*[ \t*&]+([A-Z][A-Z0-9]*_[A-Z0-9_]*)[ \t]+(?=~?[A-Za-z_][\w:~]*[ \t]*\()"
+    rb"(?:[A-Za-z_][\w:<>]*[ \t*&]+){1,3}?([A-Z][A-Z0-9]*_[A-Z0-9_]*)[ \t]+"
+    rb"(?=(?:~?[A-Za-z_][\w:~]*|operator[ \t]*(?:[^\w\s(]{1,3}|\(\)))[ \t]*\()"
 )
 # `JSON_PRIVATE_UNLESS_TESTED:`, `Q_SIGNALS:`: a macro that expands to an access specifier, alone
 # on its line. Left in, tree-sitter-cpp reads it as a bit field and loses the class from there

@@ -111,6 +111,25 @@ def test_ignore_rules_at_every_level_are_respected(make_repo, index):
     assert _paths(_db(root)) == ["other/local_ok.py", "src/a.py", "src/keep.gen.py"]
 
 
+def test_tools_hidden_folders_are_skipped_unless_an_ignore_file_takes_one_back(make_repo, index):
+    # quilt's `.pc/` (every Debian source tree) held pre-patch copies that won ties in `show`.
+    root = make_repo(
+        {
+            "src/a.py": "def a():\n    pass\n",
+            ".pc/fix.patch/src/a.py": "def a():\n    pass\n",
+            ".venv/lib/site.py": "x = 1\n",
+            ".tox/py311/lib/x.py": "x = 1\n",
+            ".github/scripts/check.py": "x = 1\n",  # another hidden folder is read
+        }
+    )
+    summary = index(root)
+    assert _paths(_db(root)) == [".github/scripts/check.py", "src/a.py"]
+    assert summary.ignored == 3
+    (root / ".repomapignore").write_text("!.venv/\n")
+    index(root)
+    assert _paths(_db(root)) == [".github/scripts/check.py", ".venv/lib/site.py", "src/a.py"]
+
+
 def test_ignored_entries_are_counted_by_the_rule_that_excluded_them(make_repo):
     from repomap.index.discover import walk
 

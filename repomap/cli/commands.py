@@ -120,16 +120,19 @@ def index(
     )
     outcome.note_index(settings.db_path)
     with _signals_interrupt():
-        if embed is None and not dry_run and vector_store is None:
-            embed = indexer.has_embeddings(settings)
-        # An embedding run follows: it deletes the vectors of changed chunks and counts them.
-        keep = bool(embed or dry_run or vector_store is not None)
+        # An embedding run follows unless --no-embed (without the flag, when the index has
+        # vectors; none: nothing to delete): it deletes the vectors of changed chunks and
+        # counts them. Asked before the run, has_embeddings would meet a corrupt index the run
+        # moves aside.
+        keep = embed is not False or dry_run or vector_store is not None
         if as_json or not sys.stderr.isatty():
             summary = indexer.run(settings, force=force, keep_vectors=keep)
         else:
             summary = _index_with_progress(indexer, settings, force, keep)
         embedded = None
-        if keep:
+        if embed is None and not dry_run and vector_store is None:
+            embed = indexer.has_embeddings(settings)
+        if embed or dry_run or vector_store is not None:
             quiet = as_json or not sys.stderr.isatty()
             embedded = (
                 indexer.embed(

@@ -133,6 +133,21 @@ def invalid_pattern(line: str) -> str | None:
     return None
 
 
+# Hidden folders that hold tools' state or copies of the sources, not the project's code:
+# quilt's `.pc/` (in every Debian source tree; its pre-patch copies won ties in `show` and
+# filled half a map), virtual environments, test and type-checker caches. Other hidden folders
+# are read (`.github/workflows/*.yml` are data records). Below every ignore file, so a
+# `!.venv/` in a .repomapignore (or the config's index.extra_ignore) takes one back.
+DEFAULT_IGNORE = (
+    ".pc/", ".venv/", ".tox/", ".nox/", ".eggs/", ".direnv/", ".mypy_cache/",
+    ".pytest_cache/", ".ruff_cache/", ".hypothesis/", ".ipynb_checkpoints/",
+)  # fmt: skip
+
+
+def _default_rules() -> _Rules:
+    return _Rules("", compile_rules(list(DEFAULT_IGNORE)), "default (tools' folders)")
+
+
 def _extra_rules(root: Path) -> list[_Rules]:
     """The config file's `index.extra_ignore` patterns, as a .repomapignore at ROOT (below the
     ignore files in the tree, which may re-include with `!`). A config file that cannot be read
@@ -170,9 +185,13 @@ def walk(root: Path, skip_dirs: frozenset[Path] = frozenset()) -> Walk:
     skip_paths = frozenset(str(path) for path in skip_dirs)  # compared as strings: no Path per dir
     result = Walk()
     base_rules = [
-        replace(rule, source=".git/info/exclude")
-        for rule in _read_rules(root / ".git" / "info", "", ("exclude",))
-    ] + _extra_rules(root)
+        _default_rules(),
+        *(
+            replace(rule, source=".git/info/exclude")
+            for rule in _read_rules(root / ".git" / "info", "", ("exclude",))
+        ),
+        *_extra_rules(root),
+    ]
     seen_dirs: set[tuple[int, int]] = set()
     seen_files: set[tuple[int, int]] = set()
     root_stat = root.stat()
