@@ -1125,6 +1125,8 @@ class _Reader:
             path = self.name_path(name_node) if name_node is not None else None
             if inner is None or path is None or not _IDENTIFIER.fullmatch(path[0][-1]):
                 continue
+            if path[0][-1].encode() in _C_KEYWORDS:
+                continue  # `DEFINE_CONVERT(int);` read as a variable `int` (yaml-cpp's convert.h)
             parts, is_global = path
             prefix = None if is_global or scope is None else scope.qualified_name
             constant = "constexpr" in specifiers or ("const" in specifiers and not pointer)

@@ -1154,3 +1154,15 @@ def test_an_annotation_macro_after_a_member_name_is_no_method():
     ]
     blanked = blank_macros(source, "cpp")[0]
     assert b"GUARDED_BY" not in blanked and b"return FOO_OF(x);" in blanked
+
+
+def test_a_macro_call_with_a_type_keyword_is_no_variable_of_that_name():
+    # yaml-cpp's `YAML_DEFINE_CONVERT_STREAMABLE_SIGNED(int);` was `variable YAML::int`.
+    source = (
+        b"namespace YAML {\n"
+        b"YAML_DEFINE_CONVERT_STREAMABLE_SIGNED(int);\n"
+        b"YAML_DEFINE_CONVERT_STREAMABLE_SIGNED(double);\n"
+        b"int real_var = 3;\n"
+        b"}\n"
+    )
+    assert symbols(source) == [("YAML", "namespace", 1), ("YAML::real_var", "variable", 4)]
