@@ -47,12 +47,14 @@ _EXPORT_MACROS = tuple(
 # `class Verifier FLATBUFFERS_FINAL_CLASS {`, `struct Type MY_FINAL : private Base {`: a macro
 # (most often for `final`) after a class's name. Left in, tree-sitter-cpp lost the class and
 # read its members as free functions (flatbuffers: 67 classes). The name must not be capitals
-# itself (`class API FOO {` names which?); _after_name_macros checks it.
+# itself (`class API FOO {` names which?); _after_name_macros checks it. Both runs are bounded:
+# unbounded, `class AB AB AB ...` without a brace split them at every word, quadratic in the
+# line (a 20 KB line took 6 s).
 _AFTER_NAME_MACROS = tuple(
     re.compile(
-        keyword + rb"[ \t]+((?:[A-Z][A-Z0-9_]*[A-Z0-9_](?:\([^()\n]*\))?\s+)*)"
+        keyword + rb"[ \t]+((?:[A-Z][A-Z0-9_]*[A-Z0-9_](?:\([^()\n]*\))?\s+){0,4})"
         rb"((?!final\b)[A-Za-z_]\w*)(?!\w)[ \t]*(?:<[^;{}()]*>[ \t]*)?"
-        rb"((?:[A-Z][A-Z0-9_]*[A-Z0-9_](?!\w)(?:[ \t]*\([^()\n]*\))?[ \t]*)+)"
+        rb"((?:[A-Z][A-Z0-9_]*[A-Z0-9_](?!\w)(?:[ \t]*\([^()\n]*\))?[ \t]*){1,4})"
         rb"(?=\s*(?:final\s*)?(?:\{|:(?!:)))"
     )
     for keyword in (b"class", b"struct")
@@ -110,11 +112,12 @@ _TYPE_WORDS = frozenset(
 # initialiser and the macro as the declared name, and the function is lost.
 # In C too: Vim's `int smsg(const char *, ...) ATTRIBUTE_COLD ATTRIBUTE_FORMAT_PRINTF(1, 2);`
 # (a run of them, or on the next, indented line) was read as a call and the prototype lost.
-# _trailing_macros checks that the `)` closes a parameter list after a name.
+# _trailing_macros checks that the `)` closes a parameter list after a name. At most six in a
+# run: an X-macro list's line (`OP(A) OP(B) ...`, 47 KB) made every `)` scan to the line's end.
 _TRAILING_MACRO = re.compile(
     rb"\)(?:[ \t]*\n)*[ \t]+(?:(?:const|noexcept|override|final)(?:[ \t]*\n)*[ \t]*|&&?[ \t]*)*"
     rb"((?:(?:[A-Z_][A-Z0-9]*_[A-Z0-9_]*|[A-Z][A-Z0-9]+)(?!\w)"
-    rb"(?:[ \t]*\((?:[^()\n]|\([^()\n]*\))*\))?[ \t]*)+)"
+    rb"(?:[ \t]*\((?:[^()\n]|\([^()\n]*\))*\))?[ \t]*){1,6})"
     rb"(?=\s*(?:\{|;|:(?!:)|=[ \t]*(?:0|default|delete)\b|->"
     rb"|(?:override|final|const|noexcept)\b))"
 )

@@ -129,13 +129,18 @@ class Settings(NamedTuple):
 
     @property
     def index_folder(self) -> frozenset[Path]:
-        """The index's folder when it lies inside ROOT (`--db ROOT/build/x.db`): no walk or
-        watch looks into it. Not when it is ROOT itself or a folder above it (`--db ROOT/x.db`,
-        `--db ../x.db`): the watcher then dropped every event of the tree, and the index's own
-        files are no source a walk takes."""
+        """What no walk or watch looks at: the index's folder when it lies inside ROOT (`--db
+        ROOT/build/x.db`). Not when it is ROOT itself or a folder above it (`--db ROOT/x.db`,
+        `--db ../x.db`): the watcher then dropped every event of the tree. In ROOT itself, the
+        index's search logs (`x-search-log.jsonl`, search/log.py), which a walk took as data:
+        every search wrote one, and every next question re-indexed it first."""
         folder, root = self.db_path.parent.resolve(), self.root.resolve()
-        inside = folder != root and folder.is_relative_to(root)
-        return frozenset({folder}) if inside else frozenset()
+        if folder != root and folder.is_relative_to(root):
+            return frozenset({folder})
+        if folder == root:  # the search log beside the index is JSON lines: no data file
+            stem = self.db_path.stem
+            return frozenset(folder / f"{stem}-search-log{n}.jsonl" for n in ("", ".1"))
+        return frozenset()
 
     @property
     def uses_default_db(self) -> bool:

@@ -491,6 +491,21 @@ def test_an_edit_indexed_without_embedding_drops_the_old_vector(tree: Path) -> N
     assert names(data)[0] == "evict_least_recently_used" and data["meta"]["coverage"] == 1
 
 
+@pytest.mark.parametrize("flag", ["--no-embed", "--dry-run"])
+def test_an_index_run_that_does_not_embed_counts_the_vectors_it_drops(
+    tree: Path, flag: str
+) -> None:
+    index_json(tree, "--embed")
+    source = tree / "net" / "cache.py"
+    source.write_text(source.read_text().replace("oldest", "eldest"))
+    summary = index_json(tree, flag)
+    assert summary["modified"] == 1 and summary["vectors_dropped"] == 1
+    if flag == "--dry-run":  # the plan: the dropped chunk is to be embedded again
+        assert summary["embeddings"]["changed"] == 1 and summary["embeddings"]["deleted"] == 0
+    again = index_json(tree, "--embed")["embeddings"]
+    assert again["changed"] == 1 and again["coverage"] == 1
+
+
 def test_the_default_mode_falls_back_to_words_when_the_store_holds_no_vector(tree: Path) -> None:
     # A store named but empty (every vector deleted since): the MCP tool fell back to lexical,
     # the CLI failed with "no embeddings yet".

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import time
 from importlib import resources
 
 import pytest
@@ -1166,3 +1167,22 @@ def test_a_macro_call_with_a_type_keyword_is_no_variable_of_that_name():
         b"}\n"
     )
     assert symbols(source) == [("YAML", "namespace", 1), ("YAML::real_var", "variable", 4)]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"// The class " + b"AB " * 33_000,  # the words around a name, split at every word
+        b"#define OPCODES(OP) " + b"".join(b"OP(OPC%d) " % i for i in range(8_000)),
+        b") " + b"AB(x) " * 16_000,
+    ],
+    ids=["class-words", "x-macro-list", "trailing-calls"],
+)
+def test_a_100kb_line_of_macro_like_words_is_scanned_in_bounded_time(line: bytes) -> None:
+    """Quadratic before the runs were bounded: 20 KB of `class AB AB ...` took 6 s, a 47 KB
+    X-macro list 6 s (~150 s and more at 100 KB). A generous bound: a hang, not a speed."""
+    started = time.monotonic()
+    for lang in ("c", "cpp"):
+        blanked = blank_macros(line + b"\n", lang)[0]
+        assert len(blanked) == len(line) + 1
+    assert time.monotonic() - started < 10

@@ -198,7 +198,8 @@ def test_a_change_is_indexed_when_the_index_file_lies_in_or_above_root(
     # watcher, and with it every event of the tree; answers stayed stale with no notice.
     db_path = (repo if where == "root" else repo.parent) / "x.db"
     settings = config.resolve(repo, db_path, workers=1)
-    assert settings.index_folder == frozenset()
+    logs = {repo.resolve() / "x-search-log.jsonl", repo.resolve() / "x-search-log.1.jsonl"}
+    assert settings.index_folder == (logs if where == "root" else frozenset())
     indexer.run(settings)
     refresher = Refresher(settings, poll_interval=0.0)
     refresher.ensure_fresh()
@@ -206,6 +207,11 @@ def test_a_change_is_indexed_when_the_index_file_lies_in_or_above_root(
     notices = refresher.ensure_fresh()
     assert _symbols(settings) == {"renamed"}
     assert any("re-indexed 1 changed file" in notice for notice in notices)
+    # The search log an answer writes beside the index is no data file to re-index.
+    (db_path.parent / "x-search-log.jsonl").write_text('{"kind": "search"}\n')
+    assert refresher.ensure_fresh() == []
+    with reading(settings.db_path) as db:
+        assert db.conn.execute("SELECT count(*) FROM data_files").fetchone() == (0,)
     refresher.close()
 
 

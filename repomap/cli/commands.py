@@ -120,11 +120,11 @@ def index(
     )
     outcome.note_index(settings.db_path)
     with _signals_interrupt():
-        # An embedding run follows unless --no-embed (without the flag, when the index has
-        # vectors; none: nothing to delete): it deletes the vectors of changed chunks and
-        # counts them. Asked before the run, has_embeddings would meet a corrupt index the run
-        # moves aside.
-        keep = embed is not False or dry_run or vector_store is not None
+        # An embedding run follows unless --no-embed or --dry-run (without the flag, when the
+        # index has vectors; none: nothing to delete): it deletes the vectors of changed chunks
+        # and counts them. Asked before the run, has_embeddings would meet a corrupt index the
+        # run moves aside.
+        keep = (embed is not False or vector_store is not None) and not dry_run
         if as_json or not sys.stderr.isatty():
             summary = indexer.run(settings, force=force, keep_vectors=keep)
         else:

@@ -237,6 +237,8 @@ def walk(root: Path, skip_dirs: frozenset[Path] = frozenset()) -> Walk:
             if reason is not None:
                 result.skipped.append((rel_path, reason))
                 continue
+            if kind == "file" and entry.path in skip_paths:
+                continue  # the index's own search log (config.Settings.index_folder)
             if kind == "file" and is_secret_file(rel_path):
                 result.skipped.append((rel_path, "secret file (never indexed)"))
                 continue

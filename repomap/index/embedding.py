@@ -259,24 +259,22 @@ def coverage_count(db: Store, vectors: VectorStore, scope: str = SCOPE) -> int:
 
 
 def drop_stale(db: Store, ranges: Sequence[tuple[int, int]]) -> int:
-    """Delete the vectors of chunks in `ranges` ([start, end) of chunk ids: files and docs a
-    run rewrote or removed) whose chunk is gone or holds another text now; how many. A run
-    that does not embed (a query's refresh, `index` without --embed) left them, and the chunk
-    was found by its old meaning while the coverage counted it; now coverage says it lacks a
-    vector until the next embedding run, which takes it from the cache if the text was seen."""
+    """Delete the local store's vectors of chunks in `ranges` ([start, end) of chunk ids:
+    files, docs and data files a run rewrote or removed) whose chunk is gone or holds another
+    text now; how many. A run that does not embed (a query's refresh, `index --no-embed`) left
+    them, and the chunk was found by its old meaning while the coverage counted it; now the
+    coverage says it lacks a vector until the next embedding run, which takes it from the cache
+    if the text was seen. The vector file and the HNSW sidecar follow, so searches keep their
+    fast path. Another store (Milvus) is left to the embedding stage: reading its hashes on
+    every refresh cost half a second, and failed while another process held it."""
     model_id = store.embedding_model(db)
     if not ranges or model_id is None:
         return 0
     vectors = vector_store(db, model_id)
+    if not isinstance(vectors, LocalVectorStore):
+        return 0
     try:
-        if isinstance(vectors, LocalVectorStore):
-            stored = vectors.hashes_between(SCOPE, ranges)
-        else:
-            stored = {
-                chunk_id: digest
-                for chunk_id, digest in vectors.hashes(SCOPE).items()
-                if any(start <= chunk_id < end for start, end in ranges)
-            }
+        stored = vectors.hashes_between(SCOPE, ranges)
     except EmbeddingModelMismatch:
         return 0  # the embedding run replaces them all
     if not stored:
@@ -288,6 +286,8 @@ def drop_stale(db: Store, ranges: Sequence[tuple[int, int]]) -> int:
     stale = [chunk_id for chunk_id, digest in stored.items() if current.get(chunk_id) != digest]
     if stale:
         vectors.delete(SCOPE, stale)
+        refresh_ann(vectors)
+        refresh_vector_file(vectors)
     return len(stale)
 
 

@@ -158,6 +158,9 @@ class Summary:
     recovered_from: str | None = None  # where a corrupt index was moved before rebuilding
     ignored: int = 0  # entries that ignore rules excluded (a folder counts once)
     warnings: list[str] = field(default_factory=list)
+    # Vectors of chunks this run rewrote that held their old text, deleted (a run that does
+    # not embed: embedding.drop_stale); an embedding run counts its own deletions
+    vectors_dropped: int = 0
 
     @property
     def skipped_by_reason(self) -> dict[str, int]:
@@ -187,6 +190,7 @@ class Summary:
             "recovered_from": self.recovered_from,
             "ignored": self.ignored,
             "warnings": self.warnings,
+            "vectors_dropped": self.vectors_dropped,
         }
 
 
@@ -568,7 +572,7 @@ def _index(
         if writer.rewritten_chunks and not keep_vectors and store.has_vectors(db):
             from repomap.index.embedding import drop_stale
 
-            drop_stale(db, writer.rewritten_chunks)
+            summary.vectors_dropped = drop_stale(db, writer.rewritten_chunks)
     summary.history = update_history(
         writer, settings.root, settings.redact, settings.history
     ).as_dict()

@@ -122,7 +122,10 @@ class FileWatcher(Watcher):
         self.skip_dirs = skip_dirs
         self._root = str(self.root)
         self._prefix = os.path.join(self._root, "")
-        self._skip = tuple(os.path.join(str(path.resolve()), "") for path in skip_dirs)
+        # A folder drops every event under it; a file (the index's search log), its own.
+        self._skip = tuple(
+            str(path.resolve()) + ("" if path.suffix == ".jsonl" else os.sep) for path in skip_dirs
+        )
         self._lock = threading.Lock()
         self._known: frozenset[str] = frozenset({""})  # folders the last walk kept
         self._excluded: set[str] = set()  # folders a walk skipped although they exist

@@ -7,7 +7,8 @@ entries"; code says `build_key`, `keep`. FTS5's porter stemmer folds regular for
 (search/code.py `search_terms`).
 
 Left out: forms that are as often another word (`left`, `lit`, `ground`, `wound`, `bore`,
-`rose`, `fell`, `saw`, `lay`, `spat`, `felt`), forms that are stop words already (`made`,
+`rose`, `fell`, `saw`, `lay`, `spat`, `felt`; in code `led` and `hid` are devices, and `go`
+is a language), forms that are stop words already (`made`,
 `found`, `done`, `got`, `seen`), and forms that are the base itself (`set`, `put`, `read`,
 `split`).
 """
@@ -23,9 +24,9 @@ _FORMS = """
     crept:creep dealt:deal dug:dig drew:draw drawn:draw drove:drive driven:drive drank:drink
     drunk:drink ate:eat eaten:eat fed:feed fought:fight fled:flee flew:fly flown:fly
     forbade:forbid forbidden:forbid forgave:forgive forgiven:forgive forgot:forget
-    forgotten:forget froze:freeze frozen:freeze gave:give given:give gone:go went:go
-    grew:grow grown:grow hung:hang heard:hear hid:hide hidden:hide held:hold kept:keep
-    knew:know known:know led:lead leapt:leap lent:lend lost:lose meant:mean met:meet
+    forgotten:forget froze:freeze frozen:freeze gave:give given:give
+    grew:grow grown:grow hung:hang heard:hear hidden:hide held:hold kept:keep
+    knew:know known:know leapt:leap lent:lend lost:lose meant:mean met:meet
     mistaken:mistake overrode:override overridden:override ran:run rang:ring rung:ring
     rebuilt:rebuild rewrote:rewrite rewritten:rewrite rode:ride ridden:ride risen:rise
     sought:seek sold:sell sent:send shook:shake shaken:shake shone:shine shot:shoot
@@ -46,8 +47,17 @@ BASE_FORMS: dict[str, str] = dict(pair.split(":") for pair in _FORMS.split())
 # nouns in -er / -or were tried the same way and cost more ranks than they gained
 # (bench/README.md, 2026-11-27 20:21 section).
 _ADJECTIVE_SUFFIXES = ("able", "ible")
+# Adjectives whose stem is another word or none (`enable` -> `en`, `portable` -> `port`,
+# `variable` -> `vari`, which porter makes `vary`): no form.
+_NOT_DERIVED_TEXT = """
+    enable disable unable stable unstable table variable variables portable mutable immutable
+    notable capable incapable possible impossible visible invisible probable suitable terrible
+    horrible responsible eligible flexible sensible feasible plausible audible tangible edible
+    cable
+"""
+_NOT_DERIVED = frozenset(_NOT_DERIVED_TEXT.split())
 _PLURALS = {"children": "child", "indices": "index", "matrices": "matrix", "vertices": "vertex"}
-MIN_BASE = 3  # a shorter stem is a prefix of too many words (`table` -> `t`)
+MIN_BASE = 4  # a shorter stem is a prefix of too many words, or none (`usable` -> `us`)
 
 
 # British and American spellings, which porter keeps apart (`initialise` -> `initialis`,
@@ -90,7 +100,7 @@ def related_forms(word: str) -> list[str]:
     found = [base for base in (BASE_FORMS.get(word), _PLURALS.get(word)) if base]
     found += spelling_variants(word)
     for suffix in _ADJECTIVE_SUFFIXES:
-        if word.endswith(suffix):
+        if word.endswith(suffix) and word not in _NOT_DERIVED:
             stem = word[: -len(suffix)]
             found += [form for form in (stem, stem + "e") if len(form) >= MIN_BASE]
     return [form for form in dict.fromkeys(found) if form != word]

@@ -90,6 +90,7 @@ def _chunk_span(file_id: int) -> tuple[int, int]:
 
 def _forget_chunks(writer: Writer, span: tuple[int, int]) -> None:
     chunk_texts.forget(writer.db, *span)
+    writer.rewritten_chunks.append(span)  # their vectors may hold an old text
     writer.conn.execute("DELETE FROM chunks WHERE id >= ? AND id < ?", span)
 
 
