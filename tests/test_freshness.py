@@ -177,8 +177,8 @@ def test_first_call_builds_a_missing_index_and_says_so(
     refresher.close()
 
 
-def test_a_change_is_indexed_before_the_next_answer(repo: Path) -> None:
-    settings = config.resolve(repo, workers=1)
+def _refreshed_after_an_edit(repo: Path, settings: config.Settings) -> Refresher:
+    """Index, start a refresher, rename pkg/a.py's function: the next answer sees it."""
     indexer.run(settings)
     refresher = Refresher(settings, poll_interval=0.0)
     refresher.ensure_fresh()
@@ -186,7 +186,11 @@ def test_a_change_is_indexed_before_the_next_answer(repo: Path) -> None:
     notices = refresher.ensure_fresh()
     assert _symbols(settings) == {"renamed"}
     assert any("re-indexed 1 changed file" in notice for notice in notices)
-    refresher.close()
+    return refresher
+
+
+def test_a_change_is_indexed_before_the_next_answer(repo: Path) -> None:
+    _refreshed_after_an_edit(repo, config.resolve(repo, workers=1)).close()
 
 
 @linux_only
@@ -200,13 +204,7 @@ def test_a_change_is_indexed_when_the_index_file_lies_in_or_above_root(
     settings = config.resolve(repo, db_path, workers=1)
     logs = {repo.resolve() / "x-search-log.jsonl", repo.resolve() / "x-search-log.1.jsonl"}
     assert settings.index_folder == (logs if where == "root" else frozenset())
-    indexer.run(settings)
-    refresher = Refresher(settings, poll_interval=0.0)
-    refresher.ensure_fresh()
-    (repo / "pkg" / "a.py").write_text("def renamed():\n    pass\n")
-    notices = refresher.ensure_fresh()
-    assert _symbols(settings) == {"renamed"}
-    assert any("re-indexed 1 changed file" in notice for notice in notices)
+    refresher = _refreshed_after_an_edit(repo, settings)
     # The search log an answer writes beside the index is no data file to re-index.
     (db_path.parent / "x-search-log.jsonl").write_text('{"kind": "search"}\n')
     assert refresher.ensure_fresh() == []
