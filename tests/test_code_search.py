@@ -185,6 +185,29 @@ def name_of(thing):
     assert names(data)[0] == "colour_from_name"
 
 
+def test_a_macro_defined_in_each_branch_of_an_if_is_one_result(tmp_path: Path) -> None:
+    # jansson's JSON_INTEGER_FORMAT, defined three times under #if, took three of a search's
+    # first four places.
+    root = indexed(
+        tmp_path / "repo",
+        {
+            "fmt.h": (
+                '#if defined(_WIN32)\n#define INTEGER_FORMAT "I64d"\n'
+                '#elif defined(LONG_LONG)\n#define INTEGER_FORMAT "lld"\n'
+                '#else\n#define INTEGER_FORMAT "ld"\n#endif\n'
+                "#define OTHER_LIMIT 10\n"
+            ),
+            "fmt.c": "int parse(void) { return 0; }\n",
+        },
+    )
+    code, data, _ = search(root, "integer format", "--mode", "lexical")
+    assert code == 0
+    assert names(data).count("INTEGER_FORMAT") == 1
+    assert [
+        (h["start_line"], h["end_line"]) for h in data["results"] if h["name"] == "INTEGER_FORMAT"
+    ] == [(2, 2)]
+
+
 def test_code_without_comments_is_found_by_its_body(tree: Path) -> None:
     code, data, _ = search(tree, "evict the oldest entries when the store is over capacity")
     assert code == 0

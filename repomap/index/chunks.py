@@ -36,7 +36,8 @@ from repomap.subwords import split_identifier
 # 11: a Python function decorated `@overload` (a signature for type checkers) is no chunk
 # 12: ... nor are its lines module-level code (a method's stubs too); a pragma line inside a
 #    comment block leaves the block's other lines, and a pragma is never a definition's comment
-CHUNKS_VERSION = "12"
+# 13: a macro defined again in the same file (another branch of an `#if`) is no chunk
+CHUNKS_VERSION = "13"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
 # header, docstring and member signatures, not the members' bodies: those are chunks too.
@@ -332,9 +333,17 @@ def code_chunks(
     place, demoted = _path_facts(path)
     # One look for an identifier of underscores only in the file, not one per definition.
     runs = _run_finder(text)
+    macros: set[str] = set()
     for d in definitions:
         if d.kind not in CHUNK_KINDS or _include_guard(d, lines):
             continue
+        if d.kind == "macro":
+            if d.qualified_name in macros:
+                # One chunk for a macro defined in several branches of an `#if` (jansson's
+                # JSON_INTEGER_FORMAT took three of a search's first four places): the first.
+                _cover(covered, d, len(lines))
+                continue
+            macros.add(d.qualified_name)
         if _bodiless(d, lines):
             _cover(covered, d, len(lines))  # its line is no module-level code either
             continue
