@@ -128,7 +128,7 @@ class Settings(NamedTuple):
     max_file_size_set: bool = False
 
     @property
-    def index_folder(self) -> frozenset[Path]:
+    def index_skipped(self) -> frozenset[Path]:
         """What no walk or watch looks at: the index's folder when it lies inside ROOT (`--db
         ROOT/build/x.db`). Not when it is ROOT itself or a folder above it (`--db ROOT/x.db`,
         `--db ../x.db`): the watcher then dropped every event of the tree. In ROOT itself, the

@@ -139,10 +139,10 @@ def header_languages(rel_paths: list[str]) -> dict[str, str]:
         folder = rel_path.rpartition("/")[0]
         if suffix == ".h":
             headers.append(rel_path)
-        elif suffix == ".c" and not rel_path.endswith(UPPER_CASE_CPP):
+        elif language_of(rel_path) == "c":
             has_c = True
             c_sources[folder] += 1
-        elif suffix in CPP_SOURCE_SUFFIXES or suffix == ".c":  # `.C` is C++
+        elif language_of(rel_path) == "cpp":  # CPP_SOURCE_SUFFIXES and `.C`
             cpp_sources[folder] += 1
     cpp_folders = {folder for folder, count in cpp_sources.items() if count > c_sources[folder]}
     c_tree = has_c or not cpp_sources

@@ -287,6 +287,12 @@ def test_a_c_candidate_header_with_cpp_syntax_is_read_as_cpp(source: bytes, lang
     assert language_of_header("src/x.c", "c", source) == "c"  # only headers change
 
 
+def test_upper_case_c_files_are_cpp_sources_for_their_headers() -> None:
+    # GCC's `.C` is C++: its folder's header is C++ as beside `.cpp` files, `.c` keeps it C.
+    assert header_languages(["src/a.C", "src/b.C", "src/k.h"]) == {"src/k.h": "cpp"}
+    assert header_languages(["src/a.c", "src/k.h"]) == {"src/k.h": "c"}
+
+
 def test_c_is_a_language_filters_accept() -> None:
     assert resolve_language(" C ") == "c"
     assert resolve_language("c++") == "cpp"

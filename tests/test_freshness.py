@@ -203,7 +203,7 @@ def test_a_change_is_indexed_when_the_index_file_lies_in_or_above_root(
     db_path = (repo if where == "root" else repo.parent) / "x.db"
     settings = config.resolve(repo, db_path, workers=1)
     logs = {repo.resolve() / "x-search-log.jsonl", repo.resolve() / "x-search-log.1.jsonl"}
-    assert settings.index_folder == (logs if where == "root" else frozenset())
+    assert settings.index_skipped == (logs if where == "root" else frozenset())
     refresher = _refreshed_after_an_edit(repo, settings)
     # The search log an answer writes beside the index is no data file to re-index.
     (db_path.parent / "x-search-log.jsonl").write_text('{"kind": "search"}\n')
@@ -215,7 +215,7 @@ def test_a_change_is_indexed_when_the_index_file_lies_in_or_above_root(
 
 def test_an_index_folder_inside_root_is_skipped(repo: Path) -> None:
     settings = config.resolve(repo, repo / "build" / "x.db", workers=1)
-    assert settings.index_folder == frozenset({(repo / "build").resolve()})
+    assert settings.index_skipped == frozenset({(repo / "build").resolve()})
 
 
 @linux_only

@@ -19,6 +19,8 @@ from repomap.shares import percent
         (0.0004, "0.04%"),
         (0.99999999, "99.999%"),
         (1e-9, "0.001%"),
+        (float("nan"), "0%"),  # never a guessed decimal
+        (1.2, "100%"),
     ],
 )
 def test_a_share_is_shown_with_the_decimals_it_needs(share: float, shown: str) -> None:

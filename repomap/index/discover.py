@@ -238,7 +238,7 @@ def walk(root: Path, skip_dirs: frozenset[Path] = frozenset()) -> Walk:
                 result.skipped.append((rel_path, reason))
                 continue
             if kind == "file" and entry.path in skip_paths:
-                continue  # the index's own search log (config.Settings.index_folder)
+                continue  # the index's own search log (config.Settings.index_skipped)
             if kind == "file" and is_secret_file(rel_path):
                 result.skipped.append((rel_path, "secret file (never indexed)"))
                 continue

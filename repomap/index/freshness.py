@@ -84,7 +84,7 @@ class Refresher:
         self._dirty = self._resync_due = False
         self._last: tuple[str, float, int] | None = None  # (at, seconds, changed files)
         self._last_error: str | None = None
-        self._skip_dirs = settings.index_folder
+        self._skip_dirs = settings.index_skipped
 
     # --- the call path -----------------------------------------------------------------------
 

@@ -467,7 +467,7 @@ def _index(
     force = force or any(
         store.get_meta(db, key) != value for key, value in _version_meta(settings).items()
     )
-    walked = walk(settings.root, skip_dirs=settings.index_folder)
+    walked = walk(settings.root, skip_dirs=settings.index_skipped)
     summary.skipped.extend(walked.skipped)
     summary.ignored = walked.ignored.total()
     existing = store.indexed_files(db)

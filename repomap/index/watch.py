@@ -122,10 +122,10 @@ class FileWatcher(Watcher):
         self.skip_dirs = skip_dirs
         self._root = str(self.root)
         self._prefix = os.path.join(self._root, "")
-        # A folder drops every event under it; a file (the index's search log), its own.
-        self._skip = tuple(
-            str(path.resolve()) + ("" if path.suffix == ".jsonl" else os.sep) for path in skip_dirs
-        )
+        # A skipped path drops its own events (the index's search log) and, a folder, every
+        # event under it.
+        self._skip_exact = frozenset(str(path.resolve()) for path in skip_dirs)
+        self._skip = tuple(os.path.join(path, "") for path in self._skip_exact)
         self._lock = threading.Lock()
         self._known: frozenset[str] = frozenset({""})  # folders the last walk kept
         self._excluded: set[str] = set()  # folders a walk skipped although they exist
@@ -260,7 +260,8 @@ class FileWatcher(Watcher):
         """None when the event cannot change the index, else whether a new walk is due."""
         if path == self._root:
             return True  # ROOT itself deleted or moved
-        if not path.startswith(self._prefix) or path.startswith(self._skip):
+        skipped = path.startswith(self._skip) or path in self._skip_exact
+        if skipped or not path.startswith(self._prefix):
             return None
         rel = path[len(self._prefix) :].replace(os.sep, "/")
         parts = rel.split("/")

@@ -409,11 +409,9 @@ def _search_code(
             if not defaulted:
                 raise
             # A store named but empty (every vector dropped since, or none made yet): the
-            # default is words alone, as for an index that never had embeddings.
+            # default is words alone, as for an index that never had embeddings. The default
+            # mode is hybrid, so the lexical scores are here already.
             mode = "lexical"
-            clock = time.perf_counter()
-            lexical = lexical_scores(db, search_terms(db, terms), filters, pool)
-            timings["lexical"] = (time.perf_counter() - clock) * 1000
 
     traits: dict[int, Traits] = {chunk_id: found[1:] for chunk_id, found in lexical.items()}
     traits.update(_traits(db, [chunk_id for chunk_id in semantic if chunk_id not in traits]))

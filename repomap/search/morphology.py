@@ -42,7 +42,7 @@ BASE_FORMS: dict[str, str] = dict(pair.split(":") for pair in _FORMS.split())
 
 
 # Adjectives porter leaves apart from their verb (`growable` -> `growabl`, `grow` -> `grow`):
-# the stem, and the stem with an `e` (`usable` -> `us`, `use`). A form no chunk holds adds
+# the stem, and the stem with an `e` (`printable` -> `print`, `printe`). A form no chunk holds adds
 # nothing to BM25 (an ORed term without rows). Nouns in -tion, -sion, -ment, -ure and agent
 # nouns in -er / -or were tried the same way and cost more ranks than they gained
 # (bench/README.md, 2026-11-27 20:21 section).

@@ -854,7 +854,7 @@ class Service:
             return status
         try:
             with store.reading(settings.db_path) as db:
-                facts = index_status_facts(db, root.path, settings.index_folder)
+                facts = index_status_facts(db, root.path, settings.index_skipped)
                 chunks = db.scalar("SELECT count(*) FROM chunks") or 0
                 vectors = db.scalar(
                     "SELECT count(*) FROM vectors JOIN vector_scopes s ON s.id = vectors.scope "
