@@ -529,6 +529,48 @@ def test_an_index_run_that_does_not_embed_counts_the_vectors_it_drops(
     assert again["changed"] == 1 and again["coverage"] == 1
 
 
+def test_a_run_killed_between_its_batches_and_the_check_leaves_the_check_to_the_next(
+    tree: Path,
+) -> None:
+    """A refresh wrote an edited file's chunks again and died before checking their vectors
+    (the ranges lived in its writer's memory): the old vector answered with the old meaning
+    and coverage said 100% until the next embedding run. The ranges are kept with each batch
+    now, and the next run, which finds nothing changed, checks them."""
+    from repomap.index import pipeline as indexer
+
+    index_json(tree, "--embed")
+    source = tree / "net" / "cache.py"
+    source.write_text(
+        source.read_text().replace(
+            "def evict_least_recently_used(store, capacity):",
+            'def evict_least_recently_used(store, capacity):\n    """Brew espresso with oat milk."""',
+        )
+    )
+    stat = source.stat()
+    job = indexer.Job("net/cache.py", str(source), "python", stat.st_size, stat.st_mtime_ns, None)
+    db_path = tree / ".repomap" / "index.db"
+    db = store.open_index(db_path)
+    try:
+        writer = store.Writer(db)
+        with writer.batch():  # the file's rows again; then the run "dies" before its check
+            writer.replace_file(
+                indexer.read_and_extract(job), store.indexed_files(db)["net/cache.py"].id, "now"
+            )
+    finally:
+        db.conn.close()
+    pending = "SELECT value FROM meta WHERE key = 'vector_checks_pending'"
+    (kept,) = sqlite3.connect(db_path).execute(pending).fetchone()
+    assert json.loads(kept)  # the rewritten file's chunk ids
+    summary = index_json(tree, "--no-embed")
+    assert summary["modified"] == 0 and summary["vectors_dropped"] == 1
+    assert sqlite3.connect(db_path).execute(pending).fetchone() == ("",)
+    code, data, _ = search(tree, "brew espresso with oat milk", "--mode", "semantic")
+    assert code == 0 and data["meta"]["coverage"] < 1
+    assert "evict_least_recently_used" not in names(data)  # not found by its old vector
+    again = index_json(tree, "--embed")["embeddings"]
+    assert again["changed"] == 1 and again["coverage"] == 1
+
+
 def test_the_default_mode_falls_back_to_words_when_the_store_holds_no_vector(tree: Path) -> None:
     # A store named but empty (every vector deleted since): the MCP tool fell back to lexical,
     # the CLI failed with "no embeddings yet".

@@ -168,6 +168,9 @@ def embed_chunks(
         with writing():
             vectors.delete(scope, stale)
         summary.deleted = len(stale)
+    if scope == SCOPE:  # every vector compared with its chunk's text: a killed run's are too
+        with writing():
+            store.clear_vector_checks(db)
     reuse = [chunk for chunk in todo if chunk.hash in cached]
     for start in range(0, len(reuse), batch * 8):
         part = reuse[start : start + batch * 8]

@@ -569,10 +569,12 @@ def _index(
             if rel_path in existing and rel_path in present:
                 writer.delete_file(existing[rel_path].id)
         writer.link_declarations()  # what this run's writes and deletions changed
-        if writer.rewritten_chunks and not keep_vectors and store.has_vectors(db):
-            from repomap.index.embedding import drop_stale
+        if writer.rewritten_chunks and not keep_vectors:
+            if store.has_vectors(db):
+                from repomap.index.embedding import drop_stale
 
-            summary.vectors_dropped = drop_stale(db, writer.rewritten_chunks)
+                summary.vectors_dropped = drop_stale(db, writer.rewritten_chunks)
+            writer.vector_checks_done()
     summary.history = update_history(
         writer, settings.root, settings.redact, settings.history
     ).as_dict()

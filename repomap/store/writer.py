@@ -12,7 +12,7 @@ from typing import NamedTuple, Protocol
 
 from repomap.store import chunk_texts
 from repomap.store.connection import Store
-from repomap.store.meta import get_meta, set_meta
+from repomap.store.meta import get_meta, has_vectors, set_meta
 from repomap.store.ranks import GRAPH_CHANGED, GRAPH_META
 
 ROWS_PER_FILE = 1 << 20  # code_text_fts rowid = files.id * ROWS_PER_FILE + ordinal
@@ -51,6 +51,11 @@ TEXT_COUNTS_SQL = (
 )
 # meta: JSON {"schema": user_version, "counts": files.counts()'s answer}, "" when not known
 ROW_COUNTS_META = "row_counts"
+# The chunk id ranges whose vectors may hold a text their chunk no longer has (Writer.
+# rewritten_chunks), as JSON [[start, end], ...], kept with each batch while the index has
+# vectors: a run killed between its batches and its check (embedding.drop_stale) leaves them,
+# and the next run checks them too. No row, or "": nothing to check.
+VECTOR_CHECKS_META = "vector_checks_pending"
 
 
 def stored_counts(db: Store) -> dict[str, int] | None:
@@ -344,7 +349,10 @@ class Writer:
         self._doc_chunks: dict[int, list[tuple]] = {}
         # The chunk id ranges of files and docs whose rows this writer deleted (rewritten or
         # gone): their vectors may hold a text they no longer have (embedding.drop_stale).
-        self.rewritten_chunks: list[tuple[int, int]] = []
+        # Those of a killed run that were never checked come first.
+        self.rewritten_chunks: list[tuple[int, int]] = pending_vector_checks(db)
+        self._checks_kept = len(self.rewritten_chunks)
+        self._keeps_checks = has_vectors(db)  # no vectors, no check to remember
         self._depth = 0  # batches open: the outermost indexes the text
         # What link_declarations must revisit: C++ files written, and the (name, qualified
         # name) of in-class declarations removed or added.
@@ -399,6 +407,7 @@ class Writer:
         try:
             with self.db.atomic():
                 yield
+                self._keep_vector_checks()
                 self._index_text()
         except BaseException:
             self._links_marked = False  # the marks were rolled back with the batch
@@ -409,6 +418,19 @@ class Writer:
             self._depth = 0
             self._unindexed.clear()  # rolled back with the rows, or indexed
             self._doc_chunks.clear()
+
+    def _keep_vector_checks(self) -> None:
+        if self._keeps_checks and len(self.rewritten_chunks) > self._checks_kept:
+            ranges = json.dumps(merged_ranges(self.rewritten_chunks), separators=(",", ":"))
+            set_meta(self.db, {VECTOR_CHECKS_META: ranges})
+            self._checks_kept = len(self.rewritten_chunks)
+
+    def vector_checks_done(self) -> None:
+        """The rewritten chunks' vectors were checked (or there are none to check): forget
+        them, here and in meta, in the caller's batch."""
+        self.rewritten_chunks.clear()
+        self._checks_kept = 0
+        clear_vector_checks(self.db)
 
     def _mark_links_pending(self) -> None:
         if not self._links_marked:
@@ -851,3 +873,30 @@ class Writer:
         ]
         chunk_texts.write(self.db, ids, [(*chunk[5:9], chunk[1]) for chunk in kept])
         return doc_id
+
+
+def pending_vector_checks(db: Store) -> list[tuple[int, int]]:
+    """The chunk id ranges a killed run rewrote and never checked the vectors of."""
+    kept = get_meta(db, VECTOR_CHECKS_META)
+    if not kept:
+        return []
+    return [(int(start), int(end)) for start, end in json.loads(kept)]
+
+
+def clear_vector_checks(db: Store) -> None:
+    """Nothing left to check: a run checked the ranges, or an embedding run compared every
+    vector with its chunk's text."""
+    if get_meta(db, VECTOR_CHECKS_META):
+        with db.atomic():
+            set_meta(db, {VECTOR_CHECKS_META: ""})
+
+
+def merged_ranges(ranges: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """[start, end) ranges sorted, those that touch or overlap made one."""
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(ranges):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
