@@ -59,7 +59,7 @@ from .cpp_macros import (
     on_directive_line,
     previous_code,
 )
-from .cpp_namespaces import EMPTY, Table, opened, qualified
+from .cpp_namespaces import EMPTY, Table, looked_up, opened, qualified
 from .model import Extraction, Reference, Symbol, TextElement
 from .treesitter import language, parse
 
@@ -101,6 +101,10 @@ _CONDITIONALS = frozenset({"preproc_if", "preproc_ifdef"})
 _NOT_GUARDED = frozenset({"comment", "preproc_else", "preproc_elif", "preproc_elifdef"})
 _PLAIN_NAMES = frozenset({"identifier", "field_identifier", "type_identifier"})
 _DECLARED_NAMES = _PLAIN_NAMES | {"qualified_identifier"}
+# The grammars read the standard's type names (`size_t`, `int8_t`, `uintptr_t` ...) as primitive
+# types wherever they stand: `typedef signed char int8_t;` (a libc's or a compatibility
+# header's own <stdint.h>) declares one.
+_TYPEDEF_NAMES = _DECLARED_NAMES | {"primitive_type"}
 _FUNCTION_NAMES = _DECLARED_NAMES | {
     "macro_named",
     "destructor_name",
@@ -245,6 +249,10 @@ def _extract(source: bytes, lang: str, namespaces: Table = EMPTY) -> Extraction:
         reader.macro_names += [(w[0], w.start()) for w in words if w[0] not in KEYWORDS]
     groups = reader.comment_groups()
     symbols = reader.symbols()
+    if unread:  # `#define`s the parse did not read (inside an enum's braces): macros all the same
+        hidden = [m for span in unread for m in reader.hidden_macros(*span)]
+        if hidden:
+            symbols = sorted([*symbols, *hidden], key=attrgetter("start_byte"))
     if lang == "c":
         symbols = [_flat(symbol) for symbol in symbols]
     elif namespaces.macros:  # `FMT_BEGIN_NAMESPACE`: its members are `fmt::...`
@@ -349,6 +357,14 @@ class _Span:
     name: str
     signature_end: int
     kind: str = "function"  # or a class-like kind, "namespace" or "enum": recovered_classes
+
+
+# A `#define` the parse did not read (cpp_macros: inside an enum's braces): its name, its
+# parameters, then the rest of its lines.
+_HIDDEN_DEFINE = re.compile(
+    rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(\([^()\n]*\))?(?:[^\\\n]|\\(?:\r?\n|.))*",
+    re.MULTILINE,
+)
 
 
 def _point(source: bytes, offset: int) -> tuple[int, int]:
@@ -991,7 +1007,7 @@ class _Reader:
         if path is None or body is None:
             return None  # anonymous: its members belong to the enclosing symbol
         parts, is_global = path
-        prefix = None if is_global or scope is None else scope.qualified_name
+        prefix = None if is_global or scope is None else _lookup(scope.qualified_name, parts)
         signature = self.header(anchor.start_byte, body.start_byte)
         parent = _join(prefix, parts[:-1]) or None
         return self.symbol(parts[-1], _join(prefix, parts), kind, anchor, signature, parent)
@@ -1010,6 +1026,11 @@ class _Reader:
         if declarator.type == "parenthesized_declarator" and is_definition:
             return self.macro_named_function(node, declarator, anchor, scope)
         name_node, name_kind = _function_name(declarator)
+        if name_kind == "macro_named" and name_node and node.child_by_field_name("type") is None:
+            # `static constexpr result_type (min)() {` (Catch2): no type before it, so the first
+            # word is the return type and the name the one in parentheses (kept out of reach of
+            # a `min` macro), not a name a macro makes (brotli's `static void FN(Init)(...)`).
+            name_node, name_kind = _parenthesized_name(name_node) or (name_node, name_kind)
         wrapper = name_node.parent if name_node is not None else None
         if wrapper is not None and wrapper.type == "parameter_declaration" and not is_definition:
             return None  # `Error LOG(std::string)(unsigned);`: a macro's call, no method named
@@ -1022,7 +1043,7 @@ class _Reader:
         name = parts[-1]
         if name.encode() in _C_KEYWORDS:
             return None  # `MACRO if (x) {...}` read as a function named `if`
-        prefix = None if is_global or scope is None else scope.qualified_name
+        prefix = None if is_global or scope is None else _lookup(scope.qualified_name, parts)
         end = declarator.end_byte
         signature = self.header(anchor.start_byte, end)
         if not is_definition and node.end_byte - end > 4:
@@ -1128,7 +1149,7 @@ class _Reader:
             if path[0][-1].encode() in _C_KEYWORDS:
                 continue  # `DEFINE_CONVERT(int);` read as a variable `int` (yaml-cpp's convert.h)
             parts, is_global = path
-            prefix = None if is_global or scope is None else scope.qualified_name
+            prefix = None if is_global or scope is None else _lookup(scope.qualified_name, parts)
             constant = "constexpr" in specifiers or ("const" in specifiers and not pointer)
             signature = f"{type_part} {self.header(declarator.start_byte, inner.end_byte)}"
             symbols.append(
@@ -1168,6 +1189,23 @@ class _Reader:
             )
         ]
 
+    def hidden_macros(self, start: int, end: int) -> list[Symbol]:
+        """The `#define`s in text the parse did not read, from `start` to `end`."""
+        found = []
+        for define in _HIDDEN_DEFINE.finditer(self.source, start, end):
+            name_start = define.start(1)
+            self.name_starts.add(name_start)
+            signature = self.header(define.start(), define.end(2) if define[2] else define.end(1))
+            last = define.end()
+            while last > define.start() and self.source[last - 1 : last] in (b"\n", b"\r"):
+                last -= 1
+            span = _Span(
+                define.start(), last, _point(self.source, define.start()),
+                _point(self.source, last), define[1].decode("utf-8", "replace"), last, "macro",
+            )  # fmt: skip
+            found.append(self.symbol(span.name, span.name, "macro", span, signature, None))
+        return found
+
     def enumerator(self, node: Node, scope: Symbol | None) -> Symbol | None:
         """An enum's constant: `RED = 1`, its enum the parent. It is named where the language
         puts it: `Color::Red` in an `enum class`; in the enum's own scope for a plain enum
@@ -1177,6 +1215,11 @@ class _Reader:
             return None
         if on_directive_line(self.source, name_node.start_byte):
             return None  # `, A\n#ifdef FEAT_X\n , B`: tree-sitter-c took `FEAT_X` for a name
+        listing = node.parent
+        while listing is not None and listing.type != "enumerator_list":
+            listing = listing.parent
+        if listing is not None and listing.has_error and self.in_macro_call(listing, name_node):
+            return None  # `typedef enum { ERROR_CODES_LIST(ITEM_, COMMA_) } Code;` (brotli)
         self.name_starts.add(name_node.start_byte)
         name = self.node_text(name_node)
         parent = scope.qualified_name if scope is not None and scope.kind == "enum" else None
@@ -1186,6 +1229,14 @@ class _Reader:
             qualified_name = _join(parent, [name])
         signature = self.header(node.start_byte, node.end_byte)
         return self.symbol(name, qualified_name, "constant", node, signature, parent)
+
+    def in_macro_call(self, listing: Node, name: Node) -> bool:
+        """Whether `name` in an enum's list is a macro called there, or inside its arguments."""
+        after = self.source[name.end_byte : name.end_byte + 80].lstrip()
+        if after.startswith(b"("):
+            return True
+        before = self.source[listing.start_byte : name.start_byte]
+        return before.count(b"(") > before.count(b")")
 
     def macro(self, node: Node) -> Symbol | None:
         name_node = node.child_by_field_id(self.name_field)
@@ -1212,7 +1263,7 @@ class _Reader:
                 kind = _CLASS_KINDS[type_node.type]  # `typedef enum {...} Name;` names the enum
         symbols = []
         for declarator in node.children_by_field_name("declarator"):
-            name_node, _ = _declared_name(declarator)
+            name_node, _ = _declared_name(declarator, _TYPEDEF_NAMES)
             if name_node is None or name_node.start_byte == name_node.end_byte:
                 continue
             self.name_starts.add(name_node.start_byte)
@@ -1458,6 +1509,16 @@ def _template_anchors(templates: list[Node]) -> dict[int, Node]:
     return anchors
 
 
+def _parenthesized_name(declarator: Node) -> tuple[Node, str] | None:
+    """The word in `X (word)`, read as a function declarator whose one parameter is a type."""
+    parameters = declarator.child_by_field_name("parameters")
+    only = parameters.named_children if parameters is not None else []
+    if len(only) != 1 or only[0].type != "parameter_declaration" or only[0].named_child_count != 1:
+        return None
+    word = only[0].child_by_field_name("type")
+    return (word, word.type) if word is not None and word.type in _PLAIN_NAMES else None
+
+
 def _function_name(declarator: Node) -> tuple[Node | None, str]:
     """The name in a function declarator (`Foo::add` of `int *Foo::add(int) const`), its type."""
     while True:
@@ -1606,12 +1667,14 @@ def _annotated_name(node: Node) -> tuple[Node, Node] | None:
     return (name, declarator) if bare or declarator.type == "init_declarator" else None
 
 
-def _declared_name(declarator: Node | None) -> tuple[Node | None, bool]:
+def _declared_name(
+    declarator: Node | None, names: frozenset[str] = _DECLARED_NAMES
+) -> tuple[Node | None, bool]:
     """The name a variable or typedef declarator declares, and whether a pointer wraps it."""
     pointer = False
     while declarator is not None:
         kind = declarator.type
-        if kind in _DECLARED_NAMES:
+        if kind in names:
             return declarator, pointer
         if kind not in _WRAPPERS:
             return None, pointer
@@ -1632,6 +1695,13 @@ def _scoped_enum(enumerator: Node) -> bool:
     if specifier is None or specifier.type != "enum_specifier":
         return False
     return any(child.type in ("class", "struct") for child in specifier.children)
+
+
+def _lookup(prefix: str, parts: list[str]) -> str | None:
+    """The scope a qualified name written inside `prefix` names (cpp_namespaces.looked_up)."""
+    if len(parts) < 2 or parts[0] not in prefix:
+        return prefix  # the common case, kept cheap
+    return "::".join(looked_up(prefix.split("::"), parts)) or None
 
 
 def _join(prefix: str | None, parts: list[str]) -> str:

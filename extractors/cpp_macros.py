@@ -211,10 +211,37 @@ _SCOPE_OPENER = re.compile(rb"\b(?:namespace|class|struct|union|extern)\b")
 # macros for `try` and `catch` where exceptions may be off. Left in, `BOOST_CATCH(...) {` is a
 # call then a block, and tree-sitter-cpp lost the class from there (boost's deque: every member
 # after the first). They become the keywords they stand for; `_CATCH_END` is blanked.
+# Catch2 names its clauses `CATCH_CATCH_ANON (type) {` and `CATCH_CATCH_ALL {` (`catch (...)`):
+# a `_CATCH_` name before `(` is a clause too, and `_CATCH_ALL` before `{` the clause for all.
 _EXCEPTION_MACROS = re.compile(
-    rb"\b([A-Z][A-Z0-9]*(_TRY(?=\s*\{)|_CATCH(?=[ \t]*\()|_CATCH_END(?![\w(])))"
+    rb"\b([A-Z][A-Z0-9]*(_TRY(?=\s*\{)|_CATCH(?:_(?!END\b)[A-Z0-9]+)?(?=[ \t]*\()"
+    rb"|_CATCH_ALL(?=\s*\{)|_CATCH_END(?![\w(])))"
 )
-_EXCEPTION_KEYWORDS = {b"_TRY": b"try", b"_CATCH": b"catch"}
+# Microsoft's calling conventions: tree-sitter reads `void __stdcall f();` (a declaration, not a
+# definition) as an error, and inside `extern "C"` the rest of the file went with it (Catch2's
+# `extern "C" __declspec(dllimport) void __stdcall DebugBreak();`).
+_CALLING_CONVENTIONS = (b"stdcall", b"cdecl", b"fastcall", b"thiscall", b"vectorcall", b"clrcall")
+# `inline friend std::ostream& operator<<(..) {..}` (and `inline friend` before any type): an
+# error to tree-sitter-cpp, which lost the friend; `friend inline` it reads. The words swap
+# places, the offsets stay.
+_FRIEND = re.compile(rb"friend(?!\w)")
+_SPECIFIER_BEFORE = re.compile(rb"(?<!\w)(inline|constexpr)(\s+)\Z")
+# `#define` and `#undef` inside an enum's braces (brotli's `typedef enum {\n#define COMMA_ ,` ..
+# `} BrotliDecoderErrorCode;`) or an initializer's (rapidjson's `= {\n#define Z16 0,0,..`): the
+# grammars take no directive there but a conditional, and the enum or the macro was lost. The
+# directives are left to the text scan, as a branch the parse does not read. In an enum, the
+# X-macro call on a line of its own that such a `#define` serves (LLVM's
+# `INLINE_COST_FEATURE_ITERATOR(POPULATE_INDICES)`, no comma after it) is blanked too: left in,
+# it ran into the next enumerator.
+# Each scan starts at a literal, so that the regex engine skips to it (an alternation, or a
+# `\b` first, made it try every byte: 2.2 s on 56 MB of the kernel's and LLVM's code).
+_ENUM_OPENING = re.compile(rb"enum\b(?:\s+(?:class|struct)\b)?[^;{}()#=]*\{")
+_INITIALIZER_OPENING = re.compile(rb"=[ \t]*\{")
+_DEFINE_LINES = re.compile(rb"^[ \t]*#[ \t]*(?:define|undef)\b(?:[^\\\n]|\\(?:\r?\n|.))*", re.M)
+_X_MACRO_LINE = re.compile(
+    rb"^[ \t]*([A-Za-z_]\w*[ \t]*\([^;{}()\n]*(?:\([^;{}()\n]*\)[^;{}()\n]*)*\))[ \t]*$", re.M
+)
+_EXCEPTION_KEYWORDS = {b"_TRY": b"try", b"_CATCH_ALL": b"catch(...)"}  # other clauses: `catch`
 # What brace matching (closing_brace) reads: comments and literals are skipped, `#if` branches
 # taken apart.
 _BRACE_TOKEN = re.compile(
@@ -348,6 +375,11 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
     # The other scans read the code the parse reads: coreutils' `f(..)\n#if X\n  ATTR((..))\n
     # #else\n  ATTR((..))\n#endif\n ;` is a trailing macro once one branch is left.
     source = _blanked(source, unread) if unread else source
+    x_macro_calls: Spans = []
+    if b"define" in source or b"undef" in source:
+        inside, x_macro_calls = _directives_in_bodies(source)
+        spans += inside
+        unread += inside
     spans += [m.span(1) for pattern in _EXPORT_MACROS for m in pattern.finditer(source)]
     if lang == "cpp":
         spans += _after_name_macros(source)
@@ -356,11 +388,14 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
     if b"offsetof" in source:
         spans += [m.span(1) for m in _OFFSETOF_PATH.finditer(source)]
     spans += [m.span(1) for m in _CPLUSPLUS_GUARD.finditer(source)]
+    if any(word in source for word in _CALLING_CONVENTIONS):
+        spans += _calling_conventions(source)
     if b"\\\n" in source or b"\\\r\n" in source:
         for define in _CONTINUED_DEFINE.finditer(source):
             if b"/*" in define[0]:
                 spans += _define_comments(source, define.start(), define.end())
     macro_spans = _macro_spans(source, lang) + _call_lines(source) + _statement_macros(source)
+    macro_spans += x_macro_calls
     macro_spans += _trailing_macros(source) + _parameter_macros(source)
     if b"((" in source:
         macro_spans += _prototype_wrappers(source)
@@ -391,14 +426,83 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
             records = list(_RECORD_MACRO.finditer(source))
             spans += [m.span(3) for m in records if m.end(3) > m.start(3)]
             keywords += records
-    if not spans and not macro_spans and not keywords:
+    friends = _specifiers_before_friend(source) if lang == "cpp" and b"friend" in source else []
+    if not spans and not macro_spans and not keywords and not friends:
         return source, macro_spans, unread
     blanked = bytearray(_blanked(source, spans + macro_spans + [m.span(1) for m in records]))
+    for start, end, specifier, gap in friends:  # `inline friend` -> `friend inline`
+        blanked[start:end] = b"friend" + gap + specifier
     for keyword in keywords:  # `BOOST_TRY {` -> `try       {`, `BOOST_CATCH(...)` -> `catch`
         start, end = keyword.span(1)
-        word = _EXCEPTION_KEYWORDS.get(keyword[2]) or keyword[2].lower()  # STRUCT -> struct
+        word = _keyword(keyword[2])  # STRUCT -> struct
         blanked[start:end] = word + b" " * (end - start - len(word))
     return bytes(blanked), macro_spans, unread
+
+
+def _calling_conventions(source: bytes) -> Spans:
+    """`__stdcall`, `_cdecl` ... as words, outside directives (_CALLING_CONVENTIONS)."""
+    spans: Spans = []
+    for word in _CALLING_CONVENTIONS:
+        at = source.find(word)
+        while at >= 0:
+            start = at - 2 if source[at - 2 : at] == b"__" else at - 1
+            end = at + len(word)
+            if (
+                source[start : start + 1] == b"_"
+                and not _is_word_byte(source, start - 1)
+                and not _is_word_byte(source, end)
+                and not on_directive_line(source, start)
+            ):
+                spans.append((start, end))
+            at = source.find(word, end)
+    return spans
+
+
+def _is_word_byte(source: bytes, at: int) -> bool:
+    return 0 <= at < len(source) and (source[at : at + 1].isalnum() or source[at] == 0x5F)
+
+
+def _specifiers_before_friend(source: bytes) -> list[tuple[int, int, bytes, bytes]]:
+    """From `inline` (or `constexpr`) to the end of the `friend` right after it: the span, the
+    specifier and the blanks between the two words."""
+    found = []
+    for friend in _FRIEND.finditer(source):
+        if _is_word_byte(source, friend.start() - 1):
+            continue
+        before = _SPECIFIER_BEFORE.search(source, max(0, friend.start() - 40), friend.start())
+        if before is not None:
+            found.append((before.start(), friend.end(), before[1], before[2]))
+    return found
+
+
+def _directives_in_bodies(source: bytes) -> tuple[Spans, Spans]:
+    """The `#define` and `#undef` lines inside enum bodies and initializers (_ENUM_OPENING,
+    _INITIALIZER_OPENING), and the enums' X-macro calls on lines of their own there."""
+    directives: Spans = []
+    calls: Spans = []
+    openings = list(_INITIALIZER_OPENING.finditer(source))
+    at = source.find(b"enum")
+    while at >= 0:
+        if not _is_word_byte(source, at - 1):
+            enum = _ENUM_OPENING.match(source, at)
+            if enum is not None:
+                openings.append(enum)
+        at = source.find(b"enum", at + 4)
+    for body in openings:
+        opening = body.end() - 1
+        first_close = source.find(b"}", opening)
+        if source.find(b"#", opening, first_close if first_close >= 0 else len(source)) < 0:
+            continue  # the common case: no directive before the first `}`
+        if on_directive_line(source, body.start()) or _continues_directive(source, body.start()):
+            continue  # braces a `#define` writes
+        closing = closing_brace(source, opening)
+        if closing < 0:
+            continue
+        found = [line.span() for line in _DEFINE_LINES.finditer(source, opening, closing)]
+        directives += found
+        if found and body.re is _ENUM_OPENING:
+            calls += [call.span(1) for call in _X_MACRO_LINE.finditer(source, opening, closing)]
+    return directives, calls
 
 
 def _blanked(source: bytes, spans: Spans) -> bytes:
@@ -956,10 +1060,22 @@ def _call_statements(source: bytes) -> list[tuple[int, int]]:
     return spans
 
 
+def _keyword(suffix: bytes) -> bytes:
+    """The keyword a macro stands for, by its name's end (a record macro's: its kind)."""
+    found = _EXCEPTION_KEYWORDS.get(suffix)
+    if found is not None:
+        return found
+    return b"catch" if suffix.startswith(b"_CATCH") else suffix.lower()
+
+
 def _paired(source: bytes, found: list[re.Match[bytes]]) -> list[re.Match[bytes]]:
     """The `_TRY` and `_CATCH` macros of `found` that make whole try statements: a `_TRY`
-    block, then one or more `_CATCH(..) { .. }` clauses right after it."""
-    catches = {match.start(1): match for match in found if match[2] == b"_CATCH"}
+    block, then one or more `_CATCH(..) { .. }` (or `_CATCH_ALL { .. }`) clauses right after."""
+    catches = {
+        match.start(1): match
+        for match in found
+        if match[2].startswith(b"_CATCH") and match[2] != b"_CATCH_END"
+    }
     kept = []
     for match in found:
         if match[2] != b"_TRY":
@@ -969,11 +1085,17 @@ def _paired(source: bytes, found: list[re.Match[bytes]]) -> list[re.Match[bytes]
         while end >= 0:
             skipped = _SKIPPED.match(source, end)  # matches "" at worst
             catch = catches.get(skipped.end() if skipped is not None else end)
-            arguments = _ARGUMENTS.match(source, catch.end(1)) if catch is not None else None
-            if catch is None or arguments is None:
+            if catch is None:
                 break
+            if catch[2] == b"_CATCH_ALL":
+                after = catch.end(1)
+            else:
+                arguments = _ARGUMENTS.match(source, catch.end(1))
+                if arguments is None:
+                    break
+                after = arguments.end()
             chain.append(catch)
-            end = _block_end(source, arguments.end())
+            end = _block_end(source, after)
         if chain and end >= 0:
             kept += [match, *chain]
     return kept

@@ -333,6 +333,19 @@ def opened(source: bytes, table: Table) -> list[Opened]:
     return result
 
 
+def uses_opener(source: bytes, table: Table) -> bool:
+    """Whether `source` opens a namespace with one of the tree's macros (outside a block
+    comment): C++, whatever else its text shows (rapidjson's memorystream.h, in a tree of
+    headers alone, has a struct with member functions and no other sign of C++)."""
+    openers = tuple(sorted(n for n, d in table.macros.items() if isinstance(d, Opener)))
+    if not openers or not any(name.encode("ascii") in source for name in openers):
+        return False
+    comments = block_comments(source)
+    return any(
+        not _inside(comments, use.start(1)) for use in _use_pattern(openers).finditer(source)
+    )
+
+
 _Brace = tuple[str, int, int] | None  # a brace a use opened: name, start, line (None: no name)
 _Frames = list[tuple[str, list[_Brace]]]  # per opener use: its pair name, its braces left open
 
@@ -465,13 +478,25 @@ def qualified(symbols: list[Symbol], namespaces: list[Opened], source: bytes) ->
             prefix = _scopes(around, literals, symbol.start_byte, symbol)
         else:  # the parse left the literal namespaces out of this name (an enumerator)
             prefix = [o.name for o in around]
-        name = "::".join([*prefix, _after(symbol.qualified_name, inner)])
+        rest = _after(symbol.qualified_name, inner)
+        prefix = looked_up(prefix, rest.split("::"))
+        name = "::".join([*prefix, rest])
         parent = "::".join(prefix)
         if symbol.parent is not None and symbol.parent != inner:
             parent = "::".join([*prefix, _after(symbol.parent, inner)])
         out.append((symbol.start_byte, 1, symbol._replace(qualified_name=name, parent=parent)))
     out.sort(key=lambda item: (item[0], item[1]))  # stable: the rest keep their order
     return [symbol for _, _, symbol in out]
+
+
+def looked_up(scopes: list[str], parts: list[str]) -> list[str]:
+    """The scopes a qualified name written inside `scopes` is in: `Catch::IStream::flush`
+    defined inside `namespace Catch` is `Catch::IStream::flush`, not `Catch::Catch::...`; C++
+    looks its first part up from the innermost scope outwards and finds the enclosing one."""
+    if len(parts) < 2 or parts[0] not in scopes:
+        return scopes
+    at = len(scopes) - 1 - scopes[::-1].index(parts[0])
+    return scopes[:at]
 
 
 def _scopes(macro: list[Opened], literals: list[Symbol], offset: int,

@@ -320,3 +320,29 @@ def test_a_c_tree_reads_no_header_for_definitions_and_a_change_of_rule_reads_the
     index(root)
     assert "lib::format_to" in _symbol_names(root)
     assert index(root).modified == 0  # and only once
+
+
+def test_a_header_that_opens_a_namespace_with_the_tree_s_macro_is_cpp(make_repo) -> None:
+    # rapidjson's memorystream.h, in a tree of headers alone: a struct with member functions
+    # and no other sign of C++ than `RAPIDJSON_NAMESPACE_BEGIN`. Read as C, it lost its
+    # members, and a member function became a free function.
+    stream = (
+        '#include "core.h"\nLIB_BEGIN_NAMESPACE\n'
+        "struct Stream {\n  typedef char Ch;\n  Stream(const Ch *src) : src_(src) {}\n"
+        "  Ch Take() { return *src_++; }\n  const Ch *src_;\n};\nLIB_END_NAMESPACE\n"
+    )
+    plain = "struct point { int x, y; };\nint point_sum(struct point p);\n"
+    root = make_repo(
+        {
+            "include/lib/core.h": FMT_CORE,
+            "include/lib/stream.h": stream,
+            "include/lib/point.h": plain,
+        }
+    )
+    assert run_cli("index", root).returncode == 0
+    with sqlite3.connect(config.resolve(root).db_path) as db:
+        languages = dict(db.execute("SELECT path, language FROM files"))
+        names = {row[0] for row in db.execute("SELECT qualified_name FROM symbols")}
+    assert languages["include/lib/stream.h"] == "cpp"
+    assert languages["include/lib/point.h"] == "c"  # no macro of the tree's: as before
+    assert {"lib::Stream", "lib::Stream::Ch", "lib::Stream::Stream", "lib::Stream::Take"} <= names

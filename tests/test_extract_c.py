@@ -1615,3 +1615,17 @@ def test_a_long_run_of_underscores_after_a_brace_is_read_in_linear_time() -> Non
         [sys.executable, "-c", code], input=source, timeout=60, capture_output=True
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_a_typedef_of_a_standard_type_name_is_a_type():
+    # The grammars read `int8_t`, `size_t`, `bool` as primitive types even where a libc's or a
+    # compatibility header's own <stdint.h> defines them (rapidjson's msinttypes, brotli, the
+    # kernel's types.h): every such typedef was dropped.
+    source = (
+        b"typedef signed char int8_t;\ntypedef signed __int64 int64_t;\n"
+        b"typedef unsigned long size_t;\ntypedef int bool;\ntypedef int my_t;\n"
+    )
+    for language in ("c", "cpp"):
+        assert [name for name, *_ in _symbols(source, language)] == [
+            "int8_t", "int64_t", "size_t", "bool", "my_t",
+        ]  # fmt: skip

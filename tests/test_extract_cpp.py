@@ -770,12 +770,14 @@ def test_a_class_whose_body_tree_sitter_cannot_close_is_recovered_with_its_membe
     assert found == [
         ("nl::basic_json", "class", 2, 20),
         ("nl::basic_json::HeaderFlagMask", "enum", 3, 6),
+        ("HANDLE_MACRO_FLAG", "macro", 4, 4),  # a `#define` inside an enum is a macro too
         ("nl::basic_json::MacroHeader", "struct", 7, 10),
         ("nl::basic_json::MacroHeader::dump", "method", 9, 9),
         # `class T` of the template is a parameter, not a class
         ("nl::basic_json::list_storage", "class", 11, 11),
         ("nl::basic_json::list_storage::add", "method", 11, 11),
         ("nl::basic_json::Kind", "enum", 12, 15),
+        ("KIND", "macro", 13, 13),
         ("nl::basic_json::get", "method", 16, 19),
     ]
 
@@ -1186,3 +1188,111 @@ def test_a_100kb_line_of_macro_like_words_is_scanned_in_bounded_time(line: bytes
         blanked = blank_macros(line + b"\n", lang)[0]
         assert len(blanked) == len(line) + 1
     assert time.monotonic() - started < 10
+
+
+def test_catch2_s_exception_macros_keep_the_function_whole():
+    # `CATCH_TRY { } CATCH_CATCH_ANON (std::exception&) { } CATCH_CATCH_ALL { }`: run() ended
+    # at the first clause, and `CATCH_CATCH_ANON` was a function of its own.
+    source = (
+        b"void run() {\n  int x = 0;\n  CATCH_TRY {\n    x = 1;\n"
+        b"  } CATCH_CATCH_ANON (std::exception&) {\n    x = 2;\n"
+        b"  } CATCH_CATCH_ALL {\n    x = 3;\n  }\n  Stats stats(x, 2);\n}\n"
+        b"int after() { return 0; }\n"
+    )
+    assert [(s.qualified_name, s.start_line, s.end_line) for s in by_name(source).values()] == [
+        ("run", 1, 11),
+        ("after", 12, 12),
+    ]
+
+
+def test_a_calling_convention_in_a_declaration_inside_extern_c_loses_nothing_after_it():
+    # Catch2's `extern "C" __declspec(dllimport) void __stdcall DebugBreak();`: tree-sitter read
+    # the declaration as an error, and the rest of the file went into it.
+    source = (
+        b'extern "C" __declspec(dllimport) void __stdcall DebugBreak();\n'
+        b"#define TRAP() DebugBreak()\n"
+        b"namespace N {\nint h() { return 1; }\n}\n"
+        b"int __cdecl plain(int a) { return a; }\n"
+    )
+    assert symbols(source) == [
+        ("DebugBreak", "function", 1),
+        ("TRAP", "macro", 2),
+        ("N", "namespace", 3),
+        ("N::h", "function", 4),
+        ("plain", "function", 6),
+    ]
+    assert b"__declspec" in blank_macros(b"#define CALL __stdcall\n" + source, "cpp")[0]
+
+
+def test_an_inline_friend_and_a_name_in_parentheses_are_read_as_written():
+    # `inline friend std::ostream& operator<<` (a tree-sitter-cpp error: the friend was lost)
+    # and Catch2's `static constexpr result_type (min)()` (named `result_type (min)`).
+    source = (
+        b"class C {\n"
+        b"  inline friend std::ostream& operator<<(std::ostream& os, C const& c) { return os; }\n"
+        b"  using result_type = unsigned;\n"
+        b"  static constexpr result_type (min)() { return 0; }\n"
+        b"  int after() { return 1; }\n"
+        b"};\n"
+        b"static void FN(Initialize)(int a) {}\n"  # brotli: a name a macro makes stays as written
+    )
+    assert symbols(source) == [
+        ("C", "class", 1),
+        ("C::operator<<", "method", 2),
+        ("C::result_type", "type", 3),
+        ("C::min", "method", 4),
+        ("C::after", "method", 5),
+        ("FN(Initialize)", "function", 7),
+    ]
+    # the comments keep their words: only the parse sees `friend inline`
+    assert texts(b"// an inline friend\nint x;\n")[0][1] == "an inline friend"
+
+
+def test_a_qualified_name_that_repeats_its_enclosing_namespace_is_not_doubled():
+    # Catch2: `namespace Catch { void Catch::IStream::flush() {} }` was
+    # `Catch::Catch::IStream::flush`, and not linked to its declaration.
+    source = (
+        b"namespace Catch {\n  struct IStream { virtual ~IStream(); void flush(); };\n"
+        b"  Catch::IStream::~IStream() = default;\n  void Catch::IStream::flush() {}\n"
+        b"  namespace detail { void Catch::Other::f() {} }\n}\n"
+    )
+    assert [name for name, _, _ in symbols(source)] == [
+        "Catch",
+        "Catch::IStream",
+        "Catch::IStream::~IStream",
+        "Catch::IStream::flush",
+        "Catch::IStream::~IStream",
+        "Catch::IStream::flush",
+        "Catch::detail",
+        "Catch::Other::f",
+    ]
+
+
+def test_defines_inside_an_enum_or_an_initializer_are_macros_and_keep_the_enum():
+    # brotli's BrotliDecoderErrorCode (lost), LLVM's X-macro enums, rapidjson's `Z16`.
+    source = (
+        b"typedef enum {\n#define COMMA_ ,\n#define ITEM_(P, N, C) \\\n    DEC ## P ## N = C\n"
+        b"  ERROR_CODES_LIST(ITEM_, COMMA_)\n} DecoderErrorCode;\n#undef ITEM_\n"
+        b"enum class Index : size_t {\n#define POPULATE(N, S) N,\n  FEATURES(POPULATE)\n"
+        b"#undef POPULATE\n  NumberOfFeatures\n};\n"
+        b"static const char escape[4] = {\n#define Z16 0,0,0,0\n  Z16\n#undef Z16\n};\n"
+    )
+    found = [(s.qualified_name, s.kind, s.start_line, s.end_line) for s in by_name(source).values()]
+    assert found == [
+        ("DecoderErrorCode", "enum", 1, 6),
+        ("COMMA_", "macro", 2, 2),
+        ("ITEM_", "macro", 3, 4),
+        ("Index", "enum", 8, 13),
+        ("POPULATE", "macro", 9, 9),
+        ("Index::NumberOfFeatures", "constant", 12, 12),
+        ("escape", "constant", 14, 18),
+        ("Z16", "macro", 15, 15),
+    ]
+
+
+def test_an_x_macro_call_in_an_enum_is_no_constant():
+    # luajit's `VMEVENT_DEF(TRACE, 0x12d91467),`: the macro and its arguments were constants.
+    source = (
+        b"typedef enum {\n  VMEVENT_DEF(BC, 0x3883),\n  VMEVENT_DEF(TRACE, 0x1467),\n  LAST\n} E;\n"
+    )
+    assert [name for name, kind, _ in symbols(source) if kind == "constant"] == ["LAST"]

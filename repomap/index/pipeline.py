@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar, cast
 from repomap import store, textfile
 from repomap.config import DEFAULT_MAX_FILE_SIZE, Settings
 from repomap.errors import CorruptIndex, IndexBusy, NotAnIndex, RepomapError
-from repomap.extractors.cpp_namespaces import EMPTY, Table
+from repomap.extractors.cpp_namespaces import EMPTY, Table, uses_opener
 from repomap.index import markers, namespaces, scopes, secrets
 from repomap.index.chunks import CHUNKS_VERSION, code_chunks
 from repomap.index.discover import FoundFile, Walk, code_files, read_file, walk
@@ -92,8 +92,11 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # underscore after a declarator (`void f() NOEXCEPT {`), an annotation after a member's name
 # (`bool done_ GUARDED_BY(mu_);`), no macro blanked in a `#define`'s continued body, `.C`,
 # `.tcc`, `.tpp`, `.txx`, `.h++`, `.cppm` and `.ixx` as C++, `enum class` and `operator`
-# declarations as C++ syntax in a header
-EXTRACTOR_VERSION = "20"
+# declarations as C++ syntax in a header; 21: typedefs of standard type names (`int8_t`),
+# `#define`s inside enums and initializers, Catch2's try/catch macros, calling conventions,
+# `inline friend`, `(min)` names, `ns::X::f` defined inside `namespace ns`, a header that opens
+# a namespace with the tree's macro is C++
+EXTRACTOR_VERSION = "21"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 EXTRACTED_AHEAD = 1024  # results the workers may have ready before the writer takes them
@@ -819,6 +822,8 @@ def read_and_extract(job: Job) -> Result:
     if markers.noindex(source):
         return Skipped(job.rel_path, markers.NOINDEX_REASON)
     language = language_of_header(job.rel_path, job.language, source)
+    if language == "c" and job.cpp_namespaces.macros and uses_opener(raw, job.cpp_namespaces):
+        language = "cpp"  # a namespace macro of the tree's opens a namespace: C has none
     from repomap.extractors import extract  # the parsers: a run with nothing changed needs none
 
     try:
