@@ -104,3 +104,22 @@ def test_a_large_index_says_how_many_files_changed_instead_of_reindexing(tmp_pat
     assert "warning" not in _cli(root, "symbols", "added_later", "--no-refresh").stderr
     assert run_cli("index", root).returncode == 0
     assert _cli(root, "symbols", "added_later").returncode == 0
+
+
+def test_a_root_the_index_named_by_db_is_not_of_is_refused(make_repo, tmp_path) -> None:
+    # `search --root A --db B's-index` answered from B with exit 0 (--root ignored), and a
+    # --root that does not exist went unnoticed.
+    first = make_repo({"a.py": "def alpha():\n    return 1\n"})
+    second = tmp_path / "second"
+    second.mkdir()
+    (second / "b.py").write_text('def beta():\n    """The beta value."""\n    return 2\n')
+    assert run_cli("index", second).returncode == 0
+    db = second / ".repomap" / "index.db"
+    for command in (["search", "beta"], ["symbols", "beta"], ["search-text", "beta"]):
+        done = run_cli(*command, "--root", first, "--db", db)
+        assert done.returncode == 2, done.stdout
+        assert f"is the index of {second.resolve()}" in done.stderr
+        assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+        missing = run_cli(*command, "--root", tmp_path / "nowhere", "--db", db)
+        assert missing.returncode == 2 and "not a directory" in missing.stderr
+        assert run_cli(*command, "--root", second, "--db", db).returncode == 0

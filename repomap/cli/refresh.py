@@ -41,10 +41,34 @@ def for_reading(
     """What every command that answers from an index does first: find the index, log the
     command to it, and (unless `no_refresh`) check() its files."""
     settings = config.resolve(root, db_path, find_index=True)
+    if root is not None and db_path is not None:
+        _check_root(settings, root, db_path)
     outcome.note_index(settings.db_path)
     if not no_refresh:
         check(settings, echo)
     return settings
+
+
+def _check_root(settings: config.Settings, root: Path, db_path: Path) -> None:
+    """`--root` and `--db` both given must name one tree: the index's own root was used and
+    `--root` ignored (another project's answers, exit 0), and a `--root` that does not exist
+    went unnoticed."""
+    from repomap import store
+    from repomap.errors import BadArgument
+
+    if not settings.root.is_dir():
+        raise BadArgument(f"--root {root}: not a directory")
+    if not settings.db_path.exists():
+        return  # the command's own read says there is no index
+    try:
+        with store.reading(settings.db_path) as db:
+            stored = store.get_meta(db, "root")
+    except RepomapError:
+        return  # a damaged or outdated index: the command's own read says what to do
+    if stored and Path(stored).is_dir() and Path(stored).resolve() != settings.root:
+        raise BadArgument(
+            f"--db {db_path} is the index of {stored}, not of --root {root}: give one of them"
+        )
 
 
 def check(settings: config.Settings, echo: Echo) -> list[str]:
