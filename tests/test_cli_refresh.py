@@ -123,3 +123,68 @@ def test_a_root_the_index_named_by_db_is_not_of_is_refused(make_repo, tmp_path) 
         missing = run_cli(*command, "--root", tmp_path / "nowhere", "--db", db)
         assert missing.returncode == 2 and "not a directory" in missing.stderr
         assert run_cli(*command, "--root", second, "--db", db).returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("twice", "once"),
+    [
+        (
+            ["search", "beta", "--path", "a.py", "--path", "b.py"],
+            ["search", "beta", "--path", "b.py"],
+        ),
+        (["search-text", "beta", "--path=a.py", "--path", "b.py"], ["search-text", "beta"]),
+        (["symbols", "beta", "--lang", "python", "--language", "rust"], ["symbols", "beta"]),
+        (["search", "beta", "--kind", "function", "--kind", "class"], ["search", "beta"]),
+    ],
+)
+def test_a_filter_given_twice_is_refused(make_repo, twice: list[str], once: list[str]) -> None:
+    # `--path src/ --path tests/` searched tests/ alone: click kept the last value, silently.
+    # (search-text's argv goes through its fast path first.)
+    root = make_repo({"b.py": 'def beta():\n    """The beta value."""\n    return 2\n'})
+    assert run_cli("index", root).returncode == 0
+    done = run_cli(*twice, "--root", root)
+    assert done.returncode == 2, done.stdout
+    assert "given more than once" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert run_cli(*once, "--root", root).returncode == 0
+
+
+@pytest.mark.parametrize("command", ["search", "search-text"])
+def test_an_empty_answer_says_when_the_path_filter_names_no_indexed_file(
+    make_repo, command: str
+) -> None:
+    # A typo in --path answered "nothing matches" alone, as if the words were not found.
+    root = make_repo({"src/b.py": 'def beta():\n    """The beta value."""\n    return 2\n'})
+    assert run_cli("index", root).returncode == 0
+    done = run_cli(command, "beta", "--path", "scr/", "--root", root)
+    assert done.returncode == 1 and "no indexed file matches --path scr/" in done.stderr
+    found_nothing = run_cli(command, "zzqv", "--path", "src/", "--root", root)
+    assert found_nothing.returncode == 1 and "--path" not in found_nothing.stderr
+    assert run_cli(command, "beta", "--path", "src/", "--root", root).returncode == 0
+
+
+@pytest.mark.parametrize(
+    "command", [["search-text", "alpha"], ["search", "alpha"], ["search-text", "alpha", "--json"]]
+)
+def test_a_reader_that_stops_reading_ends_the_command_with_status_0(
+    make_repo, command: list[str]
+) -> None:
+    # `repomap search Q | head -1` exited 1, "nothing found" (click's, and rich's), where rg
+    # exits 0: the reader had what it wanted.
+    import subprocess
+    import sys
+
+    body = "".join(
+        f'def alpha_{n}():\n    """The alpha number {n} of the long list."""\n    return {n}\n'
+        for n in range(1200)
+    )
+    root = make_repo({"many.py": body})
+    assert run_cli("index", root).returncode == 0
+    reader = subprocess.Popen(
+        [sys.executable, "-m", "repomap.cli", *command, "--root", str(root), "--limit", "1000"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert reader.stdout is not None and reader.stderr is not None
+    assert reader.stdout.readline()
+    reader.stdout.close()  # before the answer (well over a pipe's 64 KiB) is written
+    assert reader.wait(timeout=60) == 0
+    assert reader.stderr.read() == b""

@@ -85,6 +85,7 @@ def search(
             limit=limit, quick_start=True, log=settings.search_log,
         )  # fmt: skip
         shown = Shown(store.indexed_root(db, settings.root), absolute)
+        unmatched = path is not None and not result.hits and store.names_nothing(db, path)
     result = replace(result, hits=[replace(hit, path=shown(hit.path)) for hit in result.hits])
     if as_json:
         data = result.as_dict()
@@ -112,6 +113,8 @@ def search(
             )
         if not result.hits:
             click.echo(f"nothing matches {query!r}", err=True)
+        if unmatched:
+            click.echo(f"note: no indexed file matches --path {path}", err=True)
     return outcome.found(len(result.hits))
 
 

@@ -136,6 +136,8 @@ def _run(options: Options, args: list[str]) -> int | None:
         error = INTERRUPTED
         _echo(error_line(INTERRUPTED), err=True)
         code = 130
+    except BrokenPipeError:
+        code = outcome.reader_gone()
     outcome.log_command("search-text", code, error)
     return code or None
 

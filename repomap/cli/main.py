@@ -111,6 +111,10 @@ class Group(click.Group):
             if undecodable(argument):
                 click.echo(error_line(f"argument {number} is not valid UTF-8 text"), err=True)
                 sys.exit(ExitCode.USAGE)
+        repeated = _repeated_filter(arguments)
+        if repeated is not None:
+            click.echo(error_line(repeated), err=True)
+            sys.exit(ExitCode.USAGE)
         try:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click.UsageError as error:
@@ -143,9 +147,36 @@ class Group(click.Group):
             error = INTERRUPTED
             click.echo(error_line(INTERRUPTED), err=True)
             code = 130
+        except BrokenPipeError:
+            code = outcome.reader_gone()
         outcome.log_command(ctx.invoked_subcommand, code, error)
         if code:
             ctx.exit(code)
+
+
+# Filters that take one value: given twice, click kept the last and the first was dropped
+# without a word (`--path src/ --path tests/` searched tests/ alone). Other options keep the
+# shell's "the last one wins" (an alias's `--limit 20`, then `--limit 50`).
+_FILTERS = {"--path": "--path", "--lang": "--lang", "--language": "--lang", "--kind": "--kind",
+            "--type": "--type", "--file": "--file", "--pattern": "--pattern"}  # fmt: skip
+_FILTER_HINTS = {
+    "--path": " (a glob such as '**/tests/**' or a folder names many files)",
+    "--kind": " (it takes a comma list: --kind class,function)",
+}
+
+
+def _repeated_filter(arguments: Sequence[str]) -> str | None:
+    """The error for a filter option given more than once, or None."""
+    seen: dict[str, int] = {}
+    for argument in arguments:
+        if argument == "--":
+            break
+        option = _FILTERS.get(argument.partition("=")[0])
+        if option is not None:
+            seen[option] = seen.get(option, 0) + 1
+            if seen[option] > 1:
+                return f"{option} given more than once: give it once{_FILTER_HINTS.get(option, '')}"
+    return None
 
 
 @click.group(cls=Group)

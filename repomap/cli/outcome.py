@@ -15,6 +15,8 @@ Both ways into the CLI use this module: click's Group (main.py) and search-text'
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -51,6 +53,18 @@ def found(count: int, search: bool = True) -> ExitCode:
     """The exit status of an answer with `count` results: 1 for a search that found nothing."""
     RUN.results = count
     return ExitCode.NO_MATCH if search and count == 0 else ExitCode.OK
+
+
+def reader_gone() -> ExitCode:
+    """The exit status when the reader of stdout went away (`repomap search Q | head -1`): it
+    had what it wanted, so 0, as rg gives (1, "nothing found", was click's). Whatever is left
+    to write goes nowhere, so that flushing at exit raises nothing either."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real stdout (a test runner's): nothing left to flush
+        pass
+    return ExitCode.OK
 
 
 def envelope(results: list[Any], truncated: bool = False, **fields: Any) -> dict[str, Any]:

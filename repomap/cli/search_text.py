@@ -61,6 +61,7 @@ def run(
 ) -> int:
     """Search comments, docstrings and string literals; print JSON with `echo`, or rich text.
     The exit status: 0 found, 1 nothing found."""
+    from repomap import store
     from repomap.cli import refresh
     from repomap.search.text import search_text
     from repomap.store import reading
@@ -78,6 +79,7 @@ def run(
             shown = Shown(indexed_root(db, settings.root), absolute)
             hits = tuple(hit._replace(file_path=shown(hit.file_path)) for hit in result.hits)
             result = result._replace(hits=hits)
+        unmatched = path is not None and not result.hits and store.names_nothing(db, path)
     if as_json:
         data = result.as_dict()
         truncated = not result.total_exact or result.total > len(result.hits)
@@ -87,4 +89,6 @@ def run(
         from repomap.cli.render_search import print_search  # rich: for people only
 
         print_search(result, markers)
+        if unmatched:
+            echo(f"note: no indexed file matches --path {path}", err=True)
     return outcome.found(len(result.hits))

@@ -31,6 +31,7 @@ from repomap.store.files import (
     ids_matching,
     indexed_docs,
     indexed_files,
+    names_nothing,
 )
 from repomap.store.meta import (
     EMBEDDING_MODEL_META,
@@ -72,6 +73,6 @@ __all__ = [
     "MAX_FILE_SIZE_META", "SQLITE_HEADER", "SYMBOL_FIELDS", "VECTOR_STORE_META", "CommitRow", "DataRows", "DocRows", "FileRows", "IndexedFile", "KeptReader", "Store",
     "Writer", "changed_since_indexing", "chunk_words", "data_totals", "delete_commits", "delete_data_file",
     "indexed_commits", "indexed_data", "insert_commits", "replace_data_file", "touch_data_file", "chunks", "clear_vector_checks", "counts", "counts_meta", "embedding_model", "filtered_ids", "first_migration_after", "get_meta", "has_sqlite_header", "has_vectors", "ids_matching", "indexed_docs",
-    "indexed_files", "indexed_root", "migrate", "move_aside", "open_index", "prepare_folder",
+    "indexed_files", "indexed_root", "migrate", "move_aside", "names_nothing", "open_index", "prepare_folder",
     "reading", "schema_version", "set_meta", "write_errors", "writing",
 ]  # fmt: skip

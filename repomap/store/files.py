@@ -126,6 +126,17 @@ def ids_matching(
     return sorted(found[path] for path in kept)
 
 
+def names_nothing(db: Store, raw: str) -> bool:
+    """Whether a path filter as the user typed it names no indexed file, doc or data file (a
+    typo, a folder outside the index): what an empty answer then says."""
+    path_filter = paths.parse(raw, root=get_meta(db, "root"))
+    if path_filter is None:
+        return False
+    return not any(
+        ids_matching(db, path_filter, table=table) for table in ("files", "doc_files", "data_files")
+    )
+
+
 def filtered_ids(
     db: Store, raw: str | None, *, table: str = "files", language: str | None = None
 ) -> list[int] | None:
