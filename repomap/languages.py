@@ -65,7 +65,8 @@ _OPERATOR = re.compile(
 )
 
 # Suffix (lower case) -> doc_files.format; every other file is not a doc.
-DOC_FORMATS = {".md": "markdown", ".markdown": "markdown", ".txt": "text"}
+# `.rst` is prose of the text format, split by its own section titles (index/markdown.py).
+DOC_FORMATS = {".md": "markdown", ".markdown": "markdown", ".txt": "text", ".rst": "text"}
 # Data files read as records (repomap/index/records.py).
 DATA_FORMATS = {
     ".csv": "csv", ".tsv": "tsv", ".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl",

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from repomap.index.markdown import parse, plain_text_sections
+from repomap.index.markdown import parse, plain_text_sections, rst_sections
 from repomap.textfile import split_lines
 
 
@@ -240,3 +240,50 @@ def test_a_heading_with_an_anchor_is_found_by_its_title(tmp_path: Path) -> None:
     done = run_cli("show", "--section", "Configuration", "--root", tmp_path, "--json")
     assert done.returncode == 0, done.stderr
     assert "line-length" in done.stdout
+
+
+RST = """\
+=========
+ Marshal
+=========
+
+Intro.
+
+Install
+-------
+
+Run pip::
+
+    pip install it
+    -----
+
+Extras
+~~~~~~
+
+With extras.
+
+Usage
+-----
+text
+  not a title
+  -----------
+"""
+
+
+def test_rst_is_split_by_its_section_titles_levels_in_the_order_met() -> None:
+    document = rst_sections(RST)
+    assert [(h.text, h.level, h.line, h.underline_line) for h in document.headings] == [
+        ("Marshal", 1, 1, 3),  # overlined, inset title
+        ("Install", 2, 7, 8),
+        ("Extras", 3, 15, 16),
+        ("Usage", 2, 20, 21),  # `-----` again: level 2, as first met
+    ]
+    assert [(s.name, s.start_line, s.end_line) for s in document.sections] == [
+        ("Marshal", 1, 24),
+        ("Install", 7, 18),
+        ("Extras", 15, 18),
+        ("Usage", 20, 24),
+    ]
+    # an indented block's dashes, a too-short underline, text before a title: no titles
+    assert rst_sections("Title\n---\n\nbody\n").headings == []
+    assert rst_sections("para\nTitle\n-----\n").headings == []

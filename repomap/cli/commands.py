@@ -541,7 +541,7 @@ def search_docs(
     root: Path | None,
     db_path: Path | None,
 ) -> int:
-    """Search Markdown sections and .txt files (bare words ANDed, porter stemming), best first."""
+    """Search Markdown and .rst sections and .txt files (bare words ANDed, porter stemming), best first."""
     from repomap.search.docs import search_docs as run_search
     from repomap.store import reading
 

@@ -602,7 +602,7 @@ def _outline_scope(
             "`repomap files NAME` finds files by name"
         )
     raise StaleIndex(
-        f"{path} is not in the index: outline covers Markdown (.md), text (.txt), Python, "
+        f"{path} is not in the index: outline covers Markdown (.md), text (.txt, .rst), Python, "
         "Rust, C and C++ files, and one data file (.json, .jsonl, .toml, .yaml, .csv, .tsv) "
         "by its path; if it is one, run `repomap index` to add it, "
         f"otherwise `repomap open {path}` shows it"

@@ -1,4 +1,4 @@
-"""The docs index: Markdown and `.txt` files by section, beside the code.
+"""The docs index: Markdown and `.rst` files by section, `.txt` files whole, beside the code.
 
 `update_docs(writer, files, max_file_size, force, indexed_at, redact=True)` brings the
 `doc_files`, `headings` and `sections` tables up to date with the walked files, incrementally
@@ -57,7 +57,12 @@ def doc_rows(
     text = markers.blanked(source, markers.ignored_lines(source)).decode("utf-8")
     from repomap.index import markdown  # its patterns compile on import: only when a doc changed
 
-    document = markdown.parse(text) if fmt == "markdown" else markdown.plain_text_sections(text)
+    if fmt == "markdown":
+        document = markdown.parse(text)
+    elif rel_path.lower().endswith(".rst"):
+        document = markdown.rst_sections(text)
+    else:
+        document = markdown.plain_text_sections(text)
     clean = secrets.redact if redact else str  # as for code text: keys and PEM blocks go
     sections = []
     ordinal = 0

@@ -15,7 +15,8 @@ A CommonMark subset that is enough to find sections reliably:
 the next heading of the same or a higher level (so a `#` section contains its `##` sections);
 its line range leaves out trailing blank lines. Text before the first heading (front matter
 included) is the preamble: a section with an empty name and level 0, present when it holds any
-non-blank line. `.txt` files are one such section (`plain_text_sections`).
+non-blank line. `.txt` files are one such section (`plain_text_sections`); reStructuredText
+(`.rst`) is split by its own section titles (`rst_sections`).
 """
 
 from __future__ import annotations
@@ -114,7 +115,11 @@ def find_headings(lines: list[str]) -> list[Heading]:
 def parse(text: str) -> Document:
     """Headings and sections of a Markdown document."""
     lines = split_lines(text)
-    headings = find_headings(lines)
+    return _sections(lines, find_headings(lines))
+
+
+def _sections(lines: list[str], headings: list[Heading]) -> Document:
+    """The preamble, then a section per heading up to the next of its level or a higher one."""
     sections: list[Section] = []
     first_heading = headings[0].line if headings else len(lines) + 1
     preamble_end = _trim_end(lines, 1, first_heading - 1)
@@ -129,6 +134,42 @@ def parse(text: str) -> Document:
         content = "\n".join(lines[body:end])
         sections.append(Section(heading.text, heading.level, heading.line, end, content))
     return Document(headings, sections, len(lines))
+
+
+# reStructuredText section adornment: one punctuation character repeated, under the title (and
+# over it, for an overlined style), at least as long as the title. Levels are not fixed by the
+# character: the first style met is level 1, the next new one level 2, and so on.
+_RST_ADORNMENT = re.compile(r"^([!-/:-@\[-`{-~])\1{2,}[ \t]*$")
+
+
+def rst_sections(text: str) -> Document:
+    """A reStructuredText file (`.rst`, Sphinx's docs) by its sections, as parse() splits
+    Markdown: titles are lines at the left margin with an adornment of one repeated
+    punctuation character under them (and the same over them, for an overlined style)."""
+    lines = split_lines(text)
+    styles: list[tuple[str, bool]] = []  # (character, overlined) in the order first met
+    headings: list[Heading] = []
+    index = 0
+    while index + 1 < len(lines):
+        title, under = lines[index], lines[index + 1]
+        adornment = _RST_ADORNMENT.match(under)
+        over = _RST_ADORNMENT.match(lines[index - 1]) if index > 0 else None
+        overline = adornment is not None and over is not None and over[1] == adornment[1]
+        # An overlined title may be inset (`=====\n Title\n=====`); one without, not.
+        plain_title = title.strip() and (overline or title[0] not in " \t")
+        plain_title = plain_title and not _RST_ADORNMENT.match(title)
+        after_blank = index == 0 or not lines[index - 1].strip() or overline
+        if adornment and plain_title and after_blank and len(under.rstrip()) >= len(title.rstrip()):
+            style = (adornment.group(1), overline)
+            if style not in styles:
+                styles.append(style)
+            start = index if style[1] else index + 1  # the overline is the heading's first line
+            headings.append(Heading(_title(title.strip()), min(styles.index(style) + 1, 6),
+                                    start, index + 2))  # fmt: skip
+            index += 2
+            continue
+        index += 1
+    return _sections(lines, headings)
 
 
 def plain_text_sections(text: str) -> Document:

@@ -721,7 +721,7 @@ def _nothing_readable_warning(other_files: int, data_files: int) -> str:
     data = f", {data_files} of them data files read as records only" if data_files else ""
     return (
         f"no source or docs files repomap reads here ({other_files} other files{data}): it "
-        f"indexes {languages} source, Markdown and .txt docs ({' '.join(DOC_FORMATS)}), and "
+        f"indexes {languages} source, Markdown, .txt and .rst docs ({' '.join(DOC_FORMATS)}), and "
         f"data files ({' '.join(DATA_FORMATS)}) as records"
     )
 

@@ -282,7 +282,7 @@ class RootStatus(BaseModel):
     schema_version: OptionalInt
     current_schema_version: int
     files: int = Field(default=0, description="Code files indexed.")
-    docs: int = Field(default=0, description="Markdown and .txt files indexed.")
+    docs: int = Field(default=0, description="Markdown, .txt and .rst files indexed.")
     symbols: int = 0
     references: int = 0
     elements: dict[str, int] = Field(default_factory=dict, description="Text elements by type.")

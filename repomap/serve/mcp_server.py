@@ -67,7 +67,7 @@ log = logging.getLogger(__name__)
 HELP = """\
 repomap answers from an index of this repository: every definition (functions, classes,
 methods, structs, enums, traits...), every comment, docstring and string literal, and the
-Markdown/.txt docs by section. It is read-only and kept up to date as files change.
+Markdown/.txt/.rst docs by section. It is read-only and kept up to date as files change.
 
 Which tool:
 - What code DOES, asked in words ("where is the retry delay computed?", "how are sessions
@@ -520,7 +520,7 @@ def build_server(
     async def search_docs(
         query: Query, limit: Limit = 10, path: PathFilterArg = None
     ) -> DocSearchAnswer:
-        """Search the Markdown (.md) and .txt documentation by section, best match first.
+        """Search the Markdown (.md), .txt and .rst documentation by section, best match first.
 
         Use it for prose: installation, usage, design notes, changelogs, READMEs. Words are
         ANDed and stemmed (configuring finds configure); same syntax as search_text. Each
