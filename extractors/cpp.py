@@ -1326,6 +1326,8 @@ class _Reader:
             parameters = declarator.child_by_field_name("parameters") if declarator else None
             text = self.header(node.start_byte, (parameters or declarator or node).start_byte)
             return _SPACE_BEFORE_POINTER.sub("", text)
+        elif kind == "operator_name":
+            return _operator_name(self.node_text(node))
         return " ".join(self.node_text(node).split())
 
     # --- strings and `#define` bodies --------------------------------------------------------
@@ -1507,6 +1509,20 @@ def _template_anchors(templates: list[Node]) -> dict[int, Node]:
         if inner is not None:
             anchors[inner.start_byte] = anchors.get(template.start_byte, template)
     return anchors
+
+
+_SPACE_BY_PUNCTUATION = re.compile(r"\s+(?=\W)|(?<=\W)\s+")
+
+
+def _operator_name(text: str) -> str:
+    """An operator's name as C++ spells it most: `operator<<` of `operator <<`, `operator()` of
+    `operator ( )`, `operator new[]` of `operator new [ ]` (Catch2 writes 141 with a space, and
+    `symbols 'C::operator<<'` found them only by fuzzy match)."""
+    words = " ".join(text.split())
+    if not words.startswith("operator"):
+        return words
+    rest = _SPACE_BY_PUNCTUATION.sub("", words[len("operator") :].strip())
+    return f"operator {rest}" if rest[:1].isalnum() or rest[:1] == "_" else f"operator{rest}"
 
 
 def _parenthesized_name(declarator: Node) -> tuple[Node, str] | None:

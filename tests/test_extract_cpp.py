@@ -1296,3 +1296,23 @@ def test_an_x_macro_call_in_an_enum_is_no_constant():
         b"typedef enum {\n  VMEVENT_DEF(BC, 0x3883),\n  VMEVENT_DEF(TRACE, 0x1467),\n  LAST\n} E;\n"
     )
     assert [name for name, kind, _ in symbols(source) if kind == "constant"] == ["LAST"]
+
+
+def test_operator_names_are_spelled_one_way():
+    # Catch2 writes `operator <<` (141 names), LLVM `operator<<`: one spelling, so that a lookup
+    # and an out-of-line definition's link to its declaration do not depend on the spacing.
+    source = (
+        b"struct S {\n  S& operator <<(int);\n  bool operator ()() const;\n"
+        b"  void* operator new [](unsigned long n);\n  operator bool() const;\n};\n"
+        b"S& S::operator<<(int) { return *this; }\n"
+    )
+    assert [name for name, _, _ in symbols(source)] == [
+        "S",
+        "S::operator<<",
+        "S::operator()",
+        "S::operator new[]",
+        "S::operator bool",
+        "S::operator<<",
+    ]
+    linked = [s for s in cpp.extract(source, "a.h").symbols if s.qualified_name == "S::operator<<"]
+    assert [s.is_definition for s in linked] == [False, True]
