@@ -64,8 +64,9 @@ def search(
 ) -> int:
     """Find code by what it does: ask in words ("where is the retry delay computed?").
 
-    Ranks definitions (functions, methods, classes...), files' module-level code and docs
-    sections. Use search-text for exact comments, strings and messages, symbols for names.
+    Ranks definitions (functions, methods, classes...), files' module-level code, docs
+    sections, data files' records (kind `data`) and commits. Use search-text for exact comments,
+    strings and messages, symbols for names, search-data for exact values in data files.
     Exit status: 0 found, 1 nothing found, 2 error.
     """
     from repomap import store

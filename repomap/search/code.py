@@ -51,8 +51,11 @@ DOC_LANGUAGES = tuple(sorted(set(DOC_FORMATS.values())))  # markdown, text
 COLUMN_WEIGHTS = (3.0, 1.0, 2.0, 1.0)
 CANDIDATES = 300  # lexical candidates re-ranked with the priors
 TEST_FACTOR = 0.5  # tests, examples, benchmarks, vendored code
+# A data file's records (a CI workflow, a manifest) hold many words and rarely what a question
+# about code asks: serde_json's ci.yml came first for "skip over a value without building
+# anything". As module code, then.
 KIND_FACTORS = {"module": 0.6, "section": 0.8, "class": 0.85, "struct": 0.85, "impl": 0.8,
-                "trait": 0.85, "enum": 0.85, "union": 0.85}  # fmt: skip
+                "trait": 0.85, "enum": 0.85, "union": 0.85, "data": 0.6}  # fmt: skip
 
 # Words a question is made of that say nothing of the code it asks for.
 _STOP_WORDS_TEXT = """
