@@ -1180,3 +1180,27 @@ def test_a_release_history_ranks_below_the_docs_that_explain(tmp_path: Path) -> 
                 (hit["path"], hit["start_line"]) for hit in data["results"]
             ]
     reader.close()
+
+
+def test_a_data_file_s_records_rank_below_the_code_that_answers(tmp_path: Path) -> None:
+    # serde_json's CI workflow came first for "skip over a value without building anything":
+    # a record holds many words; it ranks as module code does now.
+    root = indexed(
+        tmp_path / "repo",
+        {
+            "src/de.py": (
+                "def ignore_value(reader):\n"
+                '    """Skip over one value in the input without building it."""\n'
+                "    depth = 0\n    return reader.skip(depth)\n"
+            ),
+            ".github/workflows/ci.yml": (
+                "name: skip value\non: [push]\njobs:\n  value:\n    steps:\n"
+                "      - run: skip the value without building anything\n"
+                "      - run: cargo build --skip value\n"
+            ),
+        },
+    )
+    code, data, _ = search(root, "skip over a value without building anything", "--mode", "lexical")
+    assert code == 0
+    kinds = [hit["kind"] for hit in data["results"]]
+    assert kinds[0] == "function" and "data" in kinds  # still found, below the code
