@@ -59,7 +59,7 @@ from .cpp_macros import (
     on_directive_line,
     previous_code,
 )
-from .cpp_namespaces import EMPTY, Table, looked_up, opened, qualified
+from .cpp_namespaces import EMPTY, SCOPE_KINDS, Table, looked_up, opened, qualified
 from .model import Extraction, Reference, Symbol, TextElement
 from .treesitter import language, parse
 
@@ -134,7 +134,7 @@ _C_KEYWORDS = frozenset(
 )
 _CALLED = re.compile(rb"[ \t]*\(")
 # A blanked conditional's directive lines are read by scan_text too: their words are no names.
-_DIRECTIVE_WORDS = frozenset(b"ifdef ifndef elif endif defined".split())
+_DIRECTIVE_WORDS = frozenset(b"ifdef ifndef elif endif defined define undef include pragma".split())
 _ONE_WORD = re.compile(rb"\(\s*[A-Za-z_]\w*\s*\)")  # `FN(Initialize)`'s argument
 _MEMBER_POINTER = re.compile(rb"\(\s*[A-Za-z_][\w:<>, ]*::\s*\*\s*[A-Za-z_]\w*\s*\)")  # `(C::*f)`
 _QUALIFIED_ONLY = re.compile(rb"\(\s*[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)+\s*\)")  # `(A::b)`
@@ -367,6 +367,30 @@ _HIDDEN_DEFINE = re.compile(
 )
 
 
+# What counting parentheses skips: comments, string and character literals (`LPAREN = '('`).
+_PARENTHESIS_TOKEN = re.compile(
+    rb"/\*.*?(?:\*/|\Z)|//[^\n]*|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|[()]", re.DOTALL
+)
+
+
+def _parenthesized(source: bytes, start: int, end: int) -> list[tuple[int, int]]:
+    """The outermost parenthesized spans between `start` and `end`, in order."""
+    spans: list[tuple[int, int]] = []
+    depth = opened = 0
+    for token in _PARENTHESIS_TOKEN.finditer(source, start, end):
+        if token[0] == b"(":
+            if depth == 0:
+                opened = token.start()
+            depth += 1
+        elif token[0] == b")" and depth:
+            depth -= 1
+            if depth == 0:
+                spans.append((opened, token.end()))
+    if depth:
+        spans.append((opened, end))
+    return spans
+
+
 def _point(source: bytes, offset: int) -> tuple[int, int]:
     line_start = source.rfind(b"\n", 0, offset) + 1
     return source.count(b"\n", 0, offset), offset - line_start
@@ -396,6 +420,8 @@ class _Reader:
         self.name_field, self.parameters_field = _field_ids(lang, "name", "parameters")
         self.comment_nodes, self.comment_starts = _in_order(found.get("comment", []))
         self.name_starts: set[int] = set()  # definitions' own names: not references
+        self.parenthesized: dict[int, list[tuple[int, int]]] = {}  # per enum list (in_macro_call)
+        self.scope_names: set[str] = set()  # namespaces and classes read so far (lookup)
         self.docs: dict[int, str] = {}  # declaration start -> its doc comment
         self.macro_comments: list[_Token] = []
         self.macro_strings: list[tuple[int, TextElement]] = []
@@ -943,6 +969,8 @@ class _Reader:
             end_byte -= 2 if self.source[end_byte - 2 : end_byte] == b"\r\n" else 1
             end_row -= 1
             end_col = end_byte - (self.source.rfind(b"\n", 0, end_byte) + 1)
+        if kind in SCOPE_KINDS:
+            self.scope_names.add(qualified_name)
         return Symbol(
             name,
             qualified_name,
@@ -1007,7 +1035,7 @@ class _Reader:
         if path is None or body is None:
             return None  # anonymous: its members belong to the enclosing symbol
         parts, is_global = path
-        prefix = None if is_global or scope is None else _lookup(scope.qualified_name, parts)
+        prefix = None if is_global or scope is None else self.lookup(scope.qualified_name, parts)
         signature = self.header(anchor.start_byte, body.start_byte)
         parent = _join(prefix, parts[:-1]) or None
         return self.symbol(parts[-1], _join(prefix, parts), kind, anchor, signature, parent)
@@ -1043,7 +1071,7 @@ class _Reader:
         name = parts[-1]
         if name.encode() in _C_KEYWORDS:
             return None  # `MACRO if (x) {...}` read as a function named `if`
-        prefix = None if is_global or scope is None else _lookup(scope.qualified_name, parts)
+        prefix = None if is_global or scope is None else self.lookup(scope.qualified_name, parts)
         end = declarator.end_byte
         signature = self.header(anchor.start_byte, end)
         if not is_definition and node.end_byte - end > 4:
@@ -1149,7 +1177,9 @@ class _Reader:
             if path[0][-1].encode() in _C_KEYWORDS:
                 continue  # `DEFINE_CONVERT(int);` read as a variable `int` (yaml-cpp's convert.h)
             parts, is_global = path
-            prefix = None if is_global or scope is None else _lookup(scope.qualified_name, parts)
+            prefix = (
+                None if is_global or scope is None else self.lookup(scope.qualified_name, parts)
+            )
             constant = "constexpr" in specifiers or ("const" in specifiers and not pointer)
             signature = f"{type_part} {self.header(declarator.start_byte, inner.end_byte)}"
             symbols.append(
@@ -1204,6 +1234,9 @@ class _Reader:
                 _point(self.source, last), define[1].decode("utf-8", "replace"), last, "macro",
             )  # fmt: skip
             found.append(self.symbol(span.name, span.name, "macro", span, signature, None))
+        if found:  # the text scan took each name for a use: it is the definition's own
+            own = {define.start(1) for define in _HIDDEN_DEFINE.finditer(self.source, start, end)}
+            self.macro_names = [(name, at) for name, at in self.macro_names if at not in own]
         return found
 
     def enumerator(self, node: Node, scope: Symbol | None) -> Symbol | None:
@@ -1230,13 +1263,25 @@ class _Reader:
         signature = self.header(node.start_byte, node.end_byte)
         return self.symbol(name, qualified_name, "constant", node, signature, parent)
 
+    def lookup(self, prefix: str, parts: list[str]) -> str | None:
+        """The scope a qualified name written inside `prefix` names (cpp_namespaces.looked_up,
+        among the namespaces and classes read so far)."""
+        if len(parts) < 2 or parts[0] not in prefix:
+            return prefix  # the common case, kept cheap
+        return "::".join(looked_up(prefix.split("::"), parts, self.scope_names)) or None
+
     def in_macro_call(self, listing: Node, name: Node) -> bool:
         """Whether `name` in an enum's list is a macro called there, or inside its arguments."""
         after = self.source[name.end_byte : name.end_byte + 80].lstrip()
         if after.startswith(b"("):
             return True
-        before = self.source[listing.start_byte : name.start_byte]
-        return before.count(b"(") > before.count(b")")
+        spans = self.parenthesized.get(listing.start_byte)
+        if spans is None:  # once per list: each enumerator looked up, not counted again
+            spans = self.parenthesized[listing.start_byte] = _parenthesized(
+                self.source, listing.start_byte, listing.end_byte
+            )
+        at = bisect_right(spans, (name.start_byte, 1 << 62)) - 1
+        return at >= 0 and spans[at][0] <= name.start_byte < spans[at][1]
 
     def macro(self, node: Node) -> Symbol | None:
         name_node = node.child_by_field_id(self.name_field)
@@ -1711,13 +1756,6 @@ def _scoped_enum(enumerator: Node) -> bool:
     if specifier is None or specifier.type != "enum_specifier":
         return False
     return any(child.type in ("class", "struct") for child in specifier.children)
-
-
-def _lookup(prefix: str, parts: list[str]) -> str | None:
-    """The scope a qualified name written inside `prefix` names (cpp_namespaces.looked_up)."""
-    if len(parts) < 2 or parts[0] not in prefix:
-        return prefix  # the common case, kept cheap
-    return "::".join(looked_up(prefix.split("::"), parts)) or None
 
 
 def _join(prefix: str | None, parts: list[str]) -> str:

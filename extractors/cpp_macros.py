@@ -235,7 +235,7 @@ _SPECIFIER_BEFORE = re.compile(rb"(?<!\w)(inline|constexpr)(\s+)\Z")
 # it ran into the next enumerator.
 # Each scan starts at a literal, so that the regex engine skips to it (an alternation, or a
 # `\b` first, made it try every byte: 2.2 s on 56 MB of the kernel's and LLVM's code).
-_ENUM_OPENING = re.compile(rb"enum\b(?:\s+(?:class|struct)\b)?[^;{}()#=]*\{")
+_ENUM_OPENING = re.compile(rb"enum\b(?:\s+(?:class|struct)\b)?[^;{}()#=]{0,200}\{")  # bounded
 _INITIALIZER_OPENING = re.compile(rb"=[ \t]*\{")
 _DEFINE_LINES = re.compile(rb"^[ \t]*#[ \t]*(?:define|undef)\b(?:[^\\\n]|\\(?:\r?\n|.))*", re.M)
 _X_MACRO_LINE = re.compile(
@@ -477,9 +477,9 @@ def _specifiers_before_friend(source: bytes) -> list[tuple[int, int, bytes, byte
 
 def _directives_in_bodies(source: bytes) -> tuple[Spans, Spans]:
     """The `#define` and `#undef` lines inside enum bodies and initializers (_ENUM_OPENING,
-    _INITIALIZER_OPENING), and the enums' X-macro calls on lines of their own there."""
-    directives: Spans = []
-    calls: Spans = []
+    _INITIALIZER_OPENING), and the enums' X-macro calls on lines of their own there. Bodies
+    are taken in file order and one inside another is skipped, so each brace is matched once;
+    an opening in a comment opens nothing."""
     openings = list(_INITIALIZER_OPENING.finditer(source))
     at = source.find(b"enum")
     while at >= 0:
@@ -488,21 +488,52 @@ def _directives_in_bodies(source: bytes) -> tuple[Spans, Spans]:
             if enum is not None:
                 openings.append(enum)
         at = source.find(b"enum", at + 4)
+    openings.sort(key=lambda body: body.start())
+    directives: Spans = []
+    calls: Spans = []
+    done_until = 0  # the end of the last body matched: an opening before it is inside it
+    next_close = -2  # the first `}` at or after the opening being looked at (-2: not searched)
     for body in openings:
         opening = body.end() - 1
-        first_close = source.find(b"}", opening)
-        if source.find(b"#", opening, first_close if first_close >= 0 else len(source)) < 0:
+        if opening < done_until:
+            continue
+        if next_close != -1 and next_close < opening:
+            next_close = source.find(b"}", opening)
+        if next_close == -1:
+            break  # no `}` from here on: nothing here closes
+        if source.find(b"#", opening, next_close) < 0:
             continue  # the common case: no directive before the first `}`
-        if on_directive_line(source, body.start()) or _continues_directive(source, body.start()):
+        if _in_comment(source, body.start()) or on_directive_line(source, body.start()):
+            continue
+        if _continues_directive(source, body.start()):
             continue  # braces a `#define` writes
         closing = closing_brace(source, opening)
         if closing < 0:
-            continue
-        found = [line.span() for line in _DEFINE_LINES.finditer(source, opening, closing)]
+            break  # unbalanced from here on
+        done_until = closing
+        comments = [m.span() for m in _BLOCK_COMMENT.finditer(source, opening, closing)]
+        found = [
+            line.span()
+            for line in _DEFINE_LINES.finditer(source, opening, closing)
+            if not any(start <= line.start() < end for start, end in comments)
+        ]
         directives += found
         if found and body.re is _ENUM_OPENING:
             calls += [call.span(1) for call in _X_MACRO_LINE.finditer(source, opening, closing)]
     return directives, calls
+
+
+_BLOCK_COMMENT = re.compile(rb"/\*.*?(?:\*/|\Z)", re.DOTALL)
+
+
+def _in_comment(source: bytes, at: int) -> bool:
+    """Whether `at` is in a `//` comment of its line or in a `/* */` comment (the nearest
+    `/*` before it is not closed before it)."""
+    line_start = source.rfind(b"\n", 0, at) + 1
+    if b"//" in source[line_start:at]:
+        return True
+    opened = source.rfind(b"/*", 0, at)
+    return opened >= 0 and source.find(b"*/", opened + 2, at) < 0
 
 
 def _blanked(source: bytes, spans: Spans) -> bytes:

@@ -456,6 +456,7 @@ def qualified(symbols: list[Symbol], namespaces: list[Opened], source: bytes) ->
         return symbols
     literals = [s for s in symbols if s.kind == "namespace"]
     out: list[tuple[int, int, Symbol]] = []
+    known: set[str] = set()  # scopes by their final names, for looked_up
     for index, o in enumerate(namespaces):
         outer = [n for n in namespaces[:index] if n.start <= o.start < n.stop]
         prefix = _scopes(outer, literals, o.start, None)
@@ -468,6 +469,7 @@ def qualified(symbols: list[Symbol], namespaces: list[Opened], source: bytes) ->
             f"namespace {o.name}", parent,
         )  # fmt: skip
         out.append((o.start, 0, namespace))
+        known.add(namespace.qualified_name)
     for symbol in symbols:
         around = [o for o in namespaces if o.start <= symbol.start_byte < o.stop]
         if not around or symbol.kind == "macro":  # the preprocessor has no namespaces
@@ -479,8 +481,10 @@ def qualified(symbols: list[Symbol], namespaces: list[Opened], source: bytes) ->
         else:  # the parse left the literal namespaces out of this name (an enumerator)
             prefix = [o.name for o in around]
         rest = _after(symbol.qualified_name, inner)
-        prefix = looked_up(prefix, rest.split("::"))
+        prefix = looked_up(prefix, rest.split("::"), known)
         name = "::".join([*prefix, rest])
+        if symbol.kind in SCOPE_KINDS:
+            known.add(name)
         parent = "::".join(prefix)
         if symbol.parent is not None and symbol.parent != inner:
             parent = "::".join([*prefix, _after(symbol.parent, inner)])
@@ -489,14 +493,22 @@ def qualified(symbols: list[Symbol], namespaces: list[Opened], source: bytes) ->
     return [symbol for _, _, symbol in out]
 
 
-def looked_up(scopes: list[str], parts: list[str]) -> list[str]:
-    """The scopes a qualified name written inside `scopes` is in: `Catch::IStream::flush`
-    defined inside `namespace Catch` is `Catch::IStream::flush`, not `Catch::Catch::...`; C++
-    looks its first part up from the innermost scope outwards and finds the enclosing one."""
+SCOPE_KINDS = frozenset({"namespace", "class", "struct", "union", "enum"})  # what looked_up knows
+
+
+def looked_up(scopes: list[str], parts: list[str], known: set[str]) -> list[str]:
+    """The scopes a qualified name written inside `scopes` is in, as C++ looks its first part
+    up: in the innermost scope, then outwards, among the namespaces and classes `known` by
+    their qualified names. `Catch::IStream::flush` defined inside `namespace Catch` is
+    `Catch::IStream::flush`, not `Catch::Catch::...`; `widget::draw` inside `namespace widget`
+    that declares `class widget` is `widget::widget::draw`. Only a first part that names an
+    enclosing scope changes anything; one not known keeps every scope."""
     if len(parts) < 2 or parts[0] not in scopes:
         return scopes
-    at = len(scopes) - 1 - scopes[::-1].index(parts[0])
-    return scopes[:at]
+    for kept in range(len(scopes), -1, -1):
+        if "::".join([*scopes[:kept], parts[0]]) in known:
+            return scopes[:kept]
+    return scopes
 
 
 def _scopes(macro: list[Opened], literals: list[Symbol], offset: int,

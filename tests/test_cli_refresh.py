@@ -123,6 +123,13 @@ def test_a_root_the_index_named_by_db_is_not_of_is_refused(make_repo, tmp_path) 
         missing = run_cli(*command, "--root", tmp_path / "nowhere", "--db", db)
         assert missing.returncode == 2 and "not a directory" in missing.stderr
         assert run_cli(*command, "--root", second, "--db", db).returncode == 0
+    # A copied tree's index still names the tree it was copied from: ROOT's own is not refused.
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(second, copy)
+    done = run_cli("search-text", "beta", "--root", copy, "--db", copy / ".repomap" / "index.db")
+    assert done.returncode == 0, done.stderr
 
 
 @pytest.mark.parametrize(
@@ -135,6 +142,7 @@ def test_a_root_the_index_named_by_db_is_not_of_is_refused(make_repo, tmp_path) 
         (["search-text", "beta", "--path=a.py", "--path", "b.py"], ["search-text", "beta"]),
         (["symbols", "beta", "--lang", "python", "--language", "rust"], ["symbols", "beta"]),
         (["search", "beta", "--kind", "function", "--kind", "class"], ["search", "beta"]),
+        (["sources", "--path", "b.py", "--pattern", "c.py"], ["sources", "--pattern", "b.py"]),
     ],
 )
 def test_a_filter_given_twice_is_refused(make_repo, twice: list[str], once: list[str]) -> None:
@@ -146,6 +154,9 @@ def test_a_filter_given_twice_is_refused(make_repo, twice: list[str], once: list
     assert done.returncode == 2, done.stdout
     assert "given more than once" in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert run_cli(*once, "--root", root).returncode == 0
+    # a value that looks like a filter is a value: a heading named `--path`
+    heading = run_cli("show", "--section", "--path", "--path", "b.py", "--root", root)
+    assert "given more than once" not in heading.stderr
 
 
 @pytest.mark.parametrize("command", ["search", "search-text"])
@@ -179,12 +190,26 @@ def test_a_reader_that_stops_reading_ends_the_command_with_status_0(
     )
     root = make_repo({"many.py": body})
     assert run_cli("index", root).returncode == 0
-    reader = subprocess.Popen(
-        [sys.executable, "-m", "repomap.cli", *command, "--root", str(root), "--limit", "1000"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    )  # fmt: skip
-    assert reader.stdout is not None and reader.stderr is not None
-    assert reader.stdout.readline()
-    reader.stdout.close()  # before the answer (well over a pipe's 64 KiB) is written
-    assert reader.wait(timeout=60) == 0
-    assert reader.stderr.read() == b""
+    script = Path(sys.executable).with_name("repomap")  # the console script: the fast path
+    assert script.exists()
+    for program in ([sys.executable, "-m", "repomap.cli"], [str(script)]):
+        reader = subprocess.Popen(
+            [*program, *command, "--root", str(root), "--limit", "1000"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        assert reader.stdout is not None and reader.stderr is not None
+        assert reader.stdout.readline()
+        reader.stdout.close()  # before the answer (well over a pipe's 64 KiB) is written
+        assert reader.wait(timeout=60) == 0, program
+        assert reader.stderr.read() == b""
+
+
+def test_an_operator_is_found_however_its_name_is_spaced(make_repo) -> None:
+    # The index spells `operator <<` as `operator<<`; `symbols 'S::operator <<'` found nothing.
+    root = make_repo({"s.h": "struct S {\n  S& operator <<(int v) { return *this; }\n};\n"})
+    assert run_cli("index", root).returncode == 0
+    for asked in ("S::operator <<", "S::operator<<"):
+        done = run_cli("symbols", asked, "--root", root, "--json")
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["results"][0]["qualified_name"] == "S::operator<<"
+        assert run_cli("show", asked, "--root", root).returncode == 0

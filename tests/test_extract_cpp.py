@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from repomap.extractors import cpp, extract
 from repomap.extractors.cpp_macros import blank_macros
+from repomap.extractors.cpp_namespaces import definitions, merged
 from repomap.extractors.treesitter import query
 
 HEADER = b"""\
@@ -1203,6 +1204,10 @@ def test_catch2_s_exception_macros_keep_the_function_whole():
         ("run", 1, 11),
         ("after", 12, 12),
     ]
+    alone = blank_macros(b"void f() {\n  CATCH_TRY { g(); } CATCH_CATCH_ALL { h(); }\n}\n", "cpp")[
+        0
+    ]
+    assert b"try       {" in alone and b"catch(...)      {" in alone
 
 
 def test_a_calling_convention_in_a_declaration_inside_extern_c_loses_nothing_after_it():
@@ -1266,6 +1271,28 @@ def test_a_qualified_name_that_repeats_its_enclosing_namespace_is_not_doubled():
         "Catch::detail",
         "Catch::Other::f",
     ]
+    # ... but a class of the namespace's name is what the name finds first (C++'s lookup)
+    widget = b"namespace widget {\nclass widget { void draw(); };\nvoid widget::draw() {}\n}\n"
+    assert [name for name, _, _ in symbols(widget)][-1] == "widget::widget::draw"
+
+
+def test_a_qualified_name_inside_a_macro_namespace_is_not_doubled_either():
+    core = b"#define LIB_BEGIN namespace lib {\n#define LIB_END }\n"
+    table = merged([("core.h", *definitions(core))])
+    source = (
+        b"LIB_BEGIN\nnamespace detail { int g(); }\nint lib::detail::g() { return 1; }\n"
+        b"class lib { void run(); };\nvoid lib::run() {}\nLIB_END\n"
+    )
+    found = [s.qualified_name for s in extract("cpp", source, "a.h", table).symbols]
+    assert found == [
+        "lib",
+        "lib::detail",
+        "lib::detail::g",
+        "lib::detail::g",  # not lib::lib::detail::g
+        "lib::lib",
+        "lib::lib::run",
+        "lib::lib::run",  # the class `lib`: its members keep both names
+    ]
 
 
 def test_defines_inside_an_enum_or_an_initializer_are_macros_and_keep_the_enum():
@@ -1288,6 +1315,10 @@ def test_defines_inside_an_enum_or_an_initializer_are_macros_and_keep_the_enum()
         ("escape", "constant", 14, 18),
         ("Z16", "macro", 15, 15),
     ]
+    # the directive words are no names used, nor is a macro's own name where it is defined
+    used = {(r.name, r.line) for r in cpp.extract(source, "a.h").references}
+    assert not {name for name, _ in used} & {"define", "undef"}
+    assert ("Z16", 15) not in used and ("Z16", 17) in used  # its #undef names it
 
 
 def test_an_x_macro_call_in_an_enum_is_no_constant():
@@ -1296,6 +1327,31 @@ def test_an_x_macro_call_in_an_enum_is_no_constant():
         b"typedef enum {\n  VMEVENT_DEF(BC, 0x3883),\n  VMEVENT_DEF(TRACE, 0x1467),\n  LAST\n} E;\n"
     )
     assert [name for name, kind, _ in symbols(source) if kind == "constant"] == ["LAST"]
+    # a parenthesis in a character literal or a comment opens no call (the review's case)
+    tokens = (
+        b"enum Tok {\n  LPAREN = '(', // (\n  PLUS,\n  OLD DEPRECATED_ENUMERATOR,\n  LAST\n};\n"
+    )
+    constants = [name for name, kind, _ in symbols(tokens) if kind == "constant"]
+    assert constants == ["LPAREN", "PLUS", "OLD", "DEPRECATED_ENUMERATOR", "LAST"]
+    # a `#define` in a comment inside an enum is no macro
+    commented = b"enum Color {\n  RED,\n/*\n#define NEW_COLOR 1\n*/\n  GREEN\n};\n"
+    assert [name for name, _, _ in symbols(commented)] == ["Color", "RED", "GREEN"]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        b"int a = {" * 11_000 + b"\n#define X 1\n",  # openings that nothing closes
+        b"#define X 1\n" + b"enum " * 20_000,  # enum words with no brace after them
+    ],
+    ids=["open-initializers", "enum-words"],
+)
+def test_the_enum_and_initializer_scans_take_bounded_time(source: bytes) -> None:
+    """55 s and 6 s at 100 KB before the scans were bounded (the review's inputs); a generous
+    bound: a hang, not a speed."""
+    started = time.monotonic()
+    blank_macros(source, "cpp")
+    assert time.monotonic() - started < 5
 
 
 def test_operator_names_are_spelled_one_way():

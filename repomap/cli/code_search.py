@@ -88,6 +88,7 @@ def search(
         shown = Shown(store.indexed_root(db, settings.root), absolute)
         unmatched = path is not None and not result.hits and store.names_nothing(db, path)
     result = replace(result, hits=[replace(hit, path=shown(hit.path)) for hit in result.hits])
+    code = outcome.found(len(result.hits))  # before writing: a closed stderr keeps it
     if as_json:
         data = result.as_dict()
         del data["count"]  # the envelope's, first
@@ -116,7 +117,7 @@ def search(
             click.echo(f"nothing matches {query!r}", err=True)
         if unmatched:
             click.echo(f"note: no indexed file matches --path {path}", err=True)
-    return outcome.found(len(result.hits))
+    return code
 
 
 def _from_server(

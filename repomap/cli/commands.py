@@ -320,7 +320,8 @@ def outline(
     root: Path | None,
     db_path: Path | None,
 ) -> int:
-    """Headings of Markdown files and symbols of code files under PATH (default: all), per file."""
+    """Headings of Markdown and .rst files and symbols of code files under PATH (default: all), per
+    file."""
     from repomap.cli.render_gateway import outline_text
     from repomap.gateway import files as gateway
     from repomap.store import reading
@@ -418,7 +419,7 @@ def show(
     root: Path | None,
     db_path: Path | None,
 ) -> int:
-    """Show a symbol's source (NAME) or a Markdown section (--section HEADING)."""
+    """Show a symbol's source (NAME) or a Markdown or .rst section (--section HEADING)."""
     if heading is None and name is None:
         raise click.UsageError("give a symbol NAME or --section HEADING")
     if heading is not None and name is not None:

@@ -111,7 +111,8 @@ class Group(click.Group):
             if undecodable(argument):
                 click.echo(error_line(f"argument {number} is not valid UTF-8 text"), err=True)
                 sys.exit(ExitCode.USAGE)
-        repeated = _repeated_filter(arguments)
+        named = self.commands.get(arguments[0]) if arguments else None
+        repeated = _repeated_filter(named, arguments[1:])
         if repeated is not None:
             click.echo(error_line(repeated), err=True)
             sys.exit(ExitCode.USAGE)
@@ -155,27 +156,47 @@ class Group(click.Group):
 
 
 # Filters that take one value: given twice, click kept the last and the first was dropped
-# without a word (`--path src/ --path tests/` searched tests/ alone). Other options keep the
-# shell's "the last one wins" (an alias's `--limit 20`, then `--limit 50`).
-_FILTERS = {"--path": "--path", "--lang": "--lang", "--language": "--lang", "--kind": "--kind",
-            "--type": "--type", "--file": "--file", "--pattern": "--pattern"}  # fmt: skip
+# without a word (`--path src/ --path tests/` searched tests/ alone). An option is a filter when
+# one of its spellings is one of these; its other spellings (`show --file`, `sources
+# --pattern`) are the same option. Other options keep the shell's "the last one wins" (an
+# alias's `--limit 20`, then `--limit 50`).
+_FILTER_SPELLINGS = frozenset({"--path", "--lang", "--language", "--kind", "--type"})
 _FILTER_HINTS = {
     "--path": " (a glob such as '**/tests/**' or a folder names many files)",
     "--kind": " (it takes a comma list: --kind class,function)",
 }
 
 
-def _repeated_filter(arguments: Sequence[str]) -> str | None:
-    """The error for a filter option given more than once, or None."""
-    seen: dict[str, int] = {}
-    for argument in arguments:
+def _repeated_filter(command: click.Command | None, arguments: Sequence[str]) -> str | None:
+    """The error for a filter option of `command` given more than once in `arguments` (the
+    command's own, after its name), or None. A value is never read as an option: `show
+    --section --path` asks for a heading named `--path`."""
+    if command is None:
+        return None
+    takes_value: set[str] = set()
+    filters: dict[str, str] = {}  # spelling -> the option's first spelling
+    for param in command.params:
+        if not isinstance(param, click.Option):
+            continue
+        spellings = [*param.opts, *param.secondary_opts]
+        if not param.is_flag and not param.count:
+            takes_value.update(spellings)
+        if _FILTER_SPELLINGS.intersection(spellings) and not param.multiple:
+            filters.update(dict.fromkeys(spellings, param.opts[0]))
+    seen: set[str] = set()
+    values = iter(arguments)
+    for argument in values:
         if argument == "--":
             break
-        option = _FILTERS.get(argument.partition("=")[0])
+        spelling, equals, _ = argument.partition("=")
+        option = filters.get(spelling)
         if option is not None:
-            seen[option] = seen.get(option, 0) + 1
-            if seen[option] > 1:
-                return f"{option} given more than once: give it once{_FILTER_HINTS.get(option, '')}"
+            if option in seen:
+                hint = _FILTER_HINTS.get(option, "")
+                return f"{option} given more than once: give it once{hint}"
+            seen.add(option)
+        if spelling in takes_value and not equals:
+            next(values, None)  # its value, whatever it looks like
     return None
 
 

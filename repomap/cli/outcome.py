@@ -16,6 +16,7 @@ Both ways into the CLI use this module: click's Group (main.py) and search-text'
 from __future__ import annotations
 
 import os
+import select
 import sys
 import time
 from pathlib import Path
@@ -56,15 +57,30 @@ def found(count: int, search: bool = True) -> ExitCode:
 
 
 def reader_gone() -> ExitCode:
-    """The exit status when the reader of stdout went away (`repomap search Q | head -1`): it
-    had what it wanted, so 0, as rg gives (1, "nothing found", was click's). Whatever is left
-    to write goes nowhere, so that flushing at exit raises nothing either."""
+    """The exit status after a write met a closed pipe. Stdout's reader gone (`repomap search Q
+    | head -1`): it had what it wanted, so 0, as rg gives (1, "nothing found", was click's), and
+    whatever is left to write goes nowhere, so that flushing at exit raises nothing either.
+    Stderr's gone instead (stdout still read): the answer stands, 1 when it held nothing."""
+    gone = _pipe_closed(sys.stdout) or not _pipe_closed(sys.stderr)
+    stream = sys.stdout if gone else sys.stderr
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):  # no real stdout (a test runner's): nothing left to flush
+        os.dup2(devnull, stream.fileno())
+    except (OSError, ValueError):  # no real stream (a test runner's): nothing left to flush
         pass
-    return ExitCode.OK
+    if gone:
+        return ExitCode.OK
+    return ExitCode.NO_MATCH if not RUN.results else ExitCode.OK
+
+
+def _pipe_closed(stream: Any) -> bool:
+    """Whether `stream` writes to a pipe whose reader has closed it (poll says POLLERR)."""
+    try:
+        poller = select.poll()
+        poller.register(stream.fileno(), select.POLLOUT)
+        return any(event & (select.POLLERR | select.POLLHUP) for _, event in poller.poll(0))
+    except (OSError, ValueError, AttributeError):  # not a real file; no poll on this platform
+        return False
 
 
 def envelope(results: list[Any], truncated: bool = False, **fields: Any) -> dict[str, Any]:

@@ -60,6 +60,8 @@ def _check_root(settings: config.Settings, root: Path, db_path: Path) -> None:
         raise BadArgument(f"--root {root}: not a directory")
     if not settings.db_path.exists():
         return  # the command's own read says there is no index
+    if settings.db_path.is_relative_to(settings.root):
+        return  # ROOT's own index: a copied tree's still names the tree it was copied from
     try:
         with store.reading(settings.db_path) as db:
             stored = store.get_meta(db, "root")

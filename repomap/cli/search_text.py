@@ -80,6 +80,7 @@ def run(
             hits = tuple(hit._replace(file_path=shown(hit.file_path)) for hit in result.hits)
             result = result._replace(hits=hits)
         unmatched = path is not None and not result.hits and store.names_nothing(db, path)
+    code = outcome.found(len(result.hits))  # before writing: a closed stderr keeps it
     if as_json:
         data = result.as_dict()
         truncated = not result.total_exact or result.total > len(result.hits)
@@ -91,4 +92,4 @@ def run(
         print_search(result, markers)
         if unmatched:
             echo(f"note: no indexed file matches --path {path}", err=True)
-    return outcome.found(len(result.hits))
+    return code

@@ -145,27 +145,31 @@ _RST_ADORNMENT = re.compile(r"^([!-/:-@\[-`{-~])\1{2,}[ \t]*$")
 def rst_sections(text: str) -> Document:
     """A reStructuredText file (`.rst`, Sphinx's docs) by its sections, as parse() splits
     Markdown: titles are lines at the left margin with an adornment of one repeated
-    punctuation character under them (and the same over them, for an overlined style)."""
+    punctuation character under them (and the same over them, for an overlined style), as
+    long as the title or at least 4 characters (docutils keeps a shorter one, with a warning)."""
     lines = split_lines(text)
     styles: list[tuple[str, bool]] = []  # (character, overlined) in the order first met
     headings: list[Heading] = []
+    taken = -1  # the last line a heading took: no overline, and a title may follow it
     index = 0
     while index + 1 < len(lines):
         title, under = lines[index], lines[index + 1]
         adornment = _RST_ADORNMENT.match(under)
-        over = _RST_ADORNMENT.match(lines[index - 1]) if index > 0 else None
+        over = _RST_ADORNMENT.match(lines[index - 1]) if index - 1 > taken else None
         overline = adornment is not None and over is not None and over[1] == adornment[1]
         # An overlined title may be inset (`=====\n Title\n=====`); one without, not.
         plain_title = title.strip() and (overline or title[0] not in " \t")
         plain_title = plain_title and not _RST_ADORNMENT.match(title)
-        after_blank = index == 0 or not lines[index - 1].strip() or overline
-        if adornment and plain_title and after_blank and len(under.rstrip()) >= len(title.rstrip()):
+        after_break = index == 0 or index - 1 == taken or not lines[index - 1].strip() or overline
+        long_enough = len(under.rstrip()) >= min(len(title.rstrip()), 4)
+        if adornment and plain_title and after_break and long_enough:
             style = (adornment.group(1), overline)
             if style not in styles:
                 styles.append(style)
-            start = index if style[1] else index + 1  # the overline is the heading's first line
+            start = index if overline else index + 1  # the overline is the heading's first line
             headings.append(Heading(_title(title.strip()), min(styles.index(style) + 1, 6),
                                     start, index + 2))  # fmt: skip
+            taken = index + 1
             index += 2
             continue
         index += 1

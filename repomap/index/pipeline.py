@@ -95,8 +95,9 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # declarations as C++ syntax in a header; 21: typedefs of standard type names (`int8_t`),
 # `#define`s inside enums and initializers, Catch2's try/catch macros, calling conventions,
 # `inline friend`, `(min)` names, `ns::X::f` defined inside `namespace ns`, a header that opens
-# a namespace with the tree's macro is C++
-EXTRACTOR_VERSION = "21"
+# a namespace with the tree's macro is C++; 22: operator names spelled one way, a qualified
+# name looked up among the file's namespaces and classes, parentheses in an enum's literals
+EXTRACTOR_VERSION = "22"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 EXTRACTED_AHEAD = 1024  # results the workers may have ready before the writer takes them

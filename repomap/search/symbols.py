@@ -300,7 +300,7 @@ def search_symbols(
 ) -> list[SymbolHit]:
     """Symbols whose name or qualified name matches `query`: exact > prefix > substring > fuzzy;
     `written`: a path as code writes it (written_paths) may name exact matches too."""
-    query = query.strip()
+    query = spelled_as_indexed(query.strip())
     if not query:
         raise BadQuery(
             "empty query; give a symbol name or part of one (e.g. `QuerySet` or `Mutex::lock`)"
@@ -668,6 +668,21 @@ def like_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
+_OPERATOR_WORD = re.compile(r"\boperator\b")
+_SPACE_BY_PUNCTUATION = re.compile(r"\s+(?=\W)|(?<=\W)\s+")
+
+
+def spelled_as_indexed(query: str) -> str:
+    """An operator's name as the index spells it (extractors/cpp.py `_operator_name`):
+    `S::operator <<` asks for `S::operator<<`, `operator new []` for `operator new[]`."""
+    found = _OPERATOR_WORD.search(query)
+    if found is None:
+        return query
+    rest = _SPACE_BY_PUNCTUATION.sub("", query[found.end() :].strip())
+    gap = " " if rest[:1].isalnum() or rest[:1] == "_" else ""
+    return query[: found.end()] + gap + rest
+
+
 def _normalize(qualified: str) -> str:
     """`a::b::C` and `a.b.C` compare equal, case-insensitively."""
     return qualified.replace("::", ".").lower()
@@ -793,7 +808,8 @@ def find_symbol(
     """The symbol called `name` (or whose qualified name is or ends with it), best first;
     `nth`: the Nth of the matches in that order instead (a property's setter after its getter,
     a C++ overload, a Rust cfg variant: one file and one qualified name, so --file cannot)."""
-    asked = name = name.strip()
+    asked = name.strip()
+    name = spelled_as_indexed(asked)
     if not name:
         raise BadQuery("give a symbol name, e.g. `QuerySet.filter`")
     params, filters = _filters(db, None, None, file)
