@@ -130,6 +130,9 @@ def test_a_root_the_index_named_by_db_is_not_of_is_refused(make_repo, tmp_path) 
     shutil.copytree(second, copy)
     done = run_cli("search-text", "beta", "--root", copy, "--db", copy / ".repomap" / "index.db")
     assert done.returncode == 0, done.stderr
+    # ... and so is the original's index asked about the copy: its files are found there
+    done = run_cli("search-text", "beta", "--root", copy, "--db", db)
+    assert done.returncode == 0, done.stderr
 
 
 @pytest.mark.parametrize(

@@ -52,7 +52,8 @@ def for_reading(
 def _check_root(settings: config.Settings, root: Path, db_path: Path) -> None:
     """`--root` and `--db` both given must name one tree: the index's own root was used and
     `--root` ignored (another project's answers, exit 0), and a `--root` that does not exist
-    went unnoticed."""
+    went unnoticed. A copy or a move of the indexed tree is the same tree: the index names its
+    old place, and its files are found under `--root`."""
     from repomap import store
     from repomap.errors import BadArgument
 
@@ -60,17 +61,19 @@ def _check_root(settings: config.Settings, root: Path, db_path: Path) -> None:
         raise BadArgument(f"--root {root}: not a directory")
     if not settings.db_path.exists():
         return  # the command's own read says there is no index
-    if settings.db_path.is_relative_to(settings.root):
-        return  # ROOT's own index: a copied tree's still names the tree it was copied from
     try:
         with store.reading(settings.db_path) as db:
             stored = store.get_meta(db, "root")
+            sample = store.some_paths(db)
     except RepomapError:
         return  # a damaged or outdated index: the command's own read says what to do
-    if stored and Path(stored).is_dir() and Path(stored).resolve() != settings.root:
-        raise BadArgument(
-            f"--db {db_path} is the index of {stored}, not of --root {root}: give one of them"
-        )
+    if not stored or not Path(stored).is_dir() or Path(stored).resolve() == settings.root:
+        return
+    if not sample or any((settings.root / path).exists() for path in sample):
+        return
+    raise BadArgument(
+        f"--db {db_path} is the index of {stored}, not of --root {root}: give one of them"
+    )
 
 
 def check(settings: config.Settings, echo: Echo) -> list[str]:

@@ -32,6 +32,7 @@ from repomap.store.files import (
     indexed_docs,
     indexed_files,
     names_nothing,
+    some_paths,
 )
 from repomap.store.meta import (
     EMBEDDING_MODEL_META,
@@ -74,5 +75,5 @@ __all__ = [
     "Writer", "changed_since_indexing", "chunk_words", "data_totals", "delete_commits", "delete_data_file",
     "indexed_commits", "indexed_data", "insert_commits", "replace_data_file", "touch_data_file", "chunks", "clear_vector_checks", "counts", "counts_meta", "embedding_model", "filtered_ids", "first_migration_after", "get_meta", "has_sqlite_header", "has_vectors", "ids_matching", "indexed_docs",
     "indexed_files", "indexed_root", "migrate", "move_aside", "names_nothing", "open_index", "prepare_folder",
-    "reading", "schema_version", "set_meta", "write_errors", "writing",
+    "reading", "schema_version", "set_meta", "some_paths", "write_errors", "writing",
 ]  # fmt: skip

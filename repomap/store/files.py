@@ -126,6 +126,14 @@ def ids_matching(
     return sorted(found[path] for path in kept)
 
 
+def some_paths(db: Store, limit: int = 20) -> list[str]:
+    """The first `limit` indexed code files' paths (in id order): enough to tell whether a
+    tree is the one the index was read from, or a copy of it."""
+    return [
+        path for (path,) in db.conn.execute("SELECT path FROM files ORDER BY id LIMIT ?", (limit,))
+    ]
+
+
 def names_nothing(db: Store, raw: str) -> bool:
     """Whether a path filter as the user typed it names no indexed file, doc or data file (a
     typo, a folder outside the index): what an empty answer then says."""
