@@ -133,6 +133,21 @@ def test_a_root_the_index_named_by_db_is_not_of_is_refused(make_repo, tmp_path) 
     # ... and so is the original's index asked about the copy: its files are found there
     done = run_cli("search-text", "beta", "--root", copy, "--db", db)
     assert done.returncode == 0, done.stderr
+    # One file name in common is not the same tree: two Rust crates both hold `src/lib.rs`
+    # (walkdir's index read with humantime's --root answered with walkdir's files).
+    crate = {"src/lib.rs": "pub fn walk() {}\n", "src/dent.rs": "pub struct DirEntry;\n",
+             "src/error.rs": "pub struct Error;\n"}  # fmt: skip
+    other = make_repo(
+        {"src/lib.rs": "pub fn parse() {}\n", "src/date.rs": "pub fn now() {}\n"},
+        tmp_path / "humantime",
+    )
+    walkdir = tmp_path / "walkdir"
+    for rel, text in crate.items():
+        (walkdir / rel).parent.mkdir(parents=True, exist_ok=True)
+        (walkdir / rel).write_text(text)
+    assert run_cli("index", walkdir).returncode == 0
+    done = run_cli("symbols", "walk", "--root", other, "--db", walkdir / ".repomap" / "index.db")
+    assert done.returncode == 2 and "is the index of" in done.stderr
 
 
 @pytest.mark.parametrize(
