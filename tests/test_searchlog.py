@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,7 @@ def lines(index: Path) -> list[dict]:
 
 def test_log_event_appends_one_json_line_of_any_kind(tmp_path: Path) -> None:
     index = tmp_path / "index.db"
+    index.touch()  # a log is kept beside an index only
     searchlog.log_event("mcp_tool", index=index, tool="search_text", ms=1.5)
     searchlog.log_event("search_text", index=index, query="x" * 5000, results=0)
     first, second = lines(index)
@@ -28,11 +31,25 @@ def test_log_event_appends_one_json_line_of_any_kind(tmp_path: Path) -> None:
     assert searchlog.log_path(index) == tmp_path / "index-search-log.jsonl"
 
 
+def test_no_log_is_made_beside_an_index_that_does_not_exist(tmp_path: Path) -> None:
+    """`search foo --db nope.db` failed as it should and left `nope-search-log.jsonl`."""
+    searchlog.log_event("search_code", index=tmp_path / "nope.db", query="q")
+    assert list(tmp_path.iterdir()) == []
+    done = subprocess.run(
+        [sys.executable, "-m", "repomap", "search", "foo", "--db", str(tmp_path / "nope.db"),
+         "--root", str(tmp_path)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2 and "no index at" in done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_an_unwritable_field_is_logged_as_a_warning_never_raised_nor_hidden(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A field json cannot write (a caller's bug) was dropped without a word."""
     index = tmp_path / "index.db"
+    index.touch()  # a log is kept beside an index only
     searchlog.log_event("search_text", index=index, filters={("not", "a str key"): 1})
     assert not searchlog.log_path(index).exists()
     assert "could not record a 'search_text' event" in caplog.text and "TypeError" in caplog.text
@@ -53,6 +70,7 @@ def test_the_log_is_off_when_the_environment_says_so(
 
 def test_a_full_log_is_rotated_and_both_files_are_summarized(tmp_path: Path, monkeypatch) -> None:
     index = tmp_path / "index.db"
+    index.touch()  # a log is kept beside an index only
     monkeypatch.setattr(searchlog, "MAX_BYTES", 2000)
     for number in range(30):
         searchlog.log_event("search_text", index=index, query=f"q{number % 3}", mode="fts",
@@ -68,6 +86,7 @@ def test_a_full_log_is_rotated_and_both_files_are_summarized(tmp_path: Path, mon
 
 def test_summary_counts_queries_failures_and_latency(tmp_path: Path) -> None:
     index = tmp_path / "index.db"
+    index.touch()  # a log is kept beside an index only
     events = [("pool", 3, 1.0, None), ("pool", 5, 2.0, None), ("none", 0, 3.0, None),
               ("a AND", 0, 4.0, "bad query"), ("x", 1, 100.0, None)]  # fmt: skip
     for query, results, ms, error in events:

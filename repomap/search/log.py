@@ -48,8 +48,8 @@ def log_path(index: Path) -> Path:
 
 def log_event(kind: str, *, index: Path | str | None, **fields: object) -> None:
     """Append one event to the log beside `index`; never raises, never blocks a search."""
-    if index is None or not enabled():
-        return
+    if index is None or not enabled() or not Path(index).exists():
+        return  # beside no index (a mistyped --db), a log would be a stray file
     record: dict[str, object] = {
         "time": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
         "kind": kind,
