@@ -602,13 +602,22 @@ def test_the_cache_embeds_only_new_texts_across_changes_renames_and_force(tree: 
 def test_a_question_no_chunk_has_a_word_of_says_its_answers_are_by_meaning_only(
     tree: Path,
 ) -> None:
-    """Gibberish still has nearest neighbours by meaning, scored up to 1.0 as always: the
-    answer says no chunk holds a word of it (JSON meta, a note on stderr)."""
+    """A question close in meaning to code that holds none of its words is answered, and the
+    answer says no chunk holds a word of it (JSON meta, a note on stderr). Gibberish, whose
+    nearest chunk is far (cosine 0.22 here, below MIN_COSINE), matches nothing: its nearest
+    neighbours came back at score 1.00 with exit 0."""
     index_json(tree, "--embed")
-    code, data, _ = search(tree, "zzqxv blorptang", "--mode", "hybrid")
-    assert code == 0 and data["results"] and data["meta"]["word_matches"] == 0
-    done = repomap("search", "zzqxv blorptang", "--root", str(tree))
+    meaning_only = "throw away stale entries when over size"  # cosine 0.38, no word in the tree
+    code, data, _ = search(tree, meaning_only, "--mode", "hybrid")
+    assert code == 0 and data["meta"]["word_matches"] == 0
+    assert data["results"][0]["name"] == "evict_least_recently_used"
+    done = repomap("search", meaning_only, "--root", str(tree))
     assert "no chunk holds any of the question's words" in done.stderr
+    for mode in ("hybrid", "semantic"):
+        code, data, _ = search(tree, "zzqxv blorptang", "--mode", mode)
+        assert code == 1 and data["results"] == [], mode
+    done = repomap("search", "zzqxv blorptang", "--root", str(tree))
+    assert done.returncode == 1 and "nothing matches" in done.stdout + done.stderr
     code, data, _ = search(tree, "how are the header lines parsed?", "--mode", "hybrid")
     assert data["meta"]["word_matches"] > 0
     done = repomap("search", "how are the header lines parsed?", "--root", str(tree))
@@ -990,6 +999,30 @@ def test_a_type_stub_ranks_below_the_code_it_describes_unless_asked_for(tmp_path
     assert scores["pkg/validators.pyi"] > 0.8 * scores["pkg/validators.py"]
 
 
+def test_show_picks_the_code_over_its_type_stub(tmp_path: Path) -> None:
+    """cachetools' `show expire` showed the one-line stub of `__init__.pyi` as [1] and the
+    method that does the work as [3]: a stub's definition counts as a declaration."""
+    root = indexed(
+        tmp_path / "repo",
+        {
+            "cache/__init__.pyi": "class TTLCache:\n    def expire(self, time: float) -> list: ...\n",
+            "cache/ttl.py": (
+                "class TTLCache:\n    def expire(self, time=None):\n"
+                '        """Remove expired items."""\n        return [k for k in self.data]\n'
+            ),
+        },
+    )
+    done = repomap("show", "expire", "--root", str(root))
+    assert done.returncode == 0 and "cache/ttl.py:2-4" in done.stdout, done.stdout
+    assert "[2] method TTLCache.expire cache/__init__.pyi:2" in done.stderr, done.stderr
+    # There the stub's PageRank was the higher: it no longer decides.
+    from repomap.search.symbols import order_key
+
+    stub = order_key("expire", "expire", "TTLCache.expire", "method", 1, 3, 0.9, "c.pyi", 119)
+    code = order_key("expire", "expire", "TTLCache.expire", "method", 1, 3, 0.1, "c.py", 645)
+    assert code < stub
+
+
 def test_word_coverage_counts_each_word_once_and_a_rare_word_more(tmp_path: Path) -> None:
     """The share of a question's words a chunk holds, each weighed by its IDF: every word 1.0;
     a word said ten times counts once; the rarer of two words counts more."""
@@ -1204,3 +1237,34 @@ def test_a_data_file_s_records_rank_below_the_code_that_answers(tmp_path: Path) 
     assert code == 0
     kinds = [hit["kind"] for hit in data["results"]]
     assert kinds[0] == "function" and "data" in kinds  # still found, below the code
+
+
+def test_a_name_with_digits_finds_its_own_definition_first(tmp_path: Path) -> None:
+    """The index keeps digits with their letters (`rfc3339`, `utf8`); the question's `3339` and
+    `8` alone matched nothing, and a longer name holding the same letters ranked first."""
+    assert query_terms("parse_rfc3339") == ["parse", "rfc", "rfc3339"]
+    assert query_terms("x86_64 utf8_encode") == ["x86", "64", "utf", "encode", "utf8"]
+    assert query_terms("port 8080 in rfc 3339") == ["port", "8080", "rfc", "3339"]
+    weak = "\n".join(f"    # parse the rfc timestamp part {i} leniently" for i in range(8))
+    root = indexed(
+        tmp_path / "repo",
+        {
+            "date.py": f"""
+def parse_rfc3339_weak(text):
+{weak}
+    return text
+
+
+def parse_rfc3339(text):
+    return parse_rfc3339_weak(text)
+""",
+            "utf.c": """
+int utf8_check_first(char byte) { return byte & 0x80; }
+int utf8_check_full(const char *buffer, int size) { return utf8_check_first(buffer[0]); }
+int utf8_encode(int codepoint, char *buffer) { buffer[0] = codepoint; return 1; }
+""",
+        },
+    )
+    for question, name in (("parse_rfc3339", "parse_rfc3339"), ("utf8_encode", "utf8_encode")):
+        code, data, _ = search(root, question, "--mode", "lexical")
+        assert code == 0 and names(data)[0] == name, names(data)

@@ -180,14 +180,16 @@ def order_key(
     """Best first: the match tier (exact, prefix, substring, fuzzy) and, for fuzzy, how tight;
     the name as typed (its case); the whole qualified name; names used from more files;
     definitions before declarations; types, callables, values; the symbol's PageRank; the
-    shorter qualified name; then path and line, so equal keys keep one order."""
+    shorter qualified name; then path and line, so equal keys keep one order. A type stub's
+    (`.pyi`) definition counts as a declaration: it repeats the signature of the code that does
+    the work (`show expire` showed cachetools' one-line stub before its method)."""
     tier = match_tier(query, name, qualified_name)
     spread = _fuzzy_spread(query, name) if tier == 3 else 0
     exact_case = 0 if query in (name, qualified_name) else 1
     qualified = 0 if _normalize(query) == _normalize(qualified_name) else 1
-    return (tier, spread, exact_case, qualified, -ref_files, not is_definition,
-            KIND_ORDER.get(kind, OTHER_KINDS), -rank, len(qualified_name), file_path,
-            start_line)  # fmt: skip
+    return (tier, spread, exact_case, qualified, -ref_files,
+            not is_definition or file_path.endswith(".pyi"), KIND_ORDER.get(kind, OTHER_KINDS),
+            -rank, len(qualified_name), file_path, start_line)  # fmt: skip
 
 
 # --- search_symbols --------------------------------------------------------------------------
@@ -230,7 +232,7 @@ class _Ranked(NamedTuple):
 _SEARCH_ORDER = (
     """(s.name = :q OR s.qualified_name = :q) DESC,
     (s.qualified_name = :q COLLATE NOCASE OR s.qualified_name = :q_alt COLLATE NOCASE) DESC, """
-    + "ref_files DESC, s.is_definition DESC, "
+    + "ref_files DESC, (s.is_definition AND f.path NOT LIKE '%.pyi') DESC, "
     + _KIND_ORDER_SQL.replace("{", "{{").replace("}", "}}")
     + """, symbol_rank DESC, length(s.qualified_name), f.path, s.start_line, s.id"""
 )
@@ -397,7 +399,7 @@ class _Prepared:
     FROM """
         + _TABLES
         + """
-    ORDER BY ref_files DESC, s.is_definition DESC, """
+    ORDER BY ref_files DESC, (s.is_definition AND f.path NOT LIKE '%.pyi') DESC, """
         + _KIND_ORDER_SQL
         + """, symbol_rank DESC, length(s.qualified_name), f.path, s.start_line, s.id"""
     )
@@ -768,7 +770,8 @@ def _search_key(
     spread = _spread(folded.spread_letters, lowered) if tier == 3 else 0
     exact_case = 0 if folded.query in (c.name, c.qualified_name) else 1
     qualified = 0 if folded.q == normalized else 1
-    return (tier, spread, exact_case, qualified, -c.ref_files, not c.is_definition,
+    return (tier, spread, exact_case, qualified, -c.ref_files,
+            not c.is_definition or c.file_path.endswith(".pyi"),
             KIND_ORDER.get(c.kind, OTHER_KINDS), -c.rank, len(c.qualified_name), c.file_path,
             c.start_line)  # fmt: skip
 
