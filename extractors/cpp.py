@@ -1240,9 +1240,10 @@ class _Reader:
         return found
 
     def enumerator(self, node: Node, scope: Symbol | None) -> Symbol | None:
-        """An enum's constant: `RED = 1`, its enum the parent. It is named where the language
-        puts it: `Color::Red` in an `enum class`; in the enum's own scope for a plain enum
-        (`ns::Red`; C flattens every name later)."""
+        """An enum's constant: `RED = 1`, its enum the parent (an anonymous enum's: the scope
+        around it). It is named where the language puts it: `Color::Red` in an `enum class`; in
+        the enum's own scope for a plain or anonymous enum (`ns::Red`; C flattens every name
+        later)."""
         name_node = node.child_by_field_name("name")
         if name_node is None or name_node.start_byte == name_node.end_byte:
             return None
@@ -1255,10 +1256,12 @@ class _Reader:
             return None  # `typedef enum { ERROR_CODES_LIST(ITEM_, COMMA_) } Code;` (brotli)
         self.name_starts.add(name_node.start_byte)
         name = self.node_text(name_node)
-        parent = scope.qualified_name if scope is not None and scope.kind == "enum" else None
-        if parent is not None and not _scoped_enum(node):
-            qualified_name = _join(parent.rpartition("::")[0] or None, [name])
-        else:
+        # A function's local enum is not named in it: nothing outside can name its constants.
+        around = scope is not None and scope.kind in ("enum", *_ENUM_SCOPES)
+        parent = scope.qualified_name if scope is not None and around else None
+        if scope is not None and scope.kind == "enum" and not _scoped_enum(node):
+            qualified_name = _join(scope.qualified_name.rpartition("::")[0] or None, [name])
+        else:  # an `enum class`'s, or an anonymous enum's in its namespace or class (`vk::a`)
             qualified_name = _join(parent, [name])
         signature = self.header(node.start_byte, node.end_byte)
         return self.symbol(name, qualified_name, "constant", node, signature, parent)
@@ -1625,12 +1628,26 @@ def _function_name(declarator: Node) -> tuple[Node | None, str]:
                 last = last.child_by_field_name("name")
             is_cast = last is not None and last.type == "operator_cast"
             return (declarator, kind) if is_cast else _NO_NAME
-        if kind not in ("pointer_declarator", "reference_declarator", "attributed_declarator"):
+        # `const Color (&EnumValuesColor())[3] {` (flatbuffers' generated code): a function
+        # returning a reference to an array is named inside the array's and the parentheses'
+        # declarators.
+        if kind not in _WRAPPING_DECLARATORS:
             return _NO_NAME
         inner = declarator.child_by_field_name("declarator") or _last_named(declarator)
+        if kind == "array_declarator" and (
+            inner is None or inner.type != "parenthesized_declarator"
+        ):
+            return _NO_NAME  # no function returns an array: `char __bootdata(x)[N];` is data
         if inner is None:
             return _NO_NAME
         declarator = inner
+
+
+_ENUM_SCOPES = ("namespace", "class", "struct", "union")  # an anonymous enum's constants'
+_WRAPPING_DECLARATORS = frozenset(
+    ("pointer_declarator", "reference_declarator", "attributed_declarator", "array_declarator",
+     "parenthesized_declarator")
+)  # fmt: skip
 
 
 def _keyword_named(function: Node) -> bool:

@@ -221,6 +221,35 @@ _EXCEPTION_MACROS = re.compile(
 # definition) as an error, and inside `extern "C"` the rest of the file went with it (Catch2's
 # `extern "C" __declspec(dllimport) void __stdcall DebugBreak();`).
 _CALLING_CONVENTIONS = (b"stdcall", b"cdecl", b"fastcall", b"thiscall", b"vectorcall", b"clrcall")
+# A calling convention or export macro inside a function-pointer typedef's parentheses, as
+# OpenGL's and Windows' headers write them: `typedef GLsync (APIENTRYP PFNGLFENCESYNCPROC)
+# (GLenum condition, GLbitfield flags);`, `typedef BOOL (WINAPI *LPFN)(PDWORD);`. Unless the
+# return type was a keyword, tree-sitter read a call there, and the typedef was named after a
+# parameter (`flags`, `void`) or lost: 598 of SDL2's. Only words in capitals, and only where a
+# name follows them inside the parentheses. The scan starts at the literal (a `\b` first made
+# the engine try every byte).
+_TYPEDEF_CALL_MACROS = re.compile(
+    rb"typedef\b[^;{}()]{1,200}?\([ \t]*((?:[A-Z_][A-Z0-9_]+[ \t]+|[A-Z_][A-Z0-9_]+(?=\*))+)"
+    rb"\*?[ \t]*[A-Za-z_]\w*[ \t]*\)[ \t\r\n]*\("
+)
+# An enum's base where tree-sitter-cpp takes none: an anonymous enum's (`enum : VkFlags {`, read
+# as an enum named `VkFlags`: 111 in Vulkan's C++ headers), or a macro standing for it after the
+# name (flatbuffers' `enum VTableOffset FLATBUFFERS_VTYPE {`, where the enum was lost). Blanked
+# for the parse: the first is then anonymous, the second named.
+_ANONYMOUS_ENUM_BASE = re.compile(rb"enum[ \t\r\n]*(:[ \t\r\n]*[A-Za-z_][\w:]*)[ \t\r\n]*\{")
+_ENUM_BASE_MACRO = re.compile(
+    rb"enum(?:[ \t]+(?:class|struct))?[ \t]+(?!(?:class|struct)\b)[A-Za-z_]\w*[ \t]+"
+    rb"([A-Z_][A-Z0-9_]+)[ \t\r\n]*\{"
+)
+# A macro between a function's return type and its name when the parameters are `(void)`:
+# `int HID_API_EXPORT hid_init(void)`, `static void\nATTRIBUTE_DESTRUCTOR\nxmlDestructor(void)`
+# (hidapi in SDL2, libxml2). tree-sitter read `int HID_API_EXPORT` as a declaration and the
+# function as `hid_init` returning `(void)`, which named nothing; with parameters it reads the
+# macro as the name and _name_after_macro finds the real one. Found from each `(void)`, backwards.
+_VOID_PARAMETERS = re.compile(rb"\([ \t]*void[ \t]*\)")
+_MACRO_BEFORE_NAME = re.compile(
+    rb"[A-Za-z_]\w*[ \t\r\n*&]+([A-Z][A-Z0-9]*_[A-Z0-9_]*)[ \t\r\n*&]+[A-Za-z_]\w*[ \t]*\Z"
+)
 # `inline friend std::ostream& operator<<(..) {..}` (and `inline friend` before any type): an
 # error to tree-sitter-cpp, which lost the friend; `friend inline` it reads. The words swap
 # places, the offsets stay.
@@ -383,6 +412,13 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
     spans += [m.span(1) for pattern in _EXPORT_MACROS for m in pattern.finditer(source)]
     if lang == "cpp":
         spans += _after_name_macros(source)
+        if b"enum" in source:
+            spans += [
+                m.span(1)
+                for pattern in (_ANONYMOUS_ENUM_BASE, _ENUM_BASE_MACRO)
+                for m in pattern.finditer(source)
+                if not _is_word_byte(source, m.start() - 1)
+            ]
     spans += [m.span(1) for m in _POINTER_MACRO.finditer(source)]
     spans += [m.span(1) for m in _RECORD_ATTRIBUTE.finditer(source) if _not_keywords(m[1])]
     if b"offsetof" in source:
@@ -390,16 +426,29 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
     spans += [m.span(1) for m in _CPLUSPLUS_GUARD.finditer(source)]
     if any(word in source for word in _CALLING_CONVENTIONS):
         spans += _calling_conventions(source)
+    if b"typedef" in source:
+        spans += [
+            m.span(1)
+            for m in _TYPEDEF_CALL_MACROS.finditer(source)
+            if not _is_word_byte(source, m.start() - 1)
+        ]
     if b"\\\n" in source or b"\\\r\n" in source:
         for define in _CONTINUED_DEFINE.finditer(source):
             if b"/*" in define[0]:
                 spans += _define_comments(source, define.start(), define.end())
+    if b"/*" in source:
+        spans += _one_line_define_comments(source)
     macro_spans = _macro_spans(source, lang) + _call_lines(source) + _statement_macros(source)
     macro_spans += x_macro_calls
     macro_spans += _trailing_macros(source) + _parameter_macros(source)
     if b"((" in source:
         macro_spans += _prototype_wrappers(source)
+        macros, lists = _arguments_macros(source)
+        macro_spans += macros
+        spans += lists
     macro_spans += _attributes_before_name(source)
+    if b"void" in source:
+        macro_spans += _macros_before_void_functions(source)
     macro_spans += _declaration_wrappers(source)
     macro_spans += _line_start_spans(_STORAGE_MACRO, source)
     macro_spans += _record_attributes(source)
@@ -437,6 +486,28 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
         word = _keyword(keyword[2])  # STRUCT -> struct
         blanked[start:end] = word + b" " * (end - start - len(word))
     return bytes(blanked), macro_spans, unread
+
+
+def _macros_before_void_functions(source: bytes) -> Spans:
+    """The macro of `TYPE MACRO name(void)` (_MACRO_BEFORE_NAME), outside directives."""
+    spans: Spans = []
+    for parameters in _VOID_PARAMETERS.finditer(source):
+        start = max(0, parameters.start() - 200)
+        found = _MACRO_BEFORE_NAME.search(source, start, parameters.start())
+        if found is None or on_directive_line(source, found.start(1)):
+            continue
+        if found[0].split(None, 1)[0].rstrip(b"*&") in _NOT_RETURN_TYPES:
+            # `return FOO_BAR baz(void)` is no declaration, and after a specifier the capitals
+            # are the return type: `static CRITICAL_SECTION *\ng_rec_mutex_impl_new (void)`.
+            continue
+        spans.append(found.span(1))
+    return spans
+
+
+_NOT_RETURN_TYPES = frozenset(
+    b"return case goto else do sizeof static extern inline __inline __inline__ register typedef "
+    b"const volatile auto _Noreturn constexpr virtual friend explicit".split()
+)
 
 
 def _calling_conventions(source: bytes) -> Spans:
@@ -672,6 +743,35 @@ def _prototype_wrappers(source: bytes) -> list[tuple[int, int]]:
             continue  # `_GL_ARG_NONNULL ((3))`: an attribute's arguments, not parameters
         spans += [(before.start(2), start + 1), (outer, outer + 1)]
     return spans
+
+
+# trio's (in libxml2) K&R-compatible heads: `static int\nTrioGetPosition\nTRIO_ARGS2((format,
+# indexPointer),\n\t   const char *format, ...)`. tree-sitter named the function `TRIO_ARGS2`
+# (215 of libxml2's). The macro and its list of names (`(format, indexPointer),`) are blanked,
+# the `(` before them kept: `TrioGetPosition (  const char *format, ...)`.
+_ARGUMENTS_MACRO = re.compile(rb"[A-Za-z_]\w*[ \t]*\r?\n[ \t]*([A-Z_][A-Z0-9_]*)[ \t]*\Z")
+_NAMES_LIST = re.compile(rb"\s*[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*\s*")
+
+
+def _arguments_macros(source: bytes) -> tuple[Spans, Spans]:
+    """The macros (uses of them) and the lists of names (no use of anything) to blank."""
+    macros: Spans = []
+    lists: Spans = []
+    at = source.find(b"((")
+    while at >= 0:
+        start, at = at, source.find(b"((", at + 2)
+        macro = _ARGUMENTS_MACRO.search(source, max(0, start - 96), start)
+        if macro is None or macro[1] in KEYWORDS or on_directive_line(source, start):
+            continue
+        inner = _closing_parenthesis(source, start + 1)
+        if inner < 0 or not _NAMES_LIST.fullmatch(source, start + 2, inner):
+            continue
+        comma = _blank_end(source, inner + 1)
+        if comma < 0 or source[comma : comma + 1] != b",":
+            continue
+        macros.append(macro.span(1))
+        lists.append((start + 1, comma + 1))
+    return macros, lists
 
 
 def _not_keywords(words: bytes) -> bool:
@@ -918,15 +1018,42 @@ def _define_comments(source: bytes, start: int, end: int) -> list[tuple[int, int
     code: tree-sitter reads those before it as comments, not as the end of the `#define`."""
     spans = []
     name = _DEFINE_NAME.match(source, start)
-    code_seen, previous_end = False, -1
+    # Punctuation before the first token is code too (SDL's `#define END_LOOP \ } \ /* x */`).
+    code_seen, previous_end = False, name.end() if name else end
     for token in TOKEN.finditer(source, name.end() if name else end, end):
-        if previous_end >= 0 and source[previous_end : token.start()].strip(b" \t\r\n\\()"):
+        if source[previous_end : token.start()].strip(b" \t\r\n\\()"):
             code_seen = True  # punctuation between tokens is code (a parameter list's aside)
         previous_end = token.end()
         if token.lastgroup != "comment":
             code_seen = True
         elif code_seen and token[0].startswith(b"/*") and b"\n" not in token[0]:
             spans.append(token.span())
+    return spans
+
+
+# A one-line `#define` whose body holds a comment with code after it (zstd's `#define A ((8 <<
+# 10) + 512 /* scratch */)`) or `/*` inside a string (`#define stdinmark "/*stdin*\\"`):
+# tree-sitter-c ends the body at the comment, and the macro was lost or named after a word of
+# the string (`stdin`), the next `#define`s with it. The comment, or the string's inside, is
+# blanked for the parse; the text scan still reads both from the source.
+_DEFINE_WITH_COMMENT = re.compile(rb"#[ \t]*define[ \t][^\n]*/\*[^\n]*")
+
+
+def _one_line_define_comments(source: bytes) -> Spans:
+    spans: Spans = []
+    for define in _DEFINE_WITH_COMMENT.finditer(source):
+        if define[0].rstrip().endswith(b"\\"):
+            continue  # a continued one: _define_comments
+        for token in TOKEN.finditer(source, define.start(), define.end()):
+            kind, text = token.lastgroup, token[0]
+            if kind == "string" and b"/*" in text:
+                spans.append((token.start() + 1, token.end() - 1))
+            elif (
+                kind == "comment"
+                and text.startswith(b"/*")
+                and source[token.end() : define.end()].strip()
+            ):
+                spans.append(token.span())  # code after it: the parse would stop here
     return spans
 
 

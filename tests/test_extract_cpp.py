@@ -1372,3 +1372,128 @@ def test_operator_names_are_spelled_one_way():
     ]
     linked = [s for s in cpp.extract(source, "a.h").symbols if s.qualified_name == "S::operator<<"]
     assert [s.is_definition for s in linked] == [False, True]
+
+
+def c_symbols(source: bytes) -> list[tuple[str, str, int, int]]:
+    found = cpp.extract_as("c", source).symbols
+    return [(s.qualified_name, s.kind, s.start_line, s.end_line) for s in found]
+
+
+def test_a_function_pointer_typedef_with_a_macro_in_its_parentheses_is_named_by_its_name():
+    # OpenGL's and Windows' headers (SDL2): unless the return type was a keyword, tree-sitter
+    # read a call, and the typedef was named after a parameter (`flags`, `void`) or lost.
+    source = (
+        b"typedef GLsync (APIENTRYP PFNGLFENCESYNCPROC) (GLenum condition, GLbitfield flags);\n"
+        b"typedef GLenum (APIENTRYP PFNGLGETERRORPROC) (void);\n"
+        b"typedef HRESULT (WINAPI *CONVERTFN)(\n    LPDWORD lpdwMode,\n    LPINT lpnDstSize\n);\n"
+        b"typedef BOOL(WINAPI* LPFN_GLPI)(PSYSTEM_LOGICAL_PROCESSOR_INFORMATION, PDWORD);\n"
+        b"typedef NTSTATUS (WINAPI GETVER) (PRTL_OSVERSIONINFOEXW);\n"
+        b"typedef void (*plain)(int);\n"
+        b"typedef int (MYINT)(int);\n"
+    )
+    assert [(name, kind, start) for name, kind, start, _ in c_symbols(source)] == [
+        ("PFNGLFENCESYNCPROC", "type", 1),
+        ("PFNGLGETERRORPROC", "type", 2),
+        ("CONVERTFN", "type", 3),
+        ("LPFN_GLPI", "type", 7),
+        ("GETVER", "type", 8),
+        ("plain", "type", 9),
+        ("MYINT", "type", 10),
+    ]
+
+
+def test_a_define_with_a_comment_before_code_or_inside_a_string_is_one_macro():
+    # zstd: tree-sitter-c ends a `#define`'s body at a comment, and the macro was lost or
+    # named after a word of the string (`stdin`), the next `#define`s with it.
+    source = (
+        b"#define A1 ((8 << 10) + 512 /* scratch */)\n"
+        b"#define A2 (1 + 2) /* trailing only */\n"
+        b"#define A3(x) (((x) + 2) /* note */)\n"
+        b'#define stdinmark  "/*stdin*\\\\"\n'
+        b"#define B2 1 /* a */ + /* b */ 2\n"
+        b"#define END_LOOP \\\n    } \\\n    /* x */ \\\n    w0 += d; \\\n  }\n"
+        b"int after(void) { return 0; }\n"
+    )
+    assert c_symbols(source) == [
+        ("A1", "macro", 1, 1),
+        ("A2", "macro", 2, 2),
+        ("A3", "macro", 3, 3),
+        ("stdinmark", "macro", 4, 4),
+        ("B2", "macro", 5, 5),
+        ("END_LOOP", "macro", 6, 10),
+        ("after", "function", 11, 11),
+    ]
+    kept = texts(source)  # the parse's copy is blanked, the text rows are the source's
+    assert ("comment", "scratch", 1, "A1") in kept and (
+        "string_literal",
+        "/*stdin*\\\\",
+        4,
+        "stdinmark",
+    ) in kept
+
+
+def test_a_macro_between_the_return_type_and_the_name_of_a_void_function():
+    # hidapi's `int HID_API_EXPORT hid_init(void)`, libxml2's `static void\nATTRIBUTE_DESTRUCTOR
+    # \nxmlDestructor(void)`; capitals after a specifier are the return type, not a macro.
+    source = (
+        b"int HID_API_EXPORT hid_init(void)\n{\n\treturn 0;\n}\n"
+        b"static void\nATTRIBUTE_DESTRUCTOR\nxmlDestructor(void) {\n}\n"
+        b"static CRITICAL_SECTION *\ng_rec_mutex_impl_new (void)\n{\n  return 0;\n}\n"
+        b"int HID_API_EXPORT hid_open(int vendor) { return vendor; }\n"
+        b"void g(void) { return FOO_BAR baz(void); }\n"
+    )
+    assert [(name, kind, start) for name, kind, start, _ in c_symbols(source)] == [
+        ("hid_init", "function", 1),
+        ("xmlDestructor", "function", 5),
+        ("g_rec_mutex_impl_new", "function", 9),
+        ("hid_open", "function", 14),
+        ("g", "function", 15),
+    ]
+
+
+def test_a_head_whose_parameters_a_macro_lists_twice_is_named_by_its_name():
+    # trio (in libxml2): `TrioGetPosition\nTRIO_ARGS2((format, indexPointer), ...)` was
+    # the function `TRIO_ARGS2`, 215 times.
+    source = (
+        b"#define TRIO_ARGS2(list,a1,a2) (a1,a2)\n"
+        b"static int\nTrioGetPosition\nTRIO_ARGS2((format, indexPointer),\n"
+        b"\t   const char *format,\n\t   int *indexPointer)\n{\n  return 0;\n}\n"
+        b"int use(void) { return ((a) + (b)); }\n"
+    )
+    assert c_symbols(source) == [
+        ("TRIO_ARGS2", "macro", 1, 1),
+        ("TrioGetPosition", "function", 2, 9),
+        ("use", "function", 10, 10),
+    ]
+
+
+def test_enums_tree_sitter_cpp_reads_no_base_of_and_a_function_returning_an_array_reference():
+    # Vulkan's `enum : VkFlags {` was an enum named `VkFlags` (111 in SDL2's headers);
+    # flatbuffers' `enum VTableOffset FLATBUFFERS_VTYPE {` was lost, and its generated
+    # `const Color (&EnumValuesColor())[3] {` too (its local `values` a constant of the file).
+    # An anonymous enum's constants are named in the scope around it.
+    source = (
+        b"namespace vk {\n"
+        b"enum : VkFlags { allFlags = 1 };\n"
+        b"enum class Named : VkFlags { a = 1 };\n"
+        b"struct Type {\n  enum VTableOffset UNDERLYING_TYPE {\n    VT_BASE_TYPE = 4\n  };\n};\n"
+        b"inline const Color (&EnumValuesColor())[3] {\n"
+        b"  static const Color values[] = { Red, Green, Blue };\n  return values;\n}\n"
+        b"class A { enum { k = 1 }; };\n"
+        b"enum class EABI { GNU };\n"
+        b"}\n"
+    )
+    assert symbols(source) == [
+        ("vk", "namespace", 1),
+        ("vk::allFlags", "constant", 2),
+        ("vk::Named", "enum", 3),
+        ("vk::Named::a", "constant", 3),
+        ("vk::Type", "struct", 4),
+        ("vk::Type::VTableOffset", "enum", 5),
+        ("vk::Type::VT_BASE_TYPE", "constant", 6),
+        ("vk::EnumValuesColor", "function", 9),
+        ("vk::A", "class", 13),
+        ("vk::A::k", "constant", 13),
+        ("vk::EABI", "enum", 14),  # not `enum class` + the macro `EABI`
+        ("vk::EABI::GNU", "constant", 14),
+    ]

@@ -96,8 +96,13 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # `#define`s inside enums and initializers, Catch2's try/catch macros, calling conventions,
 # `inline friend`, `(min)` names, `ns::X::f` defined inside `namespace ns`, a header that opens
 # a namespace with the tree's macro is C++; 22: operator names spelled one way, a qualified
-# name looked up among the file's namespaces and classes, parentheses in an enum's literals
-EXTRACTOR_VERSION = "22"
+# name looked up among the file's namespaces and classes, parentheses in an enum's literals;
+# 23: a macro inside a function-pointer typedef's parentheses (`(APIENTRYP PFNGL..PROC)`,
+# `(WINAPI *F)`), a one-line `#define` with a comment before code or `/*` in a string, an
+# anonymous enum's base and a macro after an enum's name, anonymous enums' constants named in
+# their scope, a function returning a reference to an array, `TYPE MACRO name(void)`, trio's
+# `name TRIO_ARGS2((a, b), ...)` heads on two lines
+EXTRACTOR_VERSION = "23"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 EXTRACTED_AHEAD = 1024  # results the workers may have ready before the writer takes them
