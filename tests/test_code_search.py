@@ -1245,6 +1245,7 @@ def test_a_name_with_digits_finds_its_own_definition_first(tmp_path: Path) -> No
     assert query_terms("parse_rfc3339") == ["parse", "rfc", "rfc3339"]
     assert query_terms("x86_64 utf8_encode") == ["x86", "64", "utf", "encode", "utf8"]
     assert query_terms("port 8080 in rfc 3339") == ["port", "8080", "rfc", "3339"]
+    assert query_terms("like 2h 37m") == ["like", "2", "37"]  # quantities, as before
     weak = "\n".join(f"    # parse the rfc timestamp part {i} leniently" for i in range(8))
     root = indexed(
         tmp_path / "repo",

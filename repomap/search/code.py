@@ -154,12 +154,13 @@ def query_terms(question: str) -> list[str]:
     An identifier's digits are no word of their own: the index's tokenizer keeps them with the
     letters around them (`parse_rfc3339` holds the token `rfc3339`, `utf8_encode` `utf8`), so
     `3339` or `8` alone matched nothing and the name's own definition lost to a longer one
-    that holds the same letters (`parse_rfc3339_weak`). Such a piece is searched as written."""
+    that holds the same letters (`parse_rfc3339_weak`). Such a piece is searched as written.
+    A word that starts with a digit is a quantity (`2h 37m`), no identifier: split as before."""
     words: dict[str, None] = {}
     every: dict[str, None] = {}
     for token in _WORD.findall(question):
         parts = split_identifier(token) if token.isascii() else [token.lower()]
-        if parts and not token.isdigit() and any(c.isdigit() for c in token):
+        if parts and not token[0].isdigit() and any(c.isdigit() for c in token):
             pieces = [p for p in _ALPHANUMERIC.findall(token.lower()) if not p.isalpha()]
             parts = [p for p in parts if not p.isdigit()] + pieces
         for part in parts or [token.lower()]:
