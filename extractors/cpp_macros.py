@@ -250,6 +250,15 @@ _VOID_PARAMETERS = re.compile(rb"\([ \t]*void[ \t]*\)")
 _MACRO_BEFORE_NAME = re.compile(
     rb"[A-Za-z_]\w*[ \t\r\n*&]+([A-Z][A-Z0-9]*_[A-Z0-9_]*)[ \t\r\n*&]+[A-Za-z_]\w*[ \t]*\Z"
 )
+# An `#if` .. `#endif` (no `#else`) around an attribute or a specifier inside a function's
+# head: gnulib's `size_t\n#if __GNUC__ >= 3\n__attribute__ ((__pure__))\n#endif\nxsum (..)`,
+# valgrind.h's `static int\n#if defined(_MSC_VER)\n__inline\n#endif\nVALGRIND_PRINTF(..)`
+# (both copied into glib and many other trees). tree-sitter lost the function; its two
+# directive lines are blanked, the words between them kept.
+_CONDITIONAL_IN_HEAD = re.compile(
+    rb"#[ \t]*if(?:n?def)?\b[^\n]*\n((?:[ \t]*[^#\s][^\n]*\n){1,3})([ \t]*#[ \t]*endif\b[^\n]*)\n"
+    rb"(?=[ \t]*[A-Za-z_]\w*[ \t]*\()"
+)
 # `inline friend std::ostream& operator<<(..) {..}` (and `inline friend` before any type): an
 # error to tree-sitter-cpp, which lost the friend; `friend inline` it reads. The words swap
 # places, the offsets stay.
@@ -400,6 +409,12 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
     the branches of a conditional the parse does not read (returned third: their comments,
     strings and names are read from the text)."""
     unread = _split_conditionals(source) if _ELSE_DIRECTIVE.search(source) else []
+    if b"endif" in source:  # not inside a branch left unread already (read once)
+        unread += [
+            (start, end)
+            for start, end in _conditionals_in_heads(source)
+            if not any(a <= start < b for a, b in unread)
+        ]
     spans = list(unread)
     # The other scans read the code the parse reads: coreutils' `f(..)\n#if X\n  ATTR((..))\n
     # #else\n  ATTR((..))\n#endif\n ;` is a trailing macro once one branch is left.
@@ -508,6 +523,27 @@ _NOT_RETURN_TYPES = frozenset(
     b"return case goto else do sizeof static extern inline __inline __inline__ register typedef "
     b"const volatile auto _Noreturn constexpr virtual friend explicit".split()
 )
+
+
+def _conditionals_in_heads(source: bytes) -> Spans:
+    """The directive lines of each _CONDITIONAL_IN_HEAD: after a line that ends a return type
+    (a word or `*`, no directive), around words with no `;`, brace or `=` and balanced `()`."""
+    spans: Spans = []
+    for found in _CONDITIONAL_IN_HEAD.finditer(source):
+        start = found.start()
+        line_start = source.rfind(b"\n", 0, start) + 1
+        if source[line_start:start].strip(b" \t"):
+            continue  # a `#` inside a line: no directive
+        before = source[max(0, line_start - 200) : line_start].rstrip()
+        previous = before.rsplit(b"\n", 1)[-1].strip()
+        ends_a_type = _is_word_byte(before, len(before) - 1) or previous.endswith(b"*")
+        if not previous or previous.startswith((b"#", b"/*", b"*", b"//")) or not ends_a_type:
+            continue
+        inner = found[1]
+        if any(c in inner for c in b";{}=") or inner.count(b"(") != inner.count(b")"):
+            continue
+        spans += [(line_start, found.start(1) - 1), found.span(2)]
+    return spans
 
 
 def _calling_conventions(source: bytes) -> Spans:

@@ -1497,3 +1497,23 @@ def test_enums_tree_sitter_cpp_reads_no_base_of_and_a_function_returning_an_arra
         ("vk::EABI", "enum", 14),  # not `enum class` + the macro `EABI`
         ("vk::EABI::GNU", "constant", 14),
     ]
+
+
+def test_an_if_around_an_attribute_inside_a_function_head_loses_no_function():
+    # gnulib's xsize.h and valgrind.h (copied into glib and many other trees): tree-sitter lost
+    # the function; its directive lines are left out of the parse, the words between kept.
+    source = (
+        b"XSIZE_INLINE size_t\n#if __GNUC__ >= 3\n__attribute__ ((__pure__))\n#endif\n"
+        b"xsum (size_t size1, size_t size2)\n{\n  return size1 + size2;\n}\n"
+        b"static int\n#if defined(_MSC_VER)\n__inline\n#endif\n"
+        b"VALGRIND_PRINTF(const char *format, ...)\n{\n  return 0;\n}\n"
+        b"int x;\n#ifdef FOO\nint y;\n#endif\ncall (x);\n"
+        b"#if A\n#if B\n__inline\n#endif\n#else\nstatic\n#endif\nint z(void) { return 0; }\n"
+    )
+    assert c_symbols(source) == [
+        ("xsum", "function", 1, 8),
+        ("VALGRIND_PRINTF", "function", 9, 16),
+        ("x", "variable", 17, 17),
+        ("y", "variable", 19, 19),
+        ("z", "function", 29, 29),
+    ]
