@@ -148,6 +148,16 @@ def test_a_root_the_index_named_by_db_is_not_of_is_refused(make_repo, tmp_path) 
     assert run_cli("index", walkdir).returncode == 0
     done = run_cli("symbols", "walk", "--root", other, "--db", walkdir / ".repomap" / "index.db")
     assert done.returncode == 2 and "is the index of" in done.stderr
+    # An index of two files needs both: one `setup.py` in common is not the same project.
+    two = make_repo({"setup.py": "NAME = 'a'\n", "alpha.py": "def alpha_only():\n    pass\n"},
+                    tmp_path / "rA")  # fmt: skip
+    other_two = make_repo({"setup.py": "NAME = 'b'\n", "beta.py": "def beta():\n    pass\n"},
+                          tmp_path / "rB")  # fmt: skip
+    assert run_cli("index", two).returncode == 0
+    done = run_cli(
+        "symbols", "alpha_only", "--root", other_two, "--db", two / ".repomap" / "index.db"
+    )
+    assert done.returncode == 2 and "is the index of" in done.stderr
 
 
 @pytest.mark.parametrize(

@@ -616,6 +616,12 @@ def test_a_question_no_chunk_has_a_word_of_says_its_answers_are_by_meaning_only(
     for mode in ("hybrid", "semantic"):
         code, data, _ = search(tree, "zzqxv blorptang", "--mode", mode)
         assert code == 1 and data["results"] == [], mode
+        # Words the docs hold, outside the filter: semantic mode looked at the whole index and
+        # answered with the far code inside it, hybrid did not (the review's case).
+        code, data, _ = search(
+            tree, "deploy behind a reverse proxy", "--path", "src/", "--mode", mode
+        )
+        assert code == 1 and data["results"] == [], mode
     done = repomap("search", "zzqxv blorptang", "--root", str(tree))
     assert done.returncode == 1 and "nothing matches" in done.stdout + done.stderr
     code, data, _ = search(tree, "how are the header lines parsed?", "--mode", "hybrid")

@@ -1442,6 +1442,21 @@ def test_a_macro_between_the_return_type_and_the_name_of_a_void_function():
         b"int HID_API_EXPORT hid_open(int vendor) { return vendor; }\n"
         b"void g(void) { return FOO_BAR baz(void); }\n"
     )
+    # Capitals that are the return type, none of them a macro (the review's cases, lost by the
+    # first version of this rule; the old code read each one).
+    types = (
+        b"struct LIST_ENTRY *list_first(void);\n"
+        b"struct FOO_BAR *foo_make(void)\n{\n    return 0;\n}\n"
+        b"enum ERR_CODE get_err(void)\n{\n    return 0;\n}\n"
+        b"union VAL_T val_zero(void) { union VAL_T v; return v; }\n"
+        b'#include "x.h"\n#endif\nMY_HANDLE handle_open(void)\n{\n    return 0;\n}\n'
+        b"// returns the\nMY_HANDLE handle_get(void)\n{\n    return 0;\n}\n"
+        b"OPENSSL_EXPORT EVP_MD_CTX *EVP_MD_CTX_new(void);\n"
+    )
+    assert [name for name, *_ in c_symbols(types)] == [
+        "list_first", "foo_make", "get_err", "val_zero", "handle_open", "handle_get",
+        "EVP_MD_CTX_new",
+    ]  # fmt: skip
     assert [(name, kind, start) for name, kind, start, _ in c_symbols(source)] == [
         ("hid_init", "function", 1),
         ("xmlDestructor", "function", 5),

@@ -53,7 +53,7 @@ def _check_root(settings: config.Settings, root: Path, db_path: Path) -> None:
     """`--root` and `--db` both given must name one tree: the index's own root was used and
     `--root` ignored (another project's answers, exit 0), and a `--root` that does not exist
     went unnoticed. A copy or a move of the indexed tree is the same tree: the index names its
-    old place, and its files (at least half of those sampled) are found under `--root`."""
+    old place, and its files (more than half of those sampled) are found under `--root`."""
     from repomap import store
     from repomap.errors import BadArgument
 
@@ -69,9 +69,10 @@ def _check_root(settings: config.Settings, root: Path, db_path: Path) -> None:
         return  # a damaged or outdated index: the command's own read says what to do
     if not stored or not Path(stored).is_dir() or Path(stored).resolve() == settings.root:
         return
-    # Half of them, not one: two Rust crates both hold `src/lib.rs`, two Python projects
-    # `setup.py`, and walkdir's index read with humantime's --root answered with walkdir.
-    if not sample or 2 * sum((settings.root / path).exists() for path in sample) >= len(sample):
+    # More than half of them, not one: two Rust crates both hold `src/lib.rs`, two Python
+    # projects `setup.py`, and walkdir's index read with humantime's --root answered with
+    # walkdir (an index of two files needs both).
+    if not sample or 2 * sum((settings.root / path).exists() for path in sample) > len(sample):
         return
     raise BadArgument(
         f"--db {db_path} is the index of {stored}, not of --root {root}: give one of them"

@@ -440,6 +440,12 @@ def _search_code(
     weight = {"lexical": 0.0, "semantic": 1.0}.get(mode, semantic_weight)
     scored = fuse(lexical, semantic, traits, weight, wants_tests)
     scored = {chunk_id: score for chunk_id, score in scored.items() if score > 0}
+    # Before the prototypes fold into their definitions: a definition with no vector, or out of
+    # the pool, took a gated prototype's score and answered gibberish (the review's case).
+    if max(semantic.values(), default=MIN_COSINE) < MIN_COSINE and not _holds_a_word(
+        db, terms, lexical, mode, filters
+    ):
+        scored = {i: score for i, score in scored.items() if i not in semantic}
     _fold_prototypes(db, scored, traits, filters)
     if not filters.names_tests:
         _demote_records(db, scored, [i for i in scored if traits[i][1] == "section"])
@@ -449,10 +455,6 @@ def _search_code(
     _add_neighbours(scored, {i: traits[i][2] for i in scored}, leaders)
     if mode == "hybrid":
         _reward_coverage(db, scored, terms, [i for i in lexical if i in scored])
-    if max(semantic.values(), default=MIN_COSINE) < MIN_COSINE and not _holds_a_word(
-        db, terms, lexical, mode
-    ):
-        scored = {i: score for i, score in scored.items() if i not in semantic}
     hits, truncated = _best_hits(db, scored, limit)
     timings["total"] = (time.perf_counter() - started) * 1000
     return CodeResults(
@@ -462,16 +464,13 @@ def _search_code(
 
 
 def _holds_a_word(
-    db: Store, terms: Sequence[str], lexical: dict[int, Candidate], mode: str
+    db: Store, terms: Sequence[str], lexical: dict[int, Candidate], mode: str, filters: Filters
 ) -> bool:
-    """Whether some chunk holds one of the question's words (in semantic mode, where no
-    lexical search ran, any chunk of the index: one look, no ranking)."""
+    """Whether a chunk the filters let through holds one of the question's words (in semantic
+    mode, where no lexical search ran, looked up now, as hybrid's would have found it)."""
     if mode != "semantic" or not terms:  # `???`: no word at all
         return bool(lexical)
-    return db.conn.execute(_ANY_ROW_SQL, (_fts_query(terms),)).fetchone() is not None
-
-
-_ANY_ROW_SQL = "SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1"
+    return bool(lexical_scores(db, search_terms(db, terms), filters, 1))
 
 
 def fuse(
