@@ -1079,6 +1079,8 @@ class _Reader:
             is_definition = _DEFAULTED.search(self.source, end, node.end_byte) is not None
         if len(parts) == 1:  # the common case, kept cheap
             member = scope is not None and scope.kind in _MEMBER_SCOPES
+            if member and not is_definition and _macro_call_in_class(node, declarator, name, scope):
+                return None
             if is_definition and not member and node.child_by_field_name("type") is None:
                 name = self.test_macro_name(name, declarator) or name
             qualified_name = f"{prefix}::{name}" if prefix else name
@@ -1648,6 +1650,28 @@ _WRAPPING_DECLARATORS = frozenset(
     ("pointer_declarator", "reference_declarator", "attributed_declarator", "array_declarator",
      "parenthesized_declarator")
 )  # fmt: skip
+
+
+def _macro_call_in_class(node: Node, declarator: Node, name: str, scope: Symbol | None) -> bool:
+    """`DISALLOW_COPY_AND_ASSIGN(Account);`, `DELETE_FUNC(Account);` in a class's body: a macro
+    that writes members, not a method. Its name is in capitals with an underscore, and either
+    it has no return type and is not the class's name (only a constructor has neither), or its
+    one parameter is the class's name alone and its "type" another such macro
+    (`Q_DISABLE_COPY(A)\n MACRO(A);`). ctags reads them as prototypes; no method is named after them."""
+    if scope is None or "_" not in name or not _MACRO_NAME.fullmatch(name) or name == scope.name:
+        return False
+    type_node = node.child_by_field_name("type")
+    if type_node is None:
+        return True
+    parameters = declarator.child_by_field_name("parameters")
+    return (
+        type_node.type == "type_identifier"
+        and "_" in (type_text := (type_node.text or b"").decode())
+        and _MACRO_NAME.fullmatch(type_text) is not None
+        and parameters is not None
+        and parameters.named_child_count == 1
+        and parameters.named_children[0].text == scope.name.encode()
+    )
 
 
 def _keyword_named(function: Node) -> bool:

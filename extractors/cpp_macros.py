@@ -162,6 +162,15 @@ _RECORD_ATTRIBUTES = re.compile(
 # read a method named GUARDED_BY (leveldb: 24). A type (a word, `>`, `*` or `&`) must stand
 # before the name, and the name be no keyword (`return FOO(x);`). The call is found first, the
 # words before it looked at after: one regex for both cost 2.6 s on 108 MB of C and C++.
+# The same in capitals, glib's way: `} GStaticMutex GLIB_DEPRECATED_TYPE_IN_2_32_FOR(GMutex);`,
+# `} GLIB_DEPRECATED_TYPE_IN_2_32;`. Left in, a typedef was named after the macro (or lost) and
+# a struct declared a variable or a function named after it. After a name, or with arguments,
+# the run is a macro; alone, it is one unless a `typedef` heads the record (`} THREADNAME_INFO;`
+# names the type).
+_RECORD_CAPITALS = re.compile(
+    rb"\n[ \t]*\}[ \t]*(?:([A-Za-z_]\w*)[ \t]+)?"
+    rb"([A-Z][A-Z0-9]*_[A-Z0-9_]*(?:[ \t]*\((?:[^()\n]|\([^()\n]*\))*\))?)[ \t]*;"
+)
 _ANNOTATION_CALL = re.compile(
     rb"[ \t]([A-Z][A-Z0-9]*_[A-Z0-9_]*[ \t]*\([^()\n;]*\))(?=[ \t]*[;=,])"
 )
@@ -232,11 +241,27 @@ _TYPEDEF_CALL_MACROS = re.compile(
     rb"typedef\b[^;{}()]{1,200}?\([ \t]*((?:[A-Z_][A-Z0-9_]+[ \t]+|[A-Z_][A-Z0-9_]+(?=\*))+)"
     rb"\*?[ \t]*[A-Za-z_]\w*[ \t]*\)[ \t\r\n]*\("
 )
+# `typedef __attribute__((aligned(8))) int aligned_int;`, `typedef __declspec(align(16)) struct
+# {..} M128;`: an attribute right after `typedef`. tree-sitter read `__attribute__` as the
+# typedef's type and its argument as the name (a type `aligned`), the real one a variable.
+_TYPEDEF_ATTRIBUTE = re.compile(
+    rb"typedef[ \t]+((?:__attribute__[ \t]*\([ \t]*\((?:[^()\n]|\([^()\n]*\))*\)[ \t]*\)"
+    rb"|__declspec[ \t]*\((?:[^()\n]|\([^()\n]*\))*\))[ \t]*)+"
+)
 # An enum's base where tree-sitter-cpp takes none: an anonymous enum's (`enum : VkFlags {`, read
 # as an enum named `VkFlags`: 111 in Vulkan's C++ headers), or a macro standing for it after the
 # name (flatbuffers' `enum VTableOffset FLATBUFFERS_VTYPE {`, where the enum was lost). Blanked
 # for the parse: the first is then anonymous, the second named.
 _ANONYMOUS_ENUM_BASE = re.compile(rb"enum[ \t\r\n]*(:[ \t\r\n]*[A-Za-z_][\w:]*)[ \t\r\n]*\{")
+# `enum MYLIB_API STATUS_CODE {`, `enum class CV_EXPORTS Flags : int {`: an export macro before
+# an enum's name, as before a class's (_EXPORT_MACROS). Left in, the enum was named after the
+# macro (C++) or lost (C). Capitals with an underscore only, a name and a `{` or a base after
+# them; when both words are such capitals, the first is the macro (_ENUM_BASE_MACRO leaves the
+# second).
+_ENUM_EXPORT_MACRO = re.compile(
+    rb"enum(?:[ \t]+(?:class|struct))?[ \t]+((?:[A-Z][A-Z0-9]*_[A-Z0-9_]*(?:\([^()\n]*\))?[ \t]+)"
+    rb"{1,3})(?=[A-Za-z_]\w*[ \t\r\n]*(?:\{|:(?!:)))"
+)
 _ENUM_BASE_MACRO = re.compile(
     rb"enum(?:[ \t]+(?:class|struct))?[ \t]+(?!(?:class|struct)\b)[A-Za-z_]\w*[ \t]+"
     rb"([A-Z_][A-Z0-9_]+)[ \t\r\n]*\{"
@@ -426,15 +451,10 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
         spans += inside
         unread += inside
     spans += [m.span(1) for pattern in _EXPORT_MACROS for m in pattern.finditer(source)]
+    if b"enum" in source:
+        spans += _enum_macros(source, lang)
     if lang == "cpp":
         spans += _after_name_macros(source)
-        if b"enum" in source:
-            spans += [
-                m.span(1)
-                for pattern in (_ANONYMOUS_ENUM_BASE, _ENUM_BASE_MACRO)
-                for m in pattern.finditer(source)
-                if not _is_word_byte(source, m.start() - 1)
-            ]
     spans += [m.span(1) for m in _POINTER_MACRO.finditer(source)]
     spans += [m.span(1) for m in _RECORD_ATTRIBUTE.finditer(source) if _not_keywords(m[1])]
     if b"offsetof" in source:
@@ -445,7 +465,8 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
     if b"typedef" in source:
         spans += [
             m.span(1)
-            for m in _TYPEDEF_CALL_MACROS.finditer(source)
+            for pattern in (_TYPEDEF_CALL_MACROS, _TYPEDEF_ATTRIBUTE)
+            for m in pattern.finditer(source)
             if not _is_word_byte(source, m.start() - 1)
         ]
     if b"\\\n" in source or b"\\\r\n" in source:
@@ -468,6 +489,8 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
     macro_spans += _declaration_wrappers(source)
     macro_spans += _line_start_spans(_STORAGE_MACRO, source)
     macro_spans += _record_attributes(source)
+    if b"}" in source:
+        macro_spans += _record_capitals(source)
 
     if b"(=" in source:
         macro_spans += _initializer_macros(source)
@@ -502,6 +525,30 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
         word = _keyword(keyword[2])  # STRUCT -> struct
         blanked[start:end] = word + b" " * (end - start - len(word))
     return bytes(blanked), macro_spans, unread
+
+
+def _enum_macros(source: bytes, lang: str) -> Spans:
+    """The macros _ENUM_EXPORT_MACRO finds, and in C++ the bases (and macros standing for them)
+    of _ANONYMOUS_ENUM_BASE and _ENUM_BASE_MACRO."""
+    spans = [
+        m.span(1)
+        for m in _ENUM_EXPORT_MACRO.finditer(source)
+        if not _is_word_byte(source, m.start() - 1)
+    ]
+    if lang != "cpp":
+        return spans
+    spans += [
+        m.span(1)
+        for m in _ANONYMOUS_ENUM_BASE.finditer(source)
+        if not _is_word_byte(source, m.start() - 1)
+    ]
+    for m in _ENUM_BASE_MACRO.finditer(source):
+        if _is_word_byte(source, m.start() - 1):
+            continue
+        name = source[m.start() : m.start(1)].split()[-1]
+        if not _EXPORT_LIKE.fullmatch(name):  # `enum MYLIB_API STATUS_CODE {`: the first
+            spans.append(m.span(1))
+    return spans
 
 
 def _macros_before_void_functions(source: bytes) -> Spans:
@@ -916,6 +963,28 @@ def _record_attributes(source: bytes) -> list[tuple[int, int]]:
         if _TYPEDEF.search(source, head_start, opening):
             continue
         spans.append(match.span(1))
+    return spans
+
+
+def _record_capitals(source: bytes) -> Spans:
+    """The macros _RECORD_CAPITALS finds after a record's `}`."""
+    spans: Spans = []
+    for match in _RECORD_CAPITALS.finditer(source):
+        name, macro = match[1], match[2]
+        if name is not None:
+            if name not in KEYWORDS and name not in _RECORD_WORDS:
+                spans.append(match.span(2))
+            continue
+        if macro.endswith(b")"):
+            spans.append(match.span(2))
+            continue
+        closing = source.find(b"}", match.start())
+        opening = _opening_brace(source, closing)
+        if opening < 0:
+            continue
+        head_start = max(source.rfind(b";", 0, opening), source.rfind(b"}", 0, opening)) + 1
+        if not _TYPEDEF.search(source, head_start, opening):
+            spans.append(match.span(2))
     return spans
 
 

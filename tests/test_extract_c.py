@@ -1629,3 +1629,37 @@ def test_a_typedef_of_a_standard_type_name_is_a_type():
         assert [name for name, *_ in _symbols(source, language)] == [
             "int8_t", "int64_t", "size_t", "bool", "my_t",
         ]  # fmt: skip
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_capital_macros_after_a_record_s_brace_and_after_typedef(language: str) -> None:
+    # glib's `} GStaticMutex GLIB_DEPRECATED_TYPE_IN_2_32_FOR(GMutex);` and `} GLIB_DEP..;`
+    # declared a function or a variable named after the macro; zstd's `typedef
+    # __attribute__((aligned(1))) U16 unalign16;` was a type named `aligned`, the real one a
+    # variable. A typedef's name in capitals alone after the brace stays the name.
+    source = (
+        b"typedef struct _GFoo {\n  int a;\n} GFoo G_GNUC_DEPRECATED_FOR(GBar);\n"
+        b"struct _GRec {\n  int b;\n} GLIB_DEPRECATED_TYPE_IN_2_32;\n"
+        b"typedef struct tagTHREADNAME_INFO {\n  int c;\n} THREADNAME_INFO;\n"
+        b"typedef __attribute__((aligned(1))) unsigned short unalign16;\n"
+        b"typedef __declspec(align(16)) struct { float f[4]; } M128;\n"
+    )
+    assert spans(language, source) == [
+        ("GFoo", "type", 1, 3),
+        ("_GFoo", "struct", 1, 3),
+        ("_GRec", "struct", 4, 6),
+        ("THREADNAME_INFO", "type", 7, 9),
+        ("tagTHREADNAME_INFO", "struct", 7, 9),
+        ("unalign16", "type", 10, 10),
+        ("M128", "struct", 11, 11),
+    ]
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_an_export_macro_before_an_enum_s_name(language: str) -> None:
+    # `enum MYLIB_API STATUS_CODE {` was an enum named `MYLIB_API` in C++ and lost in C.
+    source = b"enum MYLIB_API STATUS_CODE { STATUS_OK, STATUS_FAIL };\nenum Plain { P };\n"
+    assert spans(language, source, "enum") == [
+        ("STATUS_CODE", "enum", 1, 1),
+        ("Plain", "enum", 2, 2),
+    ]

@@ -1532,3 +1532,25 @@ def test_an_if_around_an_attribute_inside_a_function_head_loses_no_function():
         ("y", "variable", 19, 19),
         ("z", "function", 29, 29),
     ]
+
+
+def test_macro_calls_in_a_class_body_are_no_methods():
+    # `FLATBUFFERS_DELETE_FUNC(DetachedBuffer(const DetachedBuffer &));`,
+    # `DISALLOW_COPY_AND_ASSIGN(Account);`, gmock's `MOCK_METHOD1(OnStart, void(int));` were
+    # methods named after the macro. A constructor (the class's name, in capitals or not), a
+    # method in capitals with a return type and one taking its class by value stay.
+    source = (
+        b"class Account {\n public:\n  Account(int);\n  DELETE_FUNC(Account(const Account &));\n"
+        b"  MOCK_METHOD1(OnStart, void(int));\n  Q_DISABLE_COPY(Account)\n"
+        b"  DISALLOW_COPY_AND_ASSIGN(Account);\n  void Deposit(int amount);\n};\n"
+        b"class FOO_BAR {\n  FOO_BAR(int);\n  int GET_X(int a);\n  void SET_ME(FOO_BAR);\n};\n"
+    )
+    assert symbols(source) == [
+        ("Account", "class", 1),
+        ("Account::Account", "method", 3),
+        ("Account::Deposit", "method", 8),
+        ("FOO_BAR", "class", 10),
+        ("FOO_BAR::FOO_BAR", "method", 11),
+        ("FOO_BAR::GET_X", "method", 12),
+        ("FOO_BAR::SET_ME", "method", 13),
+    ]

@@ -101,8 +101,10 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # `(WINAPI *F)`), a one-line `#define` with a comment before code or `/*` in a string, an
 # anonymous enum's base and a macro after an enum's name, anonymous enums' constants named in
 # their scope, a function returning a reference to an array, `TYPE MACRO name(void)`, trio's
-# `name TRIO_ARGS2((a, b), ...)` heads on two lines
-EXTRACTOR_VERSION = "23"
+# `name TRIO_ARGS2((a, b), ...)` heads on two lines; 24: an export macro before an enum's name,
+# `typedef __attribute__((..))`, capitals macros after a record's `}` (`} T GLIB_DEPRECATED;`),
+# macro calls in a class body (`DISALLOW_COPY_AND_ASSIGN(A);`) no methods
+EXTRACTOR_VERSION = "24"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 EXTRACTED_AHEAD = 1024  # results the workers may have ready before the writer takes them
