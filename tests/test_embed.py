@@ -84,6 +84,22 @@ def test_a_quick_start_model_gives_the_optimized_models_vectors(embedder: Embedd
     assert np.allclose(quick.embed_query(texts[0]), embedder.embed_query(texts[0]), atol=1e-5)
 
 
+def test_a_question_embedded_soon_is_the_one_embedded_when_asked(embedder: Embedder) -> None:
+    # The CLI's `search` starts the model in another thread before its imports and checks;
+    # question_vector then takes that thread's vector, once, and embeds any other question then.
+    window = embedder.max_tokens
+    model.embed_soon(window, "where are retries delayed")
+    soon, soon_ms = model.question_vector(window, "where are retries delayed")
+    again, _ = model.question_vector(window, "where are retries delayed")
+    other, _ = model.question_vector(window, "how is a file read")
+    quick = model.Embedder.load(window, threads=1, quick=True)
+    assert soon_ms > 0
+    assert np.allclose(soon, quick.embed_query("where are retries delayed"), atol=1e-6)
+    assert np.allclose(again, soon, atol=1e-6)  # embedded again, not a stale thread's
+    assert np.allclose(other, quick.embed_query("how is a file read"), atol=1e-6)
+    assert not model._SOON
+
+
 def test_vectors_are_float32_unit_rows_in_the_order_given(embedder: Embedder) -> None:
     texts = ["x" * 3000, "short", "", "def f(a, b):\n    return a + b"]
     vectors = embedder.embed(texts)

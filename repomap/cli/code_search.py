@@ -24,6 +24,7 @@ from repomap.cli.shown import Shown
 from repomap.shares import percent
 
 if TYPE_CHECKING:
+    from repomap.config import Settings
     from repomap.search.code import CodeResults
 
 MODE_HELP = (
@@ -70,11 +71,17 @@ def search(
     Exit status: 0 found, 1 nothing found, 2 error.
     """
     from repomap import store
-    from repomap.search.code import NO_WORDS_NOTE, search_code
     from repomap.serve import handoff
     from repomap.store import reading
 
-    settings = refresh.for_reading(root, db_path, no_refresh, click.echo)
+    def start_model(settings: Settings) -> None:
+        if mode != "lexical" and query.strip():
+            _embed_soon(settings.db_path, query)
+
+    settings = refresh.for_reading(root, db_path, no_refresh, click.echo, start_model)
+    # Imported after the model started loading in another thread (numpy is loaded by then).
+    from repomap.search.code import NO_WORDS_NOTE, search_code
+
     with reading(settings.db_path) as db:
         # A running `repomap serve` has the model and the vectors loaded: ask it, when words
         # alone would not do (lexical is as fast here as a round trip).
@@ -118,6 +125,30 @@ def search(
         if unmatched:
             click.echo(f"note: no indexed file matches --path {path}", err=True)
     return code
+
+
+def _embed_soon(db_path: Path, query: str) -> None:
+    """Start embedding the question in another thread (embed.model.embed_soon) when this
+    search will: the index has vectors made by a model of this package, and no running server
+    answers for it. The model's load and first run (~0.25 s) then overlap the search's imports,
+    the check of the index's files and the vectors' read, instead of following them."""
+    from repomap import store
+    from repomap.embed import model
+    from repomap.errors import RepomapError
+    from repomap.serve import handoff
+
+    if handoff.server_for(db_path):
+        return
+    try:
+        with store.reading(db_path) as db:
+            if not store.has_vectors(db):
+                return
+            model_id = store.embedding_model(db) or model.model_id_for(model.DEFAULT_MAX_TOKENS)
+    except RepomapError:
+        return  # the search's own read says what is wrong
+    window = model.window_of(model_id)
+    if window is not None:
+        model.embed_soon(window, query)
 
 
 def _from_server(

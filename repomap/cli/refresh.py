@@ -36,14 +36,21 @@ Echo = Callable[..., None]
 
 
 def for_reading(
-    root: Path | None, db_path: Path | None, no_refresh: bool, echo: Echo
+    root: Path | None,
+    db_path: Path | None,
+    no_refresh: bool,
+    echo: Echo,
+    found: Callable[[config.Settings], None] | None = None,
 ) -> config.Settings:
     """What every command that answers from an index does first: find the index, log the
-    command to it, and (unless `no_refresh`) check() its files."""
+    command to it, and (unless `no_refresh`) check() its files. `found` is called with the
+    index's settings once it is found, before the check (`search` starts its model there)."""
     settings = config.resolve(root, db_path, find_index=True)
     if root is not None and db_path is not None:
         _check_root(settings, root, db_path)
     outcome.note_index(settings.db_path)
+    if found is not None:
+        found(settings)
     if not no_refresh:
         check(settings, echo)
     return settings

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,6 +24,8 @@ import numpy as np
 from repomap.errors import RepomapError
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     import onnxruntime  # type: ignore[import-untyped]
     from tokenizers import Tokenizer
 
@@ -209,6 +212,36 @@ class Embedder:
         return result
 
 
+def embed_soon(window: int, question: str) -> None:
+    """Start loading the model and embedding `question` in another thread now, for a process
+    that will ask question_vector for it soon (the CLI's `search`, before it imports the
+    search, checks the index's files and reads the vectors: ~0.25 s of model load and first run
+    that overlap them instead of following them). The runtime is imported here, in the calling
+    thread (import_runtime)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import_runtime()
+    executor = ThreadPoolExecutor(1, thread_name_prefix="repomap-embed")
+    _SOON[(window, question)] = executor.submit(_timed_question, window, question, True)
+    executor.shutdown(wait=False)  # the thread ends with its one task
+
+
+def question_vector(window: int, question: str, quick: bool = True) -> tuple[np.ndarray, float]:
+    """The question's vector and the milliseconds its embedding (with the model's load) took:
+    embed_soon's, when it started this one, else embedded now."""
+    soon = _SOON.pop((window, question), None)
+    if soon is not None:
+        return soon.result()  # its error, if any, is this call's
+    return _timed_question(window, question, quick)
+
+
+def _timed_question(window: int, question: str, quick: bool) -> tuple[np.ndarray, float]:
+    clock = time.perf_counter()
+    target = Embedder.load(window, threads=1 if quick else None, quick=quick).embed_query(question)
+    return target, (time.perf_counter() - clock) * 1000
+
+
+_SOON: dict[tuple[int, str], Future[tuple[np.ndarray, float]]] = {}
 _LOADED: dict[tuple[int, int | None, bool], Embedder] = {}
 _LOADED_LOCK = threading.Lock()
 _VERIFIED: set[tuple[str, int, int]] = set()  # (path, size, mtime_ns) already hashed

@@ -22,7 +22,7 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from repomap import paths, store
 from repomap.errors import BadArgument, BadQuery, RepomapError
@@ -34,9 +34,6 @@ from repomap.search.filters import Filters
 from repomap.store import ROWS_PER_FILE, Store
 from repomap.store.postings import tokenizer, tokenizer_of
 from repomap.subwords import split_identifier
-
-if TYPE_CHECKING:
-    import numpy as np
 
 MODES = ("hybrid", "lexical", "semantic")
 # Without --mode: hybrid when the index has vectors (it wins on bench/relevance.py's questions,
@@ -621,15 +618,6 @@ def _reward_coverage(
         scored[chunk_id] *= 1.0 + COVERAGE_WEIGHT * share
 
 
-def _embed_timed(window: int, question: str, quick: bool = True) -> tuple[np.ndarray, float]:
-    """The question's vector and the milliseconds its embedding (and the model's load) took."""
-    from repomap.embed.model import Embedder
-
-    clock = time.perf_counter()
-    target = Embedder.load(window, threads=1 if quick else None, quick=quick).embed_query(question)
-    return target, (time.perf_counter() - clock) * 1000
-
-
 def _semantic_scores(
     db: Store,
     question: str,
@@ -639,7 +627,7 @@ def _semantic_scores(
     quick_start: bool = False,
 ) -> tuple[dict[int, float], str, float]:
     """chunk id -> cosine of the `pool` nearest chunks; the model id; the vectors' coverage."""
-    from repomap.embed.model import DEFAULT_MAX_TOKENS, model_id_for, window_of
+    from repomap.embed.model import DEFAULT_MAX_TOKENS, model_id_for, question_vector, window_of
     from repomap.index import embedding
     from repomap.store.vectors import EmbeddingModelMismatch, VectorFilter
 
@@ -666,12 +654,12 @@ def _semantic_scores(
         # are loaded here first, one at a time (two at once in two threads crashed).
         import_runtime()
         with ThreadPoolExecutor(1, thread_name_prefix="repomap-embed") as executor:
-            embedded = executor.submit(_embed_timed, window, question)
+            embedded = executor.submit(question_vector, window, question)
             vectors.prepare(embedding.SCOPE)
             timings["prepare"] = (time.perf_counter() - clock) * 1000
             target, timings["embed"] = embedded.result()
     else:
-        target, timings["embed"] = _embed_timed(window, question, quick=False)
+        target, timings["embed"] = question_vector(window, question, quick=False)
     clock = time.perf_counter()
     where = VectorFilter(
         paths=_paths(db, filters) if filters.names_tests else None,
