@@ -300,3 +300,21 @@ def test_a_pragma_line_leaves_its_comment_block_and_is_no_definitions_comment() 
     )
     chunks = chunks_of("cpp", "scale.cc", cpp)
     assert "NOLINT" not in chunks["scale"].head and "NOLINT" not in chunks["twice"].head
+
+
+def test_editor_and_encoding_lines_are_no_words_of_a_chunk() -> None:
+    # dateutil's parser module chunk showed `-*- coding: utf-8 -*- vim:ts=4:sw=4:et` as all
+    # its text; they are lines for an editor and the interpreter, not for a reader.
+    python = (
+        b"# -*- coding: utf-8 -*-\n"
+        b"# vim:ts=4:sw=4:et\n"
+        b"# coding=latin-1\n"
+        b"# vim: set expandtab:\n"
+        b"# Parses dates written by people.\n"
+        b"# vim: a fine editor, says this comment\n"
+        b"import re\n"
+    )
+    head = chunks_of("python", "parser.py", python)["parser.py"].head
+    assert "Parses dates written by people." in head
+    assert "fine editor" in head  # prose that names an editor stays
+    assert "coding" not in head and "ts=4" not in head and "expandtab" not in head

@@ -37,7 +37,8 @@ from repomap.subwords import split_identifier
 # 12: ... nor are its lines module-level code (a method's stubs too); a pragma line inside a
 #    comment block leaves the block's other lines, and a pragma is never a definition's comment
 # 13: a macro defined again in the same file (another branch of an `#if`) is no chunk
-CHUNKS_VERSION = "13"
+# 14: editor and encoding lines (`-*- coding: utf-8 -*-`, `vim: set ts=4:`) are pragmas too
+CHUNKS_VERSION = "14"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
 # header, docstring and member signatures, not the members' bodies: those are chunks too.
@@ -386,7 +387,11 @@ _PRAGMA = re.compile(
     r"\s*(?:(?:type:\s*ignore|noqa|pragma:\s*no\s*(?:cover|branch)|fmt:\s*(?:on|off|skip)|nosec"
     r"|NOLINT(?:NEXTLINE|BEGIN|END)?|clang-format\s+(?:on|off)|LCOV_EXCL_(?:LINE|START|STOP)"
     r"|NOSONAR|cppcheck-suppress)(?![\w-])|IWYU\s+pragma:"
-    r"|(?:pylint|isort|pyright|mypy):\s*[a-z][\w-]*(?:=|\[|,|\s*$))"
+    r"|(?:pylint|isort|pyright|mypy):\s*[a-z][\w-]*(?:=|\[|,|\s*$)"
+    # An editor's or the interpreter's: Emacs' `-*- coding: utf-8 -*-`, a bare `coding: utf-8`
+    # (PEP 263), Vim's `vim: set ts=4 sw=4:` / `vim:ts=4:sw=4:et` (dateutil's module chunks
+    # showed nothing else as their snippet).
+    r"|-\*-.*-\*-\s*$|coding[:=]\s*[-\w.]+\s*$|(?:vim?|ex):\s*(?:set?\s+\S|[^\s=]*=).*$)"
 )
 
 
