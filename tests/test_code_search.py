@@ -310,6 +310,11 @@ def test_nothing_found_exits_1(tree: Path) -> None:
     done = repomap("search", "zyxwvut", "--root", str(tree))
     assert done.returncode == 1
     assert done.stdout == ""
+    assert "holds no word" not in done.stderr
+    # Only symbols (semver's `^`): no word is searched, and the user is told so.
+    done = repomap("search", "^ ~", "--root", str(tree))
+    assert done.returncode == 1 and done.stdout == ""
+    assert "note: the query holds no word" in done.stderr
 
 
 def test_a_redacted_secret_is_not_in_any_chunk(tree: Path) -> None:

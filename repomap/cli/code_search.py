@@ -80,7 +80,7 @@ def search(
 
     settings = refresh.for_reading(root, db_path, no_refresh, click.echo, start_model)
     # Imported after the model started loading in another thread (numpy is loaded by then).
-    from repomap.search.code import NO_WORDS_NOTE, search_code
+    from repomap.search.code import NO_WORDS_NOTE, query_terms, search_code
 
     with reading(settings.db_path) as db:
         # A running `repomap serve` has the model and the vectors loaded: ask it, when words
@@ -122,6 +122,11 @@ def search(
             )
         if not result.hits:
             click.echo(f"nothing matches {query!r}", err=True)
+            if not query_terms(query):
+                click.echo(
+                    "note: the query holds no word (punctuation and symbols are not searched)",
+                    err=True,
+                )
         if unmatched:
             click.echo(f"note: no indexed file matches --path {path}", err=True)
     return code
