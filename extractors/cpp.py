@@ -582,6 +582,7 @@ class _Reader:
                 # One int sorts outer before inner: by start, then the longer first.
                 candidates.append(((start << 32) - end, start, end, kind, node, anchor))
         spans = self.macro_defined_functions() if "local.block" in self.found else []
+        macro_defined = {span.start_byte for span in spans}
         self.overrun_ends = self.overruns() if "error" in self.found else {}
         if "error" in self.found:
             spans += self.recovered_functions() + self.recovered_classes()
@@ -618,7 +619,10 @@ class _Reader:
             if isinstance(extent, _Span) and extent.kind != "function":
                 found = [self.recovered_class(extent, scope)]  # its members are read as ever
             elif isinstance(extent, _Span):  # a recovered function
-                recovered_until = end
+                if extent.start_byte not in macro_defined:
+                    recovered_until = end
+                # else a macro's call and a block, both read well (`TEST_CASE("..") {`): its
+                # local types are its own, as in any function (onetbb: 118 `using` lost)
                 found = self.recovered(extent, scope)
             elif read is None:
                 continue
@@ -1080,7 +1084,13 @@ class _Reader:
         if len(parts) == 1:  # the common case, kept cheap
             member = scope is not None and scope.kind in _MEMBER_SCOPES
             if member and not is_definition and _macro_call_in_class(node, declarator, name, scope):
-                return None
+                # `LLVM_ATTRIBUTE_DEPRECATED(void insertEdge(..), "use ..");` wraps a method
+                # (LLVM: 99 methods were named after the macro); anything else writes members
+                # no method is named after
+                inner = _wrapped_declaration(declarator)
+                if inner is None:
+                    return None
+                name = self.node_text(inner)
             if is_definition and not member and node.child_by_field_name("type") is None:
                 name = self.test_macro_name(name, declarator) or name
             qualified_name = f"{prefix}::{name}" if prefix else name
@@ -1672,6 +1682,30 @@ def _macro_call_in_class(node: Node, declarator: Node, name: str, scope: Symbol 
         and parameters.named_child_count == 1
         and parameters.named_children[0].text == scope.name.encode()
     )
+
+
+_INNER_DECLARATORS = frozenset({"pointer_declarator", "reference_declarator"})
+_INNER_NAMES = frozenset({"identifier", "field_identifier", "operator_name", "destructor_name"})
+
+
+def _wrapped_declaration(declarator: Node) -> Node | None:
+    """The name of the function a macro call's first argument declares (`MACRO(void f(int),
+    "..")`: `f`), or None."""
+    parameters = declarator.child_by_field_name("parameters")
+    if parameters is None or not parameters.named_child_count:
+        return None
+    first = parameters.named_children[0]
+    if first.type != "parameter_declaration" or first.child_by_field_name("type") is None:
+        return None
+    inner = first.child_by_field_name("declarator")
+    while inner is not None and inner.type in _INNER_DECLARATORS:
+        inner = inner.child_by_field_name("declarator") or inner.named_children[-1]
+    if inner is None or inner.type != "function_declarator":
+        return None
+    name = inner.child_by_field_name("declarator")
+    if name is None or name.type not in _INNER_NAMES or (name.text or b"") in _C_KEYWORDS:
+        return None  # `DEFINE_SIZE_STATIC (4 + 5 * sizeof (HBUINT));` declares nothing
+    return name
 
 
 def _keyword_named(function: Node) -> bool:

@@ -62,7 +62,8 @@ _AFTER_NAME_MACROS = tuple(
 # Macros in declaration position (`SPDLOG_INLINE void logger::flush()`, `FMT_BEGIN_NAMESPACE`,
 # `Q_OBJECT`, `extern __printf(4, 5) void audit_log(...)`, systemd's `_malloc_ _alloc_(1, 2)
 # static inline void *f(`): at a line's start, after storage keywords, a run of ALL_CAPS words
-# with an underscore, `__name(...)` calls or `_name_` words (and calls). _macro_spans
+# with an underscore or after `__` (`__TBB_NOINLINE_SYM`, onetbb's `__TBB_requires(..)`, whose
+# arguments may run over lines), `__name(...)` calls or `_name_` words (and calls). _macro_spans
 # blanks a run when a declaration follows it; a word without an underscore (`DWORD`, `BOOL`) is
 # a type, never blanked.
 # After the indent, the first letter of a keyword or a macro, looked at once: a line that starts
@@ -71,8 +72,10 @@ _AFTER_NAME_MACROS = tuple(
 _DECLARATION_MACROS = re.compile(
     rb"\n[ \t]*(?=[A-Z_cefistv])(?:(?:static|inline|extern|virtual|explicit|friend|constexpr"
     rb"|template[ \t]*<[^;{}()\n<>]*>)[ \t]+)*"  # no `<>` inside: one way to split, no ReDoS
-    rb"((?:(?:[A-Z][A-Z0-9]*_[A-Z0-9_]*|__[a-z]\w*(?=[ \t]*\()|_[a-z][a-z0-9_]*_)(?!\w)"
-    rb"(?:[ \t]*\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))?[ \t]*)+)"
+    rb"((?:(?:(?:[A-Z][A-Z0-9]*_[A-Z0-9_]*|__[A-Z][A-Z0-9_]*|__[A-Z]\w*(?=[ \t]*\())(?!\w)"
+    rb"(?:[ \t]*\([^()]*(?:\([^()]*\)[^()]*)*\))?"  # capitals: their arguments on many lines
+    rb"|(?:__[a-z]\w*(?=[ \t]*\()|_[a-z][a-z0-9_]*_)(?!\w)"
+    rb"(?:[ \t]*\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))?)[ \t]*)+)"
     rb"(?=[ \t]*(?:\n|//|/\*|[A-Za-z_~]))"
 )  # `\n` first, not `^`: a literal prefix lets the scan skip from line to line
 # What may follow a blanked run: comments and directives are skipped, then a keyword that
@@ -167,10 +170,14 @@ _RECORD_ATTRIBUTES = re.compile(
 # a struct declared a variable or a function named after it. After a name, or with arguments,
 # the run is a macro; alone, it is one unless a `typedef` heads the record (`} THREADNAME_INFO;`
 # names the type).
+# HarfBuzz's `struct {..}\nHB_FUNCOBJ (hb_identity);` puts the macro on the next line: a
+# function named `HB_FUNCOBJ` whose scope took the struct's `operator ()`s (40 lost). There the
+# braces must be a record's (`}\nEXPORT_SYMBOL(f);` follows a function's).
 _RECORD_CAPITALS = re.compile(
-    rb"\n[ \t]*\}[ \t]*(?:([A-Za-z_]\w*)[ \t]+)?"
+    rb"\n[ \t]*\}([ \t]*(?:\r?\n[ \t]*)?)(?:([A-Za-z_]\w*)[ \t]+)?"
     rb"([A-Z][A-Z0-9]*_[A-Z0-9_]*(?:[ \t]*\((?:[^()\n]|\([^()\n]*\))*\))?)[ \t]*;"
 )
+_RECORD_HEAD_WORD = re.compile(rb"\b(?:struct|union|class)\b")
 _ANNOTATION_CALL = re.compile(
     rb"[ \t]([A-Z][A-Z0-9]*_[A-Z0-9_]*[ \t]*\([^()\n;]*\))(?=[ \t]*[;=,])"
 )
@@ -300,7 +307,16 @@ _SPECIFIER_BEFORE = re.compile(rb"(?<!\w)(inline|constexpr)(\s+)\Z")
 # Each scan starts at a literal, so that the regex engine skips to it (an alternation, or a
 # `\b` first, made it try every byte: 2.2 s on 56 MB of the kernel's and LLVM's code).
 _ENUM_OPENING = re.compile(rb"enum\b(?:\s+(?:class|struct)\b)?[^;{}()#=]{0,200}\{")  # bounded
-_INITIALIZER_OPENING = re.compile(rb"=[ \t]*\{")
+_INITIALIZER_OPENING = re.compile(rb"=[ \t]*(?:\r?\n[ \t]*)?\{")  # FreeType: `=\n{`
+# Where a body with a `#define` in it may end: its `};`. Its first `}` closes a row as often
+# (sqlite's `aSyscall[] = {\n  { "open", ... },\n#define osOpen ...`: 29 macros lost).
+_BODY_END = re.compile(rb"\}[ \t]*;")
+# `#define mutex_enter(X)    ` with blanks and no value: tree-sitter took the next line as its
+# value, and the `#define` there was lost (sqlite's mutex.h, libarchive's `ICONV_CONST `; every
+# empty `#define` of a CRLF file, read with ` \n` line ends). Its last blank becomes a `;`.
+_EMPTY_DEFINE = re.compile(
+    rb"^[ \t]*#[ \t]*define[ \t]+[A-Za-z_]\w*(?:\([^()\n]*\))?([ \t\r]+)$", re.MULTILINE
+)
 _DEFINE_LINES = re.compile(rb"^[ \t]*#[ \t]*(?:define|undef)\b(?:[^\\\n]|\\(?:\r?\n|.))*", re.M)
 _X_MACRO_LINE = re.compile(
     rb"^[ \t]*([A-Za-z_]\w*[ \t]*\([^;{}()\n]*(?:\([^;{}()\n]*\)[^;{}()\n]*)*\))[ \t]*$", re.M
@@ -515,9 +531,13 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
             spans += [m.span(3) for m in records if m.end(3) > m.start(3)]
             keywords += records
     friends = _specifiers_before_friend(source) if lang == "cpp" and b"friend" in source else []
-    if not spans and not macro_spans and not keywords and not friends:
+    empty = [m.end(1) - 1 for m in _EMPTY_DEFINE.finditer(source)] if b"define" in source else []
+    if not spans and not macro_spans and not keywords and not friends and not empty:
         return source, macro_spans, unread
     blanked = bytearray(_blanked(source, spans + macro_spans + [m.span(1) for m in records]))
+    for at in empty:  # the line's last blank, unless the line was blanked
+        if blanked[at] in b" \t\r" and not _blank_line_before(blanked, at):
+            blanked[at] = ord(";")
     for start, end, specifier, gap in friends:  # `inline friend` -> `friend inline`
         blanked[start:end] = b"friend" + gap + specifier
     for keyword in keywords:  # `BOOST_TRY {` -> `try       {`, `BOOST_CATCH(...)` -> `catch`
@@ -525,6 +545,12 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
         word = _keyword(keyword[2])  # STRUCT -> struct
         blanked[start:end] = word + b" " * (end - start - len(word))
     return bytes(blanked), macro_spans, unread
+
+
+def _blank_line_before(blanked: bytearray, at: int) -> bool:
+    """Whether the line that `at` ends holds nothing but blanks now (its `#define` blanked)."""
+    start = blanked.rfind(b"\n", 0, at) + 1
+    return not blanked[start:at].strip()
 
 
 def _enum_macros(source: bytes, lang: str) -> Spans:
@@ -652,17 +678,18 @@ def _directives_in_bodies(source: bytes) -> tuple[Spans, Spans]:
     directives: Spans = []
     calls: Spans = []
     done_until = 0  # the end of the last body matched: an opening before it is inside it
-    next_close = -2  # the first `}` at or after the opening being looked at (-2: not searched)
+    next_close = -2  # the first `};` at or after the opening being looked at (-2: not searched)
     for body in openings:
         opening = body.end() - 1
         if opening < done_until:
             continue
         if next_close != -1 and next_close < opening:
-            next_close = source.find(b"}", opening)
+            end = _BODY_END.search(source, opening)
+            next_close = end.start() if end is not None else -1
         if next_close == -1:
             break  # no `}` from here on: nothing here closes
         if source.find(b"#", opening, next_close) < 0:
-            continue  # the common case: no directive before the first `}`
+            continue  # the common case: no directive before the first `};`
         if _in_comment(source, body.start()) or on_directive_line(source, body.start()):
             continue
         if _continues_directive(source, body.start()):
@@ -970,22 +997,32 @@ def _record_capitals(source: bytes) -> Spans:
     """The macros _RECORD_CAPITALS finds after a record's `}`."""
     spans: Spans = []
     for match in _RECORD_CAPITALS.finditer(source):
-        name, macro = match[1], match[2]
+        gap, name, macro = match[1], match[2], match[3]
+        head = None
+        if b"\n" in gap:
+            head = _record_head(source, match.start())
+            if head is None or not _RECORD_HEAD_WORD.search(source, *head):
+                continue
         if name is not None:
             if name not in KEYWORDS and name not in _RECORD_WORDS:
-                spans.append(match.span(2))
+                spans.append(match.span(3))
             continue
         if macro.endswith(b")"):
-            spans.append(match.span(2))
+            spans.append(match.span(3))
             continue
-        closing = source.find(b"}", match.start())
-        opening = _opening_brace(source, closing)
-        if opening < 0:
-            continue
-        head_start = max(source.rfind(b";", 0, opening), source.rfind(b"}", 0, opening)) + 1
-        if not _TYPEDEF.search(source, head_start, opening):
-            spans.append(match.span(2))
+        head = head or _record_head(source, match.start())
+        if head is not None and not _TYPEDEF.search(source, *head):
+            spans.append(match.span(3))
     return spans
+
+
+def _record_head(source: bytes, before: int) -> tuple[int, int] | None:
+    """(start, end) of the text before the `{` that the first `}` after `before` closes, back
+    to the previous `;` or `}`; None when no `{` is found."""
+    opening = _opening_brace(source, source.find(b"}", before))
+    if opening < 0:
+        return None
+    return max(source.rfind(b";", 0, opening), source.rfind(b"}", 0, opening)) + 1, opening
 
 
 def _opening_brace(source: bytes, closing: int) -> int:
@@ -1187,7 +1224,8 @@ def _statement_macros(source: bytes) -> list[tuple[int, int]]:
         if source[match.end() : match.end() + 1] not in (b"\n", b"/"):
             spans.append(match.span(1))  # a word before `if`: a macro, whatever its case
             continue
-        if _STATEMENT_START.match(source, skip(match.end())) is None:
+        statement = _STATEMENT_START.match(source, skip(match.end()))
+        if statement is None or _function_head(source, statement):
             continue
         before = _previous_significant(source, match.start(1))
         if before == b"{":
@@ -1198,6 +1236,18 @@ def _statement_macros(source: bytes) -> list[tuple[int, int]]:
             continue
         spans.append(match.span(1))
     return spans
+
+
+def _function_head(source: bytes, statement: re.Match[bytes]) -> bool:
+    """Whether what _STATEMENT_START took for a call is a function's head: its parentheses are
+    followed by the body's `{` (FreeType's indented `  FT_Error\n  f( int x )\n  {`, where the
+    return type on its own line was blanked as a statement macro and 26 functions were lost)."""
+    if not statement[0].endswith(b"("):
+        return False
+    parameters = _NESTED_PARENTHESES.match(source, statement.end() - 1)
+    if parameters is None:
+        return False
+    return _BODY_AFTER.match(source, parameters.end()) is not None
 
 
 def _block_opener(source: bytes, at: int) -> bytes:

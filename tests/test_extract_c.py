@@ -1663,3 +1663,60 @@ def test_an_export_macro_before_an_enum_s_name(language: str) -> None:
         ("STATUS_CODE", "enum", 1, 1),
         ("Plain", "enum", 2, 2),
     ]
+
+
+def test_defines_in_initializers_whose_brace_is_on_the_next_line_or_after_a_row() -> None:
+    # FreeType's `table[] =\n{\n#define FT_STRUCTURE ..` and sqlite's `aSyscall[] = {\n  { ..
+    # },\n#define osOpen ..`: 47 and 29 macros were lost, FreeType's tables too.
+    source = (
+        b"static const int table[] =\n{\n#undef  FT_STRUCTURE\n#define FT_STRUCTURE  Rec\n"
+        b"  1,\n};\n"
+        b"static struct unix_syscall {\n  const char *zName;\n} aSyscall[] = {\n"
+        b'  { "open" },\n#define osOpen ((int(*)(const char*))aSyscall[0].zName)\n'
+        b'  { "close" },\n#define osClose ((int(*)(int))aSyscall[1].zName)\n};\n'
+        b"int after(void) { return 1; }\n"
+    )
+    assert spans("c", source) == [
+        ("table", "constant", 1, 6),
+        ("FT_STRUCTURE", "macro", 4, 4),
+        ("aSyscall", "variable", 7, 14),
+        ("unix_syscall", "struct", 7, 9),
+        ("osOpen", "macro", 11, 11),
+        ("osClose", "macro", 13, 13),
+        ("after", "function", 15, 15),
+    ]
+
+
+def test_an_indented_return_type_on_its_own_line_is_no_statement_macro() -> None:
+    # FreeType writes `  FT_Error\n  ft_hash_str_init( FT_Hash  hash )\n  {`: the type alone on
+    # an indented line after a `}` was blanked as a statement macro (`Py_BEGIN_ALLOW_THREADS`)
+    # and 26 functions were lost. A macro before a statement in a body still is one.
+    source = (
+        b"int a(void)\n{\n  return 0;\n}\n\n"
+        b"  FT_Error\n  bar( int  x )\n  {\n    return 0;\n  }\n"
+        b"static int f(int x)\n{\n    int r;\n    Py_BEGIN_ALLOW_THREADS\n    r = g(x);\n"
+        b"    Py_END_ALLOW_THREADS\n    return r;\n}\n"
+    )
+    assert spans("c", source, "function") == [
+        ("a", "function", 1, 4),
+        ("bar", "function", 6, 10),
+        ("f", "function", 11, 18),
+    ]
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_an_empty_define_with_trailing_blanks_keeps_the_next_line(language: str) -> None:
+    # `#define sqlite3_mutex_enter(X)    ` (blanks, no value): tree-sitter read the next line
+    # as its value, and the `#define` there was lost (sqlite 3, libarchive and onetbb 1 each).
+    source = (
+        b"#define mutex_enter(X)    \n#define mutex_try(X)      SQLITE_OK\n"
+        b"#define ICONV_CONST \n#define SIZEOF_WCHAR_T 4\n#define LAST\t\nint n;\n"
+    )
+    assert spans(language, source) == [
+        ("mutex_enter", "macro", 1, 1),
+        ("mutex_try", "macro", 2, 2),
+        ("ICONV_CONST", "macro", 3, 3),
+        ("SIZEOF_WCHAR_T", "macro", 4, 4),
+        ("LAST", "macro", 5, 5),
+        ("n", "variable", 6, 6),
+    ]

@@ -1554,3 +1554,48 @@ def test_macro_calls_in_a_class_body_are_no_methods():
         ("FOO_BAR::GET_X", "method", 12),
         ("FOO_BAR::SET_ME", "method", 13),
     ]
+
+
+def test_a_test_macro_s_local_types_are_its_own():
+    # doctest's `TEST_CASE("..") {` (onetbb: 118 local `using`s and structs were lost): the
+    # macro's call and its block, read as a function, keep their local types as any function.
+    source = (
+        b'TEST_CASE("basic test for return value") {\n'
+        b"    using preset = presets::preset_default<int, int>;\n"
+        b"    struct throwing_obj {\n        throwing_obj() { }\n    };\n}\n"
+    )
+    assert symbols(source) == [
+        ('TEST_CASE("basic test for return value")', "function", 1),
+        ('TEST_CASE("basic test for return value")::preset', "type", 2),
+        ('TEST_CASE("basic test for return value")::throwing_obj', "struct", 3),
+        ('TEST_CASE("basic test for return value")::throwing_obj::throwing_obj', "method", 4),
+    ]
+
+
+def test_macros_around_and_before_declarations_of_harfbuzz_onetbb_and_llvm():
+    # HarfBuzz's `struct {..}\nHB_FUNCOBJ (hb_identity);` was a function `HB_FUNCOBJ` over its
+    # `operator ()`; onetbb's `__TBB_NOINLINE_SYM split_node(..)` constructors were lost or named
+    # after a member initializer, and `__TBB_requires(..)` (over two lines) was a function; LLVM's
+    # `LLVM_ATTRIBUTE_DEPRECATED(void insertEdge(..), "..");` a method named after the macro
+    # (HarfBuzz's `DEFINE_SIZE_STATIC (.. sizeof (HBUINT));` declares no method `sizeof`).
+    source = (
+        b"struct\n{\n  template <typename T> constexpr T&\n"
+        b"  operator () (T& v) const { return v; }\n}\nHB_FUNCOBJ (hb_identity);\n"
+        b"template<typename Input>\n    __TBB_requires(std::default_initializable<Input> &&\n"
+        b"                   std::copyable<Input>)\nclass split_node : public graph_node {\n"
+        b"public:\n    __TBB_NOINLINE_SYM split_node(const split_node& other)\n"
+        b"        : graph_node(other.my_graph),\n"
+        b"          my_ports(init_ports<ports_type>::call(other.my_graph, my_ports))\n"
+        b"    {\n        fgt(this);\n    }\n"
+        b"    ports_type &output_ports() { return my_ports; }\n"
+        b'    LLVM_ATTRIBUTE_DEPRECATED(void insertEdge(int *From, int *To),\n        "Use X.");\n'
+        b"    DEFINE_SIZE_STATIC (Header::static_size + 5 * sizeof (HBUINT));\n"
+        b"};\n"
+    )
+    assert symbols(source) == [
+        ("operator()", "function", 3),
+        ("split_node", "class", 7),
+        ("split_node::split_node", "method", 12),
+        ("split_node::output_ports", "method", 18),
+        ("split_node::insertEdge", "method", 19),
+    ]

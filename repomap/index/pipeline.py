@@ -103,8 +103,12 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # their scope, a function returning a reference to an array, `TYPE MACRO name(void)`, trio's
 # `name TRIO_ARGS2((a, b), ...)` heads on two lines; 24: an export macro before an enum's name,
 # `typedef __attribute__((..))`, capitals macros after a record's `}` (`} T GLIB_DEPRECATED;`),
-# macro calls in a class body (`DISALLOW_COPY_AND_ASSIGN(A);`) no methods
-EXTRACTOR_VERSION = "24"
+# macro calls in a class body (`DISALLOW_COPY_AND_ASSIGN(A);`) no methods; 25: a test macro's
+# local types (`TEST_CASE("..") {`), `#define`s in initializers after a row or a `=\n{`,
+# `struct {..}\nHB_FUNCOBJ (x);`, an indented return type alone on its line, `__TBB_X` macros
+# (their arguments over lines), `MACRO(void f(..), "..")` in a class names `f`, an empty
+# `#define` with trailing blanks
+EXTRACTOR_VERSION = "25"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 EXTRACTED_AHEAD = 1024  # results the workers may have ready before the writer takes them
