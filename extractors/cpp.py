@@ -1055,6 +1055,8 @@ class _Reader:
         declarator = node.child_by_field_name("declarator")
         if declarator is None:
             return None
+        if declarator.type == "array_declarator" and _macro_named(declarator) is not None:
+            return None  # pcre2's `extern const int PRIV(utf8_table1)[];`: an array, named below
         if declarator.type == "parenthesized_declarator" and is_definition:
             return self.macro_named_function(node, declarator, anchor, scope)
         name_node, name_kind = _function_name(declarator)
@@ -1183,8 +1185,11 @@ class _Reader:
             has_value = declarator.type == "init_declarator"
             inner = declarator.child_by_field_name("declarator") if has_value else declarator
             name_node, pointer = _declared_name(inner)
+            named = _macro_named(inner) if inner is not None else None
             path = self.name_path(name_node) if name_node is not None else None
-            if inner is None or path is None or not _IDENTIFIER.fullmatch(path[0][-1]):
+            if named is not None:  # `PRIV(OP_lengths)[] = {..}`, as its functions are named
+                path = ([named], False)
+            elif inner is None or path is None or not _IDENTIFIER.fullmatch(path[0][-1]):
                 continue
             if path[0][-1].encode() in _C_KEYWORDS:
                 continue  # `DEFINE_CONVERT(int);` read as a variable `int` (yaml-cpp's convert.h)
@@ -1686,6 +1691,30 @@ def _macro_call_in_class(node: Node, declarator: Node, name: str, scope: Symbol 
 
 _INNER_DECLARATORS = frozenset({"pointer_declarator", "reference_declarator"})
 _INNER_NAMES = frozenset({"identifier", "field_identifier", "operator_name", "destructor_name"})
+
+
+def _macro_named(declarator: Node) -> str | None:
+    """`PRIV(name)` when a variable's declarator (through `[]` or `*`) is a macro in capitals
+    called with one name (pcre2's `const uint8_t PRIV(OP_lengths)[] = {..}`, which pastes a
+    prefix to it: 58 arrays and constants were named `PRIV`), else None."""
+    while declarator.type in ("array_declarator", "pointer_declarator"):
+        inner = declarator.child_by_field_name("declarator")
+        if inner is None:
+            return None
+        declarator = inner
+    if declarator.type != "function_declarator":
+        return None
+    macro = declarator.child_by_field_name("declarator")
+    parameters = declarator.child_by_field_name("parameters")
+    if macro is None or parameters is None or macro.type != "identifier":
+        return None
+    if parameters.end_byte != declarator.end_byte:
+        return None  # FreeType's `FT_LOCAL_ARRAY( T )\n  name[];`: the macro is the type
+    name = (macro.text or b"").decode()
+    if not _MACRO_NAME.fullmatch(name) or parameters.named_child_count != 1:
+        return None
+    argument = (parameters.named_children[0].text or b"").decode().strip()
+    return f"{name}({argument})" if _IDENTIFIER.fullmatch(argument) else None
 
 
 def _wrapped_declaration(declarator: Node) -> Node | None:

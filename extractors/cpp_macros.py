@@ -173,8 +173,8 @@ _RECORD_ATTRIBUTES = re.compile(
 # HarfBuzz's `struct {..}\nHB_FUNCOBJ (hb_identity);` puts the macro on the next line: a
 # function named `HB_FUNCOBJ` whose scope took the struct's `operator ()`s (40 lost). There the
 # braces must be a record's (`}\nEXPORT_SYMBOL(f);` follows a function's).
-_RECORD_CAPITALS = re.compile(
-    rb"\n[ \t]*\}([ \t]*(?:\r?\n[ \t]*)?)(?:([A-Za-z_]\w*)[ \t]+)?"
+_RECORD_CAPITALS = re.compile(  # from each `}` (rarer than line ends), first on its line
+    rb"\}([ \t]*(?:\r?\n[ \t]*)?)(?:([A-Za-z_]\w*)[ \t]+)?"
     rb"([A-Z][A-Z0-9]*_[A-Z0-9_]*(?:[ \t]*\((?:[^()\n]|\([^()\n]*\))*\))?)[ \t]*;"
 )
 _RECORD_HEAD_WORD = re.compile(rb"\b(?:struct|union|class)\b")
@@ -311,12 +311,17 @@ _INITIALIZER_OPENING = re.compile(rb"=[ \t]*(?:\r?\n[ \t]*)?\{")  # FreeType: `=
 # Where a body with a `#define` in it may end: its `};`. Its first `}` closes a row as often
 # (sqlite's `aSyscall[] = {\n  { "open", ... },\n#define osOpen ...`: 29 macros lost).
 _BODY_END = re.compile(rb"\}[ \t]*;")
+# pcre2's `static const char alasnames[] =\n  STRING_pla0\n  STRING_plb0\n  STRING_asr;`: string
+# macros the compiler concatenates, one a line after `=` ends its line. tree-sitter named the
+# array after the last one; all but the first are blanked for the parse (their names stay
+# references). Looked for only after an `=` that ends its line (a scan from every `=` cost
+# 0.6 s of CPU on the kernel sample).
+_STRING_MACRO_RUN = re.compile(rb"=[ \t]*\n[ \t]*[A-Z]\w*((?:[ \t]*\n[ \t]+[A-Z]\w*){1,64})[ \t]*;")
 # `#define mutex_enter(X)    ` with blanks and no value: tree-sitter took the next line as its
 # value, and the `#define` there was lost (sqlite's mutex.h, libarchive's `ICONV_CONST `; every
 # empty `#define` of a CRLF file, read with ` \n` line ends). Its last blank becomes a `;`.
-_EMPTY_DEFINE = re.compile(
-    rb"^[ \t]*#[ \t]*define[ \t]+[A-Za-z_]\w*(?:\([^()\n]*\))?([ \t\r]+)$", re.MULTILINE
-)
+# Found from each blank that ends a line (a scan of every line cost 4 s on the kernel sample).
+_EMPTY_DEFINE = re.compile(rb"[ \t]*#[ \t]*define[ \t]+[A-Za-z_]\w*(?:\([^()\n]*\))?[ \t]+\n")
 _DEFINE_LINES = re.compile(rb"^[ \t]*#[ \t]*(?:define|undef)\b(?:[^\\\n]|\\(?:\r?\n|.))*", re.M)
 _X_MACRO_LINE = re.compile(
     rb"^[ \t]*([A-Za-z_]\w*[ \t]*\([^;{}()\n]*(?:\([^;{}()\n]*\)[^;{}()\n]*)*\))[ \t]*$", re.M
@@ -507,6 +512,12 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
     macro_spans += _record_attributes(source)
     if b"}" in source:
         macro_spans += _record_capitals(source)
+    if b"=\n" in source or b"= \n" in source:
+        macro_spans += [
+            m.span(1)
+            for m in _STRING_MACRO_RUN.finditer(source)
+            if not on_directive_line(source, m.start())
+        ]
 
     if b"(=" in source:
         macro_spans += _initializer_macros(source)
@@ -531,7 +542,7 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
             spans += [m.span(3) for m in records if m.end(3) > m.start(3)]
             keywords += records
     friends = _specifiers_before_friend(source) if lang == "cpp" and b"friend" in source else []
-    empty = [m.end(1) - 1 for m in _EMPTY_DEFINE.finditer(source)] if b"define" in source else []
+    empty = _empty_defines(source) if b"define" in source else []
     if not spans and not macro_spans and not keywords and not friends and not empty:
         return source, macro_spans, unread
     blanked = bytearray(_blanked(source, spans + macro_spans + [m.span(1) for m in records]))
@@ -545,6 +556,20 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
         word = _keyword(keyword[2])  # STRUCT -> struct
         blanked[start:end] = word + b" " * (end - start - len(word))
     return bytes(blanked), macro_spans, unread
+
+
+def _empty_defines(source: bytes) -> list[int]:
+    """The offset of the last blank of each line _EMPTY_DEFINE matches."""
+    found = []
+    for blank in (b" \n", b"\t\n"):
+        at = source.find(blank)
+        while at >= 0:
+            start = source.rfind(b"\n", 0, at) + 1
+            line = _EMPTY_DEFINE.match(source, start, at + 2)
+            if line is not None and line.end() == at + 2:
+                found.append(at)
+            at = source.find(blank, at + 2)
+    return found
 
 
 def _blank_line_before(blanked: bytearray, at: int) -> bool:
@@ -997,10 +1022,13 @@ def _record_capitals(source: bytes) -> Spans:
     """The macros _RECORD_CAPITALS finds after a record's `}`."""
     spans: Spans = []
     for match in _RECORD_CAPITALS.finditer(source):
+        line_start = source.rfind(b"\n", 0, match.start()) + 1
+        if source[line_start : match.start()].strip(b" \t"):
+            continue
         gap, name, macro = match[1], match[2], match[3]
         head = None
-        if b"\n" in gap:
-            head = _record_head(source, match.start())
+        if b"\n" in gap:  # within 4 KB: the kernel's `}\nEXPORT_SYMBOL(f);` ends functions
+            head = _record_head(source, match.start(), 4096)
             if head is None or not _RECORD_HEAD_WORD.search(source, *head):
                 continue
         if name is not None:
@@ -1016,19 +1044,19 @@ def _record_capitals(source: bytes) -> Spans:
     return spans
 
 
-def _record_head(source: bytes, before: int) -> tuple[int, int] | None:
+def _record_head(source: bytes, before: int, window: int = 65536) -> tuple[int, int] | None:
     """(start, end) of the text before the `{` that the first `}` after `before` closes, back
-    to the previous `;` or `}`; None when no `{` is found."""
-    opening = _opening_brace(source, source.find(b"}", before))
+    to the previous `;` or `}`; None when no `{` is found within `window` bytes."""
+    opening = _opening_brace(source, source.find(b"}", before), window)
     if opening < 0:
         return None
     return max(source.rfind(b";", 0, opening), source.rfind(b"}", 0, opening)) + 1, opening
 
 
-def _opening_brace(source: bytes, closing: int) -> int:
-    """The offset of the `{` that the `}` at `closing` closes, within 64 KB; -1 if none
-    (strings and comments are not skipped: a miss only leaves the attributes in)."""
-    depth, at, limit = 1, closing, max(0, closing - 65536)
+def _opening_brace(source: bytes, closing: int, window: int = 65536) -> int:
+    """The offset of the `{` that the `}` at `closing` closes, within `window` bytes; -1 if
+    none (strings and comments are not skipped: a miss only leaves the attributes in)."""
+    depth, at, limit = 1, closing, max(0, closing - window)
     while True:
         opening, inner = source.rfind(b"{", limit, at), source.rfind(b"}", limit, at)
         if opening < 0:

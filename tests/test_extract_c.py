@@ -1720,3 +1720,27 @@ def test_an_empty_define_with_trailing_blanks_keeps_the_next_line(language: str)
         ("LAST", "macro", 5, 5),
         ("n", "variable", 6, 6),
     ]
+
+
+def test_macro_named_arrays_and_string_macro_runs() -> None:
+    # pcre2's `const uint8_t PRIV(OP_lengths)[] = {..}` (58 arrays and constants named `PRIV`,
+    # six of them functions) is named as its functions are, `PRIV(OP_lengths)`; its
+    # `static const char alasnames[] =\n  STRING_pla0\n  STRING_asr;` (string macros the
+    # compiler joins) was named after the last macro. The kernel's `static LIST_HEAD(name);`
+    # stays a variable `name`.
+    source = (
+        b"const uint8_t PRIV(OP_lengths)[] = { 1, 2 };\n"
+        b"extern const int PRIV(utf8_table1)[];\n"
+        b"int PRIV(memmove)(void *d, int n) { return n; }\n"
+        b"static const char alasnames[] =\n  STRING_pla0\n  STRING_plb0\n  STRING_asr;\n"
+        b"static LIST_HEAD(foo_list);\n"
+        b"int z = A + B;\n"
+    )
+    assert spans("c", source) == [
+        ("PRIV(OP_lengths)", "constant", 1, 1),
+        ("PRIV(utf8_table1)", "constant", 2, 2),
+        ("PRIV(memmove)", "function", 3, 3),
+        ("alasnames", "constant", 4, 7),
+        ("foo_list", "variable", 8, 8),
+        ("z", "variable", 9, 9),
+    ]

@@ -107,8 +107,9 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # local types (`TEST_CASE("..") {`), `#define`s in initializers after a row or a `=\n{`,
 # `struct {..}\nHB_FUNCOBJ (x);`, an indented return type alone on its line, `__TBB_X` macros
 # (their arguments over lines), `MACRO(void f(..), "..")` in a class names `f`, an empty
-# `#define` with trailing blanks
-EXTRACTOR_VERSION = "25"
+# `#define` with trailing blanks; 26: pcre2's `PRIV(name)[] = {..}` named as its functions,
+# string macros joined after `=` (`alasnames[] =\n  STRING_a\n  STRING_b;`)
+EXTRACTOR_VERSION = "26"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 EXTRACTED_AHEAD = 1024  # results the workers may have ready before the writer takes them
