@@ -1187,9 +1187,11 @@ class _Reader:
             name_node, pointer = _declared_name(inner)
             named = _macro_named(inner) if inner is not None else None
             path = self.name_path(name_node) if name_node is not None else None
+            if inner is None:
+                continue
             if named is not None:  # `PRIV(OP_lengths)[] = {..}`, as its functions are named
                 path = ([named], False)
-            elif inner is None or path is None or not _IDENTIFIER.fullmatch(path[0][-1]):
+            elif path is None or not _IDENTIFIER.fullmatch(path[0][-1]):
                 continue
             if path[0][-1].encode() in _C_KEYWORDS:
                 continue  # `DEFINE_CONVERT(int);` read as a variable `int` (yaml-cpp's convert.h)
