@@ -1007,14 +1007,9 @@ def _record_attributes(source: bytes) -> list[tuple[int, int]]:
         if match.group(2):  # a name follows the run: it is the one declared
             spans.append(match.span(1))
             continue
-        closing = source.rfind(b"}", 0, match.start(1))
-        opening = _opening_brace(source, closing)
-        if opening < 0:
-            continue
-        head_start = max(source.rfind(b";", 0, opening), source.rfind(b"}", 0, opening)) + 1
-        if _TYPEDEF.search(source, head_start, opening):
-            continue
-        spans.append(match.span(1))
+        head = _record_head(source, match.start())  # the match starts at its `}`'s line end
+        if head is not None and not _TYPEDEF.search(source, *head):
+            spans.append(match.span(1))
     return spans
 
 

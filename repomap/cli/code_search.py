@@ -148,7 +148,7 @@ def _embed_soon(db_path: Path, query: str) -> None:
         with store.reading(db_path) as db:
             if not store.has_vectors(db):
                 return
-            model_id = store.embedding_model(db) or model.model_id_for(model.DEFAULT_MAX_TOKENS)
+            model_id = model.stored_or_default(store.embedding_model(db))
     except RepomapError:
         return  # the search's own read says what is wrong
     window = model.window_of(model_id)

@@ -60,6 +60,12 @@ def model_id_for(max_tokens: int) -> str:
     return f"{MODEL_NAME}-w{max_tokens}"
 
 
+def stored_or_default(model_id: str | None) -> str:
+    """The model id an index's vectors were made with, or this package's default for an index
+    that names none yet (store.embedding_model's None)."""
+    return model_id or model_id_for(DEFAULT_MAX_TOKENS)
+
+
 def window_of(model_id: str) -> int | None:
     """The window of a model id this module makes (`model_id_for`), or None for another model's."""
     prefix = f"{MODEL_NAME}-w"

@@ -627,12 +627,18 @@ def _semantic_scores(
     quick_start: bool = False,
 ) -> tuple[dict[int, float], str, float]:
     """chunk id -> cosine of the `pool` nearest chunks; the model id; the vectors' coverage."""
-    from repomap.embed.model import DEFAULT_MAX_TOKENS, model_id_for, question_vector, window_of
+    from repomap.embed.model import (
+        DEFAULT_MAX_TOKENS,
+        model_id_for,
+        question_vector,
+        stored_or_default,
+        window_of,
+    )
     from repomap.index import embedding
     from repomap.store.vectors import EmbeddingModelMismatch, VectorFilter
 
     # The question is embedded by the model and window the index's vectors came from.
-    model_id = store.embedding_model(db) or model_id_for(DEFAULT_MAX_TOKENS)
+    model_id = stored_or_default(store.embedding_model(db))
     window = window_of(model_id)
     if window is None:
         raise EmbeddingModelMismatch(embedding.SCOPE, model_id, model_id_for(DEFAULT_MAX_TOKENS))
