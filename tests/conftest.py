@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -33,6 +36,12 @@ GETTER_AND_SETTER = (
     "        self._size = max(value, 0)\n"
 )
 CORPORA = Path(os.environ.get("REPOMAP_CORPORA", Path.home() / ".cache" / "repomap-corpora"))
+# The model's folded graph (embed/graph_cache.py) is made once per test process in a folder of
+# its own, not in the user's cache; the CLI's subprocesses inherit the variable.
+if "REPOMAP_CACHE_DIR" not in os.environ:
+    _CACHE = tempfile.mkdtemp(prefix="repomap-test-cache-")
+    os.environ["REPOMAP_CACHE_DIR"] = _CACHE
+    atexit.register(shutil.rmtree, _CACHE, True)
 
 
 @pytest.fixture(autouse=True)

