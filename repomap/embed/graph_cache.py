@@ -49,8 +49,11 @@ def cache_root() -> Path | None:
     named = os.environ.get("REPOMAP_CACHE_DIR")
     if named is not None:
         return Path(named).expanduser() if named.strip() else None
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "repomap"
+    base = os.environ.get("XDG_CACHE_HOME")
+    if base:
+        return Path(base) / "repomap"
+    home = Path(os.path.expanduser("~"))  # "~" itself when no home is known: no cache then
+    return home / ".cache" / "repomap" if home.is_absolute() else None
 
 
 def folder_for(source_sha256: str, runtime: str) -> Path | None:
