@@ -17,6 +17,7 @@ it holds (`word_coverage`, learned by bench/fusion_fit.py). Filters (path, langu
 
 from __future__ import annotations
 
+import heapq
 import json
 import re
 import time
@@ -121,6 +122,8 @@ class CodeResults:
     # Chunks that hold any of the question's words (None: not asked, semantic mode). 0 in
     # hybrid mode: every result is a nearest neighbour by meaning, however unrelated.
     word_matches: int | None = None
+    # hybrid: the cosine's share this question was ranked with (semantic_share); not shown
+    semantic_share: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -334,6 +337,15 @@ def prior(kind: str, is_test: bool, wants_tests: bool) -> float:
 # below 0.3 from the very section that explains it).
 MIN_COSINE = 0.3
 SEMANTIC_WEIGHT = 0.4  # hybrid: the cosine's share, chosen on the tune half of bench/relevance.py
+# ... unless the question's words are scarce in the code: when none of the LEADERS best chunks
+# by BM25 holds SCARCE_COVERAGE of them (word_coverage: each word weighed by its IDF), the words
+# found are incidental (a comment, a doc example, one word of an identifier) and the cosine's
+# share rises linearly, to SCARCE_WEIGHT for a best chunk that holds none. Chosen on the tune
+# half of bench/relevance.py (tops 3-20, 0.5-0.8, 0.4-0.9 tried); it lost nothing on the heldout
+# half or Django and gained most on 100 questions about code never tuned on (bench/README.md).
+SCARCE_COVERAGE = 0.4
+SCARCE_WEIGHT = 0.7
+LEADERS = 10
 
 
 def search_code(
@@ -435,6 +447,10 @@ def _search_code(
     traits: dict[int, Traits] = {chunk_id: found[1:] for chunk_id, found in lexical.items()}
     traits.update(_traits(db, [chunk_id for chunk_id in semantic if chunk_id not in traits]))
     weight = {"lexical": 0.0, "semantic": 1.0}.get(mode, semantic_weight)
+    held: dict[int, float] = {}
+    if mode == "hybrid" and lexical:
+        held = dict(zip(lexical, word_coverage(db, terms, list(lexical)), strict=True))
+        weight = semantic_share(weight, max(held[i] for i in leaders_by_words(lexical)))
     scored = fuse(lexical, semantic, traits, weight, wants_tests)
     scored = {chunk_id: score for chunk_id, score in scored.items() if score > 0}
     # Before the prototypes fold into their definitions: a definition with no vector, or out of
@@ -450,13 +466,15 @@ def _search_code(
     # (bench/README.md, issue 17, "a file's neighbour share goes whole to its leaders").
     leaders = None if mode == "semantic" else file_leaders(lexical, semantic, traits, scored)
     _add_neighbours(scored, {i: traits[i][2] for i in scored}, leaders)
-    if mode == "hybrid":
-        _reward_coverage(db, scored, terms, [i for i in lexical if i in scored])
+    for chunk_id, share in held.items():
+        if chunk_id in scored:
+            scored[chunk_id] *= 1.0 + COVERAGE_WEIGHT * share
     hits, truncated = _best_hits(db, scored, limit)
     timings["total"] = (time.perf_counter() - started) * 1000
     return CodeResults(
         question, mode, hits, truncated, timings, model_id, coverage,
         word_matches=None if mode == "semantic" else len(lexical),
+        semantic_share=weight if mode == "hybrid" else None,
     )  # fmt: skip
 
 
@@ -610,12 +628,17 @@ def word_coverage(db: Store, terms: Sequence[str], chunk_ids: Sequence[int]) -> 
     return [wanted[chunk_id] / (weight or 1.0) for chunk_id in chunk_ids]
 
 
-def _reward_coverage(
-    db: Store, scored: dict[int, float], terms: Sequence[str], chunk_ids: list[int]
-) -> None:
-    """Each of `chunk_ids`' scores raised in place by the share of the question it holds."""
-    for chunk_id, share in zip(chunk_ids, word_coverage(db, terms, chunk_ids), strict=True):
-        scored[chunk_id] *= 1.0 + COVERAGE_WEIGHT * share
+def leaders_by_words(lexical: dict[int, Candidate]) -> list[int]:
+    """The LEADERS best candidates by BM25 (ties: the lower chunk id)."""
+    return heapq.nsmallest(LEADERS, lexical, key=lambda chunk_id: (-lexical[chunk_id][0], chunk_id))
+
+
+def semantic_share(weight: float, best_coverage: float) -> float:
+    """The cosine's share in hybrid for a question whose best chunks by words hold at most
+    `best_coverage` of its words: `weight`, raised toward SCARCE_WEIGHT below SCARCE_COVERAGE."""
+    if best_coverage >= SCARCE_COVERAGE or weight >= SCARCE_WEIGHT:
+        return weight
+    return weight + (SCARCE_WEIGHT - weight) * (SCARCE_COVERAGE - best_coverage) / SCARCE_COVERAGE
 
 
 def _semantic_scores(
