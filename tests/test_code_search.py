@@ -487,6 +487,8 @@ def test_semantic_search_needs_embeddings_then_finds_by_meaning(tree: Path) -> N
     assert data["meta"]["model_id"].startswith("all-MiniLM-L6-v2") and data["meta"]["coverage"] == 1
     _, hybrid, _ = search(tree, "how long to wait before trying again", "--mode", "hybrid")
     assert names(hybrid)[0] in {"RetryPolicy.backoff_delay", "RetryPolicy"}
+    timings = hybrid["meta"]["timings_ms"]  # the embedding started early counts in the total
+    assert timings["total"] >= max(timings["embed"], timings["lexical"] + timings["vector"])
     _, only_rust, _ = search(tree, "checksum", "--mode", "semantic", "--lang", "rust")
     assert {hit["language"] for hit in only_rust["results"]} == {"rust"}
     _, only_docs, _ = search(tree, "deploy", "--mode", "semantic", "--path", "docs/")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -74,8 +75,11 @@ def search(
     from repomap.serve import handoff
     from repomap.store import reading
 
+    began: list[float] = []  # when the question's embedding started, if it did early
+
     def start_model(settings: Settings) -> None:
         if mode != "lexical" and query.strip():
+            began.append(time.perf_counter())
             _embed_soon(settings.db_path, query)
 
     settings = refresh.for_reading(root, db_path, no_refresh, click.echo, start_model)
@@ -91,6 +95,7 @@ def search(
         result = served or search_code(
             db, query, mode=mode, path=path, language=language, kind=kind,
             limit=limit, quick_start=True, log=settings.search_log,
+            started=began[0] if began else None,
         )  # fmt: skip
         shown = Shown(store.indexed_root(db, settings.root), absolute)
         unmatched = path is not None and not result.hits and store.names_nothing(db, path)

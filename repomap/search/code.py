@@ -360,11 +360,15 @@ def search_code(
     semantic_weight: float = SEMANTIC_WEIGHT,
     quick_start: bool = False,
     log: bool = True,
+    started: float | None = None,
 ) -> CodeResults:
     """The chunks that best answer `question`, best first (ties: path, then line).
     `quick_start`: this process asks once and exits, so load for one question, not many.
-    `log`: record the search (or its error) in the index's search log (search/log.py)."""
-    started = time.perf_counter()
+    `log`: record the search (or its error) in the index's search log (search/log.py).
+    `started`: the perf_counter() at which work on this question began, when before this call
+    (the CLI starts embedding it early, embed.model.embed_soon): `total` counts from there, so
+    it is never less than `embed`."""
+    started = time.perf_counter() if started is None else started
     try:
         result = _search_code(
             db, question, mode, path, language, kind, limit, semantic_weight, quick_start, started
