@@ -72,7 +72,7 @@ _AFTER_NAME_MACROS = tuple(
 _DECLARATION_MACROS = re.compile(
     rb"\n[ \t]*(?=[A-Z_cefistv])(?:(?:static|inline|extern|virtual|explicit|friend|constexpr"
     rb"|template[ \t]*<[^;{}()\n<>]*>)[ \t]+)*"  # no `<>` inside: one way to split, no ReDoS
-    rb"((?:(?:(?:[A-Z][A-Z0-9]*_[A-Z0-9_]*|__[A-Z][A-Z0-9_]*|__[A-Z]\w*(?=[ \t]*\())(?!\w)"
+    rb"((?:(?:(?:_?[A-Z][A-Z0-9]*_[A-Z0-9_]*|__[A-Z][A-Z0-9_]*|__[A-Z]\w*(?=[ \t]*\())(?!\w)"
     rb"(?:[ \t]*\([^()]*(?:\([^()]*\)[^()]*)*\))?"  # capitals: their arguments on many lines
     rb"|(?:__[a-z]\w*(?=[ \t]*\()|_[a-z][a-z0-9_]*_)(?!\w)"
     rb"(?:[ \t]*\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))?)[ \t]*)+)"
@@ -134,6 +134,7 @@ _PROTOTYPE_WRAPPER = re.compile(rb"(?:\b([A-Za-z_]\w*)|\))[ \t]+([A-Z_][A-Z0-9_]
 # type's line. Left in, tree-sitter named the function after the macro (`__printf`).
 _ATTRIBUTE_LINE_END = re.compile(rb"\)[ \t]*\n(?=[A-Za-z_]\w*[ \t]*\()")
 _NUMBER_ARGUMENTS = re.compile(rb"[ \t]*\d+[ \t]*(?:,[ \t]*\d+[ \t]*)*")
+_ATTRIBUTE_ARGUMENTS = re.compile(rb"\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\)")
 _TYPED_ATTRIBUTE = re.compile(
     rb"(?:^|\n)[ \t]*([A-Za-z_]\w*)[\w \t*]*?[ \t*]([A-Za-z_]\w*)[ \t]*\Z"
 )
@@ -372,8 +373,9 @@ _OFFSETOF_PATH = re.compile(
     rb"((?:[ \t]*(?:\.|->)[ \t]*[A-Za-z_]\w*|[ \t]*\[[^\[\]();{}]*\])+)[ \t]*\)"
 )
 # `MACRO(` at a line's start, then a function head: a word, more words or `*`, a name, `(`.
-_DECLARATION_WRAPPER = re.compile(
-    rb"^[ \t]*([A-Z][A-Z0-9_]*)[ \t]*\((?=[ \t]*[A-Za-z_]\w*[ \t*]+(?:[A-Za-z_]\w*[ \t*]+)*"
+_DECLARATION_WRAPPER = re.compile(  # capnproto's `static KJ_ALWAYS_INLINE(void f(..)) {` too
+    rb"^[ \t]*(?:(?:static|inline|virtual|constexpr|explicit|friend)[ \t]+)*"
+    rb"([A-Z][A-Z0-9_]*)[ \t]*\((?=[ \t]*[A-Za-z_]\w*[ \t*]+(?:[A-Za-z_]\w*[ \t*]+)*"
     rb"[A-Za-z_]\w*[ \t]*\()",
     re.MULTILINE,
 )
@@ -543,7 +545,10 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
             keywords += records
     friends = _specifiers_before_friend(source) if lang == "cpp" and b"friend" in source else []
     empty = _empty_defines(source) if b"define" in source else []
-    if not spans and not macro_spans and not keywords and not friends and not empty:
+    ifs = _macro_ifs(source) if b"else" in source else []
+    if _EMPTY_ARGUMENT_ANYWHERE.search(source):
+        spans += _empty_last_arguments(source)
+    if not spans and not macro_spans and not keywords and not friends and not empty and not ifs:
         return source, macro_spans, unread
     blanked = bytearray(_blanked(source, spans + macro_spans + [m.span(1) for m in records]))
     for at in empty:  # the line's last blank, unless the line was blanked
@@ -555,7 +560,9 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
         start, end = keyword.span(1)
         word = _keyword(keyword[2])  # STRUCT -> struct
         blanked[start:end] = word + b" " * (end - start - len(word))
-    return bytes(blanked), macro_spans, unread
+    for start, end in ifs:
+        blanked[start:end] = b"if" + b" " * (end - start - 2)
+    return bytes(blanked), macro_spans + ifs, unread
 
 
 def _empty_defines(source: bytes) -> list[int]:
@@ -832,6 +839,11 @@ def _macro_spans(source: bytes, lang: str) -> list[tuple[int, int]]:
         # is on the lines before the run, which end in a word or a `*`.
         if names >= 2 or (names == 1 and (lang == "cpp" or _type_before(source, start))):
             spans.append((start, end))
+        elif names == 1 and (call := _LAST_MACRO_CALL.search(source, start, end)) and call.start() > start:  # fmt: skip
+            # ncurses' `extern GCC_NORETURN NCURSES_EXPORT(void) err_abort (..);`: the call
+            # holds the type, and parses alone; the words before it are blanked (left in, the
+            # prototype became a function `NCURSES_EXPORT` that took the rest of the file).
+            spans.append((start, call.start()))
     return spans
 
 
@@ -934,11 +946,29 @@ def _declaration_wrappers(source: bytes) -> list[tuple[int, int]]:
         closing = _closing_parenthesis(source, opening)
         if closing < 0 or not _BODY_AFTER.match(source, closing + 1):
             continue
-        inner = source[opening + 1 : closing]
-        if not inner.rstrip().endswith(b")") or b"," in _NESTED_PARENTHESES.sub(b"", inner):
+        inner = _without_qualifiers(source[opening + 1 : closing])  # `Kind kind() const`
+        if not inner.endswith(b")") or b"," in _NESTED_PARENTHESES.sub(b"", inner):
             continue
         spans += [(found.start(1), opening + 1), (closing, closing + 1)]
     return spans
+
+
+_HEAD_QUALIFIERS = (b"const", b"noexcept", b"override", b"final", b"&")
+
+
+def _without_qualifiers(head: bytes) -> bytes:
+    """A function head without the qualifiers after its parameters (`f() const &` -> `f()`),
+    and without trailing blanks."""
+    head = head.rstrip()
+    while True:
+        for word in _HEAD_QUALIFIERS:
+            if head.endswith(word) and (
+                word == b"&" or not _is_word_byte(head, len(head) - len(word) - 1)
+            ):
+                head = head[: -len(word)].rstrip()
+                break
+        else:
+            return head
 
 
 def _attributes_before_name(source: bytes) -> list[tuple[int, int]]:
@@ -947,7 +977,14 @@ def _attributes_before_name(source: bytes) -> list[tuple[int, int]]:
     spans = []
     for match in _ATTRIBUTE_LINE_END.finditer(source):
         opening = _opening_parenthesis(source, match.start())
-        if opening < 0 or not _NUMBER_ARGUMENTS.fullmatch(source, opening + 1, match.start()):
+        if opening < 0:
+            continue
+        arguments = source[opening + 1 : match.start()]
+        # numbers (`__printf(2, 3)`), or an attribute's own parentheses (xz's
+        # `static void lzma_attribute((__noreturn__))\nerror_lzma_preset(..)`)
+        if not (
+            _NUMBER_ARGUMENTS.fullmatch(arguments) or _ATTRIBUTE_ARGUMENTS.fullmatch(arguments)
+        ):
             continue
         head = _TYPED_ATTRIBUTE.search(source, max(0, opening - 200), opening)
         if head is None or head[1] in _NOT_DECLARATORS or head[1] == b"else":
@@ -993,10 +1030,51 @@ _FINAL_WORD = re.compile(rb"FINAL|SEALED")
 # flatbuffers generates): a macro that expands to `struct` and its attributes, then the name.
 # Left in, tree-sitter-cpp lost the struct and, at its `};`, the namespace around it. The call
 # becomes the keyword its name ends in (blank_macros), the macros after the name are blanked.
+# A capitals macro used as an `if` (capnproto's `KJ_IF_MAYBE(value, maybe) {..} else {..}`): a
+# statement's start, its arguments, a block. Only one followed by `else` is rewritten (below).
+_MACRO_IF = re.compile(rb"[;{}][ \t\r\n]*([A-Z][A-Z0-9]*_[A-Z0-9_]*)[ \t]*\(")
+_ELSE_AFTER = re.compile(rb"\s*else\b")
+_LAST_MACRO_CALL = re.compile(rb"[A-Z_][A-Z0-9_]*[ \t]*\([^()]*\)[ \t]*\Z")
+# A capitals macro call as a statement (`PYBIND11_OVERRIDE(int, B, foo, );`): _empty_last_arguments.
+_MACRO_STATEMENT = re.compile(rb"[;{}][ \t\r\n]*[A-Z][A-Z0-9_]+[ \t]*\(")
+_EMPTY_LAST_ARGUMENT = re.compile(rb",[ \t\r\n]*\Z")
+_EMPTY_ARGUMENT_ANYWHERE = re.compile(rb",[ \t\r\n]*\)")
 _RECORD_MACRO = re.compile(
     rb"\n[ \t]*([A-Z][A-Z0-9_]*_(STRUCT|CLASS)[ \t]*\([^()\n]*\))[ \t]+[A-Za-z_]\w*(?!\w)[ \t]*"
     rb"((?:[A-Z][A-Z0-9_]*[A-Z0-9_](?!\w)[ \t]*)*)(?=\s*(?:final\s*)?(?:\{|:(?!:)))"
 )
+
+
+def _macro_ifs(source: bytes) -> Spans:
+    """The names of macros used as an `if`: `KJ_IF_MAYBE(x, y) {..} else {..}` inside a class's
+    method left the `else` without its `if`, and tree-sitter lost the members after it (50 in
+    capnproto) or made a function of the class. Rewritten `if` (the arguments a condition),
+    the statement parses as written. Without an `else` the call and its block parse already."""
+    spans = []
+    for found in _MACRO_IF.finditer(source):
+        closing = _closing_parenthesis(source, found.end() - 1)
+        if closing < 0:
+            continue
+        block_end = _block_end(source, closing + 1)
+        if block_end > 0 and _ELSE_AFTER.match(source, block_end):
+            spans.append(found.span(1))
+    return spans
+
+
+def _empty_last_arguments(source: bytes) -> Spans:
+    """The comma before an empty last argument of a capitals macro called as a statement:
+    pybind11's `{ PYBIND11_OVERRIDE(int, B, foo, ); }` (a type among the arguments, and then
+    nothing) lost the class's other members and made a method of the macro (30 members lost in
+    its tests). Without the comma the arguments parse as a call's."""
+    spans = []
+    for found in _MACRO_STATEMENT.finditer(source):
+        closing = _closing_parenthesis(source, found.end() - 1, strings=True)
+        if closing < 0:
+            continue
+        empty = _EMPTY_LAST_ARGUMENT.search(source, found.end(), closing)
+        if empty is not None:
+            spans.append((empty.start(), empty.start() + 1))
+    return spans
 
 
 def _record_attributes(source: bytes) -> list[tuple[int, int]]:

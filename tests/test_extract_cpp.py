@@ -1599,3 +1599,57 @@ def test_macros_around_and_before_declarations_of_harfbuzz_onetbb_and_llvm():
         ("split_node::output_ports", "method", 18),
         ("split_node::insertEdge", "method", 19),
     ]
+
+
+def test_macros_of_capnproto_pybind11_glog_xz_and_ncurses_hide_no_declaration():
+    # capnproto's `KJ_IF_MAYBE(x, y) {..} else {..}` in a class's method lost the members after
+    # it (50), and `static KJ_ALWAYS_INLINE(void f(..)) {` was a method `KJ_ALWAYS_INLINE` (78);
+    # pybind11's `{ PYBIND11_OVERRIDE(int, B, foo, ); }` (an empty last argument) lost its class's
+    # members (30); glog's bare `_START_GOOGLE_NAMESPACE_` line took the enum after it.
+    source = (
+        b"_START_GOOGLE_NAMESPACE_\n\nenum GLogColor {\n  COLOR_DEFAULT\n};\n"
+        b"class Maybe {\n  Maybe(Maybe&& other) {\n    KJ_IF_MAYBE(val, other) {\n"
+        b"      ptr = val;\n    } else {\n      ptr = nullptr;\n    }\n  }\n"
+        b"  int get() const { return 1; }\n"
+        b"  static KJ_ALWAYS_INLINE(bool boundsCheck(\n      const word* start, int size)) {\n"
+        b"    return start == nullptr;\n  }\n"
+        b"  int foo() const override { OVERRIDE(int, B, foo, ); }\n"
+        b"  void *bar() override { OVERRIDE(void *, B, bar,\n  ); }\n"
+        b"  int other() const { return 1; }\n"
+        b"  KJ_ALWAYS_INLINE(Kind kind() const) {\n    return k;\n  }\n};\n"
+    )
+    assert symbols(source) == [
+        ("GLogColor", "enum", 3),
+        ("COLOR_DEFAULT", "constant", 4),  # an unscoped enum's constants are its scope's
+        ("Maybe", "class", 6),
+        ("Maybe::Maybe", "method", 7),
+        ("Maybe::get", "method", 14),
+        ("Maybe::boundsCheck", "method", 15),
+        ("Maybe::foo", "method", 19),
+        ("Maybe::bar", "method", 20),
+        ("Maybe::other", "method", 22),
+        ("Maybe::kind", "method", 23),
+    ]
+    # Strings are read from the text as written (the comma blanked for the parse only).
+    assert ("string_literal", "a, )", 1, "f") in texts(b'void f() { g("a, )"); }\n')
+
+
+def test_attribute_macros_of_xz_and_ncurses_prototypes_in_c():
+    # xz's `static void lzma_attribute((__noreturn__))\nname(..)` was a function named after the
+    # macro; ncurses' `extern GCC_NORETURN NCURSES_EXPORT(void) err_abort (..) ATTR(1,2);` was a
+    # function `NCURSES_EXPORT` spanning the rest of the file.
+    source = (
+        b"static void lzma_attribute((__noreturn__))\nerror_lzma_preset(const char *v)\n{\n"
+        b"\tmessage_fatal(v);\n}\n"
+        b"extern GCC_NORETURN NCURSES_EXPORT(void) err_abort (const char *const,...)"
+        b" GCC_PRINTFLIKE(1,2);\n"
+        b"extern void get_type (char *name);\n#define NUM_PARM 9\nint later(void)\n{\n"
+        b"\treturn 0;\n}\n"
+    )
+    assert c_symbols(source) == [
+        ("error_lzma_preset", "function", 1, 5),
+        ("err_abort", "function", 6, 6),
+        ("get_type", "function", 7, 7),
+        ("NUM_PARM", "macro", 8, 8),
+        ("later", "function", 9, 12),
+    ]

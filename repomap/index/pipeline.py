@@ -108,8 +108,12 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # `struct {..}\nHB_FUNCOBJ (x);`, an indented return type alone on its line, `__TBB_X` macros
 # (their arguments over lines), `MACRO(void f(..), "..")` in a class names `f`, an empty
 # `#define` with trailing blanks; 26: pcre2's `PRIV(name)[] = {..}` named as its functions,
-# string macros joined after `=` (`alasnames[] =\n  STRING_a\n  STRING_b;`)
-EXTRACTOR_VERSION = "26"
+# string macros joined after `=` (`alasnames[] =\n  STRING_a\n  STRING_b;`); 27: a capitals
+# macro used as an `if` with an `else` (`KJ_IF_MAYBE(x, y) {..} else`), `static MACRO(void
+# f(..)) {`, a macro statement's empty last argument (`OVERRIDE(int, B, foo, );`), a bare
+# `_CAPITALS_` line before a declaration, `lzma_attribute((..))` ending a return type's line,
+# `GCC_NORETURN NCURSES_EXPORT(void) f(..)` in C
+EXTRACTOR_VERSION = "27"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 EXTRACTED_AHEAD = 1024  # results the workers may have ready before the writer takes them
