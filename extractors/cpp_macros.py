@@ -1034,11 +1034,11 @@ _FINAL_WORD = re.compile(rb"FINAL|SEALED")
 # statement's start, its arguments, a block. Only one followed by `else` is rewritten (below).
 _MACRO_IF = re.compile(rb"[;{}][ \t\r\n]*([A-Z][A-Z0-9]*_[A-Z0-9_]*)[ \t]*\(")
 _ELSE_AFTER = re.compile(rb"\s*else\b")
+_IF_BLOCK_LIMIT = 8_000  # bytes: a longer block after a macro is left as it is
 _LAST_MACRO_CALL = re.compile(rb"[A-Z_][A-Z0-9_]*[ \t]*\([^()]*\)[ \t]*\Z")
 # A capitals macro call as a statement (`PYBIND11_OVERRIDE(int, B, foo, );`): _empty_last_arguments.
 _MACRO_STATEMENT = re.compile(rb"[;{}][ \t\r\n]*[A-Z][A-Z0-9_]+[ \t]*\(")
-_EMPTY_LAST_ARGUMENT = re.compile(rb",[ \t\r\n]*\Z")
-_EMPTY_ARGUMENT_ANYWHERE = re.compile(rb",[ \t\r\n]*\)")
+_EMPTY_ARGUMENT_ANYWHERE = re.compile(rb",[ \t\r\n]*(?:\)|/[*/])")  # a cheap gate
 _RECORD_MACRO = re.compile(
     rb"\n[ \t]*([A-Z][A-Z0-9_]*_(STRUCT|CLASS)[ \t]*\([^()\n]*\))[ \t]+[A-Za-z_]\w*(?!\w)[ \t]*"
     rb"((?:[A-Z][A-Z0-9_]*[A-Z0-9_](?!\w)[ \t]*)*)(?=\s*(?:final\s*)?(?:\{|:(?!:)))"
@@ -1053,9 +1053,9 @@ def _macro_ifs(source: bytes) -> Spans:
     spans = []
     for found in _MACRO_IF.finditer(source):
         closing = _closing_parenthesis(source, found.end() - 1)
-        if closing < 0:
+        if closing < 0 or source.find(b"else", closing, closing + _IF_BLOCK_LIMIT) < 0:
             continue
-        block_end = _block_end(source, closing + 1)
+        block_end = _block_end(source, closing + 1, _IF_BLOCK_LIMIT)
         if block_end > 0 and _ELSE_AFTER.match(source, block_end):
             spans.append(found.span(1))
     return spans
@@ -1071,10 +1071,31 @@ def _empty_last_arguments(source: bytes) -> Spans:
         closing = _closing_parenthesis(source, found.end() - 1, strings=True)
         if closing < 0:
             continue
-        empty = _EMPTY_LAST_ARGUMENT.search(source, found.end(), closing)
-        if empty is not None:
-            spans.append((empty.start(), empty.start() + 1))
+        comma = _code_before(source, found.end(), closing)
+        if comma >= 0 and source[comma] == 0x2C:  # `,`
+            spans.append((comma, comma + 1))
     return spans
+
+
+def _code_before(source: bytes, start: int, end: int) -> int:
+    """The offset of the last byte of code in source[start:end], blanks and comments skipped
+    backwards (pybind11 comments its empty last argument: `run_bool, /* no arguments */\n);`);
+    -1 if there is none."""
+    at = end - 1
+    while at >= start:
+        if source[at] in b" \t\r\n":
+            at -= 1
+        elif source[at] == 0x2F and source[at - 1] == 0x2A:  # `*/`: back to its `/*`
+            at = source.rfind(b"/*", start, at - 1) - 1
+            if at < start - 1:
+                return -1
+        else:
+            line_start = source.rfind(b"\n", start, at) + 1
+            comment = source.find(b"//", max(line_start, start), at + 1)
+            if comment < 0:
+                return at
+            at = comment - 1
+    return -1
 
 
 def _record_attributes(source: bytes) -> list[tuple[int, int]]:
@@ -1523,19 +1544,22 @@ def _paired(source: bytes, found: list[re.Match[bytes]]) -> list[re.Match[bytes]
     return kept
 
 
-def _block_end(source: bytes, at: int) -> int:
-    """The offset after the block whose `{` is the first code at or after `at`, or -1."""
+def _block_end(source: bytes, at: int, limit: int | None = None) -> int:
+    """The offset after the block whose `{` is the first code at or after `at`, or -1 (also
+    when it is longer than `limit` bytes)."""
     skipped = _SKIPPED.match(source, at)
     at = skipped.end() if skipped is not None else at
-    return closing_brace(source, at) if source[at : at + 1] == b"{" else -1
+    return closing_brace(source, at, limit) if source[at : at + 1] == b"{" else -1
 
 
-def closing_brace(source: bytes, opening: int) -> int:
-    """The offset after the `}` that closes the `{` at `opening`, or -1. Of an `#if` with an
-    `#else`, the first branch's braces count (both branches often open the same block)."""
+def closing_brace(source: bytes, opening: int, limit: int | None = None) -> int:
+    """The offset after the `}` that closes the `{` at `opening`, or -1 (also when it is more
+    than `limit` bytes on). Of an `#if` with an `#else`, the first branch's braces count (both
+    branches often open the same block)."""
     depth = 0
     saved: list[tuple[int, int | None]] = []  # per open `#if`: depth at it, depth after branch 1
-    for match in _BRACE_TOKEN.finditer(source, opening):
+    end = len(source) if limit is None else min(len(source), opening + limit)
+    for match in _BRACE_TOKEN.finditer(source, opening, end):
         brace, directive = match["brace"], match["directive"]
         if brace == b"{":
             depth += 1

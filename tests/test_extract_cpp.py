@@ -1343,8 +1343,10 @@ def test_an_x_macro_call_in_an_enum_is_no_constant():
     [
         b"int a = {" * 11_000 + b"\n#define X 1\n",  # openings that nothing closes
         b"#define X 1\n" + b"enum " * 20_000,  # enum words with no brace after them
+        b";A_B(x) {" * 12_000 + b"} else {}\n",  # macro ifs whose blocks nothing closes
+        b";A_B(x, /* */" * 12_000 + b")\n",  # comments before a closing parenthesis
     ],
-    ids=["open-initializers", "enum-words"],
+    ids=["open-initializers", "enum-words", "macro-ifs", "commented-arguments"],
 )
 def test_the_enum_and_initializer_scans_take_bounded_time(source: bytes) -> None:
     """55 s and 6 s at 100 KB before the scans were bounded (the review's inputs); a generous
@@ -1614,7 +1616,7 @@ def test_macros_of_capnproto_pybind11_glog_xz_and_ncurses_hide_no_declaration():
         b"  static KJ_ALWAYS_INLINE(bool boundsCheck(\n      const word* start, int size)) {\n"
         b"    return start == nullptr;\n  }\n"
         b"  int foo() const override { OVERRIDE(int, B, foo, ); }\n"
-        b"  void *bar() override { OVERRIDE(void *, B, bar,\n  ); }\n"
+        b"  void *bar() override { OVERRIDE(void *, B, bar, /* no arguments */\n  ); }\n"
         b"  int other() const { return 1; }\n"
         b"  KJ_ALWAYS_INLINE(Kind kind() const) {\n    return k;\n  }\n};\n"
     )
