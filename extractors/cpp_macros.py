@@ -344,6 +344,9 @@ _ARGUMENTS = re.compile(rb"[ \t]*\([^()]*(?:\([^()]*\)[^()]*)*\)")
 # conditional inside a declaration (after neither `;`, `{` nor `}`) whose lines are no
 # statements. Left in, the class is lost from there. Its directive lines are blanked and, as a
 # compiler reading the first branch would, its other branches.
+_RECORD_HEAD_BEFORE_IF = re.compile(
+    rb"(?<!\w)(?:struct|union|enum)[ \t]+[A-Za-z_]\w*[ \t]*\n([ \t]*#[ \t]*if[^\n]*)\n(?=[ \t]*\{)"
+)
 _IF_DIRECTIVE = re.compile(rb"#[ \t]*if")  # a literal start: 14x faster than `^` in MULTILINE
 _DIRECTIVE_LINE = re.compile(rb"[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b[^\n]*\n")
 # zlib's inflate(): `if (!(state->wrap & 1) ||\n#else\n if (\n#endif\n ((BITS(8) ..)) {`, and the
@@ -461,7 +464,7 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
     if b"endif" in source:  # not inside a branch left unread already (read once)
         unread += [
             (start, end)
-            for start, end in _conditionals_in_heads(source)
+            for start, end in _conditionals_in_heads(source) + _conditionals_around_bodies(source)
             if not any(a <= start < b for a, b in unread)
         ]
     spans = list(unread)
@@ -654,6 +657,28 @@ def _conditionals_in_heads(source: bytes) -> Spans:
         if any(c in inner for c in b";{}=") or inner.count(b"(") != inner.count(b")"):
             continue
         spans += [(line_start, found.start(1) - 1), found.span(2)]
+    return spans
+
+
+def _conditionals_around_bodies(source: bytes) -> Spans:
+    """The `#if` and `#endif` lines around a record's body, between its head and its name
+    (_RECORD_HEAD_BEFORE_IF: ncurses' `typedef struct pagenode\n#if !NCURSES_OPAQUE_FORM\n{..}
+    \n#endif\n_PAGE;`). Left in, the struct and its typedef were lost and the members read as
+    variables of the file; blanked, the body is read (the one an opaque build hides)."""
+    spans: Spans = []
+    for found in _RECORD_HEAD_BEFORE_IF.finditer(source):
+        depth, end = 0, min(len(source), found.end() + 20_000)
+        for directive in _DIRECTIVE_LINE.finditer(source, found.end(), end):
+            word = directive[1]
+            if word.startswith(b"if"):
+                depth += 1
+            elif word == b"endif" and depth:
+                depth -= 1
+            elif word == b"endif":
+                spans += [found.span(1), (directive.start(), directive.end() - 1)]
+                break
+            elif not depth:
+                break  # an `#else` of its own: another shape
     return spans
 
 

@@ -1655,3 +1655,18 @@ def test_attribute_macros_of_xz_and_ncurses_prototypes_in_c():
         ("NUM_PARM", "macro", 8, 8),
         ("later", "function", 9, 12),
     ]
+
+
+def test_a_record_whose_body_an_if_surrounds_keeps_its_struct_and_typedef():
+    # ncurses' form.h, menu.h and panel.h: the body exists only in a non-opaque build. The
+    # struct and its typedef were lost, the members read as variables of the file.
+    source = (
+        b"typedef struct pagenode\n#if !NCURSES_OPAQUE_FORM\n{\n  short pmin;\n"
+        b"#ifdef WIDE\n  short wide;\n#endif\n}\n#endif /* !NCURSES_OPAQUE_FORM */\n_PAGE;\n"
+        b"int after(void) { return 0; }\n"
+    )
+    assert c_symbols(source) == [
+        ("_PAGE", "type", 1, 10),
+        ("pagenode", "struct", 1, 8),
+        ("after", "function", 11, 11),
+    ]

@@ -112,8 +112,9 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # macro used as an `if` with an `else` (`KJ_IF_MAYBE(x, y) {..} else`), `static MACRO(void
 # f(..)) {`, a macro statement's empty last argument (`OVERRIDE(int, B, foo, );`), a bare
 # `_CAPITALS_` line before a declaration, `lzma_attribute((..))` ending a return type's line,
-# `GCC_NORETURN NCURSES_EXPORT(void) f(..)` in C
-EXTRACTOR_VERSION = "27"
+# `GCC_NORETURN NCURSES_EXPORT(void) f(..)` in C; 28: an empty last argument after a comment,
+# `#if`/`#endif` around a record's body (`typedef struct X\n#if ..\n{..}\n#endif\nT;`)
+EXTRACTOR_VERSION = "28"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 EXTRACTED_AHEAD = 1024  # results the workers may have ready before the writer takes them
