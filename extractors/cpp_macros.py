@@ -344,9 +344,10 @@ _ARGUMENTS = re.compile(rb"[ \t]*\([^()]*(?:\([^()]*\)[^()]*)*\)")
 # conditional inside a declaration (after neither `;`, `{` nor `}`) whose lines are no
 # statements. Left in, the class is lost from there. Its directive lines are blanked and, as a
 # compiler reading the first branch would, its other branches.
-_RECORD_HEAD_BEFORE_IF = re.compile(
-    rb"(?<!\w)(?:struct|union|enum)[ \t]+[A-Za-z_]\w*[ \t]*\n([ \t]*#[ \t]*if[^\n]*)\n(?=[ \t]*\{)"
-)
+_IF_BEFORE_BRACE = re.compile(rb"\n([ \t]*#[ \t]*if[^\n]*)\n(?=[ \t]*\{)")
+_RECORD_HEAD_LINE = re.compile(
+    rb"[ \t]*(?:typedef[ \t]+)?(?:struct|union|enum)[ \t]+[A-Za-z_]\w*[ \t]*"
+)  # the line before _IF_BEFORE_BRACE's `#if`: _conditionals_around_bodies
 _IF_DIRECTIVE = re.compile(rb"#[ \t]*if")  # a literal start: 14x faster than `^` in MULTILINE
 _DIRECTIVE_LINE = re.compile(rb"[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b[^\n]*\n")
 # zlib's inflate(): `if (!(state->wrap & 1) ||\n#else\n if (\n#endif\n ((BITS(8) ..)) {`, and the
@@ -377,11 +378,10 @@ _OFFSETOF_PATH = re.compile(
 )
 # `MACRO(` at a line's start, then a function head: a word, more words or `*`, a name, `(`.
 _DECLARATION_WRAPPER = re.compile(  # capnproto's `static KJ_ALWAYS_INLINE(void f(..)) {` too
-    rb"^[ \t]*(?:(?:static|inline|virtual|constexpr|explicit|friend)[ \t]+)*"
-    rb"([A-Z][A-Z0-9_]*)[ \t]*\((?=[ \t]*[A-Za-z_]\w*[ \t*]+(?:[A-Za-z_]\w*[ \t*]+)*"
-    rb"[A-Za-z_]\w*[ \t]*\()",
-    re.MULTILINE,
-)
+    rb"\n[ \t]*(?=[A-Zsivcef])(?:(?:static|inline|virtual|constexpr|explicit|friend)[ \t]+)*"
+    rb"([A-Z][A-Z0-9_]*)[ \t]*\((?=\s*(?:[A-Za-z_][\w:]*(?:<[^<>;{}()\n]*>)?[ \t*&]+)+"
+    rb"[A-Za-z_]\w*[ \t]*\()",  # words, `ElementCountN<29>`, then the name and its `(`
+)  # `\n` first, not `^`: a literal prefix lets the scan skip from line to line
 _C_TYPE_WORD = re.compile(
     rb"\b(?:void|char|short|int|long|unsigned|signed|float|double|size_t|bool)\b|\*"
 )
@@ -662,11 +662,14 @@ def _conditionals_in_heads(source: bytes) -> Spans:
 
 def _conditionals_around_bodies(source: bytes) -> Spans:
     """The `#if` and `#endif` lines around a record's body, between its head and its name
-    (_RECORD_HEAD_BEFORE_IF: ncurses' `typedef struct pagenode\n#if !NCURSES_OPAQUE_FORM\n{..}
+    (an `#if` line between a record's head line and its `{`: ncurses' `typedef struct pagenode\n#if !NCURSES_OPAQUE_FORM\n{..}
     \n#endif\n_PAGE;`). Left in, the struct and its typedef were lost and the members read as
     variables of the file; blanked, the body is read (the one an opaque build hides)."""
     spans: Spans = []
-    for found in _RECORD_HEAD_BEFORE_IF.finditer(source):
+    for found in _IF_BEFORE_BRACE.finditer(source):
+        head_start = source.rfind(b"\n", 0, found.start()) + 1
+        if not _RECORD_HEAD_LINE.fullmatch(source, head_start, found.start()):
+            continue
         depth, end = 0, min(len(source), found.end() + 20_000)
         for directive in _DIRECTIVE_LINE.finditer(source, found.end(), end):
             word = directive[1]
@@ -966,15 +969,16 @@ def _declaration_wrappers(source: bytes) -> list[tuple[int, int]]:
     as a type and loses the function; blanked, the head is read as written. The argument must
     be a head: words, then a name and its parameters, no comma outside them."""
     spans = []
-    for found in _DECLARATION_WRAPPER.finditer(source):
-        opening = found.end() - 1
+    lines = b"\n" + source  # the first line starts after a `\n` too; offsets are one more
+    for found in _DECLARATION_WRAPPER.finditer(lines):
+        opening = found.end() - 2
         closing = _closing_parenthesis(source, opening)
         if closing < 0 or not _BODY_AFTER.match(source, closing + 1):
             continue
         inner = _without_qualifiers(source[opening + 1 : closing])  # `Kind kind() const`
         if not inner.endswith(b")") or b"," in _NESTED_PARENTHESES.sub(b"", inner):
             continue
-        spans += [(found.start(1), opening + 1), (closing, closing + 1)]
+        spans += [(found.start(1) - 1, opening + 1), (closing, closing + 1)]
     return spans
 
 

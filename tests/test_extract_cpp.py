@@ -1618,7 +1618,8 @@ def test_macros_of_capnproto_pybind11_glog_xz_and_ncurses_hide_no_declaration():
         b"  int foo() const override { OVERRIDE(int, B, foo, ); }\n"
         b"  void *bar() override { OVERRIDE(void *, B, bar, /* no arguments */\n  ); }\n"
         b"  int other() const { return 1; }\n"
-        b"  KJ_ALWAYS_INLINE(Kind kind() const) {\n    return k;\n  }\n};\n"
+        b"  KJ_ALWAYS_INLINE(Kind kind() const) {\n    return k;\n  }\n"
+        b"  static KJ_ALWAYS_INLINE(\n      ElementCountN<29> count(int n)) {\n    return n;\n  }\n};\n"
     )
     assert symbols(source) == [
         ("GLogColor", "enum", 3),
@@ -1631,6 +1632,7 @@ def test_macros_of_capnproto_pybind11_glog_xz_and_ncurses_hide_no_declaration():
         ("Maybe::bar", "method", 20),
         ("Maybe::other", "method", 22),
         ("Maybe::kind", "method", 23),
+        ("Maybe::count", "method", 26),
     ]
     # Strings are read from the text as written (the comma blanked for the parse only).
     assert ("string_literal", "a, )", 1, "f") in texts(b'void f() { g("a, )"); }\n')
