@@ -549,8 +549,7 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
     friends = _specifiers_before_friend(source) if lang == "cpp" and b"friend" in source else []
     empty = _empty_defines(source) if b"define" in source else []
     ifs = _macro_ifs(source) if b"else" in source else []
-    if _EMPTY_ARGUMENT_ANYWHERE.search(source):
-        spans += _empty_last_arguments(source)
+    spans += _empty_last_arguments(source)
     if not spans and not macro_spans and not keywords and not friends and not empty and not ifs:
         return source, macro_spans, unread
     blanked = bytearray(_blanked(source, spans + macro_spans + [m.span(1) for m in records]))
@@ -1061,13 +1060,21 @@ _FINAL_WORD = re.compile(rb"FINAL|SEALED")
 # becomes the keyword its name ends in (blank_macros), the macros after the name are blanked.
 # A capitals macro used as an `if` (capnproto's `KJ_IF_MAYBE(value, maybe) {..} else {..}`): a
 # statement's start, its arguments, a block. Only one followed by `else` is rewritten (below).
-_MACRO_IF = re.compile(rb"[;{}][ \t\r\n]*([A-Z][A-Z0-9]*_[A-Z0-9_]*)[ \t]*\(")
+# The arguments in the pattern (four levels of parentheses, no `;` or brace), so that the scan
+# runs in C, not a Python loop per capitals call (the kernel has hundreds of thousands).
+_MACRO_IF = re.compile(
+    rb"[;{}][ \t\r\n]*([A-Z][A-Z0-9]*_[A-Z0-9_]*)[ \t]*"
+    rb"\((?:[^();{}]|\((?:[^();{}]|\((?:[^();{}]|\([^();{}]*\))*\))*\))*\)(?=[ \t\r\n]*\{)"
+)  # the `{` looked at, not taken: a nested `KJ_IF_MAYBE(..) {` starts after it
 _ELSE_AFTER = re.compile(rb"\s*else\b")
 _IF_BLOCK_LIMIT = 8_000  # bytes: a longer block after a macro is left as it is
 _LAST_MACRO_CALL = re.compile(rb"[A-Z_][A-Z0-9_]*[ \t]*\([^()]*\)[ \t]*\Z")
-# A capitals macro call as a statement (`PYBIND11_OVERRIDE(int, B, foo, );`): _empty_last_arguments.
-_MACRO_STATEMENT = re.compile(rb"[;{}][ \t\r\n]*[A-Z][A-Z0-9_]+[ \t]*\(")
-_EMPTY_ARGUMENT_ANYWHERE = re.compile(rb",[ \t\r\n]*(?:\)|/[*/])")  # a cheap gate
+# An empty last argument (`foo, );`, `foo, /* none */\n);`; comments bounded) and the start of
+# the capitals macro call it must end, as a statement (`PYBIND11_OVERRIDE(`): _empty_last_arguments.
+_EMPTY_LAST_ARGUMENT = re.compile(
+    rb",(?:[ \t\r\n]|/\*(?:[^*]|\*(?!/)){0,400}\*/|//[^\n]{0,400}\n)*\)"
+)
+_MACRO_STATEMENT_START = re.compile(rb"[;{}][ \t\r\n]*[A-Z][A-Z0-9_]+[ \t]*\Z")
 _RECORD_MACRO = re.compile(
     rb"\n[ \t]*([A-Z][A-Z0-9_]*_(STRUCT|CLASS)[ \t]*\([^()\n]*\))[ \t]+[A-Za-z_]\w*(?!\w)[ \t]*"
     rb"((?:[A-Z][A-Z0-9_]*[A-Z0-9_](?!\w)[ \t]*)*)(?=\s*(?:final\s*)?(?:\{|:(?!:)))"
@@ -1081,10 +1088,10 @@ def _macro_ifs(source: bytes) -> Spans:
     the statement parses as written. Without an `else` the call and its block parse already."""
     spans = []
     for found in _MACRO_IF.finditer(source):
-        closing = _closing_parenthesis(source, found.end() - 1)
-        if closing < 0 or source.find(b"else", closing, closing + _IF_BLOCK_LIMIT) < 0:
+        brace = source.find(b"{", found.end())
+        if source.find(b"else", brace, brace + _IF_BLOCK_LIMIT) < 0:
             continue
-        block_end = _block_end(source, closing + 1, _IF_BLOCK_LIMIT)
+        block_end = closing_brace(source, brace, _IF_BLOCK_LIMIT)
         if block_end > 0 and _ELSE_AFTER.match(source, block_end):
             spans.append(found.span(1))
     return spans
@@ -1096,35 +1103,11 @@ def _empty_last_arguments(source: bytes) -> Spans:
     nothing) lost the class's other members and made a method of the macro (30 members lost in
     its tests). Without the comma the arguments parse as a call's."""
     spans = []
-    for found in _MACRO_STATEMENT.finditer(source):
-        closing = _closing_parenthesis(source, found.end() - 1, strings=True)
-        if closing < 0:
-            continue
-        comma = _code_before(source, found.end(), closing)
-        if comma >= 0 and source[comma] == 0x2C:  # `,`
-            spans.append((comma, comma + 1))
+    for found in _EMPTY_LAST_ARGUMENT.finditer(source):
+        opening = _opening_parenthesis(source, found.end() - 1)
+        if opening >= 0 and _MACRO_STATEMENT_START.search(source, max(0, opening - 200), opening):
+            spans.append((found.start(), found.start() + 1))
     return spans
-
-
-def _code_before(source: bytes, start: int, end: int) -> int:
-    """The offset of the last byte of code in source[start:end], blanks and comments skipped
-    backwards (pybind11 comments its empty last argument: `run_bool, /* no arguments */\n);`);
-    -1 if there is none."""
-    at = end - 1
-    while at >= start:
-        if source[at] in b" \t\r\n":
-            at -= 1
-        elif source[at] == 0x2F and source[at - 1] == 0x2A:  # `*/`: back to its `/*`
-            at = source.rfind(b"/*", start, at - 1) - 1
-            if at < start - 1:
-                return -1
-        else:
-            line_start = source.rfind(b"\n", start, at) + 1
-            comment = source.find(b"//", max(line_start, start), at + 1)
-            if comment < 0:
-                return at
-            at = comment - 1
-    return -1
 
 
 def _record_attributes(source: bytes) -> list[tuple[int, int]]:

@@ -1611,7 +1611,8 @@ def test_macros_of_capnproto_pybind11_glog_xz_and_ncurses_hide_no_declaration():
     source = (
         b"_START_GOOGLE_NAMESPACE_\n\nenum GLogColor {\n  COLOR_DEFAULT\n};\n"
         b"class Maybe {\n  Maybe(Maybe&& other) {\n    KJ_IF_MAYBE(val, other) {\n"
-        b"      ptr = val;\n    } else {\n      ptr = nullptr;\n    }\n  }\n"
+        b"      KJ_IF_MAYBE(k, f(g(h()))) { ptr = val; } else { ptr = k; }\n"
+        b"    } else {\n      ptr = nullptr;\n    }\n  }\n"
         b"  int get() const { return 1; }\n"
         b"  static KJ_ALWAYS_INLINE(bool boundsCheck(\n      const word* start, int size)) {\n"
         b"    return start == nullptr;\n  }\n"
