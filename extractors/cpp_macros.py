@@ -1556,12 +1556,11 @@ def _paired(source: bytes, found: list[re.Match[bytes]]) -> list[re.Match[bytes]
     return kept
 
 
-def _block_end(source: bytes, at: int, limit: int | None = None) -> int:
-    """The offset after the block whose `{` is the first code at or after `at`, or -1 (also
-    when it is longer than `limit` bytes)."""
+def _block_end(source: bytes, at: int) -> int:
+    """The offset after the block whose `{` is the first code at or after `at`, or -1."""
     skipped = _SKIPPED.match(source, at)
     at = skipped.end() if skipped is not None else at
-    return closing_brace(source, at, limit) if source[at : at + 1] == b"{" else -1
+    return closing_brace(source, at) if source[at : at + 1] == b"{" else -1
 
 
 def closing_brace(source: bytes, opening: int, limit: int | None = None) -> int:
