@@ -318,3 +318,34 @@ def test_editor_and_encoding_lines_are_no_words_of_a_chunk() -> None:
     assert "Parses dates written by people." in head
     assert "fine editor" in head  # prose that names an editor stays
     assert "coding" not in head and "ts=4" not in head and "expandtab" not in head
+
+
+MAIN_RS = b"""use std::env;
+
+// Reads the arguments once.
+static NAMES: [&str; 2] = ["a", "b"];
+
+fn main() {
+    let _ = env::args();
+}
+"""
+
+
+def test_a_module_chunk_ends_at_the_files_last_line() -> None:
+    # A file's text ends with a newline; the module chunk ended one line past it (the helper's
+    # `toolz/itertoolz.py`, 1,057 lines, shown as 1-1058), with or without that newline.
+    for language, path, source in (
+        ("python", "worker.py", WORKER_PY),
+        ("rust", "main.rs", MAIN_RS),
+    ):
+        last = source.count(b"\n")
+        for text, lines in (
+            (source, last),
+            (source.rstrip(b"\n"), last),
+            (source + b"\n", last + 1),
+        ):
+            module = chunks_of(language, path, text)[path]
+            assert (module.kind, module.start_line, module.end_line) == ("module", 1, lines), (
+                language,
+                text[-20:],
+            )

@@ -38,7 +38,9 @@ from repomap.subwords import split_identifier
 #    comment block leaves the block's other lines, and a pragma is never a definition's comment
 # 13: a macro defined again in the same file (another branch of an `#if`) is no chunk
 # 14: editor and encoding lines (`-*- coding: utf-8 -*-`, `vim: set ts=4:`) are pragmas too
-CHUNKS_VERSION = "14"
+# 15: a module chunk ends at the file's last line, not one past it when the file ends in a
+#    newline
+CHUNKS_VERSION = "15"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
 # header, docstring and member signatures, not the members' bodies: those are chunks too.
@@ -377,7 +379,9 @@ def code_chunks(
     head = "\n".join([*docstrings, module_comments])
     body = _words(runs("\n".join(rest)), MODULE_WORDS, _NOISE)
     if head.strip() or body:
-        chunks.append(make_chunk("module", path, 1, max(len(lines), 1), path, head, body))
+        # A file's last line ends with a newline that split() follows with an empty "line".
+        last = len(lines) - 1 if len(lines) > 1 and not lines[-1] else len(lines)
+        chunks.append(make_chunk("module", path, 1, max(last, 1), path, head, body))
     return chunks
 
 
