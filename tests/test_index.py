@@ -663,7 +663,11 @@ def test_a_size_limit_given_to_index_is_kept_for_the_refreshes_after_it(tmp_path
     root = tmp_path / "repo"
     root.mkdir()
     big = root / "big.c"
-    big.write_text("".join(f"int f{n}(void) {{ return {n}; }}\n" for n in range(80_000)))
+    # Over the default limit by its size, not its symbols (80,000 functions cost 19 s of the
+    # suite): blank lines between two halves of 1,000 functions.
+    functions = [f"int f{n}(void) {{ return {n}; }}\n" for n in range(2_000)]
+    blank = "\n" * (config.DEFAULT_MAX_FILE_SIZE + 100_000)
+    big.write_text("".join(functions[:1_000]) + blank + "".join(functions[1_000:]))
     assert big.stat().st_size > config.DEFAULT_MAX_FILE_SIZE
     done = run_cli("index", root, "--max-file-size", "5000000")
     assert done.returncode == 0, done.stderr
@@ -673,7 +677,7 @@ def test_a_size_limit_given_to_index_is_kept_for_the_refreshes_after_it(tmp_path
         assert result.returncode in (0, 1), result.stderr  # 1: nothing found, as rg
         return [hit["file_path"] for hit in json.loads(result.stdout)["results"]]
 
-    assert found("f79999") == ["big.c"]
+    assert found("f1999") == ["big.c"]
     # `status --db` alone: the root the index was built for, and the limit it keeps.
     db = root / ".repomap" / "index.db"
     shown = json.loads(run_cli("status", "--db", db, "--json", cwd=tmp_path).stdout)["results"][0]
@@ -682,6 +686,6 @@ def test_a_size_limit_given_to_index_is_kept_for_the_refreshes_after_it(tmp_path
     with big.open("a") as file:
         file.write("int g(void) { return 0; }\n")
     assert found("g") == ["big.c"]  # the refresh read the file again, with the kept limit
-    assert found("f79999") == ["big.c"]
+    assert found("f1999") == ["big.c"]
     done = run_cli("index", root, "--max-file-size", "1000")  # a new limit replaces it
-    assert done.returncode == 0 and found("f79999") == []
+    assert done.returncode == 0 and found("f1999") == []
