@@ -42,7 +42,20 @@ _EXPORT_MACROS = tuple(
         rb"(?=(?!final\b|[A-Z0-9_]*(?:FINAL|SEALED)(?!\w))"
         rb"[A-Za-z_]\w*\s*(?:<[^;{}]*>\s*)?(?:final\s*)?(?://[^\n]*\s*)?[:{#])"
     )
-    for keyword in (b"class", b"struct")
+    for keyword in (b"class", b"struct", b"union")
+)
+# `class Foundation_API Runnable {` (Poco: 556 classes), `class mosqpp_EXPORT mosquittopp {`
+# (mosquitto): an export macro not in capitals, named as such macros are (an underscore, a
+# capital letter). `struct addrinfo hints{};` declares a variable, so the brace must end its
+# line (a body), or a base clause follow (`struct stat Timer::now()` returns a `struct stat`:
+# `::` is none); never a keyword (_not_keywords).
+_LOWER_EXPORT_MACROS = tuple(
+    re.compile(
+        keyword + rb"[ \t]+((?=\w*[a-z])(?=\w*[A-Z])[A-Za-z]\w*_\w*)[ \t]+"
+        rb"(?=(?!final\b)[A-Za-z_]\w*[ \t]*(?:<[^;{}()]*>[ \t]*)?(?:final[ \t]*)?"
+        rb"(?:\r?\n[ \t]*)?(?:\{[ \t]*(?:\r?\n|//|/\*)|:(?!:)))"
+    )
+    for keyword in (b"class", b"struct", b"union")
 )
 # `class Verifier FLATBUFFERS_FINAL_CLASS {`, `struct Type MY_FINAL : private Base {`: a macro
 # (most often for `final`) after a class's name. Left in, tree-sitter-cpp lost the class and
@@ -78,6 +91,9 @@ _DECLARATION_MACROS = re.compile(
     rb"(?:[ \t]*\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))?)[ \t]*)+)"
     rb"(?=[ \t]*(?:\n|//|/\*|[A-Za-z_~]))"
 )  # `\n` first, not `^`: a literal prefix lets the scan skip from line to line
+_MACRO_TYPED_HEAD = re.compile(
+    rb"[A-Z][A-Z0-9]*_[A-Z0-9_]*[ \t]*\([^()\n]*\)(?:[ \t*]+[A-Za-z_]\w*[ \t]*\(|\s*\{)"
+)
 # What may follow a blanked run: comments and directives are skipped, then a keyword that
 # starts a declaration, or names up to the `(` of a function declarator.
 _SKIPPED = re.compile(rb"(?:\s+|//[^\n]*|#[^\n]*)*")  # block comments: _Skipper
@@ -133,6 +149,11 @@ _PROTOTYPE_WRAPPER = re.compile(rb"(?:\b([A-Za-z_]\w*)|\))[ \t]+([A-Z_][A-Z0-9_]
 # `static void printflike(3, 4)\nargs_print_add(..)`: an attribute macro at the end of the return
 # type's line. Left in, tree-sitter named the function after the macro (`__printf`).
 _ATTRIBUTE_LINE_END = re.compile(rb"\)[ \t]*\n(?=[A-Za-z_]\w*[ \t]*\()")
+# On the name's own line: libgit2's `static int GIT_FORMAT_PRINTF(2, 3) cl_setenv_printf(..)`.
+# Only number arguments, matched here in full: `) name(` alone is in every other statement.
+_ATTRIBUTE_BEFORE_NAME = re.compile(
+    rb"(\((?:[ \t]*\d+[ \t]*,)*[ \t]*\d+[ \t]*\))[ \t]+(?=[A-Za-z_]\w*[ \t]*\((?!\())"
+)  # not before another attribute's `((`: gnulib's `FMT (3, 0) _GL_ARG_NONNULL ((3))\nname(`
 _NUMBER_ARGUMENTS = re.compile(rb"[ \t]*\d+[ \t]*(?:,[ \t]*\d+[ \t]*)*")
 _ATTRIBUTE_ARGUMENTS = re.compile(rb"\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\)")
 _TYPED_ATTRIBUTE = re.compile(
@@ -178,6 +199,15 @@ _RECORD_CAPITALS = re.compile(  # from each `}` (rarer than line ends), first on
     rb"\}([ \t]*(?:\r?\n[ \t]*)?)(?:([A-Za-z_]\w*)[ \t]+)?"
     rb"([A-Z][A-Z0-9]*_[A-Z0-9_]*(?:[ \t]*\((?:[^()\n]|\([^()\n]*\))*\))?)[ \t]*;"
 )
+# libarchive's xxhash.c `typedef struct _U32_S { U32 v; } _PACKED U32_S;`: the macro before the
+# name. Left in, the typedef was named `_PACKED`. Only after a record's braces (a function's `}`
+# may be followed by a declaration of a type in capitals).
+_RECORD_MACRO_BEFORE_NAME = re.compile(
+    rb"\}[ \t]*(_?[A-Z][A-Z0-9_]*(?:[ \t]*\((?:[^()\n]|\([^()\n]*\))*\))?)[ \t]+"
+    rb"(?!(?:const|volatile)\b)[A-Za-z_]\w*[ \t]*;"
+)
+_RECORD_DEFINED_MACRO = re.compile(rb"\}[ \t]*([A-Z][A-Z0-9_]*)[ \t]*;")
+_DEFINED_CAPITALS = re.compile(rb"#[ \t]*define[ \t]+([A-Z][A-Z0-9_]*)(?![\w(])")
 _RECORD_HEAD_WORD = re.compile(rb"\b(?:struct|union|class)\b")
 _ANNOTATION_CALL = re.compile(
     rb"[ \t]([A-Z][A-Z0-9]*_[A-Z0-9_]*[ \t]*\([^()\n;]*\))(?=[ \t]*[;=,])"
@@ -248,6 +278,14 @@ _CALLING_CONVENTIONS = (b"stdcall", b"cdecl", b"fastcall", b"thiscall", b"vector
 _TYPEDEF_CALL_MACROS = re.compile(
     rb"typedef\b[^;{}()]{1,200}?\([ \t]*((?:[A-Z_][A-Z0-9_]+[ \t]+|[A-Z_][A-Z0-9_]+(?=\*))+)"
     rb"\*?[ \t]*[A-Za-z_]\w*[ \t]*\)[ \t\r\n]*\("
+)
+# libgit2's `typedef int GIT_CALLBACK(git_apply_delta_cb)(const git_diff_delta *d, ..);`: a
+# macro in capitals that wraps a function type's name (`#define GIT_CALLBACK(name) (*name)`).
+# Left in, the typedef was named after the macro. The macro's name, its `(` and its `)` are
+# blanked: `typedef int git_apply_delta_cb(..)` names the type.
+_TYPEDEF_NAME_MACRO = re.compile(
+    rb"typedef\b[^;{}()]{1,200}?\b([A-Z_][A-Z0-9_]*[ \t]*\()[ \t]*[A-Za-z_]\w*[ \t]*(\))"
+    rb"(?=[ \t\r\n]*\()"
 )
 # `typedef __attribute__((aligned(8))) int aligned_int;`, `typedef __declspec(align(16)) struct
 # {..} M128;`: an attribute right after `typedef`. tree-sitter read `__attribute__` as the
@@ -477,6 +515,13 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
         spans += inside
         unread += inside
     spans += [m.span(1) for pattern in _EXPORT_MACROS for m in pattern.finditer(source)]
+    if lang == "cpp":
+        spans += [
+            m.span(1)
+            for pattern in _LOWER_EXPORT_MACROS
+            for m in pattern.finditer(source)
+            if _not_keywords(m[1]) and not _is_word_byte(source, m.start() - 1)
+        ]
     if b"enum" in source:
         spans += _enum_macros(source, lang)
     if lang == "cpp":
@@ -495,6 +540,14 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
             for m in pattern.finditer(source)
             if not _is_word_byte(source, m.start() - 1)
         ]
+        spans += [
+            span
+            for m in _TYPEDEF_NAME_MACRO.finditer(source)
+            if not _is_word_byte(source, m.start() - 1)
+            for span in (m.span(1), m.span(2))
+        ]
+        if b"define" in source:
+            spans += _typedef_defined_macros(source)
     if b"\\\n" in source or b"\\\r\n" in source:
         for define in _CONTINUED_DEFINE.finditer(source):
             if b"/*" in define[0]:
@@ -516,7 +569,7 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
     macro_spans += _line_start_spans(_STORAGE_MACRO, source)
     macro_spans += _record_attributes(source)
     if b"}" in source:
-        macro_spans += _record_capitals(source)
+        macro_spans += _record_capitals(source) + _record_macros_before_names(source)
     if b"=\n" in source or b"= \n" in source:
         macro_spans += [
             m.span(1)
@@ -833,6 +886,14 @@ def _macro_spans(source: bytes, lang: str) -> list[tuple[int, int]]:
                 break
             after = skip(more.end())
             word = WORD.match(source, after)
+        if b"(" not in source[start:end] and _MACRO_TYPED_HEAD.match(source, after):
+            # libgit2's `GIT_BEGIN_DECL` line, a doc comment, `GIT_EXTERN(int) f(..);`: a type
+            # made by a macro follows, so the word before it is no return type. Left in, a
+            # function `GIT_EXTERN` took the declarations up to the next one. The same before a
+            # head a macro makes whole: expat's `END_TEST` then `START_TEST(name) {` (259 tests
+            # were named `START_TEST`).
+            spans.append((start, end))
+            continue
         if word is None:
             # `SPDLOG_TRY {`: a macro that opens a block is a keyword (`try`); otherwise
             # `LIST_HEAD(name);`, `EXPORT_SYMBOL(f);`: a statement, not a prefix.
@@ -1001,8 +1062,9 @@ def _without_qualifiers(head: bytes) -> bytes:
 
 def _attributes_before_name(source: bytes) -> list[tuple[int, int]]:
     """Attribute macros with number arguments ending the return type's line, the function's
-    name at the start of the next (see _ATTRIBUTE_LINE_END): a type stands before the macro."""
-    spans = []
+    name at the start of the next (see _ATTRIBUTE_LINE_END), or before the name on its line
+    (_ATTRIBUTE_BEFORE_NAME): a type stands before the macro."""
+    calls = []  # (the opening and the closing parenthesis of each attribute's arguments)
     for match in _ATTRIBUTE_LINE_END.finditer(source):
         opening = _opening_parenthesis(source, match.start())
         if opening < 0:
@@ -1010,14 +1072,15 @@ def _attributes_before_name(source: bytes) -> list[tuple[int, int]]:
         arguments = source[opening + 1 : match.start()]
         # numbers (`__printf(2, 3)`), or an attribute's own parentheses (xz's
         # `static void lzma_attribute((__noreturn__))\nerror_lzma_preset(..)`)
-        if not (
-            _NUMBER_ARGUMENTS.fullmatch(arguments) or _ATTRIBUTE_ARGUMENTS.fullmatch(arguments)
-        ):
-            continue
+        if _NUMBER_ARGUMENTS.fullmatch(arguments) or _ATTRIBUTE_ARGUMENTS.fullmatch(arguments):
+            calls.append((opening, match.start()))
+    calls += [(m.start(1), m.end(1) - 1) for m in _ATTRIBUTE_BEFORE_NAME.finditer(source)]
+    spans = []
+    for opening, closing in calls:
         head = _TYPED_ATTRIBUTE.search(source, max(0, opening - 200), opening)
         if head is None or head[1] in _NOT_DECLARATORS or head[1] == b"else":
             continue  # `return f(1, 2)`: a statement, whatever follows
-        spans.append((head.start(2), match.start() + 1))
+        spans.append((head.start(2), closing + 1))
     return spans
 
 
@@ -1147,6 +1210,50 @@ def _record_capitals(source: bytes) -> Spans:
         head = head or _record_head(source, match.start())
         if head is not None and not _TYPEDEF.search(source, *head):
             spans.append(match.span(3))
+    return spans
+
+
+def _typedef_defined_macros(source: bytes) -> Spans:
+    """Words in capitals this file defines as macros, in a typedef of words alone, as long as a
+    type and a name are left: libtiff's `typedef TIFF_MSC_DEPRECATED int8_t int8
+    TIFF_GCC_DEPRECATED;` was a type `int8_t` and a variable `TIFF_GCC_DEPRECATED`. A macro that
+    is the type (`#define MY_INT int` .. `typedef MY_INT count;`) leaves one word: kept."""
+    spans: Spans = []
+    defined: set[bytes] | None = None
+    for match in _SIMPLE_TYPEDEF.finditer(source):
+        if _is_word_byte(source, match.start() - 1):
+            continue
+        words = list(WORD.finditer(source, match.start(1), match.end(1)))
+        capitals = [w for w in words if _CAPITALS.fullmatch(w[0]) and b"_" in w[0]]
+        if not capitals:
+            continue
+        if defined is None:
+            defined = {m[1] for m in _DEFINED_CAPITALS.finditer(source)}
+        macros = [w for w in capitals if w[0] in defined]
+        left = [w[0] for w in words if w not in macros]
+        # a type and a name left: `int8_t int8`, not `struct foo` (the name was the macro)
+        if macros and len(left) >= 2 and left[-1] not in KEYWORDS and left[-2] not in _TAGS:
+            spans += [w.span() for w in macros]
+    return spans
+
+
+_TAGS = frozenset((b"struct", b"union", b"enum", b"class"))
+# the literal first (a `\b` before it made the engine try every byte); the byte before: below
+_SIMPLE_TYPEDEF = re.compile(rb"typedef[ \t]+([A-Za-z_][\w \t*]{0,200}?)[ \t]*;")
+
+
+def _record_macros_before_names(source: bytes) -> Spans:
+    """The macros _RECORD_MACRO_BEFORE_NAME finds between a record's `}` and the name after,
+    and a word this file defines as a macro alone before the `;` (the kernel's bcm3510_priv.h:
+    `#define PACKED __attribute__((packed))` .. `} PACKED;`, no variable `PACKED`)."""
+    spans: Spans = []
+    for match in _RECORD_MACRO_BEFORE_NAME.finditer(source):
+        head = _record_head(source, match.start(), 4096)  # the `}` at the match's start
+        if head is not None and _RECORD_HEAD_WORD.search(source, *head):
+            spans.append(match.span(1))
+    if spans:
+        defined = {m[1] for m in _DEFINED_CAPITALS.finditer(source)}
+        spans += [m.span(1) for m in _RECORD_DEFINED_MACRO.finditer(source) if m[1] in defined]
     return spans
 
 

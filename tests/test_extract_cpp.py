@@ -1673,3 +1673,88 @@ def test_a_record_whose_body_an_if_surrounds_keeps_its_struct_and_typedef():
         ("pagenode", "struct", 1, 8),
         ("after", "function", 11, 11),
     ]
+
+
+def test_export_macros_of_poco_mosquitto_and_box2d_before_a_record_name():
+    # Poco's `class Foundation_API Runnable`, mosquitto's `class mosqpp_EXPORT mosquittopp`: an
+    # export macro not in capitals; box2d's `union B2_API b2ContactID`. Each record was lost,
+    # its members with it. A return type `struct stat` before a method's `Timer::` is no macro.
+    source = (
+        b"namespace Poco {\nclass Foundation_API Runnable\n{\npublic:\n  virtual void run() = 0;\n"
+        b"};\nclass mosqpp_EXPORT mosquittopp : public base {\n  int loop();\n};\n}\n"
+        b"union B2_API b2ContactID\n{\n  int key;\n};\n"
+        b"struct stat Timer::now() const {\n  return st;\n}\n"
+    )
+    assert symbols(source) == [
+        ("Poco", "namespace", 1),
+        ("Poco::Runnable", "class", 2),
+        ("Poco::Runnable::run", "method", 5),
+        ("Poco::mosquittopp", "class", 7),
+        ("Poco::mosquittopp::loop", "method", 8),
+        ("b2ContactID", "union", 11),
+        ("Timer::now", "method", 15),
+    ]
+
+
+def test_libgit2s_attribute_callback_and_declaration_macros_hide_no_c_declaration():
+    # `static int GIT_FORMAT_PRINTF(2, 3) name(..)` was a function named after the macro;
+    # `typedef int GIT_CALLBACK(name)(..)` a type named GIT_CALLBACK; a `GIT_BEGIN_DECL` line, a
+    # doc comment and `GIT_EXTERN(int) f(..);` a function `GIT_EXTERN` over the struct after it.
+    # xxhash's `typedef struct _U32_S {..} _PACKED U32_S;` was a type `_PACKED`.
+    source = (
+        b"GIT_BEGIN_DECL\n\n/**\n * Check it.\n *\n * More.\n */\n"
+        b"GIT_EXTERN(int) git_worktree_validate(const git_worktree *wt);\n\n"
+        b"typedef struct git_opts {\n\tint lock;\n} git_opts;\n\n"
+        b"typedef int GIT_CALLBACK(git_apply_delta_cb)(\n\tconst void *delta,\n\tvoid *payload);\n"
+        b"static int GIT_FORMAT_PRINTF(2, 3) cl_setenv_printf(const char *name, const char *fmt, ...)"
+        b"\n{\n\treturn 0;\n}\n"
+        b"typedef struct _U32_S { unsigned v; } _PACKED U32_S;\n"
+        b"int main(void) {\n\tif (x) free(p);\n\treturn f(1, 2) ? g(3) : 0;\n}\n"
+    )
+    assert [s for s in c_symbols(source) if s[1] != "field"] == [
+        ("git_worktree_validate", "function", 8, 8),
+        ("git_opts", "type", 10, 12),
+        ("git_opts", "struct", 10, 12),
+        ("git_apply_delta_cb", "type", 14, 16),
+        ("cl_setenv_printf", "function", 17, 20),
+        ("U32_S", "type", 21, 21),
+        ("_U32_S", "struct", 21, 21),
+        ("main", "function", 22, 25),
+    ]
+
+
+def test_a_packed_macro_between_a_records_brace_and_its_name_or_semicolon_declares_nothing():
+    # The kernel's bcm3510_priv.h: `} PACKED ACQUIRE0;` inside a struct, `} PACKED;` after it,
+    # PACKED a macro the file defines. No variable `PACKED`, and the member keeps its name.
+    source = (
+        b"#define PACKED __attribute__((packed))\n"
+        b"struct cmd {\n\tstruct {\n\t\tu8 MODE :4;\n\t} PACKED ACQUIRE0;\n\tu8 IF_OFFSET0;\n"
+        b"} PACKED;\n"
+        b"struct { int a; } CONFIG;\n"
+    )
+    found = [(name, kind, start) for name, kind, start, _ in c_symbols(source)]
+    assert ("PACKED", "variable", 2) not in found
+    assert [s for s in found if s[1] in ("struct", "variable")] == [
+        ("cmd", "struct", 2),
+        ("CONFIG", "variable", 8),  # a record's instance in capitals, no macro of this file
+    ]
+
+
+def test_expats_test_macros_and_libtiffs_deprecation_macros_name_nothing():
+    # expat: `END_TEST` ends each test, `START_TEST(name) {` opens the next; the END_TEST line
+    # was read as a return type and 259 tests were named `START_TEST`. libtiff: `typedef
+    # TIFF_MSC_DEPRECATED int8_t int8 TIFF_GCC_DEPRECATED;` was a type `int8_t` (and, in C++, a
+    # variable named after the macro). A macro that is the type leaves it be.
+    source = (
+        b"START_TEST(test_nul_byte) {\n  check();\n}\nEND_TEST\n\n"
+        b"START_TEST(test_u0000_char) {\n  check();\n}\nEND_TEST\n"
+        b"#define TIFF_GCC_DEPRECATED __attribute__((deprecated))\n#define TIFF_MSC_DEPRECATED\n"
+        b"typedef TIFF_MSC_DEPRECATED int8_t int8 TIFF_GCC_DEPRECATED;\n"
+        b"#define MY_INT_T int\ntypedef MY_INT_T count_t;\n"
+    )
+    assert [s for s in c_symbols(source) if s[1] != "macro"] == [
+        ("START_TEST(test_nul_byte)", "function", 1, 3),
+        ("START_TEST(test_u0000_char)", "function", 6, 8),
+        ("int8", "type", 12, 12),
+        ("count_t", "type", 14, 14),
+    ]

@@ -113,8 +113,12 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # f(..)) {`, a macro statement's empty last argument (`OVERRIDE(int, B, foo, );`), a bare
 # `_CAPITALS_` line before a declaration, `lzma_attribute((..))` ending a return type's line,
 # `GCC_NORETURN NCURSES_EXPORT(void) f(..)` in C; 28: an empty last argument after a comment,
-# `#if`/`#endif` around a record's body (`typedef struct X\n#if ..\n{..}\n#endif\nT;`)
-EXTRACTOR_VERSION = "28"
+# `#if`/`#endif` around a record's body (`typedef struct X\n#if ..\n{..}\n#endif\nT;`); 29:
+# export macros not in capitals (`class Foundation_API X {`) and before a union's name,
+# `static int GIT_FORMAT_PRINTF(2, 3) f(`, `typedef int GIT_CALLBACK(name)(..)`, a bare
+# macro line before `GIT_EXTERN(int) f(` or `START_TEST(t) {`, `} _PACKED name;`, a typedef's
+# words the file defines as macros (`typedef DEPRECATED int8_t int8 DEPRECATED2;`)
+EXTRACTOR_VERSION = "29"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 EXTRACTED_AHEAD = 1024  # results the workers may have ready before the writer takes them
