@@ -53,8 +53,8 @@ _LOWER_EXPORT_MACROS = tuple(
     re.compile(
         keyword + rb"[ \t]+((?=\w*[a-z])(?=\w*[A-Z])[A-Za-z]\w*_\w*)[ \t]+"
         rb"(?=(?!final\b)[A-Za-z_]\w*[ \t]*(?:<[^;{}()]*>[ \t]*)?(?:final[ \t]*)?"
-        rb"(?:\r?\n[ \t]*)?(?:\{[ \t]*(?:\r?\n|//|/\*)|:(?!:)))"
-    )
+        rb"(?:(?://[^\n]*)?\r?\n[ \t]*){0,20}(?:\{[ \t]*(?:\r?\n|//|/\*)|:(?!:)))"
+    )  # Poco documents a class between its head and its body: `///` lines (at most 20)
     for keyword in (b"class", b"struct", b"union")
 )
 # `class Verifier FLATBUFFERS_FINAL_CLASS {`, `struct Type MY_FINAL : private Base {`: a macro
