@@ -53,8 +53,8 @@ _LOWER_EXPORT_MACROS = tuple(
     re.compile(
         keyword + rb"[ \t]+((?=\w*[a-z])(?=\w*[A-Z])[A-Za-z]\w*_\w*)[ \t]+"
         rb"(?=(?!final\b)[A-Za-z_]\w*[ \t]*(?:<[^;{}()]*>[ \t]*)?(?:final[ \t]*)?"
-        rb"(?:(?://[^\n]*)?\r?\n[ \t]*){0,20}(?:\{[ \t]*(?:\r?\n|//|/\*)|:(?!:)))"
-    )  # Poco documents a class between its head and its body: `///` lines (at most 20)
+        rb"(?:(?://[^\n]*)?\r?\n[ \t]*){0,200}(?:\{[ \t]*(?:\r?\n|//|/\*)|:(?!:)))"
+    )  # Poco documents a class between its head and its body: `///` lines (at most 200)
     for keyword in (b"class", b"struct", b"union")
 )
 # `class Verifier FLATBUFFERS_FINAL_CLASS {`, `struct Type MY_FINAL : private Base {`: a macro
@@ -1112,11 +1112,14 @@ def _after_name_macros(source: bytes) -> list[tuple[int, int]]:
         for match in pattern.finditer(source):
             if _CAPITALS.fullmatch(match[2]) and not _FINAL_WORD.search(match[3]):
                 continue
+            if _LOWER_EXPORT_WORD.fullmatch(match[2]) and not _FINAL_WORD.search(match[3]):
+                continue  # Poco's `class Net_API HTTPIOS: public ..`: a macro, then the name
             spans += [span for span in (match.span(1), match.span(3)) if span[0] < span[1]]
     return spans
 
 
 _FINAL_WORD = re.compile(rb"FINAL|SEALED")
+_LOWER_EXPORT_WORD = re.compile(rb"(?=\w*[a-z])(?=\w*[A-Z])[A-Za-z]\w*_\w*")  # `Foundation_API`
 # `FLATBUFFERS_MANUALLY_ALIGNED_STRUCT(4) Vec3 FLATBUFFERS_FINAL_CLASS {` (every struct
 # flatbuffers generates): a macro that expands to `struct` and its attributes, then the name.
 # Left in, tree-sitter-cpp lost the struct and, at its `};`, the namespace around it. The call

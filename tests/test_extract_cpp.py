@@ -1684,7 +1684,7 @@ def test_export_macros_of_poco_mosquitto_and_box2d_before_a_record_name():
         b"};\nclass mosqpp_EXPORT mosquittopp : public base {\n  int loop();\n};\n}\n"
         b"union B2_API b2ContactID\n{\n  int key;\n};\n"
         b"struct stat Timer::now() const {\n  return st;\n}\n"
-        b"class Net_API HTTPIOS\n\t/// The base class, documented before its body.\n{\npublic:\n"
+        b"class Net_API HTTPIOS: public virtual std::ios\n\t/// The base class, documented.\n{\npublic:\n"
         b"  int rdbuf();\n};\n"
     )
     assert symbols(source) == [
