@@ -49,9 +49,10 @@ _EXPORT_MACROS = tuple(
 # capital letter). `struct addrinfo hints{};` declares a variable, so the brace must end its
 # line (a body), or a base clause follow (`struct stat Timer::now()` returns a `struct stat`:
 # `::` is none); never a keyword (_not_keywords).
+_LOWER_EXPORT = rb"(?=\w*[a-z])(?=\w*[A-Z])[A-Za-z]\w*_\w*"  # `Foundation_API`, `mosqpp_EXPORT`
 _LOWER_EXPORT_MACROS = tuple(
     re.compile(
-        keyword + rb"[ \t]+((?=\w*[a-z])(?=\w*[A-Z])[A-Za-z]\w*_\w*)[ \t]+"
+        keyword + rb"[ \t]+(" + _LOWER_EXPORT + rb")[ \t]+"
         rb"(?=(?!final\b)[A-Za-z_]\w*[ \t]*(?:<[^;{}()]*>[ \t]*)?(?:final[ \t]*)?"
         rb"(?:(?://[^\n]*)?\r?\n[ \t]*){0,200}(?:\{[ \t]*(?:\r?\n|//|/\*)|:(?!:)))"
     )  # Poco documents a class between its head and its body: `///` lines (at most 200)
@@ -1119,7 +1120,7 @@ def _after_name_macros(source: bytes) -> list[tuple[int, int]]:
 
 
 _FINAL_WORD = re.compile(rb"FINAL|SEALED")
-_LOWER_EXPORT_WORD = re.compile(rb"(?=\w*[a-z])(?=\w*[A-Z])[A-Za-z]\w*_\w*")  # `Foundation_API`
+_LOWER_EXPORT_WORD = re.compile(_LOWER_EXPORT)
 # `FLATBUFFERS_MANUALLY_ALIGNED_STRUCT(4) Vec3 FLATBUFFERS_FINAL_CLASS {` (every struct
 # flatbuffers generates): a macro that expands to `struct` and its attributes, then the name.
 # Left in, tree-sitter-cpp lost the struct and, at its `};`, the namespace around it. The call
