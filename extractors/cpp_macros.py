@@ -1232,13 +1232,18 @@ def _typedef_defined_macros(source: bytes) -> Spans:
         if not capitals:
             continue
         if defined is None:
-            defined = {m[1] for m in _DEFINED_CAPITALS.finditer(source)}
+            defined = _defined_capitals(source)
         macros = [w for w in capitals if w[0] in defined]
         left = [w[0] for w in words if w not in macros]
         # a type and a name left: `int8_t int8`, not `struct foo` (the name was the macro)
         if macros and len(left) >= 2 and left[-1] not in KEYWORDS and left[-2] not in _TAGS:
             spans += [w.span() for w in macros]
     return spans
+
+
+def _defined_capitals(source: bytes) -> set[bytes]:
+    """The names in capitals this file `#define`s (object-like: `#define PACKED ..`)."""
+    return {m[1] for m in _DEFINED_CAPITALS.finditer(source)}
 
 
 _TAGS = frozenset((b"struct", b"union", b"enum", b"class"))
@@ -1256,7 +1261,7 @@ def _record_macros_before_names(source: bytes) -> Spans:
         if head is not None and _RECORD_HEAD_WORD.search(source, *head):
             spans.append(match.span(1))
     if spans:
-        defined = {m[1] for m in _DEFINED_CAPITALS.finditer(source)}
+        defined = _defined_capitals(source)
         spans += [m.span(1) for m in _RECORD_DEFINED_MACRO.finditer(source) if m[1] in defined]
     return spans
 

@@ -21,6 +21,7 @@ from typing import NamedTuple
 from repomap.languages import language_of
 from repomap.paths import is_demoted_path
 from repomap.subwords import split_identifier
+from repomap.textfile import line_count
 
 # What the chunks are made with: a change makes the next `repomap index` read every file again.
 # 5: paths.is_demoted_path also counts bench/, benchmarks/, example/ folders and conftest.py
@@ -379,9 +380,8 @@ def code_chunks(
     head = "\n".join([*docstrings, module_comments])
     body = _words(runs("\n".join(rest)), MODULE_WORDS, _NOISE)
     if head.strip() or body:
-        # A file's last line ends with a newline that split() follows with an empty "line".
-        last = len(lines) - 1 if len(lines) > 1 and not lines[-1] else len(lines)
-        chunks.append(make_chunk("module", path, 1, max(last, 1), path, head, body))
+        last = max(line_count(source), 1)  # not len(lines): a final newline ends no line
+        chunks.append(make_chunk("module", path, 1, last, path, head, body))
     return chunks
 
 
@@ -412,10 +412,10 @@ def _in_test_module(qualified_name: str) -> bool:
     return any(part in ("tests", "test") for part in qualified_name.split("::")[:-1])
 
 
-def _cover(covered: bytearray, d: _Definition, line_count: int) -> None:
+def _cover(covered: bytearray, d: _Definition, last_line: int) -> None:
     """Mark a definition's lines as chunked, so the file's module chunk leaves them out."""
     # A slice's length must match what replaces it, or the bytearray grows.
-    start, end = max(d.start_line, 0), min(d.end_line, line_count)
+    start, end = max(d.start_line, 0), min(d.end_line, last_line)
     if end >= start:
         covered[start : end + 1] = b"\x01" * (end + 1 - start)
 
