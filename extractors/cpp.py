@@ -429,6 +429,7 @@ class _Reader:
         self.macro_names: list[tuple[bytes, int]] = []
         self.recovered_spans: list[_Span] = []
         self.unclosed = 0  # bodies whose braces never closed (recovered_span)
+        self.argument_named_macros: dict[str, bool] = {}  # defines_function_named_by_argument
 
     def text(self, start: int, end: int) -> str:
         return self.source[start:end].decode("utf-8", "replace")
@@ -998,6 +999,8 @@ class _Reader:
         elif kind == "declaration":
             if scope is not None and scope.kind not in _DECLARATION_SCOPES:
                 return []  # a local declaration (or a vexing parse) in a function body
+            if scope is None and _in_macro_headed_body(node):
+                return []  # a local of a body whose function was not read (`Declare(f) {`)
             found = self.function(node, anchor, scope, False)
             if found is None:
                 return self.variables(node, anchor, scope) or self.annotated(node, anchor, scope)
@@ -1128,21 +1131,46 @@ class _Reader:
         """`SYSCALL_DEFINE0(getpid) { ... }`: tree-sitter reads a function of type
         `SYSCALL_DEFINE0` whose declarator is `(getpid)`, and no function name was found (the
         kernel's `getpid`, `gettid`, `fork`, `sched_yield`...). Named as its siblings with
-        arguments are, `SYSCALL_DEFINE0(getpid)`; None when it is not that shape."""
+        arguments are, `SYSCALL_DEFINE0(getpid)`, or `getpid` when this file's `#define` of the
+        macro opens a function of its argument's name; None when it is not that shape."""
         kind = node.child_by_field_name("type")
         inner = declarator.named_children[0] if declarator.named_child_count == 1 else None
         if kind is None or kind.type != "type_identifier" or inner is None:
             return None
-        if kind.start_point[1] != 0:  # indented: a loop macro in a body tree-sitter lost
+        if node.start_point[1] != 0:  # indented: a loop macro in a body tree-sitter lost
             return None  # (`CAP_FOR_EACH_U32(i) {` in security/commoncap.c)
         macro = self.node_text(kind)
-        if inner.type != "identifier" or not _MACRO_NAME.fullmatch(macro):
+        if inner.type != "identifier":
             return None
-        name = f"{macro}({self.node_text(inner)})"
+        if self.defines_function_named_by_argument(macro):
+            name = self.node_text(inner)  # libtiff's `DECLAREContigPutFunc(putgreytile) {`
+        elif not macro.islower():  # a capital in it: `SYSCALL_DEFINE0`, `DeclarePutFunc`
+            name = f"{macro}({self.node_text(inner)})"
+        else:
+            return None  # `foreach(x) {`: more likely a loop whose function was lost
         prefix = scope.qualified_name if scope is not None and scope.kind == "namespace" else None
         signature = self.header(anchor.start_byte, declarator.end_byte)
         qualified_name = f"{prefix}::{name}" if prefix else name
         return self.symbol(name, qualified_name, "function", anchor, signature, prefix, True)
+
+    def defines_function_named_by_argument(self, macro: str) -> bool:
+        """Whether this file's `#define MACRO(name)` opens a function of that name, as libtiff's
+        `#define DECLAREContigPutFunc(name) static void name(TIFFRGBAImage *img, ...)` does: a
+        `MACRO(arg) {` then defines the function `arg` (63 functions were lost, and their 267
+        locals read as the file's variables). Read from the source once per macro."""
+        known = self.argument_named_macros.get(macro)
+        if known is None:
+            found = re.search(
+                rb"#[ \t]*define[ \t]+"
+                + re.escape(macro.encode())
+                + rb"\([ \t]*(\w+)[ \t]*\)((?:\\\r?\n|[^\n])*)",
+                self.source,
+            )
+            known = found is not None and (
+                re.search(rb"\b" + found[1] + rb"[ \t]*\(", found[2]) is not None
+            )
+            self.argument_named_macros[macro] = known
+        return known
 
     def test_macro_name(self, name: str, declarator: Node) -> str | None:
         """`TEST(ParserTest, HandlesEmpty) { .. }` (GoogleTest), `BOOST_AUTO_TEST_CASE(name)`:
@@ -1693,6 +1721,19 @@ def _macro_call_in_class(node: Node, declarator: Node, name: str, scope: Symbol 
 
 _INNER_DECLARATORS = frozenset({"pointer_declarator", "reference_declarator"})
 _INNER_NAMES = frozenset({"identifier", "field_identifier", "operator_name", "destructor_name"})
+
+
+def _in_macro_headed_body(node: Node) -> bool:
+    """Whether a declaration is a statement in the body of a `name(arg) {` head no function
+    was read from (`foreach(x) {` at the top level): a local, not the file's variable. Only
+    that shape: a broken parse's function also swallows the rest of a file (glib's gsignal.c,
+    SDL's cpuinfo), whose declarations stay the file's."""
+    body = node.parent
+    outer = body.parent if body is not None and body.type == "compound_statement" else None
+    if outer is None or outer.type != "function_definition":
+        return False
+    declarator = outer.child_by_field_name("declarator")
+    return declarator is not None and declarator.type == "parenthesized_declarator"
 
 
 def _macro_named(declarator: Node) -> str | None:

@@ -913,6 +913,34 @@ def test_functions_macros_define_are_named_by_their_arguments():
     ]
 
 
+def test_a_macro_this_file_defines_names_its_function_after_its_argument():
+    # libtiff: `#define DECLAREContigPutFunc(name) static void name(...)`, then
+    # `DECLAREContigPutFunc(putgreytile)\n{ .. }`: tree-sitter reads a function of type
+    # `DECLAREContigPutFunc` declaring `(putgreytile)`. The mixed-case name was not taken for a
+    # macro, so 63 functions were lost and their locals read as the file's variables.
+    source = (
+        b"#define DECLAREContigPutFunc(name) \\\n"
+        b"    static void name(int *img, unsigned *cp, \\\n"
+        b"                     int w, int h)\n\n"
+        b"DECLAREContigPutFunc(putgreytile)\n{\n    int samples = img[0];\n    *cp = samples;\n}\n\n"
+        b"DeclareOther(putother)\n{\n    int count = 0;\n    (void)count;\n}\n\n"
+        b"foreach(item)\n{\n    int inner = 1;\n}\n"
+        b"int file_level = 2;\n"
+        b"static MLX5E_DECLARE_STATS_GRP_OP_FILL_STRS(sw)\n{\n\tint i;\n\treturn i;\n}\n"
+    )
+    found = [
+        (s.qualified_name, s.kind, s.start_line, s.end_line)
+        for s in extract("c", source, "t.c").symbols
+    ]
+    assert found == [
+        ("DECLAREContigPutFunc", "macro", 1, 3),
+        ("putgreytile", "function", 5, 9),  # the macro's body names its argument's function
+        ("DeclareOther(putother)", "function", 11, 15),  # defined elsewhere: named as written
+        ("file_level", "variable", 21, 21),  # `foreach(item) {`'s local is no file variable
+        ("MLX5E_DECLARE_STATS_GRP_OP_FILL_STRS(sw)", "function", 22, 26),  # the kernel's
+    ]
+
+
 OPENSSL_STYLE = b"""\
 IMPLEMENT_ASN1_ALLOC_FUNCTIONS(GENERAL_SUBTREE)
 IMPLEMENT_ASN1_ALLOC_FUNCTIONS(NAME_CONSTRAINTS)

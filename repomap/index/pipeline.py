@@ -117,8 +117,10 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # export macros not in capitals (`class Foundation_API X {`) and before a union's name,
 # `static int GIT_FORMAT_PRINTF(2, 3) f(`, `typedef int GIT_CALLBACK(name)(..)`, a bare
 # macro line before `GIT_EXTERN(int) f(` or `START_TEST(t) {`, `} _PACKED name;`, a typedef's
-# words the file defines as macros (`typedef DEPRECATED int8_t int8 DEPRECATED2;`)
-EXTRACTOR_VERSION = "29"
+# words the file defines as macros (`typedef DEPRECATED int8_t int8 DEPRECATED2;`); 30:
+# `MACRO(name) {` named `name` when the file's `#define MACRO(x)` opens a function `x(`, a
+# mixed-case `Macro(name) {` as written, and no locals of a body whose function was not read
+EXTRACTOR_VERSION = "30"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 EXTRACTED_AHEAD = 1024  # results the workers may have ready before the writer takes them
