@@ -165,6 +165,7 @@ _NUMBER_OR_NAME = re.compile(rb"\.?\d(?:[\w.]|[eEpP][+-])*|([A-Za-z_]\w*)")
 _LITERAL_OR_COMMENT = re.compile(rb"[/\"']")
 _IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
 _MACRO_NAME = re.compile(r"[A-Z][A-Z0-9_]*")  # TEST, TEST_F, BOOST_AUTO_TEST_CASE
+_NAME_BEFORE_LIST = re.compile(rb"([A-Za-z_]\w*)\s*,\s*\Z")  # `png_malloc,` before `(params)`
 _DEFAULTED = re.compile(rb"=\s*(?:default|delete)\s*;?\s*$")
 
 _LINE, _BLOCK = "line", "block"  # plain comments
@@ -727,14 +728,18 @@ class _Reader:
             # follows 20 lines of comments and #defines): walked back further than blanking.
             before, line_start = previous_code(self.source, start, lines=64, continued=True)
             if before in (b";", b"}", b""):
-                given = arguments.named_children
-                if len(given) == 2 and all(a.type == "identifier" for a in given):
+                given = [a for a in arguments.named_children if a.type != "comment"]
+                named = self.name_before_parameters(given)
+                if named is not None:
+                    name = named  # libpng's `PNG_FUNCTION(png_voidp, png_malloc, (..), ..) {`
+                elif len(given) == 2 and all(a.type == "identifier" for a in given):
                     # `TEST(Group, Name)` (Unity), `Test(suite, name)` (Criterion): a test's
                     # name is both; a syscall's arguments after its name are types and names
                     shown = ", ".join(self.node_text(a) for a in given)
+                    name = f"{self.node_text(macro)}({shown})"
                 else:
                     shown = self.node_text(given[0]) if given else ""
-                name = f"{self.node_text(macro)}({shown})"
+                    name = f"{self.node_text(macro)}({shown})"
             elif before == b")" or before.isalnum() or before in (b"_", b"*"):
                 # `static int __init __printf(3, 4)\nappend_printf(...)\n{`: the head began on
                 # the line before; the function is the name on this one.
@@ -745,6 +750,19 @@ class _Reader:
             spans.append(_Span(start, end, point, block.end_point, name, call.end_byte))
             self.recovered_spans.append(spans[-1])
         return spans
+
+    def name_before_parameters(self, arguments: list[Node]) -> str | None:
+        """The function a macro's arguments name when one of them, after the first, is its
+        parameter list: libpng's `PNG_FUNCTION(type, name, (params), attributes)` (22 core
+        functions, png_malloc and png_error among them, were named `PNG_FUNCTION(type)`). The
+        name is the last word before the list (`void,PNGAPI\npng_error,(..)`), else None."""
+        for before, argument in zip(arguments, arguments[1:]):
+            if argument.type != "parenthesized_expression":
+                continue
+            text = self.source[before.start_byte : argument.start_byte]
+            found = _NAME_BEFORE_LIST.search(text)
+            return found[1].decode() if found is not None else None
+        return None
 
     def recovered_functions(self) -> list[_Span]:
         """Functions tree-sitter lost to an ERROR (`#if` between `if` and `else`, lz4's

@@ -913,6 +913,28 @@ def test_functions_macros_define_are_named_by_their_arguments():
     ]
 
 
+def test_a_macro_head_with_a_parameter_list_names_the_function_before_it():
+    # libpng defines its functions as `PNG_FUNCTION(type, name, (params), attributes) {`: a
+    # call statement, then a block. They were named `PNG_FUNCTION(png_voidp)` (22 of the core,
+    # png_malloc and png_error among them), and `repomap symbols png_error` found none.
+    source = (
+        b"PNG_FUNCTION(png_voidp /* PRIVATE */,\npng_realloc_array,(png_const_structrp png_ptr,"
+        b"\n    int add_elements),PNG_ALLOCATED)\n{\n   return 0;\n}\n\n"
+        b"PNG_FUNCTION(void,PNGAPI\npng_error,(png_const_structrp png_ptr, png_const_charp m),"
+        b"\n    PNG_NORETURN)\n{\n   abort();\n}\n\n"
+        b"SYSCALL_DEFINE1(umask, int, mask)\n{\n\treturn 0;\n}\n"
+    )
+    found = [
+        (s.qualified_name, s.kind, s.start_line, s.end_line)
+        for s in extract("c", source, "t.c").symbols
+    ]
+    assert found == [
+        ("png_realloc_array", "function", 1, 6),
+        ("png_error", "function", 8, 13),
+        ("SYSCALL_DEFINE1(umask)", "function", 15, 18),  # no parameter list among them
+    ]
+
+
 def test_a_macro_this_file_defines_names_its_function_after_its_argument():
     # libtiff: `#define DECLAREContigPutFunc(name) static void name(...)`, then
     # `DECLAREContigPutFunc(putgreytile)\n{ .. }`: tree-sitter reads a function of type
