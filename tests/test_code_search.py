@@ -286,6 +286,26 @@ def test_results_are_deterministic_and_bounded(tree: Path) -> None:
     assert set(first["meta"]) >= {"timings_ms", "model_id", "coverage"}
 
 
+def test_truncated_says_when_more_match_than_the_limit_even_past_the_candidates(
+    tmp_path: Path,
+) -> None:
+    # 330 functions hold the word. With --limit 320 the candidates read were exactly the limit
+    # (300 or the limit), none was left over, and `truncated` said false with 10 more.
+    source = "".join(
+        f'def widget_{n}():\n    """Return widget number {n}."""\n    return {n}\n\n'
+        for n in range(330)
+    )
+    root = indexed(tmp_path / "repo", {"widgets.py": source})
+    _, under, _ = search(root, "widget", "--mode", "lexical", "--limit", "320")
+    assert (under["count"], under["truncated"]) == (320, True)
+    _, over, _ = search(root, "widget", "--mode", "lexical", "--limit", "1000")
+    assert (over["count"], over["truncated"]) == (330, False)
+    scores = [hit["score"] for hit in over["results"]]
+    assert min(scores) > 0  # shown with four decimals, never 0
+    shown = [(-hit["score"], hit["path"], hit["start_line"]) for hit in over["results"]]
+    assert shown == sorted(shown)  # equal scores as shown: path, then line order
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -726,6 +746,9 @@ def test_vectors_can_live_in_milvus(tree: Path, tmp_path: Path) -> None:
     assert code == 0 and names(data)[0] == "RetryPolicy.backoff_delay"
     db = sqlite3.connect(tree / ".repomap" / "index.db")
     assert db.execute("SELECT count(*) FROM vectors").fetchone() == (0,)  # all in Milvus
+    # `repomap status` asks the store the index names, not the database (it said 0%)
+    shown = json.loads(repomap("status", "--json", "--root", str(tree)).stdout)["results"][0]
+    assert shown["embedded"] == shown["chunks"] > 0 and shown["embedded_share"] == 1.0
 
 
 def test_the_mcp_server_embeds_changed_files_in_the_background(tree: Path) -> None:
@@ -772,6 +795,36 @@ def test_the_mcp_server_embeds_changed_files_in_the_background(tree: Path) -> No
     assert first["roots"][0]["embedding"]["coverage"] == 1
     assert final["coverage"] == 1 and final["model_id"].startswith("all-MiniLM")
     assert "throttle_requests_per_minute" in [r["name"] for r in final["results"][:3]]
+
+
+def test_a_read_only_mcp_server_embeds_nothing(tree: Path) -> None:
+    # `repomap mcp --no-refresh` never writes, vectors included: its embedder started on the
+    # first call and, on a milvus-lite store, fought the search for the store's folder.
+    import hashlib
+
+    import anyio
+    from mcp.client import Client
+
+    from repomap import config
+    from repomap.serve.mcp_server import build_server
+
+    index_json(tree, "--embed")
+    (tree / "net/quota.py").write_text("def throttle_requests(client):\n    return client.window\n")
+    index_json(tree, "--no-embed")  # the new function's chunk has no vector
+    settings = config.resolve(tree, workers=1)
+    before = hashlib.sha256(settings.db_path.read_bytes()).hexdigest()
+    server = build_server(settings, refresh=False)
+
+    async def session() -> dict:
+        async with Client(server) as client:
+            await client.call_tool("search_code", {"query": "limit a client", "mode": "semantic"})
+            await anyio.sleep(1.0)  # an embedder would have started by now
+            return (await client.call_tool("index_status", {})).structured_content
+
+    embedding = anyio.run(session)["roots"][0]["embedding"]
+    assert not embedding["running"] and embedding["coverage"] < 1, embedding
+    assert (embedding["embedded"], embedding["error"]) == (0, None)
+    assert hashlib.sha256(settings.db_path.read_bytes()).hexdigest() == before
 
 
 def test_restructured_text_headings_name_the_pieces_of_a_text_file() -> None:

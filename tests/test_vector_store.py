@@ -428,6 +428,33 @@ def test_a_milvus_lite_store_open_in_another_process_is_one_line(tmp_path: Path)
         holder.communicate("")
 
 
+def test_threads_of_one_process_opening_one_milvus_lite_store_at_once_all_get_it(
+    tmp_path: Path,
+) -> None:
+    # A server's first search and its background embedder open the store together: each
+    # started a milvus-lite server for the folder, and the second failed on the first's lock
+    # with "open in another process" (milvus-lite checks for a running one before starting).
+    pytest.importorskip("pymilvus")
+    from concurrent.futures import ThreadPoolExecutor
+    from threading import Barrier
+
+    from repomap.store.milvus import MilvusVectorStore
+
+    uri = str(tmp_path / "shared.db")
+    together = Barrier(4)
+
+    def open_and_count(_: int) -> dict[str, int]:
+        together.wait()
+        opened = MilvusVectorStore.open(uri, MODEL)
+        try:
+            return opened.health().counts
+        finally:
+            opened.close()
+
+    with ThreadPoolExecutor(4) as pool:
+        assert list(pool.map(open_and_count, range(4))) == [{}] * 4
+
+
 def test_a_local_milvus_path_must_end_in_db(tmp_path: Path) -> None:
     pytest.importorskip("pymilvus")
     from repomap.errors import BadArgument

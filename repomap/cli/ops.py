@@ -63,10 +63,12 @@ def status(as_json: bool, db_path: Path | None, root: Path | None) -> int:
         f"counts:      {found.files} code files, {found.docs} docs, {found.symbols} symbols, "
         f"{found.text_rows} text rows, {found.chunks} chunks"
     )
-    click.echo(
-        f"embeddings:  {found.embedded} of {found.chunks} chunks ({percent(found.embedded_share)})"
-        f", model {found.model_id or '-'}, store {found.vector_store}"
+    counted = (
+        f"unknown ({found.vector_store_problem})"
+        if found.vector_store_problem
+        else f"{found.embedded} of {found.chunks} chunks ({percent(found.embedded_share)})"
     )
+    click.echo(f"embeddings:  {counted}, model {found.model_id or '-'}, store {found.vector_store}")
     took = f" in {found.index_seconds:.2f} s" if found.index_seconds is not None else ""
     click.echo(f"last index:  {found.indexed_at or '-'}{took}")
     listed = ", ".join(found.changed_files[:3]) + (", …" if found.changed_since > 3 else "")

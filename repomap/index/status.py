@@ -47,6 +47,7 @@ class Status:
     embedded_share: float = 0.0
     model_id: str | None = None
     vector_store: str = "sqlite"
+    vector_store_problem: str | None = None  # another store (Milvus) that could not be asked
     indexed_at: str | None = None
     index_seconds: float | None = None
     changed_since: int = 0
@@ -58,6 +59,23 @@ class Status:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def _embedded(db: store.Store, model_id: str | None) -> tuple[int, str | None]:
+    """How many chunks have a vector, and why that is unknown when it is: counted in the
+    database, or asked of the store the index names (Milvus keeps its vectors apart: the
+    database's count was 0 for a fully embedded index), which may refuse (milvus-lite open in
+    another process)."""
+    named = store.get_meta(db, store.VECTOR_STORE_META) or "sqlite"
+    if named == "sqlite" or model_id is None:
+        return db.scalar(EMBEDDED_SQL) or 0, None
+    from repomap.index import embedding
+
+    try:
+        vectors = embedding.vector_store(db, model_id)
+        return embedding.coverage_count(db, vectors), None
+    except RepomapError as refused:
+        return 0, str(refused)
 
 
 def status(settings: Settings) -> Status:
@@ -85,7 +103,8 @@ def status(settings: Settings) -> Status:
             limit.update(value=int(kept), origin="the index (given to `repomap index`)")
         version = db.scalar("PRAGMA user_version")
         chunks = db.scalar("SELECT count(*) FROM chunks") or 0
-        embedded = db.scalar(EMBEDDED_SQL) or 0
+        model_id = store.embedding_model(db)
+        embedded, store_problem = _embedded(db, model_id)
         changed, _total = store.changed_since_indexing(db, root)
         seconds = store.get_meta(db, "index_seconds")
         return Status(
@@ -98,8 +117,9 @@ def status(settings: Settings) -> Status:
             chunks=chunks,
             embedded=embedded,
             embedded_share=round(embedded / chunks, 4) if chunks else 0.0,
-            model_id=store.embedding_model(db),
+            model_id=model_id,
             vector_store=store.get_meta(db, store.VECTOR_STORE_META) or "sqlite",
+            vector_store_problem=store_problem,
             indexed_at=store.get_meta(db, "indexed_at"),
             index_seconds=float(seconds) if seconds else None,
             changed_since=len(changed),

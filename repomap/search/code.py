@@ -105,7 +105,7 @@ class CodeHit:
         return {
             "path": self.path, "start_line": self.start_line, "end_line": self.end_line,
             "kind": self.kind, "name": self.name, "language": self.language,
-            "score": round(self.score, 4), "snippet": self.snippet,
+            "score": self.score, "snippet": self.snippet,
         }  # fmt: skip
 
 
@@ -426,7 +426,9 @@ def _search_code(
     terms = query_terms(question)
     wants_tests = filters.names_tests or any(t in _TEST_WORDS for t in terms)
     timings: dict[str, float] = {}
-    pool = max(CANDIDATES, limit)
+    # Candidates beyond the limit: prototypes fold into definitions and docs pieces that
+    # repeat one drop out, and a full pool means more may match than were read.
+    pool = max(CANDIDATES, 2 * limit + 20)
 
     lexical: dict[int, Candidate] = {}
     if mode != "semantic":
@@ -474,6 +476,8 @@ def _search_code(
         if chunk_id in scored:
             scored[chunk_id] *= 1.0 + COVERAGE_WEIGHT * share
     hits, truncated = _best_hits(db, scored, limit)
+    # A signal that filled its pool left chunks unread: more match than were ranked.
+    truncated = truncated or len(lexical) >= pool or len(semantic) >= pool
     timings["total"] = (time.perf_counter() - started) * 1000
     return CodeResults(
         question, mode, hits, truncated, timings, model_id, coverage,
@@ -840,7 +844,7 @@ def _best_hits(db: Store, scored: dict[int, float], limit: int) -> tuple[list[Co
         floor = ranked[min(wanted, len(ranked)) - 1]
         chosen = {chunk_id: score for chunk_id, score in scored.items() if score >= floor}
         hits = _hits(db, chosen, top)
-        hits.sort(key=lambda hit: (-hit.score, hit.path, hit.start_line))
+        hits.sort(key=lambda hit: (-hit.score, hit.path, hit.start_line))  # score as shown
         hits = _distinct(hits)
         rest = len(scored) - len(chosen)
         if len(hits) > limit or not rest:
@@ -853,9 +857,18 @@ def _hits(db: Store, scored: dict[int, float], top: float) -> list[CodeHit]:
     _with_snippets (each is a blob of compressed words to decode, schema v16)."""
     rows = db.conn.execute(_DETAILS_SQL, (_json_ids(list(scored)),)).fetchall()
     return [
-        CodeHit(path, start, end, kind, "", language, scored[chunk_id] / top, "", chunk_id)
+        CodeHit(
+            path, start, end, kind, "", language, shown_score(scored[chunk_id] / top), "", chunk_id
+        )
         for chunk_id, path, start, end, kind, language in rows
     ]
+
+
+def shown_score(score: float) -> float:
+    """A score as every interface shows it: four decimals, never 0 (scores are in (0, 1]).
+    Ranked as shown, so hits that show the same score are in path, then line order, not in
+    the order of differences of 1e-7 nobody sees."""
+    return max(round(score, 4), 0.0001)
 
 
 def _with_snippets(db: Store, hits: list[CodeHit]) -> list[CodeHit]:

@@ -129,9 +129,12 @@ class Service:
         for root in dict.fromkeys(roots):
             if seen is not None and root not in seen:
                 seen.append(root)  # the call's log entry goes to this root's log
-            said = self.refreshers[root.label].ensure_fresh(wait=not inline.get())
+            refresher = self.refreshers[root.label]
+            said = refresher.ensure_fresh(wait=not inline.get())
             notices.extend(said)
-            if self.background_embedding and (said or root.label not in self._kicked):
+            # `--no-refresh` writes nothing: no vectors either (they are the index's too).
+            writes = refresher.enabled and self.background_embedding
+            if writes and (said or root.label not in self._kicked):
                 self._kicked.add(root.label)
                 if pipeline.has_embeddings(root.settings):
                     self.embedders[root.label].kick()

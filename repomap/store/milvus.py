@@ -98,6 +98,14 @@ logging.getLogger("pymilvus.decorators").addFilter(_QuietRpcError())
 logging.getLogger("milvus_lite.server_manager").addFilter(_QuietLock())
 
 
+# milvus-lite runs one server per store folder in a process and hands it to every client of
+# that path, but two threads opening the same folder at once both start one (its check comes
+# before the start): the second fails on the folder's lock, held by the first. A server's
+# first search while its background embedder opened the store hit that. Opens in one process
+# take turns.
+_OPENING = threading.Lock()
+
+
 def _locked(folder: Path) -> bool:
     """Whether another process holds milvus-lite's lock on `folder` (its LOCK file's flock)."""
     import fcntl
@@ -193,7 +201,8 @@ class MilvusVectorStore:
             local.parent.mkdir(parents=True, exist_ok=True)
             uri = str(local)
         try:
-            client = MilvusClient(uri=uri, token=token)
+            with _OPENING:
+                client = MilvusClient(uri=uri, token=token)
         except MilvusException as error:
             if uri.endswith(".db") and _locked(Path(uri)):
                 raise MilvusUnavailable(
