@@ -44,6 +44,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib import resources
+from itertools import pairwise
 from operator import attrgetter, itemgetter
 
 from tree_sitter import Node, Query, QueryCursor
@@ -756,7 +757,7 @@ class _Reader:
         parameter list: libpng's `PNG_FUNCTION(type, name, (params), attributes)` (22 core
         functions, png_malloc and png_error among them, were named `PNG_FUNCTION(type)`). The
         name is the last word before the list (`void,PNGAPI\npng_error,(..)`), else None."""
-        for before, argument in zip(arguments, arguments[1:]):
+        for before, argument in pairwise(arguments):
             if argument.type != "parenthesized_expression":
                 continue
             text = self.source[before.start_byte : argument.start_byte]
