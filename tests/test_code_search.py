@@ -687,6 +687,51 @@ def test_a_model_mismatch_is_refused_with_the_fix(tree: Path) -> None:
     assert search(tree, "retry", "--mode", "semantic")[0] == 0
 
 
+def test_the_mcp_server_refuses_another_models_vectors_or_says_it_is_replacing_them(
+    tree: Path,
+) -> None:
+    import anyio
+    from mcp.client import Client
+
+    from repomap import config
+    from repomap.serve.mcp_server import build_server
+
+    index_json(tree, "--embed")
+    db = sqlite3.connect(tree / ".repomap" / "index.db")
+    with db:
+        db.execute("UPDATE embedding_models SET name = 'some-other-model'")
+        db.execute("UPDATE meta SET value = 'some-other-model' WHERE key = 'embedding_model'")
+    db.close()
+    settings = config.resolve(tree, workers=1)
+
+    def ask(refresh: bool) -> list[tuple[bool, str, dict | None]]:
+        server = build_server(settings, refresh=refresh)
+
+        async def session() -> list[tuple[bool, str, dict | None]]:
+            async with Client(server) as client:
+                answers = []
+                for arguments in ({"query": "retry"}, {"query": "retry", "mode": "semantic"}):
+                    found = await client.call_tool("search_code", arguments)
+                    text = found.content[0].text if found.content else ""
+                    answers.append((found.is_error, text, found.structured_content))
+                return answers
+
+        try:
+            return anyio.run(session)
+        finally:
+            server.service.close()  # its embedder's thread done before the interpreter is
+
+    # Read-only: the code and the fix, as the CLI says them (the default mode too)
+    for is_error, text, _ in ask(False):
+        assert is_error and "EMBEDDING_MODEL_MISMATCH" in text and "repomap index --force" in text
+    # A server that keeps the index fresh embeds them again itself: it says so, and the default
+    # answers by words meanwhile instead of failing.
+    (default_error, _, answer), (semantic_error, said, _) = ask(True)
+    assert not default_error and answer is not None and answer["mode"] == "lexical"
+    assert any("being made in the background" in notice for notice in answer["notices"])
+    assert semantic_error and "being made in the background" in said and "lexical" in said
+
+
 def test_prune_cache_drops_only_the_vectors_of_texts_gone(tree: Path) -> None:
     """The cache keeps an edited function's old vector (a revert costs nothing); `repomap
     prune --cache` lists those, and drops them only with --apply."""

@@ -84,7 +84,7 @@ def search(
 
     settings = refresh.for_reading(root, db_path, no_refresh, click.echo, start_model)
     # Imported after the model started loading in another thread (numpy is loaded by then).
-    from repomap.search.code import NO_WORDS_NOTE, query_terms, search_code
+    from repomap.search.code import NO_VECTORS_NOTE, NO_WORDS_NOTE, query_terms, search_code
 
     with reading(settings.db_path) as db:
         # A running `repomap serve` has the model and the vectors loaded: ask it, when words
@@ -112,11 +112,7 @@ def search(
             if hit.snippet:
                 click.echo(f"    {hit.snippet}")
         if mode is None and result.mode == "lexical" and result.hits:
-            click.echo(
-                "note: this index has no embeddings: words only; `repomap index --embed` adds "
-                "search by meaning",
-                err=True,
-            )
+            click.echo(f"note: {NO_VECTORS_NOTE}", err=True)
         if result.word_matches == 0 and result.hits:
             click.echo(f"note: {NO_WORDS_NOTE}", err=True)
         if result.coverage is not None and result.coverage < 1:

@@ -145,6 +145,9 @@ class CodeResults:
 NO_WORDS_NOTE = (
     "no chunk holds any of the question's words: the results are only the nearest by meaning"
 )
+NO_VECTORS_NOTE = (
+    "this index has no embeddings (yet): words only; `repomap index --embed` adds search by meaning"
+)
 
 
 def query_terms(question: str) -> list[str]:

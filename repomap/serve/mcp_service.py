@@ -66,6 +66,7 @@ from repomap.serve.mcp_models import (
 )
 from repomap.serve.roots import Root, Roots
 from repomap.shares import percent
+from repomap.store.vectors import EmbeddingModelMismatch
 
 if TYPE_CHECKING:
     from repomap.store import Store
@@ -449,12 +450,31 @@ class Service:
         coverage: float | None = None
         word_matches: int | None = None
         used = mode
+        embedding_said = False
         for root, path_filter in scopes:
-            with self.reading(root) as db:
-                result = code_search.search_code(
-                    db, query, mode=mode, path=path_filter, language=language, kind=kind,
-                    limit=limit, log=root.settings.search_log,
-                )  # fmt: skip
+            try:
+                with self.reading(root) as db:
+                    result = code_search.search_code(
+                        db, query, mode=mode, path=path_filter, language=language, kind=kind,
+                        limit=limit, log=root.settings.search_log,
+                    )  # fmt: skip
+            except (code_search.NoEmbeddings, EmbeddingModelMismatch):
+                # This server's embedder is making the vectors (or replacing another model's):
+                # said so, not the CLI's fix it runs already; the default answers by words.
+                under_way = self.embedding_under_way(root)
+                if under_way is None:
+                    raise
+                if mode is not None:
+                    raise code_search.NoEmbeddings(
+                        f"{under_way}: ask again shortly, or use mode lexical"
+                    ) from None
+                with self.reading(root) as db:
+                    result = code_search.search_code(
+                        db, query, mode="lexical", path=path_filter, language=language,
+                        kind=kind, limit=limit, log=root.settings.search_log,
+                    )  # fmt: skip
+                notices.append(f"{under_way}: this answer is by words alone")
+                embedding_said = True
             truncated = truncated or result.truncated
             used = used or result.mode
             if timings is not None:
@@ -476,6 +496,9 @@ class Service:
             )
         if word_matches == 0 and found:
             notices.append(code_search.NO_WORDS_NOTE)
+        if mode is None and used == "lexical" and found and not embedding_said:
+            # no vectors: the default fell back to words
+            notices.append(code_search.NO_VECTORS_NOTE)
         return CodeSearchAnswer(
             notices=notices,
             query=query,
@@ -498,6 +521,14 @@ class Service:
             coverage=coverage,
             word_matches=word_matches,
         )
+
+    def embedding_under_way(self, root: Root) -> str | None:
+        """What this server's embedder is doing for `root`, if it is running."""
+        state = self.embedders[root.label].state()
+        if not state["running"]:
+            return None
+        made = f"{state['embedded']} of {state['to_embed']}" if state["to_embed"] else "starting"
+        return f"the embeddings are being made in the background ({made})"
 
     # --- records (data files, commits) -------------------------------------------------------
 
