@@ -20,6 +20,7 @@ absolute path inside the root is made relative. Matching is case-sensitive, as g
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -180,6 +181,11 @@ TEST_FOLDERS = frozenset(
 )
 
 
+# Folders named as tests are besides: libpng's `contrib/libtests/`, the kernel's `selftests/`,
+# Go's and others' `testdata/`, `test_utils/`, `testcases/` (a folder ending in `tests`, or
+# `test` then `_`, `-`, or one of these words). Not `latest/`, `attest/` or `contest/`.
+_TEST_FOLDER = re.compile(r".*tests|test[_-].*|test(?:data|ing|suite|cases?|files|utils?|libs?)")
+
 # Code a project carries but did not write (issue 17: demoted with tests unless asked for).
 VENDORED_FOLDERS = frozenset(
     {"third_party", "thirdparty", "third-party", "3rdparty", "vendored", "bundled"}
@@ -191,7 +197,7 @@ VENDORED_TOP_FOLDERS = frozenset({"vendor", "deps", "external", "extern"})
 
 def is_demoted_path(path: str) -> bool:
     """Tests, benchmarks, examples, vendored code and type stubs: `tests/`, `examples/`,
-    `benches/`, `test_x.py`, `x_test.go`, `foo_tests.rs`, `test.rs` (rayon's test modules),
+    `benches/`, `libtests/`, `testdata/`, `test_x.py`, `x_test.go`, `foo_tests.rs`, `test.rs` (rayon's test modules),
     `conftest.py`, `third_party/`,
     `fmt/bundled/`, `vendor/`, `deps/`, `external/` at the top of the tree, and `.pyi` files
     (a stub repeats the signatures and docstrings of the code that does the work)."""
@@ -199,7 +205,10 @@ def is_demoted_path(path: str) -> bool:
     stem = parts[-1].rsplit(".", 1)[0]
     folders = parts[:-1]
     return (
-        any(p in TEST_FOLDERS or p in VENDORED_FOLDERS for p in folders)
+        any(
+            p in TEST_FOLDERS or p in VENDORED_FOLDERS or _TEST_FOLDER.fullmatch(p) is not None
+            for p in folders
+        )
         or bool(folders and folders[0] in VENDORED_TOP_FOLDERS)
         or stem.startswith("test_")
         or stem.endswith(("_test", "_tests"))

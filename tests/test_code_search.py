@@ -1090,6 +1090,14 @@ def test_which_paths_count_as_vendored() -> None:
     assert is_demoted_path("pkg/validators.pyi")  # a type stub
     assert is_demoted_path("src/thread_pool/test.rs") and is_demoted_path("lib/tests.rs")
     assert not is_demoted_path("src/testing_utils.rs") and not is_demoted_path("src/attest.rs")
+    # folders named as tests (libpng's contrib/libtests filled 30 of 140 top-ten places)
+    assert is_demoted_path("contrib/libtests/pngvalid.c")
+    assert is_demoted_path("tools/testing/selftests/bpf/progs/x.c")
+    assert is_demoted_path("go/testdata/a.go") and is_demoted_path("pkg/test_utils/fake.py")
+    assert is_demoted_path("src/testcases/one.c") and is_demoted_path("lib/test-helpers/x.js")
+    assert not is_demoted_path("releases/latest/notes.py")
+    assert not is_demoted_path("crypto/attest/quote.c") and not is_demoted_path("contest/x.py")
+    assert not is_demoted_path("src/testament/x.py")
 
 
 def test_a_type_stub_ranks_below_the_code_it_describes_unless_asked_for(tmp_path: Path) -> None:
@@ -1348,6 +1356,28 @@ def test_a_data_file_s_records_rank_below_the_code_that_answers(tmp_path: Path) 
     assert code == 0
     kinds = [hit["kind"] for hit in data["results"]]
     assert kinds[0] == "function" and "data" in kinds  # still found, below the code
+
+
+def test_a_question_that_spells_a_name_finds_its_definition_first(tmp_path: Path) -> None:
+    # libpng: `repomap search png_calculate_crc --mode lexical` ranked a short macro that says
+    # the name's words (CRC_INIT) above the long definition. A name spelled as code asks for
+    # that definition; plain words are no name.
+    body = "".join(f"    table_{n} = ptr[{n}] ^ length\n" for n in range(60))
+    root = indexed(
+        tmp_path / "repo",
+        {
+            "png.py": f'def png_calculate_crc(ptr, length):\n    """Update a sum."""\n{body}',
+            "fix.py": "".join(
+                f'def png_crc_{n}():\n    """Calculate the png crc: png crc calculate {n}."""\n'
+                f"    return png_calculate_crc({n}, {n})\n\n"
+                for n in ("init", "table", "byte", "word")
+            ),
+        },
+    )
+    _, words, _ = search(root, "calculate png crc", "--mode", "lexical")
+    assert names(words)[0] != "png_calculate_crc"  # on the words alone, shorter chunks win
+    code, data, _ = search(root, "png_calculate_crc", "--mode", "lexical")
+    assert code == 0 and names(data)[0] == "png_calculate_crc"
 
 
 def test_a_name_with_digits_finds_its_own_definition_first(tmp_path: Path) -> None:

@@ -41,7 +41,8 @@ from repomap.textfile import line_count
 # 14: editor and encoding lines (`-*- coding: utf-8 -*-`, `vim: set ts=4:`) are pragmas too
 # 15: a module chunk ends at the file's last line, not one past it when the file ends in a
 #    newline
-CHUNKS_VERSION = "15"
+# 16: folders named as tests (`libtests/`, `selftests/`, `testdata/`) demote their chunks
+CHUNKS_VERSION = "16"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
 # header, docstring and member signatures, not the members' bodies: those are chunks too.

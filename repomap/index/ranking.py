@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from repomap.index import pagerank as rank
 
 RANK_FORMAT = (
-    "16"  # bump when rank.py weighs or stores differently: the next `repomap index` re-ranks
+    "17"  # bump when rank.py weighs or stores differently: the next `repomap index` re-ranks
 )
 # 6: rank_arrays blobs are zlib-compressed, int64 arrays stored as int32 when they fit
 # 7: definitions cached per file (defs_* rows) beside the uses
@@ -47,6 +47,7 @@ RANK_FORMAT = (
 # 14: integer arrays stored byte by byte (store/ranks.py pack): 15-20% smaller
 # 15: paths.is_demoted_path counts a file named `test` (`src/test.rs`) as tests
 # 16: a file whose out-weight is rounding alone is dangling (pagerank._out_weights)
+# 17: paths.is_demoted_path counts folders named as tests (`libtests/`, `testdata/`)
 NOT_RANKED_KINDS = (
     "impl",
     "namespace",

@@ -150,6 +150,46 @@ NO_VECTORS_NOTE = (
 )
 
 
+# A name as code spells it: an underscore inside (`png_calculate_crc`) or a lower-case letter
+# before a capital (`parseHeaderLines`); of a qualified name (`Vec::push`, `os.path.join`) the
+# last part. Plain words, capitals alone (`JSON`) and dunders (`__init__`) are not names.
+_NAME_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SPELLED_AS_CODE = re.compile(r"[A-Za-z0-9]_+[A-Za-z0-9]|[a-z][A-Z]")
+
+
+def names_in(question: str) -> list[str]:
+    """The identifiers a question spells as code does, each once, in order."""
+    return list(
+        dict.fromkeys(t for t in _NAME_TOKEN.findall(question) if _SPELLED_AS_CODE.search(t))
+    )
+
+
+# Definitions whose own name the question spells (`repomap search png_calculate_crc`): one
+# that holds the name's words more often (a macro calling it, a caller) ranked above it.
+_NAMED_SQL = f"""
+SELECT DISTINCT c.id FROM symbols s
+JOIN chunks c ON c.id >= s.file_id * {ROWS_PER_FILE} AND c.id < (s.file_id + 1) * {ROWS_PER_FILE}
+    AND c.start_line = s.start_line
+WHERE s.name IN (SELECT value FROM json_each(?)) AND s.is_definition"""
+
+
+def lift_named(db: Store, question: str, scored: dict[int, float]) -> None:
+    """The candidates that define a name the question spells, raised above every other
+    candidate in place (in their own order among themselves)."""
+    names = names_in(question)
+    if not names or not scored:
+        return
+    named = [
+        chunk_id
+        for (chunk_id,) in db.conn.execute(_NAMED_SQL, (json.dumps(names),))
+        if chunk_id in scored
+    ]
+    if named:
+        top = max(scored.values())
+        for chunk_id in named:
+            scored[chunk_id] += top
+
+
 def query_terms(question: str) -> list[str]:
     """The words of a question worth searching: identifiers split, stop words dropped, each
     once; a question of nothing but stop words keeps them.
@@ -478,6 +518,8 @@ def _search_code(
     for chunk_id, share in held.items():
         if chunk_id in scored:
             scored[chunk_id] *= 1.0 + COVERAGE_WEIGHT * share
+    if mode != "semantic":
+        lift_named(db, question, scored)
     hits, truncated = _best_hits(db, scored, limit)
     # A signal that filled its pool left chunks unread: more match than were ranked.
     truncated = truncated or len(lexical) >= pool or len(semantic) >= pool
