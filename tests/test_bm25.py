@@ -60,6 +60,9 @@ FILTERS = [
     {"language": "markdown"},
     {"path": "store/"},
     {"path": "*.md"},
+    {"path": "config/"},  # a data file's records pass a path filter too
+    {"language": "toml"},
+    {"kind": "data", "path": "store/"},
 ]
 
 
@@ -74,6 +77,8 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copy(PROJECT / "repomap" / "store" / "files.py", root / "copy" / "files.py")  # ties
     (root / "tests").mkdir()
     shutil.copy(PROJECT / "tests" / "test_freshness.py", root / "tests" / "test_freshness.py")
+    (root / "config").mkdir()
+    shutil.copy(PROJECT / "pyproject.toml", root / "config" / "pyproject.toml")  # records
     indexer.run(config.resolve(root, workers=1))
     return root
 

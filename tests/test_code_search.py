@@ -1077,6 +1077,45 @@ def test_vendored_code_ranks_below_the_projects_own_unless_the_question_names_it
     assert scores["third_party/http/retry.py"] > 0.8 * scores["zzz/retry.py"]
 
 
+def test_path_and_language_filters_keep_a_data_files_records(tmp_path: Path) -> None:
+    # `--path config/` dropped the records of config/settings.toml (only code files and docs
+    # passed a path filter) and `--lang toml` was refused though results say `toml`. Both the
+    # CLI's SQL and a server's postings in memory apply the same filters.
+    import anyio
+    from mcp.client import Client
+
+    from repomap import config
+    from repomap.serve.mcp_server import build_server
+
+    root = indexed(
+        tmp_path / "repo",
+        {
+            "config/settings.toml": "[server]\nrequest_timeout_seconds = 30\nretries = 4\n",
+            "app/server.py": "def request_timeout():\n    return 30\n",
+            "docs/guide.md": "# Request timeout\n\nThe server waits 30 seconds.\n",
+        },
+    )
+    wanted = [("config/settings.toml", "data")]
+    for args in (["--path", "config/"], ["--path", "settings.toml"], ["--lang", "TOML"]):
+        code, data, err = search(root, "request timeout", "--mode", "lexical", *args)
+        assert code == 0, err
+        assert [(hit["path"], hit["kind"]) for hit in data["results"]] == wanted, args
+    _, code_only, _ = search(root, "request timeout", "--mode", "lexical", "--path", "app/")
+    assert [hit["path"] for hit in code_only["results"]] == ["app/server.py"]
+    server = build_server(config.resolve(root, workers=1), refresh=False)
+
+    async def ask() -> list[list[str]]:
+        async with Client(server) as client:
+            found = []
+            for extra in ({"path": "config/"}, {"language": "toml"}, {"path": "app/"}):
+                arguments = {"query": "request timeout", "mode": "lexical", **extra}
+                answer = (await client.call_tool("search_code", arguments)).structured_content
+                found.append([hit["file_path"] for hit in answer["results"]])
+            return found
+
+    assert anyio.run(ask) == [["config/settings.toml"], ["config/settings.toml"], ["app/server.py"]]
+
+
 def test_which_paths_count_as_vendored() -> None:
     from repomap.paths import is_demoted_path
 

@@ -11,7 +11,6 @@ import click
 
 from repomap.cli import outcome, refresh
 from repomap.cli.shared import (
-    KIND_HELP,
     absolute_option,
     db_option,
     json_option,
@@ -42,9 +41,15 @@ MODE_HELP = (
 @path_option
 @click.option(
     "--lang", "--language", "language",
-    help="Only this language (python, rust, c, cpp) or docs format (markdown, text).",
+    help="Only this language (python, rust, c, cpp), docs format (markdown, text) or data "
+    "format (csv, tsv, json, jsonl, toml, yaml).",
 )  # fmt: skip
-@click.option("--kind", help=KIND_HELP + " Here docs sections are the kind `section`.")
+@click.option(
+    "--kind",
+    help="Only these kinds, comma-separated: class, enum, function, impl, macro, method, "
+    "struct, trait, union, module (a file's code outside definitions), section (docs), data "
+    "(a data file's records), commit.",
+)
 @limit_option(10)
 @no_refresh_option
 @json_option

@@ -97,4 +97,4 @@ def no_refresh_option(command: Any) -> Any:
     return click.option("--no-refresh", is_flag=True, help=NO_REFRESH_HELP)(command)
 
 
-KIND_HELP = "Only these kinds, one or several comma-separated: class, function,method, ..."
+KIND_HELP = "Only these kinds, comma-separated (e.g. class,function,method)."

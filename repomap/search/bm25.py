@@ -34,8 +34,9 @@ import numpy as np
 
 from repomap import store
 from repomap.errors import RepomapError
-from repomap.languages import DOC_FORMATS
-from repomap.store import Store
+from repomap.languages import DATA_FORMATS, DOC_FORMATS
+from repomap.store import ROWS_PER_FILE, Store
+from repomap.store.chunk_texts import DATA_BASE
 from repomap.store.postings import Postings, fingerprint, read_postings, tokenizer
 
 if TYPE_CHECKING:
@@ -50,6 +51,8 @@ _TRAITS_SQL = """SELECT id, coalesce(file_id, -1), coalesce(doc_id, -1), kind, i
 FROM chunks ORDER BY id"""
 _FILES_OF_LANGUAGE_SQL = "SELECT id FROM files WHERE language = ?"
 _DOCS_OF_FORMAT_SQL = "SELECT id FROM doc_files WHERE format = ?"
+_DATA_OF_FORMAT_SQL = "SELECT id FROM data_files WHERE format = ?"
+_COMMIT_BASE = 1 << 60  # commits' chunk ids (schema v15): after every data file's
 
 
 @dataclass
@@ -286,13 +289,18 @@ def _allowed(db: Store, prepared: Prepared, rows: np.ndarray, filters: Filters) 
         codes = [code for code, name in enumerate(prepared.kind_names) if name in filters.kinds]
         mask &= np.isin(prepared.kinds[rows], codes)
     if filters.file_ids is not None or filters.doc_ids is not None:
-        mask &= np.isin(prepared.file_ids[rows], filters.file_ids or []) | np.isin(
-            prepared.doc_ids[rows], filters.doc_ids or []
+        mask &= (
+            np.isin(prepared.file_ids[rows], filters.file_ids or [])
+            | np.isin(prepared.doc_ids[rows], filters.doc_ids or [])
+            | np.isin(_data_ids(prepared, rows), filters.data_ids or [])
         )
     if filters.language is not None:
         if filters.language in DOC_FORMATS.values():
             ids = [i for (i,) in db.conn.execute(_DOCS_OF_FORMAT_SQL, (filters.language,))]
             mask &= np.isin(prepared.doc_ids[rows], ids)
+        elif filters.language in DATA_FORMATS.values():
+            ids = [i for (i,) in db.conn.execute(_DATA_OF_FORMAT_SQL, (filters.language,))]
+            mask &= np.isin(_data_ids(prepared, rows), ids)
         else:
             ids = [i for (i,) in db.conn.execute(_FILES_OF_LANGUAGE_SQL, (filters.language,))]
             mask &= np.isin(prepared.file_ids[rows], ids)
@@ -415,3 +423,11 @@ def forget() -> None:
 
 if __name__ == "__main__":
     sys.exit(_main(sys.argv[1:]))
+
+
+def _data_ids(prepared: Prepared, rows: np.ndarray) -> np.ndarray:
+    """Per posting row of `rows`, the data file its chunk is a record of (-1 for others): the
+    chunk ids of data file n are DATA_BASE + n * ROWS_PER_FILE + ordinal (schema v15)."""
+    ids = prepared.postings.rowids[rows]
+    data = (ids >= DATA_BASE) & (ids < _COMMIT_BASE)
+    return np.where(data, (ids - DATA_BASE) // ROWS_PER_FILE, -1)

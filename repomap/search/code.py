@@ -28,7 +28,7 @@ from typing import Any
 from repomap import paths, store
 from repomap.errors import BadArgument, BadQuery, RepomapError
 from repomap.index import chunks
-from repomap.languages import DOC_FORMATS, LANGUAGE_ALIASES, LANGUAGES
+from repomap.languages import DATA_FORMATS, DOC_FORMATS, LANGUAGE_ALIASES, LANGUAGES
 from repomap.limits import check_limit
 from repomap.search import morphology
 from repomap.search.filters import Filters
@@ -44,6 +44,7 @@ MAX_QUERY_CHARS = 4096
 # The kinds a result can have, so `--kind` takes each: commits and data records are chunks too.
 CHUNK_KINDS = (*sorted(chunks.CHUNK_KINDS), "module", "section", "commit", "data")
 DOC_LANGUAGES = tuple(sorted(set(DOC_FORMATS.values())))  # markdown, text
+DATA_LANGUAGES = tuple(sorted(set(DATA_FORMATS.values())))  # csv, json, toml, yaml ...
 
 # BM25 weights of the title (name), place (path), head (signature, docs, comments) and body.
 COLUMN_WEIGHTS = (3.0, 1.0, 2.0, 1.0)
@@ -256,9 +257,10 @@ def make_filters(
     lang = None
     if language is not None:
         lowered = language.strip().lower()
-        lang = lowered if lowered in DOC_LANGUAGES else LANGUAGE_ALIASES.get(lowered)
+        formats = (*DOC_LANGUAGES, *DATA_LANGUAGES)
+        lang = lowered if lowered in formats else LANGUAGE_ALIASES.get(lowered)
         if lang is None:
-            choices = ", ".join((*LANGUAGES, *DOC_LANGUAGES))
+            choices = ", ".join((*LANGUAGES, *formats))
             raise BadArgument(f"unknown language {language!r}; use one of {choices}")
     kinds = None
     if kind is not None:
@@ -269,13 +271,14 @@ def make_filters(
             raise BadArgument(
                 f"unknown kind {named}; use one or more of {', '.join(sorted(CHUNK_KINDS))}"
             )
-    file_ids = doc_ids = None
+    file_ids = doc_ids = data_ids = None
     if path is not None:
         path_filter = paths.parse(path, root=store.get_meta(db, "root"))
         if path_filter is not None:
             file_ids = store.ids_matching(db, path_filter, table="files")
             doc_ids = store.ids_matching(db, path_filter, table="doc_files")
-    return Filters(file_ids, doc_ids, lang, kinds)
+            data_ids = store.ids_matching(db, path_filter, table="data_files")
+    return Filters(file_ids, doc_ids, lang, kinds, data_ids)
 
 
 def _fts_query(terms: Sequence[str]) -> str:
@@ -305,12 +308,17 @@ def _where(filters: Filters) -> tuple[str, list[Any]]:
     if filters.file_ids is not None or filters.doc_ids is not None:
         clauses.append(
             "(c.file_id IN (SELECT value FROM json_each(?))"
-            " OR c.doc_id IN (SELECT value FROM json_each(?)))"
+            " OR c.doc_id IN (SELECT value FROM json_each(?))"
+            " OR c.data_id IN (SELECT value FROM json_each(?)))"
         )
-        params += [_json_ids(filters.file_ids), _json_ids(filters.doc_ids)]
+        params += [
+            _json_ids(filters.file_ids), _json_ids(filters.doc_ids), _json_ids(filters.data_ids)
+        ]  # fmt: skip
     if filters.language is not None:
         if filters.language in DOC_LANGUAGES:
             clauses.append("c.doc_id IN (SELECT id FROM doc_files WHERE format = ?)")
+        elif filters.language in DATA_LANGUAGES:
+            clauses.append("c.data_id IN (SELECT id FROM data_files WHERE format = ?)")
         else:
             clauses.append("c.file_id IN (SELECT id FROM files WHERE language = ?)")
         params.append(filters.language)
@@ -815,8 +823,9 @@ def _fold_prototypes(
 def _paths(db: Store, filters: Filters) -> set[str]:
     rows = db.conn.execute(
         "SELECT path FROM files WHERE id IN (SELECT value FROM json_each(?)) UNION ALL "
-        "SELECT path FROM doc_files WHERE id IN (SELECT value FROM json_each(?))",
-        (_json_ids(filters.file_ids), _json_ids(filters.doc_ids)),
+        "SELECT path FROM doc_files WHERE id IN (SELECT value FROM json_each(?)) UNION ALL "
+        "SELECT path FROM data_files WHERE id IN (SELECT value FROM json_each(?))",
+        (_json_ids(filters.file_ids), _json_ids(filters.doc_ids), _json_ids(filters.data_ids)),
     )
     return {path for (path,) in rows}
 

@@ -10,10 +10,11 @@ from dataclasses import dataclass
 class Filters:
     """Which chunks may be ranked: None is no restriction."""
 
-    file_ids: list[int] | None = None
-    doc_ids: list[int] | None = None
-    language: str | None = None  # a code language, or a doc format (markdown, text)
+    file_ids: list[int] | None = None  # with a path filter: the code files, docs and data
+    doc_ids: list[int] | None = None  # files it lets through (all three are set together)
+    language: str | None = None  # a code language, a doc format (markdown) or a data format
     kinds: tuple[str, ...] | None = None
+    data_ids: list[int] | None = None
 
     @property
     def names_tests(self) -> bool:

@@ -369,15 +369,30 @@ def build_server(
         ] = None,
         path: PathFilterArg = None,
         language: Annotated[
-            Literal["python", "rust", "c", "cpp", "markdown", "text"] | None,
-            Field(description="Only code of this language, or docs of this format."),
+            Literal[
+                "python",
+                "rust",
+                "c",
+                "cpp",
+                "markdown",
+                "text",
+                "csv",
+                "tsv",
+                "json",
+                "jsonl",
+                "toml",
+                "yaml",
+            ]
+            | None,
+            Field(description="Only code of this language, or docs or data of this format."),
         ] = None,
         kind: Annotated[
             str | None,
             Field(
                 max_length=200,
                 description="Only these kinds, comma-separated: function, method, macro, class, "
-                "struct, enum, union, trait, impl, module (a file's top-level code), section.",
+                "struct, enum, union, trait, impl, module (a file's top-level code), section "
+                "(docs), data (a data file's records), commit.",
             ),
         ] = None,
         limit: Annotated[int, Field(ge=1, le=1000, description="Most results (1-1000).")] = 10,
