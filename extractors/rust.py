@@ -229,7 +229,7 @@ def _name(item: _Item, parent: _Item | None, source: bytes, module: str) -> bool
         trait_name = _type_name(trait, source) if trait else ""
         label = f"{trait_name} for {item.name}" if trait_name else item.name
         item.qualified_name = _join(prefix, label)
-        item.scope = _join(prefix, item.name)
+        item.scope = _join(prefix, _type_name(_referent(self_type), source))
     else:
         name = node.child_by_field_name("name")
         if name is None or name.start_byte == name.end_byte:
@@ -241,6 +241,18 @@ def _name(item: _Item, parent: _Item | None, source: bytes, module: str) -> bool
             item.kind = "method"
     item.parent = parent.qualified_name if parent else None
     return True
+
+
+def _referent(node: Node) -> Node:
+    """The type a reference or pointer type points to (`&'a mut Bar<T>` -> `Bar<T>`): an impl
+    for `&'a Utf8Sequence` puts its items under `Utf8Sequence`, as rustdoc lists them, not
+    under `&'a Utf8Sequence` (`utf8::&'a Utf8Sequence::into_iter`)."""
+    while node.type in ("reference_type", "pointer_type"):
+        inner = node.child_by_field_name("type")
+        if inner is None:
+            break
+        node = inner
+    return node
 
 
 def _type_name(node: Node, source: bytes) -> str:

@@ -392,6 +392,26 @@ def test_impls_of_non_path_types_keep_the_type_text():
     ]
 
 
+def test_an_impl_for_a_reference_puts_its_items_under_the_type_it_points_to():
+    # regex-syntax: `impl<'a> IntoIterator for &'a Utf8Sequence` named its method
+    # `utf8::&'a Utf8Sequence::into_iter`; rustdoc lists it under Utf8Sequence. The impl keeps
+    # its type as written.
+    source = (
+        b"impl<'a> IntoIterator for &'a Utf8Sequence {\n    fn into_iter(self) {}\n}\n"
+        b"impl<'a, W: Write> Write for &'a mut Sink<W> {\n    fn flush(&mut self) {}\n}\n"
+        b"impl Send for *const Raw {\n    fn send() {}\n}\n"
+    )
+    symbols = rust.extract(source, "src/utf8.rs").symbols
+    assert [(s.kind, s.qualified_name) for s in symbols] == [
+        ("impl", "utf8::IntoIterator for &'a Utf8Sequence"),
+        ("method", "utf8::Utf8Sequence::into_iter"),
+        ("impl", "utf8::Write for &'a mut Sink"),
+        ("method", "utf8::Sink::flush"),
+        ("impl", "utf8::Send for *const Raw"),
+        ("method", "utf8::Raw::send"),
+    ]
+
+
 def test_syntax_errors_keep_what_was_found():
     result = rust.extract(b"fn good() {}\nfn broken( {\n/// Doc.\nstruct After;\n", "src/lib.rs")
     assert result.status == "ok"

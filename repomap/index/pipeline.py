@@ -119,8 +119,10 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # macro line before `GIT_EXTERN(int) f(` or `START_TEST(t) {`, `} _PACKED name;`, a typedef's
 # words the file defines as macros (`typedef DEPRECATED int8_t int8 DEPRECATED2;`); 30:
 # `MACRO(name) {` named `name` when the file's `#define MACRO(x)` opens a function `x(`, a
-# mixed-case `Macro(name) {` as written, and no locals of a body whose function was not read
-EXTRACTOR_VERSION = "30"
+# mixed-case `Macro(name) {` as written, and no locals of a body whose function was not read;
+# libpng's `PNG_FUNCTION(type, name, (params), ..) {` named `name`; 31: a Rust impl for a
+# reference or pointer type puts its items under the type it points to (`Utf8Sequence::x`)
+EXTRACTOR_VERSION = "31"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 EXTRACTED_AHEAD = 1024  # results the workers may have ready before the writer takes them
