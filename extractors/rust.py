@@ -223,7 +223,7 @@ def _name(item: _Item, parent: _Item | None, source: bytes, module: str) -> bool
     if item.kind == "impl":
         self_type = node.child_by_field_name("type")
         item.name = _type_name(self_type, source) if self_type else ""
-        if not item.name:
+        if self_type is None or not item.name:
             return False
         trait = node.child_by_field_name("trait")
         trait_name = _type_name(trait, source) if trait else ""
