@@ -284,6 +284,9 @@ def test_results_are_deterministic_and_bounded(tree: Path) -> None:
     assert first["count"] == len(first["results"]) == 2
     assert first["truncated"] is True
     assert set(first["meta"]) >= {"timings_ms", "model_id", "coverage"}
+    # every stage named whatever the mode runs (lexical here: no embedding, no vectors)
+    assert set(first["meta"]["timings_ms"]) >= {"embed", "vector", "lexical", "total"}
+    assert first["meta"]["timings_ms"]["embed"] == 0
 
 
 def test_truncated_says_when_more_match_than_the_limit_even_past_the_candidates(

@@ -110,6 +110,9 @@ class CodeHit:
         }  # fmt: skip
 
 
+TIMED_STAGES = ("embed", "vector", "lexical", "total")
+
+
 @dataclass
 class CodeResults:
     query: str
@@ -134,7 +137,11 @@ class CodeResults:
             "count": len(self.hits),
             "truncated": self.truncated,
             "meta": {
-                "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
+                # every stage named, 0 for one the mode does not run: one shape for every mode
+                "timings_ms": {
+                    k: round(v, 2)
+                    for k, v in {**dict.fromkeys(TIMED_STAGES, 0.0), **self.timings_ms}.items()
+                },
                 "model_id": self.model_id,
                 "coverage": self.coverage,
                 "server": self.server,

@@ -86,8 +86,9 @@ class CodeSearchAnswer(Answer):
     )
     word_matches: OptionalInt = Field(
         default=None,
-        description="Chunks holding any of the question's words (lexical, hybrid); 0: the "
-        "results are the nearest by meaning alone.",
+        description="Chunks holding any of the question's words (lexical, hybrid), counted up "
+        "to the candidates read (300, or 2 x limit + 20); 0: the results are the nearest by "
+        "meaning alone.",
     )
 
 
