@@ -30,15 +30,23 @@ KEYWORDS = (
 )  # not names a macro body uses
 
 
+# A macro's arguments, over lines too (at most 8 line breaks, no parentheses, braces or `;`
+# inside), never across a line that starts a comment or a directive: an attribute macro spelled
+# over two lines; blanked across `///`, LLVM's doc comments broke. Runs of a line's characters
+# between the breaks: as fast as the one-line pattern was on the kernel sample.
+_ARGUMENTS_OVER_LINES = rb"\([^();{}\n]*(?:\n(?![ \t]*(?:/[/*]|\*|#))[^();{}\n]*){0,8}\)"
+
 # `class LLVM_ABI Foo {`, `struct LLVM_NODISCARD Foo final : Base {`, `class GTEST_API_ Foo {`,
 # `struct ABSL_DECLSPEC Storage<T, I, true> : T {`, `class Q_CORE_EXPORT QEvent // base\n{`,
 # `class PROTOBUF_EXPORT PROTOBUF_ALIGNAS(8) Arena final {` (a run of them), and
-# before a conditional base clause (`class Q_CORE_EXPORT QCoreApplication\n#ifndef ..`). One
+# before a conditional base clause (`class Q_CORE_EXPORT QCoreApplication\n#ifndef ..`); a
+# macro's arguments may run over lines (benchmark's `class BENCHMARK_EXPORT
+# BENCHMARK_DEPRECATED_MSG(\n "..") CSVReporter`, range-v3's deprecations: 32 lost). One
 # regex per keyword:
 # a literal prefix makes the scan several times faster than an alternation.
 _EXPORT_MACROS = tuple(
     re.compile(
-        keyword + rb"[ \t]+((?:[A-Z][A-Z0-9_]*[A-Z0-9_](?:\([^()\n]*\))?\s+)+)"
+        keyword + rb"[ \t]+((?:[A-Z][A-Z0-9_]*[A-Z0-9_](?:" + _ARGUMENTS_OVER_LINES + rb")?\s+)+)"
         rb"(?=(?!final\b|[A-Z0-9_]*(?:FINAL|SEALED)(?!\w))"
         rb"[A-Za-z_]\w*\s*(?:<[^;{}]*>\s*)?(?:final\s*)?(?://[^\n]*\s*)?[:{#])"
     )
@@ -66,7 +74,10 @@ _LOWER_EXPORT_MACROS = tuple(
 # line (a 20 KB line took 6 s).
 _AFTER_NAME_MACROS = tuple(
     re.compile(
-        keyword + rb"[ \t]+((?:[A-Z][A-Z0-9_]*[A-Z0-9_](?:\([^()\n]*\))?\s+){0,4})"
+        keyword
+        + rb"[ \t]+((?:[A-Z][A-Z0-9_]*[A-Z0-9_](?:"
+        + _ARGUMENTS_OVER_LINES
+        + rb")?\s+){0,4})"
         rb"((?!final\b)[A-Za-z_]\w*)(?!\w)[ \t]*(?:<[^;{}()]*>[ \t]*)?"
         rb"((?:[A-Z][A-Z0-9_]*[A-Z0-9_](?!\w)(?:[ \t]*\([^()\n]*\))?[ \t]*){1,4})"
         rb"(?=\s*(?:final\s*)?(?:\{|:(?!:)))"
@@ -92,6 +103,24 @@ _DECLARATION_MACROS = re.compile(
     rb"(?:[ \t]*\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))?)[ \t]*)+)"
     rb"(?=[ \t]*(?:\n|//|/\*|[A-Za-z_~]))"
 )  # `\n` first, not `^`: a literal prefix lets the scan skip from line to line
+# A lower-case macro that stands for a specifier (simdjson's `simdjson_inline`, string-view
+# lite's `nssv_constexpr` and `nssv_noexcept`, `really_inline`): named `<prefix>_` and the
+# specifier it expands to. Left in, tree-sitter read it as a return type, and simdjson lost 165
+# constructors, conversion operators and methods. Blanked only where no variable can stand:
+# first on its line (after specifiers) and followed by a name, or after a parameter list.
+_LOWER_SPECIFIER = (
+    rb"(?:[a-z][a-z0-9]*_(?:really_|force_|always_)?(?:inline|noinline|forceinline|noexcept"
+    rb"|constexpr(?:1[147]|2[03])?|nodiscard)|really_inline)(?![\w(])"
+)
+_LOWER_SPECIFIER_WORDS = (b"_inline", b"_noexcept", b"_constexpr", b"_nodiscard")
+_LEADING_LOWER_SPECIFIER = re.compile(
+    rb"\n[ \t]*(?:(?:static|inline|extern|virtual|explicit|friend|constexpr)[ \t]+)*"
+    rb"(" + _LOWER_SPECIFIER + rb")[ \t]+(?=[A-Za-z_~])"
+)
+_TRAILING_LOWER_SPECIFIER = re.compile(
+    rb"\)[ \t]*(?:(?:const|volatile|&&?)[ \t]*)*(" + _LOWER_SPECIFIER + rb")"
+    rb"(?=\s*(?://[^\n]*\n\s*)?(?:\{|;|:(?!:)|=|->|override\b|final\b|const\b|noexcept\b))"
+)
 _MACRO_TYPED_HEAD = re.compile(
     rb"[A-Z][A-Z0-9]*_[A-Z0-9_]*[ \t]*\([^()\n]*\)(?:[ \t*]+[A-Za-z_]\w*[ \t]*\(|\s*\{)"
 )
@@ -211,7 +240,7 @@ _RECORD_DEFINED_MACRO = re.compile(rb"\}[ \t]*([A-Z][A-Z0-9_]*)[ \t]*;")
 _DEFINED_CAPITALS = re.compile(rb"#[ \t]*define[ \t]+([A-Z][A-Z0-9_]*)(?![\w(])")
 _RECORD_HEAD_WORD = re.compile(rb"\b(?:struct|union|class)\b")
 _ANNOTATION_CALL = re.compile(
-    rb"[ \t]([A-Z][A-Z0-9]*_[A-Z0-9_]*[ \t]*\([^()\n;]*\))(?=[ \t]*[;=,])"
+    rb"[ \t]([A-Z][A-Z0-9]*_[A-Z0-9_]*[ \t]*" + _ARGUMENTS_OVER_LINES + rb")(?=[ \t]*[;=,])"
 )
 _ANNOTATED_NAME = re.compile(rb"[\w>*&][ \t]+([A-Za-z_]\w*)[ \t]*\Z")
 _TYPEDEF = re.compile(rb"\btypedef\b")
@@ -527,6 +556,13 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
         spans += _enum_macros(source, lang)
     if lang == "cpp":
         spans += _after_name_macros(source)
+        if any(word in source for word in _LOWER_SPECIFIER_WORDS):
+            # the leading scan wants a line's `\n` before it: the file's first line has one
+            spans += [
+                (m.start(1) - 1, m.end(1) - 1)
+                for m in _LEADING_LOWER_SPECIFIER.finditer(b"\n" + source)
+            ]
+            spans += [m.span(1) for m in _TRAILING_LOWER_SPECIFIER.finditer(source)]
     spans += [m.span(1) for m in _POINTER_MACRO.finditer(source)]
     spans += [m.span(1) for m in _RECORD_ATTRIBUTE.finditer(source) if _not_keywords(m[1])]
     if b"offsetof" in source:

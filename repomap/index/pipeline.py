@@ -121,8 +121,10 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # `MACRO(name) {` named `name` when the file's `#define MACRO(x)` opens a function `x(`, a
 # mixed-case `Macro(name) {` as written, and no locals of a body whose function was not read;
 # libpng's `PNG_FUNCTION(type, name, (params), ..) {` named `name`; 31: a Rust impl for a
-# reference or pointer type puts its items under the type it points to (`Utf8Sequence::x`)
-EXTRACTOR_VERSION = "31"
+# reference or pointer type puts its items under the type it points to (`Utf8Sequence::x`);
+# 32: lower-case specifier macros (`simdjson_inline`, `nssv_noexcept`), an attribute macro's
+# arguments over lines before a record's or an alias's name
+EXTRACTOR_VERSION = "32"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 EXTRACTED_AHEAD = 1024  # results the workers may have ready before the writer takes them
