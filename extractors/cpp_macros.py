@@ -237,6 +237,11 @@ _RECORD_MACRO_BEFORE_NAME = re.compile(
     rb"(?!(?:const|volatile)\b)[A-Za-z_]\w*[ \t]*;"
 )
 _RECORD_DEFINED_MACRO = re.compile(rb"\}[ \t]*([A-Z][A-Z0-9_]*)[ \t]*;")
+# haproxy's `struct fdlist_entry {..} ALIGNED(8);`: a capitals call without an underscore after
+# a record's `}` (_RECORD_CAPITALS wants one): a function or variable `ALIGNED` (7).
+_RECORD_ATTRIBUTE_CALL = re.compile(
+    rb"\}[ \t]*([A-Z][A-Z0-9]+[ \t]*\((?:[^()\n]|\([^()\n]*\))*\))[ \t]*;"
+)
 _DEFINED_CAPITALS = re.compile(rb"#[ \t]*define[ \t]+([A-Z][A-Z0-9_]*)(?![\w(])")
 _RECORD_HEAD_WORD = re.compile(rb"\b(?:struct|union|class)\b")
 _ANNOTATION_CALL = re.compile(
@@ -1250,6 +1255,10 @@ def _record_capitals(source: bytes) -> Spans:
         head = head or _record_head(source, match.start())
         if head is not None and not _TYPEDEF.search(source, *head):
             spans.append(match.span(3))
+    for match in _RECORD_ATTRIBUTE_CALL.finditer(source):
+        head = _record_head(source, match.start(), 4096)
+        if head is not None and _RECORD_HEAD_WORD.search(source, *head):
+            spans.append(match.span(1))
     return spans
 
 

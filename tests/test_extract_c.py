@@ -1794,3 +1794,15 @@ def test_macro_named_arrays_and_string_macro_runs() -> None:
         ("foo_list", "variable", 8, 8),
         ("z", "variable", 9, 9),
     ]
+
+
+def test_an_attribute_call_after_a_records_brace_is_no_function():
+    # haproxy's `struct fdlist_entry {..} ALIGNED(8);`: a function `ALIGNED` over the struct's
+    # lines (7 of them). After a function's `}` the call stays (`} EXPORT(f);`).
+    source = (
+        b"struct fdlist_entry {\n\tint next;\n\tint prev;\n} ALIGNED(8);\n"
+        b"struct plain { int a; };\n"
+        b"void f(void) {\n  g();\n} EXPORT(f);\n"
+    )
+    found = [(s.qualified_name, s.kind, s.start_line) for s in extract("c", source, "t.h").symbols]
+    assert found == [("fdlist_entry", "struct", 1), ("plain", "struct", 5), ("f", "function", 6)]

@@ -123,8 +123,9 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # libpng's `PNG_FUNCTION(type, name, (params), ..) {` named `name`; 31: a Rust impl for a
 # reference or pointer type puts its items under the type it points to (`Utf8Sequence::x`);
 # 32: lower-case specifier macros (`simdjson_inline`, `nssv_noexcept`), an attribute macro's
-# arguments over lines before a record's or an alias's name
-EXTRACTOR_VERSION = "32"
+# arguments over lines before a record's or an alias's name; 33: `} ALIGNED(8);` after a
+# record is no function
+EXTRACTOR_VERSION = "33"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 EXTRACTED_AHEAD = 1024  # results the workers may have ready before the writer takes them
