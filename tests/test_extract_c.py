@@ -924,11 +924,7 @@ def test_a_macro_head_with_a_parameter_list_names_the_function_before_it():
         b"\n    PNG_NORETURN)\n{\n   abort();\n}\n\n"
         b"SYSCALL_DEFINE1(umask, int, mask)\n{\n\treturn 0;\n}\n"
     )
-    found = [
-        (s.qualified_name, s.kind, s.start_line, s.end_line)
-        for s in extract("c", source, "t.c").symbols
-    ]
-    assert found == [
+    assert _symbols(source) == [
         ("png_realloc_array", "function", 1, 6),
         ("png_error", "function", 8, 13),
         ("SYSCALL_DEFINE1(umask)", "function", 15, 18),  # no parameter list among them
@@ -950,11 +946,7 @@ def test_a_macro_this_file_defines_names_its_function_after_its_argument():
         b"int file_level = 2;\n"
         b"static MLX5E_DECLARE_STATS_GRP_OP_FILL_STRS(sw)\n{\n\tint i;\n\treturn i;\n}\n"
     )
-    found = [
-        (s.qualified_name, s.kind, s.start_line, s.end_line)
-        for s in extract("c", source, "t.c").symbols
-    ]
-    assert found == [
+    assert _symbols(source) == [
         ("DECLAREContigPutFunc", "macro", 1, 3),
         ("putgreytile", "function", 5, 9),  # the macro's body names its argument's function
         ("DeclareOther(putother)", "function", 11, 15),  # defined elsewhere: named as written
