@@ -314,6 +314,13 @@ _TYPEDEF_CALL_MACROS = re.compile(
     rb"typedef\b[^;{}()]{1,200}?\([ \t]*((?:[A-Z_][A-Z0-9_]+[ \t]+|[A-Z_][A-Z0-9_]+(?=\*))+)"
     rb"\*?[ \t]*[A-Za-z_]\w*[ \t]*\)[ \t\r\n]*\("
 )
+# libpng's `png_uint_32 (PNGAPI\npng_get_uint_32)(png_const_bytep buf) {`: a calling-convention
+# macro inside the parentheses that keep a function's name from macro expansion. Left in, the
+# function was lost and its locals read as the file's variables. Only capitals, and only
+# where the name, its `)` and the parameters' `(` follow.
+_NAME_PARENTHESES_MACRO = re.compile(
+    rb"\(([A-Z_][A-Z0-9_]+)(?:[ \t]+|[ \t]*\r?\n[ \t]*)(?=[A-Za-z_]\w*\)[ \t]*\()"
+)
 # libgit2's `typedef int GIT_CALLBACK(git_apply_delta_cb)(const git_diff_delta *d, ..);`: a
 # macro in capitals that wraps a function type's name (`#define GIT_CALLBACK(name) (*name)`).
 # Left in, the typedef was named after the macro. The macro's name, its `(` and its `)` are
@@ -573,6 +580,7 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
     if b"offsetof" in source:
         spans += [m.span(1) for m in _OFFSETOF_PATH.finditer(source)]
     spans += [m.span(1) for m in _CPLUSPLUS_GUARD.finditer(source)]
+    spans += [m.span(1) for m in _NAME_PARENTHESES_MACRO.finditer(source)]
     if any(word in source for word in _CALLING_CONVENTIONS):
         spans += _calling_conventions(source)
     if b"typedef" in source:

@@ -1798,3 +1798,18 @@ def test_an_attribute_call_after_a_records_brace_is_no_function():
     )
     found = [(s.qualified_name, s.kind, s.start_line) for s in extract("c", source, "t.h").symbols]
     assert found == [("fdlist_entry", "struct", 1), ("plain", "struct", 5), ("f", "function", 6)]
+
+
+def test_a_calling_convention_macro_inside_a_functions_name_parentheses_is_blanked():
+    # libpng's `png_uint_32 (PNGAPI\npng_get_uint_32)(png_const_bytep buf) {`: the parentheses
+    # keep the name from macro expansion; with the macro inside, the function was lost and its
+    # locals read as the file's variables. `(CAST x)` elsewhere is no declaration.
+    source = (
+        b"png_uint_32 (PNGAPI\npng_get_uint_32)(png_const_bytep buf)\n{\n"
+        b"   png_uint_32 uval = 1;\n   return uval;\n}\n"
+        b"int (plain)(int x) { return x; }\n"
+    )
+    assert _symbols(source) == [
+        ("png_get_uint_32", "function", 1, 6),
+        ("plain", "function", 7, 7),
+    ]
