@@ -126,6 +126,9 @@ class PathFilter:
         return self.text
 
 
+_EMPTY_SEGMENTS = re.compile(r"(?<=.)/(?:\.?/)+")  # after the first character: `/` anchors
+
+
 def parse(raw: str | None, root: Path | str | None = None) -> PathFilter | None:
     """The filter `raw` means, or None when it keeps everything (None, "", ".", "/" alone).
 
@@ -133,7 +136,9 @@ def parse(raw: str | None, root: Path | str | None = None) -> PathFilter | None:
     """
     if raw is None:
         return None
-    text = raw.strip().replace("\\", "/")
+    # `src//attr/`, `src/./attr/`: the folder they name (a typed or joined path's doubled slash
+    # matched nothing)
+    text = _EMPTY_SEGMENTS.sub("/", raw.strip().replace("\\", "/"))
     if root is not None and text.startswith("/") and not is_glob(text):
         base = os.fspath(root).replace("\\", "/").rstrip("/")
         if base and (text + "/").startswith(base + "/"):

@@ -33,6 +33,7 @@ TREE = [
         ("django/db", {"django/db/__init__.py", "django/db/models/query.py",
                        "django/db/backends/default.py"}),
         ("./django/db/models/query.py", {"django/db/models/query.py"}),
+        ("django//db/./models//query.py", {"django/db/models/query.py"}),  # empty segments
         ("django\\db\\models\\query.py", {"django/db/models/query.py"}),
         ("src/", {"src/lib.rs"}),  # the root's src, not crates/net/src
         ("setup.py", {"setup.py"}),
