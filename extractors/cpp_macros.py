@@ -225,23 +225,25 @@ _RECORD_ATTRIBUTES = re.compile(
 # HarfBuzz's `struct {..}\nHB_FUNCOBJ (hb_identity);` puts the macro on the next line: a
 # function named `HB_FUNCOBJ` whose scope took the struct's `operator ()`s (40 lost). There the
 # braces must be a record's (`}\nEXPORT_SYMBOL(f);` follows a function's).
+# haproxy's `struct fdlist_entry {..} ALIGNED(8);`: a call needs no underscore (a function or
+# variable `ALIGNED` was made, 7).
+_CALL_ARGUMENTS = rb"[ \t]*\((?:[^()\n]|\([^()\n]*\))*\)"  # one line, two levels deep
 _RECORD_CAPITALS = re.compile(  # from each `}` (rarer than line ends), first on its line
     rb"\}([ \t]*(?:\r?\n[ \t]*)?)(?:([A-Za-z_]\w*)[ \t]+)?"
-    rb"([A-Z][A-Z0-9]*_[A-Z0-9_]*(?:[ \t]*\((?:[^()\n]|\([^()\n]*\))*\))?)[ \t]*;"
+    rb"((?:[A-Z][A-Z0-9]*_[A-Z0-9_]*(?:"
+    + _CALL_ARGUMENTS
+    + rb")?|[A-Z][A-Z0-9]+"
+    + _CALL_ARGUMENTS
+    + rb"))[ \t]*;"
 )
 # libarchive's xxhash.c `typedef struct _U32_S { U32 v; } _PACKED U32_S;`: the macro before the
 # name. Left in, the typedef was named `_PACKED`. Only after a record's braces (a function's `}`
 # may be followed by a declaration of a type in capitals).
 _RECORD_MACRO_BEFORE_NAME = re.compile(
-    rb"\}[ \t]*(_?[A-Z][A-Z0-9_]*(?:[ \t]*\((?:[^()\n]|\([^()\n]*\))*\))?)[ \t]+"
+    rb"\}[ \t]*(_?[A-Z][A-Z0-9_]*(?:" + _CALL_ARGUMENTS + rb")?)[ \t]+"
     rb"(?!(?:const|volatile)\b)[A-Za-z_]\w*[ \t]*;"
 )
 _RECORD_DEFINED_MACRO = re.compile(rb"\}[ \t]*([A-Z][A-Z0-9_]*)[ \t]*;")
-# haproxy's `struct fdlist_entry {..} ALIGNED(8);`: a capitals call without an underscore after
-# a record's `}` (_RECORD_CAPITALS wants one): a function or variable `ALIGNED` (7).
-_RECORD_ATTRIBUTE_CALL = re.compile(
-    rb"\}[ \t]*([A-Z][A-Z0-9]+[ \t]*\((?:[^()\n]|\([^()\n]*\))*\))[ \t]*;"
-)
 _DEFINED_CAPITALS = re.compile(rb"#[ \t]*define[ \t]+([A-Z][A-Z0-9_]*)(?![\w(])")
 _RECORD_HEAD_WORD = re.compile(rb"\b(?:struct|union|class)\b")
 _ANNOTATION_CALL = re.compile(
@@ -1263,10 +1265,6 @@ def _record_capitals(source: bytes) -> Spans:
         head = head or _record_head(source, match.start())
         if head is not None and not _TYPEDEF.search(source, *head):
             spans.append(match.span(3))
-    for match in _RECORD_ATTRIBUTE_CALL.finditer(source):
-        head = _record_head(source, match.start(), 4096)
-        if head is not None and _RECORD_HEAD_WORD.search(source, *head):
-            spans.append(match.span(1))
     return spans
 
 

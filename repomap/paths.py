@@ -202,8 +202,8 @@ VENDORED_TOP_FOLDERS = frozenset({"vendor", "deps", "external", "extern"})
 
 def is_demoted_path(path: str) -> bool:
     """Tests, benchmarks, examples, vendored code and type stubs: `tests/`, `examples/`,
-    `benches/`, `libtests/`, `testdata/`, `test_x.py`, `x_test.go`, `foo_tests.rs`, `test.rs` (rayon's test modules),
-    `conftest.py`, `third_party/`,
+    `benches/`, `libtests/`, `testdata/`, `test_x.py`, `x_test.go`, `foo_tests.rs`, `test.rs`
+    (rayon's test modules), `conftest.py`, `third_party/`,
     `fmt/bundled/`, `vendor/`, `deps/`, `external/` at the top of the tree, and `.pyi` files
     (a stub repeats the signatures and docstrings of the code that does the work)."""
     parts = path.lower().split("/")

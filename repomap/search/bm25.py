@@ -36,7 +36,7 @@ from repomap import store
 from repomap.errors import RepomapError
 from repomap.languages import DATA_FORMATS, DOC_FORMATS
 from repomap.store import ROWS_PER_FILE, Store
-from repomap.store.chunk_texts import DATA_BASE
+from repomap.store.chunk_texts import COMMIT_BASE, DATA_BASE
 from repomap.store.postings import Postings, fingerprint, read_postings, tokenizer
 
 if TYPE_CHECKING:
@@ -52,7 +52,6 @@ FROM chunks ORDER BY id"""
 _FILES_OF_LANGUAGE_SQL = "SELECT id FROM files WHERE language = ?"
 _DOCS_OF_FORMAT_SQL = "SELECT id FROM doc_files WHERE format = ?"
 _DATA_OF_FORMAT_SQL = "SELECT id FROM data_files WHERE format = ?"
-_COMMIT_BASE = 1 << 60  # commits' chunk ids (schema v15): after every data file's
 
 
 @dataclass
@@ -321,6 +320,14 @@ BUILD_TIMEOUT = 600.0  # seconds: a build process past this is stopped; SQLite a
 BUILD_PYTHON = sys.executable  # the interpreter of the build process: this one
 
 
+def _data_ids(prepared: Prepared, rows: np.ndarray) -> np.ndarray:
+    """Per posting row of `rows`, the data file its chunk is a record of (-1 for others): the
+    chunk ids of data file n are DATA_BASE + n * ROWS_PER_FILE + ordinal (schema v15)."""
+    ids = prepared.postings.rowids[rows]
+    data = (ids >= DATA_BASE) & (ids < COMMIT_BASE)
+    return np.where(data, (ids - DATA_BASE) // ROWS_PER_FILE, -1)
+
+
 def prepared(
     db: Store, weights: Sequence[float], *, wait: bool = False, start: bool = True
 ) -> Prepared | None:
@@ -423,11 +430,3 @@ def forget() -> None:
 
 if __name__ == "__main__":
     sys.exit(_main(sys.argv[1:]))
-
-
-def _data_ids(prepared: Prepared, rows: np.ndarray) -> np.ndarray:
-    """Per posting row of `rows`, the data file its chunk is a record of (-1 for others): the
-    chunk ids of data file n are DATA_BASE + n * ROWS_PER_FILE + ordinal (schema v15)."""
-    ids = prepared.postings.rowids[rows]
-    data = (ids >= DATA_BASE) & (ids < _COMMIT_BASE)
-    return np.where(data, (ids - DATA_BASE) // ROWS_PER_FILE, -1)

@@ -452,12 +452,12 @@ class Service:
         used = mode
         embedding_said = False
         for root, path_filter in scopes:
+            asked = functools.partial(
+                self._search_root, root, query, path=path_filter, language=language, kind=kind,
+                limit=limit,
+            )  # fmt: skip
             try:
-                with self.reading(root) as db:
-                    result = code_search.search_code(
-                        db, query, mode=mode, path=path_filter, language=language, kind=kind,
-                        limit=limit, log=root.settings.search_log,
-                    )  # fmt: skip
+                result = asked(mode)
             except (code_search.NoEmbeddings, EmbeddingModelMismatch):
                 # This server's embedder is making the vectors (or replacing another model's):
                 # said so, not the CLI's fix it runs already; the default answers by words.
@@ -468,11 +468,7 @@ class Service:
                     raise code_search.NoEmbeddings(
                         f"{under_way}: ask again shortly, or use mode lexical"
                     ) from None
-                with self.reading(root) as db:
-                    result = code_search.search_code(
-                        db, query, mode="lexical", path=path_filter, language=language,
-                        kind=kind, limit=limit, log=root.settings.search_log,
-                    )  # fmt: skip
+                result = asked("lexical")
                 notices.append(f"{under_way}: this answer is by words alone")
                 embedding_said = True
             truncated = truncated or result.truncated
@@ -521,6 +517,29 @@ class Service:
             coverage=coverage,
             word_matches=word_matches,
         )
+
+    def _search_root(
+        self,
+        root: Root,
+        query: str,
+        mode: str | None,
+        *,
+        path: str | None,
+        language: str | None,
+        kind: str | None,
+        limit: int,
+    ) -> code_search.CodeResults:
+        with self.reading(root) as db:
+            return code_search.search_code(
+                db,
+                query,
+                mode=mode,
+                path=path,
+                language=language,
+                kind=kind,
+                limit=limit,
+                log=root.settings.search_log,
+            )
 
     def embedding_under_way(self, root: Root) -> str | None:
         """What this server's embedder is doing for `root`, if it is running."""
