@@ -469,8 +469,13 @@ class Service:
                         f"{under_way}: ask again shortly, or use mode lexical"
                     ) from None
                 result = asked("lexical")
-                notices.append(f"{under_way}: this answer is by words alone")
-                embedding_said = True
+            if mode is None and result.mode == "lexical":
+                # the default fell back to words (here, or inside the search when the embedder
+                # had dropped another model's vectors already): say why, if it is this server's
+                under_way = self.embedding_under_way(root)
+                if under_way is not None:
+                    notices.append(f"{under_way}: this answer is by words alone")
+                    embedding_said = True
             truncated = truncated or result.truncated
             used = used or result.mode
             if timings is not None:
