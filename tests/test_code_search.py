@@ -127,6 +127,44 @@ def test_a_question_in_words_meets_split_and_stemmed_identifiers(tree: Path) -> 
     assert 0 < hit["score"] <= 1
 
 
+SETTINGS = """
+def load_settings(path):
+    text = read(path)
+    if not text:
+        return {}
+    # fall back to the environment when the file is empty
+    values = parse(text)
+    values.update(readEnvironmentOverrides())
+    return values
+"""
+
+
+def test_each_result_shows_the_lines_holding_the_most_question_words(tmp_path: Path) -> None:
+    """As rg prints the matching line: the lines of a result's range holding the most of the
+    question's distinct words (stemmed, identifiers split), in file order, ties to the earlier
+    line, the signature left to the snippet; none from a file changed since it was indexed."""
+    root = indexed(tmp_path / "repo", {"conf.py": SETTINGS})
+    question = "where are the environment overrides applied to the loaded setting values?"
+    code, data, _ = search(root, question, "--mode", "lexical")
+    assert code == 0
+    hit = data["results"][0]
+    assert (hit["name"], hit["start_line"]) == ("load_settings", 1)
+    # line 5, the comment, holds "environment" too, but the snippet (the head) shows it
+    assert "fall back to the environment when the file is empty" in hit["snippet"]
+    assert hit["match_lines"] == [
+        {"line": 6, "text": "values = parse(text)"},
+        {"line": 7, "text": "values.update(readEnvironmentOverrides())"},
+    ]
+    text = repomap("search", question, "--mode", "lexical", "--root", str(root))
+    assert "    7: values.update(readEnvironmentOverrides())" in text.stdout.splitlines()
+    (root / "conf.py").write_text("import os\n" + SETTINGS.lstrip("\n"))
+    code, data, _ = search(root, question, "--mode", "lexical", "--no-refresh")
+    assert code == 0 and data["results"][0]["start_line"] == 1
+    assert data["results"][0]["match_lines"] == []  # the lines indexed are no longer there
+    code, data, _ = search(root, question, "--mode", "lexical")  # refreshed first
+    assert [line["line"] for line in data["results"][0]["match_lines"]] == [7, 8]
+
+
 def test_an_irregular_verb_in_a_question_meets_its_base_form_in_code(tmp_path: Path) -> None:
     """Porter folds `parsed` into `parse`, never `built` into `build` nor `kept` into `keep`.
     `left` is as often a direction (no base added); `use` is a stop word; `t` is too short."""

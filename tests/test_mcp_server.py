@@ -235,6 +235,10 @@ def test_search_code_answers_a_question_in_words_with_filters_and_bounds(repo: P
         "ConnectionPool.acquire", "method", "pkg/pool.py", 8,
     )  # fmt: skip
     assert best["end_line"] == 12 and 0 < best["score"] <= 1
+    # the lines holding the question's words that the snippet (signature, comment) lacks
+    assert best["match_lines"] == [
+        {"line": 11, "text": 'raise ValueError("Failed to acquire connection: negative timeout")'}
+    ]
     assert found["mode"] == "lexical" and found["truncated"] in (True, False)
     docs = ok(server, "search_code", {"query": "install from source", "language": "markdown"})
     assert [(r["file_path"], r["name"]) for r in docs["results"]][0] == (

@@ -116,6 +116,8 @@ def search(
             click.echo(f"{hit.path}{lines}  {hit.kind} {hit.name}  ({hit.score:.2f})")
             if hit.snippet:
                 click.echo(f"    {hit.snippet}")
+            for matched in hit.match_lines:
+                click.echo(f"    {matched.line}: {matched.text}")
         if mode is None and result.mode == "lexical" and result.hits:
             click.echo(f"note: {NO_VECTORS_NOTE}", err=True)
         if result.word_matches == 0 and result.hits:
@@ -174,6 +176,7 @@ def _from_server(
     """The answer of the server at `url` as search_code gives it, or None (then the CLI
     answers in process: a server that fails or refuses changes nothing but the speed)."""
     from repomap.search.code import CodeHit, CodeResults
+    from repomap.search.match_lines import MatchLine
     from repomap.serve import handoff
 
     request: dict[str, Any] = {"q": query, "topK": limit}
@@ -194,6 +197,7 @@ def _from_server(
             hit["language"],
             hit["score"],
             hit["snippet"],
+            match_lines=tuple(MatchLine(m["line"], m["text"]) for m in hit["match_lines"]),
         )  # fmt: skip
         for hit in answer["results"]
     ]

@@ -32,6 +32,7 @@ from repomap.languages import DATA_FORMATS, DOC_FORMATS, LANGUAGE_ALIASES, LANGU
 from repomap.limits import check_limit
 from repomap.search import morphology
 from repomap.search.filters import Filters
+from repomap.search.match_lines import MatchLine, match_lines
 from repomap.store import ROWS_PER_FILE, Store
 from repomap.store.postings import tokenizer, tokenizer_of
 from repomap.subwords import split_identifier
@@ -101,12 +102,15 @@ class CodeHit:
     score: float  # 0-1, best first
     snippet: str
     chunk_id: int = field(default=0, compare=False, repr=False)  # where the snippet is read
+    # the lines of its range holding the most of the question's words (search/match_lines.py)
+    match_lines: tuple[MatchLine, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "path": self.path, "start_line": self.start_line, "end_line": self.end_line,
             "kind": self.kind, "name": self.name, "language": self.language,
             "score": self.score, "snippet": self.snippet,
+            "match_lines": [line.as_dict() for line in self.match_lines],
         }  # fmt: skip
 
 
@@ -536,6 +540,10 @@ def _search_code(
     if mode != "semantic":
         lift_named(db, question, scored)
     hits, truncated = _best_hits(db, scored, limit)
+    hits = [
+        replace(hit, match_lines=lines)
+        for hit, lines in zip(hits, match_lines(db, hits, terms), strict=True)
+    ]
     # A signal that filled its pool left chunks unread: more match than were ranked.
     truncated = truncated or len(lexical) >= pool or len(semantic) >= pool
     timings["total"] = (time.perf_counter() - started) * 1000

@@ -64,6 +64,11 @@ class Symbol(BaseModel):
     ref_files: int = Field(description="Files that use this name.")
 
 
+class MatchedLine(BaseModel):
+    line: int
+    text: str = Field(description="The line, without its indentation, cut at 200 characters.")
+
+
 class CodeMatch(BaseModel):
     file_path: str
     line_number: int
@@ -73,6 +78,11 @@ class CodeMatch(BaseModel):
     language: str
     score: float = Field(description="Relevance in (0, 1], higher is better.")
     snippet: str = Field(description="Signature and the start of the docstring or section.")
+    match_lines: list[MatchedLine] = Field(
+        description="Up to 2 lines of the range holding the most of the question's words "
+        "(stemmed; identifiers split), in file order; empty when none does or the file changed "
+        "since it was indexed."
+    )
 
 
 class CodeSearchAnswer(Answer):

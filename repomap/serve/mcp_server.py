@@ -405,8 +405,9 @@ def build_server(
         mode, by meaning. Tests and examples rank lower unless asked for or filtered to.
         Use it when you know what the code does but not its name; search_symbols when you
         know the name; search_text for exact comments, strings and error messages.
-        Each result: file_path, line_number, end_line, kind, name, score in (0, 1], snippet.
-        Example: search_code("where is the password hashed before it is stored?").
+        Each result: file_path, line_number, end_line, kind, name, score in (0, 1], snippet
+        (signature, docstring) and match_lines (up to 2 {line, text} holding the most of the
+        question's words). Example: search_code("where is the password hashed?").
         """
         return await answer(
             service, service.search_code, query, mode, path, language, kind,

@@ -51,6 +51,7 @@ from repomap.serve.mcp_models import (
     FileContent,
     FilesAnswer,
     HeadingRef,
+    MatchedLine,
     OutlineAnswer,
     OutlineFile,
     RepoMapAnswer,
@@ -514,6 +515,7 @@ class Service:
                     language=hit.language,
                     score=hit.score,
                     snippet=hit.snippet,
+                    match_lines=[MatchedLine(line=m.line, text=m.text) for m in hit.match_lines],
                 )
                 for root, hit in found[:limit]
             ],

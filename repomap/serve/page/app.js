@@ -84,10 +84,13 @@ function searchRequest(state, signal) {
   const common = { pathPrefix: state.path, lang: state.lang };
   if (state.mode === "hybrid") {
     return api("/api/search", { q: state.q, topK: 50, kind: state.kind, ...common }, signal, "POST")
-      .then((data) => ({ data, hits: data.results.map((r) => ({
-        file: r.file_path, line: r.line_number, label: `${r.kind} ${r.name || ""}`.trim(),
-        text: firstLines(r.snippet), spans: termSpans(firstLines(r.snippet), state.q),
-      })) }));
+      .then((data) => ({ data, hits: data.results.map((r) => {
+        // the head, then the lines holding the question's words (`12: line`)
+        const text = [firstLines(r.snippet), ...(r.match_lines || []).map((m) => `${m.line}: ${m.text}`)]
+          .join("\n");
+        return { file: r.file_path, line: r.line_number, label: `${r.kind} ${r.name || ""}`.trim(),
+          text, spans: termSpans(text, state.q) };
+      }) }));
   }
   if (state.mode === "symbols") {
     return api("/api/symbols", { q: state.q, topK: 50, kind: state.kind, ...common }, signal)

@@ -1,0 +1,191 @@
+"""The lines of a search result that hold the question's words, as rg prints a matching line.
+
+A result's snippet is its chunk's head (signature, docstring): what the chunk is, not why it
+matched. A reader (or an agent deciding which result to open) wants the line that does the
+thing: `delay = min(cap, base * 2 ** attempt)` for "where is the retry backoff computed". So
+each result carries up to MAX_LINES lines of its range that hold the most of the question's
+distinct words, by the index's own tokenizer (porter-stemmed: "parsing" holds `parse`), with
+identifiers split into their words (`parseHeaderLines` holds "header").
+
+Read from the file on disk at search time (the index keeps a chunk's words, not its lines),
+and only when the file's bytes are those indexed: a changed file would show wrong lines, so it
+shows none (as `repomap show` refuses it). Commits have no file; a result found by meaning
+alone may hold none of the words: both have no lines.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from repomap import store, textfile
+from repomap.search import morphology
+from repomap.store.postings import Tokenizer, tokenizer, tokenizer_of
+from repomap.subwords import split_identifier
+
+if TYPE_CHECKING:
+    from repomap.store import Store
+
+
+class Result(Protocol):
+    """What this module reads of a search result (search/code.py's CodeHit)."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def start_line(self) -> int: ...
+    @property
+    def end_line(self) -> int: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def snippet(self) -> str: ...
+
+
+Wanted = tuple[list[frozenset[str]], tuple[str, ...]] | None
+
+_RUN = re.compile(r"[A-Za-z0-9]+")
+_ENDS = re.compile(r"^\W+|\W+$")
+_WHOLE_KINDS = frozenset({"module", "section", "data"})  # chunks that are no definition
+MAX_LINES = 2  # per result: the best line, and a second for a question of several words
+SCANNED = 2_000  # lines of one result read at most (a long module or section's start)
+WIDTH = 200  # characters of a line shown, its indentation dropped
+_HASH_SQL = """SELECT hash FROM files WHERE path = :path
+    UNION ALL SELECT hash FROM doc_files WHERE path = :path
+    UNION ALL SELECT hash FROM data_files WHERE path = :path LIMIT 1"""
+
+
+@dataclass(frozen=True)
+class MatchLine:
+    line: int  # 1-based, in the file
+    text: str
+
+    def as_dict(self) -> dict[str, int | str]:
+        return {"line": self.line, "text": self.text}
+
+
+def match_lines(
+    db: Store, hits: Sequence[Result], words: Sequence[str]
+) -> list[tuple[MatchLine, ...]]:
+    """For each of `hits`, the lines of its range that hold the most of the question's `words`
+    (query_terms: identifiers split, stop words dropped)."""
+    if not hits or not words:
+        return [() for _ in hits]
+    split = tokenizer(
+        db.per_content("chunks tokenizer", lambda: tokenizer_of(db, "chunks_fts")) or "unicode61"
+    )
+    wanted = _word_tokens(split, words)
+    if wanted is None:
+        return [() for _ in hits]
+    groups, prefixes = wanted
+    root = store.indexed_root(db, Path("."))
+    files: dict[str, list[str] | None] = {}
+    held: dict[int, dict[int, int]] = {}  # hit -> line number -> question words it holds
+    for place, hit in enumerate(hits):
+        if hit.kind == "commit" or not hit.start_line:
+            continue
+        if hit.path not in files:
+            files[hit.path] = _indexed_lines(db, root, hit.path)
+        lines = files[hit.path]
+        if lines is None:
+            continue
+        # a definition's first line is its signature, which the snippet shows already
+        first = hit.start_line + (hit.kind not in _WHOLE_KINDS)
+        last = min(hit.end_line, len(lines), hit.start_line + SCANNED - 1)
+        for number in _lines_holding(lines, first, last, prefixes) if first <= last else ():
+            tokens = {
+                token
+                for part in _parts(lines[number - 1])
+                if part.startswith(prefixes)
+                for token in split.tokens(part)
+            }
+            if count := sum(1 for group in groups if not group.isdisjoint(tokens)):
+                held.setdefault(place, {})[number] = count
+    return [
+        _best(files[hit.path], held[place], hit.snippet) if place in held else ()
+        for place, hit in enumerate(hits)
+    ]
+
+
+def _lines_holding(lines: list[str], start: int, last: int, prefixes: tuple[str, ...]) -> list[int]:
+    """The numbers of the lines in [start, last] that hold one of `prefixes` (any case), by one
+    scan of their text."""
+    block = "\n".join(lines[start - 1 : last]).lower()
+    found: set[int] = set()
+    for prefix in prefixes:
+        number, counted = start, 0  # the line number at offset `counted`
+        at = block.find(prefix)
+        while at >= 0:
+            number += block.count("\n", counted, at)
+            counted = at
+            found.add(number)
+            after = block.find("\n", at)
+            at = -1 if after < 0 else block.find(prefix, after + 1)
+    return sorted(found)
+
+
+def _parts(line: str) -> list[str]:
+    """A line's words in lower case as the index has them: each run of letters and digits
+    (`rfc3339`, `parseheaderlines`), and a mixed-case identifier's words too (`parseHeaderLines`
+    -> parse, header, lines)."""
+    parts = []
+    for run in _RUN.findall(line):
+        parts.append(run.lower())
+        if not run.islower():
+            parts.extend(split_identifier(run))
+    return parts
+
+
+def _word_tokens(split: Tokenizer, words: Sequence[str]) -> Wanted:
+    """Per question word, the tokens that stand for it (its own and its related forms'); and
+    the prefixes a word must start with to stand for one: a porter stem but its last letter
+    starts every word that stems to it (`retry` -> `retri`)."""
+    groups = []
+    prefixes: set[str] = set()
+    for word in words:
+        forms = [word, *morphology.related_forms(word)]
+        tokens = frozenset(token for form in forms for token in split.tokens(form))
+        if tokens:
+            groups.append(tokens)
+            # a stem's last letter may differ from the word's (`retry` -> `retri`)
+            prefixes.update(token[:-1] if len(token) > 3 else token for token in tokens)
+    if not groups:
+        return None
+    return groups, tuple(sorted(prefixes))
+
+
+def _indexed_lines(db: Store, root: Path, path: str) -> list[str] | None:
+    """The file's lines, if its bytes are the ones indexed; else None."""
+    indexed = db.scalar(_HASH_SQL, {"path": path})
+    try:
+        raw = (root / path).read_bytes()
+    except OSError:
+        return None
+    if indexed is None or textfile.content_hash(raw) != indexed:
+        return None
+    return textfile.text(raw).split("\n")  # a line's \r is dropped when shown
+
+
+def _best(lines: list[str] | None, held: dict[int, int], snippet: str) -> tuple[MatchLine, ...]:
+    """The lines holding the most question words, at most MAX_LINES, in file order; ties go to
+    the earlier line. A line the snippet shows already (a signature's or docstring's) adds
+    nothing: left out."""
+    assert lines is not None  # a hit's lines were tokenized only when its file was read
+    shown = snippet.removesuffix("…")
+    new = [number for number in held if _words(lines[number - 1]) not in shown]
+    best = sorted(new, key=lambda number: (-held[number], number))[:MAX_LINES]
+    return tuple(MatchLine(number, _shown(lines[number - 1])) for number in sorted(best))
+
+
+def _words(line: str) -> str:
+    """The line as the snippet has it: spaces collapsed, without the comment or docstring
+    marks and punctuation at its ends (`/// Returns x.` -> `Returns x`)."""
+    return _ENDS.sub("", " ".join(line.split()))
+
+
+def _shown(line: str) -> str:
+    text = line.strip()
+    return text if len(text) <= WIDTH else text[: WIDTH - 1] + "…"
