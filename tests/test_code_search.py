@@ -530,6 +530,20 @@ def test_a_text_many_chunks_share_is_embedded_once_across_batches(tmp_path: Path
     assert plan["shared"] == done["shared"] == 299  # the helper's other 299 chunks
 
 
+def test_embedding_progress_knows_its_total_first_and_moves_within_a_batch(tree: Path) -> None:
+    """The bar shows 0/N before the first texts are embedded, and moves as the model's small
+    batches finish (a bar that moved once per written batch had no ETA on a small tree)."""
+    from repomap import config
+    from repomap.index import pipeline
+
+    seen: list[tuple[int, int]] = []
+    summary = pipeline.embed(config.resolve(tree), progress=lambda *done: seen.append(done))
+    total = seen[0][1]
+    assert seen[0] == (0, total) and seen[-1] == (total, total) and total == summary.embedded
+    assert len(seen) > 3  # one written batch (under 256 chunks), several model batches
+    assert [done for done, _ in seen] == sorted(done for done, _ in seen)
+
+
 def test_semantic_search_needs_embeddings_then_finds_by_meaning(tree: Path) -> None:
     plain = repomap("search", "retry backoff", "--root", str(tree))
     assert plain.returncode == 0 and "no embeddings" in plain.stderr  # the default: words only

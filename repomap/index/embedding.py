@@ -109,6 +109,13 @@ def current_chunks(db: Store) -> list[ChunkRef]:
     ]
 
 
+def _followed(
+    progress: Callable[[int, int], None], before: int, per_text: float, total: int
+) -> Callable[[int], None]:
+    """The model's progress within one batch (texts embedded) as the run's (chunks done)."""
+    return lambda texts: progress(before + int(texts * per_text), total)
+
+
 def embed_chunks(
     db: Store,
     vectors: VectorStore,
@@ -193,6 +200,8 @@ def embed_chunks(
         for chunk in missing:
             sharing.setdefault(chunk.hash, []).append(chunk)
         digests = list(sharing)
+        if progress is not None:
+            progress(0, len(missing))  # the total known before the first batch ends
         for start in range(0, len(digests), batch):
             if stop is not None and stop.is_set():
                 break
@@ -200,7 +209,14 @@ def embed_chunks(
             part = [chunk for digest in unique for chunk in sharing[digest]]
             texts = _texts(db, [sharing[digest][0].chunk_id for digest in unique])
             clock = time.perf_counter()
-            made = model.embed([texts[sharing[digest][0].chunk_id] for digest in unique])
+            # followed within the batch too (the model's own small batches): a bar that moved
+            # once per 256 chunks showed no ETA on a small tree, and none for minutes on a big one
+            within = None
+            if progress is not None:
+                within = _followed(progress, done, len(part) / len(unique), len(missing))
+            made = model.embed(
+                [texts[sharing[digest][0].chunk_id] for digest in unique], progress=within
+            )
             embed_seconds += time.perf_counter() - clock
             clock = time.perf_counter()
             fresh = dict(zip(unique, made, strict=True))
