@@ -166,6 +166,7 @@ _NUMBER_OR_NAME = re.compile(rb"\.?\d(?:[\w.]|[eEpP][+-])*|([A-Za-z_]\w*)")
 _LITERAL_OR_COMMENT = re.compile(rb"[/\"']")
 _IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
 _MACRO_NAME = re.compile(r"[A-Z][A-Z0-9_]*")  # TEST, TEST_F, BOOST_AUTO_TEST_CASE
+_MACRO_CALL_BYTES = 2000  # a typedef's macro call read at most this far for its `)`
 _NAME_BEFORE_LIST = re.compile(rb"([A-Za-z_]\w*)\s*,\s*\Z")  # `png_malloc,` before `(params)`
 _DEFAULTED = re.compile(rb"=\s*(?:default|delete)\s*;?\s*$")
 
@@ -1018,8 +1019,10 @@ class _Reader:
         elif kind == "declaration":
             if scope is not None and scope.kind not in _DECLARATION_SCOPES:
                 return []  # a local declaration (or a vexing parse) in a function body
-            if scope is None and _in_macro_headed_body(node):
-                return []  # a local of a body whose function was not read (`Declare(f) {`)
+            if (scope is None and _in_macro_headed_body(node)) or _in_lambda(node):
+                # a local of a body whose function was not read (`Declare(f) {`), or of a
+                # lambda in a namespace-scope initializer (rocksdb's option tables)
+                return []
             found = self.function(node, anchor, scope, False)
             if found is None:
                 return self.variables(node, anchor, scope) or self.annotated(node, anchor, scope)
@@ -1094,8 +1097,7 @@ class _Reader:
         if path is None:
             return None
         parts, is_global = path
-        if len(parts) == 1:  # `Foo::operator bool` misread (C has no qualified types)
-            parts = self.misread_conversion(node, parts)
+        parts = self.misread_conversion(node, parts, is_global)  # `Foo::operator bool`
         name = parts[-1]
         if name.encode() in _C_KEYWORDS:
             return None  # `MACRO if (x) {...}` read as a function named `if`
@@ -1128,11 +1130,13 @@ class _Reader:
             name, f"{parent}::{name}", kind, anchor, signature, parent, is_definition
         )
 
-    def misread_conversion(self, node: Node, parts: list[str]) -> list[str]:
+    def misread_conversion(self, node: Node, parts: list[str], is_global: bool) -> list[str]:
         """`constexpr uint128::operator bool() const`: after a specifier, tree-sitter-cpp reads
         `uint128::operator` as the return type and `bool` as the function's name (abseil's
-        int128.h: `bool`, `char`, `int`... as free functions). The name is then the
-        conversion operator's, in the type's scope; otherwise `parts` as they were."""
+        int128.h: `bool`, `char`, `int`... as free functions; simdjson's `inline
+        element::operator std::string_view()` as `std::string_view`). The name is then the
+        conversion operator's, to the type as written, in the type's scope; otherwise `parts`
+        as they were."""
         type_node = node.child_by_field_name("type")
         if type_node is None or type_node.type != "qualified_identifier":
             return parts
@@ -1142,7 +1146,11 @@ class _Reader:
         scope = type_node.child_by_field_name("scope")
         if scope is None:
             return parts
-        return [*self.node_text(scope).replace(" ", "").split("::"), f"operator {parts[0]}"]
+        target = "::".join(parts)
+        return [
+            *self.node_text(scope).replace(" ", "").split("::"),
+            f"operator {'::' if is_global else ''}{target}",
+        ]
 
     def macro_named_function(
         self, node: Node, declarator: Node, anchor: Node | _Span, scope: Symbol | None
@@ -1376,7 +1384,17 @@ class _Reader:
             if anonymous and type_node.child_by_field_name("body") is not None:
                 kind = _CLASS_KINDS[type_node.type]  # `typedef enum {...} Name;` names the enum
         symbols = []
-        for declarator in node.children_by_field_name("declarator"):
+        declarators = node.children_by_field_name("declarator")
+        if (close := self._macro_type_end(type_node)) is not None:
+            # `typedef PNG_CALLBACK(void, *png_rw_ptr, (png_structp, size_t));`, `typedef
+            # STACK_OF(X509) chain;`: the macro's arguments are read as declarators, their
+            # types as names. Its arguments name a pointer (the first form), else nothing.
+            outside = [d for d in declarators if d.start_byte >= close]
+            pointers = [
+                d for d in declarators if d.start_byte < close and d.type == "pointer_declarator"
+            ]
+            declarators = outside + pointers or declarators
+        for declarator in declarators:
             name_node, _ = _declared_name(declarator, _TYPEDEF_NAMES)
             if name_node is None or name_node.start_byte == name_node.end_byte:
                 continue
@@ -1387,6 +1405,24 @@ class _Reader:
             )
             kind = "type"  # `typedef struct {...} A, *B;`: B is an alias
         return symbols
+
+    def _macro_type_end(self, type_node: Node | None) -> int | None:
+        """Where the call ends (after its `)`) when a typedef's type is a macro called in
+        capitals (`PNG_CALLBACK(...)`), else None."""
+        if type_node is None or type_node.type != "type_identifier":
+            return None
+        end = type_node.end_byte
+        if self.source[end : end + 1] != b"(" or not _MACRO_NAME.fullmatch(
+            self.node_text(type_node)
+        ):
+            return None
+        depth = 0
+        for at in range(end, min(len(self.source), end + _MACRO_CALL_BYTES)):
+            byte = self.source[at]
+            depth += (byte == 40) - (byte == 41)  # ( and )
+            if depth == 0:
+                return at + 1
+        return None
 
     def alias(self, node: Node, anchor: Node, scope: Symbol | None) -> Symbol | None:
         name_node = node.child_by_field_name("name")
@@ -1753,6 +1789,19 @@ def _in_macro_headed_body(node: Node) -> bool:
         return False
     declarator = outer.child_by_field_name("declarator")
     return declarator is not None and declarator.type == "parenthesized_declarator"
+
+
+def _in_lambda(node: Node) -> bool:
+    """Whether a declaration is inside a lambda's body (up to the namespace or file it is in)."""
+    parent = node.parent
+    while parent is not None and parent.type not in _OUTSIDE_LAMBDAS:
+        if parent.type == "lambda_expression":
+            return True
+        parent = parent.parent
+    return False
+
+
+_OUTSIDE_LAMBDAS = frozenset({"translation_unit", "declaration_list", "field_declaration_list"})
 
 
 def _macro_named(declarator: Node) -> str | None:

@@ -352,6 +352,14 @@ _ENUM_EXPORT_MACRO = re.compile(
     rb"enum(?:[ \t]+(?:class|struct))?[ \t]+((?:[A-Z][A-Z0-9]*_[A-Z0-9_]*(?:\([^()\n]*\))?[ \t]+)"
     rb"{1,3})(?=[A-Za-z_]\w*[ \t\r\n]*(?:\{|:(?!:)))"
 )
+# `enum __attribute__((__packed__)) srv_ws_mode {`, `enum __packed mode {` (haproxy, GCC's
+# C): an attribute between `enum` and the name, which tree-sitter does not take (a struct's it
+# does). Left in, the enum and its constants were lost, with every declaration after them to the
+# file's end.
+_ENUM_ATTRIBUTE = re.compile(
+    rb"\benum[ \t]+((?:__attribute__[ \t]*\([ \t]*\((?:[^()\n]|\([^()\n]*\))*\)[ \t]*\)[ \t]*"
+    rb"|__[a-z_]\w*[ \t]+)+)(?=[A-Za-z_]\w*[ \t\r\n]*\{)"
+)
 _ENUM_BASE_MACRO = re.compile(
     rb"enum(?:[ \t]+(?:class|struct))?[ \t]+(?!(?:class|struct)\b)[A-Za-z_]\w*[ \t]+"
     rb"([A-Z_][A-Z0-9_]+)[ \t\r\n]*\{"
@@ -693,11 +701,12 @@ def _blank_line_before(blanked: bytearray, at: int) -> bool:
 
 
 def _enum_macros(source: bytes, lang: str) -> Spans:
-    """The macros _ENUM_EXPORT_MACRO finds, and in C++ the bases (and macros standing for them)
+    """The macros _ENUM_EXPORT_MACRO and the attributes _ENUM_ATTRIBUTE find, and in C++ the bases (and macros standing for them)
     of _ANONYMOUS_ENUM_BASE and _ENUM_BASE_MACRO."""
     spans = [
         m.span(1)
-        for m in _ENUM_EXPORT_MACRO.finditer(source)
+        for pattern in (_ENUM_EXPORT_MACRO, _ENUM_ATTRIBUTE)
+        for m in pattern.finditer(source)
         if not _is_word_byte(source, m.start() - 1)
     ]
     if lang != "cpp":

@@ -1813,3 +1813,24 @@ def test_a_calling_convention_macro_inside_a_functions_name_parentheses_is_blank
         ("png_get_uint_32", "function", 1, 6),
         ("plain", "function", 7, 7),
     ]
+
+
+def test_an_attribute_between_enum_and_its_name_hides_neither_the_enum_nor_what_follows() -> None:
+    # haproxy's `enum __attribute__((__packed__)) srv_ws_mode {`: the enum, its constants and
+    # every declaration after them in the file were lost (tree-sitter takes a struct's).
+    source = (
+        b"enum __attribute__((__packed__)) srv_ws_mode {\n\tSRV_WS_AUTO = 0,\n\tSRV_WS_H1,\n};\n"
+        b"enum __packed mode { M1 };\n"
+        b"enum __attribute__ ((packed, aligned(4))) two { T1 };\n"
+        b"int after(void) { return 0; }\n"
+    )
+    assert [(name, kind, start) for name, kind, start, _ in _symbols(source)] == [
+        ("srv_ws_mode", "enum", 1),
+        ("SRV_WS_AUTO", "constant", 2),
+        ("SRV_WS_H1", "constant", 3),
+        ("mode", "enum", 5),
+        ("M1", "constant", 5),
+        ("two", "enum", 6),
+        ("T1", "constant", 6),
+        ("after", "function", 7),
+    ]

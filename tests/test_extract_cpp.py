@@ -1821,3 +1821,54 @@ def test_an_attribute_macro_whose_arguments_run_over_lines_hides_no_record_or_al
         ("CSVReporter", "class", 8),
         ("CSVReporter::CSVReporter", "method", 11),
     ]
+
+
+def test_locals_of_a_lambda_in_a_namespace_scope_initializer_are_no_file_variables():
+    # rocksdb's option tables: 28 locals of 15 such lambdas were the file's variables.
+    source = (
+        b"static std::unordered_map<std::string, OptionTypeInfo> type_info = {\n"
+        b'    {"read_amp",\n     {0, OptionType::kUInt32T,\n'
+        b"      [](const ConfigOptions&, const std::string& value, void* addr) {\n"
+        b"        uint64_t bits = ParseUint64(value);\n"
+        b"        *(static_cast<uint32_t*>(addr)) = bits;\n"
+        b"        return Status::OK();\n      }}},\n};\n"
+        b"namespace n {\nauto handler = [](int x) { int doubled = x * 2; return doubled; };\n}\n"
+        b"int after() { return 1; }\n"
+    )
+    assert symbols(source) == [
+        ("type_info", "variable", 1),
+        ("n", "namespace", 10),
+        ("n::handler", "variable", 11),
+        ("after", "function", 13),
+    ]
+
+
+def test_a_typedef_through_a_macro_call_names_what_it_declares_not_its_argument_types():
+    # libpng's `typedef PNG_CALLBACK(void, *png_rw_ptr, (png_structp, png_bytep, size_t));`:
+    # each parameter type was a type of its own (23 on png.h's 12 lines).
+    source = (
+        b"typedef PNG_CALLBACK(void, *png_error_ptr, (png_structp, png_const_charp));\n"
+        b"typedef PNG_CALLBACK(void, *png_rw_ptr, (png_structp, png_bytep, size_t));\n"
+        b"typedef STACK_OF(X509) chain_t;\n"
+        b"typedef void (*plain_ptr)(png_structp, int);\n"
+    )
+    assert symbols(source) == [
+        ("png_error_ptr", "type", 1),
+        ("png_rw_ptr", "type", 2),
+        ("chain_t", "type", 3),
+        ("plain_ptr", "type", 4),
+    ]
+
+
+def test_an_out_of_class_conversion_to_a_qualified_type_is_named_by_the_whole_type():
+    # simdjson's `inline element::operator std::string_view() const`: named `string_view`.
+    source = (
+        b"inline element::operator std::string_view() const noexcept(false) { return {}; }\n"
+        b"inline element::operator double() const { return 1; }\n"
+        b"inline element::operator ::ns::handle() const { return {}; }\n"
+    )
+    assert symbols(source) == [
+        ("element::operator std::string_view", "method", 1),
+        ("element::operator double", "method", 2),
+        ("element::operator ::ns::handle", "method", 3),
+    ]

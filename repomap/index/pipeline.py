@@ -125,8 +125,10 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # 32: lower-case specifier macros (`simdjson_inline`, `nssv_noexcept`), an attribute macro's
 # arguments over lines before a record's or an alias's name; 33: `} ALIGNED(8);` after a
 # record is no function; 34: a capitals macro inside a function name's parentheses
-# (`png_uint_32 (PNGAPI png_get_uint_32)(..)`)
-EXTRACTOR_VERSION = "34"
+# (`png_uint_32 (PNGAPI png_get_uint_32)(..)`); 35: no locals of a lambda in a namespace-scope
+# initializer, `typedef PNG_CALLBACK(..)`'s argument types no types, `enum __attribute__((..))
+# name {`, `X::operator std::string_view()` named so
+EXTRACTOR_VERSION = "35"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 EXTRACTED_AHEAD = 1024  # results the workers may have ready before the writer takes them
