@@ -15,6 +15,7 @@ alone may hold none of the words: both have no lines.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -53,9 +54,9 @@ _WHOLE_KINDS = frozenset({"module", "section", "data"})  # chunks that are no de
 MAX_LINES = 2  # per result: the best line, and a second for a question of several words
 SCANNED = 2_000  # lines of one result read at most (a long module or section's start)
 WIDTH = 200  # characters of a line shown, its indentation dropped
-_HASH_SQL = """SELECT hash FROM files WHERE path = :path
-    UNION ALL SELECT hash FROM doc_files WHERE path = :path
-    UNION ALL SELECT hash FROM data_files WHERE path = :path LIMIT 1"""
+_INDEXED_SQL = """SELECT hash, size, mtime_ns FROM files WHERE path = :path
+    UNION ALL SELECT hash, size, mtime_ns FROM doc_files WHERE path = :path
+    UNION ALL SELECT hash, size, mtime_ns FROM data_files WHERE path = :path LIMIT 1"""
 
 
 @dataclass(frozen=True)
@@ -96,12 +97,7 @@ def match_lines(
         first = hit.start_line + (hit.kind not in _WHOLE_KINDS)
         last = min(hit.end_line, len(lines), hit.start_line + SCANNED - 1)
         for number in _lines_holding(lines, first, last, prefixes) if first <= last else ():
-            tokens = {
-                token
-                for part in _parts(lines[number - 1])
-                if part.startswith(prefixes)
-                for token in split.tokens(part)
-            }
+            tokens = _tokens(lines[number - 1], prefixes, split)
             if count := sum(1 for group in groups if not group.isdisjoint(tokens)):
                 held.setdefault(place, {})[number] = count
     return [
@@ -112,7 +108,7 @@ def match_lines(
 
 def _lines_holding(lines: list[str], start: int, last: int, prefixes: tuple[str, ...]) -> list[int]:
     """The numbers of the lines in [start, last] that hold one of `prefixes` (any case), by one
-    scan of their text."""
+    scan of their text per prefix."""
     block = "\n".join(lines[start - 1 : last]).lower()
     found: set[int] = set()
     for prefix in prefixes:
@@ -127,16 +123,20 @@ def _lines_holding(lines: list[str], start: int, last: int, prefixes: tuple[str,
     return sorted(found)
 
 
-def _parts(line: str) -> list[str]:
-    """A line's words in lower case as the index has them: each run of letters and digits
-    (`rfc3339`, `parseheaderlines`), and a mixed-case identifier's words too (`parseHeaderLines`
-    -> parse, header, lines)."""
-    parts = []
+def _tokens(line: str, prefixes: tuple[str, ...], split: Tokenizer) -> set[str]:
+    """The index's tokens of the line's words that start with one of `prefixes`: each run of
+    letters and digits in lower case (`rfc3339`, `parseheaderlines`) and a mixed-case
+    identifier's words (`parseHeaderLines` -> parse, header, lines), as the index has them."""
+    tokens: set[str] = set()
     for run in _RUN.findall(line):
-        parts.append(run.lower())
-        if not run.islower():
-            parts.extend(split_identifier(run))
-    return parts
+        lower = run.lower()
+        if lower.startswith(prefixes):
+            tokens.update(split.tokens(lower))
+        if not run.islower() and not run.isdigit():
+            for part in split_identifier(run):
+                if part.startswith(prefixes):
+                    tokens.update(split.tokens(part))
+    return tokens
 
 
 def _word_tokens(split: Tokenizer, words: Sequence[str]) -> Wanted:
@@ -158,13 +158,35 @@ def _word_tokens(split: Tokenizer, words: Sequence[str]) -> Wanted:
 
 
 def _indexed_lines(db: Store, root: Path, path: str) -> list[str] | None:
-    """The file's lines, if its bytes are the ones indexed; else None."""
-    indexed = db.scalar(_HASH_SQL, {"path": path})
+    """The file's lines, if its bytes are the ones indexed; else None. A file whose size and
+    modification time are those indexed is taken as unchanged (the index's own rule) and its
+    lines are kept for the next search (a server's answers often share files)."""
+    row = db.conn.execute(_INDEXED_SQL, {"path": path}).fetchone()
+    if row is None:
+        return None
+    indexed, size, mtime_ns = row
+    file = root / path
     try:
-        raw = (root / path).read_bytes()
+        stat = file.stat()
     except OSError:
         return None
-    if indexed is None or textfile.content_hash(raw) != indexed:
+    if (stat.st_size, stat.st_mtime_ns) == (size, mtime_ns):
+        return _lines_of(str(file), size, mtime_ns, indexed)
+    return _read_lines(file, indexed)
+
+
+@functools.lru_cache(maxsize=64)
+def _lines_of(file: str, size: int, mtime_ns: int, indexed: str) -> list[str] | None:
+    """_read_lines, kept by what identifies the file's indexed content."""
+    return _read_lines(Path(file), indexed)
+
+
+def _read_lines(file: Path, indexed: str) -> list[str] | None:
+    try:
+        raw = file.read_bytes()
+    except OSError:
+        return None
+    if textfile.content_hash(raw) != indexed:
         return None
     return textfile.text(raw).split("\n")  # a line's \r is dropped when shown
 
@@ -175,8 +197,12 @@ def _best(lines: list[str] | None, held: dict[int, int], snippet: str) -> tuple[
     nothing: left out."""
     assert lines is not None  # a hit's lines were tokenized only when its file was read
     shown = snippet.removesuffix("…")
-    new = [number for number in held if _words(lines[number - 1]) not in shown]
-    best = sorted(new, key=lambda number: (-held[number], number))[:MAX_LINES]
+    best: list[int] = []
+    for number in sorted(held, key=lambda number: (-held[number], number)):
+        if _words(lines[number - 1]) not in shown:
+            best.append(number)
+            if len(best) == MAX_LINES:
+                break
     return tuple(MatchLine(number, _shown(lines[number - 1])) for number in sorted(best))
 
 
