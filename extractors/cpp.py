@@ -234,6 +234,11 @@ def extract_as(lang: str, source: bytes, namespaces: Table = EMPTY) -> Extractio
 
 
 def _extract(source: bytes, lang: str, namespaces: Table = EMPTY) -> Extraction:
+    if source and not source.endswith(b"\n"):
+        # The scans for lines (`\n}`, a directive's line) find a last line without its end
+        # only sometimes: a file ending in `}` lost its last function to a call (libjpeg-turbo's
+        # jsimd.c, cut down). One more newline changes no offset nor line of the file's own.
+        source += b"\n"
     blanked, macro_spans, unread = _blank_macros(source, lang)
     root = parse(lang, blanked)
     reader = _Reader(source, QueryCursor(_query(lang)).captures(root), lang)

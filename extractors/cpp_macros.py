@@ -198,6 +198,13 @@ _STORAGE_MACRO = re.compile(
     rb"|volatile|struct|union|enum)\b"
     rb"|[A-Za-z_]\w*[ \t*]+[A-Za-z_]\w*(?:[ \t]*[\[=;,]|[ \t]+[A-Z][A-Z0-9_]*[ \t]*\())"
 )
+# libjpeg-turbo's `INLINE\nLOCAL(void)\nconvert(..)` (21 functions): a capitals word alone on the
+# line before a return-type macro (`LOCAL(void)`, `METHODDEF(int)`) that heads a function.
+# tree-sitter takes `LOCAL(void)` as the type alone; after `INLINE` it read a function `LOCAL`.
+_LONE_MACRO_BEFORE_TYPE_MACRO = re.compile(
+    rb"\n(?:(?:static|extern|inline)[ \t]+)*([A-Z][A-Z0-9_]*)[ \t]*\r?\n"
+    rb"(?=[A-Z][A-Z0-9_]*\([^()\n]*\)[ \t]*\r?\n[ \t]*[A-Za-z_]\w*[ \t]*\()"
+)
 # Vim's `EXTERN long Columns INIT(= 80);` and `char e_interrupted[]\n\tINIT(= N_("Interrupted"));`
 # (2,000 of them): a macro that keeps or drops an initialiser. No C has `(=`; left in, the
 # declaration was an error and its variable lost.
@@ -272,8 +279,10 @@ _MID_MACRO = re.compile(
 _ACCESS_MACRO = re.compile(rb"\n[ \t]*([A-Z][A-Z0-9]*_[A-Z0-9_]*[ \t]*:)(?!:)[ \t]*(?=\n|//|/\*)")
 # `_cffi_to_c_SIGNED_FN(int, 16)` alone on a line at column 0, no `;`: a macro that expands to
 # definitions. Left in, tree-sitter takes it as the head of the function after it.
+# Its arguments may run over indented lines (jemalloc's `CTL_RO_NL_CGEN(config_prof, x,\n
+# bool)`: a run of them named the function after them `CTL_RO_NL_CGEN`).
 _CALL_LINE = re.compile(
-    rb"\n(([A-Za-z_]\w*)[ \t]*\(((?:[^()\n]|\([^()\n]*\))*)\))[ \t]*(?=\n|//|/\*)"
+    rb"\n(([A-Za-z_]\w*)[ \t]*\(((?:[^()\n]|\([^()\n]*\)|\n(?=[ \t]))*)\))[ \t]*(?=\n|//|/\*)"
 )
 # `GMOCK_DEFINE_DEFAULT_ACTION_FOR_RETURN_TYPE_(signed char, '\\0');` at column 0: a macro that
 # expands to declarations, called with what no parameter list holds (a character or number
@@ -401,7 +410,8 @@ _ENUM_OPENING = re.compile(rb"enum\b(?:\s+(?:class|struct)\b)?[^;{}()#=]{0,200}\
 _INITIALIZER_OPENING = re.compile(rb"=[ \t]*(?:\r?\n[ \t]*)?\{")  # FreeType: `=\n{`
 # Where a body with a `#define` in it may end: its `};`. Its first `}` closes a row as often
 # (sqlite's `aSyscall[] = {\n  { "open", ... },\n#define osOpen ...`: 29 macros lost).
-_BODY_END = re.compile(rb"\}[ \t]*;")
+# A typedef's `} name;` too (jemalloc's `typedef enum {\n#define OP(m) ..` `} ind_t;`).
+_BODY_END = re.compile(rb"\}[ \t]*(?:[A-Za-z_]\w*[ \t]*)?;")
 # pcre2's `static const char alasnames[] =\n  STRING_pla0\n  STRING_plb0\n  STRING_asr;`: string
 # macros the compiler concatenates, one a line after `=` ends its line. tree-sitter named the
 # array after the last one; all but the first are blanked for the parse (their names stay
@@ -627,6 +637,7 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
         macro_spans += _macros_before_void_functions(source)
     macro_spans += _declaration_wrappers(source)
     macro_spans += _line_start_spans(_STORAGE_MACRO, source)
+    macro_spans += _line_start_spans(_LONE_MACRO_BEFORE_TYPE_MACRO, source)
     macro_spans += _record_attributes(source)
     if b"}" in source:
         macro_spans += _record_capitals(source) + _record_macros_before_names(source)
@@ -1474,21 +1485,41 @@ def _opening_parenthesis(source: bytes, closing: int) -> int:
 
 
 def _define_comments(source: bytes, start: int, end: int) -> list[tuple[int, int]]:
-    """One-line comments in the body of the continued `#define` at `start:end`, after its first
-    code: tree-sitter reads those before it as comments, not as the end of the `#define`."""
+    """Comments in the body of the continued `#define` at `start:end`, after its first code:
+    tree-sitter reads those before it as comments, not as the end of the `#define`."""
     spans = []
     name = _DEFINE_NAME.match(source, start)
     # Punctuation before the first token is code too (SDL's `#define END_LOOP \ } \ /* x */`).
     code_seen, previous_end = False, name.end() if name else end
+    # A `(` after the name and its parameters is the value's (jemalloc's `#define SC_NBINS ( \`
+    # then a comment line was named after the word after the comment); one that opens
+    # parameters running over lines (`#define F(a, \`) is not code yet.
+    opens_parameters = name is None or source[name.end() : name.end() + 1] == b"("
+    aside = b" \t\r\n\\()" if opens_parameters else b" \t\r\n\\)"
     for token in TOKEN.finditer(source, name.end() if name else end, end):
-        if source[previous_end : token.start()].strip(b" \t\r\n\\()"):
+        if source[previous_end : token.start()].strip(aside):
             code_seen = True  # punctuation between tokens is code (a parameter list's aside)
         previous_end = token.end()
         if token.lastgroup != "comment":
             code_seen = True
-        elif code_seen and token[0].startswith(b"/*") and b"\n" not in token[0]:
-            spans.append(token.span())
+        elif code_seen and token[0].startswith(b"/*"):
+            spans += _line_pieces(source, *token.span())
     return spans
+
+
+_LINE_END = re.compile(rb"\\?\r?\n")
+
+
+def _line_pieces(source: bytes, start: int, end: int) -> Spans:
+    """A block comment's span cut at its line ends, each line's continuing `\\` left out: a
+    comment over lines in a continued `#define` (jemalloc's `/* a \\` ` * b */ \\`) is
+    blanked, and the `#define` still continues."""
+    pieces: Spans = []
+    for line_end in _LINE_END.finditer(source, start, end):
+        pieces.append((start, line_end.start()))
+        start = line_end.end()
+    pieces.append((start, end))
+    return [(a, b) for a, b in pieces if b > a]
 
 
 # A one-line `#define` whose body holds a comment with code after it (zstd's `#define A ((8 <<
@@ -1971,7 +2002,7 @@ def _call_lines(source: bytes) -> list[tuple[int, int]]:
             continue  # `Py_LOCAL_INLINE(int)\nSTRINGLIB(count)(..)`, `..\nincr(void)\n{`: a type
         if _previous_significant(source, match.start(1)) not in (b";", b"}", b")", b""):
             continue  # `int\nfoo(void)`: a return type before it
-        if _KR_PARAMETERS.fullmatch(match[3]) is not None:
+        if _KR_PARAMETERS.fullmatch(b" ".join(match[3].split())) is not None:
             brace, semicolon = source.find(b"{", after), source.find(b";", after)
             if 0 <= semicolon < brace and b"(" not in source[after:brace]:
                 continue  # K&R: parameter declarations, then the body

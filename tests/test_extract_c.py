@@ -1834,3 +1834,113 @@ def test_an_attribute_between_enum_and_its_name_hides_neither_the_enum_nor_what_
         ("T1", "constant", 6),
         ("after", "function", 7),
     ]
+
+
+def test_a_block_comment_over_lines_in_a_continued_define_does_not_end_it() -> None:
+    # jemalloc's tsd.h, test/unit/atomic.c: of 41 such `#define`s in ten projects 35 were cut at
+    # the comment, the rest of the body read as code (23 bogus functions and variables).
+    source = (
+        b"#define O(n) \\\nint f(void) { \\\n\t/* a \\\n\t * b */ \\\n\tuint8_t s = 1; \\\n"
+        b"\treturn s; \\\n}\n"
+        b"#define DO_TESTS(t) do { \\\n\t/* a \\\n\t * b */ \\\n\tf(t); \\\n} while (0)\n"
+        b"#define SC_NBINS ( \\\n    /* c */ \\\n    SC_NTINY)\n"
+        b"int g(void);\n"
+    )
+    assert _symbols(source) == [
+        ("O", "macro", 1, 7),
+        ("DO_TESTS", "macro", 8, 12),
+        ("SC_NBINS", "macro", 13, 15),
+        ("g", "function", 16, 16),
+    ]
+    comments = [(t.content, t.line) for t in extract("c", source, "x.c").texts]
+    assert comments == [("a \\\nb", 3), ("a \\\nb", 9), ("c", 14)]  # still the macros' comments
+
+
+def test_a_define_inside_a_typedef_enum_is_a_macro() -> None:
+    # jemalloc's mutex_prof.h, libjpeg-turbo's jerror.h: `typedef enum {\n#define OP(m) ..`
+    source = b"typedef enum {\n#define OP(m) p_##m,\n\tLIST\n#undef OP\n\tp_num\n} ind_t;\nint g(void);\n"
+    assert [(name, kind, start) for name, kind, start, _ in _symbols(source)] == [
+        ("ind_t", "enum", 1),
+        ("OP", "macro", 2),
+        ("p_num", "constant", 5),
+        ("g", "function", 7),
+    ]
+
+
+def test_a_capitals_word_alone_before_a_return_type_macro_is_no_function_name() -> None:
+    # libjpeg-turbo's `INLINE\nLOCAL(void)\nconvert(..)`: 21 functions were named `LOCAL`.
+    source = (
+        b"INLINE\nLOCAL(void)\nconvert(int cinfo)\n{\n  int y = cinfo;\n}\n"
+        b"static INLINE\nMETHODDEF(int)\nother (int a)\n{\n  return a;\n}\n"
+    )
+    assert [(name, kind, start) for name, kind, start, _ in _symbols(source)] == [
+        ("convert", "function", 2),
+        ("other", "function", 7),
+    ]
+
+
+JSIMD = b"""GLOBAL(void)
+jsimd_ycc_rgb_convert(j_decompress_ptr cinfo, JSAMPIMAGE input_buf,
+                      int num_rows)
+{
+  switch (cinfo->out_color_space) {
+#ifndef NEON_INTRINSICS
+#endif
+#ifndef NEON_INTRINSICS
+#endif
+#ifndef NEON_INTRINSICS
+    if (simd_features & JSIMD_FASTST3)
+#endif
+      neonfct = jsimd_ycc_extbgr_convert_neon;
+#ifndef NEON_INTRINSICS
+    if (simd_features & JSIMD_FASTST3)
+#endif
+      neonfct = jsimd_ycc_extrgb_convert_neon;
+#ifndef NEON_INTRINSICS
+#endif
+  }
+}
+GLOBAL(JOCTET *)
+jsimd_huff_encode_one_block(void *state, JOCTET *buffer, JCOEFPTR block,
+                            c_derived_tbl *actbl)
+{
+#ifndef NEON_INTRINSICS
+  if (simd_features & JSIMD_FASTTBL)
+#endif
+    return jsimd_huff_encode_one_block_neon(state, buffer, block, last_dc_val,
+                                            dctbl, actbl);
+#ifndef NEON_INTRINSICS
+  else
+    return jsimd_huff_encode_one_block_neon_slowtbl(state, buffer, block,
+                                                    last_dc_val, dctbl, actbl);
+#endif
+}"""
+
+
+def test_a_file_without_a_final_newline_reads_as_with_one() -> None:
+    # libjpeg-turbo's jsimd.c, cut down: ending in `}` the last function was lost to a call.
+    assert (
+        _symbols(JSIMD)
+        == _symbols(JSIMD + b"\n")
+        == [
+            ("jsimd_ycc_rgb_convert", "function", 1, 21),
+            ("jsimd_huff_encode_one_block", "function", 22, 36),
+        ]
+    )
+
+
+def test_macro_calls_whose_arguments_run_over_lines_do_not_name_the_next_function() -> None:
+    # jemalloc's ctl.c: after a run of `CTL_RO_NL_CGEN(a, b,\n    bool)` lines the function
+    # was named `CTL_RO_NL_CGEN` and started at the first of them.
+    source = (
+        b"CTL_RO_NL_CGEN(config_prof, opt_prof_sys_thread_name, opt_prof_sys_thread_name,\n"
+        b"    bool)\n"
+        b"CTL_RO_NL_GEN(opt_zero_realloc,\n    zero_realloc_mode_names[opt], const char *)\n"
+        b"static int\nthread_arena_ctl(tsd_t *tsd, const size_t *mib,\n    size_t miblen) {\n"
+        b"\tint ret = 0;\n\treturn ret;\n}\n"
+        b"static int\nother(int a,\n    int b)\n{\n\treturn a;\n}\n"
+    )
+    assert _symbols(source) == [
+        ("thread_arena_ctl", "function", 5, 10),
+        ("other", "function", 11, 16),
+    ]

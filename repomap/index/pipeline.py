@@ -127,8 +127,10 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # record is no function; 34: a capitals macro inside a function name's parentheses
 # (`png_uint_32 (PNGAPI png_get_uint_32)(..)`); 35: no locals of a lambda in a namespace-scope
 # initializer, `typedef PNG_CALLBACK(..)`'s argument types no types, `enum __attribute__((..))
-# name {`, `X::operator std::string_view()` named so
-EXTRACTOR_VERSION = "35"
+# name {`, `X::operator std::string_view()` named so; 36: a block comment over lines in a
+# continued `#define`, a `#define` in a typedef enum, `INLINE\nLOCAL(void)\nname(`, a macro
+# call's arguments over indented lines at column 0, a file without a final newline
+EXTRACTOR_VERSION = "36"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 EXTRACTED_AHEAD = 1024  # results the workers may have ready before the writer takes them
