@@ -161,8 +161,57 @@ def test_each_result_shows_the_lines_holding_the_most_question_words(tmp_path: P
     code, data, _ = search(root, question, "--mode", "lexical", "--no-refresh")
     assert code == 0 and data["results"][0]["start_line"] == 1
     assert data["results"][0]["match_lines"] == []  # the lines indexed are no longer there
+    assert data["meta"]["changed_files"] == ["conf.py"]  # and the answer says why
+    said = repomap("search", question, "--mode", "lexical", "--no-refresh", "--root", str(root))
+    assert "note: changed since indexed, so lines may be off" in said.stderr
     code, data, _ = search(root, question, "--mode", "lexical")  # refreshed first
     assert [line["line"] for line in data["results"][0]["match_lines"]] == [7, 8]
+
+
+NESTED = """
+\"\"\"Settings loading.\"\"\"
+import os
+
+DEFAULT_TIMEOUT = int(os.environ.get("APP_TIMEOUT", "30"))
+
+
+class Loader:
+    \"\"\"Reads settings files.\"\"\"
+
+    def read_timeout(self):
+        timeout = os.environ.get("APP_TIMEOUT")
+        return timeout
+
+
+def check_lengths(headers):
+    if bad(headers):
+        raise ValueError("conflicting lengths")
+    if worse(headers):
+        raise ValueError("conflicting lengths")
+"""
+
+
+def test_match_lines_are_a_results_own_text_each_once(tmp_path: Path) -> None:
+    """A module's lines are its module-level code, not its definitions' (results of their own);
+    a class's are not its methods' bodies; a line repeated in a result is shown once."""
+    padding = "x" * 300
+    long_line = (
+        f'def long_line():\n    value = "{padding}" + compute_needle_position()\n    return value\n'
+    )
+    root = indexed(tmp_path / "repo", {"conf.py": NESTED, "long.py": long_line})
+    _, data, _ = search(root, "timeout from the environment", "--mode", "lexical", "--kind",
+                        "module,class")  # fmt: skip
+    lines = {hit["kind"]: [m["line"] for m in hit["match_lines"]] for hit in data["results"]}
+    assert lines == {"module": [4], "class": [10]}  # the member's signature, not its body
+    _, data, _ = search(root, "conflicting lengths", "--mode", "lexical", "--kind", "function")
+    assert data["results"][0]["match_lines"] == [
+        {"line": 17, "text": 'raise ValueError("conflicting lengths")'}
+    ]
+    _, data, _ = search(root, "needle position", "--mode", "lexical", "--kind", "function")
+    (shown,) = data["results"][0]["match_lines"]
+    # a long line around its first question word, not its first 200 characters
+    assert shown["line"] == 2 and shown["text"].startswith("…") and len(shown["text"]) <= 200
+    assert "compute_needle_position()" in shown["text"]
 
 
 def test_an_irregular_verb_in_a_question_meets_its_base_form_in_code(tmp_path: Path) -> None:

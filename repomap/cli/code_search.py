@@ -89,7 +89,13 @@ def search(
 
     settings = refresh.for_reading(root, db_path, no_refresh, click.echo, start_model)
     # Imported after the model started loading in another thread (numpy is loaded by then).
-    from repomap.search.code import NO_VECTORS_NOTE, NO_WORDS_NOTE, query_terms, search_code
+    from repomap.search.code import (
+        CHANGED_NOTE,
+        NO_VECTORS_NOTE,
+        NO_WORDS_NOTE,
+        query_terms,
+        search_code,
+    )
 
     with reading(settings.db_path) as db:
         # A running `repomap serve` has the model and the vectors loaded: ask it, when words
@@ -122,6 +128,8 @@ def search(
             click.echo(f"note: {NO_VECTORS_NOTE}", err=True)
         if result.word_matches == 0 and result.hits:
             click.echo(f"note: {NO_WORDS_NOTE}", err=True)
+        if result.changed_files:
+            click.echo(f"note: {CHANGED_NOTE.format(', '.join(result.changed_files))}", err=True)
         if result.coverage is not None and result.coverage < 1:
             click.echo(
                 f"note: {percent(result.coverage)} of chunks have embeddings; run `repomap index` "
@@ -206,4 +214,5 @@ def _from_server(
         answer["q"], answer["mode"], hits, bool(answer["truncated"]), timings,
         meta.get("modelId"), meta.get("coverage"), server=url,
         word_matches=meta.get("wordMatches"),
+        changed_files=list(meta.get("changedFiles") or []),
     )  # fmt: skip

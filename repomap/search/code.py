@@ -66,6 +66,7 @@ _STOP_WORDS_TEXT = """
     implemented implement implementation defined define definition located location file place
     part logic thing things happen happens way ways some any all each every one see show tell
     use used uses using make makes made work works if then than so not no yes just only also
+    whether
 """
 # English function words: Snowball's English stop list, with the parts of contractions a
 # question's "doesn't" and "isn't" leave after \w+ (NLTK's list adds them the same way). Left in,
@@ -132,6 +133,9 @@ class CodeResults:
     word_matches: int | None = None
     # hybrid: the cosine's share this question was ranked with (semantic_share); not shown
     semantic_share: float | None = None
+    # results' files changed since they were indexed (a search with --no-refresh): their lines
+    # may be off, and they show no match_lines
+    changed_files: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -150,12 +154,17 @@ class CodeResults:
                 "coverage": self.coverage,
                 "server": self.server,
                 "word_matches": self.word_matches,
+                "changed_files": self.changed_files,
             },
         }
 
 
 NO_WORDS_NOTE = (
     "no chunk holds any of the question's words: the results are only the nearest by meaning"
+)
+CHANGED_NOTE = (
+    "changed since indexed, so lines may be off and no match lines are shown "
+    "(`repomap index` updates them): {}"
 )
 NO_VECTORS_NOTE = (
     "this index has no embeddings (yet): words only; `repomap index --embed` adds search by meaning"
@@ -540,10 +549,8 @@ def _search_code(
     if mode != "semantic":
         lift_named(db, question, scored)
     hits, truncated = _best_hits(db, scored, limit)
-    hits = [
-        replace(hit, match_lines=lines)
-        for hit, lines in zip(hits, match_lines(db, hits, terms), strict=True)
-    ]
+    found = match_lines(db, hits, terms)
+    hits = [replace(hit, match_lines=lines) for hit, lines in zip(hits, found.lines, strict=True)]
     # A signal that filled its pool left chunks unread: more match than were ranked.
     truncated = truncated or len(lexical) >= pool or len(semantic) >= pool
     timings["total"] = (time.perf_counter() - started) * 1000
@@ -551,6 +558,7 @@ def _search_code(
         question, mode, hits, truncated, timings, model_id, coverage,
         word_matches=None if mode == "semantic" else len(lexical),
         semantic_share=weight if mode == "hybrid" else None,
+        changed_files=found.changed,
     )  # fmt: skip
 
 

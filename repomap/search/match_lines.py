@@ -7,10 +7,15 @@ each result carries up to MAX_LINES lines of its range that hold the most of the
 distinct words, by the index's own tokenizer (porter-stemmed: "parsing" holds `parse`), with
 identifiers split into their words (`parseHeaderLines` holds "header").
 
+A result's own text only: a module's lines outside the definitions in it (those are results
+of their own), a class's or an impl's outside its members' bodies (their signatures are its
+text). Lines the snippet shows already add nothing; two lines of the same text are one.
+
 Read from the file on disk at search time (the index keeps a chunk's words, not its lines),
 and only when the file's bytes are those indexed: a changed file would show wrong lines, so it
-shows none (as `repomap show` refuses it). Commits have no file; a result found by meaning
-alone may hold none of the words: both have no lines.
+shows none (as `repomap show` refuses it) and is named among `changed`, for the answer to say
+so. Commits have no file; a result found by meaning alone may hold none of the words: both have
+no lines.
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from repomap import store, textfile
 from repomap.search import morphology
+from repomap.store import ROWS_PER_FILE
+from repomap.store.chunk_texts import DATA_BASE
 from repomap.store.postings import Tokenizer, tokenizer, tokenizer_of
 from repomap.subwords import split_identifier
 
@@ -44,6 +51,8 @@ class Result(Protocol):
     def kind(self) -> str: ...
     @property
     def snippet(self) -> str: ...
+    @property
+    def chunk_id(self) -> int: ...
 
 
 Wanted = tuple[list[frozenset[str]], tuple[str, ...]] | None
@@ -51,6 +60,14 @@ Wanted = tuple[list[frozenset[str]], tuple[str, ...]] | None
 _RUN = re.compile(r"[A-Za-z0-9]+")
 _ENDS = re.compile(r"^\W+|\W+$")
 _WHOLE_KINDS = frozenset({"module", "section", "data"})  # chunks that are no definition
+# Chunks whose members are chunks of their own: a module's definitions are not its text at all,
+# a record's members are but for their signatures.
+_CONTAINERS = frozenset(
+    {"class", "struct", "union", "enum", "trait", "impl", "interface", "namespace", "protocol"}
+)
+_NESTED_SQL = """SELECT start_line, end_line FROM chunks
+    WHERE id >= :first AND id < :last AND id != :id AND start_line >= :start AND end_line <= :end"""
+
 MAX_LINES = 2  # per result: the best line, and a second for a question of several words
 SCANNED = 2_000  # lines of one result read at most (a long module or section's start)
 WIDTH = 200  # characters of a line shown, its indentation dropped
@@ -68,22 +85,28 @@ class MatchLine:
         return {"line": self.line, "text": self.text}
 
 
-def match_lines(
-    db: Store, hits: Sequence[Result], words: Sequence[str]
-) -> list[tuple[MatchLine, ...]]:
+@dataclass(frozen=True)
+class Found:
+    lines: list[tuple[MatchLine, ...]]  # per result, in the order given
+    changed: list[str]  # results' files changed since they were indexed: no lines shown
+
+
+def match_lines(db: Store, hits: Sequence[Result], words: Sequence[str]) -> Found:
     """For each of `hits`, the lines of its range that hold the most of the question's `words`
     (query_terms: identifiers split, stop words dropped)."""
+    nothing = Found([() for _ in hits], [])
     if not hits or not words:
-        return [() for _ in hits]
+        return nothing
     split = tokenizer(
         db.per_content("chunks tokenizer", lambda: tokenizer_of(db, "chunks_fts")) or "unicode61"
     )
     wanted = _word_tokens(split, words)
     if wanted is None:
-        return [() for _ in hits]
+        return nothing
     groups, prefixes = wanted
     root = store.indexed_root(db, Path("."))
     files: dict[str, list[str] | None] = {}
+    changed: dict[str, None] = {}
     held: dict[int, dict[int, int]] = {}  # hit -> line number -> question words it holds
     for place, hit in enumerate(hits):
         if hit.kind == "commit" or not hit.start_line:
@@ -92,18 +115,44 @@ def match_lines(
             files[hit.path] = _indexed_lines(db, root, hit.path)
         lines = files[hit.path]
         if lines is None:
+            if (root / hit.path).is_file():
+                changed[hit.path] = None
             continue
         # a definition's first line is its signature, which the snippet shows already
         first = hit.start_line + (hit.kind not in _WHOLE_KINDS)
         last = min(hit.end_line, len(lines), hit.start_line + SCANNED - 1)
+        others = _members(db, hit)
         for number in _lines_holding(lines, first, last, prefixes) if first <= last else ():
+            if number in others:
+                continue
             tokens = _tokens(lines[number - 1], prefixes, split)
             if count := sum(1 for group in groups if not group.isdisjoint(tokens)):
                 held.setdefault(place, {})[number] = count
-    return [
-        _best(files[hit.path], held[place], hit.snippet) if place in held else ()
+    shown = [
+        _best(files[hit.path], held[place], hit.snippet, prefixes) if place in held else ()
         for place, hit in enumerate(hits)
     ]
+    return Found(shown, list(changed))
+
+
+def _members(db: Store, hit: Result) -> set[int]:
+    """The lines of a module's or a record's range that are another chunk's own: a module's
+    definitions, a record's members' bodies (their first lines, signatures, are its text)."""
+    if hit.kind != "module" and hit.kind not in _CONTAINERS:
+        return set()
+    if not 0 <= hit.chunk_id < DATA_BASE:  # a code file's chunk
+        return set()
+    first = hit.chunk_id - hit.chunk_id % ROWS_PER_FILE
+    nested = db.conn.execute(
+        _NESTED_SQL,
+        {"first": first, "last": first + ROWS_PER_FILE, "id": hit.chunk_id,
+         "start": hit.start_line, "end": hit.end_line},
+    )  # fmt: skip
+    lines: set[int] = set()
+    skip_signature = hit.kind != "module"
+    for start, end in nested:
+        lines.update(range(start + skip_signature, end + 1))
+    return lines
 
 
 def _lines_holding(lines: list[str], start: int, last: int, prefixes: tuple[str, ...]) -> list[int]:
@@ -146,6 +195,8 @@ def _word_tokens(split: Tokenizer, words: Sequence[str]) -> Wanted:
     groups = []
     prefixes: set[str] = set()
     for word in words:
+        if word.isdigit() and len(word) < 3:
+            continue  # `0` of "1.0": every other line holds one
         forms = [word, *morphology.related_forms(word)]
         tokens = frozenset(token for form in forms for token in split.tokens(form))
         if tokens:
@@ -191,19 +242,25 @@ def _read_lines(file: Path, indexed: str) -> list[str] | None:
     return textfile.text(raw).split("\n")  # a line's \r is dropped when shown
 
 
-def _best(lines: list[str] | None, held: dict[int, int], snippet: str) -> tuple[MatchLine, ...]:
+def _best(
+    lines: list[str] | None, held: dict[int, int], snippet: str, prefixes: tuple[str, ...]
+) -> tuple[MatchLine, ...]:
     """The lines holding the most question words, at most MAX_LINES, in file order; ties go to
     the earlier line. A line the snippet shows already (a signature's or docstring's) adds
-    nothing: left out."""
+    nothing, nor one of the same text as a line taken: left out."""
     assert lines is not None  # a hit's lines were tokenized only when its file was read
     shown = snippet.removesuffix("…")
-    best: list[int] = []
+    best: dict[str, int] = {}
     for number in sorted(held, key=lambda number: (-held[number], number)):
-        if _words(lines[number - 1]) not in shown:
-            best.append(number)
+        text = lines[number - 1].strip()
+        if text not in best and _words(text) not in shown:
+            best[text] = number
             if len(best) == MAX_LINES:
                 break
-    return tuple(MatchLine(number, _shown(lines[number - 1])) for number in sorted(best))
+    return tuple(
+        MatchLine(number, _shown(text, prefixes))
+        for text, number in sorted(best.items(), key=lambda item: item[1])
+    )
 
 
 def _words(line: str) -> str:
@@ -212,6 +269,13 @@ def _words(line: str) -> str:
     return _ENDS.sub("", " ".join(line.split()))
 
 
-def _shown(line: str) -> str:
-    text = line.strip()
-    return text if len(text) <= WIDTH else text[: WIDTH - 1] + "…"
+def _shown(text: str, prefixes: tuple[str, ...]) -> str:
+    """The line without its indentation, at most WIDTH characters: a long one around its first
+    question word, so the word that matched is shown."""
+    if len(text) <= WIDTH:
+        return text
+    lower = text.lower()
+    at = min((found for p in prefixes if (found := lower.find(p)) >= 0), default=0)
+    start = max(0, min(at - WIDTH // 4, len(text) - (WIDTH - 2)))
+    window = text[start : start + WIDTH - 2 if start else WIDTH - 1]
+    return ("…" if start else "") + window + ("…" if start + len(window) < len(text) else "")

@@ -182,6 +182,7 @@ class Api:
                 "modelId": found.model_id,
                 "coverage": found.coverage,
                 "wordMatches": found.word_matches,
+                "changedFiles": found.changed_files,
             },
         }
 

@@ -100,6 +100,11 @@ class CodeSearchAnswer(Answer):
         "to the candidates read (300, or 2 x limit + 20); 0: the results are the nearest by "
         "meaning alone.",
     )
+    changed_files: list[str] = Field(
+        default_factory=list,
+        description="Results' files changed since they were indexed: lines may be off, no "
+        "match_lines.",
+    )
 
 
 class SymbolSearch(Answer):

@@ -450,6 +450,7 @@ class Service:
         model_id: str | None = None
         coverage: float | None = None
         word_matches: int | None = None
+        changed: list[str] = []
         used = mode
         embedding_said = False
         for root, path_filter in scopes:
@@ -486,6 +487,7 @@ class Service:
             model_id = model_id or result.model_id
             if result.word_matches is not None:
                 word_matches = (word_matches or 0) + result.word_matches
+            changed += [self.roots.out(root, path) for path in result.changed_files]
             if result.coverage is not None:
                 coverage = result.coverage if coverage is None else min(coverage, result.coverage)
         if self.roots.multi:
@@ -498,6 +500,8 @@ class Service:
             )
         if word_matches == 0 and found:
             notices.append(code_search.NO_WORDS_NOTE)
+        if changed:
+            notices.append(code_search.CHANGED_NOTE.format(", ".join(changed)))
         if mode is None and used == "lexical" and found and not embedding_said:
             # no vectors: the default fell back to words
             notices.append(code_search.NO_VECTORS_NOTE)
@@ -523,6 +527,7 @@ class Service:
             model_id=model_id,
             coverage=coverage,
             word_matches=word_matches,
+            changed_files=changed,
         )
 
     def _search_root(
