@@ -17,6 +17,7 @@ it holds (`word_coverage`, learned by bench/fusion_fit.py). Filters (path, langu
 
 from __future__ import annotations
 
+import functools
 import heapq
 import json
 import re
@@ -523,7 +524,54 @@ def _search_code(
 
     traits: dict[int, Traits] = {chunk_id: found[1:] for chunk_id, found in lexical.items()}
     traits.update(_traits(db, [chunk_id for chunk_id in semantic if chunk_id not in traits]))
-    weight = {"lexical": 0.0, "semantic": 1.0}.get(mode, semantic_weight)
+    asked_weight = {"lexical": 0.0, "semantic": 1.0}.get(mode, semantic_weight)
+    ranked = functools.partial(_ranked, db, question, mode, terms, traits, filters, wants_tests)
+    scored, weight = ranked(lexical, semantic, asked_weight)
+    if pool > CANDIDATES:
+        # More results asked for than the default pool holds: the chunks among each signal's
+        # best CANDIDATES are ranked exactly as a smaller --limit ranks them (normalized by the
+        # same candidates, lifted by the same neighbours), the rest after them. Asking for more
+        # then only adds to the list (the first 10 of --limit 1000 were not those of --limit 10).
+        base, weight = ranked(_best_of(lexical), _best_of(semantic), asked_weight)
+        floor = min(base.values(), default=0.0)
+        scored = {i: min(score, floor) for i, score in scored.items() if i not in base}
+        scored.update(base)
+    hits, truncated = _best_hits(db, scored, limit)
+    found = match_lines(db, hits, terms)
+    hits = [replace(hit, match_lines=lines) for hit, lines in zip(hits, found.lines, strict=True)]
+    # A signal that filled its pool left chunks unread: more match than were ranked.
+    truncated = truncated or len(lexical) >= pool or len(semantic) >= pool
+    timings["total"] = (time.perf_counter() - started) * 1000
+    return CodeResults(
+        question, mode, hits, truncated, timings, model_id, coverage,
+        word_matches=None if mode == "semantic" else len(lexical),
+        semantic_share=weight if mode == "hybrid" else None,
+        changed_files=found.changed,
+    )  # fmt: skip
+
+
+def _best_of(scores: dict[int, Any]) -> dict[int, Any]:
+    """The CANDIDATES best of a signal's scores (a lexical candidate's score is its first)."""
+    if len(scores) <= CANDIDATES:
+        return scores
+    key = (lambda item: item[1][0]) if isinstance(next(iter(scores.values())), tuple) else None
+    best = heapq.nlargest(CANDIDATES, scores.items(), key=key or (lambda item: item[1]))
+    return dict(best)
+
+
+def _ranked(
+    db: Store,
+    question: str,
+    mode: str,
+    terms: Sequence[str],
+    traits: dict[int, Traits],
+    filters: Filters,
+    wants_tests: bool,
+    lexical: dict[int, Candidate],
+    semantic: dict[int, float],
+    weight: float,
+) -> tuple[dict[int, float], float]:
+    """chunk id -> final score of the candidates of the two signals, and the cosine's share."""
     held: dict[int, float] = {}
     if mode == "hybrid" and lexical:
         held = dict(zip(lexical, word_coverage(db, terms, list(lexical)), strict=True))
@@ -548,18 +596,7 @@ def _search_code(
             scored[chunk_id] *= 1.0 + COVERAGE_WEIGHT * share
     if mode != "semantic":
         lift_named(db, question, scored)
-    hits, truncated = _best_hits(db, scored, limit)
-    found = match_lines(db, hits, terms)
-    hits = [replace(hit, match_lines=lines) for hit, lines in zip(hits, found.lines, strict=True)]
-    # A signal that filled its pool left chunks unread: more match than were ranked.
-    truncated = truncated or len(lexical) >= pool or len(semantic) >= pool
-    timings["total"] = (time.perf_counter() - started) * 1000
-    return CodeResults(
-        question, mode, hits, truncated, timings, model_id, coverage,
-        word_matches=None if mode == "semantic" else len(lexical),
-        semantic_share=weight if mode == "hybrid" else None,
-        changed_files=found.changed,
-    )  # fmt: skip
+    return scored, weight
 
 
 def _holds_a_word(
