@@ -447,6 +447,16 @@ def test_nothing_found_exits_1(tree: Path) -> None:
     done = repomap("search", "^ ~", "--root", str(tree))
     assert done.returncode == 1 and done.stdout == ""
     assert "note: the query holds no word" in done.stderr
+    index_json(tree, "--embed")
+    for mode in ("hybrid", "semantic", "lexical"):  # nothing shown: nothing was cut either
+        code, data, _ = search(tree, "zyxwvut qqqjjj", "--mode", mode)
+        assert (code, data["count"], data["truncated"]) == (1, 0, False), mode
+
+
+def test_no_embed_with_a_vector_store_is_refused_not_overridden(tree: Path) -> None:
+    done = repomap("index", str(tree), "--no-embed", "--vector-store", "sqlite")
+    assert done.returncode == 2 and "leave out --no-embed" in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_a_redacted_secret_is_not_in_any_chunk(tree: Path) -> None:

@@ -112,6 +112,10 @@ def index(
 
     if root and root_option and root.resolve() != root_option.resolve():
         raise click.UsageError("give ROOT or --root, not both")
+    if embed is False and vector_store is not None:
+        # the store is chosen by the embedding run that fills it: an explicit --no-embed was
+        # silently overridden (a user's test embedded 365 chunks)
+        raise click.UsageError("--vector-store chooses where embeddings go; leave out --no-embed")
     root = root or root_option
     if root is not None and not root.is_dir():
         raise click.BadParameter(f"{root} is not a directory", param_hint="ROOT")

@@ -540,7 +540,8 @@ def _search_code(
     found = match_lines(db, hits, terms)
     hits = [replace(hit, match_lines=lines) for hit, lines in zip(hits, found.lines, strict=True)]
     # A signal that filled its pool left chunks unread: more match than were ranked.
-    truncated = truncated or len(lexical) >= pool or len(semantic) >= pool
+    # (with no result at all nothing was cut: gibberish fills the nearest-by-meaning pool)
+    truncated = bool(hits) and (truncated or len(lexical) >= pool or len(semantic) >= pool)
     timings["total"] = (time.perf_counter() - started) * 1000
     return CodeResults(
         question, mode, hits, truncated, timings, model_id, coverage,
