@@ -416,6 +416,9 @@ def test_asking_for_more_results_only_adds_to_the_list(tmp_path: Path) -> None:
         _, few, _ = search(root, question, "--mode", mode, "--limit", "10")
         _, many, _ = search(root, question, "--mode", mode, "--limit", "1000")
         assert many["count"] > 300 and few["results"] == many["results"][:10], mode
+    for mode in ("hybrid", "semantic"):  # the nearest-by-meaning pool is full, nothing shown
+        code, none, _ = search(root, "xkcd qwpz", "--mode", mode)
+        assert (code, none["count"], none["truncated"]) == (1, 0, False), mode
 
 
 @pytest.mark.parametrize(
@@ -449,7 +452,7 @@ def test_nothing_found_exits_1(tree: Path) -> None:
     assert "note: the query holds no word" in done.stderr
     index_json(tree, "--embed")
     for mode in ("hybrid", "semantic", "lexical"):  # nothing shown: nothing was cut either
-        code, data, _ = search(tree, "zyxwvut qqqjjj", "--mode", mode)
+        code, data, _ = search(tree, "xkcd qwpz", "--mode", mode)
         assert (code, data["count"], data["truncated"]) == (1, 0, False), mode
 
 

@@ -1935,12 +1935,25 @@ def test_macro_calls_whose_arguments_run_over_lines_do_not_name_the_next_functio
     source = (
         b"CTL_RO_NL_CGEN(config_prof, opt_prof_sys_thread_name, opt_prof_sys_thread_name,\n"
         b"    bool)\n"
-        b"CTL_RO_NL_GEN(opt_zero_realloc,\n    zero_realloc_mode_names[opt], const char *)\n"
-        b"static int\nthread_arena_ctl(tsd_t *tsd, const size_t *mib,\n    size_t miblen) {\n"
-        b"\tint ret = 0;\n\treturn ret;\n}\n"
-        b"static int\nother(int a,\n    int b)\n{\n\treturn a;\n}\n"
+        b"CTL_RO_NL_CGEN(config_prof, opt_prof_time_res,\n"
+        b"    prof_time_res_mode_names[opt_prof_time_res], const char *)\n"
+        b"CTL_RO_NL_CGEN(config_uaf_detection, opt_lg_san_uaf_align,\n"
+        b"    opt_lg_san_uaf_align, ssize_t)\n"
+        b"CTL_RO_NL_GEN(opt_zero_realloc,\n"
+        b"    zero_realloc_mode_names[opt_zero_realloc_action], const char *)\n"
+        b"static int\n"
+        b"thread_arena_ctl(tsd_t *tsd, const size_t *mib, size_t miblen,\n"
+        b"    void *oldp, size_t *oldlenp, void *newp, size_t newlen) {\n"
+        b"\tint ret;\n"
+        b"\tif (newind != oldind) {\n"
+        b"\t\tif (newind >= narenas_total_get()) {\n"
+        b"\t\t\tif (newind < percpu_arena_ind_limit(opt_percpu_arena)) {\n"
+        b"\t\t\t}\n"
+        b"\t\t}\n"
+        b"\t\tif (newarena == NULL) {\n"
+        b"\t\t}\n"
+        b"\t}\n"
+        b"\treturn ret;\n"
+        b"}\n"
     )
-    assert _symbols(source) == [
-        ("thread_arena_ctl", "function", 5, 10),
-        ("other", "function", 11, 16),
-    ]
+    assert _symbols(source) == [("thread_arena_ctl", "function", 9, 22)]
