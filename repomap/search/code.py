@@ -22,9 +22,9 @@ import heapq
 import json
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from repomap import paths, store
 from repomap.errors import BadArgument, BadQuery, RepomapError
@@ -35,8 +35,10 @@ from repomap.search import morphology
 from repomap.search.filters import Filters
 from repomap.search.match_lines import MatchLine, match_lines
 from repomap.store import ROWS_PER_FILE, Store
-from repomap.store.postings import tokenizer, tokenizer_of
+from repomap.store.postings import chunks_tokenizer
 from repomap.subwords import split_identifier
+
+T = TypeVar("T")
 
 MODES = ("hybrid", "lexical", "semantic")
 # Without --mode: hybrid when the index has vectors (it wins on bench/relevance.py's questions,
@@ -243,8 +245,7 @@ def search_terms(db: Store, words: Sequence[str]) -> list[str]:
     forms = {word: morphology.related_forms(word) for word in words}
     if not any(forms.values()):
         return list(words)
-    spec = db.per_content("chunks tokenizer", lambda: tokenizer_of(db, "chunks_fts"))
-    split = tokenizer(spec or "unicode61")
+    split = chunks_tokenizer(db)
     asked = {split.tokens(word) for word in words}
     found: list[str] = []
     for word, related in forms.items():
@@ -532,7 +533,8 @@ def _search_code(
         # best CANDIDATES are ranked exactly as a smaller --limit ranks them (normalized by the
         # same candidates, lifted by the same neighbours), the rest after them. Asking for more
         # then only adds to the list (the first 10 of --limit 1000 were not those of --limit 10).
-        base, weight = ranked(_best_of(lexical), _best_of(semantic), asked_weight)
+        best_lexical = _best_of(lexical, lambda candidate: candidate[0])
+        base, weight = ranked(best_lexical, _best_of(semantic, float), asked_weight)
         floor = min(base.values(), default=0.0)
         scored = {i: min(score, floor) for i, score in scored.items() if i not in base}
         scored.update(base)
@@ -551,13 +553,11 @@ def _search_code(
     )  # fmt: skip
 
 
-def _best_of(scores: dict[int, Any]) -> dict[int, Any]:
-    """The CANDIDATES best of a signal's scores (a lexical candidate's score is its first)."""
+def _best_of(scores: dict[int, T], score: Callable[[T], float]) -> dict[int, T]:
+    """The CANDIDATES best of a signal's candidates by `score`."""
     if len(scores) <= CANDIDATES:
         return scores
-    key = (lambda item: item[1][0]) if isinstance(next(iter(scores.values())), tuple) else None
-    best = heapq.nlargest(CANDIDATES, scores.items(), key=key or (lambda item: item[1]))
-    return dict(best)
+    return dict(heapq.nlargest(CANDIDATES, scores.items(), key=lambda item: score(item[1])))
 
 
 def _ranked(

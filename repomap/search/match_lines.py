@@ -31,7 +31,7 @@ from repomap import store, textfile
 from repomap.search import morphology
 from repomap.store import ROWS_PER_FILE
 from repomap.store.chunk_texts import DATA_BASE
-from repomap.store.postings import Tokenizer, tokenizer, tokenizer_of
+from repomap.store.postings import Tokenizer, chunks_tokenizer
 from repomap.subwords import split_identifier
 
 if TYPE_CHECKING:
@@ -97,9 +97,7 @@ def match_lines(db: Store, hits: Sequence[Result], words: Sequence[str]) -> Foun
     nothing = Found([() for _ in hits], [])
     if not hits or not words:
         return nothing
-    split = tokenizer(
-        db.per_content("chunks tokenizer", lambda: tokenizer_of(db, "chunks_fts")) or "unicode61"
-    )
+    split = chunks_tokenizer(db)
     wanted = _word_tokens(split, words)
     if wanted is None:
         return nothing

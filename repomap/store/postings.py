@@ -259,3 +259,11 @@ def tokenizer(spec: str) -> Tokenizer:
         if spec not in _TOKENIZERS:
             _TOKENIZERS[spec] = Tokenizer(spec)
         return _TOKENIZERS[spec]
+
+
+def chunks_tokenizer(db: Store) -> Tokenizer:
+    """The tokenizer `chunks_fts` was made with (read once per index content): what a
+    question's words and a result's lines are split and stemmed by."""
+    return tokenizer(
+        db.per_content("chunks tokenizer", lambda: tokenizer_of(db, "chunks_fts")) or "unicode61"
+    )
