@@ -1558,6 +1558,57 @@ def test_a_question_that_spells_a_name_finds_its_definition_first(tmp_path: Path
     assert code == 0 and names(data)[0] == "png_calculate_crc"
 
 
+def test_a_bare_word_a_qualified_name_or_a_name_in_backticks_finds_its_definition_first(
+    tmp_path: Path,
+) -> None:
+    # A search user on click, h11 and smallvec: `echo` ranked click's `echo` 15th (below the
+    # test helpers that say "echo" more often), `Connection` h11's class 30th in lexical mode,
+    # `SmallVec::grow` the method 39th (below four `impl SmallVec` blocks: `SmallVec` alone
+    # was the name taken) and `Context.invoke` below `Command.invoke`.
+    echoes = "".join(
+        f'    def _echo_{n}(self):\n        """Echo, echo: echo the echo {n}."""\n'
+        f"        return echo(self)\n\n"
+        for n in range(4)
+    )
+    body = "".join(f"    line_{n} = message[{n}]\n" for n in range(40))
+    root = indexed(
+        tmp_path / "repo",
+        {
+            "utils.py": f'def echo(message):\n    """Print a message."""\n{body}',
+            "echoing.py": f"class EchoingInput:\n{echoes}",
+            "core.py": (
+                "class Command:\n    def invoke(self, context):\n"
+                '        """Invoke the command: invoke invoke, context invoke."""\n'
+                "        return context\n\n\n"
+                "class Context:\n    def invoke(self, callback):\n"
+                '        """Call a callback."""\n'
+                + "".join(f"        step_{n} = callback({n})\n" for n in range(30))
+            ),
+            "lib.rs": (
+                "pub struct SmallVec { len: usize }\n\n"
+                "impl SmallVec {\n    /// Grow the small vec: grow, grow.\n"
+                "    pub fn try_grow(&mut self) -> bool { self.grow(); true }\n}\n\n"
+                "impl SmallVec {\n    /// Grows the SmallVec, grow it.\n"
+                "    pub fn reserve(&mut self) { self.grow() }\n}\n\n"
+                "impl SmallVec {\n    pub fn grow(&mut self) {\n"
+                + "".join(f"        let step_{n} = self.len + {n};\n" for n in range(30))
+                + "    }\n}\n"
+            ),
+        },
+    )
+    for question, first in (
+        ("echo", ("utils.py", 1)),
+        ("where is `echo` defined?", ("utils.py", 1)),
+        ("Context.invoke", ("core.py", 8)),
+        ("SmallVec::grow", ("lib.rs", 14)),
+    ):
+        code, data, _ = search(root, question, "--mode", "lexical")
+        top = data["results"][0]
+        assert code == 0 and (top["path"], top["start_line"]) == first, (question, names(data))
+    _, data, _ = search(root, "echo the echo", "--mode", "lexical")
+    assert names(data)[0] != "echo"  # plain words in a sentence are no name
+
+
 def test_a_name_with_digits_finds_its_own_definition_first(tmp_path: Path) -> None:
     """The index keeps digits with their letters (`rfc3339`, `utf8`); the question's `3339` and
     `8` alone matched nothing, and a longer name holding the same letters ranked first."""

@@ -175,39 +175,88 @@ NO_VECTORS_NOTE = (
 
 
 # A name as code spells it: an underscore inside (`png_calculate_crc`) or a lower-case letter
-# before a capital (`parseHeaderLines`); of a qualified name (`Vec::push`, `os.path.join`) the
-# last part. Plain words, capitals alone (`JSON`) and dunders (`__init__`) are not names.
+# before a capital (`parseHeaderLines`). Plain words, capitals alone (`JSON`) and dunders
+# (`__init__`) are no names in a sentence; a question that is one word and nothing else
+# (`echo`, `Connection`), or a word in backticks, is a name however it is spelled: an agent
+# typing a bare name wants its definition, as `symbols` would give it.
 _NAME_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SPELLED_AS_CODE = re.compile(r"[A-Za-z0-9]_+[A-Za-z0-9]|[a-z][A-Z]")
+# A qualified name (`SmallVec::grow`, `Context.invoke`, `os.path.join`): its parts name one
+# definition, the last part inside the others; `SmallVec` alone is not what was asked for.
+_QUALIFIED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:::|\.)[A-Za-z_][A-Za-z0-9_]*)+")
+_BACKTICKED = re.compile(r"`([^`]+)`")
+_BARE = re.compile(r"\s*`?([A-Za-z_][A-Za-z0-9_]*)`?(?:\(\))?\s*")
+_PATH_SEPARATOR = re.compile(r"::|\.")
 
 
-def names_in(question: str) -> list[str]:
-    """The identifiers a question spells as code does, each once, in order."""
-    return list(
-        dict.fromkeys(t for t in _NAME_TOKEN.findall(question) if _SPELLED_AS_CODE.search(t))
-    )
+@dataclass(frozen=True)
+class Named:
+    """A name the question asks for: `parts[-1]`, inside `parts[:-1]` (outermost first)."""
+
+    parts: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        return self.parts[-1]
+
+    def matches(self, qualified_name: str) -> bool:
+        """Whether a definition of that qualified name is the one asked for: its last parts
+        are the name's (`smallvec::SmallVec::grow` is `SmallVec::grow`)."""
+        if len(self.parts) == 1:
+            return True
+        parts = _PATH_SEPARATOR.split(qualified_name)
+        return tuple(parts[-len(self.parts) :]) == self.parts
+
+
+def names_in(question: str) -> list[Named]:
+    """The names a question asks for, each once, in order: qualified names, words in
+    backticks, a question of one word, and the identifiers it spells as code does."""
+    if bare := _BARE.fullmatch(question):
+        return [Named((bare.group(1),))]
+    found: dict[Named, None] = {}
+    rest = question
+    for written in (*_BACKTICKED.findall(question), *_QUALIFIED.findall(question)):
+        for qualified in _QUALIFIED.findall(written) or _NAME_TOKEN.findall(written)[:1]:
+            found[Named(tuple(_PATH_SEPARATOR.split(qualified)))] = None
+        rest = rest.replace(written, " ")
+    for token in _NAME_TOKEN.findall(rest):
+        if _SPELLED_AS_CODE.search(token):
+            found[Named((token,))] = None
+    return list(found)
 
 
 # Definitions whose own name the question spells (`repomap search png_calculate_crc`): one
 # that holds the name's words more often (a macro calling it, a caller) ranked above it.
 _NAMED_SQL = f"""
-SELECT DISTINCT c.id FROM symbols s
+SELECT DISTINCT c.id, s.name, s.qualified_name FROM symbols s
 JOIN chunks c ON c.id >= s.file_id * {ROWS_PER_FILE} AND c.id < (s.file_id + 1) * {ROWS_PER_FILE}
     AND c.start_line = s.start_line
 WHERE s.name IN (SELECT value FROM json_each(?)) AND s.is_definition"""
 
 
 def lift_named(db: Store, question: str, scored: dict[int, float]) -> None:
-    """The candidates that define a name the question spells, raised above every other
-    candidate in place (in their own order among themselves)."""
-    names = names_in(question)
-    if not names or not scored:
+    """The candidates that define a name the question asks for, raised above every other
+    candidate in place (in their own order among themselves). A qualified name no candidate
+    defines asks for its parts spelled as code instead (`self.parse_header_lines`)."""
+    asked = names_in(question)
+    if not asked or not scored:
         return
-    named = [
-        chunk_id
-        for (chunk_id,) in db.conn.execute(_NAMED_SQL, (json.dumps(names),))
+    defined = [
+        (chunk_id, name, qualified)
+        for chunk_id, name, qualified in db.conn.execute(
+            _NAMED_SQL, (json.dumps(sorted({part for named in asked for part in named.parts})),)
+        )
         if chunk_id in scored
     ]
+    named: set[int] = set()
+    for wanted in asked:
+        hits = {
+            i for i, name, qualified in defined if name == wanted.name and wanted.matches(qualified)
+        }
+        if not hits and len(wanted.parts) > 1:
+            parts = {part for part in wanted.parts if _SPELLED_AS_CODE.search(part)}
+            hits = {i for i, name, _ in defined if name in parts}
+        named |= hits
     if named:
         top = max(scored.values())
         for chunk_id in named:
