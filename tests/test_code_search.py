@@ -933,6 +933,20 @@ def test_vectors_can_live_in_milvus(tree: Path, tmp_path: Path) -> None:
     # `repomap status` asks the store the index names, not the database (it said 0%)
     shown = json.loads(repomap("status", "--json", "--root", str(tree)).stdout)["results"][0]
     assert shown["embedded"] == shown["chunks"] > 0 and shown["embedded_share"] == 1.0
+    # and so does MCP's index_status (it said 0 vectors, coverage 0.0, while searches answered)
+    import anyio
+    from mcp.client import Client
+
+    from repomap import config
+    from repomap.serve.mcp_server import build_server
+
+    async def status() -> dict:
+        async with Client(build_server(config.resolve(tree), refresh=False)) as client:
+            return (await client.call_tool("index_status", {})).structured_content
+
+    embedding = anyio.run(status)["roots"][0]["embedding"]
+    assert embedding["vectors"] == embedding["chunks"] > 0 and embedding["coverage"] == 1
+    assert "store_error" not in embedding
 
 
 def test_the_mcp_server_embeds_changed_files_in_the_background(tree: Path) -> None:

@@ -228,6 +228,10 @@ def test_hashes_map_each_chunk_to_its_content_hash(make_store: MakeStore) -> Non
     records = [record(i, unit(i), text=f"text {i % 3}") for i in range(1, 8)]
     vectors.upsert("main", records)
     assert vectors.hashes("main") == {r.chunk_id: r.hash for r in records}
+    # counted without reading them (a search's coverage): the same number, 0 for no scope
+    assert vectors.count("main") == 7 and vectors.count("other") == 0
+    vectors.delete("main", [1, 2])
+    assert vectors.count("main") == len(vectors.hashes("main")) == 5
 
 
 def test_equal_scores_are_ordered_by_chunk_id_and_the_cut_keeps_the_lowest(
@@ -486,3 +490,27 @@ def test_a_milvus_collection_not_loaded_serves_every_call(tmp_path: Path) -> Non
     reader = MilvusVectorStore.open(path, MODEL)
     assert reader.hashes("main") == {1: record(1, unit(1)).hash, 3: record(3, unit(3)).hash}
     assert ids(reader.query("main", unit(1), 1)) == [1]
+
+
+def test_a_milvus_store_whose_collection_was_released_since_it_loaded_it_still_answers(
+    tmp_path: Path,
+) -> None:
+    # An MCP server's store loads the collection once and keeps searching it. When it was
+    # released since (another client of the server, a restarted server, or milvus-lite's race
+    # between a refresh and the first search: 2 of 6 server starts), every search failed with
+    # "Collection ... is in state 'released'" until the server was restarted.
+    pytest.importorskip("pymilvus")
+    from repomap.store.milvus import MilvusVectorStore, collection_name
+
+    path = str(tmp_path / "vectors.db")
+    served = MilvusVectorStore.open(path, MODEL)
+    served.upsert("main", [record(1, unit(1)), record(2, unit(2))])
+    assert ids(served.query("main", unit(1), 1)) == [1]
+    other = MilvusVectorStore.open(path, MODEL)
+    for call in (
+        lambda: ids(served.query("main", unit(2), 1)) == [2],
+        lambda: served.hashes("main") == {1: record(1, unit(1)).hash, 2: record(2, unit(2)).hash},
+        lambda: served.health().counts == {"main": 2},
+    ):
+        other.client.release_collection(collection_name("main"))
+        assert call()

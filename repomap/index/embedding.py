@@ -274,7 +274,7 @@ def coverage_count(db: Store, vectors: VectorStore, scope: str = SCOPE) -> int:
             f"vectors in {scope}",
             lambda: int(db.scalar(_COVERAGE_SQL, (scope,)) or 0),
         )
-    return len(vectors.hashes(scope))  # another store changes without the database's knowing
+    return vectors.count(scope)  # another store changes without the database's knowing
 
 
 def drop_stale(db: Store, ranges: Sequence[tuple[int, int]]) -> int:

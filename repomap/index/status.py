@@ -61,7 +61,7 @@ class Status:
         return asdict(self)
 
 
-def _embedded(db: store.Store, model_id: str | None) -> tuple[int, str | None]:
+def embedded_vectors(db: store.Store, model_id: str | None) -> tuple[int, str | None]:
     """How many chunks have a vector, and why that is unknown when it is: counted in the
     database, or asked of the store the index names (Milvus keeps its vectors apart: the
     database's count was 0 for a fully embedded index), which may refuse (milvus-lite open in
@@ -104,7 +104,7 @@ def status(settings: Settings) -> Status:
         version = db.scalar("PRAGMA user_version")
         chunks = db.scalar("SELECT count(*) FROM chunks") or 0
         model_id = store.embedding_model(db)
-        embedded, store_problem = _embedded(db, model_id)
+        embedded, store_problem = embedded_vectors(db, model_id)
         changed, _total = store.changed_since_indexing(db, root)
         seconds = store.get_meta(db, "index_seconds")
         return Status(

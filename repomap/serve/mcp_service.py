@@ -30,9 +30,10 @@ from repomap.gateway import section
 from repomap.gateway import show as snippets
 from repomap.gateway.files import SourceEntry
 from repomap.index import pipeline
-from repomap.index.embedding import SCOPE, BackgroundEmbedder
+from repomap.index.embedding import BackgroundEmbedder
 from repomap.index.freshness import Refresher
 from repomap.index.secrets import is_secret_file
+from repomap.index.status import embedded_vectors
 from repomap.limits import MAX_LIMIT
 from repomap.maps import render
 from repomap.maps import repo_map as maps
@@ -921,16 +922,14 @@ class Service:
             with store.reading(settings.db_path) as db:
                 facts = index_status_facts(db, root.path, settings.index_skipped)
                 chunks = db.scalar("SELECT count(*) FROM chunks") or 0
-                vectors = db.scalar(
-                    "SELECT count(*) FROM vectors JOIN vector_scopes s ON s.id = vectors.scope "
-                    "WHERE s.name = ?",
-                    (SCOPE,),
-                )
+                # counted where they are: Milvus keeps them apart (the database's count was 0)
+                vectors, refused = embedded_vectors(db, store.embedding_model(db))
             facts["embedding"] = {
                 **status.embedding,
                 "chunks": chunks,
                 "vectors": vectors,
                 "coverage": round(min(vectors / chunks, 1.0), 4) if chunks else None,
+                **({"store_error": refused} if refused else {}),
             }
         except RepomapError as failure:
             status.error = str(failure)

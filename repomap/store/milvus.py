@@ -30,10 +30,10 @@ import json
 import logging
 import re
 import threading
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -104,6 +104,15 @@ logging.getLogger("milvus_lite.server_manager").addFilter(_QuietLock())
 # first search while its background embedder opened the store hit that. Opens in one process
 # take turns.
 _OPENING = threading.Lock()
+# The same race one step later: milvus-lite makes a collection's in-memory object on the first
+# request that names it, and two threads' first requests at once made two; the one it kept was
+# never loaded, so the next search failed ("Collection ... is in state 'released'"; 2 of 6 MCP
+# server starts, whose refresh and first search open the store together). This process's
+# requests that may be a collection's first (existence, description, load state, load,
+# creation, drop) take turns; searches and writes come after them and run at once.
+_NAMING = threading.Lock()
+NOT_LOADED = 101  # Milvus' error code for a search of a collection not loaded (milvus-lite's too)
+T = TypeVar("T")
 
 
 def _locked(folder: Path) -> bool:
@@ -271,23 +280,24 @@ class MilvusVectorStore:
         ids = [int(i) for i in chunk_ids]
         with self._errors():
             name = collection_name(scope, self.prefix)
-            if not ids or not self.client.has_collection(name):
-                return
-            self._load(name)
+            with _NAMING:
+                if not ids or not self.client.has_collection(name):
+                    return
+                self._load(name)
             for start in range(0, len(ids), WRITE_BATCH):
                 self.client.delete(name, ids=ids[start : start + WRITE_BATCH])
             self.client.flush(name)
 
     def delete_scope(self, scope: str) -> None:
         name = collection_name(scope, self.prefix)
-        with self._errors():
+        with self._errors(), _NAMING:
             if self.client.has_collection(name):
                 self.client.drop_collection(name)
         with self._lock:
             self._loaded.discard(name)
 
     def scopes(self) -> list[str]:
-        with self._errors():
+        with self._errors(), _NAMING:
             return sorted(self._properties(name)[0] for name in self._collections())
 
     def hashes(self, scope: str) -> dict[int, str]:
@@ -296,8 +306,11 @@ class MilvusVectorStore:
             name = self._checked(scope)
             if name is None:
                 return {}
-            iterator = self.client.query_iterator(
-                name, batch_size=WRITE_BATCH, filter="", output_fields=["chunk_id", "hash"]
+            iterator = self._while_loaded(
+                name,
+                lambda: self.client.query_iterator(
+                    name, batch_size=WRITE_BATCH, filter="", output_fields=["chunk_id", "hash"]
+                ),
             )
             try:
                 while batch := iterator.next():
@@ -306,15 +319,22 @@ class MilvusVectorStore:
                 iterator.close()
         return found
 
+    def count(self, scope: str) -> int:
+        with self._errors():
+            name = self._checked(scope)
+            if name is None:
+                return 0
+            return self._count(name)
+
     def health(self) -> StoreHealth:
         try:
             counts = {}
             with self._errors():
                 for name in self._collections():
-                    scope = self._properties(name)[0]
-                    self._load(name)
-                    rows = self.client.query(name, filter="", output_fields=["count(*)"])
-                    counts[scope] = int(rows[0]["count(*)"])
+                    with _NAMING:
+                        scope = self._properties(name)[0]
+                        self._load(name)
+                    counts[scope] = self._count(name)
         except MilvusUnavailable as error:
             return StoreHealth(self.backend, False, str(error), {})
         return StoreHealth(
@@ -345,12 +365,13 @@ class MilvusVectorStore:
     def _checked(self, scope: str) -> str | None:
         """The scope's collection, loaded; None when there is none; another model's is refused."""
         name = collection_name(scope, self.prefix)
-        if not self.client.has_collection(name):
-            return None
-        stored = self._properties(name)[1]
-        if stored != self.model_id:
-            raise EmbeddingModelMismatch(scope, stored, self.model_id)
-        self._load(name)
+        with _NAMING:
+            if not self.client.has_collection(name):
+                return None
+            stored = self._properties(name)[1]
+            if stored != self.model_id:
+                raise EmbeddingModelMismatch(scope, stored, self.model_id)
+            self._load(name)
         return name
 
     def _collection_for_write(self, scope: str) -> str:
@@ -371,13 +392,14 @@ class MilvusVectorStore:
         # FLAT: exact search, as the local store does; a large server collection can be given
         # an ANN index (HNSW) later without changing this code's queries.
         index.add_index(field_name="vector", index_type="FLAT", metric_type="IP")
-        self.client.create_collection(
-            name,
-            schema=schema,
-            index_params=index,
-            consistency_level="Strong",  # a query right after an upsert sees it
-            properties={SCOPE_PROPERTY: scope, MODEL_PROPERTY: self.model_id},
-        )
+        with _NAMING:
+            self.client.create_collection(
+                name,
+                schema=schema,
+                index_params=index,
+                consistency_level="Strong",  # a query right after an upsert sees it
+                properties={SCOPE_PROPERTY: scope, MODEL_PROPERTY: self.model_id},
+            )
         with self._lock:
             self._loaded.add(name)  # create_collection with an index loads it
         return name
@@ -401,16 +423,43 @@ class MilvusVectorStore:
         expression: str,
         params: dict[str, Any] | None = None,
     ) -> list[dict[str, Any]]:
-        results = self.client.search(
+        results = self._while_loaded(
             name,
-            data=[target.tolist()],
-            limit=limit,
-            filter=expression,
-            anns_field="vector",
-            output_fields=["vector"],
-            search_params={"metric_type": "IP", "params": params or {}},
+            lambda: self.client.search(
+                name,
+                data=[target.tolist()],
+                limit=limit,
+                filter=expression,
+                anns_field="vector",
+                output_fields=["vector"],
+                search_params={"metric_type": "IP", "params": params or {}},
+            ),
         )
         return [dict(hit) for hit in results[0]]
+
+    def _count(self, name: str) -> int:
+        rows = self._while_loaded(
+            name, lambda: self.client.query(name, filter="", output_fields=["count(*)"])
+        )
+        return int(rows[0]["count(*)"])
+
+    def _while_loaded(self, name: str, call: Callable[[], T]) -> T:
+        """`call` on a collection this store loaded, loaded again and called once more if it
+        was released since: by another client of the server, a restarted server, or
+        milvus-lite's own race (_NAMING). A long-lived store (a server's) would otherwise fail
+        every search until restarted."""
+        from pymilvus.exceptions import MilvusException
+
+        try:
+            return call()
+        except MilvusException as error:
+            if error.code != NOT_LOADED:
+                raise
+        with self._lock:
+            self._loaded.discard(name)
+        with _NAMING:
+            self._load(name)
+        return call()
 
 
 def _matches_nothing(where: VectorFilter | None) -> bool:

@@ -136,6 +136,11 @@ class VectorStore(Protocol):
         """{chunk_id: content hash} of a scope, for the indexer's diff; {} for an unknown scope."""
         ...
 
+    def count(self, scope: str) -> int:
+        """How many vectors a scope holds (len(hashes(scope)) without reading them); 0 for an
+        unknown scope."""
+        ...
+
     def health(self) -> StoreHealth: ...
 
 
@@ -477,6 +482,12 @@ class LocalVectorStore:
             chunk_id: digest.hex()
             for chunk_id, digest in self.db.conn.execute(HASHES_SQL, (found[0],))
         }
+
+    def count(self, scope: str) -> int:
+        found = self._checked_scope(scope)
+        if found is None:
+            return 0
+        return int(self.db.scalar("SELECT count(*) FROM vectors WHERE scope = ?", (found[0],)))
 
     def hashes_between(self, scope: str, ranges: Sequence[tuple[int, int]]) -> dict[int, str]:
         """hashes() of the chunk ids in `ranges` ([start, end)), each range one index seek."""
