@@ -190,6 +190,10 @@ TEST_FOLDERS = frozenset(
 # Go's and others' `testdata/`, `test_utils/`, `testcases/` (a folder ending in `tests`, or
 # `test` then `_`, `-`, or one of these words). Not `latest/`, `attest/` or `contest/`.
 _TEST_FOLDER = re.compile(r".*tests|test[_-].*|test(?:data|ing|suite|cases?|files|utils?|libs?)")
+# Fuzzing harnesses are tests too (lz4's `ossfuzz/`, libpng's `contrib/oss-fuzz/`, libgit2's
+# `fuzzers/`, cJSON's `fuzzing/`): they call the API with made-up input and say what it does in
+# its own words, above the code. Not LLVM's `FuzzMutate/`, a library.
+_FUZZ_FOLDER = re.compile(r"(?:oss-?)?fuzz(?:ing|ers?)?")
 
 # Code a project carries but did not write (issue 17: demoted with tests unless asked for).
 VENDORED_FOLDERS = frozenset(
@@ -202,7 +206,8 @@ VENDORED_TOP_FOLDERS = frozenset({"vendor", "deps", "external", "extern"})
 
 def is_demoted_path(path: str) -> bool:
     """Tests, benchmarks, examples, vendored code and type stubs: `tests/`, `examples/`,
-    `benches/`, `libtests/`, `testdata/`, `test_x.py`, `x_test.go`, `foo_tests.rs`, `test.rs`
+    `benches/`, `libtests/`, `testdata/`, `fuzz/`, `oss-fuzz/`, `test_x.py`, `x_test.go`,
+    `foo_tests.rs`, `png_read_fuzzer.cc`, `test.rs`
     (rayon's test modules), `conftest.py`, `third_party/`,
     `fmt/bundled/`, `vendor/`, `deps/`, `external/` at the top of the tree, and `.pyi` files
     (a stub repeats the signatures and docstrings of the code that does the work)."""
@@ -211,12 +216,15 @@ def is_demoted_path(path: str) -> bool:
     folders = parts[:-1]
     return (
         any(
-            p in TEST_FOLDERS or p in VENDORED_FOLDERS or _TEST_FOLDER.fullmatch(p) is not None
+            p in TEST_FOLDERS
+            or p in VENDORED_FOLDERS
+            or _TEST_FOLDER.fullmatch(p) is not None
+            or _FUZZ_FOLDER.fullmatch(p) is not None
             for p in folders
         )
         or bool(folders and folders[0] in VENDORED_TOP_FOLDERS)
         or stem.startswith("test_")
-        or stem.endswith(("_test", "_tests"))
+        or stem.endswith(("_test", "_tests", "_fuzzer", "-fuzzer"))
         or stem in ("test", "tests", "conftest")
         or parts[-1].endswith(".pyi")
     )

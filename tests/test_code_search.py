@@ -1290,6 +1290,15 @@ def test_which_paths_count_as_vendored() -> None:
     assert not is_demoted_path("releases/latest/notes.py")
     assert not is_demoted_path("crypto/attest/quote.c") and not is_demoted_path("contest/x.py")
     assert not is_demoted_path("src/testament/x.py")
+    # fuzzing harnesses (lz4's ossfuzz/ and h11's fuzz/ ranked beside the code they call)
+    for harness in ("ossfuzz/compress_fuzzer.c", "fuzz/afl-server.py", "contrib/oss-fuzz/a.cc",
+                    "fuzzers/objects.c", "cjson/fuzzing/afl.c", "tests/fuzzer/x.c",
+                    "src/png_read_fuzzer.cc"):  # fmt: skip
+        assert is_demoted_path(harness), harness
+    assert not is_demoted_path("llvm/FuzzMutate/IRMutator.h")  # a library
+    assert not is_demoted_path("src/fuzzy/match.rs") and not is_demoted_path("src/fuzzy.rs")
+    # a file named `...Test` is left alone: imath's ImathFrustumTest.h is a frustum's test
+    assert not is_demoted_path("src/Imath/ImathFrustumTest.h")
 
 
 def test_a_type_stub_ranks_below_the_code_it_describes_unless_asked_for(tmp_path: Path) -> None:

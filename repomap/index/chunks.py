@@ -42,7 +42,8 @@ from repomap.textfile import line_count
 # 15: a module chunk ends at the file's last line, not one past it when the file ends in a
 #    newline
 # 16: folders named as tests (`libtests/`, `selftests/`, `testdata/`) demote their chunks
-CHUNKS_VERSION = "16"
+# 17: so do fuzzing harnesses (`fuzz/`, `oss-fuzz/`, `fuzzers/`, `x_fuzzer.cc`)
+CHUNKS_VERSION = "17"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
 # header, docstring and member signatures, not the members' bodies: those are chunks too.

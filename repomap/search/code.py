@@ -87,7 +87,7 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 _ALPHANUMERIC = re.compile(r"[a-z0-9]+")  # FTS5's unicode61 tokens of an ASCII identifier
 _TEST_WORDS = frozenset(
     {"test", "tests", "testing", "example", "examples", "bench", "benchmark", "vendor", "vendored",
-     "bundled", "stub", "stubs", "pyi"}
+     "bundled", "stub", "stubs", "pyi", "fuzz", "fuzzer", "fuzzing"}
 )  # fmt: skip
 # A lexical candidate: (BM25 score, is_test, kind, file id: None for docs and records); the
 # traits of any candidate: (is_test, kind, file id).
