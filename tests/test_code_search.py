@@ -247,6 +247,27 @@ def count_rows(rows):
     assert names(data)[0] == "keep_matching"
 
 
+def test_adding_meets_add_though_porter_undoubles_its_d(tmp_path: Path) -> None:
+    # crossbeam: "adding" stems to `ad` and `add` to `add`; the question never met checked_add
+    # (11th; 1st when typed "add").
+    assert related_forms("adding") == related_forms("added") == ["add"]
+    root = indexed(
+        tmp_path / "repo",
+        {
+            "clock.rs": (
+                "/// The instant a timeout ends.\n"
+                "pub fn deadline(now: u64, timeout: u64) -> Option<u64> {\n"
+                "    now.checked_add(timeout)\n}\n\n"
+                "/// Pads a timeout that ends now.\n"
+                "pub fn pad(timeout: u64, now: u64) -> u64 {\n    timeout.max(now)\n}\n"
+            ),
+        },
+    )
+    code, data, _ = search(root, "adding a timeout to now", "--mode", "lexical")
+    assert code == 0 and names(data)[0] == "clock::deadline"
+    assert data["results"][0]["match_lines"] == [{"line": 3, "text": "now.checked_add(timeout)"}]
+
+
 def test_a_question_in_one_spelling_meets_code_in_the_other(tmp_path: Path) -> None:
     """tmux writes `colour`, most people type `color`; porter keeps them (and `-ise` / `-ize`)
     apart."""

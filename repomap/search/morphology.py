@@ -38,7 +38,10 @@ _FORMS = """
     upheld:uphold woke:wake woken:wake wore:wear worn:wear wept:weep withdrew:withdraw
     withdrawn:withdraw withheld:withhold wrote:write written:write
 """
-BASE_FORMS: dict[str, str] = dict(pair.split(":") for pair in _FORMS.split())
+# Regular forms porter parts from their base: it undoubles a final consonant after -ing and
+# -ed (`adding` -> `ad`) but keeps the base's (`add` -> `add`), so "adding" never met `add`.
+_UNDOUBLED = "adding:add added:add erred:err erring:err"
+BASE_FORMS: dict[str, str] = dict(pair.split(":") for pair in (_FORMS + _UNDOUBLED).split())
 
 
 # Adjectives porter leaves apart from their verb (`growable` -> `growabl`, `grow` -> `grow`):
