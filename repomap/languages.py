@@ -97,10 +97,17 @@ def language_of(rel_path: str) -> str | None:
     return LANGUAGE_BY_SUFFIX.get(suffix) if suffix else None
 
 
+# A `.txt` file that is no prose: CMake's build script (muparser's four CMakeLists.txt pieces
+# filled a search's first places, above its Install.txt).
+NOT_DOCS = re.compile(r"(?:^|/)CMakeLists\.txt$")
+
+
 def doc_format(rel_path: str) -> str | None:
     """`markdown`, `text`, or None when the file is not indexed as a doc."""
     suffix = _suffix(rel_path)
-    return DOC_FORMATS.get(suffix) if suffix else None
+    if not suffix or (suffix == ".txt" and NOT_DOCS.search(rel_path)):
+        return None
+    return DOC_FORMATS.get(suffix)
 
 
 def data_format(rel_path: str) -> str | None:

@@ -348,3 +348,20 @@ def test_rst_files_are_docs_split_by_their_titles(make_repo, index) -> None:
     assert done.returncode == 0 and "docs/custom_fields.rst" in done.stdout
     outline = run_cli("outline", "docs/custom_fields.rst", "--root", root)
     assert "Custom Fields" in outline.stdout and "Method Fields" in outline.stdout
+
+
+def test_a_cmake_build_script_is_no_doc(make_repo, index) -> None:
+    # muparser: four pieces of CMakeLists.txt, read as prose, came before its Install.txt in
+    # `repomap search "how do I build and install it"`.
+    root = make_repo(
+        {
+            "CMakeLists.txt": "cmake_minimum_required(VERSION 3.10)\nproject(parser)\n",
+            "src/CMakeLists.txt": "add_library(parser parser.c)\n",
+            "Install.txt": "Run cmake to build and install the parser library.\n",
+            "notes/CMakeLists.txt.md": "# Notes on the build script\n",
+        }
+    )
+    index(root)
+    assert _rows(root, "SELECT path FROM doc_files ORDER BY path") == [
+        ("Install.txt",), ("notes/CMakeLists.txt.md",)
+    ]  # fmt: skip
