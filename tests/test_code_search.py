@@ -6,6 +6,7 @@ Real files in a temp dir, the real CLI in a subprocess, the real SQLite index.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import subprocess
 import sys
@@ -633,6 +634,22 @@ def test_a_text_many_chunks_share_is_embedded_once_across_batches(tmp_path: Path
     # Every changed chunk is accounted for: embedded, one more of a text, or from the cache.
     assert done["embedded"] + done["shared"] + done["reused"] == done["changed"]
     assert plan["shared"] == done["shared"] == 299  # the helper's other 299 chunks
+
+
+def test_the_index_summary_says_how_fast_the_model_embedded(tmp_path: Path) -> None:
+    # A search user worked the rate out from "N embedded" and the embed time: the wait of a
+    # large tree depends on it.
+    root = indexed(tmp_path / "repo", {"a.py": "def one():\n    return 1\n"})
+    done = repomap("index", str(root), "--force", "--embed")
+    assert done.returncode == 0, done.stderr
+    (line,) = [line for line in done.stdout.splitlines() if line.startswith("embed ")]
+    rate = re.search(r"embed ([0-9.]+) s.*; ([0-9.]+) chunks/s;", line)
+    embedded = re.search(r"(\d+) embedded", line)
+    assert rate and embedded and int(embedded.group(1)) > 0, line
+    seconds, count = float(rate.group(1)), int(embedded.group(1))  # seconds shown to 0.01
+    assert count / (seconds + 0.006) <= float(rate.group(2)) <= count / max(seconds - 0.006, 1e-3)
+    again = repomap("index", str(root), "--embed")  # nothing to embed: no rate to give
+    assert "chunks/s" not in again.stdout
 
 
 def test_embedding_progress_knows_its_total_first_and_moves_within_a_batch(tree: Path) -> None:

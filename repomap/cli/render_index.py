@@ -81,6 +81,14 @@ def _shared(summary: Any) -> str:
     return f" (+{summary.shared} chunks of the same texts)" if summary.shared else ""
 
 
+def _rate(summary: Any) -> str:
+    """The model's speed, when it embedded anything (what a long run's wait depends on)."""
+    embedding = summary.seconds.get("embed", 0.0)
+    if not summary.embedded or embedding <= 0:
+        return ""
+    return f"; {summary.embedded / embedding:.1f} chunks/s"
+
+
 def print_embed_summary(summary: Any, dry_run: bool) -> None:
     """The embedding stage's counts and times (what it would do, on a dry run)."""
     seconds = summary.seconds
@@ -97,7 +105,7 @@ def print_embed_summary(summary: Any, dry_run: bool) -> None:
             f"chunks {summary.total}: {summary.changed} new or changed, {summary.embedded} "
             f"embedded{_shared(summary)}, {summary.reused} from the cache, {summary.deleted} "
             "deleted; coverage "
-            f"{percent(summary.coverage)} ({times}; model {summary.model_id})"
+            f"{percent(summary.coverage)} ({times}{_rate(summary)}; model {summary.model_id})"
         )
         if summary.ann not in ("", "exact"):
             line += f"; HNSW sidecar {summary.ann}"
