@@ -133,6 +133,12 @@ _C_KEYWORDS = frozenset(
     if int long register return short signed sizeof static struct switch typedef union
     unsigned void volatile while""".split()
 )
+# Words no variable is named either: C++'s and C99's built-in types (gflags'
+# `INSTANTIATE_FLAG_REGISTERER_CTOR(bool);` read as a variable `bool`). Not `nullptr`: C++98
+# code defines one (flatbuffers' `const class nullptr_t {..} nullptr = {};`).
+_NOT_VARIABLE_NAMES = _C_KEYWORDS | frozenset(
+    b"bool wchar_t char8_t char16_t char32_t _Bool _Complex".split()
+)
 _CALLED = re.compile(rb"[ \t]*\(")
 # A blanked conditional's directive lines are read by scan_text too: their words are no names.
 _DIRECTIVE_WORDS = frozenset(b"ifdef ifndef elif endif defined define undef include pragma".split())
@@ -1145,15 +1151,19 @@ class _Reader:
         type_node = node.child_by_field_name("type")
         if type_node is None or type_node.type != "qualified_identifier":
             return parts
-        last = type_node.child_by_field_name("name")
+        scopes = []  # `A::B::operator` nests: A, then `B::operator` (graphite2's GlyphCache)
+        last: Node | None = type_node
+        while last is not None and last.type == "qualified_identifier":
+            scope = last.child_by_field_name("scope")
+            if scope is None:
+                return parts
+            scopes.append(self.node_text(scope).replace(" ", ""))
+            last = last.child_by_field_name("name")
         if last is None or self.node_text(last) != "operator":
-            return parts
-        scope = type_node.child_by_field_name("scope")
-        if scope is None:
             return parts
         target = "::".join(parts)
         return [
-            *self.node_text(scope).replace(" ", "").split("::"),
+            *"::".join(scopes).split("::"),
             f"operator {'::' if is_global else ''}{target}",
         ]
 
@@ -1253,7 +1263,7 @@ class _Reader:
                 path = ([named], False)
             elif path is None or not _IDENTIFIER.fullmatch(path[0][-1]):
                 continue
-            if path[0][-1].encode() in _C_KEYWORDS:
+            if path[0][-1].encode() in _NOT_VARIABLE_NAMES:
                 continue  # `DEFINE_CONVERT(int);` read as a variable `int` (yaml-cpp's convert.h)
             parts, is_global = path
             prefix = (

@@ -1800,10 +1800,32 @@ def closing_brace(source: bytes, opening: int, limit: int | None = None) -> int:
     return -1
 
 
+def _braces_closed(line: bytes) -> bool:
+    """Whether every brace of `line` closes on it, none before it opens: a member's braced
+    initialiser (glm's `mat(T s)\n#if GLM_HAS_INITIALIZER_LISTS\n: value{col_type(s, 0)}\n#endif
+    \n{`: 144 constructors ended at their head) or none at all; not a body's or a block's."""
+    if b"{" not in line and b"}" not in line:
+        return True
+    if line.lstrip().startswith(b"{") or _BODY_BRACE.search(line):
+        return False  # a body (or a block) starts: no part of the head
+    depth = 0
+    for brace in re.findall(rb"[{}]", line):
+        depth += 1 if brace == b"{" else -1
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+# A `{` after a head's `)` or its trailing words opens a body (oneTBB's `#if ..\n wait_node(C
+# c) : my_context(c) {}\n#else ..`: two definitions, each its own), not an initialiser.
+_BODY_BRACE = re.compile(rb"(?:\)|\b(?:const|noexcept|override|final|volatile|mutable))\s*\{")
+
+
 def _inner_conditionals(source: bytes) -> list[tuple[int, int]]:
     """The spans to blank of each conditional inside a declaration (see _IF_DIRECTIVE): its
     directive lines, and the lines of every branch but the first. Only where no line of it
-    holds a `;`, `{`, `}` or another directive than the conditional's own."""
+    holds a `;`, another directive than the conditional's own, or a brace that does not close
+    on its line (_braces_closed)."""
     spans: list[tuple[int, int]] = []
     scanned_to = -1
     for opening in _IF_DIRECTIVE.finditer(source):
@@ -1833,7 +1855,7 @@ def _inner_conditionals(source: bytes) -> list[tuple[int, int]]:
             if line_end < 0:
                 break
             line = source[at:line_end]
-            if b";" in line or b"{" in line or b"}" in line or b"#" in line:
+            if b";" in line or b"#" in line or not _braces_closed(line):
                 break  # statements or declarations: leave the conditional to tree-sitter
             if not first_branch:
                 found.append((at, line_end))

@@ -1872,3 +1872,56 @@ def test_an_out_of_class_conversion_to_a_qualified_type_is_named_by_the_whole_ty
         ("element::operator double", "method", 2),
         ("element::operator ::ns::handle", "method", 3),
     ]
+
+
+def test_a_conversion_in_a_nested_class_after_a_specifier_is_named_so():
+    # graphite2's `inline\nGlyphCache::Loader::operator bool () const throw()`: named `bool`.
+    source = b"inline\nA::B::operator bool () const throw()\n{\n    return true;\n}\n"
+    assert symbols(source) == [("A::B::operator bool", "method", 1)]
+
+
+def test_a_macro_call_of_a_built_in_type_is_no_variable():
+    # gflags' `INSTANTIATE_FLAG_REGISTERER_CTOR(bool);` made a variable named `bool`.
+    source = b"INSTANTIATE_CTOR(bool);\nINSTANTIATE_CTOR(wchar_t);\nint real_var;\n"
+    assert symbols(source) == [("real_var", "variable", 3)]
+
+
+def test_a_braced_member_initialiser_in_a_conditional_keeps_the_constructor_s_body():
+    # glm's type_mat*.inl: 144 constructors ended at their head line, their bodies no symbol's.
+    source = b"""namespace glm
+{
+	template<typename T>
+	mat<T>::mat(T scalar)
+#		if HAS_INIT_LISTS
+			: value{col_type(scalar, 0), col_type(0, scalar)}
+#		else
+			: value()
+#		endif
+	{
+#		if !HAS_INIT_LISTS
+			this->value = scalar;
+#		endif
+	}
+
+	template<typename T>
+	mat<T>::mat(T a, T b)
+	{
+		this->value = a + b;
+	}
+}
+"""
+    spans = [
+        (s.qualified_name, s.start_line, s.end_line) for s in cpp.extract(source, "a.inl").symbols
+    ]
+    assert spans == [("glm", 1, 21), ("glm::mat::mat", 3, 14), ("glm::mat::mat", 16, 20)]
+    # two whole definitions in the branches stay two (oneTBB's concurrent_monitor.h)
+    source = (
+        b"class wait_node {\npublic:\n#if OLD_GLIBCXX\n"
+        b"    wait_node(C c) : my_context(c), my_flag(false) {}\n#else\n"
+        b"    wait_node(C c) : my_context(c) {}\n#endif\n};\n"
+    )
+    assert symbols(source) == [
+        ("wait_node", "class", 1),
+        ("wait_node::wait_node", "method", 4),
+        ("wait_node::wait_node", "method", 6),
+    ]
