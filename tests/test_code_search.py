@@ -1573,6 +1573,39 @@ def test_a_release_history_ranks_below_the_docs_that_explain(tmp_path: Path) -> 
     reader.close()
 
 
+def test_a_long_crate_doc_is_cut_into_sections_at_its_headings(tmp_path: Path) -> None:
+    # crossbeam-channel's 340-line `//!` crate doc was one module chunk (lines 1-371): its
+    # `# Disconnection` section answered "what happens to the messages still in the channel
+    # when all senders are dropped" at rank 134.
+    filler = "".join(f"//! Point {n}: a channel sends values between threads.\n" for n in range(25))
+    crate_doc = (
+        "//! Multi-producer multi-consumer channels for message passing.\n//!\n"
+        + filler
+        + "//!\n//! # Disconnection\n//!\n"
+        "//! When all senders are dropped, the channel becomes disconnected. Messages still\n"
+        "//! in it can be received; after them, receiving fails.\n//!\n"
+        "//! ```\n//! # use std::thread;\n//! let (s, r) = unbounded();\n//! ```\n//!\n"
+        "//! # Selection\n//!\n//! The select macro waits on several operations.\n" + filler
+    )
+    root = indexed(
+        tmp_path / "repo",
+        {"src/lib.rs": crate_doc + "\n/// Sends a message.\npub fn send_message() {}\n"},
+    )
+    question = "what happens to the messages still in the channel when all senders are dropped"
+    code, data, _ = search(root, question, "--mode", "lexical")
+    top = data["results"][0]
+    assert code == 0 and (top["kind"], top["name"]) == ("section", "Disconnection"), names(data)
+    # its own lines: the heading to the last line before `# Selection` (the `# use` in the
+    # fence is no heading)
+    assert (top["path"], top["start_line"], top["end_line"]) == ("src/lib.rs", 29, 37)
+    kinds = {(hit["kind"], hit["name"]) for hit in data["results"]}
+    assert ("module", "src/lib.rs") in kinds or len(data["results"]) < 10
+    # a short crate doc stays the module chunk's alone
+    short = indexed(tmp_path / "short", {"src/lib.rs": "//! # Title\n//!\n//! Channels.\n"})
+    _, data, _ = search(short, "channels", "--mode", "lexical")
+    assert [hit["kind"] for hit in data["results"]] == ["module"]
+
+
 def test_a_data_file_s_records_rank_below_the_code_that_answers(tmp_path: Path) -> None:
     # serde_json's CI workflow came first for "skip over a value without building anything":
     # a record holds many words; it ranks as module code does now.

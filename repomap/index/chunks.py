@@ -43,7 +43,8 @@ from repomap.textfile import line_count
 #    newline
 # 16: folders named as tests (`libtests/`, `selftests/`, `testdata/`) demote their chunks
 # 17: so do fuzzing harnesses (`fuzz/`, `oss-fuzz/`, `fuzzers/`, `x_fuzzer.cc`)
-CHUNKS_VERSION = "17"
+# 18: a long Rust crate or module doc (`//!`) is cut into sections at its Markdown headings
+CHUNKS_VERSION = "18"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
 # header, docstring and member signatures, not the members' bodies: those are chunks too.
@@ -323,13 +324,15 @@ def code_chunks(
         twins.setdefault(d.qualified_name, []).append(d.start_line)
     comments: dict[tuple[str | None, int], list[str]] = {}
     docstrings: list[str] = []  # the module's own, which no symbol owns
-    for element_type, content, line, _end, owner, _parts in texts:
+    module_docs: list[tuple[str, int, int]] = []  # the same, with their lines
+    for element_type, content, line, end, owner, _parts in texts:
         if element_type == "comment" and line not in leading.taken:
             starts = twins.get(owner, [0]) if owner is not None else [0]
             holder = max((start for start in starts if start <= line), default=starts[0])
             comments.setdefault((owner, holder), []).append(content)
         elif element_type == "docstring" and owner is None:
             docstrings.append(content)
+            module_docs.append((content, line, end))
     members: dict[str, list[str]] = {}
     for d in definitions:
         if d.parent:
@@ -377,6 +380,9 @@ def code_chunks(
             )
         )
 
+    if language_of(path) == "rust":
+        for content, line, end in module_docs:
+            chunks += _doc_sections(path, content, line, end)
     rest = _uncovered(lines, covered)
     module_comments = " ".join(comments.get((None, 0), ()))[:HEAD_CHARS]
     head = "\n".join([*docstrings, module_comments])
@@ -399,6 +405,28 @@ _PRAGMA = re.compile(
     # showed nothing else as their snippet).
     r"|-\*-.*-\*-\s*$|coding[:=]\s*[-\w.]+\s*$|(?:vim?|ex):\s*(?:set?\s+\S|[^\s=]*=).*$)"
 )
+
+
+SPLIT_DOC_LINES = 40  # a crate or module doc this long is cut at its headings
+
+
+def _doc_sections(path: str, content: str, line: int, end: int) -> list[ChunkRow]:
+    """A long Rust crate or module doc (`//!`, Markdown) as a README is chunked: a section
+    chunk per heading, never cut inside a code fence (crossbeam-channel's 340-line crate doc was
+    one module chunk, and its `# Disconnection` section answered at rank 134). What comes before
+    the first heading stays the module chunk's head. Only a doc whose text has a line per line
+    of the file (`//!` lines), so each section's lines are its own."""
+    if end - line + 1 < SPLIT_DOC_LINES or content.count("\n") != end - line or "#" not in content:
+        return []
+    from repomap.index import markdown  # its patterns compile on import: only for such a doc
+
+    offset = line - 1
+    sections = [
+        (number, s.name, s.level, s.start_line + offset, s.end_line + offset, s.content)
+        for number, s in enumerate(markdown.parse(content).sections, 1)
+        if s.level
+    ]
+    return doc_chunks(path, sections)
 
 
 def _without_pragmas(comment: str) -> str:
