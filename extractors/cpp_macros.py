@@ -1800,6 +1800,11 @@ def closing_brace(source: bytes, opening: int, limit: int | None = None) -> int:
     return -1
 
 
+# A `{` after a head's `)` or its trailing words opens a body (oneTBB's `#if ..\n wait_node(C
+# c) : my_context(c) {}\n#else ..`: two definitions, each its own), not an initialiser.
+_BODY_BRACE = re.compile(rb"(?:\)|\b(?:const|noexcept|override|final|volatile|mutable))\s*\{")
+
+
 def _braces_closed(line: bytes) -> bool:
     """Whether every brace of `line` closes on it, none before it opens: a member's braced
     initialiser (glm's `mat(T s)\n#if GLM_HAS_INITIALIZER_LISTS\n: value{col_type(s, 0)}\n#endif
@@ -1814,11 +1819,6 @@ def _braces_closed(line: bytes) -> bool:
         if depth < 0:
             return False
     return depth == 0
-
-
-# A `{` after a head's `)` or its trailing words opens a body (oneTBB's `#if ..\n wait_node(C
-# c) : my_context(c) {}\n#else ..`: two definitions, each its own), not an initialiser.
-_BODY_BRACE = re.compile(rb"(?:\)|\b(?:const|noexcept|override|final|volatile|mutable))\s*\{")
 
 
 def _inner_conditionals(source: bytes) -> list[tuple[int, int]]:

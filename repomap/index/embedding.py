@@ -260,20 +260,12 @@ def refresh_vector_file(vectors: LocalVectorStore, scope: str = SCOPE) -> str:
         return f"not written: {failure}"
 
 
-_COVERAGE_SQL = (
-    "SELECT count(*) FROM vectors WHERE scope = (SELECT id FROM vector_scopes WHERE name = ?)"
-)
-
-
 def coverage_count(db: Store, vectors: VectorStore, scope: str = SCOPE) -> int:
-    """How many of the index's chunks have a vector in the store (cheap for the local store:
-    a count, where a changed chunk's old vector still counts until the embedding stage runs)."""
+    """How many of the index's chunks have a vector in the store (the store's count, where a
+    changed chunk's old vector still counts until the embedding stage runs)."""
     if isinstance(vectors, LocalVectorStore):  # in the database: a server counts once per
         # index content (~2 ms a question on Django's 48k vectors)
-        return db.per_content(
-            f"vectors in {scope}",
-            lambda: int(db.scalar(_COVERAGE_SQL, (scope,)) or 0),
-        )
+        return db.per_content(f"vectors in {scope}", lambda: vectors.count(scope))
     return vectors.count(scope)  # another store changes without the database's knowing
 
 
