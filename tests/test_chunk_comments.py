@@ -302,6 +302,27 @@ def test_a_pragma_line_leaves_its_comment_block_and_is_no_definitions_comment() 
     assert "NOLINT" not in chunks["scale"].head and "NOLINT" not in chunks["twice"].head
 
 
+def test_a_comments_rulers_are_in_no_chunk_and_its_words_are() -> None:
+    # muparser's test methods, each under a `//-----` line, showed the ruler as their snippet.
+    cpp = (
+        b"//---------------------------------------------------------------------------\n"
+        b"int expression_tests() { return 0; }\n\n"
+        b"/****************************************/\n"
+        b"/* Scales a lane count.                 */\n"
+        b"/* ==================================== */\n"
+        b"int scale(int x) {\n"
+        b"  // ____________\n"
+        b"  return x * 3;  // three lanes -> per unit ---- see below\n}\n"
+    )
+    chunks = chunks_of("cpp", "scale.cc", cpp)
+    assert chunks["expression_tests"].head == "int expression_tests()"
+    head = chunks["scale"].head
+    assert "Scales a lane count." in head and "three lanes -> per unit ---- see below" in head
+    assert "****" not in head and "====" not in head and "____" not in head
+    python = b"# ======\n# Parses dates.\n# ------\ndef parse(text):\n    return text\n"
+    assert chunks_of("python", "dates.py", python)["parse"].head.endswith("\nParses dates.")
+
+
 def test_editor_and_encoding_lines_are_no_words_of_a_chunk() -> None:
     # dateutil's parser module chunk showed `-*- coding: utf-8 -*- vim:ts=4:sw=4:et` as all
     # its text; they are lines for an editor and the interpreter, not for a reader.

@@ -44,7 +44,8 @@ from repomap.textfile import line_count
 # 16: folders named as tests (`libtests/`, `selftests/`, `testdata/`) demote their chunks
 # 17: so do fuzzing harnesses (`fuzz/`, `oss-fuzz/`, `fuzzers/`, `x_fuzzer.cc`)
 # 18: a long Rust crate or module doc (`//!`) is cut into sections at its Markdown headings
-CHUNKS_VERSION = "18"
+# 19: a comment's rulers (`//-----`, `/*****/`) are in no chunk
+CHUNKS_VERSION = "19"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
 # header, docstring and member signatures, not the members' bodies: those are chunks too.
@@ -312,7 +313,8 @@ def code_chunks(
             content = _without_pragmas(row[1])
             if not content:
                 continue
-            row = (row[0], content, *row[2:])
+            # A ruler's row stays, emptied: the comment above it is still the definition's.
+            row = (row[0], _without_rulers(content), *row[2:])
         kept.append(row)
     texts = kept
     leading = _leading_comments(definitions, texts, lines)
@@ -326,7 +328,7 @@ def code_chunks(
     docstrings: list[str] = []  # the module's own, which no symbol owns
     module_docs: list[tuple[str, int, int]] = []  # the same, with their lines
     for element_type, content, line, end, owner, _parts in texts:
-        if element_type == "comment" and line not in leading.taken:
+        if element_type == "comment" and content and line not in leading.taken:
             starts = twins.get(owner, [0]) if owner is not None else [0]
             holder = max((start for start in starts if start <= line), default=starts[0])
             comments.setdefault((owner, holder), []).append(content)
@@ -437,6 +439,18 @@ def _without_pragmas(comment: str) -> str:
     return "\n".join(line for line in comment.split("\n") if not _PRAGMA.match(line)).strip()
 
 
+# A ruler: one character repeated, a line that divides a file for the eye and says nothing
+# (`//-----`, `/*****/`, `# =====`). muparser's test methods showed a ruler as their snippet.
+_RULER = re.compile(r"\s*([^\w\s]|_)\1{3,}\s*$")
+
+
+def _without_rulers(comment: str) -> str:
+    """A comment block without its ruler lines ('' when it is a ruler)."""
+    if "\n" not in comment:
+        return "" if _RULER.match(comment) else comment
+    return "\n".join(line for line in comment.split("\n") if not _RULER.match(line)).strip()
+
+
 def _in_test_module(qualified_name: str) -> bool:
     """A Rust or C++ name inside a `tests` or `test` module or namespace (`mod tests {`)."""
     return any(part in ("tests", "test") for part in qualified_name.split("::")[:-1])
@@ -536,7 +550,7 @@ def _leading_comments(
             found.taken.add(line)
             end = line - 1
         if block:
-            found.of[(d.start_line, d.qualified_name)] = "\n".join(reversed(block))
+            found.of[(d.start_line, d.qualified_name)] = "\n".join(filter(None, reversed(block)))
     return found
 
 
