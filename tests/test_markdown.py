@@ -30,7 +30,7 @@ def sections(text: str) -> list[tuple[str, int, int, int]]:
         ("   # three spaces\n", [("three spaces", 1, 1)]),
         (
             "# Closed ##\n## Hash# kept\n### \\# escaped ###\n",
-            [("Closed", 1, 1), ("Hash# kept", 2, 2), ("\\# escaped", 3, 3)],
+            [("Closed", 1, 1), ("Hash# kept", 2, 2), ("# escaped", 3, 3)],  # as rendered
         ),
         ("#\n# ##\n", [("", 1, 1), ("", 1, 2)]),
         ("Title\n=====\n\nSub\n---\n", [("Title", 1, 1), ("Sub", 2, 4)]),
@@ -222,6 +222,11 @@ def test_blank_lines_after_a_heading_are_not_content() -> None:
         ('# <img src="logo.svg">\n', [('<img src="logo.svg">', 1, 1)]),  # nothing but a tag
         ("## Vec<T> and Option<T>\n", [("Vec<T> and Option<T>", 2, 1)]),  # no HTML names
         ("## a < b and c > d\n", [("a < b and c > d", 2, 1)]),
+        # character references and backslash escapes read, not inside a code span
+        ("# Anyhow&ensp;\u00af\\\\\\_(\u30c4)\\_/\u00af\n", [("Anyhow \u00af\\_(\u30c4)_/\u00af", 1, 1)]),
+        ("## Tom &amp; Jerry `a\\_b` \\*x\\*\n", [("Tom & Jerry `a\\_b` *x*", 2, 1)]),
+        ("## 1\\. Install &lt;b&gt;\n", [("1. Install <b>", 2, 1)]),
+        ("## a & b; c \\d\n", [("a & b; c \\d", 2, 1)]),
     ],
 )
 def test_inline_html_tags_are_no_part_of_a_heading(source: str, expected: list) -> None:

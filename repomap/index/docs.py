@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from repomap.store import Store
 
 # Bump when parsing changes what is stored: every doc file is then re-read once.
-DOCS_PARSER_VERSION = "3"  # 3: inline HTML tags out of headings
+DOCS_PARSER_VERSION = "4"  # 3: inline HTML tags out of headings; 4: escapes read in them
 BATCH_FILES = 400
 
 

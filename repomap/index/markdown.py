@@ -219,12 +219,31 @@ def _atx_text(raw: str) -> str:
 
 
 def _title(text: str) -> str:
-    """A heading's text without inline HTML tags (their text kept), spaces collapsed; as written
-    when it is nothing but tags (`# <img src="logo.svg">`)."""
-    if "<" not in text:
-        return text
-    plain = " ".join(_INLINE_TAG.sub(" ", text).split())
-    return plain or text
+    """A heading's text as a reader sees it: without inline HTML tags (their text kept), with
+    character references and backslash escapes read (anyhow's README heading, written with
+    `&ensp;` and `\\_`, was a result's name as written), spaces collapsed; as written when it
+    is nothing but tags (`# <img src="logo.svg">`)."""
+    if "<" in text:
+        text = " ".join(_INLINE_TAG.sub(" ", text).split()) or text
+    if "&" in text or "\\" in text:  # after the tags: `&lt;b&gt;` is text, not a tag
+        text = " ".join(_unescaped(text).split())
+    return text
+
+
+# CommonMark's entity and numeric character references (the `;` is required) and its backslash
+# escapes of ASCII punctuation; neither is read inside a code span.
+_REFERENCE = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+
+
+def _unescaped(text: str) -> str:
+    import html
+
+    parts = text.split("`")
+    for index in range(0, len(parts), 2):  # outside backticks (odd parts are code spans)
+        read = _REFERENCE.sub(lambda found: html.unescape(found.group()), parts[index])
+        parts[index] = _ESCAPE.sub(r"\1", read)
+    return "`".join(parts)
 
 
 def _leading_spaces(line: str) -> int:
