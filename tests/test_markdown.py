@@ -223,7 +223,10 @@ def test_blank_lines_after_a_heading_are_not_content() -> None:
         ("## Vec<T> and Option<T>\n", [("Vec<T> and Option<T>", 2, 1)]),  # no HTML names
         ("## a < b and c > d\n", [("a < b and c > d", 2, 1)]),
         # character references and backslash escapes read, not inside a code span
-        ("# Anyhow&ensp;\u00af\\\\\\_(\u30c4)\\_/\u00af\n", [("Anyhow \u00af\\_(\u30c4)_/\u00af", 1, 1)]),
+        (
+            "# Anyhow&ensp;\u00af\\\\\\_(\u30c4)\\_/\u00af\n",
+            [("Anyhow \u00af\\_(\u30c4)_/\u00af", 1, 1)],
+        ),
         ("## Tom &amp; Jerry `a\\_b` \\*x\\*\n", [("Tom & Jerry `a\\_b` *x*", 2, 1)]),
         ("## 1\\. Install &lt;b&gt;\n", [("1. Install <b>", 2, 1)]),
         ("## a & b; c \\d\n", [("a & b; c \\d", 2, 1)]),
