@@ -1703,6 +1703,24 @@ def test_a_bare_word_a_qualified_name_or_a_name_in_backticks_finds_its_definitio
     assert names(data)[0] != "echo"  # plain words in a sentence are no name
 
 
+def test_the_names_a_question_asks_for_are_read_from_the_candidates_not_every_symbol(
+    tmp_path: Path,
+) -> None:
+    # On the kernel (4M symbols) `repomap search kmalloc` took 10 s: the definitions of the
+    # asked names were read by name through an index that ignores case, so every symbol was
+    # scanned. They are read from the candidates' chunks, through the symbols' (file, line).
+    from repomap.search import code
+
+    root = indexed(tmp_path / "repo", {"a.py": "def kmalloc(size):\n    return size\n"})
+    with store.reading(root / ".repomap" / "index.db") as db:
+        plan = db.conn.execute(f"EXPLAIN QUERY PLAN {code._NAMED_SQL}", ("[1]", '["kmalloc"]'))
+        steps = [row[-1] for row in plan]
+    assert any("SEARCH s USING INDEX symbols_file" in step for step in steps), steps
+    assert not any(step.startswith(("SCAN s", "SCAN symbols")) for step in steps), steps
+    _, data, _ = search(root, "kmalloc", "--mode", "lexical")
+    assert names(data)[0] == "kmalloc"
+
+
 def test_a_name_with_digits_finds_its_own_definition_first(tmp_path: Path) -> None:
     """The index keeps digits with their letters (`rfc3339`, `utf8`); the question's `3339` and
     `8` alone matched nothing, and a longer name holding the same letters ranked first."""

@@ -226,12 +226,14 @@ def names_in(question: str) -> list[Named]:
 
 
 # Definitions whose own name the question spells (`repomap search png_calculate_crc`): one
-# that holds the name's words more often (a macro calling it, a caller) ranked above it.
-_NAMED_SQL = f"""
-SELECT DISTINCT c.id, s.name, s.qualified_name FROM symbols s
-JOIN chunks c ON c.id >= s.file_id * {ROWS_PER_FILE} AND c.id < (s.file_id + 1) * {ROWS_PER_FILE}
-    AND c.start_line = s.start_line
-WHERE s.name IN (SELECT value FROM json_each(?)) AND s.is_definition"""
+# that holds the name's words more often (a macro calling it, a caller) ranked above it. Read
+# from the candidates' chunks, a few hundred, through symbols' (file, line) index: from the
+# symbols by name, the kernel's 4M were scanned (the name index ignores case), 9.6 s a search.
+_NAMED_SQL = """
+SELECT c.id, s.name, s.qualified_name FROM chunks c
+JOIN symbols s ON s.file_id = c.file_id AND s.start_line = c.start_line
+WHERE c.id IN (SELECT value FROM json_each(?)) AND s.is_definition
+    AND s.name COLLATE NOCASE IN (SELECT value FROM json_each(?))"""
 
 
 def lift_named(db: Store, question: str, scored: dict[int, float]) -> None:
@@ -241,13 +243,8 @@ def lift_named(db: Store, question: str, scored: dict[int, float]) -> None:
     asked = names_in(question)
     if not asked or not scored:
         return
-    defined = [
-        (chunk_id, name, qualified)
-        for chunk_id, name, qualified in db.conn.execute(
-            _NAMED_SQL, (json.dumps(sorted({part for named in asked for part in named.parts})),)
-        )
-        if chunk_id in scored
-    ]
+    parts = json.dumps(sorted({part for named in asked for part in named.parts}))
+    defined = db.conn.execute(_NAMED_SQL, (_json_ids(list(scored)), parts)).fetchall()
     named: set[int] = set()
     for wanted in asked:
         hits = {
