@@ -96,6 +96,9 @@ _AFTER_NAME_MACROS = tuple(
 # kernel sample and LLVM).
 _DECLARATION_MACROS = re.compile(
     rb"\n[ \t]*(?=[A-Z_cefistv])(?:(?:static|inline|extern|virtual|explicit|friend|constexpr"
+    # the compilers' own spellings of `inline` (the kernel's `static __always_inline
+    # __alloc_size(1) void *kmalloc(..)`: kmalloc and kmalloc_node were lost)
+    rb"|__always_inline|__inline__|__inline|__forceinline"
     rb"|template[ \t]*<[^;{}()\n<>]*>)[ \t]+)*"  # no `<>` inside: one way to split, no ReDoS
     rb"((?:(?:(?:_?[A-Z][A-Z0-9]*_[A-Z0-9_]*|__[A-Z][A-Z0-9_]*|__[A-Z]\w*(?=[ \t]*\())(?!\w)"
     rb"(?:[ \t]*\([^()]*(?:\([^()]*\)[^()]*)*\))?"  # capitals: their arguments on many lines

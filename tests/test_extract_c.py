@@ -1957,3 +1957,28 @@ def test_macro_calls_whose_arguments_run_over_lines_do_not_name_the_next_functio
         b"}\n"
     )
     assert _symbols(source) == [("thread_arena_ctl", "function", 9, 22)]
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_an_attribute_macro_after_a_compilers_inline_keyword_is_no_function(language: str) -> None:
+    # The kernel's `static __always_inline __alloc_size(1) void *kmalloc(..)`: kmalloc and
+    # kmalloc_node were lost, and a function `__alloc_size` took the lines of the next one.
+    source = (
+        b"static __always_inline __alloc_size(1) void *kmalloc(size_t size, gfp_t flags)\n"
+        b"{\n"
+        b"\tif (__builtin_constant_p(size)) {\n"
+        b"#ifndef CONFIG_SLOB\n"
+        b"\t\tunsigned int index;\n"
+        b"#endif\n"
+        b"\t\treturn kmalloc_large(size, flags);\n"
+        b"\t}\n"
+        b"\treturn __kmalloc(size, flags);\n"
+        b"}\n"
+        b"static __inline__ __alloc_size(1, 2) void *kcalloc(size_t n, size_t size)\n"
+        b"{\n"
+        b"\treturn 0;\n"
+        b"}\n"
+    )
+    found = [(s.name, s.kind, s.start_line, s.end_line) for s in extract(language, source, "x.h").symbols
+             if s.kind == "function"]  # fmt: skip
+    assert found == [("kmalloc", "function", 1, 10), ("kcalloc", "function", 11, 14)]

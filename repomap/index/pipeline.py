@@ -131,8 +131,9 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # continued `#define`, a `#define` in a typedef enum, `INLINE\nLOCAL(void)\nname(`, a macro
 # call's arguments over indented lines at column 0, a file without a final newline; 37: a
 # braced member initialiser in a conditional between a constructor's head and body, no
-# variable named `bool`, `A::B::operator bool()` after a specifier named so
-EXTRACTOR_VERSION = "37"
+# variable named `bool`, `A::B::operator bool()` after a specifier named so; 38: an attribute
+# macro after `__always_inline` (the kernel's kmalloc)
+EXTRACTOR_VERSION = "38"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 EXTRACTED_AHEAD = 1024  # results the workers may have ready before the writer takes them
