@@ -1721,6 +1721,26 @@ def test_the_names_a_question_asks_for_are_read_from_the_candidates_not_every_sy
     assert names(data)[0] == "kmalloc"
 
 
+def test_of_several_definitions_of_an_asked_name_a_documented_one_comes_first(
+    tmp_path: Path,
+) -> None:
+    # The kernel's kmalloc, with its kernel-doc, ranked fifth for `kmalloc`: four short,
+    # undocumented stand-ins in tools/ hold the name's word more densely.
+    body = "".join(f"\tsize_{n} = size + {n};\n" for n in range(40))
+    root = indexed(
+        tmp_path / "repo",
+        {
+            "include/slab.h": "/**\n * kmalloc - allocate memory\n * @size: how many bytes\n */\n"
+            f"static inline void *kmalloc(unsigned long size)\n{{\n{body}\treturn 0;\n}}\n",
+            "tools/ring.c": "static void *kmalloc(unsigned size)\n{\n\treturn kmalloc_fake;\n}\n",
+            "tools/shim.c": "void *kmalloc(unsigned long s)\n{\n\treturn malloc(s);\n}\n",
+        },
+    )
+    _, data, _ = search(root, "kmalloc", "--mode", "lexical")
+    assert [(r["path"], r["name"]) for r in data["results"]][0] == ("include/slab.h", "kmalloc")
+    assert {r["path"] for r in data["results"][1:3]} == {"tools/ring.c", "tools/shim.c"}
+
+
 def test_a_name_with_digits_finds_its_own_definition_first(tmp_path: Path) -> None:
     """The index keeps digits with their letters (`rfc3339`, `utf8`); the question's `3339` and
     `8` alone matched nothing, and a longer name holding the same letters ranked first."""
