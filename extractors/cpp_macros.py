@@ -555,6 +555,21 @@ TOKEN = re.compile(
 
 
 Spans = list[tuple[int, int]]
+# A K&R definition whose return type is a pointer (`table*\ninit_table(type, size)\n int type;
+# ..{`, zlib's `const char * ZEXPORT zError(err)`): tree-sitter-c reads K&R parameters only after
+# a plain declarator, and took the head for a declaration, its span ending at the parameters
+# (13 functions in oniguruma's st.c and tcl's zlib). The `*`s are blanked for the parse; the
+# signature is the source's.
+_KR_POINTER_HEAD = re.compile(
+    rb"^[A-Za-z_][\w \t]*?[ \t]*((?:\*[ \t\n]*)+)(?:[A-Z][A-Z0-9_]*[ \t]+)?[A-Za-z_]\w*[ \t]*"
+    rb"\([ \t]*[A-Za-z_]\w*(?:[ \t]*,[ \t]*[A-Za-z_]\w*)*[ \t]*\)[ \t]*\n"
+    rb"(?:[ \t]*[A-Za-z_][^;{}()\n]*;[ \t]*\n)+[ \t]*\{",
+    re.MULTILINE,
+)
+# `#if __has_include(<nss3/nss.h>)`: tree-sitter reads no `<header>` in an expression, and its
+# recovery took the next line (lighttpd's `#define NSS_VER_INCLUDE` was lost). The `<..>` is
+# blanked: `__has_include(  ..  )` is a call it reads.
+_HAS_INCLUDE_HEADER = re.compile(rb"__has_include(?:_next)?[ \t]*\([ \t]*(<[^<>()\n]*>)")
 
 
 def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
@@ -603,6 +618,15 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
     if b"offsetof" in source:
         spans += [m.span(1) for m in _OFFSETOF_PATH.finditer(source)]
     spans += [m.span(1) for m in _CPLUSPLUS_GUARD.finditer(source)]
+    if b"__has_include" in source:
+        spans += [m.span(1) for m in _HAS_INCLUDE_HEADER.finditer(source)]
+    if lang == "c" and b"*" in source:
+        spans += [
+            (m.start(1) + at, m.start(1) + at + 1)
+            for m in _KR_POINTER_HEAD.finditer(source)
+            for at, byte in enumerate(m[1])
+            if byte == ord("*")
+        ]
     spans += [m.span(1) for m in _NAME_PARENTHESES_MACRO.finditer(source)]
     if any(word in source for word in _CALLING_CONVENTIONS):
         spans += _calling_conventions(source)

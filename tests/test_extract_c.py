@@ -1982,3 +1982,57 @@ def test_an_attribute_macro_after_a_compilers_inline_keyword_is_no_function(lang
     found = [(s.name, s.kind, s.start_line, s.end_line) for s in extract(language, source, "x.h").symbols
              if s.kind == "function"]  # fmt: skip
     assert found == [("kmalloc", "function", 1, 10), ("kcalloc", "function", 11, 14)]
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_a_define_under_a_has_include_condition_is_a_macro(language: str) -> None:
+    # lighttpd's `#if __has_include(<nss3/nss.h>)` then `#define NSS_VER_INCLUDE`: tree-sitter
+    # reads no `<header>` in an expression, and its recovery took the define.
+    source = (
+        b"#ifdef __has_include\n"
+        b"#if __has_include(<nss3/nss.h>)\n"
+        b"#define NSS_VER_INCLUDE\n"
+        b"#elif __has_include_next( <nss.h> )\n"
+        b"#define NSS_NEXT 1\n"
+        b"#endif\n"
+        b"#endif\n"
+        b"int version(void) { return 0; }\n"
+    )
+    found = [(s.name, s.kind, s.start_line) for s in extract(language, source, "x.h").symbols]
+    assert found == [
+        ("NSS_VER_INCLUDE", "macro", 3),
+        ("NSS_NEXT", "macro", 5),
+        ("version", "function", 8),
+    ]
+
+
+def test_a_k_and_r_definition_returning_a_pointer_spans_its_body() -> None:
+    # oniguruma's st.c and tcl's zlib: tree-sitter-c reads K&R parameters only after a plain
+    # declarator, so `table*\ninit_table(type, size)` was a declaration ending at `int type;`.
+    source = (
+        b"typedef struct table table;\n\n"
+        b"table*\n"
+        b"init_table(type, size)\n"
+        b"    int type;\n"
+        b"    int size;\n"
+        b"{\n"
+        b"  table *t = 0;\n"
+        b"  return t;\n"
+        b"}\n\n"
+        b"const char * ZEXPORT zError(err)\n"
+        b"    int err;\n"
+        b"{\n"
+        b'    return err ? "x" : "y";\n'
+        b"}\n"
+        b"char *prototype(int a);\n"
+    )
+    found = [
+        (s.name, s.kind, s.start_line, s.end_line, s.signature)
+        for s in extract("c", source, "st.c").symbols
+        if s.kind == "function"
+    ]
+    assert found == [
+        ("init_table", "function", 3, 10, "table* init_table(type, size)"),
+        ("zError", "function", 12, 16, "const char * ZEXPORT zError(err)"),
+        ("prototype", "function", 17, 17, "char *prototype(int a)"),
+    ]

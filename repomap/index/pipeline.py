@@ -132,7 +132,8 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # call's arguments over indented lines at column 0, a file without a final newline; 37: a
 # braced member initialiser in a conditional between a constructor's head and body, no
 # variable named `bool`, `A::B::operator bool()` after a specifier named so; 38: an attribute
-# macro after `__always_inline` (the kernel's kmalloc)
+# macro after `__always_inline` (the kernel's kmalloc), a `<header>` in `__has_include(..)`,
+# a K&R definition returning a pointer
 EXTRACTOR_VERSION = "38"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
