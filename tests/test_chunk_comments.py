@@ -370,3 +370,21 @@ def test_a_module_chunk_ends_at_the_files_last_line() -> None:
                 language,
                 text[-20:],
             )
+
+
+def test_a_rust_module_compiled_only_for_tests_is_demoted_whatever_its_name() -> None:
+    # memchr's `#[cfg(test)] mod testsimples {` helpers ranked first for "find first occurrence
+    # of a substring", above the function that does it.
+    rust = (
+        b"pub fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {\n    None\n}\n\n"
+        b"#[cfg(test)]\n#[allow(dead_code)]\nmod testsimples {\n"
+        b"    pub fn run_search_tests_fwd() {}\n}\n\n"
+        b'#[cfg(all(test, feature = "std"))]\npub(crate) mod prop {\n'
+        b"    pub fn check_find() {}\n}\n\n"
+        b"mod simple {\n    pub fn find_simple() {}\n}\n"
+    )
+    chunks = chunks_of("rust", "src/memmem.rs", rust)
+    tested = {name: chunk.is_test for name, chunk in chunks.items()}
+    assert tested["memmem::testsimples::run_search_tests_fwd"] is True
+    assert tested["memmem::prop::check_find"] is True
+    assert tested["memmem::find"] is False and tested["memmem::simple::find_simple"] is False

@@ -45,7 +45,8 @@ from repomap.textfile import line_count
 # 17: so do fuzzing harnesses (`fuzz/`, `oss-fuzz/`, `fuzzers/`, `x_fuzzer.cc`)
 # 18: a long Rust crate or module doc (`//!`) is cut into sections at its Markdown headings
 # 19: a comment's rulers (`//-----`, `/*****/`) are in no chunk
-CHUNKS_VERSION = "19"
+# 20: a Rust `#[cfg(test)] mod NAME {` demotes its chunks as `mod tests` does
+CHUNKS_VERSION = "20"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
 # header, docstring and member signatures, not the members' bodies: those are chunks too.
@@ -342,6 +343,9 @@ def code_chunks(
 
     chunks: list[ChunkRow] = []
     place, demoted = _path_facts(path)
+    test_modules = frozenset(
+        _CFG_TEST_MODULE.findall(text) if "cfg(" in text and language_of(path) == "rust" else ()
+    )
     # One look for an identifier of underscores only in the file, not one per definition.
     runs = _run_finder(text)
     macros: set[str] = set()
@@ -374,7 +378,7 @@ def code_chunks(
                 name,
                 d.start_line,
                 d.end_line,
-                demoted or _in_test_module(name),
+                demoted or _in_test_module(name, test_modules),
                 title_of(name),
                 place,
                 head[:HEAD_CHARS],
@@ -451,9 +455,21 @@ def _without_rulers(comment: str) -> str:
     return "\n".join(line for line in comment.split("\n") if not _RULER.match(line)).strip()
 
 
-def _in_test_module(qualified_name: str) -> bool:
-    """A Rust or C++ name inside a `tests` or `test` module or namespace (`mod tests {`)."""
-    return any(part in ("tests", "test") for part in qualified_name.split("::")[:-1])
+def _in_test_module(qualified_name: str, test_modules: frozenset[str] = frozenset()) -> bool:
+    """A Rust or C++ name inside a `tests` or `test` module or namespace (`mod tests {`), or
+    inside one of `test_modules` (the file's `#[cfg(test)] mod NAME {`)."""
+    return any(
+        part in ("tests", "test") or part in test_modules
+        for part in qualified_name.split("::")[:-1]
+    )
+
+
+# A Rust module compiled only for tests under another name: memchr's `#[cfg(test)] mod
+# testsimples {` helpers ranked first for "find first occurrence of a substring".
+_CFG_TEST_MODULE = re.compile(
+    r"#\[cfg\((?:all\()?test\b[^\]\n]*\]\s*(?:#\[[^\]\n]*\]\s*)*"
+    r"(?:pub(?:\([^)\n]*\))?\s+)?mod\s+([A-Za-z_]\w*)\s*\{"
+)
 
 
 def _cover(covered: bytearray, d: _Definition, last_line: int) -> None:
