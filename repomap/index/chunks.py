@@ -311,11 +311,11 @@ def code_chunks(
     kept = []
     for row in texts:
         if row[0] == "comment":
-            content = _without_pragmas(row[1])
+            content = _without_lines(row[1], _PRAGMA)
             if not content:
                 continue
             # A ruler's row stays, emptied: the comment above it is still the definition's.
-            row = (row[0], _without_rulers(content), *row[2:])
+            row = (row[0], _without_lines(content, _RULER), *row[2:])
         kept.append(row)
     texts = kept
     leading = _leading_comments(definitions, texts, lines)
@@ -435,24 +435,17 @@ def _doc_sections(path: str, content: str, line: int, end: int) -> list[ChunkRow
     return doc_chunks(path, sections)
 
 
-def _without_pragmas(comment: str) -> str:
-    """A comment block without its lines that are a linter's, type checker's or formatter's
-    instruction ('' when that is all it is)."""
+def _without_lines(comment: str, pattern: re.Pattern[str]) -> str:
+    """A comment block without its lines that `pattern` matches ('' when that is all it is):
+    _PRAGMA's (a linter's, type checker's or formatter's instruction) or _RULER's."""
     if "\n" not in comment:
-        return "" if _PRAGMA.match(comment) else comment
-    return "\n".join(line for line in comment.split("\n") if not _PRAGMA.match(line)).strip()
+        return "" if pattern.match(comment) else comment
+    return "\n".join(line for line in comment.split("\n") if not pattern.match(line)).strip()
 
 
 # A ruler: one character repeated, a line that divides a file for the eye and says nothing
 # (`//-----`, `/*****/`, `# =====`). muparser's test methods showed a ruler as their snippet.
 _RULER = re.compile(r"\s*([^\w\s]|_)\1{3,}\s*$")
-
-
-def _without_rulers(comment: str) -> str:
-    """A comment block without its ruler lines ('' when it is a ruler)."""
-    if "\n" not in comment:
-        return "" if _RULER.match(comment) else comment
-    return "\n".join(line for line in comment.split("\n") if not _RULER.match(line)).strip()
 
 
 def _in_test_module(qualified_name: str, test_modules: frozenset[str] = frozenset()) -> bool:
