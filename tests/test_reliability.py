@@ -133,13 +133,20 @@ def _assert_same_as_clean(db: Path, clean: dict) -> None:
 
 
 def _crash_repeatedly(
-    root: Path, db: Path, kills: int, window: float, rng: random.Random, *clean: dict
+    root: Path,
+    db: Path,
+    kills: int,
+    window: float,
+    rng: random.Random,
+    *clean: dict,
+    extra: tuple[str, ...] = (),
 ) -> list[tuple[float, int]]:
-    """Kill `repomap index` `kills` times at random moments; check the index after each."""
+    """Kill `repomap index` (with `extra` arguments) `kills` times at random moments; check the
+    index after each."""
     history = []
     for _ in range(kills):
         delay = rng.uniform(0.2, 1.0) * window
-        killed = _kill_after(_start_index(root, db), delay)
+        killed = _kill_after(_start_index(root, db, *extra), delay)
         if not db.exists():
             history.append((round(delay, 2), -1))
             continue
@@ -165,6 +172,27 @@ def test_index_killed_at_random_points_then_resumed_equals_a_clean_index(trees, 
     assert resumed.returncode == 0, resumed.stderr
     check_integrity(db)
     _assert_same_as_clean(db, trees.before_dump)
+
+
+@pytest.mark.slow
+def test_forced_run_killed_at_random_points_keeps_whole_files_then_completes(trees, tmp_path):
+    """`index --force` empties the code files' rows at its start and writes them again batch by
+    batch: a kill leaves whole files, of the old bytes or the new, and the next run (forced or
+    not) brings the index to what a clean index holds."""
+    rng = random.Random(SEED + 2)
+    root = tmp_path / "repo"
+    shutil.copytree(trees.before, root)
+    db = tmp_path / "crash.db"
+    shutil.copy(trees.before_db, db)
+    change_repo(root, FILES)
+    history = _crash_repeatedly(
+        root, db, 3, trees.seconds, rng, trees.before_dump, trees.after_dump, extra=("--force",)
+    )
+    assert any(files >= 0 for _, files in history), history
+    resumed = subprocess.run(_index_command(root, db, "--workers", "2"), capture_output=True)
+    assert resumed.returncode == 0, resumed.stderr
+    check_integrity(db)
+    _assert_same_as_clean(db, trees.after_dump)
 
 
 @pytest.mark.slow

@@ -512,10 +512,13 @@ def _index(
     summary.skipped.extend(walked.skipped)
     summary.ignored = walked.ignored.total()
     existing = store.indexed_files(db)
-    if not existing:
-        # No rows of another version or redaction setting can be here: record them now, so a
-        # first run killed midway is resumed from its last batch, not forced to start over.
-        with store.Writer(db).batch():
+    writer = store.Writer(db)
+    if force or not existing:
+        with writer.batch():
+            if existing:  # forced: every file is read again, so its old rows go first, at once
+                writer.clear_files()
+            # No rows of another version or redaction setting are here now: record them, so a
+            # run killed midway is resumed from its last batch, not forced to start over.
             store.set_meta(db, _version_meta(settings))
     jobs: list[Job] = []
     present: set[str] = set()
@@ -563,7 +566,6 @@ def _index(
     elif not summary.scanned and not any(doc_format(f.rel_path) for f in walked.files):
         data_files = sum(1 for found in walked.files if data_format(found.rel_path))
         summary.warnings.append(_nothing_readable_warning(len(walked.files), data_files))
-    writer = store.Writer(db)
     # What ranking reads of symbols and refs, kept as this run writes it (the module imports
     # no numpy; only ranking does).
     from repomap.index.ranking import Written

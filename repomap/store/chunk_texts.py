@@ -139,6 +139,26 @@ def forget(store: Store, first: int, end: int) -> None:
     conn.execute("DELETE FROM chunk_texts WHERE id >= ? AND id < ?", (first, end))
 
 
+def clear_code(store: Store) -> None:
+    """Drop the words of every code file's chunks (ids from 0 up to DATA_BASE) at once: a run
+    that reads every file again (Writer.clear_files). `chunks_fts` is emptied whole and given the
+    words of the chunks that stay (docs, data files, commits) again from this table, a fraction
+    of the cost of telling it each code chunk's words (the kernel's ~1M). The caller deletes the
+    `chunks` rows."""
+    conn = store.conn
+    conn.execute("DELETE FROM chunk_texts WHERE id >= 0 AND id < ?", (DATA_BASE,))
+    conn.execute("INSERT INTO chunks_fts (chunks_fts) VALUES ('delete-all')")
+    kept = conn.execute("SELECT id, texts FROM chunk_texts ORDER BY id").fetchall()
+    conn.executemany(
+        "INSERT INTO chunks_fts (rowid, title, place, head, body) VALUES (?, ?, ?, ?, ?)",
+        (
+            (chunk_id, *words[:4])
+            for key, blob in kept
+            for chunk_id, words in _numbered(key, unpack(blob))
+        ),
+    )
+
+
 def _numbered(key: int, words: list[Texts]) -> Iterable[tuple[int, Texts]]:
     """Each chunk's id beside its words: docs' ids count down from their key."""
     step = -1 if key < 0 else 1
