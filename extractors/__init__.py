@@ -10,6 +10,7 @@ from importlib import import_module
 from types import ModuleType
 
 from .cpp_namespaces import EMPTY, Table
+from .grammar import c_view, is_grammar
 from .model import Extraction
 
 
@@ -25,6 +26,8 @@ def extract(
 ) -> Extraction:
     """Symbols, references and text elements of one file; never raises on bad source.
     `cpp_namespaces`: the project's namespace macros (cpp_namespaces.py), for C++ files."""
+    if is_grammar(rel_path):  # a yacc or lex grammar: its C parts alone
+        source = c_view(source)
     if language == "cpp" and cpp_namespaces.macros:
         return _extractor(language).extract(source, rel_path, cpp_namespaces)
     return _extractor(language).extract(source, rel_path)

@@ -24,6 +24,10 @@ LANGUAGE_BY_SUFFIX = {
     ".pyi": "python",
     ".rs": "rust",
     ".c": "c",
+    # yacc/bison and lex/flex grammars: the C they copy into the generated parser, read as C
+    # (extractors/grammar.py)
+    ".y": "c",
+    ".l": "c",
     **dict.fromkeys((*CPP_SOURCE_SUFFIXES, ".h"), "cpp"),
 }
 LANGUAGES = ("python", "rust", "c", "cpp")

@@ -2036,3 +2036,111 @@ def test_a_k_and_r_definition_returning_a_pointer_spans_its_body() -> None:
         ("zError", "function", 12, 16, "const char * ZEXPORT zError(err)"),
         ("prototype", "function", 17, 17, "char *prototype(int a)"),
     ]
+
+
+BISON = b"""\
+%{
+#include <stdio.h>
+/* The parser's error report. */
+static void report(const char *message);
+%}
+%code requires {
+  typedef struct span { int first; int last; } span_t;
+}
+%union { int number; }
+%token NUMBER
+%%
+input : /* empty */
+      | input line { count_lines(); }
+      ;
+line : NUMBER '\\n' { printf("%d", $1); }
+     ;
+%%
+/* Says where the parse failed. */
+static void report(const char *message)
+{
+    fprintf(stderr, "parse error: %s\\n", message);
+}
+
+int yyerror(const char *message) { report(message); return 0; }
+"""
+
+FLEX = b"""\
+%option noyywrap
+%top{
+#define LEXER_BUFFER 64
+}
+%{
+static char *trim_whitespace(char *text, unsigned int length);
+%}
+DIGIT [0-9]
+%%
+{DIGIT}+   { return atoi(trim_whitespace(yytext, yyleng)); }
+"#".*      /* comments are skipped */
+%%
+static char *trim_whitespace(char *text, unsigned int length)
+{
+    while (length && text[length - 1] == ' ')
+        text[--length] = 0;
+    return text;
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "path", "comment", "expected"),
+    [
+        (
+            BISON,
+            "calc/parse.y",
+            "Says where the parse failed.",
+            {
+                ("report", "function", 4, 4, 0),  # the prototype in the %{ %} block
+                ("span", "struct", 7, 7, 1),
+                ("span_t", "type", 7, 7, 1),
+                ("report", "function", 19, 22, 1),
+                ("yyerror", "function", 24, 24, 1),
+            },
+        ),
+        (
+            FLEX,
+            "calc/scan.l",
+            "comments are skipped",
+            {
+                ("LEXER_BUFFER", "macro", 3, 3, 1),
+                ("trim_whitespace", "function", 6, 6, 0),
+                ("trim_whitespace", "function", 13, 18, 1),
+            },
+        ),
+    ],
+)
+def test_grammar_files_give_the_c_they_hold(
+    source: bytes, path: str, comment: str, expected: set
+) -> None:
+    """yacc/bison and lex/flex files: the definitions of their C blocks and user code, at their
+    lines in the file, and nothing of the grammar (rules, tokens, patterns, actions)."""
+    found = extract("c", source, path)
+    assert {
+        (s.name, s.kind, s.start_line, s.end_line, int(s.is_definition)) for s in found.symbols
+    } == expected
+    texts = {text.content for text in found.texts}
+    if path.endswith(".y"):
+        assert comment in texts
+    else:  # a comment of the rules is the grammar's, not C's
+        assert comment not in texts
+    assert not any(r.name == "count_lines" for r in found.references)  # an action's call
+
+
+def test_a_grammar_file_is_indexed_as_c_and_found_by_what_it_does(make_repo, index) -> None:
+    from repomap import config, store
+    from repomap.search.code import search_code
+
+    root = make_repo({"calc/scan.l": FLEX.decode(), "calc/parse.y": BISON.decode()})
+    index(root)
+    with store.reading(config.default_db_path(root)) as db:
+        languages = dict(db.conn.execute("SELECT path, language FROM files"))
+        hits = search_code(
+            db, "where is whitespace trimmed from a token", mode="lexical", log=False
+        )
+    assert languages == {"calc/scan.l": "c", "calc/parse.y": "c"}
+    assert (hits.hits[0].path, hits.hits[0].start_line) == ("calc/scan.l", 13)
