@@ -375,6 +375,32 @@ mod test {
     }
 
 
+def test_a_macro_ranks_below_the_function_it_stands_for(tmp_path: Path) -> None:
+    # libconfuse's `#define CFG_STR_CB(..)` one-liners came above the function that prints a
+    # value escaping its quotes: BM25 favours the short chunk that holds the same words.
+    root = indexed(tmp_path / "lib", {
+        "src/print.c": """
+/* Print a value, escaping the quotes of a string. */
+static void print_value(FILE *out, const char *value)
+{
+    fputc('"', out);
+    for (; *value; value++) {
+        if (*value == '"' || *value == '\\\\')
+            fputc('\\\\', out);
+        fputc(*value, out);
+    }
+    fputc('"', out);
+}
+""",
+        "src/print.h": """
+/* Print a string value, escaping quotes. */
+#define PRINT_STRING(out, value) print_value(out, value)
+""",
+    })  # fmt: skip
+    _, data, _ = search(root, "print a value escaping quotes in strings", "--mode", "lexical")
+    assert names(data)[:2] == ["print_value", "PRINT_STRING"]
+
+
 def test_filters_apply_before_ranking(tree: Path) -> None:
     _, by_lang, _ = search(tree, "buffer", "--lang", "rust")
     assert {hit["language"] for hit in by_lang["results"]} == {"rust"}
