@@ -395,6 +395,13 @@ _CONDITIONAL_IN_HEAD = re.compile(
     rb"#[ \t]*if(?:n?def)?\b[^\n]*\n((?:[ \t]*[^#\s][^\n]*\n){1,3})([ \t]*#[ \t]*endif\b[^\n]*)\n"
     rb"(?=[ \t]*[A-Za-z_]\w*[ \t]*\()"
 )
+# The same around an attribute alone anywhere (libtomcrypt's `unsigned char PC[16][256][16]\n
+# #ifdef LTC_GCM_TABLES_SSE2\n__attribute__ ((aligned (16)))\n#endif\n;` in a struct, copied into
+# dropbear): left in, tree-sitter-c lost the struct and every declaration after it in the file.
+_CONDITIONAL_ATTRIBUTE = re.compile(
+    rb"#[ \t]*if(?:n?def)?\b[^\n]*\n[ \t]*(?:__attribute__|__declspec)[ \t]*"
+    rb"\((?:[^()\n]|\((?:[^()\n]|\([^()\n]*\))*\))*\)[ \t]*\n([ \t]*#[ \t]*endif\b[^\n]*)(?=\n)"
+)
 # `inline friend std::ostream& operator<<(..) {..}` (and `inline friend` before any type): an
 # error to tree-sitter-cpp, which lost the friend; `friend inline` it reads. The words swap
 # places, the offsets stay.
@@ -570,6 +577,18 @@ _KR_POINTER_HEAD = re.compile(
 # recovery took the next line (lighttpd's `#define NSS_VER_INCLUDE` was lost). The `<..>` is
 # blanked: `__has_include(  ..  )` is a call it reads.
 _HAS_INCLUDE_HEADER = re.compile(rb"__has_include(?:_next)?[ \t]*\([ \t]*(<[^<>()\n]*>)")
+# gnulib's `.in.h` templates (copied into gzip, nano and most GNU trees): an autoconf
+# placeholder in a condition, `#if @GNULIB_GETOPT_POSIX@`, is no expression to tree-sitter, and
+# the `#define`s of that branch were lost (38 in gzip and nano). Its `@`s are blanked: the
+# condition names a macro.
+_PLACEHOLDER_CONDITION = re.compile(rb"^[ \t]*#[ \t]*(?:el)?if\b[^\n]*@[A-Za-z_]\w*@", re.M)
+_PLACEHOLDER = re.compile(rb"@[A-Za-z_]\w*@")
+# Directive lines between a function's head and its body (gnulib's `fcntl (int fd, ..)\n#undef
+# fcntl\n#ifdef __KLIBC__\n# define fcntl klibc_fcntl\n#endif\n{`): the function ended at its head
+# and its locals were read as the file's. They are left out of the parse (read from the text).
+_DIRECTIVES_BEFORE_BODY = re.compile(
+    rb"\)[ \t]*\r?\n((?:[ \t]*#(?:[^\\\n]|\\(?:\r?\n|.))*\r?\n)+)(?=[ \t]*\{)"
+)
 
 
 def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
@@ -582,8 +601,16 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
     if b"endif" in source:  # not inside a branch left unread already (read once)
         unread += [
             (start, end)
-            for start, end in _conditionals_in_heads(source) + _conditionals_around_bodies(source)
+            for start, end in _conditionals_in_heads(source)
+            + _conditionals_around_bodies(source)
+            + _conditional_attributes(source)
             if not any(a <= start < b for a, b in unread)
+        ]
+    if b"#" in source:
+        unread += [
+            span
+            for span in _directives_before_bodies(source)
+            if not any(a <= span[0] < b for a, b in unread)
         ]
     spans = list(unread)
     # The other scans read the code the parse reads: coreutils' `f(..)\n#if X\n  ATTR((..))\n
@@ -620,6 +647,13 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
     spans += [m.span(1) for m in _CPLUSPLUS_GUARD.finditer(source)]
     if b"__has_include" in source:
         spans += [m.span(1) for m in _HAS_INCLUDE_HEADER.finditer(source)]
+    if b"@" in source:
+        spans += [
+            (at, at + 1)
+            for line in _PLACEHOLDER_CONDITION.finditer(source)
+            for m in _PLACEHOLDER.finditer(source, line.start(), source.find(b"\n", line.end()))
+            for at in (m.start(), m.end() - 1)
+        ]
     if lang == "c" and b"*" in source:
         spans += [
             (m.start(1) + at, m.start(1) + at + 1)
@@ -808,6 +842,39 @@ def _conditionals_in_heads(source: bytes) -> Spans:
         if any(c in inner for c in b";{}=") or inner.count(b"(") != inner.count(b")"):
             continue
         spans += [(line_start, found.start(1) - 1), found.span(2)]
+    return spans
+
+
+def _directives_before_bodies(source: bytes) -> Spans:
+    """The directive lines of each _DIRECTIVES_BEFORE_BODY after a line of code (not itself a
+    directive's: `#define F(x)\n#define G\n{`) whose conditionals open and close among them (the
+    `#endif` of LLVM's `#ifdef NDEBUG\n if (StartBit)\n#endif\n {` is no such run)."""
+    spans: Spans = []
+    for found in _DIRECTIVES_BEFORE_BODY.finditer(source):
+        line_start = source.rfind(b"\n", 0, found.start()) + 1
+        if source[line_start : found.start()].lstrip(b" \t").startswith(b"#"):
+            continue
+        depth = 0
+        for directive in _DIRECTIVE_LINE.finditer(source, found.start(1), found.end(1)):
+            word = directive[1]
+            depth += 1 if word.startswith(b"if") else -1 if word == b"endif" else 0
+            if depth < 0 or (depth == 0 and word.startswith(b"el")):
+                break
+        else:
+            if depth == 0:
+                spans.append((found.start(1), found.end(1) - 1))
+    return spans
+
+
+def _conditional_attributes(source: bytes) -> Spans:
+    """The directive lines of each _CONDITIONAL_ATTRIBUTE (its `#if` at the start of a line)."""
+    spans: Spans = []
+    for found in _CONDITIONAL_ATTRIBUTE.finditer(source):
+        start = found.start()
+        line_start = source.rfind(b"\n", 0, start) + 1
+        if source[line_start:start].strip(b" \t"):
+            continue  # a `#` inside a line: no directive
+        spans += [(line_start, source.index(b"\n", start)), found.span(1)]
     return spans
 
 

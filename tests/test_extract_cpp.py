@@ -1548,6 +1548,47 @@ def test_an_if_around_an_attribute_inside_a_function_head_loses_no_function():
     ]
 
 
+def test_an_if_around_an_attribute_alone_loses_nothing_after_it():
+    # libtomcrypt's gcm_state (copied into dropbear and others): the conditional attribute of a
+    # field, between its declarator and its `;`, lost the struct and every declaration after
+    # it in the file (six of dropbear's states).
+    source = (
+        b"typedef struct {\n   int mode;\n#ifdef TABLES\n   unsigned char PC[16][256]\n"
+        b"#ifdef TABLES_SSE2\n__attribute__ ((aligned (16)))\n#endif\n;\n#endif\n} gcm_state;\n"
+        b"\nvoid gcm_mult_h(gcm_state *gcm);\n"
+        b"typedef struct pelican_state {\n    int buflen;\n} pelican_state;\n"
+    )
+    assert c_symbols(source) == [
+        ("gcm_state", "struct", 1, 10),
+        ("gcm_mult_h", "function", 12, 12),
+        ("pelican_state", "type", 13, 15),
+        ("pelican_state", "struct", 13, 15),
+    ]
+
+
+def test_gnulib_templates_and_directives_before_a_body_lose_nothing():
+    # gnulib (copied into gzip, nano, most GNU trees): an autoconf placeholder in a condition
+    # hid the branch's `#define`s; directive lines between a function's head and its body ended
+    # the function at its head, and its locals became the file's variables.
+    source = (
+        b"#if @EMULTIHOP_HIDDEN@\n# define EMULTIHOP @EMULTIHOP_VALUE@\n#endif\n"
+        b"#define VISIBLE 1\n"
+        b"int\nfcntl (int fd, int action, ...)\n#undef fcntl\n#ifdef __KLIBC__\n"
+        b"# define fcntl klibc_fcntl\n#endif\n{\n  int result = -1;\n  return result;\n}\n"
+        b"#define F(x) (x)\n#define G\n{\n"
+        b"}\nvoid flush(int bit)\n{\n#ifdef NDEBUG\n  if (bit)\n#endif\n  {\n    bit++;\n  }\n}\n"
+    )
+    assert c_symbols(source) == [
+        ("EMULTIHOP", "macro", 2, 2),
+        ("VISIBLE", "macro", 4, 4),
+        ("fcntl", "function", 5, 14),
+        ("fcntl", "macro", 9, 9),
+        ("F", "macro", 15, 15),
+        ("G", "macro", 16, 16),
+        ("flush", "function", 19, 27),  # LLVM's: an `#endif` alone is no run of its own
+    ]
+
+
 def test_macro_calls_in_a_class_body_are_no_methods():
     # `FLATBUFFERS_DELETE_FUNC(DetachedBuffer(const DetachedBuffer &));`,
     # `DISALLOW_COPY_AND_ASSIGN(Account);`, gmock's `MOCK_METHOD1(OnStart, void(int));` were

@@ -133,8 +133,10 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # braced member initialiser in a conditional between a constructor's head and body, no
 # variable named `bool`, `A::B::operator bool()` after a specifier named so; 38: an attribute
 # macro after `__always_inline` (the kernel's kmalloc), a `<header>` in `__has_include(..)`,
-# a K&R definition returning a pointer
-EXTRACTOR_VERSION = "38"
+# a K&R definition returning a pointer; 39: an `#if` .. `#endif` around an attribute alone
+# (libtomcrypt's struct fields), yacc and lex grammars' C, an autoconf `@X@` in an `#if`,
+# directive lines between a function's head and its body (gnulib's)
+EXTRACTOR_VERSION = "39"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 EXTRACTED_AHEAD = 1024  # results the workers may have ready before the writer takes them
