@@ -350,6 +350,13 @@ _TYPEDEF_ATTRIBUTE = re.compile(
     rb"typedef[ \t]+((?:__attribute__[ \t]*\([ \t]*\((?:[^()\n]|\([^()\n]*\))*\)[ \t]*\)"
     rb"|__declspec[ \t]*\((?:[^()\n]|\([^()\n]*\))*\))[ \t]*)+"
 )
+# ... and between a typedef's type and its name (libtomcrypt's `typedef ulong64
+# __attribute__((__may_alias__)) LTC_FAST_TYPE;`, the kernel's tools/ and BPF samples' `typedef
+# __u8 __attribute__((__may_alias__)) __u8_alias_t;`): the type was named `__attribute__`.
+_TYPEDEF_NAME_ATTRIBUTE = re.compile(
+    rb"typedef[ \t]+[^;{}()\n]*?[ \t](__attribute__[ \t]*\([ \t]*\((?:[^()\n]|\([^()\n]*\))*\)"
+    rb"[ \t]*\))[ \t*]*[A-Za-z_]\w*[ \t]*;"
+)
 # An enum's base where tree-sitter-cpp takes none: an anonymous enum's (`enum : VkFlags {`, read
 # as an enum named `VkFlags`: 111 in Vulkan's C++ headers), or a macro standing for it after the
 # name (flatbuffers' `enum VTableOffset FLATBUFFERS_VTYPE {`, where the enum was lost). Blanked
@@ -667,7 +674,7 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
     if b"typedef" in source:
         spans += [
             m.span(1)
-            for pattern in (_TYPEDEF_CALL_MACROS, _TYPEDEF_ATTRIBUTE)
+            for pattern in (_TYPEDEF_CALL_MACROS, _TYPEDEF_ATTRIBUTE, _TYPEDEF_NAME_ATTRIBUTE)
             for m in pattern.finditer(source)
             if not _is_word_byte(source, m.start() - 1)
         ]
@@ -1554,6 +1561,10 @@ def _trailing_macros(source: bytes) -> list[tuple[int, int]]:
             continue  # a statement, or a call whose string stays searchable
         if name[1] is not None and _CAPITALS.fullmatch(name[1]):
             continue  # `typedef STACK_OF(X509) X509_CHAIN;`: a macro type, then the name
+        if name[1] in (b"__attribute__", b"__declspec") and _TYPEDEF.search(
+            source, source.rfind(b"\n", 0, opening) + 1, opening
+        ):
+            continue  # `typedef T __attribute__((..)) LTC_FAST_TYPE;`: then the name
         if on_directive_line(source, match.start()):
             continue  # `#if defined(X)\n  RETURN_SKIP(..);`: a directive's parentheses
         spans.append(match.span(1))

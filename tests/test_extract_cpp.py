@@ -1589,6 +1589,23 @@ def test_gnulib_templates_and_directives_before_a_body_lose_nothing():
     ]
 
 
+def test_an_attribute_between_a_typedefs_type_and_its_name_is_no_name():
+    # libtomcrypt's LTC_FAST_TYPE, the kernel's tools/ and BPF samples' `__u8_alias_t`: the
+    # type was named `__attribute__` (11 in the kernel).
+    source = (
+        b"typedef unsigned long ulong64;\n"
+        b"typedef ulong64 __attribute__((__may_alias__)) LTC_FAST_TYPE;\n"
+        b"typedef __u8 __attribute__((__may_alias__))  __u8_alias_t;\n"
+        b"void stop(void) __attribute__((noreturn)) NORETURN_MACRO;\n"
+    )
+    assert c_symbols(source) == [
+        ("ulong64", "type", 1, 1),
+        ("LTC_FAST_TYPE", "type", 2, 2),
+        ("__u8_alias_t", "type", 3, 3),
+        ("stop", "function", 4, 4),
+    ]
+
+
 def test_macro_calls_in_a_class_body_are_no_methods():
     # `FLATBUFFERS_DELETE_FUNC(DetachedBuffer(const DetachedBuffer &));`,
     # `DISALLOW_COPY_AND_ASSIGN(Account);`, gmock's `MOCK_METHOD1(OnStart, void(int));` were
