@@ -831,15 +831,22 @@ _NOT_RETURN_TYPES = frozenset(
 _NOT_CODE_LINE = re.compile(rb"[ \t]*(?:#|//|/\*|\*)")
 
 
+def _directive_line_start(source: bytes, start: int) -> int:
+    """Where the line of the `#` at `start` begins; -1 when code stands before it on its line
+    (a `#` inside a line is no directive)."""
+    line_start = source.rfind(b"\n", 0, start) + 1
+    return -1 if source[line_start:start].strip(b" \t") else line_start
+
+
 def _conditionals_in_heads(source: bytes) -> Spans:
     """The directive lines of each _CONDITIONAL_IN_HEAD: after a line that ends a return type
     (a word or `*`, no directive), around words with no `;`, brace or `=` and balanced `()`."""
     spans: Spans = []
     for found in _CONDITIONAL_IN_HEAD.finditer(source):
         start = found.start()
-        line_start = source.rfind(b"\n", 0, start) + 1
-        if source[line_start:start].strip(b" \t"):
-            continue  # a `#` inside a line: no directive
+        line_start = _directive_line_start(source, start)
+        if line_start < 0:
+            continue
         before = source[max(0, line_start - 200) : line_start].rstrip()
         previous = before.rsplit(b"\n", 1)[-1].strip()
         ends_a_type = _is_word_byte(before, len(before) - 1) or previous.endswith(b"*")
@@ -878,9 +885,9 @@ def _conditional_attributes(source: bytes) -> Spans:
     spans: Spans = []
     for found in _CONDITIONAL_ATTRIBUTE.finditer(source):
         start = found.start()
-        line_start = source.rfind(b"\n", 0, start) + 1
-        if source[line_start:start].strip(b" \t"):
-            continue  # a `#` inside a line: no directive
+        line_start = _directive_line_start(source, start)
+        if line_start < 0:
+            continue
         spans += [(line_start, source.index(b"\n", start)), found.span(1)]
     return spans
 
@@ -1986,9 +1993,9 @@ def _split_conditionals(source: bytes) -> list[tuple[int, int]]:
     stack: list[int] = []
     for directive in CONDITIONAL_DIRECTIVE.finditer(source):
         start = directive.start()
-        line_start = source.rfind(b"\n", 0, start) + 1
-        if source[line_start:start].strip(b" \t"):
-            continue  # a `#` inside a line: no directive
+        line_start = _directive_line_start(source, start)
+        if line_start < 0:
+            continue
         line_end = source.find(b"\n", start)
         line = (line_start, len(source) if line_end < 0 else line_end)
         kind = directive[1]
