@@ -357,6 +357,13 @@ _TYPEDEF_NAME_ATTRIBUTE = re.compile(
     rb"typedef[ \t]+[^;{}()\n]*?[ \t](__attribute__[ \t]*\([ \t]*\((?:[^()\n]|\([^()\n]*\))*\)"
     rb"[ \t]*\))[ \t*]*[A-Za-z_]\w*[ \t]*;"
 )
+# ... and a capitals macro call there (libtommath's `typedef cb_t MP_DEPRECATED(rand_source)
+# ltm_prime_callback;`): the type was named after the macro. After a type word only: in
+# OpenSSL's `typedef STACK_OF(X509) X509_CHAIN;` the call is the type.
+_TYPEDEF_NAME_CALL = re.compile(
+    rb"typedef[ \t]+[A-Za-z_][\w \t*]*?[\w*][ \t]+([A-Z][A-Z0-9]*_[A-Z0-9_]*[ \t]*\([^()\n]*\))"
+    rb"[ \t*]*[A-Za-z_]\w*[ \t]*;"
+)
 # An enum's base where tree-sitter-cpp takes none: an anonymous enum's (`enum : VkFlags {`, read
 # as an enum named `VkFlags`: 111 in Vulkan's C++ headers), or a macro standing for it after the
 # name (flatbuffers' `enum VTableOffset FLATBUFFERS_VTYPE {`, where the enum was lost). Blanked
@@ -674,7 +681,12 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
     if b"typedef" in source:
         spans += [
             m.span(1)
-            for pattern in (_TYPEDEF_CALL_MACROS, _TYPEDEF_ATTRIBUTE, _TYPEDEF_NAME_ATTRIBUTE)
+            for pattern in (
+                _TYPEDEF_CALL_MACROS,
+                _TYPEDEF_ATTRIBUTE,
+                _TYPEDEF_NAME_ATTRIBUTE,
+                _TYPEDEF_NAME_CALL,
+            )
             for m in pattern.finditer(source)
             if not _is_word_byte(source, m.start() - 1)
         ]

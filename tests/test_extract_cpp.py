@@ -1589,7 +1589,7 @@ def test_gnulib_templates_and_directives_before_a_body_lose_nothing():
     ]
 
 
-def test_an_attribute_between_a_typedefs_type_and_its_name_is_no_name():
+def test_an_attribute_or_a_macro_between_a_typedefs_type_and_its_name_is_no_name():
     # libtomcrypt's LTC_FAST_TYPE, the kernel's tools/ and BPF samples' `__u8_alias_t`: the
     # type was named `__attribute__` (11 in the kernel).
     source = (
@@ -1597,12 +1597,18 @@ def test_an_attribute_between_a_typedefs_type_and_its_name_is_no_name():
         b"typedef ulong64 __attribute__((__may_alias__)) LTC_FAST_TYPE;\n"
         b"typedef __u8 __attribute__((__may_alias__))  __u8_alias_t;\n"
         b"void stop(void) __attribute__((noreturn)) NORETURN_MACRO;\n"
+        # libtommath's: a capitals macro call there too; OpenSSL's STACK_OF(..) is the type
+        b"typedef int cb_t(int);\ntypedef cb_t MP_DEPRECATED(rand_source) ltm_prime_callback;\n"
+        b"typedef STACK_OF(X509) X509_CHAIN;\n"
     )
     assert c_symbols(source) == [
         ("ulong64", "type", 1, 1),
         ("LTC_FAST_TYPE", "type", 2, 2),
         ("__u8_alias_t", "type", 3, 3),
         ("stop", "function", 4, 4),
+        ("cb_t", "type", 5, 5),
+        ("ltm_prime_callback", "type", 6, 6),
+        ("X509_CHAIN", "type", 7, 7),
     ]
 
 
