@@ -135,7 +135,8 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # macro after `__always_inline` (the kernel's kmalloc), a `<header>` in `__has_include(..)`,
 # a K&R definition returning a pointer; 39: an `#if` .. `#endif` around an attribute alone
 # (libtomcrypt's struct fields), yacc and lex grammars' C, an autoconf `@X@` in an `#if`,
-# directive lines between a function's head and its body (gnulib's)
+# directive lines between a function's head and its body (gnulib's), an attribute or a capitals
+# macro call between a typedef's type and its name
 EXTRACTOR_VERSION = "39"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
