@@ -13,7 +13,7 @@ macro body names (KEYWORDS) live here too: the scans need them, and cpp.py's rea
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import partial
 
 # Keywords tree-sitter reads as the names of template calls: `static_cast<T>(x)`.
@@ -850,15 +850,22 @@ def _directive_line_start(source: bytes, start: int) -> int:
     return -1 if source[line_start:start].strip(b" \t") else line_start
 
 
+def _at_line_starts(
+    pattern: re.Pattern[bytes], source: bytes
+) -> Iterator[tuple[re.Match[bytes], int]]:
+    """Each match of `pattern` (a directive's `#` first) that starts a line, with its line's
+    start."""
+    for found in pattern.finditer(source):
+        line_start = _directive_line_start(source, found.start())
+        if line_start >= 0:
+            yield found, line_start
+
+
 def _conditionals_in_heads(source: bytes) -> Spans:
     """The directive lines of each _CONDITIONAL_IN_HEAD: after a line that ends a return type
     (a word or `*`, no directive), around words with no `;`, brace or `=` and balanced `()`."""
     spans: Spans = []
-    for found in _CONDITIONAL_IN_HEAD.finditer(source):
-        start = found.start()
-        line_start = _directive_line_start(source, start)
-        if line_start < 0:
-            continue
+    for found, line_start in _at_line_starts(_CONDITIONAL_IN_HEAD, source):
         before = source[max(0, line_start - 200) : line_start].rstrip()
         previous = before.rsplit(b"\n", 1)[-1].strip()
         ends_a_type = _is_word_byte(before, len(before) - 1) or previous.endswith(b"*")
@@ -894,14 +901,11 @@ def _directives_before_bodies(source: bytes) -> Spans:
 
 def _conditional_attributes(source: bytes) -> Spans:
     """The directive lines of each _CONDITIONAL_ATTRIBUTE (its `#if` at the start of a line)."""
-    spans: Spans = []
-    for found in _CONDITIONAL_ATTRIBUTE.finditer(source):
-        start = found.start()
-        line_start = _directive_line_start(source, start)
-        if line_start < 0:
-            continue
-        spans += [(line_start, source.index(b"\n", start)), found.span(1)]
-    return spans
+    return [
+        span
+        for found, line_start in _at_line_starts(_CONDITIONAL_ATTRIBUTE, source)
+        for span in ((line_start, source.index(b"\n", found.start())), found.span(1))
+    ]
 
 
 def _conditionals_around_bodies(source: bytes) -> Spans:
