@@ -884,8 +884,7 @@ def _directives_before_bodies(source: bytes) -> Spans:
     `#endif` of LLVM's `#ifdef NDEBUG\n if (StartBit)\n#endif\n {` is no such run)."""
     spans: Spans = []
     for found in _DIRECTIVES_BEFORE_BODY.finditer(source):
-        line_start = source.rfind(b"\n", 0, found.start()) + 1
-        if source[line_start : found.start()].lstrip(b" \t").startswith(b"#"):
+        if on_directive_line(source, found.start()):
             continue
         depth = 0
         for directive in _DIRECTIVE_LINE.finditer(source, found.start(1), found.end(1)):

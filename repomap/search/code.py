@@ -56,11 +56,10 @@ CANDIDATES = 300  # lexical candidates re-ranked with the priors
 TEST_FACTOR = 0.5  # tests, examples, benchmarks, vendored code
 # A data file's records (a CI workflow, a manifest) hold many words and rarely what a question
 # about code asks: serde_json's ci.yml came first for "skip over a value without building
-# anything". As module code, then.
-# A macro (a one-line `#define`, a `macro_rules!`) is short, so BM25 puts it above the function
-# it stands for or calls (libconfuse's `CFG_STR_CB` above the function that prints a value):
-# as a type is, by 0.85 (bench/relevance.py: tune half unchanged, heldout MRR 0.518 -> 0.520;
-# 0.7 and 0.5 put two heldout answers a place or two lower).
+# anything". As module code, then. A macro (a one-line `#define`, a `macro_rules!`) is short, so
+# BM25 put it above the function it stands for or calls (libconfuse's `CFG_STR_CB` above the
+# function that prints a value): as a type, then, by 0.85 (bench/relevance.py: tune half
+# unchanged, heldout MRR 0.518 -> 0.520; 0.7 and 0.5 put two heldout answers a place or two lower).
 KIND_FACTORS = {"module": 0.6, "section": 0.8, "class": 0.85, "struct": 0.85, "impl": 0.8,
                 "trait": 0.85, "enum": 0.85, "union": 0.85, "data": 0.6,
                 "macro": 0.85}  # fmt: skip

@@ -490,7 +490,7 @@ class Writer:
         """Every code file's rows out at once (call inside batch()), for a run that reads every
         file again (`index --force`, a new extractor version): it then writes as a cold run does
         (the name indexes built once at the end, no old rows read back to tell FTS5 what it
-        forgets), where replacing file after file cost the Linux kernel 1.8x a cold run. The
+        forgets), where replacing file after file cost 1.5-1.7x a cold run (bench/README.md). The
         files keep their ids: replace_file writes each one under its old id, so a chunk whose
         text did not change keeps its id and its vector (embedding.drop_stale checks them all).
         Readers see the files come back batch by batch; a run killed midway leaves the files it
@@ -504,7 +504,7 @@ class Writer:
         for table in ("code_text_fts", "code_text_literal"):
             conn.execute(f"INSERT INTO {table} ({table}) VALUES ('delete-all')")
         for table in ("refs", "symbols", "code_text", "files"):
-            conn.execute(f"DELETE FROM {table}")  # noqa: S608 (names of this module)
+            conn.execute(f"DELETE FROM {table}")
         conn.execute("DELETE FROM chunks WHERE id >= 0 AND id < ?", (chunk_texts.DATA_BASE,))
         chunk_texts.clear_code(self.db)
         self._counts_base = dict.fromkeys(COUNTED, 0)
