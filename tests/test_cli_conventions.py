@@ -237,6 +237,51 @@ def test_the_flags_that_narrow_a_search_are_everywhere_it_applies():
     assert set(main.commands) - servers <= {n for n in main.commands if "--json" in _options(n)}
 
 
+# The commands whose subject is the tree itself take it as `index` does: ROOT or --root.
+TREE_COMMANDS = ("index", "watch", "init", "status", "doctor", "clean", "prune")
+
+
+def test_the_commands_about_the_tree_take_root_as_an_argument_and_as_root():
+    for name in TREE_COMMANDS:
+        command = main.commands[name]
+        arguments = [p.metavar for p in command.params if isinstance(p, click.Argument)]
+        assert arguments == ["[ROOT]"], name
+        assert _options(name)["--root"].help == _options("search")["--root"].help, name
+
+
+@pytest.mark.parametrize(
+    "args", [["status"], ["doctor"], ["clean", "--dry-run"], ["prune"], ["index"]], ids=" ".join
+)
+def test_root_as_an_argument_answers_as_root_does(tmp_path, args):
+    root = indexed_tree(tmp_path / "repo", REPO).resolve()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {"REPOMAP_SEARCH_LOG": "0"}
+    given = run_cli(*args, root, "--json", cwd=elsewhere, env=env)
+    optioned = run_cli(*args, "--json", "--root", root, cwd=elsewhere, env=env)
+    assert given.returncode == optioned.returncode, (given.stderr, optioned.stderr)
+    assert given.returncode in (0, 1), given.stderr
+    answer, expected = json.loads(given.stdout), json.loads(optioned.stdout)
+    for key in ("indexed_at", "index_seconds", "elapsed_ms", "timings_ms", "ms"):
+        for row in (answer["results"] + expected["results"]) if args[0] == "index" else []:
+            row.pop(key, None)
+    if args[0] == "status":  # the two reads of the same index differ only in when they ran
+        assert answer["results"][0]["root"] == expected["results"][0]["root"] == str(root)
+    elif args[0] != "index":
+        assert answer == expected
+    both = run_cli(*args, root, "--root", elsewhere, cwd=elsewhere, env=env)
+    assert both.returncode == 2
+    assert both.stderr.strip().splitlines() == ["error: give ROOT or --root, not both"]
+
+
+def test_init_writes_the_config_file_in_the_root_it_is_given(tmp_path):
+    (tmp_path / "repo").mkdir()
+    done = run_cli("init", tmp_path / "repo", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "repo" / "repomap.toml").is_file()
+    assert not (tmp_path / "repomap.toml").exists()
+
+
 @pytest.mark.parametrize(
     "args, same_as",
     [

@@ -37,6 +37,7 @@ from repomap.cli.shared import (
     path_option,
     print_json,
     root_option,
+    tree_root,
 )
 from repomap.cli.shown import Shown
 from repomap.errors import BadArgument, NotFound, Terminated
@@ -46,7 +47,7 @@ from repomap.limits import MAX_LIMIT
 
 
 @click.command()
-@click.argument("root", required=False, type=click.Path(file_okay=False, path_type=Path))
+@tree_root
 @click.option(
     "--db",
     "db_path",
@@ -87,12 +88,6 @@ from repomap.limits import MAX_LIMIT
 )
 @json_option
 @absolute_option
-@click.option(
-    "--root",
-    "root_option",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="ROOT as an option, as the other commands take it.",
-)
 def index(
     root: Path | None,
     db_path: Path | None,
@@ -105,18 +100,14 @@ def index(
     vector_store: str | None,
     as_json: bool,
     absolute: bool,
-    root_option: Path | None,
 ) -> int:
     """Index ROOT (default: the current directory), incrementally."""
     from repomap.index import pipeline as indexer
 
-    if root and root_option and root.resolve() != root_option.resolve():
-        raise click.UsageError("give ROOT or --root, not both")
     if embed is False and vector_store is not None:
         # the store is chosen by the embedding run that fills it: an explicit --no-embed was
         # silently overridden (a user's test embedded 365 chunks)
         raise click.UsageError("--vector-store chooses where embeddings go; leave out --no-embed")
-    root = root or root_option
     if root is not None and not root.is_dir():
         raise click.BadParameter(f"{root} is not a directory", param_hint="ROOT")
     settings = config.resolve(

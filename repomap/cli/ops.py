@@ -11,7 +11,7 @@ import click
 from repomap import config
 from repomap.cli import outcome
 from repomap.cli.outcome import envelope
-from repomap.cli.shared import absolute_option, db_option, json_option, print_json, root_option
+from repomap.cli.shared import absolute_option, db_option, json_option, print_json, tree_root
 from repomap.cli.shown import Shown
 from repomap.errors import BadArgument, ExitCode
 from repomap.shares import percent
@@ -39,7 +39,7 @@ def _size(count: float) -> str:
 @click.command()
 @json_option
 @db_option
-@root_option
+@tree_root
 def status(as_json: bool, db_path: Path | None, root: Path | None) -> int:
     """The index: root, database, schema, scope, counts, model, last run, files changed since,
     size per table, and every setting with where it came from."""
@@ -96,7 +96,7 @@ def status(as_json: bool, db_path: Path | None, root: Path | None) -> int:
 @click.command()
 @json_option
 @db_option
-@root_option
+@tree_root
 def doctor(as_json: bool, db_path: Path | None, root: Path | None) -> int:
     """Check the index and its surroundings: PASS, WARN or FAIL each, with the fix; exit 0
     only when nothing fails."""
@@ -129,7 +129,7 @@ def doctor(as_json: bool, db_path: Path | None, root: Path | None) -> int:
 @json_option
 @absolute_option
 @db_option
-@root_option
+@tree_root
 def clean(
     scope: str | None,
     everything: bool,
@@ -171,7 +171,7 @@ def clean(
     help="Instead: the embedding cache's vectors of texts no chunk has any more (of this index).",
 )
 @json_option
-@root_option
+@tree_root
 def prune(
     older_than: str | None, apply: bool, cache: bool, as_json: bool, root: Path | None
 ) -> int:
@@ -227,7 +227,7 @@ def _prune_cache(settings: Any, apply: bool, as_json: bool) -> int:
 @click.command()
 @click.option("--force", is_flag=True, help="Replace an existing repomap.toml.")
 @json_option
-@root_option
+@tree_root
 def init(force: bool, as_json: bool, root: Path | None) -> int:
     """Write ROOT/repomap.toml: every setting, commented, at its default."""
     folder = (root or Path.cwd()).resolve()
@@ -245,7 +245,7 @@ def init(force: bool, as_json: bool, root: Path | None) -> int:
 
 
 @click.command()
-@click.argument("root", required=False, type=click.Path(file_okay=False, path_type=Path))
+@tree_root
 @click.option(
     "--debounce",
     type=click.IntRange(1, 60_000),

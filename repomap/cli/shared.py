@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,29 @@ def root_option(command: Any) -> Any:
         type=click.Path(file_okay=False, path_type=Path),
         help="Repository root (default: REPOMAP_ROOT or the current directory).",
     )(command)
+
+
+def tree_root(command: Any) -> Any:
+    """ROOT as an argument or as --root, one `root` parameter, for the commands whose subject
+    is the tree itself (index, watch, init, status, doctor, clean, prune): `repomap status ~/x`
+    as `repomap index ~/x` is typed, and --root as every other command takes it."""
+
+    @functools.wraps(command)
+    def given(*args: Any, root_argument: Path | None, root: Path | None, **kwargs: Any) -> Any:
+        if (
+            root_argument is not None
+            and root is not None
+            and root_argument.resolve() != root.resolve()
+        ):
+            raise click.UsageError("give ROOT or --root, not both")
+        return command(*args, root=root_argument if root_argument is not None else root, **kwargs)
+
+    return click.argument(
+        "root_argument",
+        metavar="[ROOT]",
+        required=False,
+        type=click.Path(file_okay=False, path_type=Path),
+    )(root_option(given))
 
 
 def db_option(command: Any) -> Any:
