@@ -263,6 +263,12 @@ _ANNOTATED_NAME = re.compile(rb"[\w>*&][ \t]+([A-Za-z_]\w*)[ \t]*\Z")
 _TYPEDEF = re.compile(rb"\btypedef\b")
 _CAPITAL_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 _NAME_BEFORE = re.compile(rb"(?:\b([A-Za-z_]\w*)|\boperator[ \t]*[^\w\s]{1,3})[ \t]*\Z")
+# A function pointer's parenthesised declarator before its parameter list: redis' module API,
+# `REDISMODULE_API float (*RedisModule_GetUsedMemoryRatio)() REDISMODULE_ATTR;` x 300. Its
+# trailing macro left in, the parse lost the definition of `RedisModule_Init` 45 lines below.
+_POINTER_DECLARATOR = re.compile(
+    rb"\([ \t]*[*&^][ \t*&^]*(?:[A-Za-z_]\w*[ \t]*::[ \t]*)*[A-Za-z_]\w*[ \t]*\)[ \t]*\Z"
+)
 _NOT_DECLARATORS = frozenset(
     b"if while for switch return sizeof alignof decltype noexcept catch throw".split()
 )
@@ -560,7 +566,8 @@ _TEMPLATE_ARGUMENTS = re.compile(rb"<[^<>]*>")
 _BARE_DECLARATOR = re.compile(rb"[A-Za-z_]\w*[ \t]*\([ \t]*\w+[ \t]*\)[ \t]*\(")
 _CAPITALS = re.compile(rb"[A-Z][A-Z0-9_]*")
 _CAPITALS_END = re.compile(rb"\b[A-Z][A-Z0-9_]*[ \t]*\Z")
-_PARENTHESIZED_NAME = re.compile(rb"\([ \t]*[A-Za-z_]\w*[ \t]*\)[ \t]*\(")  # `(name) (`
+# `(name) (`, and a function pointer's `(*name)(` (redis' `REDISMODULE_API size_t (*X)(..)`)
+_PARENTHESIZED_NAME = re.compile(rb"\([ \t*&^]*[A-Za-z_]\w*[ \t]*\)[ \t]*\(")
 _QUALIFIED_NAME = re.compile(rb"~?[A-Za-z_]\w*(?:\s*::\s*~?[A-Za-z_]\w*)*")
 # A small lexer for text tree-sitter leaves unread: `#define` bodies, `#pragma`/`#error`
 # arguments (preproc_arg), and ERROR nodes, where recovery can split a literal into tokens.
@@ -586,6 +593,29 @@ _KR_POINTER_HEAD = re.compile(
     rb"\([ \t]*[A-Za-z_]\w*(?:[ \t]*,[ \t]*[A-Za-z_]\w*)*[ \t]*\)[ \t]*\n"
     rb"(?:[ \t]*[A-Za-z_][^;{}()\n]*;[ \t]*\n)+[ \t]*\{",
     re.MULTILINE,
+)
+# The same inside a parameter list (curl's `void Curl_conncontrol(struct connectdata *conn,\n
+# int ctrl\n#if defined(DEBUGBUILD)\n , const char *reason\n#endif\n )`): the function was lost
+# and its locals read as the file's. The two directive lines are blanked when the code before
+# the `#if` (since the last `;` or brace) leaves a parenthesis open; the parameters between
+# them are kept.
+_CONDITIONAL_IN_PARAMETERS = re.compile(
+    rb"^[ \t]*#[ \t]*if(?:n?def)?\b[^\n]*\n((?:[ \t]*[^#\s][^\n]*\n){1,4})"
+    rb"([ \t]*#[ \t]*endif\b[^\n]*)\n",
+    re.M,
+)
+_OPEN_HEAD = re.compile(rb"[A-Za-z_]\w*[ \t]*\(")
+# An `#if` .. `#endif` (no `#else`) that holds a link of an if-else chain: curl's `if(result)\n
+# failf(..);\n#ifdef USE_WEBSOCKETS\n else if(ws)\n setup(..);\n#endif\n else\n ..;` (it opens
+# with `else`) and `#ifndef USE_HYPER\n if(a) {..}\n else\n#endif\n {..}` (it ends with one).
+# tree-sitter takes no directive inside a chain: the function was lost, and with it the next
+# (curl's http.c: Curl_http_bodysend, Curl_http_cookies). The two directive lines are blanked;
+# the chain is read whole.
+_CONDITIONAL_LINE = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b[^\n]*", re.M)
+_ELSE_AT_CONDITIONAL = re.compile(
+    rb"^([ \t]*#[ \t]*if(?:n?def)?\b[^\n]*)\n[ \t]*else\b"
+    rb"|^[ \t]*(?:\}[ \t]*)?else[ \t]*(?:/\*[^\n]*?\*/[ \t]*|//[^\n]*)?\n([ \t]*#[ \t]*endif\b[^\n]*)",
+    re.M,
 )
 # `#if __has_include(<nss3/nss.h>)`: tree-sitter reads no `<header>` in an expression, and its
 # recovery took the next line (lighttpd's `#define NSS_VER_INCLUDE` was lost). The `<..>` is
@@ -616,6 +646,8 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
         unread += [
             (start, end)
             for start, end in _conditionals_in_heads(source)
+            + _conditionals_in_parameters(source)
+            + (_conditionals_in_else_chains(source) if b"else" in source else [])
             + _conditionals_around_bodies(source)
             + _conditional_attributes(source)
             if not any(a <= start < b for a, b in unread)
@@ -876,6 +908,70 @@ def _conditionals_in_heads(source: bytes) -> Spans:
             continue
         spans += [(line_start, found.start(1) - 1), found.span(2)]
     return spans
+
+
+def _conditionals_in_parameters(source: bytes) -> Spans:
+    """The directive lines of each _CONDITIONAL_IN_PARAMETERS whose lines hold no `;` or brace
+    and balanced `()`, after code that opened a parenthesis (a name and `(`) and closed none
+    of it since the last `;` or brace, with no directive line in between."""
+    spans: Spans = []
+    for found in _CONDITIONAL_IN_PARAMETERS.finditer(source):
+        inner = found[1]
+        if any(c in inner for c in b";{}") or inner.count(b"(") != inner.count(b")"):
+            continue
+        window = source[max(0, found.start() - 2000) : found.start()]
+        head = window[max(window.rfind(b";"), window.rfind(b"{"), window.rfind(b"}")) + 1 :]
+        if head.count(b"(") <= head.count(b")") or not _OPEN_HEAD.search(head):
+            continue
+        if any(line.lstrip().startswith(b"#") for line in head.split(b"\n")):
+            continue
+        spans += [(found.start(), found.start(1) - 1), found.span(2)]
+    return spans
+
+
+def _conditionals_in_else_chains(source: bytes) -> Spans:
+    """The directive lines of each _ELSE_AT_CONDITIONAL: an `#if` whose first line is an `else`
+    (not right after another directive's line: blanked alone, the recovery from the `#define`
+    above it read less of the function), or an `#endif` right after an `else`, with its other
+    end the next (or the last) conditional directive and none between them."""
+    spans: Spans = []
+    for found in _ELSE_AT_CONDITIONAL.finditer(source):
+        if found[1] is not None:
+            if _continues_directive(source, found.start()):
+                continue  # a `#define`'s body
+            if found.start() and on_directive_line(source, found.start() - 1):
+                continue  # psutil's `#define X ..` then `#if ..\n else if`: the chain stays broken
+            if _if_in_a_conditional(source, found.start()):
+                continue
+            closing = _CONDITIONAL_LINE.search(source, found.end(1) + 1)
+            if closing is None or closing[1] != b"endif":
+                continue
+            spans += [found.span(1), closing.span()]
+        else:
+            opening = _last_conditional_line(source, found.start(), 20_000)
+            if opening is None or not opening[1].startswith(b"if"):
+                continue
+            spans += [opening.span(), found.span(2)]
+    return spans
+
+
+def _last_conditional_line(source: bytes, at: int, window: int) -> re.Match[bytes] | None:
+    """The last conditional directive's line (`#if` .. `#endif`) in the `window` bytes before
+    `at`."""
+    lines = list(_CONDITIONAL_LINE.finditer(source, max(0, at - window), at))
+    return lines[-1] if lines else None
+
+
+def _if_in_a_conditional(source: bytes, at: int) -> bool:
+    """Whether the statement before the `#if` at `at` may begin inside a conditional of its
+    own: an `#endif` ends the last conditional before it, with no brace between (libjpeg-turbo's
+    `#ifndef X\n if (a)\n#endif\n return f();\n#ifndef X\n else\n return g();\n#endif`):
+    the `else` there continues an `if` the parse cannot see whole either way."""
+    last = _last_conditional_line(source, at, 4000)
+    if last is None or last[1] != b"endif":
+        return False
+    between = source[last.end() : at]
+    return b"{" not in between and b"}" not in between
 
 
 def _directives_before_bodies(source: bytes) -> Spans:
@@ -1579,6 +1675,9 @@ def _trailing_macros(source: bytes) -> list[tuple[int, int]]:
         if opening < 0:
             continue
         name = _NAME_BEFORE.search(source, max(0, opening - 64), opening)
+        if name is None and _POINTER_DECLARATOR.search(source, max(0, opening - 200), opening):
+            spans.append(match.span(1))  # `int (*hook)(int) MODULE_ATTR;`
+            continue
         if name is None or name[1] in _NOT_DECLARATORS or b'"' in match[1]:
             continue  # a statement, or a call whose string stays searchable
         if name[1] is not None and _CAPITALS.fullmatch(name[1]):

@@ -2144,3 +2144,94 @@ def test_a_grammar_file_is_indexed_as_c_and_found_by_what_it_does(make_repo, ind
         )
     assert languages == {"calc/scan.l": "c", "calc/parse.y": "c"}
     assert (hits.hits[0].path, hits.hits[0].start_line) == ("calc/scan.l", 13)
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        # curl's connect.c: a parameter under `#if` .. `#endif` in a parameter list.
+        (
+            b"void Curl_conncontrol(struct connectdata *conn,\n"
+            b"                      int ctrl /* see defines in header */\n"
+            b"#if defined(DEBUGBUILD) && !defined(CURL_DISABLE_VERBOSE_STRINGS)\n"
+            b"                      , const char *reason\n"
+            b"#endif\n"
+            b"  )\n{\n  bool closeit, is_multiplex;\n  DEBUGASSERT(conn);\n}\n",
+            [("Curl_conncontrol", "function", 1, 10)],
+        ),
+        # curl's http.c: a conditional link of an if-else chain, opening with `else` ...
+        (
+            b"int send_it(int r)\n{\n  if(r)\n    failf(r);\n#ifdef USE_WEBSOCKETS\n"
+            b"  else if(ws(r))\n    setup(r, 1);\n#endif\n  else\n    setup(r, 0);\n"
+            b"  return r;\n}\n",
+            [("send_it", "function", 1, 12)],
+        ),
+        # ... and one ending with it, the chain's last block after the `#endif`.
+        (
+            b"int body(int r)\n{\n#ifndef USE_HYPER\n  if(r) {\n    r = 2;\n  }\n  else\n"
+            b"#endif\n  {\n    r = 3;\n  }\n  return r;\n}\n",
+            [("body", "function", 1, 13)],
+        ),
+        # redis' module API: a function pointer's trailing attribute macro, and an export
+        # macro before a typedef-name return type; the definition 2 lines on was lost.
+        (
+            b"REDISMODULE_API float (*RedisModule_Ratio)() REDISMODULE_ATTR;\n"
+            b"REDISMODULE_API size_t (*RedisModule_MallocSize)(void* ptr) REDISMODULE_ATTR;\n"
+            b"static int RedisModule_Init(void *ctx) REDISMODULE_ATTR_UNUSED;\n"
+            b"static int RedisModule_Init(void *ctx) {\n    void *api = ((void**)ctx)[0];\n"
+            b"    return 0;\n}\n",
+            [
+                ("RedisModule_Ratio", "variable", 1, 1),
+                ("RedisModule_MallocSize", "variable", 2, 2),
+                ("RedisModule_Init", "function", 3, 3),
+                ("RedisModule_Init", "function", 4, 7),
+            ],
+        ),
+    ],
+)
+def test_conditionals_inside_heads_and_else_chains_keep_the_function(
+    source: bytes, expected: list[tuple[str, str, int, int]]
+) -> None:
+    """Directive lines where tree-sitter takes none (a parameter list, an if-else chain) and
+    attribute macros after a function pointer's declarator: the function is found whole, and
+    the one after it in the file too."""
+    after = b"int after(void) { return 1; }\n"
+    found = extract("c", source + after, "m.c").symbols
+    assert [(s.name, s.kind, s.start_line, s.end_line) for s in found] == [
+        *expected,
+        ("after", "function", source.count(b"\n") + 1, source.count(b"\n") + 1),
+    ]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        b"  if(r)\n    failf(r);\n#ifdef USE_WEBSOCKETS\n  else if(ws(r))\n    setup(r, 1);\n"
+        b"#endif\n  else\n    setup(r, 0);\n",
+        b"#ifndef USE_HYPER\n  if(r) {\n    r = 2;\n  }\n  else\n#endif\n  {\n    r = 3;\n  }\n",
+        b"#if !HYPER\n  if(r) {\n    r = 2;\n  } else /* no hyper */\n# endif\n  {\n    r = 3;\n  }\n",
+    ],
+)
+def test_the_directive_lines_of_a_conditional_link_in_an_else_chain_are_left_out(
+    source: bytes,
+) -> None:
+    """Inside a long file's conditional (curl's http.c is one `#ifndef CURL_DISABLE_HTTP`),
+    tree-sitter's recovery from a directive inside an if-else chain lost Curl_http_bodysend
+    and Curl_http_cookies; in a short file it recovers. So the blanking itself is checked:
+    the `#if` and `#endif` lines become spaces, everything else stays."""
+    body = b"int f(int r)\n{\n" + source + b"  return r;\n}\n"
+    blanked, _, _ = blank_macros(body, "c")
+    kept = [line for line in body.split(b"\n") if not line.lstrip().startswith(b"#")]
+    assert [line for line in blanked.split(b"\n") if line.strip()] == [
+        line for line in kept if line.strip()
+    ]
+    assert len(blanked) == len(body)
+
+
+def test_a_conditional_else_of_its_own_is_not_an_else_chain_link() -> None:
+    """`#if A\n  else\n#else ..`: an `#if` whose `#endif` is not the next directive is
+    another shape (_split_conditionals'), left as it is by this scan."""
+    body = b"int f(int r)\n{\n  if(r)\n    r = 1;\n#if A\n  else\n    r = 2;\n#else\n  r = 3;\n#endif\n  return r;\n}\n"
+    from repomap.extractors.cpp_macros import _conditionals_in_else_chains
+
+    assert _conditionals_in_else_chains(body) == []
