@@ -334,6 +334,15 @@ def scope_db_path(root: Path, scope: str, mode: str = "fixed") -> Path:
     return scopes_dir(root) / sanitize_scope(scope) / "index.db"
 
 
+def tree_of_index(db_path: Path) -> Path | None:
+    """The tree whose own index `db_path` is (ROOT/.repomap/index.db, or a branch scope's
+    ROOT/.repomap/scopes/NAME/index.db), else None (an index kept elsewhere with --db)."""
+    folder = db_path.parent
+    if folder.parent.name == SCOPES_DIR and folder.parent.parent.name == INDEX_DIR:
+        return folder.parent.parent.parent
+    return folder.parent if folder.name == INDEX_DIR else None
+
+
 def git_dir(root: Path) -> Path | None:
     """The repository's git folder for ROOT (ROOT or a folder above; a worktree's `.git` file
     followed), or None outside a repository."""

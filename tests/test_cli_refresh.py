@@ -241,3 +241,38 @@ def test_an_operator_is_found_however_its_name_is_spaced(make_repo) -> None:
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout)["results"][0]["qualified_name"] == "S::operator<<"
         assert run_cli("show", asked, "--root", root).returncode == 0
+
+
+def test_a_checkout_copied_with_its_index_is_answered_from_the_copy(tmp_path) -> None:
+    """`cp -r a b` copies a's `.repomap/` too: `--root b` read the index as a's (it names a as
+    its root), showed a's lines, gave paths under a, refreshed against a (b's new code was not
+    found) and `status` said `root: a`. An index in a tree's own `.repomap/` is that tree's."""
+    import shutil
+
+    first = indexed_tree(
+        tmp_path / "a", {"m.py": 'def alpha():\n    """The alpha sum."""\n    return 1\n'}
+    )
+    copy = tmp_path / "b"
+    shutil.copytree(first, copy)
+    with open(copy / "m.py", "a", encoding="utf-8") as file:
+        file.write('\n\ndef zebra_stripes():\n    """Paint zebra stripes."""\n    return 2\n')
+    (copy / "m.py").write_text((copy / "m.py").read_text().replace("return 1", "return 42"))
+    shown = run_cli("show", "alpha", "--root", copy)
+    assert shown.returncode == 0 and "return 42" in shown.stdout, shown.stdout
+    found = run_cli("search", "paint zebra stripes", "--root", copy, "--absolute", "--json")
+    assert found.returncode == 0, found.stderr
+    paths = {hit["path"] for hit in json.loads(found.stdout)["results"]}
+    assert paths == {str((copy / "m.py").resolve())}
+    status = json.loads(run_cli("status", copy, "--json").stdout)["results"][0]
+    assert status["root"] == str(copy.resolve())
+    assert run_cli("show", "alpha", "--root", first).stdout.count("return 1") == 1  # a's own
+
+
+@pytest.mark.parametrize("command", [["search", "x"], ["symbols", "x"], ["search-text", "x"]])
+def test_a_root_that_does_not_exist_is_said_so(tmp_path, command) -> None:
+    # not "no index at ...; run `repomap index` first": there is nothing there to index
+    done = run_cli(*command, "--root", tmp_path / "nowhere")
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"error: --root {tmp_path / 'nowhere'}: not a directory"
+    ]

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from repomap import config
 from repomap.cli import outcome
-from repomap.errors import RepomapError
+from repomap.errors import BadArgument, RepomapError
 
 REFRESH_MAX_FILES = 500  # indexed files up to which a command re-indexes changed files first
 LISTED = 3  # changed files named in the warning
@@ -46,6 +46,9 @@ def for_reading(
     command to it, and (unless `no_refresh`) check() its files. `found` is called with the
     index's settings once it is found, before the check (`search` starts its model there)."""
     settings = config.resolve(root, db_path, find_index=True)
+    if root is not None and not settings.root.is_dir():
+        # not "no index at ...; run `repomap index` first": there is nothing to index there
+        raise BadArgument(f"--root {root}: not a directory")
     if root is not None and db_path is not None:
         _check_root(settings, root, db_path)
     outcome.note_index(settings.db_path)
@@ -62,10 +65,7 @@ def _check_root(settings: config.Settings, root: Path, db_path: Path) -> None:
     went unnoticed. A copy or a move of the indexed tree is the same tree: the index names its
     old place, and its files (more than half of those sampled) are found under `--root`."""
     from repomap import store
-    from repomap.errors import BadArgument
 
-    if not settings.root.is_dir():
-        raise BadArgument(f"--root {root}: not a directory")
     if not settings.db_path.exists():
         return  # the command's own read says there is no index
     try:

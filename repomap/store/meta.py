@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from repomap.config import tree_of_index
 from repomap.store.connection import Store
 
 VECTOR_STORE_META = "vector_store"  # where the vectors are, when not in this database
@@ -34,7 +35,13 @@ def embedding_model(db: Store) -> str | None:
 
 
 def indexed_root(db: Store, fallback: Path) -> Path:
-    """The root the index was built from (meta 'root'), or `fallback` if that folder is gone."""
+    """The tree an index is of: the one whose `.repomap/` folder holds it, wherever it was
+    built (a checkout copied with its index, `cp -r a b`, is b's: read as a's, `--root b`
+    showed a's files and refreshed against a's); else the root it was built from (meta
+    'root', so --db works from anywhere); else `fallback` if that folder is gone."""
+    own = tree_of_index(db.path.resolve())
+    if own is not None and own.is_dir():
+        return own
     stored = get_meta(db, "root")
     return Path(stored) if stored and Path(stored).is_dir() else fallback
 
