@@ -383,6 +383,30 @@ def test_cli_show_warns_on_stderr_when_several_symbols_match(make_repo, index) -
     assert shown.stdout.startswith("a.py:1-2  function run")
 
 
+def test_the_warning_offers_only_the_means_that_tell_the_matches_apart(make_repo, index) -> None:
+    """A Rust type's `fmt` of Display and of Debug share file and qualified name: `--file` or
+    a qualified name cannot choose between them, only --nth (the advice named all three)."""
+    impl = 'impl fmt::{} for Version {{\n    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {{\n        write!(f, "v")\n    }}\n}}\n'
+    root = make_repo(
+        {
+            "src/lib.rs": "use std::fmt;\npub struct Version;\n"
+            + impl.format("Display")
+            + impl.format("Debug"),
+            "src/other.rs": "pub struct Version;\nimpl Version {\n    pub fn fmt(&self) {}\n}\n",
+        }
+    )
+    index(root)
+    same = run_cli("show", "Version::fmt", "--path", "src/lib.rs", "--root", root)
+    assert same.returncode == 0, same.stderr
+    assert same.stderr.strip().endswith(
+        "Pass --nth N (nth=N over MCP and HTTP) as numbered here to choose."
+    )
+    apart = run_cli("show", "fmt", "--root", root)  # other.rs's is `other::Version::fmt`
+    assert apart.stderr.strip().endswith(
+        "as numbered here, --file or a qualified name to choose."
+    ), apart.stderr
+
+
 def test_cli_show_does_not_warn_of_a_c_function_s_prototype(make_repo, index) -> None:
     """A C function and its header's prototype: the definition is shown without a warning
     (every C function with a header had one); two definitions still warn."""

@@ -192,11 +192,18 @@ def symbol_content(
             f"[{number if number < shown_as else number + 1}] {other}"
             for number, other in enumerate(listed[:MAX_OTHERS], 1)
         ]
+        # Only the means that tell these apart: a Rust type's `fmt` of Display and of Debug
+        # share file and qualified name, and the advice to give one led nowhere.
+        means = ["--nth N (nth=N over MCP and HTTP) as numbered here"]
+        if any(other.file_path != best.file_path for other in match.others):
+            means.append("--file")
+        if any(other.qualified_name != best.qualified_name for other in match.others):
+            means.append("a qualified name")
+        advice = ", ".join(means[:-1]) + " or " + means[-1] if len(means) > 1 else means[0]
         extra["warning"] = (
             f"{len(match.others) + 1} symbols match {name!r}; showing [{shown_as}] "
             f"{best.file_path}:{best.start_line}. Others: {'; '.join(numbered)}{more}. "
-            "Pass --nth N (nth=N over MCP and HTTP) as numbered here, --file or a qualified "
-            "name to choose."
+            f"Pass {advice} to choose."
         )
         extra["others"] = listed
     return SymbolContent(**{**asdict(result), **extra})
