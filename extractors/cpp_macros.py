@@ -104,7 +104,8 @@ _DECLARATION_MACROS = re.compile(
     rb"(?:[ \t]*\([^()]*(?:\([^()]*\)[^()]*)*\))?"  # capitals: their arguments on many lines
     rb"|(?:__[a-z]\w*(?=[ \t]*\()|_[a-z][a-z0-9_]*_)(?!\w)"
     rb"(?:[ \t]*\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))?)[ \t]*)+)"
-    rb"(?=[ \t]*(?:\n|//|/\*|[A-Za-z_~]))"
+    # a `{` after: `Q_FOREVER {` (Qt's `for (;;)`), `SPDLOG_TRY {`, macros that open a block
+    rb"(?=[ \t]*(?:\n|//|/\*|[A-Za-z_~{]))"
 )  # `\n` first, not `^`: a literal prefix lets the scan skip from line to line
 # A lower-case macro that stands for a specifier (simdjson's `simdjson_inline`, string-view
 # lite's `nssv_constexpr` and `nssv_noexcept`, `really_inline`): named `<prefix>_` and the
@@ -599,10 +600,10 @@ _KR_POINTER_HEAD = re.compile(
 # and its locals read as the file's. The two directive lines are blanked when the code before
 # the `#if` (since the last `;` or brace) leaves a parenthesis open; the parameters between
 # them are kept.
+# (Each of these scans starts at a literal, `#` or `else`, and checks the line start after: a
+# pattern that starts at `^` is tried at every line of every file.)
 _CONDITIONAL_IN_PARAMETERS = re.compile(
-    rb"^[ \t]*#[ \t]*if(?:n?def)?\b[^\n]*\n((?:[ \t]*[^#\s][^\n]*\n){1,4})"
-    rb"([ \t]*#[ \t]*endif\b[^\n]*)\n",
-    re.M,
+    rb"#[ \t]*if(?:n?def)?\b[^\n]*\n((?:[ \t]*[^#\s][^\n]*\n){1,4})([ \t]*#[ \t]*endif\b[^\n]*)\n"
 )
 _OPEN_HEAD = re.compile(rb"[A-Za-z_]\w*[ \t]*\(")
 # An `#if` .. `#endif` (no `#else`) that holds a link of an if-else chain: curl's `if(result)\n
@@ -612,10 +613,17 @@ _OPEN_HEAD = re.compile(rb"[A-Za-z_]\w*[ \t]*\(")
 # (curl's http.c: Curl_http_bodysend, Curl_http_cookies). The two directive lines are blanked;
 # the chain is read whole.
 _CONDITIONAL_LINE = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b[^\n]*", re.M)
-_ELSE_AT_CONDITIONAL = re.compile(
-    rb"^([ \t]*#[ \t]*if(?:n?def)?\b[^\n]*)\n[ \t]*else\b"
-    rb"|^[ \t]*(?:\}[ \t]*)?else[ \t]*(?:/\*[^\n]*?\*/[ \t]*|//[^\n]*)?\n([ \t]*#[ \t]*endif\b[^\n]*)",
-    re.M,
+_IF_OPENING_ELSE = re.compile(rb"#[ \t]*if(?:n?def)?\b[^\n]*\n[ \t]*else\b")
+_ELSE_BEFORE_ENDIF = re.compile(
+    rb"else[ \t]*(?:/\*[^\n]*?\*/[ \t]*|//[^\n]*)?\n([ \t]*#[ \t]*endif\b[^\n]*)"
+)
+# Qt's `class\n#if QT_VERSION < QT_VERSION_CHECK(6, 0, 0)\nQ_CORE_EXPORT\n#endif\nQByteRef {`: an
+# export macro under a conditional between a record's keyword and its name. The directive lines
+# and the macro are blanked (QByteRef and QCharRef were lost with every member).
+_CONDITIONAL_RECORD_EXPORT = re.compile(
+    rb"(?:class|struct|union)[ \t]*\n([ \t]*#[ \t]*if(?:n?def)?\b[^\n]*)\n"
+    rb"([ \t]*[A-Z][A-Z0-9]*_[A-Z0-9_]*[ \t]*)\n([ \t]*#[ \t]*endif\b[^\n]*)\n"
+    rb"(?=[ \t]*[A-Za-z_]\w*[ \t]*(?:[:{]|//|/\*|\n))"
 )
 # `#if __has_include(<nss3/nss.h>)`: tree-sitter reads no `<header>` in an expression, and its
 # recovery took the next line (lighttpd's `#define NSS_VER_INCLUDE` was lost). The `<..>` is
@@ -648,6 +656,8 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
             for start, end in _conditionals_in_heads(source)
             + _conditionals_in_parameters(source)
             + (_conditionals_in_else_chains(source) if b"else" in source else [])
+            + (_conditionals_closing_records(source) if lang == "cpp" and b"};" in source else [])
+            + _conditional_record_exports(source)
             + _conditionals_around_bodies(source)
             + _conditional_attributes(source)
             if not any(a <= start < b for a, b in unread)
@@ -915,7 +925,7 @@ def _conditionals_in_parameters(source: bytes) -> Spans:
     and balanced `()`, after code that opened a parenthesis (a name and `(`) and closed none
     of it since the last `;` or brace, with no directive line in between."""
     spans: Spans = []
-    for found in _CONDITIONAL_IN_PARAMETERS.finditer(source):
+    for found, line_start in _at_line_starts(_CONDITIONAL_IN_PARAMETERS, source):
         inner = found[1]
         if any(c in inner for c in b";{}") or inner.count(b"(") != inner.count(b")"):
             continue
@@ -925,34 +935,98 @@ def _conditionals_in_parameters(source: bytes) -> Spans:
             continue
         if any(line.lstrip().startswith(b"#") for line in head.split(b"\n")):
             continue
-        spans += [(found.start(), found.start(1) - 1), found.span(2)]
+        spans += [(line_start, found.start(1) - 1), found.span(2)]
     return spans
+
+
+def _conditional_record_exports(source: bytes) -> Spans:
+    """The directive lines and the macro of each _CONDITIONAL_RECORD_EXPORT whose keyword
+    starts its line."""
+    return [
+        span
+        for found in _CONDITIONAL_RECORD_EXPORT.finditer(source)
+        if not source[source.rfind(b"\n", 0, found.start()) + 1 : found.start()].strip(b" \t")
+        for span in (found.span(1), found.span(2), found.span(3))
+    ]
 
 
 def _conditionals_in_else_chains(source: bytes) -> Spans:
-    """The directive lines of each _ELSE_AT_CONDITIONAL: an `#if` whose first line is an `else`
-    (not right after another directive's line: blanked alone, the recovery from the `#define`
-    above it read less of the function), or an `#endif` right after an `else`, with its other
-    end the next (or the last) conditional directive and none between them."""
+    """The directive lines of each conditional link of an if-else chain: an `#if` whose first
+    line is an `else` (_IF_OPENING_ELSE; not right after another directive's line: blanked
+    alone, the recovery from the `#define` above it read less of the function), or an `#endif`
+    right after an `else` first on its line (_ELSE_BEFORE_ENDIF), with its other end the next
+    (or the last) conditional directive and none between them."""
     spans: Spans = []
-    for found in _ELSE_AT_CONDITIONAL.finditer(source):
-        if found[1] is not None:
-            if _continues_directive(source, found.start()):
-                continue  # a `#define`'s body
-            if found.start() and on_directive_line(source, found.start() - 1):
-                continue  # psutil's `#define X ..` then `#if ..\n else if`: the chain stays broken
-            if _if_in_a_conditional(source, found.start()):
-                continue
-            closing = _CONDITIONAL_LINE.search(source, found.end(1) + 1)
-            if closing is None or closing[1] != b"endif":
-                continue
-            spans += [found.span(1), closing.span()]
-        else:
-            opening = _last_conditional_line(source, found.start(), 20_000)
-            if opening is None or not opening[1].startswith(b"if"):
-                continue
-            spans += [opening.span(), found.span(2)]
+    for found, line_start in _at_line_starts(_IF_OPENING_ELSE, source):
+        if _continues_directive(source, line_start):
+            continue  # a `#define`'s body
+        if line_start and on_directive_line(source, line_start - 1):
+            continue  # psutil's `#define X ..` then `#if ..\n else if`: the chain stays broken
+        if _if_in_a_conditional(source, line_start):
+            continue
+        line_end = source.index(b"\n", found.start())
+        closing = _CONDITIONAL_LINE.search(source, line_end + 1)
+        if closing is None or closing[1] != b"endif":
+            continue
+        spans += [(line_start, line_end), closing.span()]
+    for found in _ELSE_BEFORE_ENDIF.finditer(source):
+        before = source[source.rfind(b"\n", 0, found.start()) + 1 : found.start()]
+        if before.strip(b" \t") not in (b"", b"}"):
+            continue  # `else` is no word of its own here, or not the first on its line
+        opening = _last_conditional_line(source, found.start(), 20_000)
+        if opening is None or not opening[1].startswith(b"if"):
+            continue
+        spans += [opening.span(), found.span(1)]
     return spans
+
+
+def _conditionals_closing_records(source: bytes) -> Spans:
+    """The `#if` and `#endif` lines of each conditional with no `#else` that closes a record
+    it did not open and goes on past it (_closes_a_record): Qt's `#ifndef Q_QDOC\nprivate:\n  X *self();\n};\n
+    inline X *Y::self() {..}\n..#endif` (40 of QtCore's headers hide a private part from qdoc so).
+    tree-sitter lost every definition from the `};` to the `#endif` (qstringlist.h: 40). Blanked,
+    the code reads as a compiler reads it where the condition holds."""
+    spans: Spans = []
+    stack: list[tuple[tuple[int, int], list[bool]]] = []  # per open `#if`: its line, has `#else`
+    for directive in CONDITIONAL_DIRECTIVE.finditer(source):
+        line_start = _directive_line_start(source, directive.start())
+        if line_start < 0:
+            continue
+        line_end = source.find(b"\n", directive.start())
+        line = (line_start, len(source) if line_end < 0 else line_end)
+        kind = directive[1]
+        if kind.startswith(b"if"):
+            stack.append((line, [False]))
+        elif not stack:
+            continue  # an `#endif` without its `#if` (a header cut in two)
+        elif kind == b"endif":
+            opening, has_else = stack.pop()
+            if not has_else[0] and _closes_a_record(source, opening[1], line_start):
+                spans += [opening, line]
+        else:
+            stack[-1][1][0] = True
+    return spans
+
+
+def _closes_a_record(source: bytes, start: int, end: int) -> bool:
+    """Whether the code between `start` and `end` closes a brace it did not open, at a `};`,
+    with more code after it: the definitions after the record (qstringlist.h's `self()`), or
+    the head of the record qdoc is shown instead (`};\nclass QStringList : ..\n{`). Not C's
+    `#ifdef __cplusplus\n}\n#endif`."""
+    closing = source.find(b"};", start, end)
+    if closing < 0 or 0 <= source.find(b"{", start, closing) < closing:
+        return False  # most conditionals: no `};`, or a `{` before it (an include guard's)
+    depth = 0
+    for token in _BALANCE_TOKEN.finditer(source, start, end):
+        bracket = token[1]
+        if bracket == b"{":
+            depth += 1
+        elif bracket == b"}":
+            depth -= 1
+            if depth < 0:
+                rest = source[token.end() : end].lstrip(b" \t")
+                return rest.startswith(b";") and bool(rest[1:].strip())
+    return False
 
 
 def _last_conditional_line(source: bytes, at: int, window: int) -> re.Match[bytes] | None:

@@ -1989,3 +1989,74 @@ def test_a_braced_member_initialiser_in_a_conditional_keeps_the_constructor_s_bo
         ("wait_node::wait_node", "method", 4),
         ("wait_node::wait_node", "method", 6),
     ]
+
+
+QT_QDOC = b"""class QListSpecialMethods
+{
+public:
+    void sort();
+#ifndef Q_QDOC
+private:
+    inline QStringList *self();
+};
+
+class QStringList : public QList<QString>
+{
+#endif
+public:
+    inline QStringList() noexcept { }
+};
+
+#ifndef Q_QDOC
+inline QStringList *QListSpecialMethods::self()
+{ return static_cast<QStringList *>(this); }
+
+namespace QtPrivate {
+    int QStringList_removeDuplicates(QStringList *that);
+}
+
+inline void QListSpecialMethods::sort()
+{
+    Q_FOREVER {
+        if (step())
+            return;
+    }
+}
+#endif // Q_QDOC
+
+class
+#if QT_VERSION < QT_VERSION_CHECK(6, 0, 0)
+Q_CORE_EXPORT
+#endif
+QByteRef {  // ### Qt 7: remove
+    int i;
+public:
+    inline operator char() const { return i; }
+};
+int after() { return 1; }
+"""
+
+
+def test_qt_s_conditionals_around_a_record_s_end_and_its_export_macro_lose_nothing() -> None:
+    """QtCore's headers: an `#ifndef Q_QDOC` that closes a class and opens another (or goes on
+    to definitions after it), `Q_FOREVER {` (a loop macro opening a block), and an export macro
+    under `#if` between `class` and the name. Each lost what followed it (qstringlist.h: 40
+    definitions; qgenericatomic.h: 23; QByteRef and QCharRef with their members)."""
+    found = [
+        (s.qualified_name, s.kind, s.start_line, s.end_line)
+        for s in extract("cpp", QT_QDOC, "q.h").symbols
+    ]
+    assert found == [
+        ("QListSpecialMethods", "class", 1, 8),
+        ("QListSpecialMethods::sort", "method", 4, 4),
+        ("QListSpecialMethods::self", "method", 7, 7),
+        ("QStringList", "class", 10, 15),
+        ("QStringList::QStringList", "method", 14, 14),
+        ("QListSpecialMethods::self", "method", 18, 19),
+        ("QtPrivate", "namespace", 21, 23),
+        ("QtPrivate::QStringList_removeDuplicates", "function", 22, 22),
+        ("QListSpecialMethods::sort", "method", 25, 31),
+        ("QByteRef", "class", 34, 42),
+        ("QByteRef::operator char", "method", 41, 41),
+        ("after", "function", 43, 43),
+    ]
