@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from functools import partial
+from itertools import chain
 
 # Keywords tree-sitter reads as the names of template calls: `static_cast<T>(x)`.
 CASTS = frozenset({b"static_cast", b"dynamic_cast", b"const_cast", b"reinterpret_cast"})
@@ -136,6 +137,7 @@ _SKIPPED = re.compile(rb"(?:\s+|//[^\n]*|#[^\n]*)*")  # block comments: _Skipper
 _SKIPPED_DIRECTIVES = re.compile(rb"(?:\s+|//[^\n]*|#(?:[^\\\n]|\\(?:\r?\n|.))*)*")
 WORD = re.compile(rb"[A-Za-z_]\w*")
 _DESTRUCTOR = re.compile(rb"~[ \t]*[A-Za-z_]\w*[ \t]*\(")
+_QUALIFIERS = frozenset((b"const", b"volatile"))
 _DECLARATION_KEYWORDS = frozenset(
     b"""class struct union enum namespace template typedef using static inline extern virtual
     explicit friend constexpr consteval const volatile unsigned signed void int char bool long
@@ -173,6 +175,13 @@ _TRAILING_MACRO = re.compile(
     rb"(?:[ \t]*\((?:[^()\n]|\([^()\n]*\))*\))?[ \t]*){1,6})"
     rb"(?=\s*(?:\{|;|:(?!:)|=[ \t]*(?:0|default|delete)\b|->"
     rb"|(?:override|final|const|noexcept)\b))"
+)
+# glibc's regex (copied into git, gnulib and many GNU trees): `static int f (re_dfa_t *dfa)\n
+#      internal_function;`, a lower-case attribute macro alone before a prototype's `;`. Left
+# in, the prototypes after it ran into the next function (git's `regexec` was lost). Only the
+# `*_function` spelling glibc uses: a lower-case word there is otherwise K&R's (two words).
+_TRAILING_LOWER_MACRO = re.compile(
+    rb"\)(?:[ \t]*\r?\n)*[ \t]+([a-z_][a-z0-9_]*_function)[ \t]*(?=;)"
 )
 # `local void fill_window OF((deflate_state *s));` (zlib), `extern int *find_flag PARAMS((int));`
 # (bash), BSD's `__P((int))`: a macro that hides a prototype's parameters from pre-ANSI
@@ -1245,6 +1254,14 @@ def _macro_spans(source: bytes, lang: str) -> list[tuple[int, int]]:
             continue  # a `#define`'s body (`  X_DEFINE(t, -)` under `#define X_S(t) \\`)
         after = skip(end)
         word = WORD.match(source, after)
+        if (
+            word is not None
+            and word[0] in _QUALIFIERS
+            and _last_code_byte(source, start) in (b",", b"(")
+        ):
+            # a parameter's type on a parameter list's next line, its qualifier after it:
+            # OpenSSL's `f(SIV_BLOCK *x,\n    SIV_BLOCK const *y)` lost the type and the function
+            continue
         for _ in range(4):  # `FMT_BEGIN_NAMESPACE` then `FMT_MODULE_EXPORT_BEGIN`: look past
             more = _MACRO_LINE.match(source, after)
             if more is None:
@@ -1447,6 +1464,15 @@ def _attributes_before_name(source: bytes) -> list[tuple[int, int]]:
             continue  # `return f(1, 2)`: a statement, whatever follows
         spans.append((head.start(2), closing + 1))
     return spans
+
+
+def _last_code_byte(source: bytes, at: int) -> bytes:
+    """The last byte before the line holding `at` that is no space (b"" at the file's start);
+    comments are not skipped (a line ending in one is taken as it ends)."""
+    end = source.rfind(b"\n", 0, at)
+    while end > 0 and source[end - 1] in b" \t\r\n":
+        end -= 1
+    return source[end - 1 : end] if end > 0 else b""
 
 
 def _line_start_spans(pattern: re.Pattern[bytes], source: bytes) -> list[tuple[int, int]]:
@@ -1744,7 +1770,8 @@ def _trailing_macros(source: bytes) -> list[tuple[int, int]]:
     """Macros after the `)` of a function declarator: the `)` closes a parentheses group that
     a name (not a keyword: `if (x) FOO_BAR(y);`) or an operator opens."""
     spans = []
-    for match in _TRAILING_MACRO.finditer(source):
+    lower = _TRAILING_LOWER_MACRO.finditer(source) if b"_function" in source else ()
+    for match in chain(_TRAILING_MACRO.finditer(source), lower):
         opening = _opening_parenthesis(source, match.start())
         if opening < 0:
             continue

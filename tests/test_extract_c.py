@@ -2235,3 +2235,30 @@ def test_a_conditional_else_of_its_own_is_not_an_else_chain_link() -> None:
     from repomap.extractors.cpp_macros import _conditionals_in_else_chains
 
     assert _conditionals_in_else_chains(body) == []
+
+
+def test_a_type_then_const_on_a_parameter_list_s_next_line_is_no_macro() -> None:
+    # OpenSSL's siv128.c: `SIV_BLOCK const *y` on the second line of the parameters was read as
+    # a macro in declaration position and blanked; the function was lost.
+    source = (
+        b"static ossl_inline void siv128_xorblock(SIV_BLOCK *x,\n    SIV_BLOCK const *y)\n"
+        b"{\n    x->word[0] ^= y->word[0];\n}\n"
+    )
+    assert [(n, k, s) for n, k, s, _ in _symbols(source)] == [("siv128_xorblock", "function", 1)]
+
+
+def test_glibc_s_internal_function_after_a_prototype_is_an_attribute() -> None:
+    # glibc's regex (git's compat/regex): `)\n     internal_function;` after each prototype;
+    # the prototypes ran into the next function, and `regexec` was lost.
+    source = (
+        b"static int check_halt_state_context (const re_match_context_t *mctx,\n"
+        b"\t\t\t\t     const re_dfastate_t *state, int idx)\n     internal_function;\n"
+        b"static void update_regs (const re_dfa_t *dfa, int cur_idx) internal_function;\n\n"
+        b"int\nregexec (\n\tconst regex_t *__restrict preg,\n\tconst char *__restrict string)\n"
+        b"{\n  return 0;\n}\n"
+    )
+    assert [(n, k, s, e) for n, k, s, e in _symbols(source)] == [
+        ("check_halt_state_context", "function", 1, 3),
+        ("update_regs", "function", 4, 4),
+        ("regexec", "function", 6, 12),
+    ]
