@@ -721,10 +721,7 @@ def test_semantic_search_needs_embeddings_then_finds_by_meaning(tree: Path) -> N
     assert only_docs["count"] == docs_chunks  # every candidate ranked, the last one too
 
 
-def test_an_edit_indexed_without_embedding_drops_the_old_vector(tree: Path) -> None:
-    # A query's refresh (or `index` without --embed) rewrote an edited function's chunk but
-    # kept its old vector: the old meaning answered while coverage said 100%.
-    index_json(tree, "--embed")
+def _brew(tree: Path) -> None:
     source = tree / "net" / "cache.py"
     source.write_text(
         source.read_text().replace(
@@ -732,6 +729,14 @@ def test_an_edit_indexed_without_embedding_drops_the_old_vector(tree: Path) -> N
             'def evict_least_recently_used(store, capacity):\n    """Brew espresso with oat milk."""',
         )
     )
+
+
+def test_an_edit_indexed_without_embedding_drops_the_old_vector(tree: Path) -> None:
+    # A query's refresh (or `index` without --embed) rewrote an edited function's chunk but
+    # kept its old vector: the old meaning answered while coverage said 100%.
+    index_json(tree, "--embed")
+    _brew(tree)
+    index_json(tree, "--no-embed")
     code, data, _ = search(tree, "brew espresso with oat milk", "--mode", "semantic")
     assert code == 0
     chunks = sqlite3.connect(tree / ".repomap" / "index.db").execute("SELECT count(*) FROM chunks")
@@ -742,6 +747,24 @@ def test_an_edit_indexed_without_embedding_drops_the_old_vector(tree: Path) -> N
     assert again["changed"] == 1 and again["deleted"] == 0 and again["coverage"] == 1
     code, data, _ = search(tree, "brew espresso with oat milk", "--mode", "semantic")
     assert names(data)[0] == "evict_least_recently_used" and data["meta"]["coverage"] == 1
+
+
+def test_a_search_by_meaning_embeds_the_chunks_its_refresh_made(tree: Path) -> None:
+    # A function edited since indexing was re-indexed by the search's refresh and found by
+    # words, not by meaning: the answer said only that 95% of the chunks had embeddings.
+    index_json(tree, "--embed")
+    _brew(tree)
+    code, data, err = search(tree, "brew espresso with oat milk", "--mode", "semantic")
+    assert code == 0
+    assert "note: re-indexed 1 changed file first" in err
+    assert re.search(r"note: embedded [12] new chunks? first \(\d+ ms\)", err), err
+    assert names(data)[0] == "evict_least_recently_used" and data["meta"]["coverage"] == 1
+    _brew_words = "steam the milk for the espresso"
+    with open(tree / "net" / "cache.py", "a", encoding="utf-8") as file:
+        file.write(f'\n\ndef froth():\n    """{_brew_words}"""\n')
+    code, data, err = search(tree, _brew_words, "--mode", "lexical")  # words: no model run
+    assert code == 0 and "embedded" not in err
+    assert data["meta"]["coverage"] is None or data["meta"]["coverage"] < 1
 
 
 @pytest.mark.parametrize("flag", ["--no-embed", "--dry-run"])

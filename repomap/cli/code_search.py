@@ -87,7 +87,9 @@ def search(
             began.append(time.perf_counter())
             _embed_soon(settings.db_path, query)
 
-    settings = refresh.for_reading(root, db_path, no_refresh, click.echo, start_model)
+    settings = refresh.for_reading(
+        root, db_path, no_refresh, click.echo, start_model, embeds=mode != "lexical"
+    )
     # Imported after the model started loading in another thread (numpy is loaded by then).
     from repomap.search.code import (
         CHANGED_NOTE,

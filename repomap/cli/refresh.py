@@ -30,6 +30,7 @@ from repomap.cli import outcome
 from repomap.errors import BadArgument, RepomapError
 
 REFRESH_MAX_FILES = 500  # indexed files up to which a command re-indexes changed files first
+EMBED_MAX_CHUNKS = 64  # new chunks a search by meaning embeds first (~20 ms each on 2 cores)
 LISTED = 3  # changed files named in the warning
 
 Echo = Callable[..., None]
@@ -41,10 +42,12 @@ def for_reading(
     no_refresh: bool,
     echo: Echo,
     found: Callable[[config.Settings], None] | None = None,
+    embeds: bool = False,
 ) -> config.Settings:
     """What every command that answers from an index does first: find the index, log the
     command to it, and (unless `no_refresh`) check() its files. `found` is called with the
-    index's settings once it is found, before the check (`search` starts its model there)."""
+    index's settings once it is found, before the check (`search` starts its model there).
+    `embeds`: the answer ranks by meaning, so the chunks a re-index made are embedded too."""
     settings = config.resolve(root, db_path, find_index=True)
     if root is not None and not settings.root.is_dir():
         # not "no index at ...; run `repomap index` first": there is nothing to index there
@@ -55,7 +58,7 @@ def for_reading(
     if found is not None:
         found(settings)
     if not no_refresh:
-        check(settings, echo)
+        check(settings, echo, embeds)
     return settings
 
 
@@ -86,9 +89,10 @@ def _check_root(settings: config.Settings, root: Path, db_path: Path) -> None:
     )
 
 
-def check(settings: config.Settings, echo: Echo) -> list[str]:
+def check(settings: config.Settings, echo: Echo, embeds: bool = False) -> list[str]:
     """Re-index files changed since indexing when that is cheap, else warn; the files still
-    changed (empty when nothing changed or they were re-indexed)."""
+    changed (empty when nothing changed or they were re-indexed). With `embeds`, the new
+    chunks of an index with embeddings get theirs too, when they are few (EMBED_MAX_CHUNKS)."""
     from repomap import store
 
     if not settings.db_path.exists():
@@ -103,6 +107,8 @@ def check(settings: config.Settings, echo: Echo) -> list[str]:
         return []
     changed.sort()
     if total <= REFRESH_MAX_FILES and _reindex(settings, root, changed, echo):
+        if embeds:
+            _embed_new(settings._replace(root=root), echo)
         return []
     named = ", ".join(changed[:LISTED]) + (", …" if len(changed) > LISTED else "")
     noun = "file" if len(changed) == 1 else "files"
@@ -112,6 +118,31 @@ def check(settings: config.Settings, echo: Echo) -> list[str]:
         err=True,
     )
     return changed
+
+
+def _embed_new(settings: config.Settings, echo: Echo) -> None:
+    """Embed the chunks a re-index just made, in an index with embeddings, when there are at
+    most EMBED_MAX_CHUNKS to run through the model (the rest come from the cache): a function
+    added since indexing was found by words and not by meaning, the answer saying only that
+    99% of the chunks had embeddings. More is `repomap index`'s work, and the note says so."""
+    from repomap import store
+    from repomap.index import pipeline
+
+    with store.reading(settings.db_path) as db:
+        if store.embedding_model(db) is None:
+            return  # never embedded: words only, as the answer says
+    started = time.perf_counter()
+    try:
+        plan = pipeline.embed(settings, dry_run=True)
+        if not plan.pending or plan.pending > EMBED_MAX_CHUNKS:
+            return
+        done = pipeline.embed(settings)
+    except RepomapError as error:
+        echo(f"note: could not embed the new chunks first ({error})", err=True)
+        return
+    ms = (time.perf_counter() - started) * 1000
+    noun = "chunk" if done.embedded == 1 else "chunks"
+    echo(f"note: embedded {done.embedded} new {noun} first ({ms:.0f} ms)", err=True)
 
 
 def _reindex(settings: config.Settings, root: Path, changed: list[str], echo: Echo) -> bool:
