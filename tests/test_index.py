@@ -317,6 +317,29 @@ def test_worker_processes_give_the_same_rows_as_one_process(make_repo, index, tm
     assert len(_rows(tmp_path / "one.db", sql)) == 120
 
 
+def test_the_workers_are_forked_before_the_docs_are_indexed(make_repo, index, monkeypatch):
+    """The thread that takes results ahead forks the workers while this one goes on to index
+    the docs. Its first import of a module then (repomap.index.markdown) held the module's
+    import lock at the fork, and a worker that imported it too (a Rust crate's long `//!` doc)
+    waited forever for a thread it does not have: `repomap index` of semver hung. The docs
+    are indexed only once every worker process is started."""
+    import multiprocessing
+
+    files = {f"m{i:02}.py": f"def f{i}():\n    return {i}\n" for i in range(40)}
+    root = make_repo({**files, "README.md": "# Title\n\nSome words.\n"})
+    seen: list[int] = []
+    update_docs = indexer.update_docs
+
+    def counting(*args, **kwargs):
+        seen.append(len(multiprocessing.active_children()))
+        return update_docs(*args, **kwargs)
+
+    monkeypatch.setattr(indexer, "update_docs", counting)
+    summary = index(root, workers=2)
+    assert summary.added == 40
+    assert seen == [2]
+
+
 def test_ids_are_the_same_for_the_same_tree_whatever_the_workers_timing(make_repo, tmp_path):
     """Files, symbols and chunks are numbered in the order they are written, and FTS answers
     tied at a LIMIT come in id order: ids that followed the order workers finished in made two

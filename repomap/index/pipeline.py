@@ -140,6 +140,7 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 EXTRACTOR_VERSION = "42"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
+FORK_WAIT_SECONDS = 30.0  # the workers' fork is ~10-50 ms; a bound, should it never come
 EXTRACTED_AHEAD = 1024  # results the workers may have ready before the writer takes them
 WORKER_NICENESS = 5  # the writer first: it fell behind the workers, then wrote alone at the end
 OPTIMIZE_AFTER_FILES = 200  # a run writing this many files (and a fifth) merges FTS segments
@@ -830,10 +831,19 @@ def _extract_all(jobs: list[Job], workers: int) -> Extracted:
     # they are written: the same ids for the same tree, whatever the workers' timing.
     ordered = sorted(jobs, key=lambda job: (-job.size, job.rel_path))
     stop = threading.Event()  # set by close(): a run interrupted (Ctrl-C, SIGTERM) or failed
+    # The workers are forked by the thread that takes results ahead; this thread then indexes
+    # the docs, whose first import of repomap.index.markdown held that module's import lock
+    # at the fork: a worker inherited it held by a thread it does not have, and hung at its
+    # own import of markdown (a Rust crate's long `//!` doc), and `repomap index` with it
+    # (semver, 1 of 6 runs with --embed). So this thread waits for the fork, importing nothing.
+    forked = threading.Event()
     results = run_all(
-        read_and_extract, ordered, workers, on_crash=_crashed, initializer=_start_worker, stop=stop
-    )
-    return Ahead(results, EXTRACTED_AHEAD, stop)
+        read_and_extract, ordered, workers, on_crash=_crashed, initializer=_start_worker,
+        stop=stop, forked=forked,
+    )  # fmt: skip
+    ahead = Ahead(results, EXTRACTED_AHEAD, stop)
+    forked.wait(FORK_WAIT_SECONDS)
+    return ahead
 
 
 def _crashed(job: Job) -> Skipped:

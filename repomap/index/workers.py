@@ -51,19 +51,25 @@ def run_all(
     on_crash: Callable[[Item], Result],
     initializer: Callable[[], Any] | None = None,
     stop: threading.Event | None = None,
+    forked: threading.Event | None = None,
 ) -> Iterator[Result]:
     """function(item) for each item, computed in `workers` processes, in the items' order (an
     item run again alone after a worker died comes after the others of its pool); setting
-    `stop` (from another thread) kills the workers and ends the results early."""
+    `stop` (from another thread) kills the workers and ends the results early. `forked` is
+    set once the first pool's processes are started (or there is none to start)."""
     context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
     start = functools.partial(_start_worker, initializer)
     stop = stop or threading.Event()
+    forked = forked or threading.Event()
     pending = deque(items)
-    while pending and not stop.is_set():
-        suspects: list[Item] = []
-        yield from _pooled(function, pending, workers, context, start, suspects, stop)
-        for item in suspects:  # one of them killed its process: find which, alone
-            yield from _alone(function, item, context, start, on_crash, stop)
+    try:
+        while pending and not stop.is_set():
+            suspects: list[Item] = []
+            yield from _pooled(function, pending, workers, context, start, suspects, stop, forked)
+            for item in suspects:  # one of them killed its process: find which, alone
+                yield from _alone(function, item, context, start, on_crash, stop)
+    finally:
+        forked.set()  # nothing to start, or it failed: no one waits for it
 
 
 def _start_worker(initializer: Callable[[], Any] | None) -> None:
@@ -101,6 +107,7 @@ def _pooled(
     start: Callable[[], Any],
     suspects: list[Item],
     stop: threading.Event,
+    forked: threading.Event,
 ) -> Iterator[Result]:
     """Take items from `pending` until it is empty, a worker dies or `stop` is set, yielding
     their results in the order they were taken; then `suspects` holds the items that were in
@@ -128,6 +135,7 @@ def _pooled(
                         break
                     in_flight[future] = chunk
                     unfinished.append(future)
+                    forked.set()  # the first submit started every process of the pool
                 if not in_flight:  # broken with nothing in flight (an idle worker killed)
                     return  # run_all goes on with a new pool
                 head = next(iter(in_flight))
