@@ -506,9 +506,13 @@ _HEAD_NAME = re.compile(rb"([A-Za-z_]\w*)[ \t]*\(")
 # `struct _packed_ header {` (systemd), `struct __packed pucan_command {` (the kernel): words
 # that start with `_` between the keyword and the name a `{` follows are attributes (no record
 # has two names; C++'s `struct addrinfo hints{};` is a variable, and its type no `_` word),
-# blanked, else tree-sitter reads a function `header` returning `struct _packed_`.
+# blanked, else tree-sitter reads a function `header` returning `struct _packed_`. Also with
+# arguments, and FFmpeg's `attribute_` words: CUDA's `typedef struct __device_builtin__
+# __align__(2) uchar2\n{` (FFmpeg's compat/cuda lost 8 vector types), `struct
+# attribute_deprecated xvmc_pix_fmt {`.
 _RECORD_ATTRIBUTE = re.compile(
-    rb"\b(?:struct|union)[ \t]+((?:_\w*[ \t]+)+)(?=(?!final\b)[A-Za-z_]\w*\s*\{)"
+    rb"\b(?:struct|union)[ \t]+((?:(?:_\w*|attribute_\w+)(?:[ \t]*\([^()\n]*\))?[ \t]+)+)"
+    rb"(?=(?!final\b)[A-Za-z_]\w*\s*\{)"
 )
 # `offsetof(conf_t, upstream.timeout)`: tree-sitter's offsetof takes one member's name; the
 # path after it is blanked (nginx's command tables were lost with their variables).

@@ -2262,3 +2262,24 @@ def test_glibc_s_internal_function_after_a_prototype_is_an_attribute() -> None:
         ("update_regs", "function", 4, 4),
         ("regexec", "function", 6, 12),
     ]
+
+
+@pytest.mark.parametrize(
+    "source, name",
+    [
+        # FFmpeg's compat/cuda: CUDA's attributes, one with arguments, before a struct's name
+        (
+            b"typedef struct __device_builtin__ __align__(2) uchar2\n{\n    unsigned char x, y;\n} uchar2;\n",
+            "uchar2",
+        ),
+        # FFmpeg's lower-case `attribute_` macros
+        (b"struct attribute_deprecated xvmc_pix_fmt {\n    int x;\n};\n", "xvmc_pix_fmt"),
+    ],
+)
+def test_record_attributes_with_arguments_or_ffmpeg_s_spelling_are_no_names(
+    source: bytes, name: str
+) -> None:
+    # both lost the struct (named `__align__` or none) and read its members as the file's
+    found = [(n, k) for n, k, _, _ in _symbols(source + b"int after(void) { return 1; }\n")]
+    assert (name, "struct") in found and ("after", "function") in found
+    assert not any(kind == "variable" for _, kind in found)
