@@ -421,16 +421,19 @@ _EXPORT_LIKE = re.compile(rb"[A-Z][A-Z0-9]*_[A-Z0-9_]*")
 # valgrind.h's `static int\n#if defined(_MSC_VER)\n__inline\n#endif\nVALGRIND_PRINTF(..)`
 # (both copied into glib and many other trees). tree-sitter lost the function; its two
 # directive lines are blanked, the words between them kept.
+_IF_LINE = rb"#[ \t]*if(?:n?def)?\b[^\n]*"  # from its `#`: `#if`, `#ifdef`, `#ifndef` and the rest
+_ENDIF_LINE = rb"[ \t]*#[ \t]*endif\b[^\n]*"  # from its line's start
+_CODE_LINES = rb"((?:[ \t]*[^#\s][^\n]*\n){1,%d})"  # 1 to N lines (`% N`), none a directive
 _CONDITIONAL_IN_HEAD = re.compile(
-    rb"#[ \t]*if(?:n?def)?\b[^\n]*\n((?:[ \t]*[^#\s][^\n]*\n){1,3})([ \t]*#[ \t]*endif\b[^\n]*)\n"
+    _IF_LINE + rb"\n" + _CODE_LINES % 3 + rb"(" + _ENDIF_LINE + rb")\n"
     rb"(?=[ \t]*[A-Za-z_]\w*[ \t]*\()"
 )
 # The same around an attribute alone anywhere (libtomcrypt's `unsigned char PC[16][256][16]\n
 # #ifdef LTC_GCM_TABLES_SSE2\n__attribute__ ((aligned (16)))\n#endif\n;` in a struct, copied into
 # dropbear): left in, tree-sitter-c lost the struct and every declaration after it in the file.
 _CONDITIONAL_ATTRIBUTE = re.compile(
-    rb"#[ \t]*if(?:n?def)?\b[^\n]*\n[ \t]*(?:__attribute__|__declspec)[ \t]*"
-    rb"\((?:[^()\n]|\((?:[^()\n]|\([^()\n]*\))*\))*\)[ \t]*\n([ \t]*#[ \t]*endif\b[^\n]*)(?=\n)"
+    _IF_LINE + rb"\n[ \t]*(?:__attribute__|__declspec)[ \t]*"
+    rb"\((?:[^()\n]|\((?:[^()\n]|\([^()\n]*\))*\))*\)[ \t]*\n(" + _ENDIF_LINE + rb")(?=\n)"
 )
 # `inline friend std::ostream& operator<<(..) {..}` (and `inline friend` before any type): an
 # error to tree-sitter-cpp, which lost the friend; `friend inline` it reads. The words swap
@@ -616,7 +619,7 @@ _KR_POINTER_HEAD = re.compile(
 # (Each of these scans starts at a literal, `#` or `else`, and checks the line start after: a
 # pattern that starts at `^` is tried at every line of every file.)
 _CONDITIONAL_IN_PARAMETERS = re.compile(
-    rb"#[ \t]*if(?:n?def)?\b[^\n]*\n((?:[ \t]*[^#\s][^\n]*\n){1,4})([ \t]*#[ \t]*endif\b[^\n]*)\n"
+    _IF_LINE + rb"\n" + _CODE_LINES % 4 + rb"(" + _ENDIF_LINE + rb")\n"
 )
 _OPEN_HEAD = re.compile(rb"[A-Za-z_]\w*[ \t]*\(")
 # An `#if` .. `#endif` (no `#else`) that holds a link of an if-else chain: curl's `if(result)\n
@@ -626,16 +629,16 @@ _OPEN_HEAD = re.compile(rb"[A-Za-z_]\w*[ \t]*\(")
 # (curl's http.c: Curl_http_bodysend, Curl_http_cookies). The two directive lines are blanked;
 # the chain is read whole.
 _CONDITIONAL_LINE = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b[^\n]*", re.M)
-_IF_OPENING_ELSE = re.compile(rb"#[ \t]*if(?:n?def)?\b[^\n]*\n[ \t]*else\b")
+_IF_OPENING_ELSE = re.compile(_IF_LINE + rb"\n[ \t]*else\b")
 _ELSE_BEFORE_ENDIF = re.compile(
-    rb"else[ \t]*(?:/\*[^\n]*?\*/[ \t]*|//[^\n]*)?\n([ \t]*#[ \t]*endif\b[^\n]*)"
+    rb"else[ \t]*(?:/\*[^\n]*?\*/[ \t]*|//[^\n]*)?\n(" + _ENDIF_LINE + rb")"
 )
 # Qt's `class\n#if QT_VERSION < QT_VERSION_CHECK(6, 0, 0)\nQ_CORE_EXPORT\n#endif\nQByteRef {`: an
 # export macro under a conditional between a record's keyword and its name. The directive lines
 # and the macro are blanked (QByteRef and QCharRef were lost with every member).
 _CONDITIONAL_RECORD_EXPORT = re.compile(
-    rb"(?:class|struct|union)[ \t]*\n([ \t]*#[ \t]*if(?:n?def)?\b[^\n]*)\n"
-    rb"([ \t]*[A-Z][A-Z0-9]*_[A-Z0-9_]*[ \t]*)\n([ \t]*#[ \t]*endif\b[^\n]*)\n"
+    rb"(?:class|struct|union)[ \t]*\n([ \t]*" + _IF_LINE + rb")\n"
+    rb"([ \t]*[A-Z][A-Z0-9]*_[A-Z0-9_]*[ \t]*)\n(" + _ENDIF_LINE + rb")\n"
     rb"(?=[ \t]*[A-Za-z_]\w*[ \t]*(?:[:{]|//|/\*|\n))"
 )
 # `#if __has_include(<nss3/nss.h>)`: tree-sitter reads no `<header>` in an expression, and its
