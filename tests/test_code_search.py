@@ -767,6 +767,25 @@ def test_a_search_by_meaning_embeds_the_chunks_its_refresh_made(tree: Path) -> N
     assert data["meta"]["coverage"] is None or data["meta"]["coverage"] < 1
 
 
+def test_a_search_leaves_many_new_chunks_to_repomap_index(tree: Path) -> None:
+    # more than 64 new texts are `repomap index`'s work: the search answers, says how far the
+    # embeddings are, and embeds nothing
+    from repomap.cli.refresh import EMBED_MAX_TEXTS
+
+    index_json(tree, "--embed")
+    many = "".join(
+        f'\n\ndef pour_{n}():\n    """Pour cup number {n} of tea."""\n'
+        for n in range(EMBED_MAX_TEXTS + 6)
+    )
+    with open(tree / "net" / "cache.py", "a", encoding="utf-8") as file:
+        file.write(many)
+    code, data, err = search(tree, "pour a cup of tea", "--mode", "semantic")
+    assert code == 0 and "re-indexed 1 changed file" in err and "embedded" not in err
+    assert data["meta"]["coverage"] < 1
+    again = index_json(tree, "--embed")["embeddings"]
+    assert again["embedded"] >= EMBED_MAX_TEXTS + 6 and again["coverage"] == 1
+
+
 @pytest.mark.parametrize("flag", ["--no-embed", "--dry-run"])
 def test_an_index_run_that_does_not_embed_counts_the_vectors_it_drops(
     tree: Path, flag: str

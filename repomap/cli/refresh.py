@@ -30,7 +30,7 @@ from repomap.cli import outcome
 from repomap.errors import BadArgument, RepomapError
 
 REFRESH_MAX_FILES = 500  # indexed files up to which a command re-indexes changed files first
-EMBED_MAX_CHUNKS = 64  # new chunks a search by meaning embeds first (~20 ms each on 2 cores)
+EMBED_MAX_TEXTS = 64  # new texts a search by meaning embeds first (~20 ms each on 2 cores)
 LISTED = 3  # changed files named in the warning
 
 Echo = Callable[..., None]
@@ -92,7 +92,7 @@ def _check_root(settings: config.Settings, root: Path, db_path: Path) -> None:
 def check(settings: config.Settings, echo: Echo, embeds: bool = False) -> list[str]:
     """Re-index files changed since indexing when that is cheap, else warn; the files still
     changed (empty when nothing changed or they were re-indexed). With `embeds`, the new
-    chunks of an index with embeddings get theirs too, when they are few (EMBED_MAX_CHUNKS)."""
+    chunks of an index with embeddings get theirs too, when they are few (EMBED_MAX_TEXTS)."""
     from repomap import store
 
     if not settings.db_path.exists():
@@ -122,7 +122,7 @@ def check(settings: config.Settings, echo: Echo, embeds: bool = False) -> list[s
 
 def _embed_new(settings: config.Settings, echo: Echo) -> None:
     """Embed the chunks a re-index just made, in an index with embeddings, when there are at
-    most EMBED_MAX_CHUNKS to run through the model (the rest come from the cache): a function
+    most EMBED_MAX_TEXTS to run through the model (the rest come from the cache): a function
     added since indexing was found by words and not by meaning, the answer saying only that
     99% of the chunks had embeddings. More is `repomap index`'s work, and the note says so."""
     from repomap import store
@@ -133,13 +133,12 @@ def _embed_new(settings: config.Settings, echo: Echo) -> None:
             return  # never embedded: words only, as the answer says
     started = time.perf_counter()
     try:
-        plan = pipeline.embed(settings, dry_run=True)
-        if not plan.pending or plan.pending > EMBED_MAX_CHUNKS:
-            return
-        done = pipeline.embed(settings)
+        done = pipeline.embed(settings, at_most=EMBED_MAX_TEXTS)  # one plan, embedded or not
     except RepomapError as error:
         echo(f"note: could not embed the new chunks first ({error})", err=True)
         return
+    if done.pending or not done.embedded:
+        return  # too many (left as planned, the answer says how far it got), or all cached
     ms = (time.perf_counter() - started) * 1000
     noun = "chunk" if done.embedded == 1 else "chunks"
     echo(f"note: embedded {done.embedded} new {noun} first ({ms:.0f} ms)", err=True)

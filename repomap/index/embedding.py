@@ -122,6 +122,7 @@ def embed_chunks(
     embedder: Embedder | Callable[[], Embedder],
     *,
     dry_run: bool = False,
+    at_most: int | None = None,
     progress: Callable[[int, int], None] | None = None,
     batch: int = BATCH,
     scope: str = SCOPE,
@@ -135,7 +136,9 @@ def embed_chunks(
     caches (the other branch scopes' indexes); they are copied here, not embedded again.
     `progress(done, total)` follows the texts to embed. Each write happens
     inside `writing()` (the index's lock: held per batch, never while the model runs, so a
-    refresh of the index waits for one batch at most); `stop` set ends the run after a batch."""
+    refresh of the index waits for one batch at most); `stop` set ends the run after a batch.
+    `at_most`: more texts than this to embed make the run a dry run (a search's refresh embeds
+    a few, and leaves a whole tree's to `repomap index`)."""
     started = time.perf_counter()
     model_id = vectors.model_id
     summary = EmbedSummary(model_id)
@@ -162,7 +165,7 @@ def embed_chunks(
         cached.update(borrowed)
         missing = [chunk for chunk in missing if chunk.hash not in cached]
     summary.seconds["plan"] = time.perf_counter() - started
-    if dry_run:
+    if dry_run or (at_most is not None and len({chunk.hash for chunk in missing}) > at_most):
         summary.deleted = len(stale)
         summary.reused = len(todo) - len(missing)
         summary.embedded = len({chunk.hash for chunk in missing})
