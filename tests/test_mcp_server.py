@@ -24,6 +24,7 @@ from repomap.extractors.model import KINDS
 import repomap
 from repomap import config, store
 from repomap.errors import BadArgument
+from repomap.serve.mcp_models import self_contained
 from repomap.serve.mcp_server import build_server
 
 TOOLS = {
@@ -166,6 +167,44 @@ def test_lists_every_tool_with_bounded_input_schemas_and_read_only_annotations(r
     # Each description says when another tool fits better.
     assert "search_symbols" in tools["search_text"].description
     assert "search_text" in tools["search_symbols"].description
+
+
+def test_output_schemas_are_written_out_and_answers_are_compact_json(repo: Path) -> None:
+    """No output schema leaves a `$ref` for the client to resolve (the SDK's client checks
+    every answer against its schema, item by item), and an answer's text is its structured
+    content without indentation: the same data in a quarter fewer bytes and tokens."""
+
+    async def listing_and_search() -> Any:
+        async with Client(build_server(_settings(repo))) as client:
+            tools = (await client.list_tools()).tools
+            found = await client.call_tool("search_code", {"query": "pool", "mode": "lexical"})
+            return tools, found
+
+    tools, found = anyio.run(listing_and_search)
+    for tool in tools:
+        assert "$ref" not in json.dumps(tool.output_schema), tool.name
+    code = next(tool for tool in tools if tool.name == "search_code").output_schema
+    line = code["properties"]["results"]["items"]["properties"]["match_lines"]["items"]
+    assert line["required"] == ["line", "text"]
+    assert not found.is_error and found.structured_content["results"]
+    text = found.content[0].text
+    assert json.loads(text) == found.structured_content
+    assert not text.startswith("{\n") and len(text) < len(json.dumps(found.structured_content))
+
+
+def test_a_schema_whose_definition_refers_to_itself_is_kept_as_it_is() -> None:
+    tree = {
+        "$defs": {"Node": {"type": "object", "properties": {
+            "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}}},
+        "properties": {"root": {"$ref": "#/$defs/Node", "description": "The top."}},
+    }  # fmt: skip
+    assert self_contained(tree) is tree
+    flat = {
+        "$defs": {"Leaf": {"type": "object", "properties": {"name": {"type": "string"}}}},
+        "properties": {"leaf": {"$ref": "#/$defs/Leaf", "description": "One leaf."}},
+    }
+    assert self_contained(flat) == {"properties": {"leaf": {
+        "type": "object", "properties": {"name": {"type": "string"}}, "description": "One leaf."}}}  # fmt: skip
 
 
 def test_search_text_finds_comments_docstrings_and_exact_messages(repo: Path) -> None:

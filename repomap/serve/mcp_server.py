@@ -27,6 +27,7 @@ them over stdio or streamable HTTP (on 127.0.0.1 unless told otherwise).
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -35,7 +36,8 @@ from typing import Annotated, Any, Literal, TypeVar
 import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp_types import CallToolResult, ToolAnnotations
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types import Tool as MCPTool
 from pydantic import Field, ValidationError
 
 from repomap.config import Settings
@@ -58,6 +60,7 @@ from repomap.serve.mcp_models import (
     SymbolSearch,
     SymbolSource,
     TextSearchAnswer,
+    self_contained,
 )
 from repomap.serve.mcp_service import RetryInThread, Service, inline, touched
 from repomap.serve.roots import Root, Roots
@@ -185,7 +188,7 @@ class RepomapServer(MCPServer):
                 raise ToolError(f"{bad} holds a lone surrogate (it is not valid Unicode)")
             if unknown := await self._unknown_arguments(name, arguments):
                 raise ToolError(unknown)
-            result = await super().call_tool(name, arguments, context)
+            result = compact(await super().call_tool(name, arguments, context))
             return result
         except UnexpectedToolError as failure:
             cause = failure.__cause__
@@ -201,6 +204,14 @@ class RepomapServer(MCPServer):
             touched.reset(token)
             _log_call(roots or self.service.roots.all, name, arguments, result, error, started)
 
+    async def list_tools(self) -> list[MCPTool]:
+        """The tools, each output schema written out whole (mcp_models.self_contained)."""
+        tools = await super().list_tools()
+        for tool in tools:
+            if tool.output_schema is not None:
+                tool.output_schema = self_contained(tool.output_schema)
+        return tools
+
     async def _unknown_arguments(self, name: str, arguments: dict[str, Any]) -> str | None:
         """An argument the tool does not take is an error naming it and the valid ones (the
         SDK dropped it silently, so a misspelled `limt` or `paht` did nothing)."""
@@ -215,6 +226,16 @@ class RepomapServer(MCPServer):
             return None
         takes = ", ".join(sorted(valid or ())) or "no arguments"
         return f"{name} does not take {', '.join(unknown)}; it takes: {takes}"
+
+
+def compact(result: Any) -> Any:
+    """A tool's answer with its text as compact JSON. The SDK writes a model's text indented,
+    a third more bytes than the data (search_code: 6.5 against 5.0 kB) and as many more tokens
+    for the model that reads it; the structured content is the same data."""
+    if isinstance(result, CallToolResult) and not result.is_error and result.structured_content:
+        text = json.dumps(result.structured_content, ensure_ascii=False, separators=(",", ":"))
+        result.content = [TextContent(type="text", text=text)]
+    return result
 
 
 def _package_version() -> str:
