@@ -563,10 +563,23 @@ _LONE_MACRO = re.compile(
     rb"\n[ \t]+([A-Z_]\w*)(?:[ \t]*(?=\n|//|/\*)"
     rb"|[ \t]+(?=(?:if|for|while|switch|return|goto)[ \t]*[(;\w]))"
 )
+# `if TOML_UNLIKELY(n == 0) {`: a macro that wraps the condition of an `if` or a `while` (a
+# name after those keywords is always one; `if constexpr` is a keyword). Left in, tree-sitter-cpp
+# ended tomlplusplus' `utf8_reader::read_next_block` at the second and made the rest a method
+# named `TOML_UNLIKELY`. The name is blanked, its parentheses stay the condition's.
+_CONDITION_MACRO = re.compile(rb"\b(?:if|while)[ \t]+([A-Za-z_]\w*)[ \t]*(?=\()")
+# `RETURN_CASE(ACAMERA_OK)` alone on an indented line, no `;`: a macro that expands to whole
+# statements (`case x: return "x";`). A run of them in a switch made FFmpeg's android_camera.c
+# one error from there to line 869: two functions lost (see _statement_calls).
+_LONE_CALL = re.compile(
+    rb"\n[ \t]+([A-Z][A-Z0-9_]*[ \t]*\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))[ \t]*(?=\r?\n|//|/\*)"
+)
 _STATEMENT_START = re.compile(
     rb"\}|(?:if|for|while|do|switch|return|goto|break|continue)\b"
     rb"|[A-Za-z_]\w*[ \t]*(?:\(|->|\.|\[|\+\+|--|=(?!=))"
 )
+_LONE_CAPITALS = re.compile(rb"[A-Z][A-Z0-9_]*_[A-Z0-9_]*[ \t]*\r?")  # `QT_END_NAMESPACE`
+_CASE_LABEL = re.compile(rb"(?:case\b|default[ \t]*:)")
 _NOT_NEWLINE = re.compile(rb"[^\n]")
 _CPLUSPLUS_GUARD = re.compile(
     rb"__cplusplus[^\n]*\n[ \t]*(extern[ \t]+\"C\"[ \t]*\n?[ \t]*\{|\})[ \t]*"
@@ -763,6 +776,13 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
     if b"/*" in source:
         spans += _one_line_define_comments(source)
     macro_spans = _macro_spans(source, lang) + _call_lines(source) + _statement_macros(source)
+    macro_spans += [
+        m.span(1)
+        for m in _CONDITION_MACRO.finditer(source)
+        if m[1] not in KEYWORDS and not on_directive_line(source, m.start())  # `#if X(5, 15)`
+    ]
+    if b")\n" in source or b")\r\n" in source:
+        macro_spans += _statement_calls(source)
     macro_spans += x_macro_calls
     macro_spans += _trailing_macros(source) + _parameter_macros(source)
     if b"((" in source:
@@ -1913,6 +1933,34 @@ def _statement_macros(source: bytes) -> list[tuple[int, int]]:
     return spans
 
 
+def _statement_calls(source: bytes) -> list[tuple[int, int]]:
+    """All-caps macro calls alone on an indented line with no `;` (_LONE_CALL), between
+    statements: after `;`, `}`, a case's `:`, a block's `{` (not an enum's or an initialiser's)
+    or another such call; before a statement, a `case` or another such call."""
+    spans: list[tuple[int, int]] = []
+    skip = _Skipper(source).skip
+    for match in _LONE_CALL.finditer(source):
+        if source[max(match.start() - 2, 0) : match.start()].rstrip(b"\r").endswith(b"\\"):
+            continue  # a `#define`'s continued line: the macro's own text
+        after = skip(match.end())
+        statement = _STATEMENT_START.match(source, after)
+        if statement is None and not _CASE_LABEL.match(source, after):
+            continue
+        if statement is not None and _function_head(source, statement):
+            continue
+        before, _ = previous_code(source, match.start(1))
+        if spans and before == b")" and source[spans[-1][1] : match.start(1)].isspace():
+            pass  # the call before it was one too
+        elif before == b"{":
+            opener = _block_opener(source, match.start(1))
+            if b"=" in opener or b"enum" in opener:
+                continue
+        elif before not in (b";", b"}", b":"):
+            continue
+        spans.append(match.span(1))
+    return spans
+
+
 def _function_head(source: bytes, statement: re.Match[bytes]) -> bool:
     """Whether what _STATEMENT_START took for a call is a function's head: its parentheses are
     followed by the body's `{` (FreeType's indented `  FT_Error\n  f( int x )\n  {`, where the
@@ -2356,8 +2404,11 @@ def _call_lines(source: bytes) -> list[tuple[int, int]]:
             continue  # `{`, `;`, `=`, `,`: the line is a head or an expression
         if _BARE_DECLARATOR.match(source, after) or _is_head(source, skip, after):
             continue  # `Py_LOCAL_INLINE(int)\nSTRINGLIB(count)(..)`, `..\nincr(void)\n{`: a type
-        if _previous_significant(source, match.start(1)) not in (b";", b"}", b")", b""):
-            continue  # `int\nfoo(void)`: a return type before it
+        before, line_start = previous_code(source, match.start(1))
+        if before not in (b";", b"}", b")", b"") and not _LONE_CAPITALS.fullmatch(
+            source, line_start, source.find(b"\n", line_start)
+        ):
+            continue  # `int\nfoo(void)`: a return type before it (not `QT_END_NAMESPACE`)
         if _KR_PARAMETERS.fullmatch(b" ".join(match[3].split())) is not None:
             brace, semicolon = source.find(b"{", after), source.find(b";", after)
             if 0 <= semicolon < brace and b"(" not in source[after:brace]:

@@ -2283,3 +2283,73 @@ def test_record_attributes_with_arguments_or_ffmpeg_s_spelling_are_no_names(
     found = [(n, k) for n, k, _, _ in _symbols(source + b"int after(void) { return 1; }\n")]
     assert (name, "struct") in found and ("after", "function") in found
     assert not any(kind == "variable" for _, kind in found)
+
+
+# FFmpeg 5.1's libavdevice/android_camera.c (fewer cases)
+RETURN_CASES = r"""static const char *camera_status_string(camera_status_t val)
+{
+    switch(val) {
+        RETURN_CASE(ACAMERA_OK)
+        RETURN_CASE(ACAMERA_ERROR_NOT_ENOUGH_MEMORY)
+        RETURN_CASE(ACAMERA_ERROR_SESSION_CLOSED)
+        RETURN_CASE(ACAMERA_ERROR_MAX_CAMERA_IN_USE)
+        RETURN_DEFAULT(ACAMERA_ERROR_UNKNOWN)
+    }
+}
+
+static const char *media_status_string(media_status_t val)
+{
+    switch(val) {
+        RETURN_CASE(AMEDIA_ERROR_UNKNOWN)
+        RETURN_CASE(AMEDIA_ERROR_INVALID_PARAMETER)
+        RETURN_CASE(AMEDIA_DRM_DEVICE_REVOKED)
+        RETURN_CASE(AMEDIA_DRM_VERIFY_FAILED)
+        RETURN_CASE(AMEDIA_IMGREADER_MAX_IMAGES_ACQUIRED)
+        RETURN_DEFAULT(AMEDIA_ERROR_UNKNOWN)
+    }
+}
+
+static const char *error_state_callback_string(int val)
+{
+    switch(val) {
+        RETURN_CASE(ERROR_CAMERA_IN_USE)
+        RETURN_CASE(ERROR_CAMERA_SERVICE)
+        default:
+            return "ERROR_CAMERA_UNKNOWN";
+    }
+}
+
+static void camera_dev_disconnected(void *context, ACameraDevice *device)
+{
+    AVFormatContext *avctx = context;
+    AndroidCameraCtx *ctx = avctx->priv_data;
+    atomic_store(&ctx->exit, 1);
+    av_log(avctx, AV_LOG_ERROR, "Camera with id %s disconnected.\n",
+           ACameraDevice_getId(device));
+}
+
+static void camera_dev_error(void *context, ACameraDevice *device, int error)
+{
+    AVFormatContext *avctx = context;
+    AndroidCameraCtx *ctx = avctx->priv_data;
+    atomic_store(&ctx->exit, 1);
+    av_log(avctx, AV_LOG_ERROR, "Error %s on camera with id %s.\n",
+           error_state_callback_string(error), ACameraDevice_getId(device));
+}
+"""
+
+
+def test_statement_macros_called_without_a_semicolon_lose_no_function() -> None:
+    """`RETURN_CASE(X)` lines (a macro expanding to `case X: return "X";`) in a switch, no `;`
+    after them: every function of the file was lost but one named `RETURN_CASE` (in the whole
+    file, two of 23). The calls stay references."""
+    found = extract("c", RETURN_CASES.encode(), "android_camera.c")
+    functions = [(s.name, s.start_line, s.end_line) for s in found.symbols if s.kind == "function"]
+    assert functions == [
+        ("camera_status_string", 1, 10),
+        ("media_status_string", 12, 22),
+        ("error_state_callback_string", 24, 32),
+        ("camera_dev_disconnected", 34, 41),
+        ("camera_dev_error", 43, 50),
+    ]
+    assert {"RETURN_CASE", "RETURN_DEFAULT"} <= {r.name for r in found.references}

@@ -2060,3 +2060,21 @@ def test_qt_s_conditionals_around_a_record_s_end_and_its_export_macro_lose_nothi
         ("QByteRef::operator char", "method", 41, 41),
         ("after", "function", 43, 43),
     ]
+
+
+def test_a_macro_around_an_if_s_condition_keeps_the_method_whole() -> None:
+    """tomlplusplus' `if TOML_UNLIKELY(cond) {` (a macro that wraps the condition): a method
+    with two ended at the second, and the rest became a method named `TOML_UNLIKELY`."""
+    source = (
+        b"class reader\n{\n    bool read_block()\n    {\n        if UNLIKELY(!n)\n        {\n"
+        b"            return false;\n        }\n        while LIKELY(more && !eof())\n"
+        b"        {\n            step();\n        }\n        if UNLIKELY(more && eof())\n"
+        b'        {\n            fail("truncated sequence");\n        }\n'
+        b"        if constexpr (true) { done(); }\n        return true;\n    }\n};\n"
+    )
+    found = extract("cpp", source, "reader.hpp")
+    assert [(s.qualified_name, s.kind, s.start_line, s.end_line) for s in found.symbols] == [
+        ("reader", "class", 1, 20),
+        ("reader::read_block", "method", 3, 19),
+    ]
+    assert {"UNLIKELY", "LIKELY"} <= {r.name for r in found.references}
