@@ -147,6 +147,17 @@ def test_python_methods_and_nested_classes_have_qualified_names(python_repo: Pat
     assert save.doc == "Write it."
 
 
+def test_the_cli_says_when_every_name_it_shows_is_only_spelled_alike(python_repo: Path) -> None:
+    """A fuzzy match printed as plainly as an exact one read as an answer (`symbols mv_size`
+    listing `mdb_env_set_mapsize`): a note on stderr says none holds the name; stdout keeps
+    its lines, and a name that is found gets no note."""
+    fuzzy = run_cli("symbols", "cnxn", "--root", python_repo)
+    assert fuzzy.returncode == 0 and "cnxtion" in fuzzy.stdout
+    assert fuzzy.stderr.startswith("note: no name holds 'cnxn'")
+    found = run_cli("symbols", "cnxtion", "--root", python_repo)
+    assert found.returncode == 0 and "cnxtion" in found.stdout and "note" not in found.stderr
+
+
 def test_search_ranks_exact_then_prefix_then_substring_then_fuzzy(python_repo: Path) -> None:
     hits = _search(python_repo, "connection")
     assert [(h.name, h.match) for h in hits] == [
@@ -442,7 +453,7 @@ def test_show_context_lists_a_c_function_s_includes_above_it_once(make_repo, ind
                 "#ifdef __APPLE__\n"
                 "#include <sys/sysctl.h>\n"
                 "#endif\n"
-                "size_t zmalloc_used(void) { return 0; }\n"
+                "size_t zmalloc_used(void) { return sysctl_count(); }\n"
             ),
         }
     )
@@ -456,6 +467,38 @@ def test_show_context_lists_a_c_function_s_includes_above_it_once(make_repo, ind
         '#include "zmalloc.h"',
         "#include <sys/sysctl.h>",
     ]
+
+
+def test_show_context_keeps_the_includes_that_may_declare_what_a_c_function_uses(
+    make_repo, index
+) -> None:
+    """lmdb's `mdb_pack85` (arithmetic on its arguments) listed all 32 includes of mdb.c as
+    imports it uses. An indexed header is kept when it defines a name the function uses; one
+    the index does not hold (`<stdio.h>`) when it calls what the index defines nowhere."""
+    root = make_repo(
+        {
+            "util.h": "struct pool { int n; };\n",
+            "other.h": "int unrelated(void);\n",
+            "pool.c": (
+                "#include <stdio.h>\n"
+                '#include "util.h"\n'
+                '#include "other.h"\n'
+                "int twice(int x) { return 2 * x; }\n"
+                "int pool_size(struct pool *p) { return p->n; }\n"
+                'int pool_print(struct pool *p) { return printf("%d", pool_size(p)); }\n'
+            ),
+        }
+    )
+    index(root)
+    settings = config.resolve(root)
+    twice = get_symbol_content(settings, "twice", context=True)
+    assert (twice.imports, twice.other_imports) == ([], 3)
+    size = get_symbol_content(settings, "pool_size", context=True)
+    assert (size.imports, size.other_imports) == (['#include "util.h"'], 2)
+    printed = get_symbol_content(settings, "pool_print", context=True)
+    assert printed.imports == ["#include <stdio.h>", '#include "util.h"']
+    shown = run_cli("show", "twice", "--context", "--root", root)
+    assert "imports: none of the file's 3 import statements is used" in shown.stdout
 
 
 def test_show_and_symbols_put_the_implementation_before_its_overload_stubs(

@@ -739,6 +739,8 @@ def symbols_(
         return outcome.found(len(hits))
     if not hits:
         click.echo(f"no symbol matches {query!r}", err=True)
+    elif all(hit.match == "fuzzy" for hit in hits):  # JSON says it per result
+        click.echo(f"note: no name holds {query!r}; these are spelled like it", err=True)
     for hit in hits:
         doc = f"  # {hit.doc}" if hit.doc else ""
         click.echo(

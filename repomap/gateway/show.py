@@ -39,6 +39,30 @@ _LEADING = {
 }
 _PY_IMPORT = re.compile(r"^(?:import|from)\s")
 _RS_IMPORT = re.compile(r"^(?:pub(?:\([^)]*\))?\s+)?(?:use\s|extern\s+crate\s)")
+_INCLUDED = re.compile(r'#\s*(?:include|import)\s*[<"]([^>"]+)[>"]')
+_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+_NOT_CALLS = frozenset(
+    [
+        "if",
+        "for",
+        "while",
+        "switch",
+        "return",
+        "sizeof",
+        "alignof",
+        "alignas",
+        "decltype",
+        "defined",
+        "catch",
+        "typeid",
+        "static_cast",
+        "dynamic_cast",
+        "const_cast",
+        "reinterpret_cast",
+        "noexcept",
+        "static_assert",
+    ]
+)
 _CPP_IMPORT = re.compile(r"^\s*(?:#\s*(?:include|import)\b|using\s+namespace\s)")
 
 
@@ -250,6 +274,9 @@ def _context(db: Store, symbol: symbols.SymbolRow, lines: list[str], body: list[
     start = leading_start(lines, symbol.start_line - 1, symbol.language)
     used = set(_IDENTIFIER.findall("\n".join(body)))
     imports, skipped = import_statements(lines, symbol.language, used, symbol.start_line - 1)
+    if imports and symbol.language in ("c", "cpp"):
+        kept = includes_used(db, imports, "\n".join(body), used)
+        imports, skipped = kept, skipped + len(imports) - len(kept)
     parents = [f"{p.start_line}: {p.signature}" for p in symbols.ancestors(db, symbol)]
     declaration = None
     if symbol.declaration_id is not None and (
@@ -310,6 +337,52 @@ def import_statements(
         else:
             skipped += 1
     return kept, skipped
+
+
+def includes_used(db: Store, includes: list[str], body: str, used: set[str]) -> list[str]:
+    """Of a C or C++ definition's `includes`, those that may declare what its `body` uses.
+
+    An include names a file, not what it brings: one that resolves to an indexed header is kept
+    when that header defines a name the body uses; one that does not (`<stdio.h>`, a header
+    outside the tree) when the body calls a function the index defines nowhere, which only such
+    a header can declare. A `return 2 * x;` listed every include of the file (lmdb's
+    `mdb_pack85` 32 of them)."""
+    names = sorted(used)
+    defined: dict[str, set[str]] = {}  # a used name -> the files defining it
+    for at in range(0, len(names), 500):
+        batch = names[at : at + 500]
+        marks = ",".join("?" * len(batch))
+        for name, path in db.conn.execute(
+            "SELECT s.name, f.path FROM symbols s JOIN files f ON f.id = s.file_id "
+            f"WHERE s.name COLLATE NOCASE IN ({marks})",
+            batch,
+        ):
+            if name in used:
+                defined.setdefault(name, set()).add(path)
+    declaring = {path for paths in defined.values() for path in paths}
+    calls = {name for name in _CALL.findall(body) if name not in _NOT_CALLS}
+    external = any(name not in defined for name in calls)
+    indexed: list[str] | None = None  # every indexed path, read once if a header needs it
+    kept = []
+    for statement in includes:
+        header = _INCLUDED.search(statement)
+        if header is None:  # `using namespace std;`, `#include MACRO`: kept as they were
+            kept.append(statement)
+            continue
+        named = header[1]
+        if any(_is_at(path, named) for path in declaring):
+            kept.append(statement)
+            continue
+        if indexed is None:
+            indexed = [path for (path,) in db.conn.execute("SELECT path FROM files")]
+        if external and not any(_is_at(path, named) for path in indexed):
+            kept.append(statement)
+    return kept
+
+
+def _is_at(path: str, header: str) -> bool:
+    """Whether the indexed `path` is the file an include of `header` names (`a/b.h`)."""
+    return path == header or path.endswith("/" + header.removeprefix("./"))
 
 
 def _statements(lines: list[str], language: str) -> list[str]:
