@@ -567,7 +567,10 @@ _LONE_MACRO = re.compile(
 # name after those keywords is always one; `if constexpr` is a keyword). Left in, tree-sitter-cpp
 # ended tomlplusplus' `utf8_reader::read_next_block` at the second and made the rest a method
 # named `TOML_UNLIKELY`. The name is blanked, its parentheses stay the condition's.
-_CONDITION_MACRO = re.compile(rb"\b(?:if|while)[ \t]+([A-Za-z_]\w*)[ \t]*(?=\()")
+# (one pattern per keyword: a literal start is 6x quicker to scan for than `\b(?:if|while)`)
+_CONDITION_MACROS = tuple(
+    re.compile(keyword + rb"[ \t]+([A-Za-z_]\w*)[ \t]*(?=\()") for keyword in (b"if", b"while")
+)
 # `RETURN_CASE(ACAMERA_OK)` alone on an indented line, no `;`: a macro that expands to whole
 # statements (`case x: return "x";`). A run of them in a switch made FFmpeg's android_camera.c
 # one error from there to line 869: two functions lost (see _statement_calls).
@@ -778,8 +781,11 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
     macro_spans = _macro_spans(source, lang) + _call_lines(source) + _statement_macros(source)
     macro_spans += [
         m.span(1)
-        for m in _CONDITION_MACRO.finditer(source)
-        if m[1] not in KEYWORDS and not on_directive_line(source, m.start())  # `#if X(5, 15)`
+        for pattern in _CONDITION_MACROS
+        for m in pattern.finditer(source)
+        if m[1] not in KEYWORDS
+        and not _is_word_byte(source, m.start() - 1)  # `elif`, `endif`
+        and not on_directive_line(source, m.start())  # `#if X(5, 15)`
     ]
     if b")\n" in source or b")\r\n" in source:
         macro_spans += _statement_calls(source)
