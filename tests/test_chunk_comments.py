@@ -388,3 +388,91 @@ def test_a_rust_module_compiled_only_for_tests_is_demoted_whatever_its_name() ->
     assert tested["memmem::testsimples::run_search_tests_fwd"] is True
     assert tested["memmem::prop::check_find"] is True
     assert tested["memmem::find"] is False and tested["memmem::simple::find_simple"] is False
+
+
+PALETTE_RS = b"""/// Available colour palettes.
+pub enum Palette {
+    /// The solarized scheme, popular with terminal users.
+    Solarized,
+    /// Gruvbox: warm retro colours.
+    Gruvbox,
+}
+
+/// Settings for rendering.
+pub struct Settings {
+    /// Whether to draw a zebra stripe behind every other row.
+    zebra: bool,
+}
+
+impl Settings {
+    /// Turn the stripes off.
+    pub fn plain(&mut self) {
+        self.zebra = false;
+    }
+}
+
+pub fn render() {}
+"""
+
+PALETTE_C = b"""/** Available colour palettes. */
+enum palette {
+\tSOLARIZED,\t/**< popular with terminal users */
+\tGRUVBOX\t\t/**< warm retro colours */
+};
+
+/** Settings for rendering. */
+struct settings {
+\tint zebra;\t/**< draw a stripe behind every other row */
+};
+
+void render(void) {}
+"""
+
+
+def test_a_record_s_chunk_holds_its_fields_and_variants_with_their_comments() -> None:
+    """A C struct's fields, a C enum's values with their trailing comments, a Rust enum's
+    variants and a struct's fields with their `///` docs: what the record is made of. They were
+    in no chunk but the file's (no symbol brings a field or a variant to its record's chunk);
+    a method's own comment and body stay its own."""
+    extraction = extract("rust", PALETTE_RS, "lib.rs")
+    rows = [attrgetter(*store.SYMBOL_FIELDS)(s) for s in extraction.symbols]
+    texts = [(t.element_type, t.content, t.line, t.end_line, t.symbol_name, "")
+             for t in extraction.texts]  # fmt: skip
+    rust = {(c.kind, c.name): c for c in code_chunks("lib.rs", PALETTE_RS, rows, texts)}
+    assert "gruvbox warm retro colours" in rust["enum", "Palette"].body
+    assert "zebra stripe behind" in rust["struct", "Settings"].body
+    assert "retro" not in rust["module", "lib.rs"].body
+    assert "stripe" not in rust["module", "lib.rs"].body
+    # the impl's method is its own: its doc is in no other chunk
+    assert "stripes" in rust["method", "Settings::plain"].head
+    assert not any("stripes" in chunk.body for chunk in rust.values())
+    c = chunks_of("c", "pal.c", PALETTE_C)
+    assert "warm retro colours" in c["palette"].body
+    assert "zebra draw stripe behind" in c["settings"].body
+    queue = chunks_of("cpp", "queue.h", QUEUE_H)["blocking_queue"]
+    assert "number of items held" in queue.body  # a field's comment
+    assert "oldest" not in queue.body and "room" not in queue.body.replace("wait room", "")
+
+
+def test_a_variant_s_words_find_its_enum(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "lib.rs").write_bytes(PALETTE_RS)
+    (root / "pal.c").write_bytes(PALETTE_C)
+    run = [sys.executable, "-m", "repomap.cli"]
+    done = subprocess.run([*run, "index", str(root)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    found = {}
+    for question in ("warm retro colours", "zebra stripe behind every other row"):
+        done = subprocess.run(
+            [*run, "search", question, "--mode", "lexical", "--json", "--root", str(root)],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        found[question] = [(h["path"], h["name"]) for h in json.loads(done.stdout)["results"]]
+    assert {found["warm retro colours"][0], found["warm retro colours"][1]} == {
+        ("src/lib.rs", "Palette"), ("pal.c", "palette"),
+    }  # fmt: skip
+    assert {hit[1] for hit in found["zebra stripe behind every other row"][:2]} == {
+        "Settings", "settings",
+    }  # fmt: skip

@@ -12,6 +12,7 @@ Chunks are made in the worker processes, from the rows the extractor produced an
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -46,7 +47,9 @@ from repomap.textfile import line_count
 # 18: a long Rust crate or module doc (`//!`) is cut into sections at its Markdown headings
 # 19: a comment's rulers (`//-----`, `/*****/`) are in no chunk
 # 20: a Rust `#[cfg(test)] mod NAME {` demotes its chunks as `mod tests` does
-CHUNKS_VERSION = "20"
+# 21: a container's chunk holds its own lines (fields, enumerators, variants and their comments),
+#    the module's no longer does
+CHUNKS_VERSION = "21"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
 # header, docstring and member signatures, not the members' bodies: those are chunks too.
@@ -341,6 +344,14 @@ def code_chunks(
         if d.parent:
             members.setdefault(d.parent, []).append(d.signature or d.name)
 
+    # The chunked definitions' lines, with the comments, attributes and decorators right above
+    # them, by first line: what a container's own lines leave out.
+    preamble = _PREAMBLES.get(language_of(path) or "")
+    spans = sorted(
+        (_preamble_start(d.start_line, lines, preamble), d.end_line)
+        for d in definitions
+        if d.parent is not None and d.kind in CHUNK_KINDS
+    )
     chunks: list[ChunkRow] = []
     place, demoted = _path_facts(path)
     test_modules = frozenset(
@@ -366,7 +377,9 @@ def code_chunks(
         inner = " ".join(comments.get((d.qualified_name, d.start_line), ()))
         head = "\n".join(filter(None, (d.signature, doc, inner)))
         if d.kind in CONTAINER_KINDS:
-            body = words_of("\n".join(members.get(d.qualified_name, ())), BODY_WORDS)
+            own = _own_lines(d, spans, lines)
+            body = words_of("\n".join([*members.get(d.qualified_name, ()), *own]), BODY_WORDS)
+            _cover(covered, d, len(lines))  # its fields are its own, not the module's
         else:
             lines_of = lines[d.start_line - 1 : d.end_line]
             body = _words(runs("\n".join(lines_of)), BODY_WORDS, _NOISE)
@@ -463,6 +476,46 @@ _CFG_TEST_MODULE = re.compile(
     r"#\[cfg\((?:all\()?test\b[^\]\n]*\]\s*(?:#\[[^\]\n]*\]\s*)*"
     r"(?:pub(?:\([^)\n]*\))?\s+)?mod\s+([A-Za-z_]\w*)\s*\{"
 )
+
+
+def _own_lines(d: _Definition, spans: list[tuple[int, int]], lines: list[str]) -> list[str]:
+    """A container's lines but those of the definitions inside it that are chunks of their own
+    (methods, nested records) with the comments above them: its fields, enumerators and
+    variants with their comments, which no symbol (a C struct's field, a Rust variant) or no
+    member signature (the comment beside an enumerator) brings to its chunk. `spans`: the
+    chunked definitions' (first, last) lines, sorted, preambles included (_preamble_start)."""
+    own: list[str] = []
+    line = d.start_line + 1  # its first line is its signature, in the chunk's head
+    at = bisect.bisect_right(spans, (d.start_line, len(lines) + 1))
+    for start, end in spans[at:]:
+        if start > d.end_line:
+            break
+        if start < line or end > d.end_line:
+            continue  # inside one already left out, or not inside this one
+        own += lines[line - 1 : start - 1]
+        line = end + 1
+    own += lines[line - 1 : d.end_line]
+    return own
+
+
+# What may stand right above a definition and is its own, per language: a comment, a doc
+# comment, a Rust attribute, a Python decorator. Not a C directive: a run of `#define`s would be
+# walked over again for each macro of it.
+_C_PREAMBLE = re.compile(r"\s*(?://|/\*|\*)")
+_PREAMBLES = {
+    "python": re.compile(r"\s*[#@]"),
+    "rust": re.compile(r"\s*(?://|/\*|\*|#\[)"),
+    "c": _C_PREAMBLE,
+    "cpp": _C_PREAMBLE,
+}
+
+
+def _preamble_start(start_line: int, lines: Sequence[str], preamble: re.Pattern[str] | None) -> int:
+    """The first line of the comments, attributes and decorators right above `start_line`."""
+    line = start_line
+    while preamble is not None and line > 1 and preamble.match(lines[line - 2]):
+        line -= 1
+    return line
 
 
 def _cover(covered: bytearray, d: _Definition, last_line: int) -> None:
