@@ -539,6 +539,10 @@ _DIRECTIVE_LINES = re.compile(rb"^[ \t]*#(?:[^\\\n]|\\(?:\r?\n|.))*", re.MULTILI
 _LINE_COMMENTS = re.compile(rb"//.*|/\*.*?\*/")
 CONDITIONAL_DIRECTIVE = re.compile(rb"#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b")
 _ELSE_DIRECTIVE = re.compile(rb"#[ \t]*el")
+_OPEN_STATEMENT = re.compile(  # a statement's head, its body on the next line; or a label
+    rb"(?:(?:\}[ \t]*)?(?:else(?:[ \t]+if[ \t]*\(.*\))?|(?:if|for|while|switch)[ \t]*\(.*\))"
+    rb"|[A-Za-z_]\w*[ \t]*:(?!:))[ \t]*(?://[^\n]*|/\*[^\n]*\*/)?"
+)
 _IF_ZERO = re.compile(rb"[ \t]*#[ \t]*if[ \t]+0[ \t]*(?:$|/)")
 _BALANCE_TOKEN = re.compile(  # directive lines (`#define BEGIN {`) count for nothing
     rb"/\*.*?(?:\*/|\Z)|//[^\n]*|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
@@ -691,6 +695,7 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
             + (_conditionals_closing_records(source) if lang == "cpp" and b"};" in source else [])
             + _conditional_record_exports(source)
             + _conditionals_around_bodies(source)
+            + _conditionals_splitting_blocks(source)
             + _conditional_attributes(source)
             if not any(a <= start < b for a, b in unread)
         ]
@@ -1048,6 +1053,66 @@ def _conditionals_closing_records(source: bytes) -> Spans:
         else:
             stack[-1][1][0] = True
     return spans
+
+
+def _conditionals_splitting_blocks(source: bytes) -> Spans:
+    """The `#if` and `#endif` lines of each conditional with no `#else` whose code opens a
+    brace it does not close, or closes one it did not open: jq's dtoa, `#ifndef X\n if (L > 0)
+    {\n#endif\n ..\n#ifndef X\n }\n else {..}\n#endif`, a block split over two conditionals
+    of one condition. tree-sitter lost the function and every one after it to the file's end
+    (`jvp_dtoa`, 700 lines, and two more). Blanked, the code reads as a compiler reads it where
+    the condition holds. Not `#if 0`, whose code no compiler reads."""
+    spans: Spans = []
+    stack: list[tuple[tuple[int, int], list[bool]]] = []  # per open `#if`: its line, has `#else`
+    for directive in CONDITIONAL_DIRECTIVE.finditer(source):
+        line_start = _directive_line_start(source, directive.start())
+        if line_start < 0:
+            continue
+        line_end = source.find(b"\n", directive.start())
+        line = (line_start, len(source) if line_end < 0 else line_end)
+        kind = directive[1]
+        if kind.startswith(b"if"):
+            stack.append((line, [False]))
+        elif not stack:
+            continue  # an `#endif` without its `#if` (a header cut in two)
+        elif kind == b"endif":
+            opening, has_else = stack.pop()
+            start, end = opening[1], line_start
+            if (
+                not has_else[0]
+                and not _IF_ZERO.match(source, opening[0])
+                and (_splits_a_block(source, start, end) or _ends_open(source, start, end))
+            ):
+                spans += [opening, line]
+        else:
+            stack[-1][1][0] = True
+    return spans
+
+
+def _splits_a_block(source: bytes, start: int, end: int) -> bool:
+    return source.count(b"{", start, end) != source.count(b"}", start, end) and (
+        _brace_balance(source, start, end) != 0
+    )
+
+
+def _ends_open(source: bytes, start: int, end: int) -> bool:
+    """Whether the code between `start` and `end` ends with a statement's head and no body:
+    jq's dtoa, `#ifdef Honor_FLT_ROUNDS\n if (bc->rounding == 1)\n#endif\n {..}`, or an `else`
+    whose statement follows the `#endif`."""
+    last = source.rfind(b"\n", start, end - 1) + 1
+    return bool(_OPEN_STATEMENT.fullmatch(source[max(last, start) : end].strip()))
+
+
+def _brace_balance(source: bytes, start: int, end: int) -> int:
+    """The braces the code between `start` and `end` opens less those it closes (comments,
+    strings and directive lines left out)."""
+    balance = 0
+    for token in _BALANCE_TOKEN.finditer(source, start, end):
+        if token[1] == b"{":
+            balance += 1
+        elif token[1] == b"}":
+            balance -= 1
+    return balance
 
 
 def _closes_a_record(source: bytes, start: int, end: int) -> bool:

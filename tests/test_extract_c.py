@@ -2353,3 +2353,28 @@ def test_statement_macros_called_without_a_semicolon_lose_no_function() -> None:
         ("camera_dev_error", 43, 50),
     ]
     assert {"RETURN_CASE", "RETURN_DEFAULT"} <= {r.name for r in found.references}
+
+
+def test_a_block_split_over_two_conditionals_keeps_its_function() -> None:
+    """jq's (and netlib's) dtoa.c: a block opened under `#ifndef X` and closed under the next
+    `#ifndef X`, an `if (..)` whose body follows its `#endif`, a label alone under `#ifdef`:
+    the functions (`ulp`, `bigcomp`, `netlib_strtod`, `dtoa_r`) were lost, their locals read
+    as the file's variables."""
+    source = (
+        b"typedef union { double d; unsigned L[2]; } U;\n\n"
+        b" static double\nulp\n (U *x)\n{\n\tlong L = x->L[1];\n"
+        b"#ifndef Avoid_Underflow\n#ifndef Sudden_Underflow\n\tif (L > 0) {\n#endif\n#endif\n"
+        b"\t\tx->L[0] = 0;\n#ifndef Avoid_Underflow\n#ifndef Sudden_Underflow\n\t\t}\n"
+        b"\telse {\n\t\tx->L[0] = 1;\n\t\t}\n#endif\n#endif\n\treturn x->d;\n\t}\n\n"
+        b" static void\nbigcomp\n (U *rv, int i)\n{\n\tint speccase = 0;\n"
+        b"#ifdef Honor_FLT_ROUNDS\n\tif (i == 1)\n#endif\n\t\t{\n\t\tspeccase = 1;\n"
+        b"\t\tgoto have_i;\n\t\t}\n#ifndef Sudden_Underflow\n have_i:\n#endif\n"
+        b"\trv->d = speccase;\n\t}\n\n"
+        b"int after(void)\n{\n\treturn 1;\n}\n"
+    )
+    found = [(n, k, a, b) for n, k, a, b in _symbols(source) if k in ("function", "variable")]
+    assert found == [
+        ("ulp", "function", 3, 23),
+        ("bigcomp", "function", 25, 41),
+        ("after", "function", 43, 46),
+    ]
