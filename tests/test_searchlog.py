@@ -138,6 +138,8 @@ def test_repomap_search_is_logged_and_counted_by_stats_beside_text_searches(
     summary = json.loads(done.stdout)
     assert summary["searches"] == 4 and summary["errors"] == 1
     assert summary["by_mode"]["lexical"] == 2  # no embeddings: lexical, asked or not
+    # the search refused before a mode was chosen is an error, no mode named `None`
+    assert summary["by_mode"] == {"lexical": 2, "fts": 1}
     queries = {row["query"]: row["count"] for row in summary["top_queries"]}
     assert queries["how long is the retry delay  (search)"] == 1
     empty = {row["query"]: row["count"] for row in summary["zero_result_queries"]}

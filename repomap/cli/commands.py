@@ -574,6 +574,8 @@ def search_docs(
     else:
         from repomap.cli.render_search import print_docs  # rich: for people only
 
+        if not result.hits:
+            click.echo(f"no doc section matches {query!r}", err=True)
         print_docs(result, markers)
     return outcome.found(len(result.hits))
 
@@ -660,6 +662,9 @@ def sources(
     else:
         if absolute:  # the tree shows names: say where it starts
             click.echo(folder.rstrip("/") + "/")
+        if not tree.entries:
+            matching = f" matches {pattern!r}" if pattern else ""
+            click.echo(f"no source file{matching} under {tree.directory or '.'}", err=True)
         _echo_text(sources_text(tree))
     return outcome.found(len(tree.entries))
 
@@ -694,6 +699,8 @@ def files(
         results = [{"path": path} for path in found.paths]
         print_json(envelope(results, found.truncated, query=found.query, total=found.total))
     else:
+        if not found.paths:
+            click.echo(f"no file name matches {query!r}", err=True)
         _echo_text(files_text(found))
     return outcome.found(len(found.paths))
 

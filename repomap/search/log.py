@@ -139,7 +139,8 @@ def summarize(index: Path, top: int = 10) -> LogSummary:
         log_files=files,
         searches=len(events),
         errors=len(failed),
-        by_mode=dict(Counter(str(event.get("mode")) for event in events)),
+        # a search refused before its mode was chosen (a bad --kind) is an error, not a mode
+        by_mode=dict(Counter(str(event["mode"]) for event in events if event.get("mode"))),
         top_queries=queries.most_common(top),
         zero_result_queries=empty.most_common(top),
         average_results=round(sum(results) / len(results), 2) if results else 0.0,
