@@ -539,6 +539,10 @@ _DIRECTIVE_LINES = re.compile(rb"^[ \t]*#(?:[^\\\n]|\\(?:\r?\n|.))*", re.MULTILI
 _LINE_COMMENTS = re.compile(rb"//.*|/\*.*?\*/")
 CONDITIONAL_DIRECTIVE = re.compile(rb"#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b")
 _ELSE_DIRECTIVE = re.compile(rb"#[ \t]*el")
+_SIMPLE_CONDITION = re.compile(  # `#ifdef X`, `#ifndef X`, `#if defined(X)`, `#if !defined X`
+    rb"#[ \t]*(?:(ifn?def)[ \t]+(\w+)|if[ \t]+(!?)[ \t]*defined[ \t]*\(?[ \t]*(\w+)[ \t]*\)?)"
+    rb"[ \t]*(?://[^\n]*|/\*[^\n]*\*/)?[ \t]*\r?\Z"
+)
 _OPEN_STATEMENT = re.compile(  # a statement's head, its body on the next line; or a label
     rb"(?:(?:\}[ \t]*)?(?:else(?:[ \t]+if[ \t]*\(.*\))?|(?:if|for|while|switch)[ \t]*\(.*\))"
     rb"|[A-Za-z_]\w*[ \t]*:(?!:))[ \t]*(?://[^\n]*|/\*[^\n]*\*/)?"
@@ -686,6 +690,12 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
     the branches of a conditional the parse does not read (returned third: their comments,
     strings and names are read from the text)."""
     unread = _split_conditionals(source) if _ELSE_DIRECTIVE.search(source) else []
+    if unread or _ELSE_DIRECTIVE.search(source):
+        unread += [
+            span
+            for span in _conditions_kept_consistent(source)
+            if not any(a <= span[0] < b for a, b in unread)
+        ]
     if b"endif" in source:  # not inside a branch left unread already (read once)
         unread += [
             (start, end)
@@ -1086,6 +1096,58 @@ def _conditionals_splitting_blocks(source: bytes) -> Spans:
                 spans += [opening, line]
         else:
             stack[-1][1][0] = True
+    return spans
+
+
+def _conditions_kept_consistent(source: bytes) -> Spans:
+    """Where one macro's conditionals split a block between them: an `#ifdef X` .. `#else` ..
+    `#endif` whose `#else` branch opens a brace its first branch does not, closed under a later
+    `#ifndef X` (David Gay's dtoa.c, vendored in jq and many more: `#ifdef Avoid_Underflow ..
+    #else .. if (!dval(&rv)) {\n#endif ..\n#ifndef Avoid_Underflow\n ..}\n#endif`).
+    tree-sitter read neither, and lost the function and the next (jq's `jvp_strtod` ended 615
+    lines early, `jvp_dtoa` was lost). Read as a compiler reads it with X as the first branch
+    says: that branch kept, the `#else` branch and every later block-splitting conditional
+    that X's value rules out left unread (the spans returned)."""
+    groups: list[tuple[bytes, bool, list[tuple[int, int]]]] = []  # macro, if-defined, lines
+    stack: list[tuple[bytes | None, bool, list[tuple[int, int]]]] = []
+    for directive in CONDITIONAL_DIRECTIVE.finditer(source):
+        line_start = _directive_line_start(source, directive.start())
+        if line_start < 0:
+            continue
+        line_end = source.find(b"\n", directive.start())
+        line = (line_start, len(source) if line_end < 0 else line_end)
+        kind = directive[1]
+        if kind.startswith(b"if"):
+            simple = _SIMPLE_CONDITION.match(source, directive.start(), line[1])
+            macro = None if simple is None else (simple[2] or simple[4])
+            defined = simple is not None and not (simple[1] == b"ifndef" or simple[3])
+            stack.append((macro, defined, [line]))
+        elif not stack:
+            continue
+        else:
+            stack[-1][2].append(line)
+            if kind == b"endif":
+                macro, defined, lines = stack.pop()
+                if macro is not None and len(lines) <= 3:
+                    groups.append((macro, defined, lines))
+    groups.sort(key=lambda group: group[2][0])
+    spans: Spans = []
+    for at, (macro, defined, lines) in enumerate(groups):
+        if len(lines) != 3:
+            continue  # only an `#if` .. `#else` .. `#endif`
+        (first, otherwise) = _branches(lines)
+        skew = _brace_balance(source, *otherwise) - _brace_balance(source, *first)
+        if not skew:
+            continue
+        for other_macro, other_defined, other in groups[at + 1 :]:
+            if other[0][0] - lines[-1][1] > 50_000:
+                break
+            if other_macro != macro or len(other) != 2 or other_defined == defined:
+                continue
+            content = (other[0][1], other[1][0])
+            if _brace_balance(source, *content) == -skew:  # the brace it closes
+                spans += [*lines, otherwise, (other[0][0], other[1][1])]
+                break
     return spans
 
 

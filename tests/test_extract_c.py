@@ -2378,3 +2378,27 @@ def test_a_block_split_over_two_conditionals_keeps_its_function() -> None:
         ("bigcomp", "function", 25, 41),
         ("after", "function", 43, 46),
     ]
+
+
+def test_a_block_opened_under_else_and_closed_under_the_opposite_condition() -> None:
+    """dtoa.c's `#ifdef Avoid_Underflow .. #else .. if (!d) {\\n#endif ..\\n#ifndef
+    Avoid_Underflow\\n .. }\\n#endif`: one macro's two conditionals split a block. jq's
+    `jvp_dtoa` (700 lines) was lost, its locals read as the file's variables. Read with the
+    macro as the first branch says, the function is whole."""
+    source = (
+        b"int scale(double *d, int e)\n{\n\tint j = 0, L = 0;\n"
+        b"#ifdef Avoid_Underflow\n\tif (e & 1)\n\t\tj = 2;\n"
+        b"#else\n\tfor (j = 0; e > 1; j++)\n\t\t*d *= 0.5;\n\tif (!*d) {\n\t\t*d = 1.0;\n"
+        b"#endif\n\t\tif (!*d) {\n\t\t\tL = 1;\n\t\t}\n"
+        b"#ifndef Avoid_Underflow\n\t\t*d = 2.0;\n\t}\n#endif\n"
+        b"\treturn j + L;\n}\n\n"
+        b"int after(void)\n{\n\treturn 1;\n}\n"
+    )
+    found = [(n, k, a, b) for n, k, a, b in _symbols(source) if k in ("function", "variable")]
+    assert found == [("scale", "function", 1, 21), ("after", "function", 23, 26)]
+    # what the parse reads (tree-sitter's recovery found this small one either way; in jq's
+    # 4,000 lines it did not): the first branch, not the `#else` one nor the `#ifndef` block
+    read = blank_macros(source, "c")[0]
+    assert len(read) == len(source)
+    assert b"j = 2;" in read and b"*d *= 0.5" not in read and b"*d = 2.0" not in read
+    assert b"#" not in read and read.count(b"{") == read.count(b"}")

@@ -137,7 +137,7 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # (libtomcrypt's struct fields), yacc and lex grammars' C, an autoconf `@X@` in an `#if`,
 # directive lines between a function's head and its body (gnulib's), an attribute or a capitals
 # macro call between a typedef's type and its name
-EXTRACTOR_VERSION = "45"
+EXTRACTOR_VERSION = "46"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 FORK_WAIT_SECONDS = 30.0  # the workers' fork is ~10-50 ms; a bound, should it never come
