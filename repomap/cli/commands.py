@@ -574,7 +574,7 @@ def search_docs(
     else:
         from repomap.cli.render_search import print_docs  # rich: for people only
 
-        if not result.hits:
+        if not result.hits and not result.ignored:  # else the warning above says why
             click.echo(f"no doc section matches {query!r}", err=True)
         print_docs(result, markers)
     return outcome.found(len(result.hits))
