@@ -1043,26 +1043,12 @@ def _conditionals_closing_records(source: bytes) -> Spans:
     inline X *Y::self() {..}\n..#endif` (40 of QtCore's headers hide a private part from qdoc so).
     tree-sitter lost every definition from the `};` to the `#endif` (qstringlist.h: 40). Blanked,
     the code reads as a compiler reads it where the condition holds."""
-    spans: Spans = []
-    stack: list[tuple[tuple[int, int], list[bool]]] = []  # per open `#if`: its line, has `#else`
-    for directive in CONDITIONAL_DIRECTIVE.finditer(source):
-        line_start = _directive_line_start(source, directive.start())
-        if line_start < 0:
-            continue
-        line_end = source.find(b"\n", directive.start())
-        line = (line_start, len(source) if line_end < 0 else line_end)
-        kind = directive[1]
-        if kind.startswith(b"if"):
-            stack.append((line, [False]))
-        elif not stack:
-            continue  # an `#endif` without its `#if` (a header cut in two)
-        elif kind == b"endif":
-            opening, has_else = stack.pop()
-            if not has_else[0] and _closes_a_record(source, opening[1], line_start):
-                spans += [opening, line]
-        else:
-            stack[-1][1][0] = True
-    return spans
+    return [
+        line
+        for lines in _conditional_groups(source)
+        if len(lines) == 2 and _closes_a_record(source, lines[0][1], lines[1][0])
+        for line in lines
+    ]
 
 
 def _conditionals_splitting_blocks(source: bytes) -> Spans:
@@ -1072,31 +1058,38 @@ def _conditionals_splitting_blocks(source: bytes) -> Spans:
     of one condition. tree-sitter lost the function and every one after it to the file's end
     (`jvp_dtoa`, 700 lines, and two more). Blanked, the code reads as a compiler reads it where
     the condition holds. Not `#if 0`, whose code no compiler reads."""
-    spans: Spans = []
-    stack: list[tuple[tuple[int, int], list[bool]]] = []  # per open `#if`: its line, has `#else`
+    return [
+        line
+        for lines in _conditional_groups(source)
+        if len(lines) == 2
+        and not _IF_ZERO.match(source, lines[0][0])
+        and (
+            _splits_a_block(source, lines[0][1], lines[1][0])
+            or _ends_open(source, lines[0][1], lines[1][0])
+        )
+        for line in lines
+    ]
+
+
+def _conditional_groups(source: bytes) -> list[list[tuple[int, int]]]:
+    """Each conditional's directive lines (`#if`, any `#elif` and `#else`, `#endif`; each
+    line's start and end), in the order the conditionals end. A `#` inside a line is no
+    directive; an `#endif` without its `#if` (a header cut in two) is left out."""
+    groups: list[list[tuple[int, int]]] = []
+    stack: list[list[tuple[int, int]]] = []
     for directive in CONDITIONAL_DIRECTIVE.finditer(source):
         line_start = _directive_line_start(source, directive.start())
         if line_start < 0:
             continue
         line_end = source.find(b"\n", directive.start())
         line = (line_start, len(source) if line_end < 0 else line_end)
-        kind = directive[1]
-        if kind.startswith(b"if"):
-            stack.append((line, [False]))
-        elif not stack:
-            continue  # an `#endif` without its `#if` (a header cut in two)
-        elif kind == b"endif":
-            opening, has_else = stack.pop()
-            start, end = opening[1], line_start
-            if (
-                not has_else[0]
-                and not _IF_ZERO.match(source, opening[0])
-                and (_splits_a_block(source, start, end) or _ends_open(source, start, end))
-            ):
-                spans += [opening, line]
-        else:
-            stack[-1][1][0] = True
-    return spans
+        if directive[1].startswith(b"if"):
+            stack.append([line])
+        elif stack:
+            stack[-1].append(line)
+            if directive[1] == b"endif":
+                groups.append(stack.pop())
+    return groups
 
 
 def _conditions_kept_consistent(source: bytes) -> Spans:
@@ -1109,27 +1102,11 @@ def _conditions_kept_consistent(source: bytes) -> Spans:
     says: that branch kept, the `#else` branch and every later block-splitting conditional
     that X's value rules out left unread (the spans returned)."""
     groups: list[tuple[bytes, bool, list[tuple[int, int]]]] = []  # macro, if-defined, lines
-    stack: list[tuple[bytes | None, bool, list[tuple[int, int]]]] = []
-    for directive in CONDITIONAL_DIRECTIVE.finditer(source):
-        line_start = _directive_line_start(source, directive.start())
-        if line_start < 0:
-            continue
-        line_end = source.find(b"\n", directive.start())
-        line = (line_start, len(source) if line_end < 0 else line_end)
-        kind = directive[1]
-        if kind.startswith(b"if"):
-            simple = _SIMPLE_CONDITION.match(source, directive.start(), line[1])
-            macro = None if simple is None else (simple[2] or simple[4])
-            defined = simple is not None and not (simple[1] == b"ifndef" or simple[3])
-            stack.append((macro, defined, [line]))
-        elif not stack:
-            continue
-        else:
-            stack[-1][2].append(line)
-            if kind == b"endif":
-                macro, defined, lines = stack.pop()
-                if macro is not None and len(lines) <= 3:
-                    groups.append((macro, defined, lines))
+    for lines in _conditional_groups(source):
+        simple = _SIMPLE_CONDITION.match(source, source.find(b"#", *lines[0]), lines[0][1])
+        if simple is not None and len(lines) <= 3:
+            macro = simple[2] or simple[4]
+            groups.append((macro, not (simple[1] == b"ifndef" or simple[3]), lines))
     groups.sort(key=lambda group: group[2][0])
     spans: Spans = []
     for at, (macro, defined, lines) in enumerate(groups):
