@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 
 # C++ sources: a `.h` beside one of them is C++ (see header_languages below).
 CPP_SOURCE_SUFFIXES = (
@@ -188,3 +189,36 @@ def _cpp_syntax(source: bytes) -> bool:
         or (b"enum" in source and _ENUM_CLASS.search(source))
         or (b"operator" in source and _OPERATOR.search(source))
     )
+
+
+# What may stand right above a definition and belongs to it, per language: comments and doc
+# comments, decorators and attributes, a C++ template head. Not a C directive but `#pragma`.
+_LEADING = {
+    "python": ("#", "@"),
+    "rust": ("//", "/*", "*", "#[", "#!["),
+    "cpp": ("//", "/*", "*", "template", "[[", "__attribute__", "alignas", "#pragma"),
+    "c": ("//", "/*", "*", "[[", "__attribute__", "_Alignas", "#pragma"),
+}
+_OPENERS = "([{"
+_CLOSERS = ")]}"
+
+
+def leading_start(lines: Sequence[str], index: int, language: str) -> int:
+    """0-based first line of the comments and decorators/attributes right above lines[index]
+    (a decorator or attribute over several lines whole; a blank line ends them)."""
+    prefixes = _LEADING.get(language, ())
+    confirmed, depth, at = index, 0, index - 1
+    while at >= 0:
+        text = lines[at].strip()
+        if depth == 0 and not text:
+            break
+        depth += sum(text.count(c) for c in _CLOSERS) - sum(text.count(c) for c in _OPENERS)
+        if depth > 0:  # inside a decorator or attribute spread over several lines
+            at -= 1
+            continue
+        depth = 0
+        if not text.startswith(prefixes):
+            break
+        confirmed = at
+        at -= 1
+    return confirmed

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from repomap import config, store, textfile
 from repomap.errors import RepomapError
+from repomap.languages import leading_start
 from repomap.search import symbols
 
 if TYPE_CHECKING:
@@ -31,37 +32,13 @@ MAX_OTHERS = 10  # other matches listed in the warning
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _OPENERS = "([{"
 _CLOSERS = ")]}"
-_LEADING = {
-    "python": ("#", "@"),
-    "rust": ("//", "/*", "*", "#[", "#!["),
-    "cpp": ("//", "/*", "*", "template", "[[", "__attribute__", "alignas", "#pragma"),
-    "c": ("//", "/*", "*", "[[", "__attribute__", "_Alignas", "#pragma"),
-}
 _PY_IMPORT = re.compile(r"^(?:import|from)\s")
 _RS_IMPORT = re.compile(r"^(?:pub(?:\([^)]*\))?\s+)?(?:use\s|extern\s+crate\s)")
 _INCLUDED = re.compile(r'#\s*(?:include|import)\s*[<"]([^>"]+)[>"]')
 _CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
-_NOT_CALLS = frozenset(
-    [
-        "if",
-        "for",
-        "while",
-        "switch",
-        "return",
-        "sizeof",
-        "alignof",
-        "alignas",
-        "decltype",
-        "defined",
-        "catch",
-        "typeid",
-        "static_cast",
-        "dynamic_cast",
-        "const_cast",
-        "reinterpret_cast",
-        "noexcept",
-        "static_assert",
-    ]
+_NOT_CALLS = frozenset(  # keywords and operators that take parentheses
+    """if for while switch return sizeof alignof alignas decltype defined catch typeid noexcept
+    static_assert static_cast dynamic_cast const_cast reinterpret_cast""".split()  # noqa: SIM905
 )
 _CPP_IMPORT = re.compile(r"^\s*(?:#\s*(?:include|import)\b|using\s+namespace\s)")
 
@@ -296,26 +273,6 @@ def _context(db: Store, symbol: symbols.SymbolRow, lines: list[str], body: list[
         "other_imports": skipped,
         "declaration": declaration,
     }
-
-
-def leading_start(lines: list[str], index: int, language: str) -> int:
-    """0-based first line of the comments and decorators/attributes right above lines[index]."""
-    prefixes = _LEADING.get(language, ())
-    confirmed, depth, at = index, 0, index - 1
-    while at >= 0:
-        text = lines[at].strip()
-        if depth == 0 and not text:
-            break
-        depth += sum(text.count(c) for c in _CLOSERS) - sum(text.count(c) for c in _OPENERS)
-        if depth > 0:  # inside a decorator or attribute spread over several lines
-            at -= 1
-            continue
-        depth = 0
-        if not text.startswith(prefixes):
-            break
-        confirmed = at
-        at -= 1
-    return confirmed
 
 
 def import_statements(

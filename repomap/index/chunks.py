@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from itertools import accumulate, chain
 from typing import NamedTuple
 
-from repomap.languages import language_of
+from repomap.languages import language_of, leading_start
 from repomap.paths import is_demoted_path
 from repomap.subwords import split_identifier
 from repomap.textfile import line_count
@@ -288,7 +288,8 @@ def code_chunks(
         text = text.replace(secret, "")
     lines = text.split("\n")
     covered = bytearray(len(lines) + 2)  # lines inside a chunked definition
-    python = language_of(path) == "python"
+    language = language_of(path) or ""
+    python = language == "python"
     definitions = []
     for (
         name, qualified_name, kind, start_line, end_line, _start_col, _end_col, _start_byte,
@@ -346,16 +347,15 @@ def code_chunks(
 
     # The chunked definitions' lines, with the comments, attributes and decorators right above
     # them, by first line: what a container's own lines leave out.
-    preamble = _PREAMBLES.get(language_of(path) or "")
     spans = sorted(
-        (_preamble_start(d.start_line, lines, preamble), d.end_line)
+        (leading_start(lines, d.start_line - 1, language) + 1, d.end_line)
         for d in definitions
         if d.parent is not None and d.kind in CHUNK_KINDS
     )
     chunks: list[ChunkRow] = []
     place, demoted = _path_facts(path)
     test_modules = frozenset(
-        _CFG_TEST_MODULE.findall(text) if "cfg(" in text and language_of(path) == "rust" else ()
+        _CFG_TEST_MODULE.findall(text) if "cfg(" in text and language == "rust" else ()
     )
     # One look for an identifier of underscores only in the file, not one per definition.
     runs = _run_finder(text)
@@ -399,7 +399,7 @@ def code_chunks(
             )
         )
 
-    if language_of(path) == "rust":
+    if language == "rust":
         for content, line, end in module_docs:
             chunks += _doc_sections(path, content, line, end)
     rest = _uncovered(lines, covered)
@@ -483,7 +483,7 @@ def _own_lines(d: _Definition, spans: list[tuple[int, int]], lines: list[str]) -
     (methods, nested records) with the comments above them: its fields, enumerators and
     variants with their comments, which no symbol (a C struct's field, a Rust variant) or no
     member signature (the comment beside an enumerator) brings to its chunk. `spans`: the
-    chunked definitions' (first, last) lines, sorted, preambles included (_preamble_start)."""
+    chunked definitions' (first, last) lines, sorted, what leads them included (leading_start)."""
     own: list[str] = []
     line = d.start_line + 1  # its first line is its signature, in the chunk's head
     at = bisect.bisect_right(spans, (d.start_line, len(lines) + 1))
@@ -496,26 +496,6 @@ def _own_lines(d: _Definition, spans: list[tuple[int, int]], lines: list[str]) -
         line = end + 1
     own += lines[line - 1 : d.end_line]
     return own
-
-
-# What may stand right above a definition and is its own, per language: a comment, a doc
-# comment, a Rust attribute, a Python decorator. Not a C directive: a run of `#define`s would be
-# walked over again for each macro of it.
-_C_PREAMBLE = re.compile(r"\s*(?://|/\*|\*)")
-_PREAMBLES = {
-    "python": re.compile(r"\s*[#@]"),
-    "rust": re.compile(r"\s*(?://|/\*|\*|#\[)"),
-    "c": _C_PREAMBLE,
-    "cpp": _C_PREAMBLE,
-}
-
-
-def _preamble_start(start_line: int, lines: Sequence[str], preamble: re.Pattern[str] | None) -> int:
-    """The first line of the comments, attributes and decorators right above `start_line`."""
-    line = start_line
-    while preamble is not None and line > 1 and preamble.match(lines[line - 2]):
-        line -= 1
-    return line
 
 
 def _cover(covered: bytearray, d: _Definition, last_line: int) -> None:
