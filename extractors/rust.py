@@ -56,6 +56,9 @@ _DEFINITIONS = {
     "definition.module": "module",
     "definition.macro": "macro",
     "definition.constant": "constant",
+    # An enum's variant is its constant, as a C or C++ enumerator is (`DecodeError::InvalidByte`
+    # is looked up by name as often as the enum): named inside its enum, documented by its `///`.
+    "definition.variant": "constant",
     "definition.type": "type",
 }
 
@@ -70,6 +73,7 @@ _BODY_FIELD = {
     "mod_item": "body",
     "const_item": "value",
     "static_item": "value",
+    "enum_variant": "body",  # `Named { .. }`: the fields are the variant's body
     "macro_definition": "name",  # `macro_rules! name`: the rules follow the name
 }
 
@@ -330,6 +334,8 @@ def _signature(node: Node, source: bytes) -> str:
     """The item's header up to its body or value, on one line: `pub fn get(&self) -> u8`."""
     body_field = _BODY_FIELD.get(node.type)
     cut = node.child_by_field_name(body_field) if body_field else None
+    if node.type == "enum_variant" and cut is not None and cut.type != "field_declaration_list":
+        cut = None  # a tuple variant's fields are its signature: `InvalidByte(usize, u8)`
     if cut is None:
         end = node.end_byte
     elif body_field == "name":

@@ -439,7 +439,7 @@ def test_a_record_s_chunk_holds_its_fields_and_variants_with_their_comments() ->
     texts = [(t.element_type, t.content, t.line, t.end_line, t.symbol_name, "")
              for t in extraction.texts]  # fmt: skip
     rust = {(c.kind, c.name): c for c in code_chunks("lib.rs", PALETTE_RS, rows, texts)}
-    assert "gruvbox warm retro colours" in rust["enum", "Palette"].body
+    assert "warm retro colours" in rust["enum", "Palette"].body
     assert "zebra stripe behind" in rust["struct", "Settings"].body
     assert "retro" not in rust["module", "lib.rs"].body
     assert "stripe" not in rust["module", "lib.rs"].body

@@ -127,6 +127,8 @@ def test_module_path_is_the_path_after_the_last_src(rel_path, module):
         ("pool::COUNTER", "COUNTER", "constant", 9, 9, None),
         ("pool::Pool", "Pool", "struct", 15, 18, None),
         ("pool::Kind", "Kind", "enum", 21, 21, None),
+        ("pool::Kind::Small", "Small", "constant", 21, 21, "pool::Kind"),
+        ("pool::Kind::Large", "Large", "constant", 21, 21, "pool::Kind"),
         ("pool::Bits", "Bits", "union", 23, 23, None),
         ("pool::Shared", "Shared", "type", 25, 25, None),
         ("pool::Checkout", "Checkout", "trait", 27, 32, None),
@@ -160,7 +162,7 @@ def test_symbols_have_qualified_names_kinds_lines_and_parents(
 
 def test_every_item_is_one_symbol(extraction):
     # The inherent impl shares its qualified name `pool::Pool` with the struct.
-    assert len(extraction.symbols) == 21
+    assert len(extraction.symbols) == 23
     assert [s.kind for s in extraction.symbols if s.qualified_name == "pool::Pool"] == [
         "struct",
         "impl",
@@ -174,6 +176,7 @@ def test_every_item_is_one_symbol(extraction):
         ("pool::COUNTER", "constant", "static COUNTER: AtomicUsize"),
         ("pool::Pool", "struct", "pub struct Pool<T>"),
         ("pool::Kind", "enum", "pub enum Kind"),
+        ("pool::Kind::Large", "constant", "Large(u8)"),
         ("pool::Shared", "type", "pub type Shared<T> = Arc<Mutex<Pool<T>>>"),
         ("pool::Checkout", "trait", "pub trait Checkout: Clone"),
         ("pool::Checkout::Item", "type", "type Item"),
@@ -212,6 +215,48 @@ def test_symbols_carry_their_outer_doc_comments(extraction):
     assert docs["pool::Pool::get", "method"] == "Get one."
     assert docs["pool::Pool", "impl"] is None
     assert docs["pool::outer", "function"] is None
+
+
+def test_enum_variants_are_constants_of_their_enum_with_their_docs():
+    # `symbols InvalidByte` found nothing: C and C++ enumerators were symbols, Rust's variants
+    # were only lines of their enum (base64's DecodeError, a user's first lookup).
+    source = textwrap.dedent("""\
+        /// Errors.
+        pub enum DecodeError {
+            /// An invalid byte was found.
+            InvalidByte(usize, u8),
+            // not a doc
+            #[default]
+            InvalidLength,
+            Named {
+                /// Where.
+                at: usize,
+            },
+            Valued = 3,
+        }
+        fn check(e: DecodeError) {
+            if let DecodeError::InvalidByte(at, _) = e {}
+        }
+    """).encode()
+    extraction = rust.extract(source, "src/decode.rs")
+    variants = [
+        (s.qualified_name, s.start_line, s.end_line, s.signature, s.parent, s.doc)
+        for s in extraction.symbols
+        if s.kind == "constant"
+    ]
+    assert variants == [
+        ("decode::DecodeError::InvalidByte", 4, 4, "InvalidByte(usize, u8)",
+         "decode::DecodeError", "An invalid byte was found."),
+        ("decode::DecodeError::InvalidLength", 7, 7, "InvalidLength", "decode::DecodeError", None),
+        ("decode::DecodeError::Named", 8, 11, "Named", "decode::DecodeError", None),
+        ("decode::DecodeError::Valued", 12, 12, "Valued = 3", "decode::DecodeError", None),
+    ]  # fmt: skip
+    enum = next(s for s in extraction.symbols if s.kind == "enum")
+    assert (enum.doc, enum.end_line) == ("Errors.", 13)
+    # A variant named where it is used is a reference to it (the ranking's edge to its enum).
+    assert ("InvalidByte", 15, "decode::check") in {
+        (r.name, r.line, r.symbol) for r in extraction.references
+    }
 
 
 @pytest.mark.parametrize(

@@ -356,6 +356,40 @@ def test_context_says_when_a_symbol_uses_none_of_the_files_imports(make_repo, in
     assert shown.stdout.splitlines()[1] == "imports: none of the file's 2 import statements is used"
 
 
+def test_a_rust_enum_variant_is_looked_up_and_shown_by_name(make_repo, index) -> None:
+    """`repomap symbols InvalidByte` on base64 found nothing (variants were no symbols, while C
+    and C++ enumerators were); it finds the variant with its doc, `show` prints its lines."""
+    root = make_repo(
+        {
+            "src/decode.rs": (
+                "/// Errors that can occur while decoding.\n"
+                "pub enum DecodeError {\n"
+                "    /// An invalid byte was found in the input.\n"
+                "    InvalidByte(usize, u8),\n"
+                "    /// The length of the input is invalid.\n"
+                "    InvalidLength,\n"
+                "}\n\n"
+                "pub fn check(e: DecodeError) -> bool {\n"
+                "    matches!(e, DecodeError::InvalidLength)\n"
+                "}\n"
+            )
+        }
+    )
+    index(root)
+    found = run_cli("symbols", "InvalidByte", "--json", "--root", root)
+    assert found.returncode == 0, found.stderr
+    (hit,) = json.loads(found.stdout)["results"]
+    assert (hit["qualified_name"], hit["kind"], hit["line_number"], hit["end_line"]) == (
+        "decode::DecodeError::InvalidByte", "constant", 4, 4,
+    )  # fmt: skip
+    assert (hit["signature"], hit["doc"]) == (
+        "InvalidByte(usize, u8)", "An invalid byte was found in the input.",
+    )  # fmt: skip
+    shown = run_cli("show", "DecodeError::InvalidLength", "--root", root)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines()[1:] == ["6│    InvalidLength,"]
+
+
 def test_cpp_namespaces_classes_and_out_of_line_methods(make_repo, index) -> None:
     root = make_repo(CPP_REPO)
     index(root)

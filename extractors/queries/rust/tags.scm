@@ -7,6 +7,7 @@
 [(function_item) (function_signature_item)] @definition.function
 (struct_item) @definition.struct
 (enum_item) @definition.enum
+(enum_variant) @definition.variant
 (union_item) @definition.union
 (trait_item) @definition.trait
 (impl_item) @definition.impl
