@@ -317,6 +317,42 @@ def test_a_macro_defined_in_each_branch_of_an_if_is_one_result(tmp_path: Path) -
     ] == [(2, 2)]
 
 
+def test_a_type_alias_is_a_result_unless_it_names_a_record_or_is_a_member(tmp_path: Path) -> None:
+    # expat's XML_CharacterDataHandler (a callback's type under its doc comment) was listed by
+    # `symbols` and found by no search, and `search --kind type` was refused.
+    root = indexed(
+        tmp_path / "repo",
+        {
+            "xml.h": (
+                "/* s is not 0 terminated. */\n"
+                "typedef void (*CharacterDataHandler)(void *userData, const char *s, int len);\n\n"
+                "typedef struct tag {\n  int depth;\n} TAG;\n"
+            ),
+            "list.hpp": (
+                "namespace util {\n"
+                "template <class T> class List {\n public:\n  using value_type = T;\n};\n"
+                "using Names = List<const char *>;\n}\n"
+            ),
+            "lib.rs": "/// A result whose error is the library's own.\npub type Result<T> = std::result::Result<T, Error>;\n",
+        },
+    )
+    code, data, stderr = search(
+        root, "character data handler", "--kind", "type", "--mode", "lexical"
+    )
+    assert code == 0, stderr
+    assert [(h["name"], h["path"], h["start_line"]) for h in data["results"]] == [
+        ("CharacterDataHandler", "xml.h", 2)
+    ]
+    code, data, _ = search(root, "tag depth", "--mode", "lexical")
+    assert [(h["kind"], h["name"]) for h in data["results"]] == [("struct", "tag")]  # no TAG
+    code, data, _ = search(root, "library error result", "--kind", "type", "--mode", "lexical")
+    assert [h["name"] for h in data["results"]] == ["Result"]
+    code, data, _ = search(
+        root, "value type names list", "--kind", "type", "--lang", "cpp", "--mode", "lexical"
+    )
+    assert [h["name"] for h in data["results"]] == ["util::Names"]  # not the member alias
+
+
 def test_code_without_comments_is_found_by_its_body(tree: Path) -> None:
     code, data, _ = search(tree, "evict the oldest entries when the store is over capacity")
     assert code == 0

@@ -47,8 +47,8 @@ MODE_HELP = (
 @click.option(
     "--kind",
     help="Only these kinds, comma-separated: class, enum, function, impl, macro, method, "
-    "struct, trait, union, module (a file's code outside definitions), section (docs), data "
-    "(a data file's records), commit.",
+    "struct, trait, type (an alias outside a record), union, module (a file's code outside "
+    "definitions), section (docs), data (a data file's records), commit.",
 )
 @limit_option(10)
 @no_refresh_option

@@ -49,13 +49,20 @@ from repomap.textfile import line_count
 # 20: a Rust `#[cfg(test)] mod NAME {` demotes its chunks as `mod tests` does
 # 21: a container's chunk holds its own lines (fields, enumerators, variants and their comments),
 #    the module's no longer does
-CHUNKS_VERSION = "21"
+# 22: a type alias outside any record (typedef, `using`, Rust `type`, `TypeAlias`) is a chunk
+CHUNKS_VERSION = "22"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
 # header, docstring and member signatures, not the members' bodies: those are chunks too.
 FUNCTION_KINDS = frozenset({"function", "method", "macro"})
 CONTAINER_KINDS = frozenset({"class", "struct", "enum", "union", "trait", "impl"})
 CHUNK_KINDS = FUNCTION_KINDS | CONTAINER_KINDS
+# A type alias outside any record is a chunk too (a C typedef, a C++ `using`, a Rust `type`, a
+# Python `TypeAlias`): expat's `XML_CharacterDataHandler`, a callback's signature under its doc,
+# was in no search's answers, though `symbols` listed it. One inside a record (`using
+# value_type = T;`, a trait's `type Item;`) is a member, in the record's own lines.
+ALIAS_KIND = "type"
+SEARCH_KINDS = CHUNK_KINDS | {ALIAS_KIND}
 
 HEAD_CHARS = 1200  # signature, docstring and comments kept for one chunk
 BODY_WORDS = 400  # distinct body words kept for one chunk, in order of first use
@@ -310,6 +317,15 @@ def code_chunks(
             _cover(covered, found, len(lines))
         else:
             definitions.append(found)
+    containers = {d.qualified_name for d in definitions if d.kind in CONTAINER_KINDS}
+    # `typedef struct tag {..} TAG;`: the record is the chunk, its alias names it (no second one)
+    record_starts = {d.start_line for d in definitions if d.kind in CONTAINER_KINDS}
+
+    def chunked(d: _Definition) -> bool:
+        if d.kind != ALIAS_KIND:
+            return d.kind in CHUNK_KINDS
+        return d.parent not in containers and d.start_line not in record_starts
+
     # A pragma is a linter's line, not a reader's: out of every comment block, so a block that
     # holds one (`# fmt: off` above a table's explanation) keeps its other lines.
     kept = []
@@ -322,7 +338,7 @@ def code_chunks(
             row = (row[0], _without_lines(content, _RULER), *row[2:])
         kept.append(row)
     texts = kept
-    leading = _leading_comments(definitions, texts, lines)
+    leading = _leading_comments([d for d in definitions if chunked(d)], texts, lines)
     # A comment's owner is a qualified name, and several definitions can share one (a property's
     # getter and setter, a nested function defined in both branches of an `if`, Rust's cfg
     # variants, C++ overloads): each comment goes to the one whose lines hold it.
@@ -350,7 +366,7 @@ def code_chunks(
     spans = sorted(
         (leading_start(lines, d.start_line - 1, language) + 1, d.end_line)
         for d in definitions
-        if d.parent is not None and d.kind in CHUNK_KINDS
+        if d.parent is not None and chunked(d)
     )
     chunks: list[ChunkRow] = []
     place, demoted = _path_facts(path)
@@ -361,7 +377,7 @@ def code_chunks(
     runs = _run_finder(text)
     macros: set[str] = set()
     for d in definitions:
-        if d.kind not in CHUNK_KINDS or _include_guard(d, lines):
+        if not chunked(d) or _include_guard(d, lines):
             continue
         if d.kind == "macro":
             if d.qualified_name in macros:
@@ -555,8 +571,8 @@ def _leading_comments(
     # not the first definition's below it, unless that definition (or its decorator) follows it
     # with no blank line or other comment between.
     first_line = next((n for n, text in enumerate(lines, 1) if text.strip()), 0)
-    for d in definitions:
-        if d.kind not in CHUNK_KINDS or d.doc:
+    for d in definitions:  # the chunked ones
+        if d.doc:
             continue
         if not 0 < d.start_line <= len(lines):
             continue

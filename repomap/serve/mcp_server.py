@@ -412,8 +412,8 @@ def build_server(
             Field(
                 max_length=200,
                 description="Only these kinds, comma-separated: function, method, macro, class, "
-                "struct, enum, union, trait, impl, module (a file's top-level code), section "
-                "(docs), data (a data file's records), commit.",
+                "struct, enum, union, trait, impl, type (an alias outside a record), module (a "
+                "file's top-level code), section (docs), data (a data file's records), commit.",
             ),
         ] = None,
         limit: Annotated[int, Field(ge=1, le=1000, description="Most results (1-1000).")] = 10,
