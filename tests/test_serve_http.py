@@ -503,6 +503,29 @@ def test_several_roots_prefix_paths_with_their_labels(serve, tmp_path: Path) -> 
     assert {f["path"] for f in mapped["files"]} == {"front/app.py", "back/app.py"}
 
 
+def test_several_roots_rank_by_how_well_each_ones_best_fits(serve, tmp_path: Path) -> None:
+    """Each root's scores end at its own best (1.0): an XML parser's `struct range` tied with
+    semver's `matches_tilde` for "tilde range matching" (and came first by path)."""
+    xml = indexed_tree(tmp_path / "xml", {"a_range.c": "struct range {\n  int lo, hi;\n};\n"})
+    semver = indexed_tree(
+        tmp_path / "semver",
+        {
+            "src/lib.rs": (
+                "/// Whether the version matches the tilde range of the comparator.\n"
+                "pub fn matches_tilde(cmp: &Comparator, ver: &Version) -> bool {\n"
+                "    ver.major == cmp.major\n}\n"
+            )
+        },
+    )
+    server = serve(xml, semver)
+    status, _, body = server.post("/api/search", {"q": "tilde range matching", "mode": "lexical"})
+    assert status == 200
+    hits = [(h["file_path"], h["name"], h["score"]) for h in body["results"]]
+    assert hits[0][:2] == ("semver/src/lib.rs", "matches_tilde")
+    (other,) = [score for path, _, score in hits if path == "xml/a_range.c"]
+    assert other < hits[0][2] / 2
+
+
 def test_watch_reindexes_changes_in_process(serve, tmp_path: Path) -> None:
     root = write_tree(tmp_path / "live", {"a.py": "def first():\n    pass\n"})
     server = serve(root, "--watch")  # no index yet: the watch loop builds it

@@ -143,6 +143,10 @@ class CodeResults:
     # results' files changed since they were indexed (a search with --no-refresh): their lines
     # may be off, and they show no match_lines
     changed_files: list[str] = field(default_factory=list)
+    # How well the best result fits the question, comparable between indexes (asked with
+    # `compare`): scores are 0-1 within one index, each index's best at 1.0 (see `strength`)
+    strength: float | None = None
+    best_cosine: float | None = None  # the nearest chunk's, in semantic and hybrid mode
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -489,18 +493,23 @@ def search_code(
     quick_start: bool = False,
     log: bool = True,
     started: float | None = None,
+    compare: bool = False,
 ) -> CodeResults:
     """The chunks that best answer `question`, best first (ties: path, then line).
     `quick_start`: this process asks once and exits, so load for one question, not many.
     `log`: record the search (or its error) in the index's search log (search/log.py).
     `started`: the perf_counter() at which work on this question began, when before this call
     (the CLI starts embedding it early, embed.model.embed_soon): `total` counts from there, so
-    it is never less than `embed`."""
+    it is never less than `embed`.
+    `compare`: the answer will be merged with other indexes' (a server of several roots): give
+    its `strength`."""
     started = time.perf_counter() if started is None else started
     try:
         result = _search_code(
             db, question, mode, path, language, kind, limit, semantic_weight, quick_start, started
         )
+        if compare:
+            result.strength = strength(db, result, query_terms(result.query))
     except RepomapError as problem:  # bad input, a model mismatch: logged as failed searches
         if log:
             _log(db, question, mode, path, language, kind, limit, None, str(problem), started)
@@ -604,6 +613,7 @@ def _search_code(
         question, mode, hits, truncated, timings, model_id, coverage,
         word_matches=None if mode == "semantic" else len(lexical),
         semantic_share=weight if mode == "hybrid" else None,
+        best_cosine=max(semantic.values(), default=None),
         changed_files=found.changed,
     )  # fmt: skip
 
@@ -773,6 +783,20 @@ def _add_neighbours(
 # the question asks in all its words; this counts each word once.
 COVERAGE_WEIGHT = 0.076
 _TERM_ROWS_SQL = "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?"
+
+
+def strength(db: Store, result: CodeResults, terms: Sequence[str]) -> float:
+    """How well `result`'s best hit fits its question, on a scale every index shares: the share
+    of the question's words it holds (IDF-weighed) and the nearest chunk's cosine, mixed as the
+    mode mixed the two signals. Scores are stretched to each index's own best (1.0), so a server
+    of several roots that merged by score put an index that holds nothing like the question
+    level with the one that answers it (`struct range` of an XML parser beside semver's
+    `matches_tilde` for "tilde range matching"); it merges by score x strength."""
+    if not result.hits:
+        return 0.0
+    share = {"lexical": 0.0, "semantic": 1.0}.get(result.mode, result.semantic_share or 0.0)
+    words = word_coverage(db, terms, [result.hits[0].chunk_id])[0] if share < 1 else 0.0
+    return (1 - share) * words + share * (result.best_cosine or 0.0)
 
 
 def word_coverage(db: Store, terms: Sequence[str], chunk_ids: Sequence[int]) -> list[float]:

@@ -484,7 +484,11 @@ class Service:
             if timings is not None:
                 for stage, ms in result.timings_ms.items():
                     timings[stage] = timings.get(stage, 0.0) + ms
-            found.extend((root, hit) for hit in result.hits)
+            # several roots: each one's scores end at its own best (1.0); weighed by how well
+            # that best fits the question, comparable between indexes (code_search.strength)
+            weight = 1.0 if result.strength is None else result.strength
+            found.extend((root, dataclasses.replace(hit, score=hit.score * weight))
+                         for hit in result.hits)  # fmt: skip
             model_id = model_id or result.model_id
             if result.word_matches is not None:
                 word_matches = (word_matches or 0) + result.word_matches
@@ -552,6 +556,7 @@ class Service:
                 kind=kind,
                 limit=limit,
                 log=root.settings.search_log,
+                compare=self.roots.multi,
             )
 
     def embedding_under_way(self, root: Root) -> str | None:
