@@ -441,8 +441,8 @@ def test_a_record_s_chunk_holds_its_fields_and_variants_with_their_comments() ->
     rust = {(c.kind, c.name): c for c in code_chunks("lib.rs", PALETTE_RS, rows, texts)}
     assert "warm retro colours" in rust["enum", "Palette"].body
     assert "zebra stripe behind" in rust["struct", "Settings"].body
-    assert "retro" not in rust["module", "lib.rs"].body
-    assert "stripe" not in rust["module", "lib.rs"].body
+    # every line is a definition's or its doc's: no module chunk repeats them (chunks 23)
+    assert ("module", "lib.rs") not in rust
     # the impl's method is its own: its doc is in no other chunk
     assert "stripes" in rust["method", "Settings::plain"].head
     assert not any("stripes" in chunk.body for chunk in rust.values())
@@ -476,3 +476,30 @@ def test_a_variant_s_words_find_its_enum(tmp_path: Path) -> None:
     assert {hit[1] for hit in found["zebra stripe behind every other row"][:2]} == {
         "Settings", "settings",
     }  # fmt: skip
+
+
+def test_what_leads_a_definition_is_its_own_not_the_modules() -> None:
+    """A function's `///` doc made its file's module chunk a second answer (semver's eval.rs,
+    a search user's report): the lines above a definition that lead it (doc comments,
+    decorators, attributes) are its own. Its decorators' words are in its body."""
+    rust = chunks_of(
+        "rust",
+        "src/eval.rs",
+        b"use std::fmt;\n\nconst LIMIT: u32 = 3;\n\n"
+        b'/// Compute the frobnication quotient of a zebra.\n#[cfg(feature = "simd")]\n'
+        b"pub fn quotient(x: u32) -> u32 {\n    x * LIMIT\n}\n",
+    )
+    assert "frobnication" in rust["eval::quotient"].head
+    assert "simd" in rust["eval::quotient"].body.split()
+    assert "limit" in rust["src/eval.rs"].body.split()  # the module's own code stays
+    assert not {"frobnication", "zebra", "simd"} & set(rust["src/eval.rs"].body.split())
+    python = chunks_of(
+        "python",
+        "app.py",
+        b'import flask\n\napp = flask.Flask("shop")\n\n\n'
+        b'# Served to visitors who are not signed in.\n@app.route("/welcome")\ndef home():\n'
+        b'    return "hello"\n',
+    )
+    assert "welcome" in python["home"].body.split()
+    assert "shop" in python["app.py"].body.split()
+    assert not {"welcome", "route", "visitors"} & set(python["app.py"].body.split())

@@ -50,7 +50,9 @@ from repomap.textfile import line_count
 # 21: a container's chunk holds its own lines (fields, enumerators, variants and their comments),
 #    the module's no longer does
 # 22: a type alias outside any record (typedef, `using`, Rust `type`, `TypeAlias`) is a chunk
-CHUNKS_VERSION = "22"
+# 23: the doc comments, decorators and attributes right above a chunked definition are its own:
+#    its decorators and attributes in its body, none of them in the module's
+CHUNKS_VERSION = "23"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
 # header, docstring and member signatures, not the members' bodies: those are chunks too.
@@ -392,14 +394,22 @@ def code_chunks(
         doc = d.doc or leading.of.get((d.start_line, d.qualified_name), "")
         inner = " ".join(comments.get((d.qualified_name, d.start_line), ()))
         head = "\n".join(filter(None, (d.signature, doc, inner)))
+        # What leads it is its own too: its doc comment (in its head already), its decorators
+        # and attributes (`@app.route("/login")`, `#[derive(..)]`: in its body). The file's
+        # chunk held them, and a function's doc made the module a second answer.
+        first = leading_start(lines, d.start_line - 1, language) + 1 if d.start_line > 0 else 0
+        decorations = []
+        if 0 < first < d.start_line:
+            leads = lines[first - 1 : d.start_line - 1]
+            decorations = [line for line in leads if not _COMMENT_START.match(line)]
         if d.kind in CONTAINER_KINDS:
             own = _own_lines(d, spans, lines)
-            body = words_of("\n".join([*members.get(d.qualified_name, ()), *own]), BODY_WORDS)
-            _cover(covered, d, len(lines))  # its fields are its own, not the module's
+            members_and_own = [*members.get(d.qualified_name, ()), *decorations, *own]
+            body = words_of("\n".join(members_and_own), BODY_WORDS)
         else:
-            lines_of = lines[d.start_line - 1 : d.end_line]
+            lines_of = [*decorations, *lines[d.start_line - 1 : d.end_line]]
             body = _words(runs("\n".join(lines_of)), BODY_WORDS, _NOISE)
-            _cover(covered, d, len(lines))
+        _cover(covered, d, len(lines), first)  # a record's fields too: its own, not the module's
         name = d.qualified_name
         chunks.append(
             ChunkRow(
@@ -514,10 +524,11 @@ def _own_lines(d: _Definition, spans: list[tuple[int, int]], lines: list[str]) -
     return own
 
 
-def _cover(covered: bytearray, d: _Definition, last_line: int) -> None:
-    """Mark a definition's lines as chunked, so the file's module chunk leaves them out."""
+def _cover(covered: bytearray, d: _Definition, last_line: int, first: int = 0) -> None:
+    """Mark a definition's lines (from `first` when what leads it is its own) as chunked, so
+    the file's module chunk leaves them out."""
     # A slice's length must match what replaces it, or the bytearray grows.
-    start, end = max(d.start_line, 0), min(d.end_line, last_line)
+    start, end = max(first or d.start_line, 0), min(d.end_line, last_line)
     if end >= start:
         covered[start : end + 1] = b"\x01" * (end + 1 - start)
 
