@@ -351,6 +351,25 @@ _TYPEDEF_CALL_MACROS = re.compile(
 _NAME_PARENTHESES_MACRO = re.compile(
     rb"\(([A-Z_][A-Z0-9_]+)(?:[ \t]+|[ \t]*\r?\n[ \t]*)(?=[A-Za-z_]\w*\)[ \t]*\()"
 )
+# A capitals macro that ends a definition's first line, after its return type, the name on the
+# next line: expat's `static int PTRFASTCALL\nPREFIX(nameLength)(..) {` (its calling
+# conventions), lmdb's `char * ESECT\nmdb_version(`. tree-sitter reads the word as an error, or
+# (by its length: `PTRCALL` and `PTRFASTCALL` went different ways) the first line as a
+# declaration and the rest as a function of its own, named by what `PREFIX(..)` wraps and
+# starting a line late. The return type has a lower-case letter (in `FORCE_INLINE_TEMPLATE
+# U32\n` the capitals word is zstd's type) and is no keyword; words are bounded, so a long one
+# costs no backtracking.
+_HEAD_KEYWORDS = (
+    rb"static|inline|extern|const|volatile|unsigned|signed|register|__inline__|__inline"
+)
+_RETURN_TYPE_ATTRIBUTE = re.compile(
+    rb"^[ \t]*(?:(?:" + _HEAD_KEYWORDS + rb")[ \t]+){0,4}"
+    rb"(?!(?:" + _HEAD_KEYWORDS + rb"|return|else|case|goto|typedef|do)\b)"
+    rb"(?P<type>(?:struct|enum|union)[ \t]+\w{1,80}|[A-Za-z_]\w{0,80})[ \t*]+"
+    rb"([A-Z][A-Z0-9_]{2,80})[ \t]*\r?\n[ \t]*[A-Za-z_]\w{0,80}[ \t]*\(",
+    re.MULTILINE,
+)
+_LOWER = re.compile(rb"[a-z]")
 # libgit2's `typedef int GIT_CALLBACK(git_apply_delta_cb)(const git_diff_delta *d, ..);`: a
 # macro in capitals that wraps a function type's name (`#define GIT_CALLBACK(name) (*name)`).
 # Left in, the typedef was named after the macro. The macro's name, its `(` and its `)` are
@@ -765,6 +784,9 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
             if byte == ord("*")
         ]
     spans += [m.span(1) for m in _NAME_PARENTHESES_MACRO.finditer(source)]
+    spans += [
+        m.span(2) for m in _RETURN_TYPE_ATTRIBUTE.finditer(source) if _LOWER.search(m["type"])
+    ]
     if any(word in source for word in _CALLING_CONVENTIONS):
         spans += _calling_conventions(source)
     if b"typedef" in source:

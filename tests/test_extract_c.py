@@ -2402,3 +2402,28 @@ def test_a_block_opened_under_else_and_closed_under_the_opposite_condition() -> 
     assert len(read) == len(source)
     assert b"j = 2;" in read and b"*d *= 0.5" not in read and b"*d = 2.0" not in read
     assert b"#" not in read and read.count(b"{") == read.count(b"}")
+
+
+def test_a_capitals_macro_after_the_return_type_on_the_head_s_first_line() -> None:
+    # expat's calling conventions: `static int PTRFASTCALL\nPREFIX(name)(..)` was read as a
+    # declaration and a function `name` starting a line late, while `PTRCALL` (shorter) gave
+    # `PREFIX(name)` from the first line: tree-sitter's recovery went by the word's length.
+    source = (
+        b"static int PTRCALL\nPREFIX(scanComment)(const ENCODING *enc, const char *ptr) {\n"
+        b"  return 0;\n}\n\n"
+        b"static int PTRFASTCALL\nPREFIX(charRefNumber)(const ENCODING *enc, const char *ptr) {\n"
+        b"  int result = 0;\n  return result;\n}\n\n"
+        b"char * ESECT\nmdb_version(int *major) {\n  return 0;\n}\n\n"
+        b"FORCE_INLINE_TEMPLATE U32\nHUF_decode(const void *p) {\n  return 1;\n}\n"
+    )
+    assert _symbols(source) == [
+        ("PREFIX(scanComment)", "function", 1, 4),
+        ("PREFIX(charRefNumber)", "function", 6, 10),
+        ("mdb_version", "function", 12, 15),
+        ("HUF_decode", "function", 17, 20),
+    ]
+    found = extract("c", source, "x.c").symbols
+    assert found[1].signature == (
+        "static int PTRFASTCALL PREFIX(charRefNumber)(const ENCODING *enc, const char *ptr)"
+    )
+    assert found[3].signature == "U32 HUF_decode(const void *p)"  # the type kept

@@ -137,8 +137,9 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # (libtomcrypt's struct fields), yacc and lex grammars' C, an autoconf `@X@` in an `#if`,
 # directive lines between a function's head and its body (gnulib's), an attribute or a capitals
 # macro call between a typedef's type and its name; 47: a Rust enum's variants are its
-# constants (`DecodeError::InvalidByte`), as C and C++ enumerators are
-EXTRACTOR_VERSION = "47"
+# constants (`DecodeError::InvalidByte`), as C and C++ enumerators are; 48: a capitals macro
+# ending a C/C++ head's first line after its return type (expat's `static int PTRFASTCALL\n`)
+EXTRACTOR_VERSION = "48"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 FORK_WAIT_SECONDS = 30.0  # the workers' fork is ~10-50 ms; a bound, should it never come
