@@ -275,11 +275,29 @@ def _extract(source: bytes, lang: str, namespaces: Table = EMPTY) -> Extraction:
     texts = reader.comments(groups, symbols, owners) + reader.strings(owners)
     texts.sort(key=itemgetter(0))  # document order
     return Extraction(
-        symbols=symbols,
+        symbols=_records_documented_by_aliases(symbols),
         references=reader.references(owners),
         texts=[element for _, element in texts],
         note="syntax errors" if root.has_error else None,
     )
+
+
+_RECORD_KINDS = frozenset({"struct", "enum", "union", "class"})
+
+
+def _records_documented_by_aliases(symbols: list[Symbol]) -> list[Symbol]:
+    """`/** The parser structure. */ typedef struct yaml_parser_s {..} yaml_parser_t;`: the doc
+    is the alias's, and the record it defines (what `symbols yaml_parser_s` and search return)
+    had none; it has the alias's now, when it has none of its own."""
+    docs = {s.start_line: s.doc for s in symbols if s.kind == "type" and s.doc}
+    if not docs:
+        return symbols
+    return [
+        s._replace(doc=docs[s.start_line])
+        if s.doc is None and s.kind in _RECORD_KINDS and s.start_line in docs
+        else s
+        for s in symbols
+    ]
 
 
 def _blank_macros(

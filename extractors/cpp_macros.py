@@ -623,6 +623,11 @@ _CONTINUED_DEFINE = re.compile(rb"#[ \t]*define[ \t]+[^\n]*\\\r?\n(?:[^\n]*\\\r?
 _RECORD_HEAD = re.compile(rb"\b(?:struct|union|class)\b")
 _HEAD = re.compile(rb"[^;{}()=]{0,300}")  # a declaration's text up to its first `(`
 _TEMPLATE_ARGUMENTS = re.compile(rb"<[^<>]*>")
+# One type as a macro's argument (`int`, `const char *`, `yaml_parser_t *`): no list of them.
+_TYPE_ARGUMENT = re.compile(
+    rb"[ \t]*(?:(?:const|volatile|unsigned|signed|struct|enum|union)[ \t]+){0,3}"
+    rb"[A-Za-z_]\w{0,80}(?:[ \t]*\*){0,3}[ \t]*"
+)
 _BARE_DECLARATOR = re.compile(rb"[A-Za-z_]\w*[ \t]*\([ \t]*\w+[ \t]*\)[ \t]*\(")
 _CAPITALS = re.compile(rb"[A-Z][A-Z0-9_]*")
 _CAPITALS_END = re.compile(rb"\b[A-Z][A-Z0-9_]*[ \t]*\Z")
@@ -2506,9 +2511,10 @@ def _balance(source: bytes, start: int, end: int) -> tuple[int, int]:
     return parentheses, braces
 
 
-def _is_head(source: bytes, skip: Callable[[int], int], at: int) -> bool:
+def _is_head(source: bytes, skip: Callable[[int], int], at: int, ends: bytes = b"{") -> bool:
     """Whether a function's head without a return type starts at `at`: a name, its
-    parameters, then `{` (CPython's `Py_LOCAL_INLINE(PyObject *)\nincr_true(void)\n{`)."""
+    parameters, then `{` (CPython's `Py_LOCAL_INLINE(PyObject *)\nincr_true(void)\n{`), or
+    another byte of `ends`."""
     name = WORD.match(source, at)
     if name is None or name[0] in KEYWORDS or name[0] in NOT_MACROS:
         return False
@@ -2516,7 +2522,7 @@ def _is_head(source: bytes, skip: Callable[[int], int], at: int) -> bool:
     if parameters is None:
         return False
     brace = skip(parameters.end())
-    return source[brace : brace + 1] == b"{"
+    return source[brace : brace + 1] in ends and brace < len(source)
 
 
 def _call_lines(source: bytes) -> list[tuple[int, int]]:
@@ -2536,6 +2542,16 @@ def _call_lines(source: bytes) -> list[tuple[int, int]]:
             continue  # `{`, `;`, `=`, `,`: the line is a head or an expression
         if _BARE_DECLARATOR.match(source, after) or _is_head(source, skip, after):
             continue  # `Py_LOCAL_INLINE(int)\nSTRINGLIB(count)(..)`, `..\nincr(void)\n{`: a type
+        name = WORD.match(source, after)
+        if (
+            name is not None
+            and _LOWER.search(name[0])
+            and _TYPE_ARGUMENT.fullmatch(match[3])
+            and _is_head(source, skip, after, b";")
+        ):
+            # a prototype's type: libyaml's `YAML_DECLARE(int)\nyaml_parser_delete(..);` (not a
+            # macro called after it: `DEFINE_STACK_OF(X)\nDEFINE_LHASH_OF(Y);`)
+            continue
         before, line_start = previous_code(source, match.start(1))
         if before not in (b";", b"}", b")", b"") and not _LONE_CAPITALS.fullmatch(
             source, line_start, source.find(b"\n", line_start)

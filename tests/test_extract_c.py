@@ -2427,3 +2427,34 @@ def test_a_capitals_macro_after_the_return_type_on_the_head_s_first_line() -> No
         "static int PTRFASTCALL PREFIX(charRefNumber)(const ENCODING *enc, const char *ptr)"
     )
     assert found[3].signature == "U32 HUF_decode(const void *p)"  # the type kept
+
+
+def test_a_prototype_whose_type_a_macro_makes_on_the_line_above() -> None:
+    # libyaml's public API in yaml.h: 48 `YAML_DECLARE(type)\nname(..);` prototypes, where its
+    # docs are, and one of them was a symbol (the macro line read as a statement macro's call).
+    source = (
+        b"#define API_DECLARE(type) type\n\n"
+        b"/** Open the widget store. */\nAPI_DECLARE(int)\nopen_store(const char *path);\n\n"
+        b"/** The version. */\nAPI_DECLARE(const char *)\nversion_string(void);\n\n"
+        b"DEFINE_STACK_OF(NAME_FUNCS)\nDEFINE_LHASH_OF(OBJ_NAME);\n"
+    )
+    found = extract("c", source, "api.h").symbols
+    assert [(s.name, s.kind, s.start_line, s.end_line, s.doc) for s in found] == [
+        ("API_DECLARE", "macro", 1, 1, None),
+        ("open_store", "function", 4, 5, "Open the widget store."),
+        ("version_string", "function", 8, 9, "The version."),
+    ]  # a macro called after another is no prototype (OpenSSL's obj_local.h)
+    assert found[2].signature == "API_DECLARE(const char *) version_string(void)"
+
+
+def test_a_typedef_s_record_has_the_alias_s_doc() -> None:
+    # `symbols yaml_parser_s` and the struct's search result had no doc: it was the alias's.
+    source = (
+        b"/** The position in the stream. */\ntypedef struct pos_s {\n  int index;\n} pos_t;\n\n"
+        b"/** Token kinds. */\ntypedef enum kind_e { KIND_A } kind_t;\n\n"
+        b"/** Its own. */\nstruct own { int a; };\n"
+    )
+    docs = {(s.name, s.kind): s.doc for s in extract("c", source, "x.h").symbols}
+    assert docs["pos_s", "struct"] == docs["pos_t", "type"] == "The position in the stream."
+    assert docs["kind_e", "enum"] == "Token kinds."
+    assert docs["own", "struct"] == "Its own."
