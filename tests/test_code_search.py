@@ -1875,3 +1875,24 @@ int utf8_encode(int codepoint, char *buffer) { buffer[0] = codepoint; return 1; 
     for question, name in (("parse_rfc3339", "parse_rfc3339"), ("utf8_encode", "utf8_encode")):
         code, data, _ = search(root, question, "--mode", "lexical")
         assert code == 0 and names(data)[0] == name, names(data)
+
+
+def test_a_word_written_as_code_keeps_its_stop_words(tmp_path: Path) -> None:
+    # sqlparse's `class Where` was fourth for "WHERE clause" (`where` is a question's word,
+    # dropped), below the OVER and HAVING clauses; `group_where` lost its `where` too.
+    assert query_terms("where is the WHERE clause grouped?") == ["where", "clause", "grouped"]
+    assert query_terms("what does group_where do") == ["group", "where"]
+    assert query_terms("where does getValue get it") == ["get", "value"]
+    assert query_terms("where is the clause grouped") == ["clause", "grouped"]
+    root = indexed(
+        tmp_path / "repo",
+        {
+            "sql.py": (
+                "class Over:\n    '''An OVER clause.'''\n\n\n"
+                "class Having:\n    '''A HAVING clause.'''\n\n\n"
+                "class Where:\n    '''A WHERE clause.'''\n"
+            )
+        },
+    )
+    code, data, _ = search(root, "the WHERE clause", "--mode", "lexical")
+    assert code == 0 and names(data)[0] == "Where"

@@ -281,7 +281,11 @@ def query_terms(question: str) -> list[str]:
     letters around them (`parse_rfc3339` holds the token `rfc3339`, `utf8_encode` `utf8`), so
     `3339` or `8` alone matched nothing and the name's own definition lost to a longer one
     that holds the same letters (`parse_rfc3339_weak`). Such a piece is searched as written.
-    A word that starts with a digit is a quantity (`2h 37m`), no identifier: split as before."""
+    A word that starts with a digit is a quantity (`2h 37m`), no identifier: split as before.
+    A word written as code keeps its stop words: in capitals (`WHERE` in a SQL parser), or an
+    identifier of several words (`group_where`, `getValue`): "where" and "get" say nothing in a
+    question, and name the thing in code (sqlparse's `class Where` was fourth for "WHERE
+    clause", below the OVER and HAVING clauses)."""
     words: dict[str, None] = {}
     every: dict[str, None] = {}
     for token in _WORD.findall(question):
@@ -289,9 +293,10 @@ def query_terms(question: str) -> list[str]:
         if parts and not token[0].isdigit() and any(c.isdigit() for c in token):
             pieces = [p for p in _ALPHANUMERIC.findall(token.lower()) if not p.isalpha()]
             parts = [p for p in parts if not p.isdigit()] + pieces
+        as_code = len(parts) > 1 or (len(token) > 1 and token.isupper())
         for part in parts or [token.lower()]:
             every[part] = None
-            if part not in STOP_WORDS and (len(part) > 1 or part.isdigit()):
+            if (as_code or part not in STOP_WORDS) and (len(part) > 1 or part.isdigit()):
                 words[part] = None
     return list(words or every)
 
