@@ -56,6 +56,27 @@ def test_status_reports_counts_scope_last_run_and_sizes(repo: Path) -> None:
     assert found["settings"]["scope.mode"] == {"value": "fixed", "origin": "default"}
 
 
+def test_status_says_when_the_index_was_made_by_another_repomap(repo: Path) -> None:
+    """After an upgrade `status` said "changed: 0 indexed files since" and the next index (or
+    the MCP server's first call) re-read every file as "modified" (a search user's report)."""
+    assert _json("status", "--root", repo)["results"][0]["outdated"] == {}
+    db = sqlite3.connect(repo / ".repomap" / "index.db")
+    with db:  # as an older repomap left it
+        db.execute("UPDATE meta SET value = '1' WHERE key = 'extractor_version'")
+    db.close()
+    found = _json("status", "--root", repo)["results"][0]
+    assert found["changed_since"] == 0
+    (key, (old, new)), *others = found["outdated"].items()
+    assert (key, old, others) == ("extractor_version", "1", []) and new != "1"
+    shown = run_cli("status", "--root", repo).stdout.splitlines()
+    assert (
+        f"outdated:    made with extractor version 1 (now {new}): the next `repomap index` "
+        "re-reads every file" in shown
+    )
+    assert run_cli("index", repo).returncode == 0
+    assert _json("status", "--root", repo)["results"][0]["outdated"] == {}
+
+
 def test_status_without_an_index_says_so(make_repo) -> None:
     root = make_repo({"a.py": "X = 1\n"})
     done = run_cli("status", "--root", root)

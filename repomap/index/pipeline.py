@@ -790,6 +790,17 @@ def _version_meta(settings: Settings) -> dict[str, str]:
     }
 
 
+def outdated(db: store.Store, settings: Settings) -> dict[str, tuple[str | None, str]]:
+    """What the index's rows were made with that this repomap makes otherwise (an upgrade, a
+    changed redaction setting): name -> (the index's, this one's). Any: the next run re-reads
+    every file, though none changed."""
+    return {
+        key: (found, value)
+        for key, value in _version_meta(settings).items()
+        if (found := store.get_meta(db, key)) != value
+    }
+
+
 def _take(results: Iterator[T], count: int) -> Iterator[T]:
     for _ in range(count):
         try:

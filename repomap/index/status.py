@@ -52,6 +52,9 @@ class Status:
     index_seconds: float | None = None
     changed_since: int = 0
     changed_files: list[str] = field(default_factory=list)
+    # made by another repomap (or redaction setting): name -> [the index's, this one's]; the
+    # next index re-reads every file
+    outdated: dict[str, list[str | None]] = field(default_factory=dict)
     db_bytes: int = 0
     table_bytes: dict[str, int] = field(default_factory=dict)
     indexed_lines: int = 0  # code and docs together: the database's budget is per 10k of them
@@ -107,6 +110,9 @@ def status(settings: Settings) -> Status:
         embedded, store_problem = embedded_vectors(db, model_id)
         changed, _total = store.changed_since_indexing(db, root)
         seconds = store.get_meta(db, "index_seconds")
+        from repomap.index.pipeline import outdated  # the extractors: only when an index exists
+
+        made_otherwise = {key: list(pair) for key, pair in outdated(db, settings).items()}
         return Status(
             exists=True,
             schema_version=version,
@@ -124,6 +130,7 @@ def status(settings: Settings) -> Status:
             index_seconds=float(seconds) if seconds else None,
             changed_since=len(changed),
             changed_files=sorted(changed)[:20],
+            outdated=made_otherwise,
             db_bytes=sum(
                 path.stat().st_size
                 for path in (
