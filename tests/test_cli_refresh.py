@@ -201,6 +201,20 @@ def test_an_empty_answer_says_when_the_path_filter_names_no_indexed_file(
     assert run_cli(command, "beta", "--path", "src/", "--root", root).returncode == 0
 
 
+@pytest.mark.parametrize("command", ["search", "search-text"])
+def test_an_empty_answer_says_when_no_indexed_file_is_in_the_language(
+    make_repo, command: str
+) -> None:
+    # `--lang cpp` on a C project answered "nothing matches" alone (a search user's report).
+    root = make_repo({"src/b.c": "/* The beta value. */\nint beta(void) { return 2; }\n"})
+    assert run_cli("index", root).returncode == 0
+    done = run_cli(command, "beta", "--lang", "cpp", "--root", root)
+    assert done.returncode == 1 and "no indexed file is in --lang cpp" in done.stderr
+    found_nothing = run_cli(command, "zzqv", "--lang", "c", "--root", root)
+    assert found_nothing.returncode == 1 and "--lang" not in found_nothing.stderr
+    assert run_cli(command, "beta", "--lang", "c", "--root", root).returncode == 0
+
+
 @pytest.mark.parametrize(
     "command", [["search-text", "alpha"], ["search", "alpha"], ["search-text", "alpha", "--json"]]
 )

@@ -166,11 +166,15 @@ def test_open_max_lines_cuts_and_counts_the_rest(repo):
     )
     assert cli(repo, "open", "README.md", "--max-lines", "22").stdout == README
     assert cli(repo, "open", "README.md", "--max-lines", "0").stdout == "... (22 more lines)\n"
+    # one line left out is one line ("(1 more lines)" read as a typo)
+    assert cli(repo, "open", "README.md", "--max-lines", "21").stdout.endswith(
+        "... (1 more line)\n"
+    )
 
 
 def test_open_max_lines_on_a_file_without_final_newline(repo):
     (repo / "short.txt").write_text("a\nb\nc")
-    assert cli(repo, "open", "short.txt", "--max-lines", "2").stdout == "a\nb\n... (1 more lines)\n"
+    assert cli(repo, "open", "short.txt", "--max-lines", "2").stdout == "a\nb\n... (1 more line)\n"
     assert cli(repo, "open", "short.txt", "--max-lines", "3").stdout == "a\nb\nc"
 
 

@@ -112,6 +112,9 @@ def search(
         )  # fmt: skip
         shown = Shown(store.indexed_root(db, settings.root), absolute)
         unmatched = path is not None and not result.hits and store.names_nothing(db, path)
+        no_language = (
+            language is not None and not result.hits and store.holds_no_language(db, language)
+        )
     result = replace(result, hits=[replace(hit, path=shown(hit.path)) for hit in result.hits])
     code = outcome.found(len(result.hits))  # before writing: a closed stderr keeps it
     if as_json:
@@ -147,6 +150,8 @@ def search(
                 )
         if unmatched:
             click.echo(f"note: no indexed file matches --path {path}", err=True)
+        if no_language:
+            click.echo(f"note: no indexed file is in --lang {language}", err=True)
     return code
 
 

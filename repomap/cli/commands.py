@@ -614,7 +614,7 @@ def open_(
     if view.more_lines:
         if view.content and not view.content.endswith(b"\n"):
             stdout.write(b"\n")
-        stdout.write(f"... ({view.more_lines} more lines)\n".encode())
+        stdout.write(f"{gateway.more_lines(view.more_lines)}\n".encode())
     stdout.flush()
     return outcome.found(1, search=False)
 

@@ -80,6 +80,9 @@ def run(
             hits = tuple(hit._replace(file_path=shown(hit.file_path)) for hit in result.hits)
             result = result._replace(hits=hits)
         unmatched = path is not None and not result.hits and store.names_nothing(db, path)
+        no_language = (
+            language is not None and not result.hits and store.holds_no_language(db, language)
+        )
     code = outcome.found(len(result.hits))  # before writing: a closed stderr keeps it
     if as_json:
         data = result.as_dict()
@@ -92,4 +95,6 @@ def run(
         print_search(result, markers)
         if unmatched:
             echo(f"note: no indexed file matches --path {path}", err=True)
+        if no_language:
+            echo(f"note: no indexed file is in --lang {language}", err=True)
     return code

@@ -41,6 +41,11 @@ if TYPE_CHECKING:
 DEFAULT_LIMIT = 100
 
 
+def more_lines(count: int) -> str:
+    """`... (N more lines)`, the marker of lines left out (`1 more line`)."""
+    return f"... ({count} more line{'' if count == 1 else 's'})"
+
+
 # --- paths -----------------------------------------------------------------------------------
 
 
@@ -138,7 +143,7 @@ def truncate(text: str, max_lines: int | None) -> Truncated:
     if more <= 0:
         return Truncated(text, 0)
     shown = "".join(line + "\n" for line in lines[:max_lines])
-    return Truncated(f"{shown}... ({more} more lines)\n", more)
+    return Truncated(f"{shown}{more_lines(more)}\n", more)
 
 
 # --- open ------------------------------------------------------------------------------------
@@ -182,7 +187,7 @@ class FileView:
     def text(self) -> str:
         """The content as text (invalid UTF-8 replaced), with the truncation marker if any."""
         text = self.content.decode("utf-8", errors="replace")
-        return text + (f"... ({self.more_lines} more lines)\n" if self.more_lines else "")
+        return text + (f"{more_lines(self.more_lines)}\n" if self.more_lines else "")
 
 
 READ_CHUNK = 1 << 20

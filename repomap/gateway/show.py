@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from repomap import config, store, textfile
 from repomap.errors import RepomapError
+from repomap.gateway.files import more_lines
 from repomap.languages import leading_start
 from repomap.search import symbols
 
@@ -101,7 +102,7 @@ class SymbolContent:
         if self.content or not self.truncated_lines:  # --max-lines 0 shows no line
             out.extend(_numbered(self.content, self.line_number, width))
         if self.truncated_lines:
-            out.append(f"... ({self.truncated_lines} more lines)")
+            out.append(more_lines(self.truncated_lines))
         return "\n".join(out) + "\n"
 
 

@@ -145,6 +145,15 @@ def names_nothing(db: Store, raw: str) -> bool:
     )
 
 
+def holds_no_language(db: Store, language: str) -> bool:
+    """Whether no indexed file is in `language` (code), or of that docs or data format: what
+    an empty answer to `--lang` then says (`--lang cpp` on a C project answered nothing)."""
+    return not any(
+        db.conn.execute(f"SELECT 1 FROM {table} WHERE {column} = ? LIMIT 1", (language,)).fetchone()
+        for table, column in (("files", "language"), ("doc_files", "format"), ("data_files", "format"))
+    )  # fmt: skip
+
+
 def filtered_ids(
     db: Store, raw: str | None, *, table: str = "files", language: str | None = None
 ) -> list[int] | None:
