@@ -733,6 +733,12 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
             + _conditional_attributes(source)
             if not any(a <= start < b for a, b in unread)
         ]
+    if b"(" in source:
+        unread += [
+            span
+            for span in _statement_arguments(source)
+            if not any(a <= span[0] < b for a, b in unread)
+        ]
     if b"#" in source:
         unread += [
             span
@@ -1862,6 +1868,46 @@ def _initializer_macros(source: bytes) -> list[tuple[int, int]]:
         if line[:1] in (b"#", b"*", b"/"):
             continue  # a directive's or a comment's text
         spans += [(name.start(), opening + 1), (closing, closing + 1)]
+    return spans
+
+
+# A statement as a capitals macro's argument: pugixml's tests' `CHECK_ALLOC_FAIL(for (..)
+# ..);`. tree-sitter reads a call's arguments as expressions, and the `for` was an error that
+# took the next definitions with it (a TEST's range ran over five more, a function named
+# `CHECK_ALLOC_FAIL` replaced eight). The argument is left unread: its strings and names are
+# read from the text.
+_STATEMENT_ARGUMENT = re.compile(
+    rb"\b[A-Z][A-Z0-9_]*[ \t]*(\()[ \t\r\n]*(?:for|while|if|switch|do|return)[ \t\r\n]*[({]"
+)
+
+
+def _statement_arguments(source: bytes) -> Spans:
+    """The arguments of capitals macros that begin with a statement (_STATEMENT_ARGUMENT), up
+    to the call's `)`: within 4,000 bytes, strings skipped, `;` and braces allowed; a call
+    inside a scanned one is not scanned again (linear in hostile input)."""
+    spans: Spans = []
+    scanned = 0  # each byte is scanned once: a call inside one scanned already is skipped
+    for match in _STATEMENT_ARGUMENT.finditer(source):
+        opening = match.start(1)
+        if opening < scanned:
+            continue
+        depth, at, end = 0, opening, min(len(source), opening + 4000)
+        while at < end:
+            byte = source[at]
+            at += 1
+            if byte == 0x22:  # "
+                literal = _STRING_REST.match(source, at)
+                if literal is None:
+                    break
+                at = literal.end()
+            elif byte == 0x28:  # (
+                depth += 1
+            elif byte == 0x29:  # )
+                depth -= 1
+                if depth == 0:
+                    spans.append((opening + 1, at - 1))
+                    break
+        scanned = at
     return spans
 
 

@@ -2078,3 +2078,22 @@ def test_a_macro_around_an_if_s_condition_keeps_the_method_whole() -> None:
         ("reader::read_block", "method", 3, 19),
     ]
     assert {"UNLIKELY", "LIKELY"} <= {r.name for r in found.references}
+
+
+def test_a_statement_as_a_capitals_macro_s_argument_loses_no_definition() -> None:
+    # pugixml's tests: `CHECK_ALLOC_FAIL(for (..) ..);` made one TEST run over the next five
+    # (a `for` is no expression: tree-sitter's error took the definitions after it).
+    source = (
+        b'TEST(first)\n{\n\tCHECK_ALLOC_FAIL(for (int i = 0; i < 10; ++i) work("a;b"));\n}\n\n'
+        b"TEST(second)\n{\n\twork();\n}\n\n"
+        b"template <typename T> bool fp_equal(T lhs, T rhs)\n{\n\treturn lhs == rhs;\n}\n"
+    )
+    found = extract("cpp", source, "t.cpp")
+    assert [(s.qualified_name, s.start_line, s.end_line) for s in found.symbols] == [
+        ("TEST(first)", 1, 4),
+        ("TEST(second)", 6, 9),
+        ("fp_equal", 11, 14),
+    ]
+    # the argument is read from its text: its names are still references, its string a string
+    assert {"CHECK_ALLOC_FAIL", "work"} <= {r.name for r in found.references}
+    assert "a;b" in [t.content for t in found.texts if t.element_type == "string_literal"]
