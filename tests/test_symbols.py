@@ -390,6 +390,25 @@ def test_a_rust_enum_variant_is_looked_up_and_shown_by_name(make_repo, index) ->
     assert shown.stdout.splitlines()[1:] == ["6│    InvalidLength,"]
 
 
+def test_show_prefers_what_a_name_does_to_a_rust_mod_line(make_repo, index) -> None:
+    """`show memchr` showed the crate root's `mod memchr;` line over `memchr::memchr` (two
+    search users' reports): a module declared on one line comes after the others, in the
+    numbered list --nth picks from too."""
+    root = make_repo(
+        {
+            "src/lib.rs": "mod memchr;\npub use memchr::memchr;\n",
+            "src/memchr.rs": "/// Find a byte.\npub fn memchr(needle: u8) -> bool {\n    true\n}\n",
+        }
+    )
+    index(root)
+    shown = run_cli("show", "memchr", "--root", root)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines()[0] == "src/memchr.rs:2-4  function memchr::memchr"
+    assert "[2] module memchr src/lib.rs:1" in shown.stderr
+    second = run_cli("show", "memchr", "--nth", "2", "--root", root)
+    assert second.stdout.splitlines()[0] == "src/lib.rs:1-1  module memchr"
+
+
 def test_cpp_namespaces_classes_and_out_of_line_methods(make_repo, index) -> None:
     root = make_repo(CPP_REPO)
     index(root)

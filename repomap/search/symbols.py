@@ -827,6 +827,11 @@ def find_symbol(
         hint = f"; did you mean: {', '.join(suggestions)}" if suggestions else ""
         raise SymbolNotFound(f"no symbol named {asked!r}{where}{hint}")
     rows.sort(key=lambda row: _find_key(name, row))
+    if _module_line(rows[0]):
+        # A Rust `mod NAME;` line says where a module is, not what it does: `show memchr` and
+        # `show parse` showed that line over the functions of the name (its file is no symbol).
+        # Last, here and in the numbered list --nth picks from.
+        rows.sort(key=_module_line)  # stable: the others first, in their order
     if nth is not None:
         if not 1 <= nth <= len(rows):
             raise nth_out_of_range(
@@ -834,6 +839,11 @@ def find_symbol(
             )
         rows.insert(0, rows.pop(nth - 1))
     return SymbolMatch(rows[0], rows[1:])
+
+
+def _module_line(row: SymbolRow) -> bool:
+    """Whether `row` is a Rust module declared on one line (`mod parse;`), its body a file."""
+    return row.kind == "module" and row.language == "rust" and row.start_line == row.end_line
 
 
 def _named(db: Store, name: str, params: dict[str, str], filters: str) -> list[SymbolRow]:
