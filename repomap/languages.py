@@ -199,8 +199,6 @@ _LEADING = {
     "cpp": ("//", "/*", "*", "template", "[[", "__attribute__", "alignas", "#pragma"),
     "c": ("//", "/*", "*", "[[", "__attribute__", "_Alignas", "#pragma"),
 }
-_OPENERS = "([{"
-_CLOSERS = ")]}"
 
 
 def leading_start(lines: Sequence[str], index: int, language: str) -> int:
@@ -210,9 +208,10 @@ def leading_start(lines: Sequence[str], index: int, language: str) -> int:
     confirmed, depth, at = index, 0, index - 1
     while at >= 0:
         text = lines[at].strip()
-        if depth == 0 and not text:
-            break
-        depth += sum(text.count(c) for c in _CLOSERS) - sum(text.count(c) for c in _OPENERS)
+        closers = text.count(")") + text.count("]") + text.count("}")
+        if depth == 0 and (not text or not (closers or text.startswith(prefixes))):
+            break  # a blank line, or code (most lines above a definition: the index asks each)
+        depth += closers - text.count("(") - text.count("[") - text.count("{")
         if depth > 0:  # inside a decorator or attribute spread over several lines
             at -= 1
             continue
