@@ -387,6 +387,8 @@ def _return_type_attributes(source: bytes) -> Spans:
         if found is not None and _LOWER.search(found["type"]):
             spans.append(found.span(2))
     return spans
+
+
 # libgit2's `typedef int GIT_CALLBACK(git_apply_delta_cb)(const git_diff_delta *d, ..);`: a
 # macro in capitals that wraps a function type's name (`#define GIT_CALLBACK(name) (*name)`).
 # Left in, the typedef was named after the macro. The macro's name, its `(` and its `)` are
