@@ -1898,7 +1898,7 @@ _STATEMENT_OPEN = re.compile(rb"\([ \t\r\n]*(?:for|while|if|switch|do|return)[ \
 
 def _statement_arguments(source: bytes) -> Spans:
     """The arguments of capitals macros that begin with a statement (_STATEMENT_OPEN), up
-    to the call's `)`: within 4,000 bytes, strings skipped, `;` and braces allowed; a call
+    to the call's `)` (_closing_parenthesis: strings skipped, `;` and braces allowed); a call
     inside a scanned one is not scanned again (linear in hostile input)."""
     spans: Spans = []
     scanned = 0  # each byte is scanned once: a call inside one scanned already is skipped
@@ -1908,31 +1908,26 @@ def _statement_arguments(source: bytes) -> Spans:
         opening = match.start()
         if opening < scanned or not _CAPITALS_END.search(source, max(0, opening - 120), opening):
             continue
-        depth, at, end = 0, opening, min(len(source), opening + 4000)
-        while at < end:
-            byte = source[at]
-            at += 1
-            if byte == 0x22:  # "
-                literal = _STRING_REST.match(source, at)
-                if literal is None:
-                    break
-                at = literal.end()
-            elif byte == 0x28:  # (
-                depth += 1
-            elif byte == 0x29:  # )
-                depth -= 1
-                if depth == 0:
-                    spans.append((opening + 1, at - 1))
-                    break
-        scanned = at
+        closing = _closing_parenthesis(source, opening, strings=True, statements=True)
+        if closing < 0:
+            scanned = opening + _PARENTHESIS_REACH  # none within reach: nor for a call inside
+            continue
+        spans.append((opening + 1, closing))
+        scanned = closing + 1
     return spans
 
 
-def _closing_parenthesis(source: bytes, opening: int, strings: bool = False) -> int:
+_PARENTHESIS_REACH = 4000
+
+
+def _closing_parenthesis(
+    source: bytes, opening: int, strings: bool = False, statements: bool = False
+) -> int:
     """The offset of the `)` that closes the `(` at `opening`, within 4,000 bytes and one
-    declaration; -1 if none. With `strings`, a string literal's bytes are skipped."""
+    declaration; -1 if none. With `strings`, a string literal's bytes are skipped; with
+    `statements`, `;` and braces may stand inside (a statement as an argument)."""
     depth = 0
-    at, end = opening, min(len(source), opening + 4000)
+    at, end = opening, min(len(source), opening + _PARENTHESIS_REACH)
     while at < end:
         byte = source[at]
         at += 1
@@ -1947,7 +1942,7 @@ def _closing_parenthesis(source: bytes, opening: int, strings: bool = False) -> 
             depth -= 1
             if depth == 0:
                 return at - 1
-        elif byte in (0x3B, 0x7B, 0x7D):  # ; { }
+        elif byte in (0x3B, 0x7B, 0x7D) and not statements:  # ; { }
             return -1
     return -1
 

@@ -188,31 +188,25 @@ def test_a_filter_given_twice_is_refused(make_repo, twice: list[str], once: list
 
 
 @pytest.mark.parametrize("command", ["search", "search-text"])
-def test_an_empty_answer_says_when_the_path_filter_names_no_indexed_file(
-    make_repo, command: str
+@pytest.mark.parametrize(
+    "option, missing, note, present",
+    [
+        # A typo in --path answered "nothing matches" alone, as if the words were not found.
+        ("--path", "scr/", "no indexed file matches --path scr/", "src/"),
+        # So did `--lang cpp` on a C project (a search user's report).
+        ("--lang", "cpp", "no indexed file is in --lang cpp", "c"),
+    ],
+)
+def test_an_empty_answer_says_when_a_filter_names_no_indexed_file(
+    make_repo, command: str, option: str, missing: str, note: str, present: str
 ) -> None:
-    # A typo in --path answered "nothing matches" alone, as if the words were not found.
-    root = make_repo({"src/b.py": 'def beta():\n    """The beta value."""\n    return 2\n'})
-    assert run_cli("index", root).returncode == 0
-    done = run_cli(command, "beta", "--path", "scr/", "--root", root)
-    assert done.returncode == 1 and "no indexed file matches --path scr/" in done.stderr
-    found_nothing = run_cli(command, "zzqv", "--path", "src/", "--root", root)
-    assert found_nothing.returncode == 1 and "--path" not in found_nothing.stderr
-    assert run_cli(command, "beta", "--path", "src/", "--root", root).returncode == 0
-
-
-@pytest.mark.parametrize("command", ["search", "search-text"])
-def test_an_empty_answer_says_when_no_indexed_file_is_in_the_language(
-    make_repo, command: str
-) -> None:
-    # `--lang cpp` on a C project answered "nothing matches" alone (a search user's report).
     root = make_repo({"src/b.c": "/* The beta value. */\nint beta(void) { return 2; }\n"})
     assert run_cli("index", root).returncode == 0
-    done = run_cli(command, "beta", "--lang", "cpp", "--root", root)
-    assert done.returncode == 1 and "no indexed file is in --lang cpp" in done.stderr
-    found_nothing = run_cli(command, "zzqv", "--lang", "c", "--root", root)
-    assert found_nothing.returncode == 1 and "--lang" not in found_nothing.stderr
-    assert run_cli(command, "beta", "--lang", "c", "--root", root).returncode == 0
+    done = run_cli(command, "beta", option, missing, "--root", root)
+    assert done.returncode == 1 and note in done.stderr
+    found_nothing = run_cli(command, "zzqv", option, present, "--root", root)
+    assert found_nothing.returncode == 1 and option not in found_nothing.stderr
+    assert run_cli(command, "beta", option, present, "--root", root).returncode == 0
 
 
 @pytest.mark.parametrize(
