@@ -177,6 +177,29 @@ def test_first_call_builds_a_missing_index_and_says_so(
     refresher.close()
 
 
+def test_an_index_made_by_another_repomap_is_read_again_and_said_so(repo: Path) -> None:
+    """After an upgrade the MCP server's first answer said "re-indexed 38 changed files (0
+    added, 37 modified ...)" of files nobody had changed (a search user's report)."""
+    import sqlite3
+
+    settings = config.resolve(repo, workers=1)
+    indexer.run(settings)
+    db = sqlite3.connect(settings.db_path)
+    with db:  # as an older repomap left it
+        db.execute("UPDATE meta SET value = '1' WHERE key = 'extractor_version'")
+    db.close()
+    refresher = Refresher(settings, poll_interval=0.0)
+    notices = refresher.ensure_fresh()
+    assert any(
+        notice.startswith("re-read every file (1 code files, 1 docs)")
+        and f"made with extractor version 1 (now {indexer.EXTRACTOR_VERSION})" in notice
+        for notice in notices
+    ), notices
+    assert not any("changed file" in notice for notice in notices)
+    assert refresher.ensure_fresh() == []
+    refresher.close()
+
+
 def _refreshed_after_an_edit(repo: Path, settings: config.Settings) -> Refresher:
     """Index, start a refresher, rename pkg/a.py's function: the next answer sees it."""
     indexer.run(settings)

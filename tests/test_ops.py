@@ -73,7 +73,9 @@ def test_status_says_when_the_index_was_made_by_another_repomap(repo: Path) -> N
         f"outdated:    made with extractor version 1 (now {new}): the next `repomap index` "
         "re-reads every file" in shown
     )
-    assert run_cli("index", repo).returncode == 0
+    reindexed = _json("index", repo)["results"][0]  # the run says why it read every file
+    assert reindexed["reread"] == f"extractor version 1 (now {new})"
+    assert reindexed["modified"] == 2 and _json("index", repo)["results"][0]["reread"] is None
     assert _json("status", "--root", repo)["results"][0]["outdated"] == {}
 
 

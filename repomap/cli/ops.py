@@ -77,8 +77,9 @@ def status(as_json: bool, db_path: Path | None, root: Path | None) -> int:
         + (f" ({listed})" if found.changed_since else "")
     )
     if found.outdated:  # an upgrade: no file changed, yet every one is read again
-        made = ", ".join(f"{key.replace('_', ' ')} {old or '-'} (now {new})"
-                         for key, (old, new) in found.outdated.items())  # fmt: skip
+        from repomap.index.pipeline import made_with
+
+        made = made_with({key: (old, new or "") for key, (old, new) in found.outdated.items()})
         click.echo(f"outdated:    made with {made}: the next `repomap index` re-reads every file")
     per_10k = (
         f" ({found.db_bytes / found.indexed_lines * 10_000 / 1e6:.2f} MB per 10,000 indexed lines"

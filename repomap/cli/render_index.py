@@ -24,7 +24,13 @@ def print_index_summary(summary: Any) -> None:
             # No total: skips include what the walk never hands to a reader (a FIFO, a secret
             # file, a link out of ROOT) and docs and data files, which the lines below count.
             f"{summary.added} added, {summary.modified} changed, {summary.unchanged} unchanged, "
-            f"{summary.removed} removed; {len(summary.skipped)} skipped",
+            f"{summary.removed} removed; {len(summary.skipped)} skipped"
+            # an upgrade: every file read again, though none changed
+            + (
+                f" (all read again: the index was made with {summary.reread})"
+                if summary.reread
+                else ""
+            ),  # fmt: skip
         ),
         (
             "indexed",

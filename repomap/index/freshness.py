@@ -286,6 +286,11 @@ class Refresher:
                 f"built the index of {self.settings.root} on first use: {summary.files} code "
                 f"files, {docs.get('files', 0)} docs, {summary.symbols} symbols in {seconds:.1f} s"
             )
+        if summary.reread:  # an upgrade: every file read again, none of them changed
+            return (
+                f"re-read every file ({summary.files} code files, {docs.get('files', 0)} docs) "
+                f"in {seconds:.1f} s: the index was made with {summary.reread}"
+            )
         if code_changes or doc_changes:
             return (
                 f"re-indexed {code_changes + doc_changes} changed "

@@ -211,6 +211,9 @@ class Summary:
     # Vectors of chunks this run rewrote that held their old text, deleted (a run that does
     # not embed: embedding.drop_stale); an embedding run counts its own deletions
     vectors_dropped: int = 0
+    # why every file was read again though none changed: another repomap made the index
+    # (`extractor version 47 (now 50)`); None when files were read for their own changes
+    reread: str | None = None
 
     @property
     def skipped_by_reason(self) -> dict[str, int]:
@@ -241,6 +244,7 @@ class Summary:
             "ignored": self.ignored,
             "warnings": self.warnings,
             "vectors_dropped": self.vectors_dropped,
+            "reread": self.reread,
         }
 
 
@@ -516,9 +520,10 @@ def _index(
     keep_vectors: bool = False,
 ) -> None:
     started = time.perf_counter()
-    force = force or any(
-        store.get_meta(db, key) != value for key, value in _version_meta(settings).items()
-    )
+    made_otherwise = outdated(db, settings)
+    if not force and any(old is not None for old, _new in made_otherwise.values()):
+        summary.reread = made_with(made_otherwise)  # an upgrade, not a new index
+    force = force or bool(made_otherwise)
     walked = walk(settings.root, skip_dirs=settings.index_skipped)
     summary.skipped.extend(walked.skipped)
     summary.ignored = walked.ignored.total()
@@ -800,6 +805,13 @@ def outdated(db: store.Store, settings: Settings) -> dict[str, tuple[str | None,
         for key, value in _version_meta(settings).items()
         if (found := store.get_meta(db, key)) != value
     }
+
+
+def made_with(versions: dict[str, tuple[str | None, str]]) -> str:
+    """`extractor version 47 (now 50), chunks version 21 (now 23)`: outdated() in words."""
+    return ", ".join(
+        f"{key.replace('_', ' ')} {old or '-'} (now {new})" for key, (old, new) in versions.items()
+    )
 
 
 def _take(results: Iterator[T], count: int) -> Iterator[T]:
