@@ -328,6 +328,14 @@ def code_chunks(
             return d.kind in CHUNK_KINDS
         return d.parent not in containers and d.start_line not in record_starts
 
+    chunked_definitions = [d for d in definitions if chunked(d)]
+    # Each one's first line with the comments, attributes and decorators right above it (what
+    # leads it is its own), looked up once: the members' spans and the chunks both read it.
+    firsts = [
+        leading_start(lines, d.start_line - 1, language) + 1 if d.start_line > 0 else 0
+        for d in chunked_definitions
+    ]
+
     # A pragma is a linter's line, not a reader's: out of every comment block, so a block that
     # holds one (`# fmt: off` above a table's explanation) keeps its other lines.
     kept = []
@@ -340,7 +348,7 @@ def code_chunks(
             row = (row[0], _without_lines(content, _RULER), *row[2:])
         kept.append(row)
     texts = kept
-    leading = _leading_comments([d for d in definitions if chunked(d)], texts, lines)
+    leading = _leading_comments(chunked_definitions, texts, lines)
     # A comment's owner is a qualified name, and several definitions can share one (a property's
     # getter and setter, a nested function defined in both branches of an `if`, Rust's cfg
     # variants, C++ overloads): each comment goes to the one whose lines hold it.
@@ -366,9 +374,9 @@ def code_chunks(
     # The chunked definitions' lines, with the comments, attributes and decorators right above
     # them, by first line: what a container's own lines leave out.
     spans = sorted(
-        (leading_start(lines, d.start_line - 1, language) + 1, d.end_line)
-        for d in definitions
-        if d.parent is not None and chunked(d)
+        (first, d.end_line)
+        for d, first in zip(chunked_definitions, firsts, strict=True)
+        if d.parent is not None
     )
     chunks: list[ChunkRow] = []
     place, demoted = _path_facts(path)
@@ -378,8 +386,8 @@ def code_chunks(
     # One look for an identifier of underscores only in the file, not one per definition.
     runs = _run_finder(text)
     macros: set[str] = set()
-    for d in definitions:
-        if not chunked(d) or _include_guard(d, lines):
+    for d, first in zip(chunked_definitions, firsts, strict=True):
+        if _include_guard(d, lines):
             continue
         if d.kind == "macro":
             if d.qualified_name in macros:
@@ -397,7 +405,6 @@ def code_chunks(
         # What leads it is its own too: its doc comment (in its head already), its decorators
         # and attributes (`@app.route("/login")`, `#[derive(..)]`: in its body). The file's
         # chunk held them, and a function's doc made the module a second answer.
-        first = leading_start(lines, d.start_line - 1, language) + 1 if d.start_line > 0 else 0
         decorations = []
         if 0 < first < d.start_line:
             leads = lines[first - 1 : d.start_line - 1]

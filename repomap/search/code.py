@@ -511,10 +511,9 @@ def search_code(
     started = time.perf_counter() if started is None else started
     try:
         result = _search_code(
-            db, question, mode, path, language, kind, limit, semantic_weight, quick_start, started
-        )
-        if compare:
-            result.strength = strength(db, result, query_terms(result.query))
+            db, question, mode, path, language, kind, limit, semantic_weight, quick_start, started,
+            compare,
+        )  # fmt: skip
     except RepomapError as problem:  # bad input, a model mismatch: logged as failed searches
         if log:
             _log(db, question, mode, path, language, kind, limit, None, str(problem), started)
@@ -556,6 +555,7 @@ def _search_code(
     semantic_weight: float,
     quick_start: bool,
     started: float,
+    compare: bool = False,
 ) -> CodeResults:
     question = check_query(question)
     limit = check_limit(limit)
@@ -614,13 +614,16 @@ def _search_code(
     # (with no result at all nothing was cut: gibberish fills the nearest-by-meaning pool)
     truncated = bool(hits) and (truncated or len(lexical) >= pool or len(semantic) >= pool)
     timings["total"] = (time.perf_counter() - started) * 1000
-    return CodeResults(
+    result = CodeResults(
         question, mode, hits, truncated, timings, model_id, coverage,
         word_matches=None if mode == "semantic" else len(lexical),
         semantic_share=weight if mode == "hybrid" else None,
         best_cosine=max(semantic.values(), default=None),
         changed_files=found.changed,
     )  # fmt: skip
+    if compare:  # the question's words as searched, not parsed again
+        result.strength = strength(db, result, terms)
+    return result
 
 
 def _best_of(scores: dict[int, T], score: Callable[[T], float]) -> dict[int, T]:
