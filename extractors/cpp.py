@@ -90,6 +90,7 @@ _DEFINITIONS = {
     "definition.declaration": "declaration",
     "definition.macro": "macro",
     "definition.type": "type",
+    "definition.field": "field",
 }
 _REFERENCES = (
     "reference.call",
@@ -271,8 +272,16 @@ def _extract(source: bytes, lang: str, namespaces: Table = EMPTY) -> Extraction:
         symbols = [_flat(symbol) for symbol in symbols]
     elif namespaces.macros:  # `FMT_BEGIN_NAMESPACE`: its members are `fmt::...`
         symbols = qualified(symbols, opened(source, namespaces), source)
-    owners = _Owners(symbols)
-    texts = reader.comments(groups, symbols, owners) + reader.strings(owners)
+    # A data member owns no comment, string nor reference: they stay its record's, as the
+    # record's chunk and the ranking's graph read them.
+    records = [symbol for symbol in symbols if symbol.kind != "field"]
+    owners = _Owners(records)
+    texts = reader.comments(groups, records, owners) + reader.strings(owners)
+    if len(records) < len(symbols):  # the records as comments() left them (docs given), in place
+        given = iter(records)
+        symbols = [symbol if symbol.kind == "field" else next(given) for symbol in symbols]
+    else:
+        symbols = records
     texts.sort(key=itemgetter(0))  # document order
     return Extraction(
         symbols=_records_documented_by_aliases(symbols),
@@ -335,6 +344,9 @@ def _field_ids(lang: str, *names: str) -> tuple[int, ...]:
 def _flat(symbol: Symbol) -> Symbol:
     """C has one scope for tags and one for everything else: a nested `struct b` is `b`."""
     parent = symbol.parent
+    if symbol.kind == "field" and parent:  # a member is named in its record: `request::len`
+        parent = parent.rsplit("::", 1)[-1]
+        return symbol._replace(qualified_name=f"{parent}::{symbol.name}", parent=parent)
     if symbol.qualified_name == symbol.name and (parent is None or "::" not in parent):
         return symbol
     parent = parent.rsplit("::", 1)[-1] if parent else None
@@ -1059,6 +1071,8 @@ class _Reader:
             found = self.macro(node)
         elif kind == "enumerator":
             found = self.enumerator(node, scope)
+        elif kind == "field":
+            return self.fields(node, anchor, scope)
         elif kind == "namespace":
             found = self.namespace(node, anchor, scope)
         elif kind == "type":
@@ -1299,6 +1313,40 @@ class _Reader:
                     _join(prefix, parts[:-1]) or None,
                     has_value or "extern" not in specifiers,
                     documented,
+                )
+            )
+        return symbols
+
+    def fields(self, node: Node, anchor: Node, scope: Symbol | None) -> list[Symbol]:
+        """A record's data members: `int a, *b;` declares two, `void (*on_event)(int);` one
+        (a member function's declaration is read as a method, a macro's call as nothing)."""
+        if scope is None or scope.kind not in _MEMBER_SCOPES or node.has_error:
+            return []  # an anonymous record's outside any other, a local type's, a broken parse
+        declarators = node.children_by_field_name("declarator")
+        if not declarators:
+            return []  # `struct { .. };` inside a record: its members are the record's
+        type_node = node.child_by_field_name("type")
+        type_part = self.header_around_body(anchor.start_byte, declarators[0].start_byte, type_node)
+        type_part = type_part.rstrip()
+        symbols = []
+        for declarator in declarators:
+            if declarator.type == "function_declarator":
+                inner = declarator.child_by_field_name("declarator")
+                if inner is None or inner.type != "parenthesized_declarator":
+                    continue  # `void run();`, `DECLARE_BITMAP(mask, N);`: no data member
+            name_node, _ = _declared_name(declarator)
+            if name_node is None or name_node.type != "field_identifier":
+                continue
+            name = self.node_text(name_node)
+            signature = f"{type_part} {self.header(declarator.start_byte, declarator.end_byte)}"
+            symbols.append(
+                self.symbol(
+                    name,
+                    _join(scope.qualified_name, [name]),
+                    "field",
+                    anchor,
+                    signature.strip(),
+                    scope.qualified_name,
                 )
             )
         return symbols

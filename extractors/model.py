@@ -11,6 +11,7 @@ KINDS = (
     "class",
     "constant",
     "enum",
+    "field",  # C, C++: a struct's, union's or class's data member
     "function",
     "impl",
     "macro",

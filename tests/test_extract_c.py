@@ -75,9 +75,17 @@ static const struct file_operations item_fops = {
 """
 
 
-def _symbols(source: bytes, language: str = "c") -> list[tuple[str, str, int, int]]:
+def _symbols(
+    source: bytes, language: str = "c", fields: bool = False
+) -> list[tuple[str, str, int, int]]:
+    """The symbols of `source`; a record's data members (`field`) only with `fields`: these
+    tests were written about the declarations around them."""
     result = extract(language, source, "x.c")
-    return [(s.qualified_name, s.kind, s.start_line, s.end_line) for s in result.symbols]
+    return [
+        (s.qualified_name, s.kind, s.start_line, s.end_line)
+        for s in result.symbols
+        if fields or s.kind != "field"
+    ]
 
 
 @pytest.mark.parametrize(
@@ -221,7 +229,9 @@ def test_declarations_behind_macros_are_found(
     language: str, source: bytes, expected: list[tuple[str, str, int]]
 ) -> None:
     found = [
-        (s.qualified_name, s.kind, s.start_line) for s in extract(language, source, "m.h").symbols
+        (s.qualified_name, s.kind, s.start_line)
+        for s in extract(language, source, "m.h").symbols
+        if s.kind != "field"
     ]
     assert found == expected
 
@@ -484,9 +494,9 @@ XXH3_hashLong_internal_loop(xxh_u64* XXH_RESTRICT acc,
 @pytest.mark.parametrize("language", ["c", "cpp"])
 def test_a_macro_between_a_pointer_and_its_name_is_a_qualifier(language: str) -> None:
     result = extract(language, XXHASH_STYLE, "xxhash.h")
-    assert [(s.name, s.kind, s.start_line, s.end_line) for s in result.symbols] == [
-        ("XXH3_hashLong_internal_loop", "function", 1, 6)
-    ]
+    assert [
+        (s.name, s.kind, s.start_line, s.end_line) for s in result.symbols if s.kind != "field"
+    ] == [("XXH3_hashLong_internal_loop", "function", 1, 6)]
     assert result.symbols[0].signature == (
         "void XXH3_hashLong_internal_loop(xxh_u64* XXH_RESTRICT acc, "
         "const xxh_u8* XXH_RESTRICT input, size_t len)"
@@ -514,7 +524,11 @@ old_style(a, b)
 
 def test_macro_calls_alone_at_file_scope_are_not_part_of_the_next_function() -> None:
     result = extract("c", CFFI_STYLE, "backend.c")
-    found = [(s.name, s.kind, s.start_line, s.end_line, s.signature) for s in result.symbols]
+    found = [
+        (s.name, s.kind, s.start_line, s.end_line, s.signature)
+        for s in result.symbols
+        if s.kind != "field"
+    ]
     assert found == [
         (
             "_cffi_from_c_pointer",
@@ -575,7 +589,9 @@ def test_a_function_tree_sitter_cannot_read_is_recovered_from_its_error() -> Non
     """`#if` between `if` and `else` leaves tree-sitter an ERROR where the function was: its
     head and its braces still say where it is; its locals are not globals."""
     result = extract("c", PSUTIL_STYLE, "proc.c")
-    found = [(s.name, s.kind, s.start_line, s.end_line) for s in result.symbols]
+    found = [
+        (s.name, s.kind, s.start_line, s.end_line) for s in result.symbols if s.kind != "field"
+    ]
     assert found == [
         ("psutil_raise_for_pid", "function", 2, 15),
         ("RAISE_FOR", "macro", 7, 7),  # a macro is global, even in a body
@@ -618,7 +634,7 @@ def test_the_cplusplus_guard_of_a_c_header_is_read_around(language: str, opening
     header = GUARDED_HEADER.replace(b'extern "C" {', opening)
     result = extract(language, header, "lib.h")
     assert result.note is None
-    found = [(s.name, s.kind, s.start_line, s.doc) for s in result.symbols]
+    found = [(s.name, s.kind, s.start_line, s.doc) for s in result.symbols if s.kind != "field"]
     shift = opening.count(b"\n")
     assert found == [
         ("add", "function", 6 + shift, "Add two numbers."),
@@ -644,7 +660,9 @@ def test_a_comment_in_a_continued_define_does_not_end_it(language: str) -> None:
     """Left to tree-sitter, the comment ends the `#define` and `reserved` leaks out as a
     global variable; the comments stay comments of the macro."""
     result = extract(language, UV_DEFINE, "uv.h")
-    found = [(s.name, s.kind, s.start_line, s.end_line) for s in result.symbols]
+    found = [
+        (s.name, s.kind, s.start_line, s.end_line) for s in result.symbols if s.kind != "field"
+    ]
     assert found == [("UV_REQ_FIELDS", "macro", 1, 6), ("uv_req_s", "struct", 7, 9)]
     comments = [(t.content, t.line, t.symbol_name) for t in result.texts]
     assert comments == [("public", 2, "UV_REQ_FIELDS"), ("read-only", 4, "UV_REQ_FIELDS")]
@@ -668,7 +686,11 @@ def test_a_function_returning_a_function_pointer_is_a_function(language: str) ->
     """`signal` returns `void (*)(int)`: its name sits inside the declarator of the pointer
     it returns. A pointer to a function (`compare`) stays a variable."""
     result = extract(language, RETURNS_FUNCTION_POINTER, "signal.c")
-    found = [(s.name, s.kind, s.start_line, s.end_line, s.is_definition) for s in result.symbols]
+    found = [
+        (s.name, s.kind, s.start_line, s.end_line, s.is_definition)
+        for s in result.symbols
+        if s.kind != "field"
+    ]
     assert found == [
         ("signal", "function", 1, 1, False),
         ("signal_handler", "function", 4, 7, True),
@@ -694,7 +716,9 @@ def test_functions_a_macro_names_are_named_as_written() -> None:
     """brotli defines each hasher's functions once, named by `FN(x)` (pasting a suffix on):
     each is its own function, found by the name its source shows."""
     result = extract("c", BROTLI_STYLE, "hash_inc.h")
-    found = [(s.name, s.kind, s.start_line, s.end_line) for s in result.symbols]
+    found = [
+        (s.name, s.kind, s.start_line, s.end_line) for s in result.symbols if s.kind != "field"
+    ]
     assert found == [
         ("FN(HashTypeLength)", "function", 2, 2),
         ("FN(Initialize)", "function", 4, 7),
@@ -768,7 +792,9 @@ def test_a_statement_macro_alone_on_its_line_is_not_a_type(language: str) -> Non
     """CPython's `Py_BEGIN_ALLOW_THREADS` / `Py_END_ALLOW_THREADS` (every C extension): left in,
     `Py_END_ALLOW_THREADS if (...) {` read as a function named `if`."""
     result = extract(language, CPYTHON_THREADS, "decompressor.c")
-    found = [(s.name, s.kind, s.start_line, s.end_line) for s in result.symbols]
+    found = [
+        (s.name, s.kind, s.start_line, s.end_line) for s in result.symbols if s.kind != "field"
+    ]
     assert found == [
         ("decompress", "function", 1, 23),
         ("level", "enum", 25, 27),
@@ -822,7 +848,9 @@ def test_functions_a_macro_defines_are_functions_with_their_docs() -> None:
     and a block, repomap had no symbol (and `ret` as a global). Named by the macro and its
     first argument. And `asmlinkage __visible` no longer keeps the next doc from its function."""
     result = extract("c", KERNEL_SYSCALL, "kernel/sys.c")
-    found = [(s.name, s.kind, s.start_line, s.end_line) for s in result.symbols]
+    found = [
+        (s.name, s.kind, s.start_line, s.end_line) for s in result.symbols if s.kind != "field"
+    ]
     assert found == [
         ("SYSCALL_DEFINE1(foo)", "function", 5, 9),
         ("COMPAT_SYSCALL_DEFINE2(foo2)", "function", 12, 15),
@@ -913,7 +941,11 @@ def test_functions_macros_define_are_named_by_their_arguments():
         b'TEST(Parser, HandlesEmpty)\n{\n\tTEST_ASSERT_EQUAL(0, parse(""));\n}\n\n'
         b"Test(misc, passing) {\n\tcr_assert(1);\n}\n"
     )
-    found = [(s.qualified_name, s.kind, s.start_line) for s in extract("c", source, "t.c").symbols]
+    found = [
+        (s.qualified_name, s.kind, s.start_line)
+        for s in extract("c", source, "t.c").symbols
+        if s.kind != "field"
+    ]
     assert found == [
         ("SYSCALL_DEFINE1(umask)", "function", 1),  # a syscall's other arguments: types, names
         ("SYSCALL_DEFINE0(getpid)", "function", 6),
@@ -1053,7 +1085,9 @@ def test_attribute_macros_after_a_prototype_are_read_around(language: str) -> No
     # after the `)` (or on the next line) made the prototype a call, lost. A call after a
     # directive's parentheses is no such macro, nor is a macro type's name (`STACK_OF(X) NAME`).
     result = extract(language, ATTRIBUTE_STYLE, "x.h")
-    assert [(s.name, s.kind, s.start_line, s.end_line) for s in result.symbols] == [
+    assert [
+        (s.name, s.kind, s.start_line, s.end_line) for s in result.symbols if s.kind != "field"
+    ] == [
         ("smsg", "function", 1, 1),
         ("vim_vsnprintf", "function", 2, 3),
         ("test", "function", 4, 10),
@@ -1104,7 +1138,7 @@ def test_a_conditional_whose_branches_each_open_a_parenthesis_is_read_as_one(
     # inflate() there and every function after it; the parse reads one branch (the `#else`
     # of an `#if 0`), and the other branch's comment and string are still texts.
     result = extract(language, ZLIB_STYLE, "inflate.c")
-    assert [(s.name, s.start_line, s.end_line) for s in result.symbols] == [
+    assert [(s.name, s.start_line, s.end_line) for s in result.symbols if s.kind != "field"] == [
         ("inflate", 1, 23),
         ("inflateEnd", 25, 28),
     ]
@@ -1128,7 +1162,9 @@ def test_a_return_type_macro_alone_on_its_line_is_kept_before_the_head() -> None
         b"{\n    return 0;\n}\n\nDEFINE_FN(int, 16)\nstatic int after(void) { return 0; }\n"
     )
     result = extract("c", source, "x.c")
-    assert [(s.name, s.start_line, s.end_line, s.signature) for s in result.symbols] == [
+    assert [
+        (s.name, s.start_line, s.end_line, s.signature) for s in result.symbols if s.kind != "field"
+    ] == [
         ("X", 1, 1, "#define X"),
         ("incr_true", 3, 7, "Py_LOCAL_INLINE(PyObject *) incr_true(void)"),
         (
@@ -1229,7 +1265,7 @@ def test_an_attribute_macro_after_a_parameter_name_is_read_around(language: str)
     blanked = blank_macros(source, language)[0]
     assert b"UNUSED" not in blanked and b"DWORD" in blanked and b"BAR" in blanked
     result = extract(language, source, "x.c")
-    assert [(s.name, s.start_line, s.end_line) for s in result.symbols] == [
+    assert [(s.name, s.start_line, s.end_line) for s in result.symbols if s.kind != "field"] == [
         ("get_user_cmd_flags", 1, 6),
         ("h", 7, 7),
     ]
@@ -1255,7 +1291,9 @@ def test_a_macro_around_a_prototype_s_parameters_is_read_around(language: str) -
         b"int f(void) { return FOO((1)); }\n"
     )
     symbols = [
-        (s.name, s.kind, s.start_line, s.end_line) for s in extract(language, source, "x.c").symbols
+        (s.name, s.kind, s.start_line, s.end_line)
+        for s in extract(language, source, "x.c").symbols
+        if s.kind != "field"
     ]
     assert symbols[:4] == [
         ("fill_window", "function", 1, 1),
@@ -1288,7 +1326,9 @@ def test_an_attribute_macro_between_return_type_and_name_is_not_the_name(languag
         b"}\n"
     )
     assert [
-        (s.name, s.start_line, s.end_line) for s in extract(language, source, "x.c").symbols
+        (s.name, s.start_line, s.end_line)
+        for s in extract(language, source, "x.c").symbols
+        if s.kind != "field"
     ] == [
         ("string_hash", 1, 5),
         ("init_word_char", 6, 10),
@@ -1346,7 +1386,11 @@ def test_an_attribute_macro_ending_the_return_type_s_line_is_not_the_name(langua
         b"g(x);\n"
         b"}\n"
     )
-    found = [(s.name, s.start_line, s.end_line) for s in extract(language, source, "x.c").symbols]
+    found = [
+        (s.name, s.start_line, s.end_line)
+        for s in extract(language, source, "x.c").symbols
+        if s.kind != "field"
+    ]
     assert found == [("send_monitor_note", 1, 4), ("append_printf", 5, 17), ("append_str", 18, 23)]
     assert b"return f(1, 2)" in blank_macros(source, language)[0]
 
@@ -1395,7 +1439,11 @@ def test_attribute_macros_after_a_record_s_brace_declare_nothing(language: str) 
         b"typedef struct {\n\tunsigned int mask;\n} __aligned(8) psw_compat_t;\n"
         b"typedef struct d {\n\tint u;\n} __packed __aligned(2) d_t;\n"
     )
-    found = [(s.name, s.kind, s.start_line) for s in extract(language, source, "x.h").symbols]
+    found = [
+        (s.name, s.kind, s.start_line)
+        for s in extract(language, source, "x.h").symbols
+        if s.kind != "field"
+    ]
     assert found == [
         ("a", "struct", 1),
         ("b", "struct", 4),
@@ -1408,11 +1456,12 @@ def test_attribute_macros_after_a_record_s_brace_declare_nothing(language: str) 
 
 
 def spans(language: str, source: bytes, *kinds: str) -> list[tuple[str, str, int, int]]:
-    """(name, kind, start line, end line) of each symbol, of `kinds` only when given."""
+    """(name, kind, start line, end line) of each symbol, of `kinds` only when given (data
+    members only then: these tests were written about the declarations around them)."""
     return [
         (s.name, s.kind, s.start_line, s.end_line)
         for s in extract(language, source, "x.c").symbols
-        if not kinds or s.kind in kinds
+        if s.kind in kinds or (not kinds and s.kind != "field")
     ]
 
 
@@ -1553,7 +1602,9 @@ def test_attributes_around_a_record_and_a_member_path_in_offsetof(language: str)
     ]
     if language == "cpp":
         local = b"void f() {\n  struct addrinfo hints{};\n  g(&hints);\n}\n"
-        assert [s.kind for s in extract(language, local, "x.cpp").symbols] == ["function"]
+        assert [s.kind for s in extract(language, local, "x.cpp").symbols if s.kind != "field"] == [
+            "function"
+        ]
 
 
 @pytest.mark.parametrize("language", ["c", "cpp"])
@@ -1805,7 +1856,11 @@ def test_an_attribute_call_after_a_records_brace_is_no_function():
         b"struct plain { int a; };\n"
         b"void f(void) {\n  g();\n} EXPORT(f);\n"
     )
-    found = [(s.qualified_name, s.kind, s.start_line) for s in extract("c", source, "t.h").symbols]
+    found = [
+        (s.qualified_name, s.kind, s.start_line)
+        for s in extract("c", source, "t.h").symbols
+        if s.kind != "field"
+    ]
     assert found == [("fdlist_entry", "struct", 1), ("plain", "struct", 5), ("f", "function", 6)]
 
 
@@ -2007,7 +2062,11 @@ def test_a_define_under_a_has_include_condition_is_a_macro(language: str) -> Non
         b"#endif\n"
         b"int version(void) { return 0; }\n"
     )
-    found = [(s.name, s.kind, s.start_line) for s in extract(language, source, "x.h").symbols]
+    found = [
+        (s.name, s.kind, s.start_line)
+        for s in extract(language, source, "x.h").symbols
+        if s.kind != "field"
+    ]
     assert found == [
         ("NSS_VER_INCLUDE", "macro", 3),
         ("NSS_NEXT", "macro", 5),
@@ -2130,7 +2189,9 @@ def test_grammar_files_give_the_c_they_hold(
     lines in the file, and nothing of the grammar (rules, tokens, patterns, actions)."""
     found = extract("c", source, path)
     assert {
-        (s.name, s.kind, s.start_line, s.end_line, int(s.is_definition)) for s in found.symbols
+        (s.name, s.kind, s.start_line, s.end_line, int(s.is_definition))
+        for s in found.symbols
+        if s.kind != "field"
     } == expected
     texts = {text.content for text in found.texts}
     if path.endswith(".y"):
@@ -2467,3 +2528,67 @@ def test_a_typedef_s_record_has_the_alias_s_doc() -> None:
     assert docs["pos_s", "struct"] == docs["pos_t", "type"] == "The position in the stream."
     assert docs["kind_e", "enum"] == "Token kinds."
     assert docs["own", "struct"] == "Its own."
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_a_record_s_data_members_are_fields_named_in_their_record(language: str) -> None:
+    """`symbols m_errorCode` found nothing: a struct's members were no symbols (universal-ctags
+    lists them). Each declarator is one, a function pointer too; a member function's
+    declaration and a macro's call in a record's body are not; in C a member is named in its
+    record (`request::len`), as C++ names it; its doc comment is its own."""
+    source = (
+        b"struct request {\n"
+        b"    /** Bytes left to send. */\n"
+        b"    int len, *data;\n"
+        b"    char name[16];\n"
+        b"    unsigned done : 1;\n"
+        b"    void (*on_done)(struct request *r, int status);\n"
+        b"    DECLARE_BITMAP(flags, 8);\n"
+        b"};\n"
+        b"typedef struct { int w; } box;\n"
+        b"int g(void) { return 0; }\n"
+    )
+    found = {s.qualified_name: s for s in extract(language, source, "r.h").symbols}
+    fields = sorted(
+        (s.qualified_name, s.start_line, s.parent, s.signature)
+        for s in found.values()
+        if s.kind == "field"
+    )
+    assert fields == [
+        ("box::w", 9, "box", "int w"),
+        ("request::data", 3, "request", "int *data"),
+        ("request::done", 5, "request", "unsigned done"),
+        ("request::len", 3, "request", "int len"),
+        ("request::name", 4, "request", "char name[16]"),
+        ("request::on_done", 6, "request", "void (*on_done)(struct request *r, int status)"),
+    ]
+    assert found["request::len"].doc == "Bytes left to send."
+    # The record still owns the comments in its body, and the file what follows it.
+    texts = extract(language, source, "r.h").texts
+    assert [(t.content, t.symbol_name) for t in texts] == [("Bytes left to send.", "request")]
+
+
+def test_a_class_s_data_members_are_fields_and_its_methods_methods() -> None:
+    source = (
+        b"namespace ns {\n"
+        b"class Conn {\n"
+        b"public:\n"
+        b"    void run();\n"
+        b"    int count() const { return n_; }\n"
+        b"    static const int kMax = 4;\n"
+        b"private:\n"
+        b"    int n_ = 0;\n"
+        b"    std::map<int, std::vector<int>> table_;\n"
+        b"};\n"
+        b"}\n"
+    )
+    found = [(s.qualified_name, s.kind, s.signature) for s in extract("cpp", source, "c.h").symbols]
+    assert found == [
+        ("ns", "namespace", "namespace ns"),
+        ("ns::Conn", "class", "class Conn"),
+        ("ns::Conn::run", "method", "void run()"),
+        ("ns::Conn::count", "method", "int count() const"),
+        ("ns::Conn::kMax", "field", "static const int kMax"),
+        ("ns::Conn::n_", "field", "int n_"),
+        ("ns::Conn::table_", "field", "std::map<int, std::vector<int>> table_"),
+    ]

@@ -455,7 +455,9 @@ def test_outline_nests_a_symbol_without_a_parent_in_the_file_under_what_encloses
         "    method setValue  L4-6\n"
         "    function helper  L7-7\n"
         "  struct A  L9-9\n"
+        "    field x  L9-9\n"
         "  struct B  L9-9\n"
+        "    field y  L9-9\n"
         "  namespace io::net  L10-10\n"
         "    function open  L10-10\n"
     )
@@ -463,6 +465,7 @@ def test_outline_nests_a_symbol_without_a_parent_in_the_file_under_what_encloses
         "src/list.c\n"
         "  type node_t  L1-3\n"
         "    struct node  L1-3\n"
+        "      field next  L2-2\n"
         "  function main  L4-7\n"
         "    macro LOCAL  L5-5\n"
     )

@@ -807,3 +807,33 @@ def test_a_changing_index_is_answered_by_sql_until_its_new_state_settles(
         assert [hit.name for hit in symbols.search_symbols(db, "sttldfnc")] == ["settled_function"]
         assert symbols._PREPARED[db.state] is not None  # lasted: the table is made
     kept.close()
+
+
+def test_a_c_struct_s_member_is_found_by_its_name_and_shown(tmp_path: Path) -> None:
+    """`symbols m_errorCode` found nothing on expat: a struct's members were no symbols."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "parse.c").write_text(
+        "struct parser {\n"
+        "    /** Why the parse stopped. */\n"
+        "    int m_errorCode;\n"
+        "    const char *m_buffer;\n"
+        "};\n"
+        "int parser_error(struct parser *p) { return p->m_errorCode; }\n"
+    )
+    assert run_cli("index", root).returncode == 0
+    found = run_cli("symbols", "m_errorCode", "--json", "--root", root)
+    assert found.returncode == 0, found.stderr
+    first = json.loads(found.stdout)["results"][0]
+    assert (first["qualified_name"], first["kind"], first["line_number"], first["doc"]) == (
+        "parser::m_errorCode",
+        "field",
+        3,
+        "Why the parse stopped.",
+    )
+    shown = run_cli("show", "parser::m_errorCode", "--root", root)
+    assert shown.returncode == 0 and "int m_errorCode;" in shown.stdout
+    # The struct's chunk still holds its members' lines: a search finds the struct by them.
+    search = run_cli("search", "stopped buffer", "--json", "--root", root)
+    hits = json.loads(search.stdout)["results"]
+    assert hits[0]["name"] == "parser" and all(hit["kind"] != "field" for hit in hits)

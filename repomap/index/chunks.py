@@ -64,6 +64,7 @@ CHUNK_KINDS = FUNCTION_KINDS | CONTAINER_KINDS
 # was in no search's answers, though `symbols` listed it. One inside a record (`using
 # value_type = T;`, a trait's `type Item;`) is a member, in the record's own lines.
 ALIAS_KIND = "type"
+FIELD_KIND = "field"  # a C or C++ record's data member: a symbol, never a chunk
 SEARCH_KINDS = CHUNK_KINDS | {ALIAS_KIND}
 
 HEAD_CHARS = 1200  # signature, docstring and comments kept for one chunk
@@ -368,7 +369,7 @@ def code_chunks(
             module_docs.append((content, line, end))
     members: dict[str, list[str]] = {}
     for d in definitions:
-        if d.parent:
+        if d.parent and d.kind != FIELD_KIND:  # a data member's line is its record's own line
             members.setdefault(d.parent, []).append(d.signature or d.name)
 
     # The chunked definitions' lines, with the comments, attributes and decorators right above

@@ -52,8 +52,9 @@ RANK_FORMAT = (
 NOT_RANKED_KINDS = (
     "impl",
     "namespace",
-    "module",
-)  # containers: shown as headers, not reached by name
+    "module",  # containers: shown as headers, not reached by name
+    "field",  # a data member: `p->len` names one of thousands of `len`s, none a file's use
+)
 
 
 class NoRanking(RepomapError):

@@ -153,6 +153,7 @@ KIND_ORDER = {
     "constant": 3,
     "variable": 3,
     "attribute": 3,
+    "field": 3,
     "impl": 4,
     "namespace": 5,
     "module": 5,
