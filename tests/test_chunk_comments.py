@@ -503,3 +503,38 @@ def test_what_leads_a_definition_is_its_own_not_the_modules() -> None:
     assert "welcome" in python["home"].body.split()
     assert "shop" in python["app.py"].body.split()
     assert not {"welcome", "route", "visitors"} & set(python["app.py"].body.split())
+
+
+ZLIB_STYLE_H = b"""/* zlib-like API: each declaration, then what it does. */
+
+int inflateSync(void *strm);
+/*
+     Skips invalid compressed data until a possible full flush point is found.
+*/
+
+int inflateCopy(void *dest, void *source);
+/*
+     Sets the destination stream as a complete copy of the source stream.
+*/
+
+/* Streams that are not flushed yet. */
+int pending(void *strm);
+
+int later(void *strm);
+/* An aside the next declaration begins with. */
+int next_one(void *strm);
+"""
+
+
+def test_the_comment_right_below_a_declaration_with_a_blank_line_after_it_is_its_own() -> None:
+    """zlib.h writes each prototype's description below it: every prototype's chunk held its
+    predecessor's description (inflateCopy was first for what inflateSync does)."""
+    chunks = chunks_of("c", "zlib.h", ZLIB_STYLE_H)
+    assert "Skips invalid compressed data" in chunks["inflateSync"].head
+    copy = chunks["inflateCopy"].head
+    assert "complete copy of the source" in copy and "Skips" not in copy
+    # Not the module's words either, and a comment above a declaration is still its own.
+    assert "skips" not in chunks["zlib.h"].body.split()
+    assert "not flushed yet" in chunks["pending"].head
+    # A comment touching the next declaration is that one's, as before.
+    assert "An aside" in chunks["next_one"].head and "An aside" not in chunks["later"].head

@@ -15,7 +15,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from itertools import accumulate, chain
 from typing import NamedTuple
 
@@ -52,7 +52,9 @@ from repomap.textfile import line_count
 # 22: a type alias outside any record (typedef, `using`, Rust `type`, `TypeAlias`) is a chunk
 # 23: the doc comments, decorators and attributes right above a chunked definition are its own:
 #    its decorators and attributes in its body, none of them in the module's
-CHUNKS_VERSION = "23"
+# 24: the comment right below a C function's declaration, a blank line after it, is that
+#    declaration's (zlib.h), not the next one's
+CHUNKS_VERSION = "24"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
 # header, docstring and member signatures, not the members' bodies: those are chunks too.
@@ -301,6 +303,7 @@ def code_chunks(
     language = language_of(path) or ""
     python = language == "python"
     definitions = []
+    prototypes: set[int] = set()  # first lines of C and C++ free functions' declarations
     for (
         name, qualified_name, kind, start_line, end_line, _start_col, _end_col, _start_byte,
         _end_byte, signature, parent, doc, is_definition,
@@ -320,6 +323,8 @@ def code_chunks(
             _cover(covered, found, len(lines))
         else:
             definitions.append(found)
+            if not is_definition:
+                prototypes.add(start_line)
     containers = {d.qualified_name for d in definitions if d.kind in CONTAINER_KINDS}
     # `typedef struct tag {..} TAG;`: the record is the chunk, its alias names it (no second one)
     record_starts = {d.start_line for d in definitions if d.kind in CONTAINER_KINDS}
@@ -349,7 +354,7 @@ def code_chunks(
             row = (row[0], _without_lines(content, _RULER), *row[2:])
         kept.append(row)
     texts = kept
-    leading = _leading_comments(chunked_definitions, texts, lines)
+    leading = _leading_comments(chunked_definitions, texts, lines, prototypes)
     # A comment's owner is a qualified name, and several definitions can share one (a property's
     # getter and setter, a nested function defined in both branches of an `if`, Rust's cfg
     # variants, C++ overloads): each comment goes to the one whose lines hold it.
@@ -418,6 +423,8 @@ def code_chunks(
             lines_of = [*decorations, *lines[d.start_line - 1 : d.end_line]]
             body = _words(runs("\n".join(lines_of)), BODY_WORDS, _NOISE)
         _cover(covered, d, len(lines), first)  # a record's fields too: its own, not the module's
+        if d.start_line in leading.below:  # and the comment below a declaration that is its own
+            _cover(covered, d._replace(end_line=leading.below[d.start_line]), len(lines))
         name = d.qualified_name
         chunks.append(
             ChunkRow(
@@ -556,6 +563,7 @@ def _uncovered(lines: list[str], covered: bytearray) -> list[str]:
 class _Leading(NamedTuple):
     of: dict[tuple[int, str], str]  # (start line, qualified name) -> the comment above it
     taken: set[int]  # first lines of the comments given to a definition
+    below: dict[int, int]  # a declaration's first line -> the last of the comment below it
 
 
 # A comment ends at most this many lines above the definition it describes (_may_separate).
@@ -564,7 +572,10 @@ _COMMENT_START = re.compile(r"\s*(//|/\*|\*|#(?!\[))")  # C, C++, Rust, Python
 
 
 def _leading_comments(
-    definitions: Sequence[_Definition], texts: Sequence[tuple], lines: Sequence[str]
+    definitions: Sequence[_Definition],
+    texts: Sequence[tuple],
+    lines: Sequence[str],
+    prototypes: Container[int] = (),
 ) -> _Leading:
     """The plain comment block right above each definition that has no doc comment of its own.
 
@@ -583,15 +594,17 @@ def _leading_comments(
             and _COMMENT_START.match(lines[line - 1])
         ):
             by_end[end] = (line, content)
-    found = _Leading({}, set())
+    found = _Leading({}, set(), {})
     if not by_end:
         return found
+    if prototypes:
+        _trailing_comments(definitions, by_end, lines, prototypes, found)
     # The comment a file begins with is the file's (a licence, `$Id: lgc.c $ Garbage Collector`),
     # not the first definition's below it, unless that definition (or its decorator) follows it
     # with no blank line or other comment between.
     first_line = next((n for n, text in enumerate(lines, 1) if text.strip()), 0)
     for d in definitions:  # the chunked ones
-        if d.doc:
+        if d.doc or (d.start_line, d.qualified_name) in found.of:
             continue
         if not 0 < d.start_line <= len(lines):
             continue
@@ -629,6 +642,29 @@ def _leading_comments(
         if block:
             found.of[(d.start_line, d.qualified_name)] = "\n".join(filter(None, reversed(block)))
     return found
+
+
+def _trailing_comments(
+    definitions: Sequence[_Definition],
+    by_end: dict[int, tuple[int, str]],
+    lines: Sequence[str],
+    prototypes: Container[int],
+    found: _Leading,
+) -> None:
+    """The comment a C header writes right below a function's declaration, a blank line
+    before the next one (zlib.h's API: `int inflateSync(z_streamp strm);` then `/* Skips
+    invalid compressed data ... */`): the declaration's, not the next one's above which it
+    stands (each prototype had its predecessor's description; bench/README.md)."""
+    by_start = {line: (end, content) for end, (line, content) in by_end.items()}
+    for d in definitions:
+        if d.doc or d.start_line not in prototypes or d.end_line + 1 not in by_start:
+            continue
+        end, content = by_start[d.end_line + 1]
+        if end < len(lines) and lines[end].strip():
+            continue  # the next line is code: a comment above what follows, as ever
+        found.of[(d.start_line, d.qualified_name)] = content
+        found.taken.add(d.end_line + 1)
+        found.below[d.start_line] = end
 
 
 # `Slice(const Slice&) = delete;`, `~Pool() = default;`: C++ definitions with nothing written
