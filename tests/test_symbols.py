@@ -156,6 +156,12 @@ def test_the_cli_says_when_every_name_it_shows_is_only_spelled_alike(python_repo
     assert fuzzy.stderr.startswith("note: no name holds 'cnxn'")
     found = run_cli("symbols", "cnxtion", "--root", python_repo)
     assert found.returncode == 0 and "cnxtion" in found.stdout and "note" not in found.stderr
+    # Exact names, then others that only start with it or resemble it (re2's `Set::Match`
+    # then 16 more): where the exact ones end is said too.
+    mixed = run_cli("symbols", "connection", "--root", python_repo)
+    lines = mixed.stdout.splitlines()
+    assert len(lines) > 1 and " class Connection " in f" {lines[0]} "
+    assert mixed.stderr == "note: the first is named 'connection'; the rest only resemble it\n"
 
 
 def test_search_ranks_exact_then_prefix_then_substring_then_fuzzy(python_repo: Path) -> None:

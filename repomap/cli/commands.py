@@ -748,6 +748,11 @@ def symbols_(
         click.echo(f"no symbol matches {query!r}", err=True)
     elif all(hit.match == "fuzzy" for hit in hits):  # JSON says it per result
         click.echo(f"note: no name holds {query!r}; these are spelled like it", err=True)
+    elif 0 < (named := sum(hit.match == "exact" for hit in hits)) < len(hits):
+        # Exact matches come first; the names that only start with, hold or resemble it
+        # followed with nothing to tell them apart (re2's four `Set::Match`, then 16 others).
+        first = "the first is" if named == 1 else f"the first {named} are"
+        click.echo(f"note: {first} named {query!r}; the rest only resemble it", err=True)
     for hit in hits:
         doc = f"  # {hit.doc}" if hit.doc else ""
         click.echo(
