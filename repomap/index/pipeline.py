@@ -930,9 +930,11 @@ def read_and_extract(job: Job) -> Result:
     if ignored := markers.ignored_lines(source):  # kept out of text rows and chunks
         texts = [row for row in texts if not markers.inside(ignored, row[2], row[3])]
         chunked = [row for row in symbols if not markers.inside(ignored, row[3], row[3])]
-        chunks = code_chunks(job.rel_path, markers.blanked(source, ignored), chunked, texts, hidden)
+        chunks = code_chunks(
+            job.rel_path, markers.blanked(source, ignored), chunked, texts, hidden, language
+        )
     else:
-        chunks = code_chunks(job.rel_path, source, symbols, texts, hidden)
+        chunks = code_chunks(job.rel_path, source, symbols, texts, hidden, language)
     return store.FileRows(
         job.rel_path,
         language,
