@@ -1320,8 +1320,8 @@ class _Reader:
     def fields(self, node: Node, anchor: Node, scope: Symbol | None) -> list[Symbol]:
         """A record's data members: `int a, *b;` declares two, `void (*on_event)(int);` one
         (a member function's declaration is read as a method, a macro's call as nothing)."""
-        if scope is None or scope.kind not in _MEMBER_SCOPES or node.has_error:
-            return []  # an anonymous record's outside any other, a local type's, a broken parse
+        if scope is None or scope.kind not in _MEMBER_SCOPES:
+            return []  # an anonymous record's outside any other, a local type's
         declarators = node.children_by_field_name("declarator")
         if not declarators:
             return []  # `struct { .. };` inside a record: its members are the record's
@@ -1334,8 +1334,10 @@ class _Reader:
                 inner = declarator.child_by_field_name("declarator")
                 if inner is None or inner.type != "parenthesized_declarator":
                     continue  # `void run();`, `DECLARE_BITMAP(mask, N);`: no data member
+            # An annotation tree-sitter cannot read (`const char __user *data;`, `struct s
+            # *__percpu *sgc;`) is an ERROR beside the declarator: its name is still the field's.
             name_node, _ = _declared_name(declarator)
-            if name_node is None or name_node.type != "field_identifier":
+            if name_node is None or name_node.type != "field_identifier" or name_node.has_error:
                 continue
             name = self.node_text(name_node)
             signature = f"{type_part} {self.header(declarator.start_byte, declarator.end_byte)}"

@@ -2592,3 +2592,23 @@ def test_a_class_s_data_members_are_fields_and_its_methods_methods() -> None:
         ("ns::Conn::n_", "field", "int n_"),
         ("ns::Conn::table_", "field", "std::map<int, std::vector<int>> table_"),
     ]
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_a_member_behind_an_if_or_an_annotation_macro_is_a_field(language: str) -> None:
+    """leveldb's `list_` inside `#if !defined(NDEBUG)` and the kernel's `const char __user
+    *data;` (an ERROR beside the declarator) were no fields: ctags lists both."""
+    source = (
+        b"struct snap {\n"
+        b"  int prev_;\n"
+        b"#if !defined(NDEBUG)\n"
+        b"  int list_;\n"
+        b"#endif\n"
+        b"  const char __user *data;\n"
+        b"  struct cap *__percpu *sgc;\n"
+        b"};\n"
+    )
+    fields = [
+        s.qualified_name for s in extract(language, source, "s.h").symbols if s.kind == "field"
+    ]
+    assert fields == ["snap::prev_", "snap::list_", "snap::data", "snap::sgc"]

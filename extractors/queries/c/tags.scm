@@ -6,8 +6,8 @@
 (union_specifier body: (field_declaration_list)) @definition.union
 (enum_specifier body: (enumerator_list)) @definition.enum
 (enumerator) @definition.enumerator
-; A record's data members (`int len;`, `void (*cb)(int);`).
-(field_declaration_list (field_declaration) @definition.field)
+; A record's data members (`int len;`, `void (*cb)(int);`), inside `#if` blocks too.
+(field_declaration) @definition.field
 
 (function_definition) @definition.function
 

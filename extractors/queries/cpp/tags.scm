@@ -9,9 +9,9 @@
 (union_specifier body: (field_declaration_list)) @definition.union
 (enum_specifier body: (enumerator_list)) @definition.enum
 (enumerator) @definition.enumerator
-; A record's data members (`int len;`, `void (*cb)(int);`); a member function's
+; A record's data members (`int len;`, `void (*cb)(int);`), inside `#if` blocks too; a member function's
 ; declaration is a method (below), which cpp.py tells apart.
-(field_declaration_list (field_declaration) @definition.field)
+(field_declaration) @definition.field
 
 (function_definition) @definition.function
 
