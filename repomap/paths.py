@@ -182,8 +182,16 @@ TEST_FOLDERS = frozenset(
         "benchmarks",
         "example",
         "examples",
+        "sample",
+        "samples",
+        "demo",
+        "demos",
     }
 )
+# Code in a project's documentation is a tutorial's (libuv's `docs/code/signal/main.c` took four
+# of "signal handler"'s first eight places); the documentation itself is no test.
+DOC_FOLDERS = frozenset({"doc", "docs"})
+_DOC_SUFFIXES = (".md", ".markdown", ".mdx", ".rst", ".txt", ".adoc")
 
 
 # Folders named as tests are besides: libpng's `contrib/libtests/`, the kernel's `selftests/`,
@@ -206,6 +214,7 @@ VENDORED_TOP_FOLDERS = frozenset({"vendor", "deps", "external", "extern"})
 
 def is_demoted_path(path: str) -> bool:
     """Tests, benchmarks, examples, vendored code and type stubs: `tests/`, `examples/`,
+    `samples/`, `demos/`, code (not text) in `docs/`,
     `benches/`, `libtests/`, `testdata/`, `fuzz/`, `oss-fuzz/`, `test_x.py`, `x_test.go`,
     `foo_tests.rs`, `png_read_fuzzer.cc`, `test.rs`
     (rayon's test modules), `conftest.py`, `third_party/`,
@@ -223,6 +232,7 @@ def is_demoted_path(path: str) -> bool:
             for p in folders
         )
         or bool(folders and folders[0] in VENDORED_TOP_FOLDERS)
+        or (not parts[-1].endswith(_DOC_SUFFIXES) and not DOC_FOLDERS.isdisjoint(folders))
         or stem.startswith("test_")
         or stem.endswith(("_test", "_tests", "_fuzzer", "-fuzzer"))
         or stem in ("test", "tests", "conftest")

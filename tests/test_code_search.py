@@ -514,6 +514,8 @@ def test_asking_for_more_results_only_adds_to_the_list(tmp_path: Path) -> None:
         (["value", "--limit", "1001"], "'--limit': 1001 is not in the range 1<=x<=1000"),
         (["value", "--kind", "bogus"], "unknown kind 'bogus'"),
         (["value", "--kind", "function,xyz"], "unknown kind 'xyz'; use one or more of"),
+        # a symbol's kind that no search result has says where it is found
+        (["value", "--kind", "field"], "(field: symbols, found by name with `symbols --kind"),
         (["value", "--lang", "cobol"], "cobol"),
         (["value", "--lang", "cobol"], "python, rust, c, cpp, markdown, text"),
     ],
@@ -1471,6 +1473,12 @@ def test_which_paths_count_as_vendored() -> None:
     assert not is_demoted_path("src/fuzzy/match.rs") and not is_demoted_path("src/fuzzy.rs")
     # a file named `...Test` is left alone: imath's ImathFrustumTest.h is a frustum's test
     assert not is_demoted_path("src/Imath/ImathFrustumTest.h")
+    # code in documentation, sample and demo folders (libuv's docs/code/ examples took four
+    # of "signal handler"'s first eight places); the documentation itself is no test
+    assert is_demoted_path("docs/code/signal/main.c") and is_demoted_path("doc/_ext/roles.py")
+    assert is_demoted_path("samples/bpf/sockex1_user.c") and is_demoted_path("demos/app.py")
+    assert not is_demoted_path("docs/ref/csrf.txt") and not is_demoted_path("doc/guide.md")
+    assert not is_demoted_path("src/docs.rs") and not is_demoted_path("src/demo.c")
 
 
 def test_a_type_stub_ranks_below_the_code_it_describes_unless_asked_for(tmp_path: Path) -> None:

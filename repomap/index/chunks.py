@@ -58,7 +58,8 @@ from repomap.textfile import line_count
 #    declaration's (zlib.h), not the next one's
 # 25: a C name written of two English words in lower case (`addquoted`, `computesizes`) has
 #    them in its title too
-CHUNKS_VERSION = "25"
+# 26: paths.is_demoted_path also counts code in `doc/`, `docs/`, `sample(s)/`, `demo(s)/`
+CHUNKS_VERSION = "26"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
 # header, docstring and member signatures, not the members' bodies: those are chunks too.

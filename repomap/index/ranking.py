@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from repomap.index import pagerank as rank
 
 RANK_FORMAT = (
-    "18"  # bump when rank.py weighs or stores differently: the next `repomap index` re-ranks
+    "19"  # bump when rank.py weighs or stores differently: the next `repomap index` re-ranks
 )
 # 6: rank_arrays blobs are zlib-compressed, int64 arrays stored as int32 when they fit
 # 7: definitions cached per file (defs_* rows) beside the uses
@@ -49,6 +49,7 @@ RANK_FORMAT = (
 # 16: a file whose out-weight is rounding alone is dangling (pagerank._out_weights)
 # 17: paths.is_demoted_path counts folders named as tests (`libtests/`, `testdata/`)
 # 18: and fuzzing harnesses (`fuzz/`, `oss-fuzz/`, `fuzzers/`, `x_fuzzer.cc`)
+# 19: and code in documentation, sample and demo folders (`docs/code/`, `samples/`)
 NOT_RANKED_KINDS = (
     "impl",
     "namespace",

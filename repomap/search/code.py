@@ -29,6 +29,7 @@ from typing import Any, TypeVar
 from repomap import paths, store
 from repomap.errors import BadArgument, BadQuery, RepomapError
 from repomap.index import chunks
+from repomap.index.vocabulary import KINDS as SYMBOL_KINDS
 from repomap.languages import DATA_FORMATS, DOC_FORMATS, LANGUAGE_ALIASES, LANGUAGES
 from repomap.limits import check_limit
 from repomap.search import morphology
@@ -91,7 +92,8 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 _ALPHANUMERIC = re.compile(r"[a-z0-9]+")  # FTS5's unicode61 tokens of an ASCII identifier
 _TEST_WORDS = frozenset(
     {"test", "tests", "testing", "example", "examples", "bench", "benchmark", "vendor", "vendored",
-     "bundled", "stub", "stubs", "pyi", "fuzz", "fuzzer", "fuzzing"}
+     "bundled", "stub", "stubs", "pyi", "fuzz", "fuzzer", "fuzzing", "sample", "samples", "demo",
+     "demos", "tutorial"}
 )  # fmt: skip
 # A lexical candidate: (BM25 score, is_test, kind, file id: None for docs and records); the
 # traits of any candidate: (is_test, kind, file id).
@@ -354,8 +356,16 @@ def make_filters(
         unknown = [k for k in kinds if k not in CHUNK_KINDS]
         if unknown or not kinds:
             named = ", ".join(repr(k) for k in unknown) if unknown else repr(kind)
+            symbol_only = [k for k in unknown if k in SYMBOL_KINDS]
+            # `field`, `variable`, `constant`: definitions too, found by name, never by words
+            hint = (
+                f" ({', '.join(symbol_only)}: symbols, found by name with"
+                f" `symbols --kind {symbol_only[0]}`)"
+                if symbol_only
+                else ""
+            )
             raise BadArgument(
-                f"unknown kind {named}; use one or more of {', '.join(sorted(CHUNK_KINDS))}"
+                f"unknown kind {named}; use one or more of {', '.join(sorted(CHUNK_KINDS))}{hint}"
             )
     file_ids = doc_ids = data_ids = None
     if path is not None:
