@@ -843,3 +843,22 @@ def test_a_c_struct_s_member_is_found_by_its_name_and_shown(tmp_path: Path) -> N
     search = run_cli("search", "stopped buffer", "--json", "--root", root)
     hits = json.loads(search.stdout)["results"]
     assert hits[0]["name"] == "parser" and all(hit["kind"] != "field" for hit in hits)
+
+
+def test_a_declaration_is_marked_as_one(tmp_path: Path) -> None:
+    """libuv's static forward declaration `inet_pton6` was listed as a plain function beside
+    its definition: text output says `(declaration)`, JSON `is_definition`."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "inet.c").write_text(
+        "static int inet_pton6(const char *src);\n"
+        "static int inet_pton6(const char *src) { return src != 0; }\n"
+    )
+    assert run_cli("index", root).returncode == 0
+    shown = run_cli("symbols", "inet_pton6", "--root", root).stdout.splitlines()
+    assert shown == [
+        "inet.c:2-2  function inet_pton6  static int inet_pton6(const char *src)",
+        "inet.c:1-1  function inet_pton6 (declaration)  static int inet_pton6(const char *src)",
+    ]
+    found = json.loads(run_cli("symbols", "inet_pton6", "--json", "--root", root).stdout)
+    assert [hit["is_definition"] for hit in found["results"]] == [True, False]

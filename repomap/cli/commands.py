@@ -755,9 +755,10 @@ def symbols_(
         click.echo(f"note: {first} named {query!r}; the rest only resemble it", err=True)
     for hit in hits:
         doc = f"  # {hit.doc}" if hit.doc else ""
+        declared = "" if hit.is_definition else " (declaration)"
         click.echo(
             f"{hit.file_path}:{hit.line_number}-{hit.end_line}  {hit.kind} {hit.qualified_name}"
-            f"  {hit.signature}{doc}"
+            f"{declared}  {hit.signature}{doc}"
         )
     return outcome.found(len(hits))
 

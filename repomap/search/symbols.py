@@ -82,6 +82,9 @@ class SymbolHit:
     doc: str | None
     match: str  # exact | prefix | substring | fuzzy
     ref_files: int  # files that use this name
+    # False for a declaration (a C prototype, a forward or in-class declaration, an `extern`
+    # variable, a Python `@overload` stub): what names the thing, not what does it
+    is_definition: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -791,6 +794,7 @@ def _hit(c: _Candidate, tier: int) -> SymbolHit:
         doc,
         MATCH_TIERS[tier],
         c.ref_files,
+        bool(c.is_definition),
     )
 
 
