@@ -649,7 +649,7 @@ def test_words_of_dunder_names_non_ascii_text_and_a_lone_underscore_after_them()
 def test_a_c_name_written_of_two_words_in_lower_case_is_found_by_them(tmp_path: Path) -> None:
     """Lua's `addquoted` and `computesizes` were no answer to "quote a string" or "compute the
     sizes": the index kept each name whole. A C name of two English words has them in its
-    title; a word the vocabulary lacks is not cut into pieces (`parser`, `append`), nor are
+    title and body; a word the vocabulary lacks is not cut into pieces (`parser`, `append`), nor are
     Python's or C++'s names (`username`)."""
     assert compound_words("addquoted") == ("add", "quoted")
     assert compound_words("computesizes") == ("compute", "sizes")
@@ -666,12 +666,16 @@ def test_a_c_name_written_of_two_words_in_lower_case_is_found_by_them(tmp_path: 
                 "  luaL_addchar(b, '\"');\n"
                 "}\n"
                 "static int str_len (lua_State *L) { return 1; }\n"
+                "int uv_available_parallelism (void) { return sched_getaffinity(0); }\n"
             ),
             "names.py": "def username(user):\n    return user.name\n",
         },
     )
     _, data, _ = search(root, "quoted output", "--mode", "lexical")
     assert names(data)[0] == "addquoted"
+    # and in its body: libuv's `sched_getaffinity` call said nothing of "affinity"
+    _, data, _ = search(root, "cpu affinity", "--mode", "lexical")
+    assert names(data)[0] == "uv_available_parallelism"
     _, data, _ = search(root, "user name", "--mode", "lexical", "--path", "names.py")
     assert data["results"][0]["name"] == "username"  # by its body's words, not its title's
 

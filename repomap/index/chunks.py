@@ -59,7 +59,8 @@ from repomap.textfile import line_count
 # 25: a C name written of two English words in lower case (`addquoted`, `computesizes`) has
 #    them in its title too
 # 26: paths.is_demoted_path also counts code in `doc/`, `docs/`, `sample(s)/`, `demo(s)/`
-CHUNKS_VERSION = "26"
+# 27: ... and in a C chunk's body (`sched_getaffinity` holds affinity)
+CHUNKS_VERSION = "27"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
 # header, docstring and member signatures, not the members' bodies: those are chunks too.
@@ -378,8 +379,8 @@ def code_chunks(
     covered = bytearray(len(lines) + 2)  # lines inside a chunked definition
     language = read_as or language_of(path) or ""
     python = language == "python"
-    # C writes names of two words as one (Lua's `addquoted`, `computesizes`): their titles
-    # hold the words too. Python's and C++'s such names are few and mostly words already
+    # C writes names of two words as one (Lua's `addquoted`, `computesizes`, libuv's call of
+    # `sched_getaffinity`): titles and bodies hold the words too. Python's and C++'s such names are few and mostly words already
     # spelled apart elsewhere (`username`, `ringbuffer_sink`): splitting them there moved the
     # benchmark's answers down (bench/README.md).
     c_names = language == "c"
@@ -499,10 +500,10 @@ def code_chunks(
         if d.kind in CONTAINER_KINDS:
             own = _own_lines(d, spans, lines)
             members_and_own = [*members.get(d.qualified_name, ()), *decorations, *own]
-            body = words_of("\n".join(members_and_own), BODY_WORDS)
+            body = words_of("\n".join(members_and_own), BODY_WORDS, _NOISE, c_names)
         else:
             lines_of = [*decorations, *lines[d.start_line - 1 : d.end_line]]
-            body = _words(runs("\n".join(lines_of)), BODY_WORDS, _NOISE)
+            body = _words(runs("\n".join(lines_of)), BODY_WORDS, _NOISE, c_names)
         _cover(covered, d, len(lines), first)  # a record's fields too: its own, not the module's
         if d.start_line in leading.below:  # and the comment below a declaration that is its own
             _cover(covered, d._replace(end_line=leading.below[d.start_line]), len(lines))
@@ -527,7 +528,7 @@ def code_chunks(
     rest = _uncovered(lines, covered)
     module_comments = " ".join(comments.get((None, 0), ()))[:HEAD_CHARS]
     head = "\n".join([*docstrings, module_comments])
-    body = _words(runs("\n".join(rest)), MODULE_WORDS, _NOISE)
+    body = _words(runs("\n".join(rest)), MODULE_WORDS, _NOISE, c_names)
     if head.strip() or body:
         last = max(line_count(source), 1)  # not len(lines): a final newline ends no line
         chunks.append(make_chunk("module", path, 1, last, path, head, body))
