@@ -1938,3 +1938,10 @@ def test_a_word_written_as_code_keeps_its_stop_words(tmp_path: Path) -> None:
     )
     code, data, _ = search(root, "the WHERE clause", "--mode", "lexical")
     assert code == 0 and names(data)[0] == "Where"
+
+
+def test_a_python_special_method_is_found_by_what_it_does() -> None:
+    """cachetools' `__setstate__` was no answer to "restore after unpickling": its words were
+    `setstate` alone; special methods expand as abbreviations do."""
+    assert words_of("def __setstate__(self, state): pass", 40) == "setstate unpickle state"
+    assert words_of("def __getitem__(self, key): pass", 40) == "getitem subscript key"

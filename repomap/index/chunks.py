@@ -60,7 +60,8 @@ from repomap.textfile import line_count
 #    them in its title too
 # 26: paths.is_demoted_path also counts code in `doc/`, `docs/`, `sample(s)/`, `demo(s)/`
 # 27: ... and in a C chunk's body (`sched_getaffinity` holds affinity)
-CHUNKS_VERSION = "27"
+# 28: Python's special methods expanded as abbreviations are (`__setstate__`: unpickle)
+CHUNKS_VERSION = "28"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
 # header, docstring and member signatures, not the members' bodies: those are chunks too.
@@ -123,6 +124,10 @@ ABBREVIATIONS = {
     "cmp": "compare", "eq": "equal", "dup": "duplicate", "sync": "synchronize",
     "async": "asynchronous", "tz": "timezone", "ts": "timestamp", "utf": "unicode",
     "url": "address", "mgr": "manager", "proc": "process", "exec": "execute", "calc": "calculate",
+    # Python's special methods, by what a question calls what they do (cachetools' `__setstate__`
+    # never said "unpickling")
+    "setstate": "unpickle", "getstate": "pickle", "getitem": "subscript", "setitem": "subscript",
+    "delitem": "subscript", "repr": "representation", "lt": "less", "gt": "greater",
 }  # fmt: skip
 
 
