@@ -1945,3 +1945,25 @@ def test_a_python_special_method_is_found_by_what_it_does() -> None:
     `setstate` alone; special methods expand as abbreviations do."""
     assert words_of("def __setstate__(self, state): pass", 40) == "setstate unpickle state"
     assert words_of("def __getitem__(self, key): pass", 40) == "getitem subscript key"
+
+
+def test_a_hyphenated_word_meets_the_name_that_writes_it_as_one(tmp_path: Path) -> None:
+    """libevent's `evutil_make_socket_nonblocking` was no lexical answer to "put a socket
+    into non-blocking mode": the question's `non` and `blocking` are no word of the name."""
+    from repomap.search.code import hyphenated
+
+    assert hyphenated("a non-blocking, thread-safe queue (not x-1 or -flag)") == [
+        "nonblocking",
+        "threadsafe",
+    ]
+    root = indexed(
+        tmp_path / "repo",
+        {
+            "sock.c": (
+                "int evutil_make_socket_nonblocking (int fd) { return fcntl(fd, 4, 2048); }\n"
+                "int socket_close (int fd) { return close(fd); }\n"
+            ),
+        },
+    )
+    _, data, _ = search(root, "put a socket into non-blocking mode", "--mode", "lexical")
+    assert names(data)[0] == "evutil_make_socket_nonblocking"

@@ -303,18 +303,32 @@ def query_terms(question: str) -> list[str]:
     return list(words or every)
 
 
-def search_terms(db: Store, words: Sequence[str]) -> list[str]:
+_HYPHENATED = re.compile(r"(?<![\w-])([A-Za-z]{2,})-([A-Za-z]{2,})(?![\w-])")
+
+
+def hyphenated(question: str) -> list[str]:
+    """A hyphenated word of the question written as one (`non-blocking` -> `nonblocking`, as
+    libevent's `evutil_make_socket_nonblocking` spells it): searched beside its parts."""
+    return [f"{first}{second}".lower() for first, second in _HYPHENATED.findall(question)]
+
+
+def search_terms(db: Store, words: Sequence[str], joined: Sequence[str] = ()) -> list[str]:
     """The question's words, each followed by the related forms code may use for it (`built`
     -> `build`, search/morphology.py): what BM25 looks for. A form the index's tokenizer makes
     into a token already asked for is left out (`iterable` -> `iter`, not `itere` too: BM25
     would count that token twice). The coverage reward counts the question's words alone."""
     forms = {word: morphology.related_forms(word) for word in words}
-    if not any(forms.values()):
+    if not any(forms.values()) and not joined:
         return list(words)
     split = chunks_tokenizer(db)
     asked = {split.tokens(word) for word in words}
     found: list[str] = []
-    for word, related in forms.items():
+    for word, related in [*forms.items(), *((word, ()) for word in joined)]:
+        if word not in forms:  # a hyphenated word written as one: once, if it is new
+            tokens = split.tokens(word)
+            if not tokens or tokens in asked:
+                continue
+            asked.add(tokens)
         found.append(word)
         for form in related:
             tokens = split.tokens(form)
@@ -585,7 +599,7 @@ def _search_code(
     lexical: dict[int, Candidate] = {}
     if mode != "semantic":
         clock = time.perf_counter()
-        lexical = lexical_scores(db, search_terms(db, terms), filters, pool)
+        lexical = lexical_scores(db, search_terms(db, terms, hyphenated(question)), filters, pool)
         timings["lexical"] = (time.perf_counter() - clock) * 1000
     semantic: dict[int, float] = {}
     model_id = coverage = None
