@@ -28,7 +28,7 @@ def _tool_names(root: Path) -> list[str]:
 
 def test_every_mcp_tool_appears_in_skill_md_with_an_example_call(tmp_path: Path) -> None:
     names = _tool_names(tmp_path)
-    assert len(names) == 15
+    assert len(names) == 16
     missing = [name for name in names if f"{name}(" not in SKILL]
     assert missing == []
 

@@ -30,7 +30,7 @@ from repomap.serve.mcp_server import build_server
 TOOLS = {
     "search_text", "search_code", "search_symbols", "get_symbol_content", "get_repo_map", "search_docs",
     "search_data", "search_commits", "get_section", "outline", "read_file", "list_sources",
-    "find_files", "index_status", "mcp_help",
+    "find_files", "index_status", "mcp_help", "find_references",
 }  # fmt: skip
 
 FILES = {
@@ -796,3 +796,23 @@ def test_an_unknown_argument_is_an_error_naming_it_and_the_valid_ones(repo: Path
         "index_status does not take verbose; it takes: no arguments"
     )
     assert ok(server, "search_text", {"query": "pool", "limit": 5})["results"] is not None
+
+
+def test_find_references_says_who_uses_a_name(repo: Path) -> None:
+    """An agent asked "what calls make_pool" and no tool could say (a user's report): each
+    definition that uses the name, with its line as on disk; a qualified name's last part."""
+    server = build_server(_settings(repo))
+    found = ok(server, "find_references", {"name": "make_pool"})
+    assert found["name"] == "make_pool" and found["truncated"] is False
+    assert [
+        (r["file_path"], r["line_number"], r["in_symbol"], r["text"]) for r in found["results"]
+    ] == [
+        ("pkg/use.py", 1, None, "from pkg.pool import ConnectionPool, make_pool"),
+        ("pkg/use.py", 5, "main", "pool = make_pool()"),
+    ]
+    acquire = ok(server, "find_references", {"name": "ConnectionPool.acquire"})
+    assert [(r["file_path"], r["in_symbol"]) for r in acquire["results"]] == [
+        ("pkg/use.py", "main")
+    ]
+    assert ok(server, "find_references", {"name": "make_pool", "path": "docs/"})["results"] == []
+    assert "not a name" in error(server, "find_references", {"name": "a b("})

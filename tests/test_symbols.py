@@ -862,3 +862,29 @@ def test_a_declaration_is_marked_as_one(tmp_path: Path) -> None:
     ]
     found = json.loads(run_cli("symbols", "inet_pton6", "--json", "--root", root).stdout)
     assert [hit["is_definition"] for hit in found["results"]] == [True, False]
+
+
+def test_refs_lists_each_definition_that_uses_a_name(tmp_path: Path) -> None:
+    """`repomap refs NAME`: who calls a function or reads a field, one line per definition
+    that uses it, with its line as on disk; none found exits 1; not a name exits 2."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "parse.c").write_text(
+        "struct parser { int m_errorCode; };\n"
+        "static void parserInit(struct parser *p) { p->m_errorCode = 0; }\n"
+        "void parser_reset(struct parser *p) {\n"
+        "    parserInit(p);\n"
+        "}\n"
+        "/* parserInit is not called here */\n"
+    )
+    assert run_cli("index", root).returncode == 0
+    found = run_cli("refs", "parserInit", "--root", root)
+    assert found.returncode == 0
+    assert found.stdout == "parse.c:4  in parser_reset  parserInit(p);\n"
+    field = json.loads(run_cli("refs", "parser::m_errorCode", "--json", "--root", root).stdout)
+    assert [(r["line_number"], r["in_symbol"]) for r in field["results"]] == [(2, "parserInit")]
+    assert field["name"] == "m_errorCode" and field["count"] == 1
+    none = run_cli("refs", "nothing_here", "--root", root)
+    assert none.returncode == 1 and none.stdout == "" and "no use of 'nothing_here'" in none.stderr
+    bad = run_cli("refs", "a b(", "--root", root)
+    assert bad.returncode == 2 and bad.stderr.startswith("error: not a name")

@@ -763,6 +763,53 @@ def symbols_(
     return outcome.found(len(hits))
 
 
+@click.command("refs")
+@click.argument("name")
+@lang_option
+@path_option
+@limit_option(50)
+@no_refresh_option
+@json_option
+@absolute_option
+@root_option
+@db_option
+def refs(
+    name: str,
+    language: str | None,
+    path: str | None,
+    limit: int,
+    no_refresh: bool,
+    as_json: bool,
+    absolute: bool,
+    root: Path | None,
+    db_path: Path | None,
+) -> int:
+    """Where NAME is used: calls, types, field uses and macro uses, by file and line."""
+    from repomap.search.references import find_references
+    from repomap.store import reading
+
+    settings = refresh.for_reading(root, db_path, no_refresh, click.echo)
+    with reading(settings.db_path) as db:
+        indexed_root = _indexed_root(db, settings)
+        found = find_references(db, indexed_root, name, path, language, min(limit, MAX_LIMIT))
+        shown = Shown(indexed_root, absolute)
+    hits = [replace(hit, file_path=shown(hit.file_path)) for hit in found.results]
+    if as_json:
+        results = [_as_dict(hit) for hit in hits]
+        print_json(envelope(results, found.truncated, query=name, name=found.name))
+        return outcome.found(len(hits))
+    if not hits:
+        click.echo(
+            f"no use of {found.name!r} is indexed (calls, types, field uses and macro uses"
+            " are; `search-text --literal` finds it in comments and strings)",
+            err=True,
+        )
+    for hit in hits:
+        where = f"  in {hit.in_symbol}" if hit.in_symbol else ""
+        click.echo(f"{hit.file_path}:{hit.line_number}{where}  {hit.text}")
+    return outcome.found(len(hits))
+
+
 @click.command("map")
 @click.option(
     "--tokens",

@@ -62,6 +62,9 @@ class Symbol(BaseModel):
     doc: OptionalStr = Field(description="First line of the docstring or doc comment.")
     match: str = Field(description="exact | prefix | substring | fuzzy")
     ref_files: int = Field(description="Files that use this name.")
+    is_definition: bool = Field(
+        default=True, description="False for a declaration (a prototype, a forward declaration)."
+    )
 
 
 class MatchedLine(BaseModel):
@@ -105,6 +108,21 @@ class CodeSearchAnswer(Answer):
         description="Results' files changed since they were indexed: lines may be off, no "
         "match_lines.",
     )
+
+
+class Reference(BaseModel):
+    file_path: str
+    line_number: int
+    in_symbol: OptionalStr = Field(description="The enclosing definition; null at file level.")
+    in_kind: OptionalStr
+    language: str
+    text: str = Field(description="The line as on disk now, stripped, cut at 200 characters.")
+
+
+class ReferenceSearch(Answer):
+    name: str = Field(description="The name looked up: the last part of what was asked.")
+    results: list[Reference]
+    truncated: bool = Field(description="More uses exist than `limit`: raise it or narrow.")
 
 
 class SymbolSearch(Answer):

@@ -4,7 +4,8 @@
                 [--no-refresh]
 
 `build_server(settings, refresh=True) -> MCPServer` registers the tools (search_text,
-search_code, search_symbols, get_symbol_content, get_repo_map, search_docs, search_data,
+search_code, search_symbols, find_references, get_symbol_content, get_repo_map, search_docs,
+search_data,
 search_commits, get_section, outline, read_file, list_sources, find_files, index_status,
 mcp_help); `run(server, transport, host, port)` serves
 them over stdio or streamable HTTP (on 127.0.0.1 unless told otherwise).
@@ -53,6 +54,7 @@ from repomap.serve.mcp_models import (
     FilesAnswer,
     HelpAnswer,
     OutlineAnswer,
+    ReferenceSearch,
     RepoMapAnswer,
     Section,
     SourcesAnswer,
@@ -81,6 +83,8 @@ Which tool:
   decorators, the enclosing class header and the imports it uses). A path as code writes it
   works too: "django.db.models.QuerySet" (through re-exports), "crate::db::Pool",
   "regex::Regex" (through `pub use`).
+- Who calls a function, where a type, field or macro is used -> find_references("parse")
+  (by name: same-named things elsewhere are listed too; path= narrows).
 - A concept, design decision, TODO or explanation -> search_text("connection pool",
   element_type="comment" or "docstring").
 - An error or log message -> search_text("Failed to open", element_type="string_literal",
@@ -158,6 +162,7 @@ RESULT_KEYS = {
     "search_text": "results",
     "search_code": "results",
     "search_symbols": "results",
+    "find_references": "results",
     "search_docs": "results",
     "search_data": "results",
     "search_commits": "results",
@@ -454,6 +459,30 @@ def build_server(
         Example: search_symbols("QuerySet.filter") or search_symbols("lock", kind="method").
         """
         return await answer(service, service.search_symbols, query, kind, path, limit, language)
+
+    @tool
+    async def find_references(
+        name: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=4096,
+                description="A name (`parse`, `m_errorCode`); of `Set::Match` or `self.run`, "
+                "the last part.",
+            ),
+        ],
+        path: PathFilterArg = None,
+        limit: Limit = 50,
+        language: Language = None,
+    ) -> ReferenceSearch:
+        """Where a name is used: calls, types named, field reads and writes, macro uses.
+
+        Each result: file_path, line_number, in_symbol (the enclosing definition: who calls
+        it), and the line's text. Uses are matched by name, not resolved: other things of the
+        same name are listed too (narrow with path). Comments and strings are not uses: for
+        those use search_text. Example: find_references("parse_header", path="src/").
+        """
+        return await answer(service, service.find_references, name, path, limit, language)
 
     @tool
     async def get_symbol_content(

@@ -39,7 +39,7 @@ from repomap.maps import render
 from repomap.maps import repo_map as maps
 from repomap.search import code as code_search
 from repomap.search import docs as doc_search
-from repomap.search import symbols
+from repomap.search import references, symbols
 from repomap.serve.mcp_models import (
     CodeMatch,
     CodeSearchAnswer,
@@ -55,6 +55,8 @@ from repomap.serve.mcp_models import (
     MatchedLine,
     OutlineAnswer,
     OutlineFile,
+    Reference,
+    ReferenceSearch,
     RepoMapAnswer,
     RootStatus,
     Section,
@@ -249,6 +251,30 @@ class Service:
             truncated=truncated,
             more=more,
             more_exact=not truncated,
+        )
+
+    def find_references(
+        self, name: str, path: str | None, limit: int, language: str | None
+    ) -> ReferenceSearch:
+        scopes = self.roots.scope(path)
+        notices = self.ready([root for root, _ in scopes])
+        found: list[Reference] = []
+        truncated = False
+        looked_up = name
+        for root, path_filter in scopes:
+            with self.reading(root) as db:
+                uses = references.find_references(db, root.path, name, path_filter, language, limit)
+            looked_up = uses.name
+            truncated = truncated or uses.truncated
+            found.extend(
+                Reference(**_fields(use, file_path=self.roots.out(root, use.file_path)))
+                for use in uses.results
+            )
+        if self.roots.multi:
+            found.sort(key=lambda use: (use.file_path, use.line_number))
+        truncated = truncated or len(found) > limit
+        return ReferenceSearch(
+            notices=notices, name=looked_up, results=found[:limit], truncated=truncated
         )
 
     def get_symbol_content(
