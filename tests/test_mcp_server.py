@@ -815,4 +815,10 @@ def test_find_references_says_who_uses_a_name(repo: Path) -> None:
         ("pkg/use.py", "main")
     ]
     assert ok(server, "find_references", {"name": "make_pool", "path": "docs/"})["results"] == []
+    # a path that names no indexed file says so, here and in search_symbols (a silent [] read
+    # as "no such name")
+    for tool, arguments in (("find_references", {"name": "make_pool"}),
+                            ("search_symbols", {"query": "make_pool"})):  # fmt: skip
+        empty = ok(server, tool, {**arguments, "path": "pkgg/"})
+        assert empty["results"] == [] and "no indexed file matches path 'pkgg/'" in empty["notices"]
     assert "not a name" in error(server, "find_references", {"name": "a b("})

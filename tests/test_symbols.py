@@ -888,3 +888,7 @@ def test_refs_lists_each_definition_that_uses_a_name(tmp_path: Path) -> None:
     assert none.returncode == 1 and none.stdout == "" and "no use of 'nothing_here'" in none.stderr
     bad = run_cli("refs", "a b(", "--root", root)
     assert bad.returncode == 2 and bad.stderr.startswith("error: not a name")
+    # a --path that names no indexed file says so, as `search` does (not "no such name")
+    for command in ("refs", "symbols"):
+        typo = run_cli(command, "parserInit", "--path", "srcc/", "--root", root)
+        assert typo.returncode == 1 and "note: no indexed file matches --path srcc/" in typo.stderr

@@ -732,6 +732,7 @@ def symbols_(
     db_path: Path | None,
 ) -> int:
     """Find definitions by name: exact, then prefix, substring, fuzzy; most used first."""
+    from repomap import store
     from repomap.search.symbols import search_symbols
     from repomap.store import reading
 
@@ -739,6 +740,7 @@ def symbols_(
     with reading(settings.db_path) as db:  # one more than asked: says whether more exist
         probe = search_symbols(db, query, kind, language, path, min(limit + 1, MAX_LIMIT))
         shown = Shown(_indexed_root(db, settings), absolute)
+        unmatched = path is not None and not probe and store.names_nothing(db, path)
     hits = [replace(hit, file_path=shown(hit.file_path)) for hit in probe[:limit]]
     if as_json:
         truncated = len(probe) > limit or limit == MAX_LIMIT == len(hits)
@@ -746,6 +748,8 @@ def symbols_(
         return outcome.found(len(hits))
     if not hits:
         click.echo(f"no symbol matches {query!r}", err=True)
+        if unmatched:
+            click.echo(f"note: no indexed file matches --path {path}", err=True)
     elif all(hit.match == "fuzzy" for hit in hits):  # JSON says it per result
         click.echo(f"note: no name holds {query!r}; these are spelled like it", err=True)
     elif 0 < (named := sum(hit.match == "exact" for hit in hits)) < len(hits):
@@ -785,6 +789,7 @@ def refs(
     db_path: Path | None,
 ) -> int:
     """Where NAME is used: calls, types, field uses and macro uses, by file and line."""
+    from repomap import store
     from repomap.search.references import find_references
     from repomap.store import reading
 
@@ -793,6 +798,7 @@ def refs(
         indexed_root = _indexed_root(db, settings)
         found = find_references(db, indexed_root, name, path, language, min(limit, MAX_LIMIT))
         shown = Shown(indexed_root, absolute)
+        unmatched = path is not None and not found.results and store.names_nothing(db, path)
     hits = [replace(hit, file_path=shown(hit.file_path)) for hit in found.results]
     if as_json:
         results = [_as_dict(hit) for hit in hits]
@@ -804,6 +810,8 @@ def refs(
             " are; `search-text --literal` finds it in comments and strings)",
             err=True,
         )
+        if unmatched:
+            click.echo(f"note: no indexed file matches --path {path}", err=True)
     for hit in hits:
         where = f"  in {hit.in_symbol}" if hit.in_symbol else ""
         click.echo(f"{hit.file_path}:{hit.line_number}{where}  {hit.text}")

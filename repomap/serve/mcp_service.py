@@ -231,11 +231,15 @@ class Service:
         probe = min(limit + 1, MAX_LIMIT)
         found: list[tuple[Root, symbols.SymbolHit]] = []
         truncated = False
+        unmatched = path is not None
         for root, path_filter in scopes:
             with self.reading(root) as db:
                 hits = symbols.search_symbols(db, query, kind, language, path_filter, probe)
+                unmatched = unmatched and not hits and _names_nothing(db, path_filter)
             truncated = truncated or len(hits) > limit or (probe == limit == len(hits))
             found.extend((root, hit) for hit in hits[:limit])
+        if unmatched:  # an empty answer that says why (a typo in the folder, not "no such name")
+            notices.append(f"no indexed file matches path {path!r}")
         if self.roots.multi:
             found.sort(key=lambda pair: _symbol_order(pair[1]))
         truncated = truncated or len(found) > limit
@@ -261,9 +265,11 @@ class Service:
         found: list[Reference] = []
         truncated = False
         looked_up = name
+        unmatched = path is not None
         for root, path_filter in scopes:
             with self.reading(root) as db:
                 uses = references.find_references(db, root.path, name, path_filter, language, limit)
+                unmatched = unmatched and not uses.results and _names_nothing(db, path_filter)
             looked_up = uses.name
             truncated = truncated or uses.truncated
             found.extend(
@@ -273,6 +279,8 @@ class Service:
         if self.roots.multi:
             found.sort(key=lambda use: (use.file_path, use.line_number))
         truncated = truncated or len(found) > limit
+        if unmatched:
+            notices.append(f"no indexed file matches path {path!r}")
         return ReferenceSearch(
             notices=notices, name=looked_up, results=found[:limit], truncated=truncated
         )
@@ -992,6 +1000,11 @@ def _symbol_order(hit: symbols.SymbolHit) -> tuple[int, int, int, str, int]:
         hit.file_path,
         hit.line_number,
     )
+
+
+def _names_nothing(db: Store, path_filter: str | None) -> bool:
+    """Whether a root's share of a path filter names no indexed file (None: the whole root)."""
+    return path_filter is not None and store.names_nothing(db, path_filter)
 
 
 def _fields(record: Any, **changes: Any) -> dict[str, Any]:
