@@ -259,8 +259,8 @@ def test_help_lists_every_command_and_other_commands_run(root: Path) -> None:
     commands = listed.stdout.split("Commands:\n", 1)[1]
     assert [line.split()[0] for line in commands.splitlines()] == sorted(cli.main.commands)
     assert (
-        len(cli.main.commands) == 24
-    )  # + search-data, search-commits, history, status, doctor, clean, prune, init, watch, serve
+        len(cli.main.commands) == 25
+    )  # + search-data, search-commits, history, status, doctor, clean, prune, init, watch, serve, refs
     for args in (["search-text", "--help"], ["stats", "--root", str(root)], ["--version"]):
         done = run(args)
         assert done.code == 0 and done.stdout, args
@@ -360,4 +360,4 @@ def test_the_other_commands_are_set_up_only_when_asked_for() -> None:
         "print(before, 'repomap.cli.commands' in sys.modules, len(names))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.stdout == "False True 24\n", done.stderr
+    assert done.stdout == "False True 25\n", done.stderr
