@@ -1334,6 +1334,8 @@ class _Reader:
                 inner = declarator.child_by_field_name("declarator")
                 if inner is None or inner.type != "parenthesized_declarator":
                     continue  # `void run();`, `DECLARE_BITMAP(mask, N);`: no data member
+                if _declares_function(inner):
+                    continue  # `int (*get(void))(int);`: a method returning a function pointer
             # An annotation tree-sitter cannot read (`const char __user *data;`, `struct s
             # *__percpu *sgc;`) is an ERROR beside the declarator: its name is still the field's.
             name_node, _ = _declared_name(declarator)
@@ -2040,6 +2042,18 @@ def _declared_name(
         pointer = pointer or kind == "pointer_declarator"
         declarator = declarator.child_by_field_name("declarator") or _last_named(declarator)
     return None, pointer
+
+
+def _declares_function(parenthesized: Node) -> bool:
+    """Whether the name inside `( .. )` is a function's (`(*get(void))`), not a pointer's."""
+    node = _last_named(parenthesized)
+    while node is not None:
+        if node.type == "function_declarator":
+            return True
+        if node.type in _PLAIN_NAMES:
+            return False
+        node = node.child_by_field_name("declarator") or _last_named(node)
+    return False
 
 
 def _last_named(node: Node) -> Node | None:

@@ -2576,6 +2576,7 @@ def test_a_class_s_data_members_are_fields_and_its_methods_methods() -> None:
         b"    void run();\n"
         b"    int count() const { return n_; }\n"
         b"    static const int kMax = 4;\n"
+        b"    int (*handler(int signal))(int);\n"
         b"private:\n"
         b"    int n_ = 0;\n"
         b"    std::map<int, std::vector<int>> table_;\n"
@@ -2589,6 +2590,8 @@ def test_a_class_s_data_members_are_fields_and_its_methods_methods() -> None:
         ("ns::Conn::run", "method", "void run()"),
         ("ns::Conn::count", "method", "int count() const"),
         ("ns::Conn::kMax", "field", "static const int kMax"),
+        # a method returning a function pointer is no field (a review's finding)
+        ("ns::Conn::handler", "method", "int (*handler(int signal))(int)"),
         ("ns::Conn::n_", "field", "int n_"),
         ("ns::Conn::table_", "field", "std::map<int, std::vector<int>> table_"),
     ]

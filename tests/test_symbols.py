@@ -10,6 +10,7 @@ import pytest
 from conftest import GETTER_AND_SETTER, run_cli
 
 from repomap import config, store
+from repomap.errors import BadQuery
 from repomap.gateway.show import get_symbol_content
 from repomap.search import symbols
 from repomap.store import reading
@@ -892,3 +893,30 @@ def test_refs_lists_each_definition_that_uses_a_name(tmp_path: Path) -> None:
     for command in ("refs", "symbols"):
         typo = run_cli(command, "parserInit", "--path", "srcc/", "--root", root)
         assert typo.returncode == 1 and "note: no indexed file matches --path srcc/" in typo.stderr
+
+
+def test_refs_reads_a_name_as_code_writes_it_and_a_line_as_the_index_decodes_it(
+    tmp_path: Path,
+) -> None:
+    """`größe` looked up `e` (an ASCII-only pattern), `a-b` looked up `b`, and a line of a
+    Latin-1 file with a coding line came out garbled (a review's findings)."""
+    from repomap.search.references import name_of
+
+    for written, name in (("RE2::Set::Match", "Match"), ("self.parse", "parse"), ("p->len", "len"),
+                          ("Match()", "Match"), ("größe", "größe"), ("::parse", "parse")):  # fmt: skip
+        assert name_of(written) == name, written
+    for bad in ("a-b", "foo bar", "", "x::", "1abc"):
+        with pytest.raises(BadQuery):
+            name_of(bad)
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "p.py").write_bytes(
+        "# -*- coding: latin-1 -*-\n"
+        "def größe():\n    return 1\n"
+        "def e():\n    return 2\n"
+        "def use():\n    s = 'café'; x = größe()\n    return e() + x\n".encode("latin-1")
+    )
+    assert run_cli("index", root).returncode == 0
+    found = run_cli("refs", "größe", "--root", root)
+    assert found.returncode == 0, found.stderr
+    assert found.stdout == "p.py:7  in use  s = 'café'; x = größe()\n"

@@ -741,6 +741,7 @@ def symbols_(
         probe = search_symbols(db, query, kind, language, path, min(limit + 1, MAX_LIMIT))
         shown = Shown(_indexed_root(db, settings), absolute)
         unmatched = path is not None and not probe and store.names_nothing(db, path)
+        no_language = language is not None and not probe and store.holds_no_language(db, language)
     hits = [replace(hit, file_path=shown(hit.file_path)) for hit in probe[:limit]]
     if as_json:
         truncated = len(probe) > limit or limit == MAX_LIMIT == len(hits)
@@ -750,6 +751,8 @@ def symbols_(
         click.echo(f"no symbol matches {query!r}", err=True)
         if unmatched:
             click.echo(f"note: no indexed file matches --path {path}", err=True)
+        if no_language:
+            click.echo(f"note: no indexed file is in --lang {language}", err=True)
     elif all(hit.match == "fuzzy" for hit in hits):  # JSON says it per result
         click.echo(f"note: no name holds {query!r}; these are spelled like it", err=True)
     elif 0 < (named := sum(hit.match == "exact" for hit in hits)) < len(hits):
@@ -799,6 +802,9 @@ def refs(
         found = find_references(db, indexed_root, name, path, language, min(limit, MAX_LIMIT))
         shown = Shown(indexed_root, absolute)
         unmatched = path is not None and not found.results and store.names_nothing(db, path)
+        no_language = (
+            language is not None and not found.results and store.holds_no_language(db, language)
+        )
     hits = [replace(hit, file_path=shown(hit.file_path)) for hit in found.results]
     if as_json:
         results = [_as_dict(hit) for hit in hits]
@@ -806,12 +812,14 @@ def refs(
         return outcome.found(len(hits))
     if not hits:
         click.echo(
-            f"no use of {found.name!r} is indexed (calls, types, field uses and macro uses"
-            " are; `search-text --literal` finds it in comments and strings)",
+            f"no use of {found.name!r} is indexed (calls, types named, field uses and `#if`"
+            " tests are; `search-text --literal` finds it in comments and strings)",
             err=True,
         )
         if unmatched:
             click.echo(f"note: no indexed file matches --path {path}", err=True)
+        if no_language:
+            click.echo(f"note: no indexed file is in --lang {language}", err=True)
     for hit in hits:
         where = f"  in {hit.in_symbol}" if hit.in_symbol else ""
         click.echo(f"{hit.file_path}:{hit.line_number}{where}  {hit.text}")

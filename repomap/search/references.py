@@ -17,13 +17,16 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from repomap import store
+from repomap import store, textfile
 from repomap.errors import BadQuery
 from repomap.languages import resolve_language
 from repomap.store import Store
 
-# `RE2::Set::Match`, `self.parse`, `Match()`: the index holds a use by its last part alone.
-_LAST_PART = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:\(\s*\))?\s*$")
+# `RE2::Set::Match`, `self.parse`, `p->len`, `Match()`: the index holds a use by its last part
+# alone. Identifiers as Python reads them (`größe`); any other separator is no name.
+_SEPARATOR = re.compile(r"::|\.|->")
+_IDENTIFIER = re.compile(r"[^\W\d]\w*")
+_CALL = re.compile(r"\s*\(\s*\)\s*$")
 LINE_CHARS = 200  # of a reference's line shown
 
 
@@ -55,10 +58,11 @@ LIMIT :limit"""
 
 def name_of(query: str) -> str:
     """The name a query asks about: its last part (`RE2::Set::Match` -> `Match`)."""
-    found = _LAST_PART.search(query.strip())
-    if found is None:
+    written = _CALL.sub("", query.strip()).removeprefix("::")  # `::parse`: the global one
+    parts = [part.strip() for part in _SEPARATOR.split(written)]
+    if not all(_IDENTIFIER.fullmatch(part) for part in parts):
         raise BadQuery(f"not a name: {query!r}; give an identifier (`parse`, `Set::Match`)")
-    return found.group(1)
+    return parts[-1]
 
 
 def find_references(
@@ -95,8 +99,9 @@ def find_references(
 
 
 def _lines(path: Path) -> list[str]:
-    """A file's lines as on disk now; none when it is gone or unreadable (deleted since)."""
+    """A file's lines as on disk now, decoded as the index reads it (a BOM, UTF-16, a PEP 263
+    coding line); none when it is gone or unreadable (deleted since)."""
     try:
-        return path.read_bytes().decode("utf-8", "replace").split("\n")
+        return textfile.split_lines(textfile.text(path.read_bytes()).removeprefix("\ufeff"))
     except OSError:
         return []
