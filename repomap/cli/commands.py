@@ -791,7 +791,7 @@ def refs(
     root: Path | None,
     db_path: Path | None,
 ) -> int:
-    """Where NAME is used: calls, types, field uses and macro uses, by file and line."""
+    """Where NAME is used: calls, types named, field uses, `#if` tests; by file and line."""
     from repomap import store
     from repomap.search.references import find_references
     from repomap.store import reading

@@ -12,14 +12,14 @@ kernel subset (1.07M), measured with `/usr/bin/time repomap refs NAME --db DB --
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from repomap import store, textfile
+from repomap import textfile
 from repomap.errors import BadQuery
-from repomap.languages import resolve_language
+from repomap.search.symbols import file_clauses
 from repomap.store import Store
 
 # `RE2::Set::Match`, `self.parse`, `p->len`, `Match()`: the index holds a use by its last part
@@ -75,16 +75,8 @@ def find_references(
 ) -> References:
     """The first `limit` uses of the name `query` ends with, in path then line order."""
     name = name_of(query)
-    params: dict[str, object] = {"name": name, "limit": limit + 1}
-    clauses = []
-    if language:
-        clauses.append("f.language = :language")
-        params["language"] = resolve_language(language)
-    file_ids = store.filtered_ids(db, path)
-    if file_ids is not None:
-        clauses.append("f.id IN (SELECT value FROM json_each(:file_ids))")
-        params["file_ids"] = json.dumps(file_ids)
-    filters = "".join(f" AND {clause}" for clause in clauses)
+    params: dict[str, Any] = {"name": name, "limit": limit + 1}
+    filters = "".join(f" AND {clause}" for clause in file_clauses(db, language, path, params))
     rows = db.conn.execute(_SQL.format(filters=filters), params).fetchall()
     lines: dict[str, list[str]] = {}
     results = []

@@ -628,6 +628,16 @@ def _filters(
             raise BadQuery(f"unknown kind {kind!r}; use one of {', '.join(KINDS)}")
         clauses.append("s.kind IN (SELECT value FROM json_each(:kinds))")
         params["kinds"] = json.dumps(kinds)
+    clauses += file_clauses(db, language, path, params)
+    return params, "".join(f" AND {clause}" for clause in clauses)
+
+
+def file_clauses(
+    db: Store, language: str | None, path: str | None, params: dict[str, Any]
+) -> list[str]:
+    """The SQL conditions on `files f` that --lang and --path ask for, their values added to
+    `params` (`:language`, `:file_ids`): symbols' lookups and search/references.py's."""
+    clauses = []
     if language:
         clauses.append("f.language = :language")
         params["language"] = resolve_language(language)
@@ -635,7 +645,7 @@ def _filters(
     if file_ids is not None:
         clauses.append("f.id IN (SELECT value FROM json_each(:file_ids))")
         params["file_ids"] = json.dumps(file_ids)
-    return params, "".join(f" AND {clause}" for clause in clauses)
+    return clauses
 
 
 def match_params(query: str) -> dict[str, str]:
