@@ -140,8 +140,8 @@ def words_of(text: str, limit: int, noise: frozenset[str] = _NOISE, compounds: b
     runs of letters, each split once per process (a cache per noise set); only a text with
     more than `limit` distinct words, where the cut must fall after a whole group, is walked
     group by group. A run seen again adds no word, so the walk stops where one over each
-    distinct identifier's groups would. With `compounds`, a lower-case part written of two
-    words (`addquoted`) is followed by them (compound_words): a name's words, not a body's.
+    distinct identifier's groups would. With `compounds` (C's chunks), a lower-case part
+    written of two words (`addquoted`) is followed by them (compound_words).
     """
     return _words(_run_finder(text)(text), limit, noise, compounds)
 
@@ -385,9 +385,9 @@ def code_chunks(
     language = read_as or language_of(path) or ""
     python = language == "python"
     # C writes names of two words as one (Lua's `addquoted`, `computesizes`, libuv's call of
-    # `sched_getaffinity`): titles and bodies hold the words too. Python's and C++'s such names are few and mostly words already
-    # spelled apart elsewhere (`username`, `ringbuffer_sink`): splitting them there moved the
-    # benchmark's answers down (bench/README.md).
+    # `sched_getaffinity`): titles and bodies hold the words too. Python's and C++'s such
+    # names are few and mostly words spelled apart elsewhere too (`username`,
+    # `ringbuffer_sink`): splitting them moved the benchmark's answers down (bench/README.md).
     c_names = language == "c"
     definitions = []
     prototypes: set[int] = set()  # first lines of C and C++ free functions' declarations

@@ -221,7 +221,7 @@ def _indexed_lines(db: Store, root: Path, path: str) -> list[str] | None:
         return None
     if (stat.st_size, stat.st_mtime_ns) == (size, mtime_ns):
         return _lines_of(str(file), size, mtime_ns, indexed)
-    return _read_lines(file, indexed)
+    return read_lines(file, indexed)
 
 
 @functools.lru_cache(maxsize=256)
@@ -229,11 +229,12 @@ def _lines_of(file: str, size: int, mtime_ns: int, indexed: str) -> list[str] | 
     """The lines of a file whose size and modification time are those indexed: unchanged by
     the index's own rule, so not hashed again (a quarter of the reading's time), and kept by
     what identifies that content. `indexed` keys a re-indexed file's new content apart."""
-    return _read_lines(Path(file), None)
+    return read_lines(Path(file), None)
 
 
-def _read_lines(file: Path, indexed: str | None) -> list[str] | None:
-    """The file's lines, if its hash is `indexed` (None: taken as unchanged)."""
+def read_lines(file: Path, indexed: str | None) -> list[str] | None:
+    """The file's lines as the index decodes it (a BOM, UTF-16, a PEP 263 coding line), if its
+    hash is `indexed` (None: taken as unchanged); None when it is gone or changed."""
     try:
         raw = file.read_bytes()
     except OSError:

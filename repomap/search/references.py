@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from repomap import textfile
 from repomap.errors import BadQuery
+from repomap.search.match_lines import read_lines
 from repomap.search.symbols import file_clauses
 from repomap.store import Store
 
@@ -81,19 +81,10 @@ def find_references(
     lines: dict[str, list[str]] = {}
     results = []
     for file_path, line, in_symbol, in_kind, file_language in rows[:limit]:
-        if file_path not in lines:
-            lines[file_path] = _lines(root / file_path)
+        if file_path not in lines:  # as on disk now; none when it is gone (deleted since)
+            lines[file_path] = read_lines(root / file_path, None) or []
         text = lines[file_path][line - 1].strip() if 0 < line <= len(lines[file_path]) else ""
         results.append(
             Reference(file_path, line, in_symbol, in_kind, file_language, text[:LINE_CHARS])
         )
     return References(name, results, len(rows) > limit)
-
-
-def _lines(path: Path) -> list[str]:
-    """A file's lines as on disk now, decoded as the index reads it (a BOM, UTF-16, a PEP 263
-    coding line); none when it is gone or unreadable (deleted since)."""
-    try:
-        return textfile.split_lines(textfile.text(path.read_bytes()).removeprefix("\ufeff"))
-    except OSError:
-        return []
