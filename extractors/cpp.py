@@ -178,6 +178,7 @@ _NAME_BEFORE_LIST = re.compile(rb"([A-Za-z_]\w*)\s*,\s*\Z")  # `png_malloc,` bef
 _DEFAULTED = re.compile(rb"=\s*(?:default|delete)\s*;?\s*$")
 
 _LINE, _BLOCK = "line", "block"  # plain comments
+_HAS_LETTER = re.compile(r"[^\W\d_]")  # a comment that says something, not a rule of `*`s
 _DOC_LINE, _DOC_BLOCK = "doc_line", "doc_block"  # document what follows
 _TRAILING_LINE, _TRAILING_BLOCK = "trailing_line", "trailing_block"  # `///<`: what precedes
 _LINE_KINDS = frozenset({_LINE, _DOC_LINE, _TRAILING_LINE})
@@ -467,6 +468,8 @@ class _Reader:
         self.parenthesized: dict[int, list[tuple[int, int]]] = {}  # per enum list (in_macro_call)
         self.scope_names: set[str] = set()  # namespaces and classes read so far (lookup)
         self.docs: dict[int, str] = {}  # declaration start -> its doc comment
+        # declaration start -> the plain comment right above it: its doc when it has none
+        self.plain_docs: dict[int, str] = {}
         self.macro_comments: list[_Token] = []
         self.macro_strings: list[tuple[int, TextElement]] = []
         self.scanned: list[tuple[int, int]] = []  # blanked text scan_text read, not the tree
@@ -539,6 +542,8 @@ class _Reader:
             group = _Group(start, kind, content, head.start_point[0] + 1, tail.end_point[0] + 1)
             if kind is not _LINE and kind is not _BLOCK:
                 self.note_doc(group, head, tail)
+            elif _alone_on_line(source, start):
+                self.note_plain_doc(content, tail)
             groups.append(group)
         return groups
 
@@ -559,6 +564,19 @@ class _Reader:
             if sibling is not None:
                 self.docs.setdefault(sibling.start_byte, group.content)
         group.sibling = sibling
+
+    def note_plain_doc(self, content: str, last: Node) -> None:
+        """A plain comment on the lines right above a declaration is its doc when it has no doc
+        comment, as clangd shows it (`/* Compute the checksum. */` over zlib's, libevent's and
+        Google-style `//` functions); a blank line between, or a rule of `*`s, is not."""
+        sibling = last.next_named_sibling
+        if (
+            sibling is not None
+            and sibling.start_point[0] == last.end_point[0] + 1
+            and sibling.type != "comment"
+            and _HAS_LETTER.search(content)
+        ):
+            self.plain_docs[sibling.start_byte] = content
 
     def comments(
         self, groups: list[_Group], symbols: list[Symbol], owners: _Owners
@@ -1049,7 +1067,7 @@ class _Reader:
             end_byte,
             signature,
             parent,
-            self.docs.get(start_byte) if documented else None,
+            self.docs.get(start_byte, self.plain_docs.get(start_byte)) if documented else None,
             is_definition,
         )
 
