@@ -202,6 +202,17 @@ _TEST_FOLDER = re.compile(r".*tests|test[_-].*|test(?:data|ing|suite|cases?|file
 # `fuzzers/`, cJSON's `fuzzing/`): they call the API with made-up input and say what it does in
 # its own words, above the code. Not LLVM's `FuzzMutate/`, a library.
 _FUZZ_FOLDER = re.compile(r"(?:oss-?)?fuzz(?:ing|ers?)?")
+# A folder whose name has such a word among others: attrs' `typing-examples/` (6 of a search's
+# first ten places), `code_samples/`, `perf-benchmarks/`. Singular `sample` or `demo` is often
+# a module's own name (`sample_rate/`), so only the plurals and `example`.
+_FOLDER_WORDS = frozenset(
+    {"tests", "unittests", "example", "examples", "samples", "demos", "benches", "benchmarks"}
+)
+_WORD_SEPARATORS = re.compile(r"[-_.]")
+# Test files by their name: `x_test.go`, Google's `x_unittest.cc` and `x-test.cc`, snappy's
+# `snappy_test_tool.cc`, `x_benchmark.cc` (not `FrustumTest.h`: Imath's frustum test is code).
+_TEST_STEM_ENDS: tuple[str, ...] = ("_test", "_tests", "-test", "-tests", "unittest", "unittests")
+_TEST_STEM_ENDS += ("_fuzzer", "-fuzzer", "_benchmark", "_benchmarks", "-benchmark", "-benchmarks")
 
 # Code a project carries but did not write (issue 17: demoted with tests unless asked for).
 VENDORED_FOLDERS = frozenset(
@@ -216,7 +227,8 @@ def is_demoted_path(path: str) -> bool:
     """Tests, benchmarks, examples, vendored code and type stubs: `tests/`, `examples/`,
     `samples/`, `demos/`, code (not text) in `docs/`,
     `benches/`, `libtests/`, `testdata/`, `fuzz/`, `oss-fuzz/`, `test_x.py`, `x_test.go`,
-    `foo_tests.rs`, `png_read_fuzzer.cc`, `test.rs`
+    `foo_tests.rs`, `png_read_fuzzer.cc`, `x_unittest.cc`, `x_benchmark.cc`,
+    `typing-examples/`, `test.rs`
     (rayon's test modules), `conftest.py`, `third_party/`,
     `fmt/bundled/`, `vendor/`, `deps/`, `external/` at the top of the tree, and `.pyi` files
     (a stub repeats the signatures and docstrings of the code that does the work)."""
@@ -229,12 +241,14 @@ def is_demoted_path(path: str) -> bool:
             or p in VENDORED_FOLDERS
             or _TEST_FOLDER.fullmatch(p) is not None
             or _FUZZ_FOLDER.fullmatch(p) is not None
+            or not _FOLDER_WORDS.isdisjoint(_WORD_SEPARATORS.split(p))
             for p in folders
         )
         or bool(folders and folders[0] in VENDORED_TOP_FOLDERS)
         or (not parts[-1].endswith(_DOC_SUFFIXES) and not DOC_FOLDERS.isdisjoint(folders))
         or stem.startswith("test_")
-        or stem.endswith(("_test", "_tests", "_fuzzer", "-fuzzer"))
+        or stem.endswith(_TEST_STEM_ENDS)
+        or "_test_" in stem
         or stem in ("test", "tests", "conftest")
         or parts[-1].endswith(".pyi")
     )

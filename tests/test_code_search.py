@@ -1468,6 +1468,17 @@ def test_which_paths_count_as_vendored() -> None:
     assert not is_demoted_path("releases/latest/notes.py")
     assert not is_demoted_path("crypto/attest/quote.c") and not is_demoted_path("contest/x.py")
     assert not is_demoted_path("src/testament/x.py")
+    # tests and benchmarks by their file name (snappy's filled 35 of 200 top-ten places), and
+    # folders with such a word in their name (attrs' typing-examples/)
+    for test in ("snappy_unittest.cc", "src/codec-test.cc", "snappy_test_tool.cc",
+                 "lib/zippy_benchmark.cc", "llvm/unittests/ADT/StringRefTest.cpp",
+                 "typing-examples/mypy.py", "docs_src/code_samples/a.py", "perf-benchmarks/a.c",
+                 "lib/gtest_unittest.h"):  # fmt: skip
+        assert is_demoted_path(test), test
+    for code in ("src/Contest.cpp", "src/latest.c", "lib/attest.c", "src/sample_rate/x.c",
+                 "src/runner/main.c", "src/ATTEST.c", "src/testing_utils.rs", "example.py",
+                 "src/TestRunner.c", "src/protest.py"):  # fmt: skip
+        assert not is_demoted_path(code), code
     # fuzzing harnesses (lz4's ossfuzz/ and h11's fuzz/ ranked beside the code they call)
     for harness in ("ossfuzz/compress_fuzzer.c", "fuzz/afl-server.py", "contrib/oss-fuzz/a.cc",
                     "fuzzers/objects.c", "cjson/fuzzing/afl.c", "tests/fuzzer/x.c",

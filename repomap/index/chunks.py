@@ -61,7 +61,8 @@ from repomap.textfile import line_count
 # 26: paths.is_demoted_path also counts code in `doc/`, `docs/`, `sample(s)/`, `demo(s)/`
 # 27: ... and in a C chunk's body (`sched_getaffinity` holds affinity)
 # 28: Python's special methods expanded as abbreviations are (`__setstate__`: unpickle)
-CHUNKS_VERSION = "28"
+# 29: ... and `x_unittest.cc`, `x-test.cc`, `x_test_tool.cc`, `x_benchmark.cc`, `typing-examples/`
+CHUNKS_VERSION = "29"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
 # header, docstring and member signatures, not the members' bodies: those are chunks too.

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from repomap.index import pagerank as rank
 
 RANK_FORMAT = (
-    "19"  # bump when rank.py weighs or stores differently: the next `repomap index` re-ranks
+    "20"  # bump when rank.py weighs or stores differently: the next `repomap index` re-ranks
 )
 # 6: rank_arrays blobs are zlib-compressed, int64 arrays stored as int32 when they fit
 # 7: definitions cached per file (defs_* rows) beside the uses
@@ -50,6 +50,7 @@ RANK_FORMAT = (
 # 17: paths.is_demoted_path counts folders named as tests (`libtests/`, `testdata/`)
 # 18: and fuzzing harnesses (`fuzz/`, `oss-fuzz/`, `fuzzers/`, `x_fuzzer.cc`)
 # 19: and code in documentation, sample and demo folders (`docs/code/`, `samples/`)
+# 20: and `x_unittest.cc`, `x-test.cc`, `x_test_tool.cc`, `x_benchmark.cc`, `typing-examples/`
 NOT_RANKED_KINDS = (
     "impl",
     "namespace",
