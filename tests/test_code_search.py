@@ -1978,3 +1978,56 @@ def test_a_hyphenated_word_meets_the_name_that_writes_it_as_one(tmp_path: Path) 
     )
     _, data, _ = search(root, "put a socket into non-blocking mode", "--mode", "lexical")
     assert names(data)[0] == "evutil_make_socket_nonblocking"
+
+
+def test_a_long_section_is_one_result_its_best_piece(tmp_path: Path) -> None:
+    # jinja2's "Whitespace Control" was cut into seven pieces, the first seven results; the
+    # function that strips the whitespace came eighth.
+    paragraphs = "\n\n".join(
+        f"Paragraph {n}: a minus sign in a block tag strips the whitespace before it. " * 6
+        for n in range(14)
+    )
+    root = indexed(
+        tmp_path / "repo",
+        {
+            "docs/guide.md": f"# Guide\n\n## Whitespace Control\n\n{paragraphs}\n\n## Other\n\n"
+            "A block tag with a minus sign is explained above.\n",
+            "lex.py": 'def strip_block(tag):\n    """Strip the whitespace before a block tag."""\n'
+            "    return tag.lstrip()\n",
+        },
+    )
+    _, data, _ = search(
+        root, "minus sign strips whitespace before a block tag", "--mode", "lexical"
+    )
+    sections = [hit["name"] for hit in data["results"] if hit["kind"] == "section"]
+    assert sections.count("Guide > Whitespace Control") == 1
+    assert "strip_block" in names(data)[:3]
+
+
+def test_a_word_in_mixed_case_is_searched_as_text_holds_it(tmp_path: Path) -> None:
+    # `NaN` was asked as `na` (and `n`, too short), `CPUs` as `cp` and `us`: text holds `nan`,
+    # `cpus` (serde_json's NaN question ranked 24th, found second written `nan`).
+    root = indexed(
+        tmp_path / "repo",
+        {
+            "fmt.rs": "/// Writes the NaN or infinity symbol.\n"
+            'fn write_special(f: f64) -> &\'static str {\n    if f.is_nan() { "null" } else { "inf" }\n}\n\n'
+            "/// Names the target's operating system (macOS, Linux).\n"
+            'fn os_name() -> &\'static str {\n    "unknown"\n}\n',
+            "cpu.c": "/* How many CPUs the process may run on. */\n"
+            "int usable_processors(void) { return sched_count(); }\n\n"
+            "/* The usual case. */\nint common_path(void) { return 0; }\n",
+        },
+    )
+    for question, answer in (
+        ("NaN", "fmt::write_special"),
+        ("macOS", "fmt::os_name"),
+        ("CPUs", "usable_processors"),
+    ):
+        code, data, _ = search(root, question, "--mode", "lexical")
+        assert code == 0 and names(data)[:1] == [answer], question
+    from repomap.search.code import hyphenated, query_terms
+
+    assert query_terms("NaN IPv4 XPath CPUs") == ["nan", "ipv4", "xpath", "cpus"]
+    assert query_terms("parseHeaderLines") == ["parse", "header", "lines"]  # an identifier
+    assert hyphenated("macOS non-blocking") == ["nonblocking", "macos"]

@@ -292,6 +292,10 @@ def query_terms(question: str) -> list[str]:
     every: dict[str, None] = {}
     for token in _WORD.findall(question):
         parts = split_identifier(token) if token.isascii() else [token.lower()]
+        if len(parts) > 1 and _one_word(token, parts):
+            # `NaN`, `iOS`, `IPv4`, `CPUs`: one word in mixed case, as the index's tokenizer
+            # reads it in text (`nan`); split, `NaN` asked for `na`, `CPUs` for `cp` and `us`.
+            parts = [token.lower()]
         if parts and not token[0].isdigit() and any(c.isdigit() for c in token):
             pieces = [p for p in _ALPHANUMERIC.findall(token.lower()) if not p.isalpha()]
             parts = [p for p in parts if not p.isdigit()] + pieces
@@ -303,13 +307,38 @@ def query_terms(question: str) -> list[str]:
     return list(words or every)
 
 
+def _in_mixed_case(token: str) -> bool:
+    """An ASCII word of upper and lower case letters (and digits), no `_`: `NaN`, `IPv4`."""
+    return token.isascii() and "_" not in token and not token.isupper() and not token.islower()
+
+
+_PLURAL_ACRONYM = re.compile(r"[A-Z]{2,}s")  # CPUs, APIs, URLs, IDs
+
+
+def _one_word(token: str, parts: Sequence[str]) -> bool:
+    """Whether a word in mixed case is one word, not an identifier's parts: a plural acronym,
+    or a part of one letter alone (`NaN` -> `na`, `n`; `XPath` -> `x`, `path`)."""
+    if not _in_mixed_case(token):
+        return False
+    return _PLURAL_ACRONYM.fullmatch(token) is not None or any(
+        len(part) == 1 and part.isalpha() for part in parts
+    )
+
+
 _HYPHENATED = re.compile(r"(?<![\w-])([A-Za-z]{2,})-([A-Za-z]{2,})(?![\w-])")
 
 
 def hyphenated(question: str) -> list[str]:
     """A hyphenated word of the question written as one (`non-blocking` -> `nonblocking`, as
-    libevent's `evutil_make_socket_nonblocking` spells it): searched beside its parts."""
-    return [f"{first}{second}".lower() for first, second in _HYPHENATED.findall(question)]
+    libevent's `evutil_make_socket_nonblocking` spells it): searched beside its parts; so is
+    a word in mixed case split into words of two letters or more (`macOS` -> `macos`, as text
+    holds it, beside `mac` and `os`)."""
+    joined = [f"{first}{second}".lower() for first, second in _HYPHENATED.findall(question)]
+    for token in _WORD.findall(question):
+        parts = split_identifier(token)
+        if _in_mixed_case(token) and len(parts) > 1 and not _one_word(token, parts):
+            joined.append(token.lower())
+    return joined
 
 
 def search_terms(db: Store, words: Sequence[str], joined: Sequence[str] = ()) -> list[str]:
@@ -1071,7 +1100,7 @@ def _best_hits(db: Store, scored: dict[int, float], limit: int) -> tuple[list[Co
         chosen = {chunk_id: score for chunk_id, score in scored.items() if score >= floor}
         hits = _hits(db, chosen, top)
         hits.sort(key=lambda hit: (-hit.score, hit.path, hit.start_line))  # score as shown
-        hits = _distinct(hits)
+        hits = _distinct(hits, _section_names(db, hits))
         rest = len(scored) - len(chosen)
         if len(hits) > limit or not rest:
             return _with_snippets(db, hits[:limit]), len(hits) > limit or rest > 0
@@ -1108,20 +1137,33 @@ def _with_snippets(db: Store, hits: list[CodeHit]) -> list[CodeHit]:
     ]
 
 
-def _distinct(hits: list[CodeHit]) -> list[CodeHit]:
-    """The hits without docs pieces that mostly repeat a better one (the overlap of cut
-    sections): each would take a place in the answer for the same text."""
+def _section_names(db: Store, hits: list[CodeHit]) -> dict[int, str]:
+    """The heading paths of the docs sections among the hits (`Guide > Whitespace Control`)."""
+    sections = [hit.chunk_id for hit in hits if hit.kind == "section"]
+    if not sections:
+        return {}
+    return {chunk_id: words[4] for chunk_id, words in store.chunk_words(db, sections).items()}
+
+
+def _distinct(hits: list[CodeHit], section_names: dict[int, str]) -> list[CodeHit]:
+    """The hits with one piece of each docs section, the best: a long section is cut into
+    windows, and each took a place in the answer for the same section (jinja2's "Whitespace
+    Control" held the first seven, the function that strips it eighth; `show --section` shows
+    it whole). Nor a piece that mostly repeats a better one of another heading."""
     kept: list[CodeHit] = []
     shown: dict[str, list[CodeHit]] = {}
+    named: set[tuple[str, str]] = set()
     for hit in hits:
-        if hit.kind == "section" and any(
-            _overlap(hit, other) * 2 > min(_size(hit), _size(other))
-            for other in shown.get(hit.path, ())
-        ):
-            continue
-        kept.append(hit)
         if hit.kind == "section":
+            name = (hit.path, section_names.get(hit.chunk_id, str(hit.chunk_id)))
+            if name in named or any(
+                _overlap(hit, other) * 2 > min(_size(hit), _size(other))
+                for other in shown.get(hit.path, ())
+            ):
+                continue
+            named.add(name)
             shown.setdefault(hit.path, []).append(hit)
+        kept.append(hit)
     return kept
 
 
