@@ -814,6 +814,7 @@ def test_find_references_says_who_uses_a_name(repo: Path) -> None:
     assert [(r["file_path"], r["in_symbol"]) for r in acquire["results"]] == [
         ("pkg/use.py", "main")
     ]
+    assert any("'ConnectionPool.' is not checked" in notice for notice in acquire["notices"])
     assert ok(server, "find_references", {"name": "make_pool", "path": "docs/"})["results"] == []
     # a path that names no indexed file says so, here and in search_symbols (a silent [] read
     # as "no such name")

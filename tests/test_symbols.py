@@ -895,6 +895,51 @@ def test_refs_lists_each_definition_that_uses_a_name(tmp_path: Path) -> None:
         assert typo.returncode == 1 and "note: no indexed file matches --path srcc/" in typo.stderr
 
 
+def test_refs_lists_every_line_of_a_using_definition_and_finds_values_in_the_text(
+    tmp_path: Path,
+) -> None:
+    """c-ares' `ares__send_query` calls `skip_server` three times: `refs` listed the first
+    alone (the table keeps a name once per definition), so a rename missed two; a constant's
+    uses (`ARES_ECONNREFUSED`) are values, no reference: `refs` answered nothing."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "send.c").write_text(
+        "#define ECONNREFUSED_X 11\n"
+        "static void skip_server(int q) { }\n"
+        "int send_query(int q) {\n"
+        "    skip_server(q);\n"
+        "    if (q) {\n"
+        "        // then skip_server again, below\n"
+        "        skip_server(q + 1);\n"
+        "    }\n"
+        "    return skip_server(q), ECONNREFUSED_X;\n"
+        "}\n"
+        "int fail(void) { return ECONNREFUSED_X; }\n"
+    )
+    assert run_cli("index", root).returncode == 0
+    found = run_cli("refs", "skip_server", "--root", root)
+    assert found.returncode == 0 and found.stderr == ""
+    assert found.stdout == (
+        "send.c:4  in send_query  skip_server(q);\n"
+        "send.c:7  in send_query  skip_server(q + 1);\n"
+        "send.c:9  in send_query  return skip_server(q), ECONNREFUSED_X;\n"
+    )
+    values = run_cli("refs", "ECONNREFUSED_X", "--json", "--root", root)
+    answer = json.loads(values.stdout)
+    assert [(r["line_number"], r["in_symbol"]) for r in answer["results"]] == [
+        (9, "send_query"),
+        (11, "fail"),
+    ]  # not the #define itself
+    assert "no use of 'ECONNREFUSED_X' is indexed" in answer["notes"][0]
+    limited = json.loads(
+        run_cli("refs", "skip_server", "--limit", "2", "--json", "--root", root).stdout
+    )
+    assert [r["line_number"] for r in limited["results"]] == [4, 7] and limited["truncated"]
+    qualified = run_cli("refs", "Server::skip_server", "--root", root)
+    assert qualified.stdout == found.stdout
+    assert "note: uses are found by name: 'Server::' is not checked" in qualified.stderr
+
+
 def test_refs_reads_a_name_as_code_writes_it_and_a_line_as_the_index_decodes_it(
     tmp_path: Path,
 ) -> None:

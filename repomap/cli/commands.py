@@ -791,7 +791,11 @@ def refs(
     root: Path | None,
     db_path: Path | None,
 ) -> int:
-    """Where NAME is used: calls, types named, field uses, `#if` tests; by file and line."""
+    """Where NAME is used: calls, types named, field uses, `#if` tests; by file and line.
+
+    Every line of a using definition that names it; by name, not resolved (`Set::Match`: every
+    `Match`). A name no use of which is indexed (a constant, a global) is looked for in the
+    code files' text, and a note says so."""
     from repomap import store
     from repomap.search.references import find_references
     from repomap.store import reading
@@ -808,12 +812,17 @@ def refs(
     hits = [replace(hit, file_path=shown(hit.file_path)) for hit in found.results]
     if as_json:
         results = [_as_dict(hit) for hit in hits]
-        print_json(envelope(results, found.truncated, query=name, name=found.name))
+        print_json(
+            envelope(results, found.truncated, query=name, name=found.name, notes=found.notes)
+        )
         return outcome.found(len(hits))
+    for note in found.notes:
+        click.echo(f"note: {note}", err=True)
     if not hits:
         click.echo(
             f"no use of {found.name!r} is indexed (calls, types named, field uses and `#if`"
-            " tests are; `search-text --literal` finds it in comments and strings)",
+            " tests are) nor named in a code file's text outside comments; `search-text"
+            " --literal` finds it in comments and strings",
             err=True,
         )
         if unmatched:

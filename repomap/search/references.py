@@ -3,17 +3,25 @@ it stands in and its line of code.
 
 The extractors record a reference for every call, type named, field read or written, macro
 tested and (C) function named in an initializer: a name, not a resolved target, so a
-common name (`len`, `next`) is used in many places that mean other things. Lines come from the
-file as it is on disk when asked (the indexed line numbers, the current text). `refs` has no
-index by name (it would add to the kernel's database for a question the ranking never asks),
-so a lookup reads the table: 0.08-0.09 s a command on Django (339k references), 0.11-0.16 s on a
-kernel subset (1.07M), measured with `/usr/bin/time repomap refs NAME --db DB --no-refresh`.
+common name (`len`, `next`) is used in many places that mean other things. The refs table
+keeps one row per name and enclosing definition, at its first line: every line of that
+definition from there on that names it is a use too (c-ares' `skip_server` three times in
+`ares__send_query`, where a rename needs all three). Lines come from the file as it is on disk
+when asked (the indexed line numbers, the current text). A name with no indexed use (a
+constant, a global variable: values are not references) is looked for in the indexed code
+files' text instead, and the answer says so. `refs` has no index by name (it would add to the
+kernel's database for a question the ranking never asks), so a lookup reads the table:
+0.08-0.09 s a command on Django (339k references), 0.11-0.16 s on a kernel subset (1.07M),
+measured with `/usr/bin/time repomap refs NAME --db DB --no-refresh`.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from itertools import groupby
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -45,24 +53,38 @@ class References:
     name: str  # the name looked up (the last part of what was asked)
     results: list[Reference]
     truncated: bool
+    notes: list[str] = field(default_factory=list)  # how the answer was found, what it ignored
 
 
 _SQL = """
-SELECT f.path, r.line, s.qualified_name, s.kind, f.language FROM refs r
+SELECT f.path, r.line, s.qualified_name, s.kind, f.language, s.end_line FROM refs r
 JOIN files f ON f.id = r.file_id
 LEFT JOIN symbols s ON s.id = r.symbol_id
 WHERE r.name = :name{filters}
-ORDER BY f.path, r.line
-LIMIT :limit"""
+ORDER BY f.path, r.line"""
+
+# The indexed code files that may name it (the text scan's, when no use is indexed).
+_FILES_SQL = "SELECT f.id, f.path, f.language FROM files f WHERE 1{filters} ORDER BY f.path"
+
+# A file's definitions, innermost last among those holding a line; fields are no enclosing
+# definition (a use in a struct's field list stands in the struct).
+_SYMBOLS_SQL = """
+SELECT s.qualified_name, s.kind, s.name, s.start_line, s.end_line FROM symbols s
+WHERE s.file_id = ? AND s.kind != 'field'
+ORDER BY s.start_line, s.end_line DESC"""
 
 
 def name_of(query: str) -> str:
     """The name a query asks about: its last part (`RE2::Set::Match` -> `Match`)."""
+    return _parts(query)[-1]
+
+
+def _parts(query: str) -> list[str]:
     written = _CALL.sub("", query.strip()).removeprefix("::")  # `::parse`: the global one
     parts = [part.strip() for part in _SEPARATOR.split(written)]
     if not all(_IDENTIFIER.fullmatch(part) for part in parts):
         raise BadQuery(f"not a name: {query!r}; give an identifier (`parse`, `Set::Match`)")
-    return parts[-1]
+    return parts
 
 
 def find_references(
@@ -74,17 +96,94 @@ def find_references(
     limit: int = 50,
 ) -> References:
     """The first `limit` uses of the name `query` ends with, in path then line order."""
-    name = name_of(query)
-    params: dict[str, Any] = {"name": name, "limit": limit + 1}
-    filters = "".join(f" AND {clause}" for clause in file_clauses(db, language, path, params))
-    rows = db.conn.execute(_SQL.format(filters=filters), params).fetchall()
-    lines: dict[str, list[str]] = {}
-    results = []
-    for file_path, line, in_symbol, in_kind, file_language in rows[:limit]:
-        if file_path not in lines:  # as on disk now; none when it is gone (deleted since)
-            lines[file_path] = read_lines(root / file_path, None) or []
-        text = lines[file_path][line - 1].strip() if 0 < line <= len(lines[file_path]) else ""
-        results.append(
-            Reference(file_path, line, in_symbol, in_kind, file_language, text[:LINE_CHARS])
+    parts = _parts(query)
+    name = parts[-1]
+    notes = []
+    if len(parts) > 1:
+        qualifier = query.strip()[: -len(name)].rstrip()
+        notes.append(
+            f"uses are found by name: {qualifier!r} is not checked, every {name!r} is listed"
         )
-    return References(name, results, len(rows) > limit)
+    params: dict[str, Any] = {"name": name}
+    filters = "".join(f" AND {clause}" for clause in file_clauses(db, language, path, params))
+    rows = db.conn.execute(_SQL.format(filters=filters), params)
+    naming = _naming(name)
+    results: list[Reference] = []
+    for file_path, uses in groupby(rows, key=itemgetter(0)):
+        lines = read_lines(root / file_path, None) or []  # as on disk now; gone: no text
+        found: dict[int, Reference] = {}
+        for _path, line, in_symbol, in_kind, file_language, end_line in uses:
+            # Its first use in that definition, then every later line of it that names it.
+            last = line if end_line is None else min(end_line, len(lines))
+            for number in range(line, max(last, line) + 1):
+                if number == line or naming(lines[number - 1]):
+                    text = lines[number - 1] if number <= len(lines) else ""
+                    found.setdefault(
+                        number,
+                        Reference(file_path, number, in_symbol, in_kind, file_language,
+                                  text.strip()[:LINE_CHARS]),
+                    )  # fmt: skip
+        results.extend(found[number] for number in sorted(found))
+        if len(results) > limit:
+            break
+    if not results:
+        results = _named_in_text(db, root, name, naming, filters, params, limit)
+        if results:
+            notes.append(
+                f"no use of {name!r} is indexed (calls, types named, field uses and `#if` tests"
+                " are; values are not): these are the lines of code files that name it"
+            )
+    return References(name, results[:limit], len(results) > limit, notes)
+
+
+def _naming(name: str) -> Callable[[str], bool]:
+    """Whether a line names `name` as a word outside a comment it ends with (`// see name`)."""
+    word = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
+
+    def names(line: str) -> bool:
+        found = word.search(line)
+        if found is None:
+            return False
+        before = line[: found.start()]
+        return "//" not in before and "/*" not in before and not before.lstrip().startswith("*")
+
+    return names
+
+
+def _named_in_text(
+    db: Store,
+    root: Path,
+    name: str,
+    naming: Callable[[str], bool],
+    filters: str,
+    params: dict[str, Any],
+    limit: int,
+) -> list[Reference]:
+    """The lines of the indexed code files that name `name`, but not where it is defined: a
+    constant's or a global's uses, which no reference records (c-ares' `ARES_ECONNREFUSED`)."""
+    wanted = name.encode()
+    found: list[Reference] = []
+    files = db.conn.execute(_FILES_SQL.format(filters=filters), params).fetchall()
+    for file_id, file_path, file_language in files:
+        try:
+            raw = (root / file_path).read_bytes()
+        except OSError:  # gone since indexing
+            continue
+        if wanted not in raw:
+            continue
+        lines = read_lines(root / file_path, None) or []
+        numbers = [n for n, line in enumerate(lines, 1) if name in line and naming(line)]
+        if not numbers:
+            continue
+        symbols = db.conn.execute(_SYMBOLS_SQL, (file_id,)).fetchall()
+        defined = {start for _q, _k, symbol_name, start, _e in symbols if symbol_name == name}
+        for number in numbers:
+            if number in defined:
+                continue
+            holding = [s for s in symbols if s[3] <= number <= s[4]]
+            in_symbol, in_kind = (holding[-1][0], holding[-1][1]) if holding else (None, None)
+            text = lines[number - 1].strip()[:LINE_CHARS]
+            found.append(Reference(file_path, number, in_symbol, in_kind, file_language, text))
+        if len(found) > limit:
+            break
+    return found

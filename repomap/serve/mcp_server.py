@@ -478,9 +478,12 @@ def build_server(
         """Where a name is used: calls, types named, field reads and writes, macro uses.
 
         Each result: file_path, line_number, in_symbol (the enclosing definition: who calls
-        it), and the line's text. Uses are matched by name, not resolved: other things of the
-        same name are listed too (narrow with path). Comments and strings are not uses: for
-        those use search_text. Example: find_references("parse_header", path="src/").
+        it), and the line's text; every line of a using definition that names it. Uses are
+        matched by name, not resolved: other things of the same name are listed too (narrow
+        with path; a qualifier such as `Set::` is not checked). A name whose uses are not
+        indexed (a constant, a global variable) is looked for in the code's text, and a notice
+        says so. Comments and strings are not uses: for those use search_text. Example:
+        find_references("parse_header", path="src/").
         """
         return await answer(service, service.find_references, name, path, limit, language)
 

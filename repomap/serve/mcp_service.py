@@ -271,6 +271,7 @@ class Service:
                 uses = references.find_references(db, root.path, name, path_filter, language, limit)
                 unmatched = unmatched and not uses.results and _names_nothing(db, path_filter)
             looked_up = uses.name
+            notices.extend(note for note in uses.notes if note not in notices)
             truncated = truncated or uses.truncated
             found.extend(
                 Reference(**_fields(use, file_path=self.roots.out(root, use.file_path)))
