@@ -392,6 +392,9 @@ def code_chunks(
     c_names = language == "c"
     definitions = []
     prototypes: set[int] = set()  # first lines of C and C++ free functions' declarations
+    # A C or C++ declaration's doc may be the plain comment right above it (extractor 54): here
+    # it is a leading comment as before, moved out of its class's chunk, its pragmas dropped.
+    plain_above = {(row[3] + 1, row[1]) for row in texts if row[0] == "comment"}
     for (
         name, qualified_name, kind, start_line, end_line, _start_col, _end_col, _start_byte,
         _end_byte, signature, parent, doc, is_definition,
@@ -404,6 +407,8 @@ def code_chunks(
         stub = python and not is_definition
         if not (stub or is_definition or (kind == "function" and parent is None)):
             continue
+        if doc is not None and (start_line, doc) in plain_above:
+            doc = None
         found = _Definition(
             name, qualified_name, kind, start_line, end_line, signature, parent, doc
         )
