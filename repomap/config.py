@@ -126,6 +126,10 @@ class Settings(NamedTuple):
     # max_file_size was given (a flag, the environment, the config file), not the default: the
     # index keeps it, and a later run given none (a query's refresh, `repomap watch`) uses it
     max_file_size_set: bool = False
+    # Files to read again though their size and mtime are as indexed: their bytes were found
+    # to differ (an edit of the same length whose mtime was put back, as `cp -p` or `rsync -t`
+    # leave it; `show` refused the file until `--force`).
+    reread: frozenset[str] = frozenset()
 
     @property
     def index_skipped(self) -> frozenset[Path]:

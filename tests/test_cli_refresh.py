@@ -284,3 +284,23 @@ def test_a_root_that_does_not_exist_is_said_so(tmp_path, command) -> None:
     assert done.stderr.strip().splitlines() == [
         f"error: --root {tmp_path / 'nowhere'}: not a directory"
     ]
+
+
+def _same_size_edit_with_mtime_put_back(path: Path, old: str, new: str) -> None:
+    """An edit `cp -p` or `rsync -t` leaves: the same length, the old mtime."""
+    assert len(old) == len(new)
+    stat = path.stat()
+    path.write_text(path.read_text().replace(old, new))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+
+def test_show_reads_again_a_file_whose_bytes_changed_under_the_same_size_and_mtime(tmp_path):
+    # size and mtime say unchanged, the bytes differ: `show` refused the file ("run `repomap
+    # index`", which read nothing: only --force did), in the CLI and through MCP alike.
+    root = indexed_tree(tmp_path / "repo", FILES)
+    _same_size_edit_with_mtime_put_back(root / "src" / "app.py", "return 1", "return 7")
+    done = _cli(root, "show", "main")
+    assert done.returncode == 0, done.stderr
+    assert "return 7" in done.stdout
+    indexed = json.loads(_cli(root, "search-text", "application", "--json").stdout)
+    assert indexed["count"] == 1  # the file's other rows were written again, none lost

@@ -823,3 +823,21 @@ def test_find_references_says_who_uses_a_name(repo: Path) -> None:
         empty = ok(server, tool, {**arguments, "path": "pkgg/"})
         assert empty["results"] == [] and "no indexed file matches path 'pkgg/'" in empty["notices"]
     assert "not a name" in error(server, "find_references", {"name": "a b("})
+
+
+def test_a_same_size_edit_with_its_mtime_put_back_is_read_again(repo: Path, index) -> None:
+    """The size and mtime said unchanged, the bytes differed (`cp -p`, `rsync -t`): every
+    get_symbol_content of the file failed ("run `repomap index`", which no MCP tool does and
+    which read nothing), until the mtime moved. Now the file is read again and answered."""
+    index(repo)
+    server = build_server(_settings(repo))
+    pool = repo / "pkg" / "pool.py"
+    stat = pool.stat()
+    pool.write_text(pool.read_text().replace("ConnectionPool()", "ConnectionPoo1()"))
+    os.utime(pool, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert pool.stat().st_size == stat.st_size
+    source = ok(server, "get_symbol_content", {"name": "make_pool"})
+    assert "return ConnectionPoo1()" in source["content"]
+    found = ok(server, "find_references", {"name": "ConnectionPoo1"})
+    assert [r["file_path"] for r in found["results"]] == ["pkg/pool.py"]
+    assert found["notices"] == []  # a reference the index holds: the file was indexed anew

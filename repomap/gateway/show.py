@@ -139,7 +139,8 @@ def _reindex(settings: config.Settings, changed: symbols.FileChanged) -> None:
     from repomap.index import pipeline as index
 
     try:
-        index.run(_index_settings(settings))
+        # Read again even when its size and mtime are as indexed: its bytes are not.
+        index.run(_index_settings(settings)._replace(reread=frozenset({changed.path})))
     except RepomapError as error:
         raise symbols.FileChanged(f"{changed}; re-indexing failed: {error}", changed.path) from None
 

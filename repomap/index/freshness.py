@@ -80,6 +80,7 @@ class Refresher:
         self._started_at = 0.0
         self._building = False  # the running thread builds an index that did not exist
         self._pending: list[str] = []  # notices of finished runs, for the next answer
+        self._reread: set[str] = set()  # files the next run reads though their stat is as indexed
         # Changes seen by is_fresh(), not yet indexed (`_resync_due`: a new walk for the watcher)
         self._dirty = self._resync_due = False
         self._last: tuple[str, float, int] | None = None  # (at, seconds, changed files)
@@ -159,11 +160,14 @@ class Refresher:
         self._building = False
         return self._start(first=False, resync=resync)
 
-    def refresh_now(self) -> list[str]:
-        """Run the indexer now (a file was found changed before the watcher said so); bounded."""
+    def refresh_now(self, reread: str | None = None) -> list[str]:
+        """Run the indexer now (a file was found changed before the watcher said so); bounded.
+        `reread`: a file to read again though its size and mtime are as indexed."""
         if not self.enabled:
             return []
         with self._lock:
+            if reread is not None:
+                self._reread.add(reread)
             thread = self._thread
             if thread is None or not thread.is_alive():
                 resync = self._resync_due
@@ -259,8 +263,10 @@ class Refresher:
         started = time.perf_counter()
         if (moved := self._scope_moved()) is not None:
             return moved
+        with self._lock:
+            reread, self._reread = frozenset(self._reread), set()
         try:
-            summary = (self.run_index or index.run)(self.settings)
+            summary = (self.run_index or index.run)(self.settings._replace(reread=reread))
         except IndexBusy:
             self._last_error = None
             return (

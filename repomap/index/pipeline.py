@@ -556,6 +556,7 @@ def _index(
             and not force
             and old.text_indexed
             and (old.size, old.mtime_ns) == (found.size, found.mtime_ns)
+            and found.rel_path not in settings.reread
         ):
             summary.unchanged += 1
             if namespaces.may_be_cpp(found.rel_path, language, True):

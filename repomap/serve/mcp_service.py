@@ -149,10 +149,10 @@ class Service:
         """No index needs a refresh or a wait right now (checked without blocking)."""
         return all(refresher.is_fresh() for refresher in self.refreshers.values())
 
-    def refresh_now(self, root: Root) -> list[str]:
+    def refresh_now(self, root: Root, reread: str | None = None) -> list[str]:
         if inline.get():
             raise RetryInThread
-        return self.refreshers[root.label].refresh_now()
+        return self.refreshers[root.label].refresh_now(reread)
 
     @contextmanager
     def reading(self, root: Root) -> Iterator[Store]:
@@ -348,16 +348,18 @@ class Service:
         nth: int | None,
     ) -> snippets.SymbolContent:
         limit = max_lines or DEFAULT_MAX_LINES
+        reread = None
         for attempt in range(2):
             with self.reading(root) as db:
                 best = symbols.find_symbol(db, name, file, nth).best
                 readable(root.path, best.file_path)  # before reading: never outside the root
                 try:
                     return snippets.symbol_content(db, name, file, limit, context, root.path, nth)
-                except symbols.FileChanged:
+                except symbols.FileChanged as changed:
                     if attempt or not self.refreshers[root.label].enabled:
                         raise
-            self.refresh_now(root)  # changed since the watcher last looked: catch up
+                    reread = changed.path
+            self.refresh_now(root, reread)  # changed since the watcher last looked: catch up
         raise AssertionError("unreachable")
 
     # --- the repo map ------------------------------------------------------------------------
