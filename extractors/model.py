@@ -11,7 +11,7 @@ KINDS = (
     "class",
     "constant",
     "enum",
-    "field",  # C, C++: a struct's, union's or class's data member
+    "field",  # C, C++: a struct's, union's or class's data member; Rust: a named field
     "function",
     "impl",
     "macro",

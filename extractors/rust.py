@@ -15,13 +15,19 @@ Decisions:
   text without generics (`impl<T> Sync for &'a [T]` is named `&'a [T]`).
 - Items nested in functions, consts or other items are qualified by them (`outer::helper`).
 - Functions declared in `extern { }` blocks are `function`s; `const _` (no name) is not a symbol.
+- Named fields of structs, unions and struct-like enum variants are `field`s, as C and C++ data
+  members are, named inside their record: `Pool::items`; a variant's inside the variant (itself
+  `Kind::Large`): `Kind::Large::size`, its parent the variant. Tuple fields have no name: no
+  symbol. A field's lines are its declaration's, without the attributes above it; its signature
+  is the declaration as written (`pub items: Vec<T>`), its doc its `///`. It owns no comment,
+  string nor reference: those stay its record's (its doc comment's row too).
 - References are type names, what is called (functions, methods in `a.b()`, macros), path
   segments and `use` names, once per (name, line, symbol), in source order. An impl's self type
   and trait are references (they name items defined elsewhere); a definition's own name is not,
   nor is a field read (fields are never symbols). Macro arguments are unparsed token trees: there
   only what is called (`f(..)`, `m!(..)`) counts.
 - Outer doc comments (`///`, `/** */`) name the item they document; when that is not a symbol
-  (a field, a variant, a `use`, a macro call) they name the enclosing symbol instead. Inner doc
+  (a `use`, a macro call) or is a field, they name the enclosing symbol instead. Inner doc
   comments (`//!`, `/*! */`) name their enclosing item (an inline module, or an impl/fn body in
   rare code), or the file's module path at file level (None for a crate root).
 - Plain line comments lose their whole leading run of slashes (`//// x` -> `x`).
@@ -60,6 +66,8 @@ _DEFINITIONS = {
     # is looked up by name as often as the enum): named inside its enum, documented by its `///`.
     "definition.variant": "constant",
     "definition.type": "type",
+    # A named field, as a C or C++ data member is: named inside its struct, union or variant.
+    "definition.field": "field",
 }
 
 # The field where each item's body (or value) starts: the signature stops there.
@@ -142,7 +150,8 @@ def extract(source: bytes, rel_path: str) -> Extraction:
                 found.setdefault(capture, []).extend(nodes)
     module = module_path(rel_path)
     items = _items(found, source, module)
-    owners = _Owners(items)
+    # A field owns no comment, string nor reference: they stay its record's, as C's do.
+    owners = _Owners([item for item in items if item.kind != "field"])
     texts = _strings(found.get("string", []), source, owners)
     texts += _Comments(source, items, owners, module).elements(found.get("comment", []))
     texts.sort(key=itemgetter(0))
@@ -215,7 +224,8 @@ def _items(found: dict[str, list[Node]], source: bytes, module: str) -> list[_It
         item = _Item(node, kind, start, -negative_end)
         if _name(item, stack[-1] if stack else None, source, module):
             items.append(item)
-            stack.append(item)
+            if kind != "field":  # what a field's type holds (`[u8; { N }]`) is its record's
+                stack.append(item)
     return items
 
 
@@ -505,7 +515,8 @@ class _Comments:
             return TextElement("comment", run.content, run.row, run.end_row, owner)
         if item is not None:
             item.docs.append(run.content)
-            owner = item.qualified_name
+            if item.kind != "field":  # a field's doc stays its record's text, as in C
+                owner = item.qualified_name
         elif run.style not in _OUTER_DOC_STYLES:  # inner docs document what encloses them
             owner = owner or self.module or None
         return TextElement("docstring", run.content, run.row, run.end_row, owner)

@@ -126,10 +126,13 @@ def test_module_path_is_the_path_after_the_last_src(rel_path, module):
         ("pool::LIMIT", "LIMIT", "constant", 8, 8, None),
         ("pool::COUNTER", "COUNTER", "constant", 9, 9, None),
         ("pool::Pool", "Pool", "struct", 15, 18, None),
+        ("pool::Pool::items", "items", "field", 17, 17, "pool::Pool"),
         ("pool::Kind", "Kind", "enum", 21, 21, None),
         ("pool::Kind::Small", "Small", "constant", 21, 21, "pool::Kind"),
         ("pool::Kind::Large", "Large", "constant", 21, 21, "pool::Kind"),
         ("pool::Bits", "Bits", "union", 23, 23, None),
+        ("pool::Bits::int", "int", "field", 23, 23, "pool::Bits"),
+        ("pool::Bits::float", "float", "field", 23, 23, "pool::Bits"),
         ("pool::Shared", "Shared", "type", 25, 25, None),
         ("pool::Checkout", "Checkout", "trait", 27, 32, None),
         ("pool::Checkout::Item", "Item", "type", 29, 29, "pool::Checkout"),
@@ -161,8 +164,9 @@ def test_symbols_have_qualified_names_kinds_lines_and_parents(
 
 
 def test_every_item_is_one_symbol(extraction):
-    # The inherent impl shares its qualified name `pool::Pool` with the struct.
-    assert len(extraction.symbols) == 23
+    # The inherent impl shares its qualified name `pool::Pool` with the struct; a struct's and
+    # a union's named fields are symbols too (Pool::items, Bits::int, Bits::float).
+    assert len(extraction.symbols) == 26
     assert [s.kind for s in extraction.symbols if s.qualified_name == "pool::Pool"] == [
         "struct",
         "impl",
@@ -175,6 +179,8 @@ def test_every_item_is_one_symbol(extraction):
         ("pool::LIMIT", "constant", "pub const LIMIT: usize"),
         ("pool::COUNTER", "constant", "static COUNTER: AtomicUsize"),
         ("pool::Pool", "struct", "pub struct Pool<T>"),
+        ("pool::Pool::items", "field", "items: Vec<T>"),
+        ("pool::Bits::float", "field", "float: f32"),
         ("pool::Kind", "enum", "pub enum Kind"),
         ("pool::Kind::Large", "constant", "Large(u8)"),
         ("pool::Shared", "type", "pub type Shared<T> = Arc<Mutex<Pool<T>>>"),
@@ -209,6 +215,7 @@ def test_positions_slice_the_symbol_out_of_the_source(extraction):
 def test_symbols_carry_their_outer_doc_comments(extraction):
     docs = {(s.qualified_name, s.kind): s.doc for s in extraction.symbols}
     assert docs["pool::Pool", "struct"] == "A pool of connections.\n\n    indented example"
+    assert docs["pool::Pool::items", "field"] == "The idle connections."
     assert docs["pool::LIMIT", "constant"] == "Upper bound on pool size."
     assert docs["pool::Kind", "enum"] == "Kinds of pool."
     assert docs["pool::Checkout::Item", "type"] == "What a checkout yields."
@@ -256,6 +263,96 @@ def test_enum_variants_are_constants_of_their_enum_with_their_docs():
     # A variant named where it is used is a reference to it (the ranking's edge to its enum).
     assert ("InvalidByte", 15, "decode::check") in {
         (r.name, r.line, r.symbol) for r in extraction.references
+    }
+
+
+FIELDS = textwrap.dedent("""\
+    /// A JSON deserializer.
+    pub struct Deserializer<R> {
+        read: R,
+        /// How deep the parser may
+        /// still recurse.
+        #[cfg(not(feature = "unbounded_depth"))]
+        #[serde(skip)]
+        pub(crate) remaining_depth: u8, // a plain comment
+        scratch: Option<(
+            u8,
+            u16,
+        )>,
+    }
+    pub struct Position(pub usize, usize);
+    pub struct Unit;
+    mod read {
+        pub struct Slice<T> { v: Vec<T> }
+        pub union Bits { int: u32, float: f32 }
+    }
+    pub enum Event {
+        Key {
+            /// The key.
+            name: String,
+        },
+        End(u8),
+    }
+    fn local() {
+        struct Local { n: [u8; { const N: usize = 2; N }] }
+    }
+""").encode()
+
+
+def test_named_fields_are_fields_named_in_their_record():
+    # `symbols remaining_depth` found nothing in serde_json (ctags lists 42 fields there), and
+    # `outline` showed structs without theirs: C's and C++'s data members were symbols already.
+    # A tuple struct's fields have no name: none is a symbol.
+    extraction = rust.extract(FIELDS, "src/de.rs")
+    fields = [
+        (s.qualified_name, s.start_line, s.end_line, s.parent, s.signature, s.doc)
+        for s in extraction.symbols
+        if s.kind == "field"
+    ]
+    assert fields == [
+        ("de::Deserializer::read", 3, 3, "de::Deserializer", "read: R", None),
+        # its own lines, without the attributes above it; no trailing comma
+        ("de::Deserializer::remaining_depth", 8, 8, "de::Deserializer",
+         "pub(crate) remaining_depth: u8", "How deep the parser may\nstill recurse."),
+        ("de::Deserializer::scratch", 9, 12, "de::Deserializer",
+         "scratch: Option<(u8, u16)>", None),
+        ("de::read::Slice::v", 17, 17, "de::read::Slice", "v: Vec<T>", None),
+        ("de::read::Bits::int", 18, 18, "de::read::Bits", "int: u32", None),
+        ("de::read::Bits::float", 18, 18, "de::read::Bits", "float: f32", None),
+        # a struct-like variant's, inside the variant (the constant `de::Event::Key`)
+        ("de::Event::Key::name", 23, 23, "de::Event::Key", "name: String", "The key."),
+        ("de::local::Local::n", 28, 28, "de::local::Local",
+         "n: [u8; { const N: usize = 2; N }]", None),
+    ]  # fmt: skip
+    field = next(s for s in extraction.symbols if s.name == "remaining_depth")
+    assert FIELDS[field.start_byte : field.end_byte] == b"pub(crate) remaining_depth: u8"
+    kinds = {s.qualified_name: s.kind for s in extraction.symbols}
+    assert kinds["de::Position"] == kinds["de::Unit"] == "struct"
+    assert not any(s.parent in ("de::Position", "de::Event::End") for s in extraction.symbols)
+    # What a field's type holds is its record's, as before: the const in an array's length.
+    assert next(s for s in extraction.symbols if s.name == "N").parent == "de::local::Local"
+
+
+def test_a_field_owns_no_comment_string_nor_reference():
+    # Its record's chunk and the ranking's graph read them as its record's, as C's fields.
+    extraction = rust.extract(FIELDS, "src/de.rs")
+    texts = [(t.element_type, t.content, t.symbol_name) for t in extraction.texts]
+    assert texts == [
+        ("docstring", "A JSON deserializer.", "de::Deserializer"),
+        ("docstring", "How deep the parser may\nstill recurse.", "de::Deserializer"),
+        ("string_literal", "unbounded_depth", "de::Deserializer"),
+        ("comment", "a plain comment", "de::Deserializer"),
+        ("docstring", "The key.", "de::Event::Key"),
+    ]
+    owners = {(r.name, r.symbol) for r in extraction.references}
+    assert owners >= {
+        ("R", "de::Deserializer"),
+        ("Option", "de::Deserializer"),
+        ("Vec", "de::read::Slice"),
+        ("String", "de::Event::Key"),
+    }
+    assert not {symbol for _, symbol in owners} & {
+        s.qualified_name for s in extraction.symbols if s.kind == "field"
     }
 
 
@@ -561,6 +658,7 @@ def test_items_inside_an_item_level_macro_call_are_symbols_where_they_are_writte
     assert rows == [
         ("net::addr", "module", 1, 1),
         ("net::TcpStream", "struct", 4, 4),
+        ("net::TcpStream::io", "field", 4, 4),
         ("net::lookup_host", "module", 5, 5),
         ("net::Runtime", "struct", 7, 7),
         ("net::Runtime", "impl", 8, 14),

@@ -846,6 +846,47 @@ def test_a_c_struct_s_member_is_found_by_its_name_and_shown(tmp_path: Path) -> N
     assert hits[0]["name"] == "parser" and all(hit["kind"] != "field" for hit in hits)
 
 
+def test_a_rust_struct_s_field_is_found_by_its_name_and_outlined_under_it(tmp_path: Path) -> None:
+    """`symbols remaining_depth` found nothing in serde_json, and `outline` showed its structs
+    without their fields: Rust's named fields are symbols, as C's members are."""
+    root = tmp_path / "repo"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "de.rs").write_text(
+        "/// A JSON deserializer.\n"
+        "pub struct Deserializer<R> {\n"
+        "    read: R,\n"
+        "    /// How deep the parser may still recurse.\n"
+        '    #[cfg(not(feature = "unbounded_depth"))]\n'
+        "    remaining_depth: u8,\n"
+        "}\n"
+        "pub struct Position(usize, usize);\n"
+    )
+    assert run_cli("index", root).returncode == 0
+    found = run_cli("symbols", "remaining_depth", "--json", "--root", root)
+    assert found.returncode == 0, found.stderr
+    first = json.loads(found.stdout)["results"][0]
+    assert (first["qualified_name"], first["kind"], first["line_number"], first["doc"]) == (
+        "de::Deserializer::remaining_depth",
+        "field",
+        6,
+        "How deep the parser may still recurse.",
+    )
+    assert first["signature"] == "remaining_depth: u8"
+    outline = run_cli("outline", "src/de.rs", "--root", root)
+    assert outline.returncode == 0, outline.stderr
+    assert outline.stdout.splitlines() == [
+        "src/de.rs",
+        "  struct Deserializer  L2-7",
+        "    field read  L3-3",
+        "    field remaining_depth  L6-6",
+        "  struct Position  L8-8",  # a tuple struct's fields have no name: none listed
+    ]
+    # The struct's chunk still holds its fields' lines: a search finds the struct by them.
+    search = run_cli("search", "parser recurse deep", "--json", "--root", root)
+    hits = json.loads(search.stdout)["results"]
+    assert hits[0]["name"] == "de::Deserializer" and all(hit["kind"] != "field" for hit in hits)
+
+
 def test_a_declaration_is_marked_as_one(tmp_path: Path) -> None:
     """libuv's static forward declaration `inet_pton6` was listed as a plain function beside
     its definition: text output says `(declaration)`, JSON `is_definition`."""

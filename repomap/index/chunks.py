@@ -74,7 +74,7 @@ CHUNK_KINDS = FUNCTION_KINDS | CONTAINER_KINDS
 # was in no search's answers, though `symbols` listed it. One inside a record (`using
 # value_type = T;`, a trait's `type Item;`) is a member, in the record's own lines.
 ALIAS_KIND = "type"
-FIELD_KIND = "field"  # a C or C++ record's data member: a symbol, never a chunk
+FIELD_KIND = "field"  # a C/C++ data member, a Rust named field: a symbol, never a chunk
 SEARCH_KINDS = CHUNK_KINDS | {ALIAS_KIND}
 
 HEAD_CHARS = 1200  # signature, docstring and comments kept for one chunk

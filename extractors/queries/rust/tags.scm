@@ -8,6 +8,8 @@
 (struct_item) @definition.struct
 (enum_item) @definition.enum
 (enum_variant) @definition.variant
+; A named field of a struct, a union or a struct-like variant; tuple fields have no name.
+(field_declaration) @definition.field
 (union_item) @definition.union
 (trait_item) @definition.trait
 (impl_item) @definition.impl
