@@ -21,11 +21,11 @@ Decisions:
   symbol. A field's lines are its declaration's, without the attributes above it; its signature
   is the declaration as written (`pub items: Vec<T>`), its doc its `///`. It owns no comment,
   string nor reference: those stay its record's (its doc comment's row too).
-- References are type names, what is called (functions, methods in `a.b()`, macros), path
-  segments and `use` names, once per (name, line, symbol), in source order. An impl's self type
-  and trait are references (they name items defined elsewhere); a definition's own name is not,
-  nor is a field read (fields are never symbols). Macro arguments are unparsed token trees: there
-  only what is called (`f(..)`, `m!(..)`) counts.
+- References are type names, what is called (functions, methods in `a.b()`, macros), fields
+  used (`self.depth`, read or written, as C's `p->len`), path segments and `use` names, once per
+  (name, line, symbol), in source order. An impl's self type and trait are references (they name
+  items defined elsewhere); a definition's own name is not. Macro arguments are unparsed token
+  trees: there only what is called (`f(..)`, `m!(..)`) counts.
 - Outer doc comments (`///`, `/** */`) name the item they document; when that is not a symbol
   (a `use`, a macro call) or is a field, they name the enclosing symbol instead. Inner doc
   comments (`//!`, `/*! */`) name their enclosing item (an inline module, or an impl/fn body in

@@ -404,6 +404,7 @@ def test_references_name_used_identifiers_but_not_definitions(extraction):
         ("Display", 54, "pool::Display for Pool"),
         ("println", 49, "pool::Pool::get"),  # macro
         ("first", 50, "pool::Pool::get"),  # method call
+        ("items", 50, "pool::Pool::get"),  # a field read: `self.items`
         ("Formatter", 55, "pool::Pool::fmt"),
         ("write", 58, "pool::Pool::fmt"),
         ("new", 72, "pool::pool"),  # `Pool::new()` inside macro_rules
@@ -411,7 +412,6 @@ def test_references_name_used_identifiers_but_not_definitions(extraction):
         assert expected in found
     names = {name for name, _, _ in found}
     assert not names & {"LIMIT", "get", "helper", "outer", "nested", "Kind", "Bits", "Shared"}
-    assert "items" not in names  # a field read, never a symbol
     assert len(found) == len(extraction.references)  # deduplicated
 
 
@@ -617,6 +617,30 @@ def test_references_come_once_each_in_the_order_of_their_first_use():
         ("new", 1, "f"),
         ("alpha", 2, "g"),
     ]
+
+
+def test_a_field_used_is_a_reference_as_c_s_member_uses_are():
+    # `refs remaining_depth` found no use: only method calls `a.b()` were references.
+    source = textwrap.dedent("""\
+        struct De { remaining_depth: u8, pair: (u8, u8) }
+        impl De {
+            fn recurse(&mut self) -> bool {
+                self.remaining_depth -= 1;
+                let first = self.pair.0;
+                self.remaining_depth == 0 && self.scratch().is_empty()
+            }
+            fn new() -> Self { De { remaining_depth: 128, pair: (0, 0) } }
+        }
+    """).encode()
+    found = [(r.name, r.line, r.symbol) for r in rust.extract(source, "src/de.rs").references]
+    uses = [use for use in found if use[0] in ("remaining_depth", "pair", "scratch", "is_empty")]
+    assert uses == [
+        ("remaining_depth", 4, "de::De::recurse"),  # written
+        ("pair", 5, "de::De::recurse"),  # `.0` has no name: no use of it
+        ("remaining_depth", 6, "de::De::recurse"),  # read, once per line
+        ("scratch", 6, "de::De::recurse"),  # method calls as before
+        ("is_empty", 6, "de::De::recurse"),
+    ]  # a struct literal's field names are not uses (`De { remaining_depth: 128 }`)
 
 
 MACRO_ITEMS = textwrap.dedent("""\

@@ -860,6 +860,12 @@ def test_a_rust_struct_s_field_is_found_by_its_name_and_outlined_under_it(tmp_pa
         "    remaining_depth: u8,\n"
         "}\n"
         "pub struct Position(usize, usize);\n"
+        "impl<R> Deserializer<R> {\n"
+        "    fn recurse(&mut self) -> bool {\n"
+        "        self.remaining_depth -= 1;\n"
+        "        self.remaining_depth == 0\n"
+        "    }\n"
+        "}\n"
     )
     assert run_cli("index", root).returncode == 0
     found = run_cli("symbols", "remaining_depth", "--json", "--root", root)
@@ -880,6 +886,14 @@ def test_a_rust_struct_s_field_is_found_by_its_name_and_outlined_under_it(tmp_pa
         "    field read  L3-3",
         "    field remaining_depth  L6-6",
         "  struct Position  L8-8",  # a tuple struct's fields have no name: none listed
+        "  impl Deserializer  L9-14",
+        "    method recurse  L10-13",
+    ]
+    # Its uses, `self.remaining_depth`, read or written, as C's `p->m_errorCode`.
+    uses = run_cli("refs", "Deserializer::remaining_depth", "--root", root)
+    assert uses.stdout.splitlines() == [
+        "src/de.rs:11  in de::Deserializer::recurse  self.remaining_depth -= 1;",
+        "src/de.rs:12  in de::Deserializer::recurse  self.remaining_depth == 0",
     ]
     # The struct's chunk still holds its fields' lines: a search finds the struct by them.
     search = run_cli("search", "parser recurse deep", "--json", "--root", root)

@@ -26,9 +26,8 @@
 (generic_function function: (identifier) @reference.call)
 (macro_invocation macro: (identifier) @reference.macro)
 
-; Method calls `a.b()`; plain field reads are left out: fields are never symbols.
-(call_expression function: (field_expression field: (field_identifier) @reference.call))
-(generic_function function: (field_expression field: (field_identifier) @reference.call))
+; Field uses `a.b` (reads, writes) and method calls `a.b()`, as C's `a.b`; `a.0` has no name.
+(field_expression field: (field_identifier) @reference.field)
 
 ; Path segments: `a::b::c`, `io::Error`, `use a::{b, c as d}`.
 (scoped_identifier path: (identifier) @reference.path)
