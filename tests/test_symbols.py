@@ -1020,3 +1020,25 @@ def test_refs_reads_a_name_as_code_writes_it_and_a_line_as_the_index_decodes_it(
     found = run_cli("refs", "größe", "--root", root)
     assert found.returncode == 0, found.stderr
     assert found.stdout == "p.py:7  in use  s = 'café'; x = größe()\n"
+
+
+def test_among_equal_symbols_the_projects_own_code_comes_before_tests_and_examples(
+    tmp_path: Path,
+) -> None:
+    # `show parse` showed jinja2's docs/examples/ extension, `show main` c-ares' test runner,
+    # before the library's and the tools' own.
+    root = tmp_path / "repo"
+    for rel, text in {
+        "docs/examples/cache.py": "class Cache:\n    def parse(self, p):\n        return p\n",
+        "test/runner.c": "int main(int argc, char **argv) { return run_all(); }\n",
+        "src/ext.py": "class Extension:\n    def parse(self, parser):\n        return parser\n",
+        "src/tools/dig.c": "int main(int argc, char **argv) { return dig(argv); }\n",
+    }.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    assert run_cli("index", root).returncode == 0
+    for name, expected in (("parse", "src/ext.py"), ("main", "src/tools/dig.c")):
+        listed = json.loads(run_cli("symbols", name, "--json", "--root", root).stdout)
+        assert [r["file_path"] for r in listed["results"]][0] == expected, name
+        shown = run_cli("show", name, "--root", root)
+        assert shown.stdout.startswith(expected), name

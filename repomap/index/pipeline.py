@@ -144,7 +144,8 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # argument left unread (pugixml's tests' `CHECK_ALLOC_FAIL(for (..) ..);`); 51: a C or C++
 # record's data members are symbols (`field`); 52: ... inside `#if` blocks too, and beside an
 # annotation tree-sitter cannot read (`const char __user *data;`); 53: a member function
-# returning a function pointer (`int (*get(void))(int);`) is no field; 55: a Rust struct's,
+# returning a function pointer (`int (*get(void))(int);`) is no field; 54: a C or C++ plain
+# comment right above a declaration is its doc when it has none; 55: a Rust struct's,
 # union's or struct-like variant's named fields are symbols (`field`), `self.depth` a reference
 EXTRACTOR_VERSION = "55"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers

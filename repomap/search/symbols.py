@@ -23,9 +23,11 @@ index state) costs more than one query saves.
 from __future__ import annotations
 
 import difflib
+import functools
 import heapq
 import json
 import re
+import sqlite3
 import string
 import time
 from bisect import bisect_left
@@ -33,7 +35,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from repomap import store
+from repomap import paths, store
 from repomap.errors import BadArgument, BadQuery, NotFound, RepomapError
 from repomap.index.vocabulary import KINDS
 from repomap.languages import resolve_language
@@ -180,20 +182,34 @@ def order_key(
     rank: float,
     file_path: str,
     start_line: int,
-) -> tuple[int, int, int, int, int, bool, int, float, int, str, int]:
+) -> tuple[int, int, int, int, int, bool, int, bool, float, int, str, int]:
     """Best first: the match tier (exact, prefix, substring, fuzzy) and, for fuzzy, how tight;
     the name as typed (its case); the whole qualified name; names used from more files;
     definitions before declarations; types, callables, values; the symbol's PageRank; the
     shorter qualified name; then path and line, so equal keys keep one order. A type stub's
     (`.pyi`) definition counts as a declaration: it repeats the signature of the code that does
-    the work (`show expire` showed cachetools' one-line stub before its method)."""
+    the work (`show expire` showed cachetools' one-line stub before its method). Among equals a
+    test's, an example's or vendored code's comes after the project's own (`show parse` showed
+    jinja2's docs/examples/ extension, `show main` c-ares' test runner before its tools')."""
     tier = match_tier(query, name, qualified_name)
     spread = _fuzzy_spread(query, name) if tier == 3 else 0
     exact_case = 0 if query in (name, qualified_name) else 1
     qualified = 0 if _normalize(query) == _normalize(qualified_name) else 1
     return (tier, spread, exact_case, qualified, -ref_files,
             not is_definition or file_path.endswith(".pyi"), KIND_ORDER.get(kind, OTHER_KINDS),
-            -rank, len(qualified_name), file_path, start_line)  # fmt: skip
+            demoted(file_path), -rank, len(qualified_name), file_path, start_line)  # fmt: skip
+
+
+@functools.lru_cache(maxsize=65536)
+def demoted(path: str) -> bool:
+    """paths.is_demoted_path, once per path: order_key's and SQL's `repomap_demoted(f.path)`."""
+    return paths.is_demoted_path(path)
+
+
+def with_demoted(db: Store) -> sqlite3.Connection:
+    """`db`'s connection with `repomap_demoted(path)` defined, for the symbols' SQL order."""
+    db.conn.create_function("repomap_demoted", 1, demoted, deterministic=True)
+    return db.conn
 
 
 # --- search_symbols --------------------------------------------------------------------------
@@ -238,7 +254,8 @@ _SEARCH_ORDER = (
     (s.qualified_name = :q COLLATE NOCASE OR s.qualified_name = :q_alt COLLATE NOCASE) DESC, """
     + "ref_files DESC, (s.is_definition AND f.path NOT LIKE '%.pyi') DESC, "
     + _KIND_ORDER_SQL.replace("{", "{{").replace("}", "}}")
-    + """, symbol_rank DESC, length(s.qualified_name), f.path, s.start_line, s.id"""
+    + """, repomap_demoted(f.path), symbol_rank DESC, length(s.qualified_name), f.path,
+    s.start_line, s.id"""
 )
 SEARCH_SQL = (
     """SELECT s.id, s.name, s.qualified_name, s.kind, s.is_definition,
@@ -335,7 +352,7 @@ def search_symbols(
             sql = SEARCH_SQL.format(match=MATCH_SQL[source], filters=filters)
             rows = (
                 (row, row.name.lower(), _normalize(row.qualified_name))
-                for row in map(_Ranked._make, db.conn.execute(sql, {**params, "cap": cap}))
+                for row in map(_Ranked._make, with_demoted(db).execute(sql, {**params, "cap": cap}))
             )
         new = [item for item in rows if item[0].id not in found]
         for (row, name, qualified_name), tier in zip(
@@ -405,7 +422,8 @@ class _Prepared:
         + """
     ORDER BY ref_files DESC, (s.is_definition AND f.path NOT LIKE '%.pyi') DESC, """
         + _KIND_ORDER_SQL
-        + """, symbol_rank DESC, length(s.qualified_name), f.path, s.start_line, s.id"""
+        + """, repomap_demoted(f.path), symbol_rank DESC, length(s.qualified_name), f.path,
+        s.start_line, s.id"""
     )
 
     def __init__(self, db: Store) -> None:
@@ -419,7 +437,7 @@ class _Prepared:
         self.kinds: list[str] = []
         self.languages: list[str] = []
         self.file_ids: list[int] = []
-        for row in db.conn.execute(self.BUILD_SQL):
+        for row in with_demoted(db).execute(self.BUILD_SQL):
             symbol_id, name, qualified, kind, is_def, ref_files, rank, path, line = row[:9]
             language, file_id = row[9:]
             kind = one(kind)
@@ -786,8 +804,8 @@ def _search_key(
     qualified = 0 if folded.q == normalized else 1
     return (tier, spread, exact_case, qualified, -c.ref_files,
             not c.is_definition or c.file_path.endswith(".pyi"),
-            KIND_ORDER.get(c.kind, OTHER_KINDS), -c.rank, len(c.qualified_name), c.file_path,
-            c.start_line)  # fmt: skip
+            KIND_ORDER.get(c.kind, OTHER_KINDS), demoted(c.file_path), -c.rank,
+            len(c.qualified_name), c.file_path, c.start_line)  # fmt: skip
 
 
 def _hit(c: _Candidate, tier: int) -> SymbolHit:
