@@ -344,7 +344,10 @@ def test_gateway_tools_outline_read_list_and_find(repo: Path) -> None:
     ]  # fmt: skip
     lines = ok(server, "read_file", {"path": "config.yaml", "start_line": 2, "end_line": 3})
     assert (lines["content"], lines["start_line"], lines["end_line"]) == ("b: 2\nc: 3\n", 2, 3)
-    assert (lines["total_lines"], lines["next_start_line"], lines["truncated"]) == (4, 4, True)
+    assert (lines["total_lines"], lines["next_start_line"], lines["truncated"]) == (4, 4, False)
+    assert lines["more_lines"] == 1  # the file goes on; the range asked for came back whole
+    cut = ok(server, "read_file", {"path": "config.yaml", "start_line": 2, "max_lines": 1})
+    assert (cut["content"], cut["truncated"], cut["next_start_line"]) == ("b: 2\n", True, 3)
     tree = ok(server, "list_sources", {})
     paths = [entry["path"] for entry in tree["entries"]]
     assert paths[:2] == ["docs/", "docs/guide.md"] and "config.yaml" in paths
@@ -841,3 +844,11 @@ def test_a_same_size_edit_with_its_mtime_put_back_is_read_again(repo: Path, inde
     found = ok(server, "find_references", {"name": "ConnectionPoo1"})
     assert [r["file_path"] for r in found["results"]] == ["pkg/pool.py"]
     assert found["notices"] == []  # a reference the index holds: the file was indexed anew
+
+
+def test_search_commits_says_when_the_index_holds_no_commits(repo: Path) -> None:
+    # An empty answer on a tree that is no git repository read as "no such commit".
+    server = build_server(_settings(repo))
+    found = ok(server, "search_commits", {"query": "fix"})
+    assert found["results"] == []
+    assert any("holds no commits: " in notice and "git" in notice for notice in found["notices"])

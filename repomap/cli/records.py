@@ -135,7 +135,9 @@ def search_commits(
             limit=limit, oldest_first=oldest_first, ranked=ranked,
         )  # fmt: skip
         if not found.results and store.indexed_commits(db) == 0:
-            click.echo(f"note: the index holds no commits: {_why_no_commits(settings)}", err=True)
+            from repomap.index.history import why_no_commits
+
+            click.echo(f"note: the index holds no commits: {why_no_commits(settings)}", err=True)
     lines = []
     for hit in found.results:
         lines.append(f"{hit.id[:12]}  {hit.commit_time[:10]}  {hit.author_name}  {hit.subject}")
@@ -143,19 +145,6 @@ def search_commits(
             lines.append(f"    [{hit.match_field}] {_indented(hit.match_snippet)}")
     _print_answer(found.as_dict(), lines, as_json)
     return outcome.found(len(found.results))
-
-
-def _why_no_commits(settings: Any) -> str:
-    """Why an index has no commits, so an empty answer is not read as "no such commit"."""
-    from repomap.index.history import OFF_NOTE, GitUnavailable, repository
-
-    if not settings.history:
-        return OFF_NOTE
-    try:
-        repository(settings.root)
-    except GitUnavailable as reason:
-        return str(reason)
-    return "none read yet; run `repomap index`"
 
 
 @click.command("history")

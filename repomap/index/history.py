@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from repomap import store
+from repomap.config import Settings
 from repomap.index import secrets
 from repomap.index.chunks import commit_chunk
 
@@ -300,3 +301,14 @@ def log_lines(root: Path, rel_path: str, start: int, end: int) -> list[store.Com
     done = git(root, "log", "-z", "--no-mailmap", "--format=" + FORMAT, "-s",
                f"-L{start},{end}:{rel_path}")  # fmt: skip
     return list(parse_log(done.stdout))
+
+
+def why_no_commits(settings: Settings) -> str:
+    """Why an index holds no commits, so an empty answer is not read as "no such commit"."""
+    if not settings.history:
+        return OFF_NOTE
+    try:
+        repository(settings.root)
+    except GitUnavailable as reason:
+        return str(reason)
+    return "none read yet; run `repomap index`"

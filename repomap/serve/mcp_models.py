@@ -286,7 +286,9 @@ class FileContent(Answer):
     end_line: int = Field(description="Line number of the last line of content.")
     total_lines: int
     content: str = Field(description="The lines as in the file (invalid UTF-8 replaced).")
-    truncated: bool = Field(description="Lines after end_line exist and were not asked for or cut.")
+    truncated: bool = Field(
+        description="Fewer lines came back than were asked for (max_lines or the default cap)."
+    )
     more_lines: int = Field(description="Lines of the file after end_line.")
     next_start_line: OptionalInt = Field(description="Pass as start_line to read on.")
 

@@ -29,7 +29,7 @@ from repomap.gateway import files as gateway
 from repomap.gateway import section
 from repomap.gateway import show as snippets
 from repomap.gateway.files import SourceEntry
-from repomap.index import pipeline
+from repomap.index import history, pipeline
 from repomap.index.embedding import BackgroundEmbedder
 from repomap.index.freshness import Refresher
 from repomap.index.secrets import is_secret_file
@@ -671,6 +671,10 @@ class Service:
                     db, query, author=author, since=since, until=until, path=path_filter,
                     field=field, limit=limit, oldest_first=oldest_first, ranked=ranked,
                 )  # fmt: skip
+                if not result.results and store.indexed_commits(db) == 0:
+                    # An empty answer read as "no such commit" (an MCP user's report).
+                    why = history.why_no_commits(root.settings)
+                    notices.append(f"the index of {root.label} holds no commits: {why}")
             found.extend(result.results)
             truncated = truncated or result.truncated
         if self.roots.multi:
@@ -834,6 +838,9 @@ class Service:
         if cut_chars:
             notices.append(f"{cut_chars} lines longer than {MAX_LINE_CHARS} characters were cut")
         more = max(0, total - last)
+        # Cut: fewer lines than asked for came back (max_lines, or the default cap); a range
+        # returned whole is no truncation, though the file goes on (more_lines says how far).
+        asked_last = total if end_line is None else min(end_line, total)
         return FileContent(
             notices=notices,
             path=self.roots.out(root, inside.rel_path),
@@ -841,7 +848,7 @@ class Service:
             end_line=last,
             total_lines=total,
             content="".join(lines),
-            truncated=more > 0,
+            truncated=last < asked_last,
             more_lines=more,
             next_start_line=last + 1 if more else None,
         )
