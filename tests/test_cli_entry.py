@@ -361,3 +361,14 @@ def test_the_other_commands_are_set_up_only_when_asked_for() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.stdout == "False True 25\n", done.stderr
+
+
+def test_a_db_that_is_no_index_gets_no_log_beside_it(root: Path, tmp_path: Path) -> None:
+    # `--db notes.txt` failed rightly (exit 2) and wrote notes-search-log.jsonl beside it.
+    notes = tmp_path / "questions" / "notes.txt"
+    notes.parent.mkdir()
+    notes.write_text("not a database\n")
+    done = run(["search", "pool", "--root", str(root), "--db", str(notes)],
+               env={"REPOMAP_SEARCH_LOG": "1"}, module="repomap.cli")  # fmt: skip
+    assert done.code == 2 and "is not a SQLite database" in done.stderr
+    assert sorted(path.name for path in notes.parent.iterdir()) == ["notes.txt"]
