@@ -78,9 +78,11 @@ class Timer:
         setattr(module, name, timed)
 
 
-# INSERT_SYMBOL_SQL's columns, those Written reads filled: id, file, name, kind, parent, doc.
-SYMBOLS_SQL = """SELECT id, file_id, name, NULL, kind, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-    parent_id, CASE WHEN doc IS NULL THEN NULL ELSE 1 END FROM symbols ORDER BY file_id, id"""
+# INSERT_SYMBOL_SQL's columns, those Written reads filled: id, file, name, qualified name, kind,
+# parent, doc, definition.
+SYMBOLS_SQL = """SELECT id, file_id, name, qualified_name, kind, NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, parent_id, CASE WHEN doc IS NULL THEN NULL ELSE 1 END, is_definition
+    FROM symbols ORDER BY file_id, id"""
 REFS_SQL = "SELECT file_id, name, line FROM refs ORDER BY file_id"
 
 

@@ -246,9 +246,10 @@ def test_rust_and_cpp_definitions_reach_the_map(make_repo, index) -> None:
     result = _map(root, tokens=400)
     by_path = {f.file_path: [s.qualified_name for s in f.symbols] for f in result.files}
     assert "pool::ConnectionPool::acquire_slot" in by_path["src/pool.rs"]
-    # The in-class declaration represents the method; its out-of-line definition is not repeated.
+    # The out-of-line definition shows the method where its body is; the in-class declaration
+    # comes after every definition (the budget reaches it here).
+    assert "geo::GridIndex::cell_count" in by_path["src/grid.cpp"]
     assert "geo::GridIndex::cell_count" in by_path["include/grid.h"]
-    assert "geo::GridIndex::cell_count" not in by_path.get("src/grid.cpp", [])
 
 
 def test_ranks_after_an_incremental_run_equal_a_full_recomputation(library: Path, index) -> None:
@@ -342,9 +343,11 @@ def test_the_same_bytes_back_under_a_test_path_are_a_new_ranking_state(make_repo
 
 
 def test_cached_definitions_follow_links_made_and_broken_in_other_files(make_repo, index) -> None:
-    """An out-of-line definition in a file that did not change leaves the ranking when a header
-    gains its declaration, and comes back when the header loses it: the per-file definitions
-    cache does not keep a link's old state."""
+    """A header's declaration is demoted when a definition is linked to it, and the definition's
+    file need not be read again for it: when the header gains the declaration, the out-of-line
+    definition stays ranked first and the declaration comes after it; when the header loses it,
+    nothing of the link is left. Each state's ranking is a cold one's (the per-file definitions
+    cache does not keep a link's old state)."""
     header = "namespace geo {\nclass GridIndex {\n public:\n  int cell_count(int a);\n};\n}\n"
     root = make_repo(
         {
@@ -357,23 +360,33 @@ def test_cached_definitions_follow_links_made_and_broken_in_other_files(make_rep
     index(root)
     db_path = root / ".repomap" / "index.db"
 
-    def ranked_files_of_cell_count() -> set[str]:
+    def levels_of_cell_count() -> dict[str, int]:
+        """The file of each ranked `cell_count` -> how far back the map puts it."""
         with reading(db_path) as db:
-            rows = db.conn.execute(
-                """SELECT f.path FROM symbol_ranks r JOIN symbols s ON s.id = r.symbol_id
-                JOIN files f ON f.id = s.file_id WHERE s.name = 'cell_count'"""
+            graph = ranking.load_graph(db)
+            demoted = map_rows.demoted(db)
+            assert demoted is not None
+            files_of = dict(
+                db.conn.execute(
+                    """SELECT s.id, f.path FROM symbols s JOIN files f ON f.id = s.file_id
+                    WHERE s.name = 'cell_count'"""
+                ).fetchall()
             )
-            return {path for (path,) in rows}
+        return {
+            files_of[symbol_id]: level
+            for symbol_id, level in zip(graph.def_symbol.tolist(), demoted.tolist(), strict=True)
+            if symbol_id in files_of
+        }
 
     _ranks_match_a_full_recomputation(db_path)
-    assert ranked_files_of_cell_count() == {"src/grid.cpp"}
+    assert levels_of_cell_count() == {"src/grid.cpp": 0}
     (root / "include" / "grid.h").write_text(header)
     index(root)  # src/grid.cpp is not re-read: its definition's link changed all the same
-    assert ranked_files_of_cell_count() == {"include/grid.h"}
+    assert levels_of_cell_count() == {"src/grid.cpp": 0, "include/grid.h": 1}
     _ranks_match_a_full_recomputation(db_path)
     (root / "include" / "grid.h").write_text("namespace geo {\nclass GridIndex {};\n}\n")
     index(root)
-    assert ranked_files_of_cell_count() == {"src/grid.cpp"}
+    assert levels_of_cell_count() == {"src/grid.cpp": 0}
     _ranks_match_a_full_recomputation(db_path)
 
 
@@ -586,7 +599,8 @@ def test_map_help_says_tests_and_defines_rank_last() -> None:
     result = run_cli("map", "--help")
     text = " ".join(result.stdout.split())
     assert "--exclude" in text and "--path" in text
-    assert "test, benchmark and example files" in text and "#define macros" in text
+    assert "test, benchmark, example and vendored files" in text and "#define macros" in text
+    assert "prototype" in text
 
 
 def test_a_c_typedef_and_the_struct_it_names_are_one_row(make_repo, index) -> None:
@@ -633,3 +647,179 @@ def test_a_cpp_constructor_shows_its_class_not_itself(make_repo, index) -> None:
     shown = [text for _, text in _rows_of(make_repo, index, files, "include/slice.h", use, "cc")]
     assert "class Slice" in shown and "int size() const" in shown
     assert not [row for row in shown if row.startswith(("Slice(", "~Slice"))]
+
+
+# --- C and C++: definitions stand for their declarations --------------------------------------
+
+
+def _c_library() -> dict[str, str]:
+    """A C library laid out as c-ares is: a public header declaring every function, each
+    defined in a .c file of its own, one with `static` helpers declared at its top; tools that
+    call the library; and a vendored test framework that every test file uses (PageRank alone
+    ranks it first)."""
+    files = {
+        "include/net.h": (
+            "#define NET_OK 0\n#define NET_ERROR 1\n"
+            "typedef struct net_channel *net_channel_t;\n"
+            "int net_send(net_channel_t channel, const unsigned char *query_buffer, int query_length);\n"
+            "int net_process(net_channel_t channel, int timeout_milliseconds);\n"
+        ),
+        "src/net_send.c": (
+            '#include "net.h"\n\n'
+            "int net_send(net_channel_t channel, const unsigned char *query_buffer, int query_length)\n"
+            "{\n  return net_process(channel, query_length) + query_buffer[0];\n}\n"
+        ),
+        "src/net_process.c": (
+            '#include "net.h"\n\n'
+            "static int process_timeouts(net_channel_t channel, int now);\n"
+            "static int next_server(net_channel_t channel);\n\n"
+            "int net_process(net_channel_t channel, int timeout_milliseconds)\n{\n"
+            "  return process_timeouts(channel, timeout_milliseconds) + next_server(channel);\n}\n\n"
+            "static int process_timeouts(net_channel_t channel, int now)\n{\n"
+            "  return next_server(channel) + now;\n}\n\n"
+            "static int next_server(net_channel_t channel)\n{\n"
+            "  return channel != 0 ? NET_OK : NET_ERROR;\n}\n"
+        ),
+        "test/gtest-1.8.0/gtest.h": "".join(
+            f"int gtest_expectation_{i}(int actual, int expected);\n"
+            f"int gtest_expectation_{i}(int actual, int expected) {{ return actual == expected; }}\n"
+            for i in range(4)
+        ),
+    }
+    for n in range(3):
+        files[f"tools/tool_{n}.c"] = (
+            f'#include "net.h"\nint tool_{n}_main(net_channel_t c) {{ return net_send(c, 0, {n}); }}\n'
+        )
+    for n in range(8):
+        files[f"test/net_test_{n}.cc"] = (
+            '#include "gtest-1.8.0/gtest.h"\n'
+            f"int net_test_{n}() {{ return "
+            + " + ".join(f"gtest_expectation_{i}({n}, 1)" for i in range(4))
+            + "; }\n"
+        )
+    return files
+
+
+@pytest.fixture
+def c_library(make_repo, index) -> Path:
+    root = make_repo(_c_library())
+    index(root)
+    return root
+
+
+def _rows(text: str, path: str) -> list[tuple[int, str]]:
+    """(line, text) of `path`'s rows in a map's text."""
+    block = text[text.index(f"{path}:\n") :].split("\n", 1)[1]
+    rows = []
+    for line in block.splitlines():
+        if "│" not in line:
+            if ELISION_ROW not in line:
+                break
+            continue
+        number, row = line.split("│", 1)
+        rows.append((int(number), row.strip()))
+    return rows
+
+
+ELISION_ROW = render.ELISION
+
+
+def test_a_c_file_whose_functions_a_header_declares_maps_its_definitions(c_library) -> None:
+    # c-ares' src/lib/ares_send.c, whose one function include/ares.h declares, mapped to
+    # "(1 more files and 0 more symbols left out)": the prototype stood for the definition.
+    result = run_cli("map", "--root", c_library, "--path", "src/net_send.c", "--tokens", "512")
+    assert result.returncode == 0, result.stderr
+    assert _rows(result.stdout, "src/net_send.c") == [
+        (
+            3,
+            "int net_send(net_channel_t channel, const unsigned char *query_buffer, "
+            "int query_length)",
+        )
+    ]
+    assert result.stdout.endswith("(0 more files and 0 more symbols left out)\n")
+
+
+def test_static_forward_declarations_never_show_in_place_of_their_definitions(c_library) -> None:
+    # c-ares' src/lib/ares_process.c showed `process_timeouts` at line 67 and `next_server` at
+    # 77, its prototypes at the top of the file, and not their definitions at 542 and 766.
+    result = run_cli("map", "--root", c_library, "--path", "src/net_process.c", "--tokens", "2000")
+    assert result.returncode == 0, result.stderr
+    assert _rows(result.stdout, "src/net_process.c") == [
+        (6, "int net_process(net_channel_t channel, int timeout_milliseconds)"),
+        (11, "static int process_timeouts(net_channel_t channel, int now)"),
+        (16, "static int next_server(net_channel_t channel)"),
+    ]
+    # Not ranked at all: nothing of the file is left out.
+    assert result.stdout.endswith("(0 more files and 0 more symbols left out)\n")
+
+
+def test_a_header_prototype_comes_after_the_definitions_and_maps_with_its_path(c_library) -> None:
+    db_path = config.resolve(c_library).db_path
+    with reading(db_path) as db:
+        where = dict(
+            db.conn.execute(
+                "SELECT s.id, f.path || ':' || s.name FROM symbols s JOIN files f ON f.id = s.file_id"
+            ).fetchall()
+        )
+        names = [where[i] for i, _ in map_rows.ranked_symbols(db, 1000)]
+    declared = [
+        f"include/net.h:{name}" for name in ("NET_OK", "NET_ERROR", "net_send", "net_process")
+    ]
+    tests = [n for n in names if n.startswith("test/")]
+    code = [n for n in names if n not in declared and n not in tests]
+    # The code's definitions (the header's type among them), then the header's #defines and
+    # prototypes, then the tests'.
+    assert names == code + [n for n in names if n in declared] + tests
+    assert set(declared) < set(names) and "include/net.h:net_channel_t" in code
+    assert "src/net_send.c:net_send" in code and len(tests) == 8 + 4
+    # The header's API still maps, when asked for.
+    api = _map(c_library, tokens=1000, path="include/")
+    assert [s.name for f in api.files for s in f.symbols] == [
+        "NET_OK",
+        "NET_ERROR",
+        "net_channel_t",
+        "net_send",
+        "net_process",
+    ]
+
+
+def test_vendored_test_frameworks_come_after_the_code_and_its_defines(c_library) -> None:
+    # On c-ares the vendored googletest (test/gmock-1.8.0/) is the top-ranked file, every test
+    # file using it: once the budget reached demoted rows, 685 of its rows came first, before
+    # the library's #defines and prototypes.
+    text = _map(c_library, tokens=4000).text
+    listed = [line[:-1] for line in text.splitlines() if line.endswith(":")]
+    assert listed.index("include/net.h") < listed.index("test/gtest-1.8.0/gtest.h")
+    assert not any(path.startswith("test/") for path in listed[:-9])
+    with reading(config.resolve(c_library).db_path) as db:
+        assert db.scalar(
+            "SELECT rank FROM file_ranks r JOIN files f ON f.id = r.file_id "
+            "WHERE f.path = 'test/gtest-1.8.0/gtest.h'"
+        ) == max(rank for (rank,) in db.conn.execute("SELECT rank FROM file_ranks"))
+
+
+def test_a_cpp_method_shows_where_it_is_defined_out_of_line(make_repo, index) -> None:
+    root = make_repo(
+        {
+            "include/slice.h": (
+                "namespace geo {\nclass Slice {\n public:\n  Slice(const char* d, int n);\n"
+                "  ~Slice();\n  int size() const;\n private:\n  const char* d_; int n_;\n};\n}\n"
+            ),
+            "src/slice.cc": (
+                '#include "slice.h"\nnamespace geo {\n'
+                "Slice::Slice(const char* d, int n) : d_(d), n_(n) {}\nSlice::~Slice() {}\n"
+                "int Slice::size() const { return n_; }\n}\n"
+            ),
+            **{
+                f"src/use_{n}.cc": f'#include "slice.h"\n'
+                f'int use_{n}() {{ geo::Slice s("x", {n}); return s.size(); }}\n'
+                for n in range(3)
+            },
+        }
+    )
+    index(root)
+    text = _map(root, tokens=1000).text
+    # The method's body is in slice.cc; its out-of-line constructor and destructor are not
+    # shown (the class is, from its header), as an in-class one shows its class.
+    assert _rows(text, "src/slice.cc") == [(5, "int Slice::size() const")]
+    assert (2, "class Slice") in _rows(text, "include/slice.h")

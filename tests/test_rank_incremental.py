@@ -46,7 +46,10 @@ SYMBOL_RANKS_SQL = """SELECT f.path, s.qualified_name, s.start_line, r.rank FROM
 
 def _stored(db_path: Path) -> dict:
     with reading(db_path) as db:
-        arrays = store_ranks.load_arrays(db, ("rank", "c_weight", "def_share", "def_prior"))
+        arrays = store_ranks.load_arrays(
+            db,
+            ("rank", "c_weight", "def_share", "def_prior", "map_demoted", "map_order_levels"),
+        )
         return {
             "files": sorted(db.conn.execute(FILE_RANKS_SQL).fetchall()),
             "symbols": sorted(db.conn.execute(SYMBOL_RANKS_SQL).fetchall()),
@@ -191,8 +194,10 @@ def test_a_ranking_interrupted_while_stored_leaves_the_previous_one_whole(
 def test_a_cold_run_ranks_from_the_rows_it_wrote_as_from_the_tables(make_repo, index) -> None:
     """A cold run ranks from what the writer handed it (no read of symbols and refs); the
     same index ranked from its tables gives the same ranking, bit for bit: C++ declarations
-    linked to out-of-line definitions, #defines, a name used twice on one line (refs holds
-    one row per line), containers that are not ranked, Rust and Python beside them."""
+    linked to out-of-line definitions, #defines, C prototypes in a header and `static`
+    forward declarations in the defining file, a name used twice on one line (refs holds
+    one row per line), containers that are not ranked, Rust and Python (an `@overload`
+    declaration) beside them."""
     root = make_repo(
         {
             "include/grid.h": "#define GRID_LIMIT 64\nnamespace geo {\nclass GridIndex {\n"
@@ -205,6 +210,13 @@ def test_a_cold_run_ranks_from_the_rows_it_wrote_as_from_the_tables(make_repo, i
             "    pub fn acquire_slot(&self) -> u32 { 0 }\n}\n",
             "src/user.rs": "use crate::pool::ConnectionPool;\n"
             "fn run(p: &ConnectionPool) -> u32 { p.acquire_slot() + p.acquire_slot() }\n",
+            "include/net.h": "int net_send(int fd);\n",
+            "src/net.c": '#include "net.h"\nstatic int net_retry(int fd);\n\n'
+            "int net_send(int fd) { return net_retry(fd); }\n\n"
+            "static int net_retry(int fd) { return fd; }\n",
+            "src/caller.c": '#include "net.h"\nint go(void) { return net_send(1); }\n',
+            "lib/typed.py": "from typing import overload\n\n@overload\ndef pick(x: int) -> int: ...\n"
+            "@overload\ndef pick(x: str) -> str: ...\ndef pick(x):\n    return x\n",
             **_tree(),
         }
     )
@@ -212,6 +224,13 @@ def test_a_cold_run_ranks_from_the_rows_it_wrote_as_from_the_tables(make_repo, i
     db_path = config.resolve(root).db_path
     cold = _stored(db_path)
     assert any(path == "src/grid.cpp" for path, _ in cold["files"]) and cold["rows"] > 20
+    # The forward declaration is not ranked, the header's prototype is, after the definitions.
+    assert [where for where in cold["order"] if where[1] == "net_retry"] == [
+        ("src/net.c", "net_retry", 6)
+    ]
+    net_send = [where for where in cold["order"] if where[1] == "net_send"]
+    assert net_send == [("src/net.c", "net_send", 4), ("include/net.h", "net_send", 1)]
+    assert sorted(where[2] for where in cold["order"] if where[1] == "pick") == [4, 6, 7]
     assert cold == _full(db_path)
 
 

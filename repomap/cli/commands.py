@@ -881,9 +881,11 @@ def map_(
 ) -> int:
     """The most important files and signatures of the repository, within --tokens.
 
-    Definitions in test, benchmark and example files (tests/, test_*.py, *_test.rs,
-    conftest.py, examples/, benches/) and C/C++ #define macros are ranked after all the others:
-    they show when the rest fits, when mentioned, or with --path tests/.
+    C/C++ functions show where they are defined: a header's prototype (or an in-class
+    declaration) of a function defined elsewhere and C/C++ #define macros are ranked after all
+    the other definitions, and definitions in test, benchmark, example and vendored files
+    (tests/, test_*.py, *_test.rs, conftest.py, examples/, benches/, third_party/) after those:
+    they show when the rest fits, when mentioned, or with --path (include/, tests/).
     """
     from repomap.maps.repo_map import repo_map
     from repomap.store import reading

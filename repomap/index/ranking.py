@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from repomap.index import pagerank as rank
 
 RANK_FORMAT = (
-    "20"  # bump when rank.py weighs or stores differently: the next `repomap index` re-ranks
+    "21"  # bump when rank.py weighs or stores differently: the next `repomap index` re-ranks
 )
 # 6: rank_arrays blobs are zlib-compressed, int64 arrays stored as int32 when they fit
 # 7: definitions cached per file (defs_* rows) beside the uses
@@ -51,6 +51,10 @@ RANK_FORMAT = (
 # 18: and fuzzing harnesses (`fuzz/`, `oss-fuzz/`, `fuzzers/`, `x_fuzzer.cc`)
 # 19: and code in documentation, sample and demo folders (`docs/code/`, `samples/`)
 # 20: and `x_unittest.cc`, `x-test.cc`, `x_test_tool.cc`, `x_benchmark.cc`, `typing-examples/`
+# 21: C/C++ definitions stand for their declarations (DECLARATIONS below): out-of-line
+#    definitions ranked, declarations in the definition's file left out (defs_forward), linked
+#    ones in other files demoted with a fifth of a share (they ranked in the definitions' place);
+#    map_demoted in two steps: #defines and declarations (1) before tests and vendored code (2)
 NOT_RANKED_KINDS = (
     "impl",
     "namespace",
@@ -65,12 +69,49 @@ class NoRanking(RepomapError):
 
 # --- rankings: stored at index time -----------------------------------------------------------
 
-# Every definition the graph can reach, C++ out-of-line definitions linked to a declaration
-# included: a link changes without its file, so each run drops the linked ones it finds then.
+# DECLARATIONS. In C and C++ the map shows a function where it is defined, not where it is
+# declared: an agent reading the map wants the body's place, and a definition's row gives it
+# with the whole signature (an out-of-line one's qualified name names its class:
+# `int GridIndex::cell_count(int a)`), which a prototype only repeats. So
+# - a declaration whose own file defines the same qualified name (a `static` forward
+#   declaration at the top of a .c file, an in-class declaration defined further down the
+#   header) is not ranked at all (`forward`, per file in defs_forward): it says nothing the
+#   definition does not, a few lines away, and it used to be shown in the definition's place;
+# - a declaration in another file that a definition is linked to (symbols.declaration_id: a
+#   header's prototype, a C++ in-class declaration of a method defined in a .cc file) is
+#   ranked, but with DECLARATION_SHARE of a share of its name's uses and demoted (map_demoted)
+#   like tests and #defines: a public header's API still maps, with `--path include/` or once
+#   the budget reaches it, and the header keeps part of the rank of the names it declares
+#   (callers include it), but the definitions come first. Before, the declaration stood for
+#   both, and a .c file whose functions a header declares showed nothing (c-ares'
+#   src/lib/ares_send.c, 36 of its 90 library files);
+# - every definition is ranked, linked or not.
+# Declarations not linked (a second prototype of a function, an `extern` variable's) rank as
+# definitions do: their definition is not known. Python's `@overload` stubs (declarations too)
+# are not C or C++: they keep their rows, whose typed signatures the implementation lacks.
+DECLARATION_SHARE = 0.2
+# Every definition the graph can reach.
 CANDIDATES_SQL = f"""SELECT s.id, s.file_id, s.name, s.kind, s.doc IS NOT NULL, s.parent_id IS NULL
 FROM symbols s WHERE s.kind NOT IN ({", ".join(f"'{k}'" for k in NOT_RANKED_KINDS)})"""
 FILE_CANDIDATES_SQL = CANDIDATES_SQL + " AND s.file_id IN ({ids})"
-LINKED_SQL = "SELECT id FROM symbols WHERE declaration_id IS NOT NULL"  # schema v11's index
+# Declarations whose own file defines the same name and qualified name (any language: the
+# ranking leaves out C and C++ ones), among the files of `{files}`. The declarations are few
+# (22,670 of LLVM's 104,087 headers' symbols), probed by each definition through an automatic
+# index: 0.05 s on LLVM's headers, where a lookup by name per declaration took 0.6 s (`get`,
+# `begin` and `size` have thousands of rows each).
+FORWARD_SQL = """WITH declared AS MATERIALIZED (
+    SELECT id, file_id, name, qualified_name FROM symbols WHERE is_definition = 0 {files})
+SELECT DISTINCT declared.id FROM symbols t CROSS JOIN declared
+WHERE t.is_definition AND declared.file_id = t.file_id AND declared.name = t.name
+  AND declared.qualified_name = t.qualified_name {defined_files}"""
+ALL_FORWARD_SQL = FORWARD_SQL.format(files="", defined_files="")
+FILE_FORWARD_SQL = FORWARD_SQL.format(
+    files="AND file_id IN (SELECT value FROM json_each(:files))",
+    defined_files="AND t.file_id IN (SELECT value FROM json_each(:files))",
+)
+# The declarations definitions are linked to: a link changes without its file, so each run
+# reads them (schema v11's index holds every linked definition).
+DECLARED_SQL = "SELECT DISTINCT declaration_id FROM symbols WHERE declaration_id IS NOT NULL"
 # A file's symbols as one key: any rewrite of its rows gives them new ids.
 FILE_SYMBOLS_SQL = "SELECT file_id, min(id), count(*) FROM symbols GROUP BY file_id"
 DEFS_CACHE = (
@@ -79,6 +120,7 @@ DEFS_CACHE = (
     "defs_name",
     "defs_prior",
     "defs_macro",
+    "defs_forward",
     "defs_names",
     "defs_shape",
     "defs_keys",
@@ -109,10 +151,12 @@ class Written:
 
     def __init__(self) -> None:
         self.names: dict[str, int] = {}  # names seen since numbered_names(), numbered in order
-        self.kinds: dict[tuple[str, bool, bool], int] = {}  # (kind, documented, top level)
+        # (kind, documented, top level, a declaration its file defines: FORWARD_SQL)
+        self.kinds: dict[tuple[str, bool, bool, bool], int] = {}
         # file id -> (first symbol id, symbols written): the key _file_definitions checks
         self.keys: dict[int, tuple[int, int]] = {}
-        # int64 symbol ids, int32 name numbers and counts, int8 kind codes
+        # int64 symbol ids, int32 name numbers and counts, int16 kind codes (a kind's four
+        # flags: past int8's 127 codes with the ~20 kinds)
         self.defs: dict[int, tuple[array, array, array]] = {}  # symbol ids, names, kinds
         self.uses: dict[int, tuple[array, array]] = {}  # names, counts
         self._numbered: list[str] = []  # the names in number order, once the writes are done
@@ -123,14 +167,17 @@ class Written:
     def symbols_written(self, file_id: int, rows: Sequence[tuple]) -> None:
         """A file's symbol rows as store.Writer inserts them (INSERT_SYMBOL_SQL's columns)."""
         names, kinds, base = self.names, self.kinds, len(self._numbered)
-        ids, numbers, codes = array("q"), array("i"), array("b")
+        ids, numbers, codes = array("q"), array("i"), array("h")
+        defined = _defined_here(rows)
         for row in rows:
             kind = row[4]
             if kind in NOT_RANKED_KINDS:
                 continue
             ids.append(row[0])
             numbers.append(names.setdefault(row[2], base + len(names)))
-            codes.append(kinds.setdefault((kind, row[13] is not None, row[12] is None), len(kinds)))
+            forward = not row[14] and (row[2], row[3]) in defined
+            key = (kind, row[13] is not None, row[12] is None, forward)
+            codes.append(kinds.setdefault(key, len(kinds)))
         if rows:
             self.keys[file_id] = (min(row[0] for row in rows), len(rows))
         else:
@@ -194,6 +241,14 @@ class Written:
             self._objects = np.array(self.numbered_names(), dtype=object)
         taken: list[str] = self._objects[by_name[positions]].tolist()
         return taken
+
+
+def _defined_here(rows: Sequence[tuple]) -> set[tuple[str, str]]:
+    """(name, qualified name) of the definitions among a file's symbol rows (INSERT_SYMBOL_SQL's
+    columns), when some row is a declaration (else none is needed): FORWARD_SQL's join."""
+    if all(row[14] for row in rows):
+        return set()
+    return {(row[2], row[3]) for row in rows if row[14]}
 
 
 def ranks_fingerprint(db: Store) -> str:
@@ -309,14 +364,20 @@ def compute_ranks(
     incremental = bool(old_digests)
     with _Packer(old_digests) as packer:
         defs, def_positions = _file_definitions(db, files, written)
-        linked = np.array(
-            [symbol_id for (symbol_id,) in db.conn.execute(LINKED_SQL)], dtype=np.int64
+        # C and C++ declarations their own file defines are not ranked; those a definition in
+        # another file is linked to weigh DECLARATION_SHARE and are demoted (DECLARATIONS).
+        c_family = _c_files(db, file_ids)
+        forward = np.flatnonzero(defs["defs_forward"])  # few: no column of every definition's
+        ranked = np.ones(len(defs["defs_symbol"]), dtype=bool)
+        ranked[forward[c_family[np.searchsorted(file_ids, defs["defs_file"][forward])]]] = False
+        declared_ids = np.array(
+            [symbol_id for (symbol_id,) in db.conn.execute(DECLARED_SQL)], dtype=np.int64
         )
-        ranked = ~np.isin(defs["defs_symbol"], linked)
+        declared = np.isin(defs["defs_symbol"][ranked], declared_ids)
         # defs_names is sorted and _distinct_numbers keeps that order: the names are in
         # canonical order, and so are the definitions (by file, name, then symbol id, as
         # _file_definitions sorts).
-        if ranked.all():  # no definition linked (C, Rust, Python): every name of defs_names
+        if ranked.all():  # no declaration left out (Rust, Python): every name of defs_names
             alive = np.arange(len(defs["defs_names"]))
             name_indices = defs["defs_name"]
         else:
@@ -339,9 +400,15 @@ def compute_ranks(
             uses[:, 1] = name_of_use[kept]
             uses[:, 2] = cache["uses_count"][kept]
         del to_defined, name_of_use, kept
-        demoted = test_file[file_indices] | (
-            defs["defs_macro"][ranked].astype(bool) & _macro_files(db, file_ids)[file_indices]
+        # How far back the map puts each definition (map_demoted, the first key of map_order):
+        # 0 the code's definitions; 1 its C/C++ #defines and linked declarations; 2 tests,
+        # examples, vendored code and stubs, whose file ranks (googletest's gtest.h: the hub of
+        # every test file) would otherwise put them before the project's own macros and API.
+        defines = defs["defs_macro"][ranked].astype(bool) & c_family[file_indices]
+        demoted = np.where(
+            test_file[file_indices], np.int8(2), (defines | declared).astype(np.int8)
         )
+        del defines
         # Canonical order, whatever the cache's history: the same index gives bit-identical
         # ranks. _file_uses sorts by file and name, and the translation keeps that order: the
         # sort is a check, in most runs.
@@ -377,7 +444,7 @@ def compute_ranks(
             file_indices,
             name_indices,
             prior_column[ranked],
-            share[file_indices],
+            share[file_indices] * np.where(declared, DECLARATION_SHARE, 1.0),
         )
         del symbol_column, prior_column, ranked, file_indices, name_indices
         graph = rank.unranked(file_ids, shapes, definitions, uses)
@@ -656,14 +723,20 @@ def _map_order(
     definitions: rank.Definitions, file_ids: np.ndarray, scores: np.ndarray, demoted: np.ndarray
 ) -> dict[str, np.ndarray]:
     """The map's pages: `map_order`, symbol ids by rank, best first, the demoted ones after all
-    others, ties by file id, then symbol id; `map_order_file`, the file id of each (for path
-    filters)."""
+    others (level 1, then level 2), ties by file id, then symbol id; `map_order_file`, the file
+    id of each (for path filters); `map_order_levels`, how many of each level."""
     import numpy as np
 
     ids = np.asarray(definitions.symbol_ids, dtype=np.int64)
     files = file_ids[definitions.file_indices]
     order = np.lexsort((ids, files, -scores, demoted))
-    return {"map_order": ids[order], "map_order_file": files[order]}
+    return {
+        "map_order": ids[order],
+        "map_order_file": files[order],
+        # how many of each demotion level, in that order (the map lists each file among the
+        # files of its least demoted row's level)
+        "map_order_levels": np.bincount(demoted, minlength=3).astype(np.int64),
+    }
 
 
 # Where `macro` means a preprocessor #define: a name for a constant or a bit of syntax, which
@@ -672,8 +745,9 @@ def _map_order(
 DEFINE_LANGUAGES = ("c", "cpp")
 
 
-def _macro_files(db: Store, file_ids: np.ndarray) -> np.ndarray:
-    """One bool per file of `file_ids`: its macros are #defines."""
+def _c_files(db: Store, file_ids: np.ndarray) -> np.ndarray:
+    """One bool per file of `file_ids`: C or C++, whose macros are #defines and whose
+    declarations are prototypes (DECLARATIONS)."""
     import numpy as np
 
     placeholders = ", ".join("?" * len(DEFINE_LANGUAGES))
@@ -762,7 +836,7 @@ def _name_column(
 def _file_definitions(
     db: Store, files: list[tuple[int, str, str]], written: Written | None = None
 ) -> tuple[dict, np.ndarray | None]:
-    """Every definition the graph can reach (linked ones too) as arrays, read from symbols only
+    """Every definition the graph can reach (and declarations) as arrays, read from symbols only
     for the files whose rows were rewritten since the cached copy in rank_arrays was made
     (reading all of them, a scan of the whole table, took ~120 ms of a one-file run on LLVM),
     and taken from `written` for the files this run wrote; with, when every name came from
@@ -801,6 +875,7 @@ def _file_definitions(
     valid, in_memory, fresh = _fresh_rows(
         db, set(keys), valid, in_memory, CANDIDATES_SQL, FILE_CANDIDATES_SQL
     )
+    forward = _forward(db, set(keys) - valid - in_memory, not valid and not in_memory)
     interned = _Interned(cache["defs_names"] if valid else [])
     priors: dict[tuple, float] = {}  # a handful of (kind, documented, top level): each once
     columns = _Columns(
@@ -809,6 +884,7 @@ def _file_definitions(
         defs_name=np.int64,
         defs_prior=np.float64,
         defs_macro=np.int8,
+        defs_forward=np.int8,
     )
     for rows in fresh:
         symbol_ids, file_ids, row_names, kinds, documented, top_level = zip(*rows, strict=True)
@@ -823,6 +899,7 @@ def _file_definitions(
             defs_name=interned.numbers(row_names),
             defs_prior=[priors[key] for key in kinds_of_rows],
             defs_macro=[kind == "macro" for kind in kinds],
+            defs_forward=[i in forward for i in symbol_ids] if forward else [0] * len(rows),
         )
     # Every name from this run's writes (a cold run): numbered by the hand-over's sorted
     # numbering (Written.name_positions), not interned here as strings.
@@ -831,9 +908,9 @@ def _file_definitions(
         ordered = sorted(in_memory)
         parts = [written.defs.pop(file_id) for file_id in ordered]  # compute_ranks takes them
         numbers = _joined([names for _, names, _ in parts], np.int32)
-        codes = _joined([kinds for _, _, kinds in parts], np.int8)
+        codes = _joined([kinds for _, _, kinds in parts], np.int16)
         name_column = _name_column(written, numbers, interned, handed_over)
-        kind_keys = list(written.kinds)  # (kind, documented, top level) by code
+        kind_keys = list(written.kinds)  # (kind, documented, top level, forward) by code
         columns.add_arrays(
             defs_symbol=_joined([ids for ids, _, _ in parts], np.int64),
             defs_file=np.repeat(
@@ -841,9 +918,10 @@ def _file_definitions(
             ),
             defs_name=name_column,
             defs_prior=np.array(
-                [rank.kind_prior(kind, doc, top) for kind, doc, top in kind_keys] or [0.0]
+                [rank.kind_prior(kind, doc, top) for kind, doc, top, _ in kind_keys] or [0.0]
             )[codes],
-            defs_macro=np.array([kind == "macro" for kind, _, _ in kind_keys] or [False])[codes],
+            defs_macro=np.array([kind == "macro" for kind, *_ in kind_keys] or [False])[codes],
+            defs_forward=np.array([key[3] for key in kind_keys] or [False])[codes],
         )
         del parts, numbers, codes, name_column  # the columns hold them now
     defs = _cached_and_fresh(cache, "defs_file", valid, columns.arrays())
@@ -873,6 +951,19 @@ def _file_definitions(
         "defs_shape": shapes,
         "defs_keys": list(keys.values()),
     }, positions
+
+
+def _forward(db: Store, files: set[int], every_file: bool) -> set[int]:
+    """The declarations of `files` whose own file defines them (FORWARD_SQL); `every_file`: all
+    of the index's (one scan, no list of files)."""
+    import json
+
+    if every_file:
+        return {symbol_id for (symbol_id,) in db.conn.execute(ALL_FORWARD_SQL)}
+    if not files:
+        return set()
+    rows = db.conn.execute(FILE_FORWARD_SQL, {"files": json.dumps(sorted(files))})
+    return {symbol_id for (symbol_id,) in rows}
 
 
 def _present(numbers: np.ndarray, written: Written) -> tuple[np.ndarray, np.ndarray]:

@@ -14,9 +14,13 @@ and arguments give byte-identical text.
 - path, exclude: path filters (repomap/paths.py) choosing the files the map may show; the
   ranking itself is of the whole index.
 
-Definitions in test, benchmark and example files (`paths.is_demoted_path`) and C/C++ `#define`
-macros come after every other definition (ranked among themselves), unless mentioned: they fill
-the budget only when the rest of the (filtered) index is shown, so `--path tests/` maps tests.
+C and C++ `#define` macros and the declarations of functions defined elsewhere (a header's
+prototype: the map shows the definition, index/ranking.py DECLARATIONS) come after every other
+definition, and definitions in test, benchmark, example and vendored files
+(`paths.is_demoted_path`) after those, each ranked among themselves, unless mentioned: they fill
+the budget only when the rest of the (filtered) index is shown, so `--path tests/` maps tests and
+`--path include/` a library's prototypes. A file whose shown rows are all demoted is listed
+after the files with rows of a lesser level (files by rank within a level).
 """
 
 from __future__ import annotations
@@ -79,7 +83,8 @@ class RepoMap:
 @dataclass(frozen=True, slots=True)
 class _Ranking:
     file_rank: dict[int, float] | None  # None: the stored file_ranks
-    page: Callable[[int, int], list[tuple[int, float]]]  # (offset, size) -> (symbol id, score)
+    # (offset, size) -> (symbol id, score, how far back it is demoted: 0, 1 or 2)
+    page: Callable[[int, int], list[tuple[int, float, int]]]
 
 
 def repo_map(
@@ -104,34 +109,38 @@ def repo_map(
     if focus_ids or mentioned or mention_files:
         ranking = _personalized(db, focus_ids, mentioned, mention_files, shown)
     else:
-        ranking = _Ranking(
-            None, lambda offset, size: map_rows.ranked_symbols(db, size, offset, shown)
-        )
+        ranking = _Ranking(None, lambda offset, size: map_rows.ranked_page(db, size, offset, shown))
     total_symbols = map_rows.ranked_symbol_count(db, shown)
     total_files = map_rows.file_count(db) if shown is None else len(shown)
     builder = render.MapBuilder(tokens, total_files - len(focus_ids), total_symbols)
     signatures: dict[int, str] = {}
     scores: dict[int, float] = {}
     rows: dict[int, map_rows.MapSymbolRow] = {}
+    levels: dict[int, int] = {}  # file id -> the demotion level of its first row shown
     offset, size = 0, max(64, tokens // 4)
     while builder.fits_anything and (page := ranking.page(offset, size)):
         offset += len(page)
-        rows.update(map_rows.map_symbols(db, [symbol_id for symbol_id, _ in page]))
-        files.update(map_rows.map_files(db, {rows[i].file_id for i, _ in page} - set(files)))
-        for symbol_id, score in page:
+        rows.update(map_rows.map_symbols(db, [symbol_id for symbol_id, _, _ in page]))
+        files.update(map_rows.map_files(db, {rows[i].file_id for i, _, _ in page} - set(files)))
+        for symbol_id, score, level in page:
             symbol = rows[symbol_id]
             if symbol.file_id in focus_ids:
                 continue
             scores[symbol_id] = score
             candidate = _candidate(symbol, rows, files[symbol.file_id], signatures)
-            if candidate.rows:
-                builder.offer(candidate)
+            if candidate.rows and builder.offer(candidate):
+                levels.setdefault(symbol.file_id, level)  # pages come by level: the least
             if not builder.fits_anything:
                 break
     targets = mention_files | {rows[i].file_id for i in mentioned if i in rows}
     file_rank = ranking.file_rank or {f: row.rank for f, row in files.items()}
+    # Files by rank, but those showing demoted rows alone after the others, as those rows are
+    # chosen after the others: #defines and declarations, then tests and vendored code (the
+    # top-ranked file of c-ares is its vendored gtest.h, which every test file uses, then a
+    # config header of #defines; once the budget reached their rows they came first).
     order = {
-        files[f].path: (f not in targets, -file_rank.get(f, 0.0), files[f].path) for f in files
+        files[f].path: (f not in targets, levels.get(f, 0), -file_rank.get(f, 0.0), files[f].path)
+        for f in files
     }
     layout = builder.layout(order)
     by_path = {row.path: row for row in files.values()}
@@ -166,10 +175,12 @@ def _candidate(
     chain = [symbol]
     while chain[-1].parent_id is not None and chain[-1].parent_id in rows and len(chain) < 16:
         chain.append(rows[chain[-1].parent_id])
-    if _constructor(symbol, rows):
+    constructor = _constructor(symbol, rows)
+    if constructor is not None:
         # A constructor shares its class's name, so it ranks with the class: its class's header
         # is shown in its place (LevelDB's map was half `Slice()`, `Env()` and deleted copies).
-        chain = chain[1:]
+        # An out-of-line one's class is another file's, shown from there: nothing is here.
+        chain = chain[1:] if constructor else []
     chain.reverse()
     for s in chain:
         if s.id not in signatures:
@@ -190,15 +201,19 @@ def _candidate(
     )
 
 
-def _constructor(symbol: map_rows.MapSymbolRow, rows: dict[int, map_rows.MapSymbolRow]) -> bool:
-    """A method named as its class (`Slice::Slice`) or after `~` (a destructor)."""
+def _constructor(
+    symbol: map_rows.MapSymbolRow, rows: dict[int, map_rows.MapSymbolRow]
+) -> bool | None:
+    """Whether a method named as its class or after `~` (a constructor or destructor) is
+    inside its class (True) or defined out of line (`Slice::Slice() {}` in a .cc file: False);
+    None for any other symbol."""
+    if symbol.kind != "method":
+        return None
     parent = rows.get(symbol.parent_id) if symbol.parent_id is not None else None
-    return (
-        symbol.kind == "method"
-        and parent is not None
-        and parent.kind in ("class", "struct")
-        and symbol.name.removeprefix("~") == parent.name
-    )
+    if parent is not None and parent.kind in ("class", "struct"):
+        return True if symbol.name.removeprefix("~") == parent.name else None
+    scope = symbol.qualified_name.rsplit("::", 2)
+    return False if len(scope) > 1 and symbol.name.removeprefix("~") == scope[-2] else None
 
 
 def _map_symbol(row: map_rows.MapSymbolRow, score: float, header: bool) -> MapSymbol:
@@ -313,20 +328,28 @@ def _personalized(
         graph.def_file, np.array([position[f] for f in mention_files if f in position])
     )
     scores = scores + top * (2.0 * is_mentioned + 1.0 * (in_files & ~is_mentioned))
-    # Tests, examples and #defines after the rest, as in the stored order, unless asked for.
+    # #defines and declarations, then tests and examples, after the rest, as in the stored
+    # order, unless asked for.
     demoted = map_rows.demoted(db)
     last = (
-        np.zeros(len(scores), dtype=bool)
+        np.zeros(len(scores), dtype=np.int8)
         if demoted is None
-        else demoted.astype(bool) & ~is_mentioned & ~in_files
+        else np.where(is_mentioned | in_files, np.int8(0), demoted)
     )
     order = np.lexsort((graph.def_symbol, graph.def_file, -scores, last))
     if shown is not None:
         kept = np.isin(graph.file_ids[graph.def_file[order]], np.array(shown, dtype=np.int64))
         order = order[kept]
 
-    def page(offset: int, size: int) -> list[tuple[int, float]]:
+    def page(offset: int, size: int) -> list[tuple[int, float, int]]:
         chosen = order[offset : offset + size]
-        return list(zip(graph.def_symbol[chosen].tolist(), scores[chosen].tolist(), strict=True))
+        return list(
+            zip(
+                graph.def_symbol[chosen].tolist(),
+                scores[chosen].tolist(),
+                last[chosen].tolist(),
+                strict=True,
+            )
+        )
 
     return _Ranking({int(f): float(r) for f, r in zip(graph.file_ids, ranks, strict=True)}, page)

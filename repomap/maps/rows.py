@@ -69,13 +69,23 @@ def ranked_symbols(
 ) -> list[tuple[int, float]]:
     """(symbol id, score) of the stored unpersonalized ranking, best first; only the symbols of
     `files` when given."""
-    order = stored_order(db, files)
-    if order is None:  # ranked before schema v12 and not since: sort
-        return db.conn.execute(
-            RANKED_SYMBOLS_SQL if files is None else RANKED_IN_FILES_SQL,
-            {"limit": limit, "offset": offset, "files": json.dumps(files)},
-        ).fetchall()
-    page: list[int] = order[offset : offset + limit].tolist()
+    return [(symbol_id, score) for symbol_id, score, _ in ranked_page(db, limit, offset, files)]
+
+
+def ranked_page(
+    db: Store, limit: int, offset: int = 0, files: list[int] | None = None
+) -> list[tuple[int, float, int]]:
+    """ranked_symbols() with how far back each symbol is demoted (map_demoted: 0, 1 or 2)."""
+    page_and_levels = _stored_page(db, limit, offset, files)
+    if page_and_levels is None:  # ranked before schema v12 and not since: sort
+        return [
+            (symbol_id, rank, 0)
+            for symbol_id, rank in db.conn.execute(
+                RANKED_SYMBOLS_SQL if files is None else RANKED_IN_FILES_SQL,
+                {"limit": limit, "offset": offset, "files": json.dumps(files)},
+            )
+        ]
+    page, levels = page_and_levels
     ranks: dict[int, float] = {
         symbol_id: rank
         for chunk in chunks(page, 900)
@@ -83,24 +93,44 @@ def ranked_symbols(
             PAGE_RANKS_SQL.format(ids=",".join("?" * len(chunk))), chunk
         )
     }
-    return [(symbol_id, ranks[symbol_id]) for symbol_id in page if symbol_id in ranks]
+    return [
+        (symbol_id, ranks[symbol_id], level)
+        for symbol_id, level in zip(page, levels, strict=True)
+        if symbol_id in ranks
+    ]
 
 
-def stored_order(db: Store, files: list[int] | None = None) -> np.ndarray | None:
-    """The stored map order (symbol ids), only the symbols of `files` when given; None for an
-    index ranked before it was stored."""
-    order = _kept_array(db, "map_order")
-    if order is None or files is None:
-        return order
+def _stored_page(
+    db: Store, limit: int, offset: int, files: list[int] | None
+) -> tuple[list[int], list[int]] | None:
+    """A page of the stored map order (symbol ids) and their demotion levels, only the symbols
+    of `files` when given; None for an index ranked before the order was stored."""
     import numpy as np
 
-    order_files = _kept_array(db, "map_order_file")
-    assert order_files is not None  # stored with map_order, always
-    return order[np.isin(order_files, np.array(files, dtype=np.int64))]
+    order = _kept_array(db, "map_order")
+    if order is None:
+        return None
+    if files is None:
+        positions = np.arange(offset, min(offset + limit, len(order)))
+    else:
+        order_files = _kept_array(db, "map_order_file")
+        assert order_files is not None  # stored with map_order, always
+        kept = np.flatnonzero(np.isin(order_files, np.array(files, dtype=np.int64)))
+        positions = kept[offset : offset + limit]
+    # The order holds each level's symbols after the lower levels' (map_order_levels: how many
+    # of each), so a position's level is the number of levels that end at or before it.
+    counts = _kept_array(db, "map_order_levels")
+    levels = (
+        np.searchsorted(np.cumsum(counts), positions, side="right")
+        if counts is not None and len(counts)
+        else np.zeros(len(positions), dtype=np.int64)
+    )
+    return order[positions].tolist(), levels.tolist()
 
 
 def demoted(db: Store) -> np.ndarray | None:
-    """One flag per definition of the kept graph: a test or example file's, or a #define."""
+    """How far back each definition of the kept graph goes in the map: 0 not, 1 a C/C++
+    #define or a declaration linked to a definition, 2 a test, example or vendored file's."""
     return _kept_array(db, "map_demoted")
 
 

@@ -576,9 +576,11 @@ def build_server(
         Use it first in an unfamiliar repository, and again with mentions (names from your
         task) and focus_files (what you are editing) to see what relates to them. For one
         file's or folder's full structure use outline; for a definition's body
-        get_symbol_content. Definitions in test, benchmark and example files and C/C++ #define
-        macros rank after all others (unless mentioned); path and exclude choose the files
-        shown (path="tests/" maps the tests). Example: get_repo_map(max_tokens=2048,
+        get_symbol_content. C/C++ functions show where they are defined; header prototypes of
+        functions defined elsewhere and C/C++ #define macros rank after all other definitions,
+        and definitions in test, benchmark, example and vendored files after those (unless
+        mentioned); path and exclude choose the files shown (path="tests/" maps the tests,
+        path="include/" a C library's prototypes). Example: get_repo_map(max_tokens=2048,
         mentions=["QuerySet"], exclude=["tests/"]).
         """
         return await answer(
