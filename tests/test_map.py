@@ -426,6 +426,18 @@ def test_a_signature_row_is_one_line_without_a_body() -> None:
     )
 
 
+def test_a_brief_row_elides_the_parameters_after_the_name() -> None:
+    assert render.brief_text("void ares_send(ares_channel c, int n)", "ares_send") == (
+        "void ares_send(…)"
+    )
+    assert render.brief_text("int Slice::size(int a) const", "size") == "int Slice::size(…)"
+    assert render.brief_text("def close(self)", "close") == "def close(…)"
+    # Nothing shorter to give: no parameters, or the name not followed by them.
+    assert render.brief_text("int size()", "size") == ""
+    assert render.brief_text("typedef void (*ares_callback)(void *arg)", "ares_callback") == ""
+    assert render.brief_text("class QuerySet", "QuerySet") == ""
+
+
 def test_focus_shows_its_neighbours_before_hubs_used_everywhere(make_repo, index) -> None:
     files = {"hub.py": "def shared_helper():\n    pass\n"}
     for i in range(80):
@@ -796,6 +808,19 @@ def test_vendored_test_frameworks_come_after_the_code_and_its_defines(c_library)
             "SELECT rank FROM file_ranks r JOIN files f ON f.id = r.file_id "
             "WHERE f.path = 'test/gtest-1.8.0/gtest.h'"
         ) == max(rank for (rank,) in db.conn.execute("SELECT rank FROM file_ranks"))
+
+
+def test_a_budget_too_small_for_a_whole_row_shows_the_top_definition_briefly(c_library) -> None:
+    for tokens in (40, 44):
+        result = run_cli(
+            "map", "--root", c_library, "--path", "src/net_send.c", "--tokens", str(tokens)
+        )
+        assert result.returncode == 0, result.stderr
+        assert _rows(result.stdout, "src/net_send.c") == [(3, "int net_send(…)")]
+        assert render.count_tokens(result.stdout.removesuffix("\n")) <= tokens
+    # With room for it, the whole signature.
+    roomy = _map(c_library, tokens=48, path="src/net_send.c")
+    assert "int net_send(net_channel_t channel" in roomy.text
 
 
 def test_a_cpp_method_shows_where_it_is_defined_out_of_line(make_repo, index) -> None:

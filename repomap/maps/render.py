@@ -16,7 +16,9 @@ between rows whose lines are not adjacent in the file.
 `MapBuilder` fills the budget greedily: candidates come best first, and each is added when its
 rows (its own line, any enclosing header not shown yet, the file's path line when the file is new,
 and the change in elision markers) still fit; one that does not fit is skipped and the next,
-perhaps shorter, one is tried, so the budget is filled as tightly as the candidates allow. The
+perhaps shorter, one is tried, so the budget is filled as tightly as the candidates allow. While
+nothing is shown, a candidate that does not fit is tried with its parameters elided
+(`void ares_send(…)`), so a tight budget shows the top definitions, never nothing. The
 closing line is reserved up front, so the total never exceeds the budget.
 
 Token counting (`count_tokens`) is an offline estimate, additive over lines so a row's cost is
@@ -35,7 +37,7 @@ tokens, Rust and C++ maps 89-99%. Other tokenizers (Claude's is not public) may 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 ELISION = "⋮"
 MAX_SIGNATURE = 200  # characters; longer signatures are cut with "…"
@@ -70,6 +72,7 @@ class Row:
     depth: int
     text: str
     ranked: bool = True  # counts as a shown symbol (headers of impls and namespaces do not)
+    brief: str = ""  # the text with its parameters elided (brief_text), "" when not shorter
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +175,17 @@ def signature_text(signature: str) -> str:
     return text if len(text) <= MAX_SIGNATURE else text[: MAX_SIGNATURE - 1] + "…"
 
 
+def brief_text(text: str, name: str) -> str:
+    """A row's text with the parameters after `name` elided (`void ares_send(…)`), for a map
+    whose budget holds no whole row; "" when that is not shorter."""
+    at = text.find(f"{name}(")
+    if at < 0:
+        return ""
+    opened = at + len(name) + 1
+    brief = text[:opened] + (")" if text.startswith(")", opened) else "…)")
+    return brief if len(brief) < len(text) else ""
+
+
 def row_text(row: Row, width: int) -> str:
     return f"{row.line:>{width}}│{INDENT * row.depth}{row.text}"
 
@@ -195,7 +209,7 @@ class MapBuilder:
         self.used = self.reserved
         self.blocks: dict[str, _Block] = {}
         self.shown: set[int] = set()
-        self._row_cost: dict[tuple[int, int], int] = {}
+        self._row_cost: dict[tuple[int, int, str], int] = {}  # by (key, width, text)
         self.misses = 0  # candidates in a row that did not fit
         self._elision_cost: dict[int, int] = {}
 
@@ -205,7 +219,19 @@ class MapBuilder:
         return self.budget * 1000 - self.used >= MIN_ROW_TOKENS * 1000 and self.misses < MAX_MISSES
 
     def offer(self, candidate: Candidate) -> bool:
-        """Add the candidate if its rows fit in what is left of the budget."""
+        """Add the candidate if its rows fit in what is left of the budget; while the map is
+        empty, with its parameters elided if it does not fit whole (`void ares_send(…)`): a
+        budget that holds no signature of a file (`--path`) still shows its top definitions,
+        not nothing."""
+        if self._offer(candidate):
+            return True
+        if self.blocks or not any(r.brief for r in candidate.rows):
+            return False
+        self.misses -= 1  # one miss for the candidate, whichever form
+        brief = tuple(replace(r, text=r.brief or r.text, brief="") for r in candidate.rows)
+        return self._offer(replace(candidate, rows=brief))
+
+    def _offer(self, candidate: Candidate) -> bool:
         block = self.blocks.get(candidate.path)
         new_block = block is None
         if block is None:
@@ -253,10 +279,11 @@ class MapBuilder:
     ) -> int:
         total = 0
         for _, _, key in rows:
-            cost = self._row_cost.get((key, block.width))
+            row = texts[key]
+            cost = self._row_cost.get((key, block.width, row.text))
             if cost is None:
-                cost = self._row_cost[(key, block.width)] = line_cost(
-                    row_text(texts[key], block.width)
+                cost = self._row_cost[(key, block.width, row.text)] = line_cost(
+                    row_text(row, block.width)
                 )
             total += cost
         gaps = sum(1 for (a, _, _), (b, _, _) in zip(rows, rows[1:], strict=False) if b > a + 1)

@@ -195,6 +195,7 @@ def _candidate(
                 depth,
                 signatures[s.id],
                 s.kind not in index_ranking.NOT_RANKED_KINDS,
+                render.brief_text(signatures[s.id], s.name),
             )
             for depth, s in enumerate(chain)
         ),
