@@ -2031,3 +2031,21 @@ def test_a_word_in_mixed_case_is_searched_as_text_holds_it(tmp_path: Path) -> No
     assert query_terms("NaN IPv4 XPath CPUs") == ["nan", "ipv4", "xpath", "cpus"]
     assert query_terms("parseHeaderLines") == ["parse", "header", "lines"]  # an identifier
     assert hyphenated("macOS non-blocking") == ["nonblocking", "macos"]
+
+
+def test_a_static_forward_declaration_gives_its_place_to_the_definition_in_its_file(
+    tmp_path: Path,
+) -> None:
+    # zstd's legacy decoders define the same names in several files: a one-line `static`
+    # prototype stayed a result, though its own file defines it.
+    helper = "static size_t table_decode(const char *src);\n"
+    body = (
+        "/* Rebuild the symbol table from the weights in the header. */\n"
+        "static size_t table_decode(const char *src)\n{\n    return weights_to_table(src);\n}\n"
+    )
+    root = indexed(
+        tmp_path / "repo",
+        {"lib/v05.c": helper + "\n" + body, "lib/v06.c": helper + "\n" + body},
+    )
+    _, found, _ = search(root, "rebuild the symbol table from the weights", "--mode", "lexical")
+    assert [(p, line) for _, p, line in places(found)] == [("lib/v05.c", 4), ("lib/v06.c", 4)]

@@ -989,8 +989,10 @@ def _fold_prototypes(
     db: Store, scored: dict[int, float], traits: dict[int, Traits], filters: Filters
 ) -> None:
     """Each prototype among `scored` whose name has one definition (a function's chunk the
-    filters keep) gives its score to that definition's chunk (the higher of the two) and
-    leaves."""
+    filters keep), or one in the prototype's own file (a `static` forward declaration: zstd's
+    legacy decoders define the same names in six files, and a one-line prototype came first,
+    the comment above it another function's), gives its score to that definition's chunk (the
+    higher of the two) and leaves."""
     functions = [i for i in scored if traits[i][1] == "function" and traits[i][2] is not None]
     if not functions:
         return
@@ -1006,6 +1008,8 @@ def _fold_prototypes(
     allowed = None if filters.file_ids is None else set(filters.file_ids)
     for prototype, name in prototypes.items():
         definitions = found.get(name, [])
+        if len(definitions) > 1:
+            definitions = [d for d in definitions if d[1] == prototype // ROWS_PER_FILE]
         if len(definitions) != 1:
             continue  # none, or one per platform or configuration: no single answer to give
         definition, file_id, language = definitions[0]
