@@ -1142,8 +1142,13 @@ def _with_snippets(db: Store, hits: list[CodeHit]) -> list[CodeHit]:
 
 
 def _section_names(db: Store, hits: list[CodeHit]) -> dict[int, str]:
-    """The heading paths of the docs sections among the hits (`Guide > Whitespace Control`)."""
-    sections = [hit.chunk_id for hit in hits if hit.kind == "section"]
+    """The heading paths of the docs sections among the hits (`Guide > Whitespace Control`) of
+    files with several (each is a blob of words to decode: only where pieces may repeat)."""
+    by_path: dict[str, list[int]] = {}
+    for hit in hits:
+        if hit.kind == "section":
+            by_path.setdefault(hit.path, []).append(hit.chunk_id)
+    sections = [chunk_id for ids in by_path.values() if len(ids) > 1 for chunk_id in ids]
     if not sections:
         return {}
     return {chunk_id: words[4] for chunk_id, words in store.chunk_words(db, sections).items()}
