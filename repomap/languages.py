@@ -201,10 +201,17 @@ _LEADING = {
 }
 
 
+# A C or C++ macro alone on the line above a function, in an attribute's place (zstd's
+# `FORCE_INLINE_TEMPLATE`, `MEM_STATIC`): the comment above it is the function's.
+DECLARATION_MACRO_LINE = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+
+
 def leading_start(lines: Sequence[str], index: int, language: str) -> int:
     """0-based first line of the comments and decorators/attributes right above lines[index]
-    (a decorator or attribute over several lines whole; a blank line ends them)."""
+    (a decorator or attribute over several lines whole; a blank line ends them; in C and C++ a
+    macro alone on its line, as an attribute stands)."""
     prefixes = _LEADING.get(language, ())
+    macros = language in ("c", "cpp")
     confirmed, depth, at = index, 0, index - 1
     while at >= 0:
         text = lines[at].strip()
@@ -216,7 +223,9 @@ def leading_start(lines: Sequence[str], index: int, language: str) -> int:
             at -= 1
             continue
         depth = 0
-        if not text.startswith(prefixes):
+        if not text.startswith(prefixes) and not (
+            macros and DECLARATION_MACRO_LINE.fullmatch(text)
+        ):
             break
         confirmed = at
         at -= 1

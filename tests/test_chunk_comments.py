@@ -538,3 +538,19 @@ def test_the_comment_right_below_a_declaration_with_a_blank_line_after_it_is_its
     assert "not flushed yet" in chunks["pending"].head
     # A comment touching the next declaration is that one's, as before.
     assert "An aside" in chunks["next_one"].head and "An aside" not in chunks["later"].head
+
+
+def test_a_macro_alone_above_a_c_function_leaves_it_the_comment_above() -> None:
+    # zstd's `FORCE_INLINE_TEMPLATE` on its own line: the comment went to the file's chunk.
+    source = (
+        b"#define FORCE_INLINE_TEMPLATE static inline\n\n"
+        b"/* Returns the longest match length found in the dictionary. */\n"
+        b"FORCE_INLINE_TEMPLATE\n"
+        b"int longest_match(int a) { return a; }\n\n"
+        b"/* Returns the shortest match length. */\n"
+        b"static inline int shortest_match(int a) { return a; }\n"
+    )
+    chunks = chunks_of("c", "m.c", source)
+    assert "longest match length" in chunks["longest_match"].head
+    assert "longest match" not in chunks["m.c"].head
+    assert "shortest match length" in chunks["shortest_match"].head

@@ -21,7 +21,7 @@ from itertools import accumulate, chain
 from typing import NamedTuple
 
 from repomap.embed import TOKENIZER_FILE
-from repomap.languages import language_of, leading_start
+from repomap.languages import DECLARATION_MACRO_LINE, language_of, leading_start
 from repomap.paths import is_demoted_path
 from repomap.subwords import split_identifier
 from repomap.textfile import line_count
@@ -62,7 +62,9 @@ from repomap.textfile import line_count
 # 27: ... and in a C chunk's body (`sched_getaffinity` holds affinity)
 # 28: Python's special methods expanded as abbreviations are (`__setstate__`: unpickle)
 # 29: ... and `x_unittest.cc`, `x-test.cc`, `x_test_tool.cc`, `x_benchmark.cc`, `typing-examples/`
-CHUNKS_VERSION = "29"
+# 30: a C or C++ macro alone on the line above a function stands as an attribute: the comment
+#    above it is the function's (zstd's `FORCE_INLINE_TEMPLATE`)
+CHUNKS_VERSION = "30"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
 # header, docstring and member signatures, not the members' bodies: those are chunks too.
@@ -801,7 +803,11 @@ _HEADER_START = ("@", "#[", "[[", "template", "__attribute__")
 
 def _may_separate(line: str) -> bool:
     stripped = line.strip()
-    return not stripped or stripped.startswith(_HEADER_START)
+    return (
+        not stripped
+        or stripped.startswith(_HEADER_START)
+        or DECLARATION_MACRO_LINE.fullmatch(stripped) is not None
+    )
 
 
 DOC_PIECE_CHARS = 1500  # a longer section is cut at paragraph ends into pieces about this long
