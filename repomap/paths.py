@@ -213,6 +213,9 @@ _WORD_SEPARATORS = re.compile(r"[-_.]")
 # `snappy_test_tool.cc`, `x_benchmark.cc` (not `FrustumTest.h`: Imath's frustum test is code).
 _TEST_STEM_ENDS: tuple[str, ...] = ("_test", "_tests", "-test", "-tests", "unittest", "unittests")
 _TEST_STEM_ENDS += ("_fuzzer", "-fuzzer", "_benchmark", "_benchmarks", "-benchmark", "-benchmarks")
+# A test's helper named after it (`snappy_test_tool.cc`, `foo_test_util.h`); not any `_test_` in a
+# name (Catch2's `catch_test_spec.cpp` is the framework's code, `is_test_mode.c` a project's).
+_TEST_HELPER_STEM = re.compile(r"_test_(?:tools?|utils?|helpers?|main|runner|support|common)\Z")
 
 # Code a project carries but did not write (issue 17: demoted with tests unless asked for).
 VENDORED_FOLDERS = frozenset(
@@ -248,7 +251,7 @@ def is_demoted_path(path: str) -> bool:
         or (not parts[-1].endswith(_DOC_SUFFIXES) and not DOC_FOLDERS.isdisjoint(folders))
         or stem.startswith("test_")
         or stem.endswith(_TEST_STEM_ENDS)
-        or "_test_" in stem
+        or _TEST_HELPER_STEM.search(stem) is not None
         or stem in ("test", "tests", "conftest")
         or parts[-1].endswith(".pyi")
     )

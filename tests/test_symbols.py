@@ -1042,3 +1042,37 @@ def test_among_equal_symbols_the_projects_own_code_comes_before_tests_and_exampl
         assert [r["file_path"] for r in listed["results"]][0] == expected, name
         shown = run_cli("show", name, "--root", root)
         assert shown.stdout.startswith(expected), name
+
+
+def test_refs_gives_each_line_to_its_innermost_definition_and_skips_comments_and_strings(
+    tmp_path: Path,
+) -> None:
+    """A review's findings: a use in a class body took its methods' lines, module-level uses
+    showed the first line alone, `*out = f(x)` read as a comment line, `/* f */ x = f(x)` as a
+    comment, Python's `# f` and `"f"` as uses, a global's type line as a use of it, and
+    `Box.foo()`'s qualifier printed as `Box.fo`."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "mod.py").write_text(
+        "def foo():\n    return 1\n\n\nclass Box:\n    value = foo()\n\n"
+        "    def method(self):\n        # foo is called here\n        return foo()\n\n"
+        "    def other(self):\n        return 'foo'\n\n\nfoo()\nprint(foo())\n"
+    )
+    (root / "lib.c").write_text(
+        'int skip(int n);\nstatic const char *\ndefault_name = "x";\n'
+        "int helper(int n, int *out) {\n    int x = skip(n);\n    *out = skip(x);\n"
+        "    /* skip below */\n    x += 1; /* skip */ x = skip(x);\n    return x;\n}\n"
+        "const char *get(void) { return default_name; }\n"
+    )
+    assert run_cli("index", root).returncode == 0
+    foo = json.loads(run_cli("refs", "Box.foo()", "--json", "--root", root).stdout)
+    assert [(r["line_number"], r["in_symbol"]) for r in foo["results"]] == [
+        (6, "Box"), (10, "Box.method"), (16, None), (17, None)
+    ]  # fmt: skip
+    assert foo["notes"][0].startswith("uses are found by name: 'Box.' is not checked")
+    skip = json.loads(run_cli("refs", "skip", "--json", "--root", root).stdout)
+    assert [r["line_number"] for r in skip["results"]] == [5, 6, 8]
+    name = json.loads(run_cli("refs", "default_name", "--json", "--root", root).stdout)
+    assert [(r["line_number"], r["in_symbol"]) for r in name["results"]] == [(11, "get")]
+    typo = run_cli("refs", "no_such_name_at_all", "--root", root)
+    assert typo.returncode == 1 and "no use of 'no_such_name_at_all' is indexed" in typo.stderr

@@ -821,8 +821,8 @@ def refs(
     if not hits:
         click.echo(
             f"no use of {found.name!r} is indexed (calls, types named, field uses and `#if`"
-            " tests are) nor named in a code file's text outside comments; `search-text"
-            " --literal` finds it in comments and strings",
+            " tests are; a name the index defines is also looked for in the code's text);"
+            " `search-text --literal` finds it in comments and strings",
             err=True,
         )
         if unmatched:

@@ -317,12 +317,15 @@ _PLURAL_ACRONYM = re.compile(r"[A-Z]{2,}s")  # CPUs, APIs, URLs, IDs
 
 def _one_word(token: str, parts: Sequence[str]) -> bool:
     """Whether a word in mixed case is one word, not an identifier's parts: a plural acronym,
-    or a part of one letter alone (`NaN` -> `na`, `n`; `XPath` -> `x`, `path`)."""
+    or parts of one or two letters, one of them a letter alone (`NaN` -> `na`, `n`; `IPv4`).
+    An identifier with a longer part is split (`getX`, `xAxis`: `set_x_axis` holds `axis`),
+    and searched whole beside its parts (hyphenated)."""
     if not _in_mixed_case(token):
         return False
-    return _PLURAL_ACRONYM.fullmatch(token) is not None or any(
-        len(part) == 1 and part.isalpha() for part in parts
-    )
+    if _PLURAL_ACRONYM.fullmatch(token) is not None:
+        return True
+    letters = [part for part in parts if part.isalpha()]
+    return any(len(part) == 1 for part in letters) and all(len(part) <= 2 for part in letters)
 
 
 _HYPHENATED = re.compile(r"(?<![\w-])([A-Za-z]{2,})-([A-Za-z]{2,})(?![\w-])")

@@ -57,34 +57,35 @@ class References:
 
 
 _SQL = """
-SELECT f.path, r.line, s.qualified_name, s.kind, f.language, s.end_line FROM refs r
+SELECT f.path, f.id, r.line, r.symbol_id, f.language FROM refs r
 JOIN files f ON f.id = r.file_id
-LEFT JOIN symbols s ON s.id = r.symbol_id
 WHERE r.name = :name{filters}
 ORDER BY f.path, r.line"""
 
 # The indexed code files that may name it (the text scan's, when no use is indexed).
 _FILES_SQL = "SELECT f.id, f.path, f.language FROM files f WHERE 1{filters} ORDER BY f.path"
 
-# A file's definitions, innermost last among those holding a line; fields are no enclosing
-# definition (a use in a struct's field list stands in the struct).
+# A file's definitions, outer before inner; fields are no enclosing definition (a use in a
+# struct's field list stands in the struct).
 _SYMBOLS_SQL = """
-SELECT s.qualified_name, s.kind, s.name, s.start_line, s.end_line FROM symbols s
+SELECT s.id, s.qualified_name, s.kind, s.name, s.start_line, s.end_line FROM symbols s
 WHERE s.file_id = ? AND s.kind != 'field'
 ORDER BY s.start_line, s.end_line DESC"""
+_DEFINED_SQL = "SELECT 1 FROM symbols WHERE name = ? LIMIT 1"
 
 
 def name_of(query: str) -> str:
     """The name a query asks about: its last part (`RE2::Set::Match` -> `Match`)."""
-    return _parts(query)[-1]
+    return _parts(query)[1][-1]
 
 
-def _parts(query: str) -> list[str]:
+def _parts(query: str) -> tuple[str, list[str]]:
+    """The query as a name is written (`Set::Match()` -> `Set::Match`) and its parts."""
     written = _CALL.sub("", query.strip()).removeprefix("::")  # `::parse`: the global one
     parts = [part.strip() for part in _SEPARATOR.split(written)]
     if not all(_IDENTIFIER.fullmatch(part) for part in parts):
         raise BadQuery(f"not a name: {query!r}; give an identifier (`parse`, `Set::Match`)")
-    return parts
+    return written, parts
 
 
 def find_references(
@@ -96,11 +97,11 @@ def find_references(
     limit: int = 50,
 ) -> References:
     """The first `limit` uses of the name `query` ends with, in path then line order."""
-    parts = _parts(query)
+    written, parts = _parts(query)
     name = parts[-1]
     notes = []
     if len(parts) > 1:
-        qualifier = query.strip()[: -len(name)].rstrip()
+        qualifier = written[: -len(name)].rstrip()
         notes.append(
             f"uses are found by name: {qualifier!r} is not checked, every {name!r} is listed"
         )
@@ -109,24 +110,41 @@ def find_references(
     rows = db.conn.execute(_SQL.format(filters=filters), params)
     naming = _naming(name)
     results: list[Reference] = []
-    for file_path, uses in groupby(rows, key=itemgetter(0)):
+    for (file_path, file_id, file_language), uses in groupby(rows, key=itemgetter(0, 1, 4)):
+        # The table holds a name once per definition, at its first use there; the definition's
+        # other lines that name it are uses too, unless a definition inside it holds them (that
+        # one has its row, or does not use it: a method's lines are not its class's).
+        first_lines: dict[int, int | None] = {}
+        for _path, _id, line, symbol_id, _language in uses:
+            first_lines.setdefault(line, symbol_id)
+        using = set(first_lines.values())
         lines = read_lines(root / file_path, None) or []  # as on disk now; gone: no text
-        found: dict[int, Reference] = {}
-        for _path, line, in_symbol, in_kind, file_language, end_line in uses:
-            # Its first use in that definition, then every later line of it that names it.
-            last = line if end_line is None else min(end_line, len(lines))
-            for number in range(line, max(last, line) + 1):
-                if number == line or naming(lines[number - 1]):
-                    text = lines[number - 1] if number <= len(lines) else ""
-                    found.setdefault(
-                        number,
-                        Reference(file_path, number, in_symbol, in_kind, file_language,
-                                  text.strip()[:LINE_CHARS]),
-                    )  # fmt: skip
-        results.extend(found[number] for number in sorted(found))
+        symbols = db.conn.execute(_SYMBOLS_SQL, (file_id,)).fetchall()
+        numbers = set(first_lines)
+        for number, text in enumerate(lines, 1):
+            if (
+                number not in numbers
+                and name in text
+                and naming(text, file_language)
+                and _innermost(symbols, number)[0] in using
+            ):
+                numbers.add(number)
+        for number in sorted(numbers):
+            symbol_id, in_symbol, in_kind = _innermost(symbols, number)
+            if number in first_lines:  # the index's own row says who uses it there
+                symbol_id = first_lines[number]
+                in_symbol, in_kind = _described(symbols, symbol_id)
+            text = lines[number - 1] if number <= len(lines) else ""
+            results.append(
+                Reference(file_path, number, in_symbol, in_kind, file_language,
+                          text.strip()[:LINE_CHARS])
+            )  # fmt: skip
         if len(results) > limit:
             break
-    if not results:
+    if not results and db.conn.execute(_DEFINED_SQL, (name,)).fetchone() is not None:
+        # A name the index defines but records no use of: a constant's or a global's uses are
+        # values, which no reference records. Not for a name defined nowhere (a typo): the
+        # scan reads every indexed code file.
         results = _named_in_text(db, root, name, naming, filters, params, limit)
         if results:
             notes.append(
@@ -136,16 +154,54 @@ def find_references(
     return References(name, results[:limit], len(results) > limit, notes)
 
 
-def _naming(name: str) -> Callable[[str], bool]:
-    """Whether a line names `name` as a word outside a comment it ends with (`// see name`)."""
+_Symbol = tuple[int, str, str, str, int, int]  # _SYMBOLS_SQL's row
+
+
+def _innermost(symbols: list[_Symbol], number: int) -> tuple[int | None, str | None, str | None]:
+    """(id, qualified name, kind) of the innermost definition holding line `number`; Nones at
+    file level. `symbols` are outer before inner (_SYMBOLS_SQL's order)."""
+    found: tuple[int | None, str | None, str | None] = (None, None, None)
+    for symbol_id, qualified_name, kind, _name, start, end in symbols:
+        if start > number:
+            break
+        if number <= end:
+            found = (symbol_id, qualified_name, kind)
+    return found
+
+
+def _described(symbols: list[_Symbol], symbol_id: int | None) -> tuple[str | None, str | None]:
+    for row in symbols:
+        if row[0] == symbol_id:
+            return row[1], row[2]
+    return None, None
+
+
+# What a line holds that is no code: string literals, then comments. A heuristic per line (a
+# block comment's middle lines that do not start with `*` read as code), which is what a
+# search by name over the text needs: `refs` listed `// then skip_server again` as a use.
+_DOUBLE_QUOTED = re.compile(r'"(?:\\.|[^"\\])*"')
+_SINGLE_QUOTED = re.compile(r"'(?:\\.|[^'\\])*'")
+_BLOCK_COMMENT = re.compile(r"/\*.*?\*/")
+_COMMENT_MIDDLE = re.compile(r"\s*\*(?:[\s/]|$)")
+
+
+def _code_part(line: str, language: str) -> str:
+    """The line without its strings and comments (as far as one line tells)."""
+    if language == "python":
+        line = _SINGLE_QUOTED.sub("''", _DOUBLE_QUOTED.sub('""', line))
+        return line.split("#", 1)[0]
+    if _COMMENT_MIDDLE.match(line):
+        return ""  # ` * the middle of a block comment`
+    line = _BLOCK_COMMENT.sub(" ", _DOUBLE_QUOTED.sub('""', line))
+    return line.split("//", 1)[0].split("/*", 1)[0]
+
+
+def _naming(name: str) -> Callable[[str, str], bool]:
+    """Whether a line of a file in a language names `name` as a word in its code."""
     word = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
 
-    def names(line: str) -> bool:
-        found = word.search(line)
-        if found is None:
-            return False
-        before = line[: found.start()]
-        return "//" not in before and "/*" not in before and not before.lstrip().startswith("*")
+    def names(line: str, language: str) -> bool:
+        return word.search(_code_part(line, language)) is not None
 
     return names
 
@@ -154,13 +210,14 @@ def _named_in_text(
     db: Store,
     root: Path,
     name: str,
-    naming: Callable[[str], bool],
+    naming: Callable[[str, str], bool],
     filters: str,
     params: dict[str, Any],
     limit: int,
 ) -> list[Reference]:
-    """The lines of the indexed code files that name `name`, but not where it is defined: a
-    constant's or a global's uses, which no reference records (c-ares' `ARES_ECONNREFUSED`)."""
+    """The lines of the indexed code files that name `name`, but not in its own definitions (a
+    global's type on the line above its name too): a constant's or a global's uses, which no
+    reference records (c-ares' `ARES_ECONNREFUSED`)."""
     wanted = name.encode()
     found: list[Reference] = []
     files = db.conn.execute(_FILES_SQL.format(filters=filters), params).fetchall()
@@ -172,16 +229,19 @@ def _named_in_text(
         if wanted not in raw:
             continue
         lines = read_lines(root / file_path, None) or []
-        numbers = [n for n, line in enumerate(lines, 1) if name in line and naming(line)]
+        numbers = [
+            n for n, line in enumerate(lines, 1) if name in line and naming(line, file_language)
+        ]
         if not numbers:
             continue
         symbols = db.conn.execute(_SYMBOLS_SQL, (file_id,)).fetchall()
-        defined = {start for _q, _k, symbol_name, start, _e in symbols if symbol_name == name}
+        own = [
+            (start, end) for _i, _q, _k, symbol_name, start, end in symbols if symbol_name == name
+        ]
         for number in numbers:
-            if number in defined:
+            if any(start <= number <= end for start, end in own):
                 continue
-            holding = [s for s in symbols if s[3] <= number <= s[4]]
-            in_symbol, in_kind = (holding[-1][0], holding[-1][1]) if holding else (None, None)
+            _id, in_symbol, in_kind = _innermost(symbols, number)
             text = lines[number - 1].strip()[:LINE_CHARS]
             found.append(Reference(file_path, number, in_symbol, in_kind, file_language, text))
         if len(found) > limit:
