@@ -1076,3 +1076,30 @@ def test_refs_gives_each_line_to_its_innermost_definition_and_skips_comments_and
     assert [(r["line_number"], r["in_symbol"]) for r in name["results"]] == [(11, "get")]
     typo = run_cli("refs", "no_such_name_at_all", "--root", root)
     assert typo.returncode == 1 and "no use of 'no_such_name_at_all' is indexed" in typo.stderr
+
+
+def test_a_definition_without_a_doc_shows_its_header_declarations(tmp_path: Path) -> None:
+    # re2 and double-conversion describe methods in the header: `symbols Set::Match` showed
+    # the .cc definition without a word. A static function's same-named prototype in another
+    # .c file (the writer links by name) does not lend it its doc.
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "cache.h").write_text(
+        "class Cache {\n public:\n  // Insert a mapping from key to value.\n"
+        "  int Insert(int key);\n};\n\n/* Compute the checksum. */\nint checksum(const char *p);\n"
+    )
+    (root / "cache.cc").write_text(
+        '#include "cache.h"\nint Cache::Insert(int key) { return key; }\n'
+        "int checksum(const char *p) { return 0; }\n"
+    )
+    (root / "a.c").write_text("/* The first file's. */\nstatic void callback(void);\n")
+    (root / "b.c").write_text("static void callback(void) {}\n")
+    assert run_cli("index", root).returncode == 0
+
+    def docs(name: str) -> list[tuple[str, bool, str | None]]:
+        found = json.loads(run_cli("symbols", name, "--json", "--root", root).stdout)["results"]
+        return [(r["file_path"], r["is_definition"], r["doc"]) for r in found]
+
+    assert docs("Cache::Insert")[0] == ("cache.cc", True, "Insert a mapping from key to value.")
+    assert docs("checksum")[0] == ("cache.cc", True, "Compute the checksum.")
+    assert ("b.c", True, None) in docs("callback")

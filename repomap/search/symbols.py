@@ -120,8 +120,18 @@ class SymbolMatch:
     others: list[SymbolRow] = field(default_factory=list)
 
 
-# A symbol's doc: the code_text row it names (schema v16), else its own.
-DOC_SQL = "coalesce((SELECT t.content FROM code_text t WHERE t.id = s.doc_text), s.doc)"
+# A symbol's doc: the code_text row it names (schema v16), else its own, else (a C++ method
+# or namespaced function defined out of line, a C function a header declares) its linked
+# declaration's: re2's and double-conversion's methods are described in the header, above the
+# declaration, and `symbols Set::Match` showed the .cc definition without a word. Only a
+# qualified name or a header's prototype: the writer links a C name to a declaration of that
+# name anywhere, and a `static` function's same-named prototype in another .c is not its own.
+DOC_SQL = """coalesce((SELECT t.content FROM code_text t WHERE t.id = s.doc_text), s.doc,
+    (SELECT coalesce((SELECT t.content FROM code_text t WHERE t.id = d.doc_text), d.doc)
+     FROM symbols d JOIN files df ON df.id = d.file_id
+     WHERE d.id = s.declaration_id AND d.qualified_name = s.qualified_name
+       AND (s.qualified_name LIKE '%::%' OR df.path LIKE '%.h' OR df.path LIKE '%.hpp'
+            OR df.path LIKE '%.hh' OR df.path LIKE '%.hxx')))"""
 # A symbol's signature: '' stands for the name alone (schema v18: a C++ enumerator, `Red`).
 SIGNATURE_SQL = "CASE s.signature WHEN '' THEN s.name ELSE s.signature END"
 # SymbolRow's columns, in its order, and the tables they come from.
