@@ -640,7 +640,25 @@ def test_a_field_used_is_a_reference_as_c_s_member_uses_are():
         ("remaining_depth", 6, "de::De::recurse"),  # read, once per line
         ("scratch", 6, "de::De::recurse"),  # method calls as before
         ("is_empty", 6, "de::De::recurse"),
-    ]  # a struct literal's field names are not uses (`De { remaining_depth: 128 }`)
+        # a struct literal names its fields too: a rename of the field changes that line (a
+        # review: `refs remaining_depth` missed `De { remaining_depth: 128 }`)
+        ("remaining_depth", 8, "de::De::new"),
+        ("pair", 8, "de::De::new"),
+    ]
+
+
+def test_fields_named_in_a_pattern_or_a_shorthand_literal_are_references():
+    source = textwrap.dedent("""\
+        fn make(items: Vec<u8>, p: Pool) -> Pool {
+            let Pool { depth, .. } = p;
+            let Pool { items: old, .. } = q;
+            Pool { depth, items }
+        }
+    """).encode()
+    found = [(r.name, r.line) for r in rust.extract(source, "src/a.rs").references]
+    assert [use for use in found if use[0] in ("depth", "items")] == [
+        ("depth", 2), ("items", 3), ("depth", 4), ("items", 4)
+    ]  # fmt: skip
 
 
 MACRO_ITEMS = textwrap.dedent("""\

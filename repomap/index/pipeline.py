@@ -147,7 +147,8 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # returning a function pointer (`int (*get(void))(int);`) is no field; 54: a C or C++ plain
 # comment right above a declaration is its doc when it has none; 55: a Rust struct's,
 # union's or struct-like variant's named fields are symbols (`field`), `self.depth` a reference
-EXTRACTOR_VERSION = "55"
+# 56: a Rust field named in a struct literal or pattern (`Pool { depth: 3 }`) is a reference
+EXTRACTOR_VERSION = "56"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 FORK_WAIT_SECONDS = 30.0  # the workers' fork is ~10-50 ms; a bound, should it never come

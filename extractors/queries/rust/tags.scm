@@ -28,6 +28,11 @@
 
 ; Field uses `a.b` (reads, writes) and method calls `a.b()`, as C's `a.b`; `a.0` has no name.
 (field_expression field: (field_identifier) @reference.field)
+; Fields named in a struct literal or pattern: `Pool { depth: 3, items }`, `let Pool { depth, .. }`.
+(field_initializer field: (field_identifier) @reference.field)
+(shorthand_field_initializer (identifier) @reference.field)
+(field_pattern name: (field_identifier) @reference.field)
+(field_pattern name: (shorthand_field_identifier) @reference.field)
 
 ; Path segments: `a::b::c`, `io::Error`, `use a::{b, c as d}`.
 (scoped_identifier path: (identifier) @reference.path)
