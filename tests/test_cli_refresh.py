@@ -304,3 +304,29 @@ def test_show_reads_again_a_file_whose_bytes_changed_under_the_same_size_and_mti
     assert "return 7" in done.stdout
     indexed = json.loads(_cli(root, "search-text", "application", "--json").stdout)
     assert indexed["count"] == 1  # the file's other rows were written again, none lost
+
+
+def test_index_reread_reads_a_file_whose_size_and_mtime_are_as_indexed(tmp_path):
+    # `repomap index` saw no change (stat only); `--force` read every file. `--reread PATH`
+    # reads that one, as show's error now says, and the HTTP server's child indexer is given it.
+    root = indexed_tree(tmp_path / "repo", FILES)
+    _same_size_edit_with_mtime_put_back(root / "src" / "app.py", "return 1", "return 7")
+    stale = _cli(root, "show", "main", "--no-refresh")
+    assert stale.returncode == 2 and "`--reread src/app.py`" in stale.stderr
+    unseen = json.loads(_cli(root, "index", "--json").stdout)["results"][0]
+    assert unseen["modified"] == 0
+    seen = json.loads(_cli(root, "index", "--reread", "src/app.py", "--json").stdout)["results"][0]
+    assert seen["modified"] == 1
+    assert "return 7" in _cli(root, "show", "main", "--no-refresh").stdout
+    outside = _cli(root, "index", "--reread", str(tmp_path / "elsewhere.py"))
+    assert outside.returncode == 2 and "is not inside" in outside.stderr
+
+
+def test_the_servers_child_indexer_passes_the_files_to_read_again(tmp_path):
+    from repomap import config
+    from repomap.serve.reindex import ChildIndexer
+
+    root = indexed_tree(tmp_path / "repo", FILES)
+    _same_size_edit_with_mtime_put_back(root / "src" / "app.py", "return 1", "return 7")
+    settings = config.resolve(root)._replace(reread=frozenset({"src/app.py"}))
+    assert ChildIndexer()(settings).modified == 1

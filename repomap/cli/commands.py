@@ -56,6 +56,14 @@ from repomap.limits import MAX_LIMIT
 )
 @click.option("--force", is_flag=True, help="Re-read every file, even unchanged ones.")
 @click.option(
+    "--reread",
+    "reread",
+    multiple=True,
+    metavar="PATH",
+    help="Read this file (relative to ROOT) again though its size and mtime are as indexed: an "
+    "edit whose mtime was put back (cp -p, rsync -t). Repeatable.",
+)
+@click.option(
     "--max-file-size",
     type=click.IntRange(min=1),
     help="Skip files larger than this many bytes (default 2 MiB).",
@@ -92,6 +100,7 @@ def index(
     root: Path | None,
     db_path: Path | None,
     force: bool,
+    reread: tuple[str, ...],
     max_file_size: int | None,
     workers: int | None,
     no_redact: bool,
@@ -113,6 +122,8 @@ def index(
     settings = config.resolve(
         root, db_path, max_file_size, workers, redact=False if no_redact else None
     )
+    if reread:
+        settings = settings._replace(reread=frozenset(_in_tree(settings.root, reread)))
     outcome.note_index(settings.db_path)
     with _signals_interrupt():
         # An embedding run follows unless --no-embed or --dry-run (without the flag, when the
@@ -147,6 +158,22 @@ def index(
         if embedded is not None:
             print_embed_summary(embedded, dry_run)
     return outcome.found(summary.files, search=False)
+
+
+def _in_tree(root: Path, paths: tuple[str, ...]) -> list[str]:
+    """`--reread` paths as the index names files: relative to ROOT, `/`-separated."""
+    found = []
+    for written in paths:
+        path = Path(written)
+        if path.is_absolute():
+            try:
+                path = path.resolve().relative_to(root.resolve())
+            except ValueError:
+                raise click.BadParameter(
+                    f"{written} is not inside {root}", param_hint="--reread"
+                ) from None
+        found.append(path.as_posix().removeprefix("./"))
+    return found
 
 
 def _summary_shown(summary: Any, shown: Shown) -> Any:

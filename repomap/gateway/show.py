@@ -242,8 +242,9 @@ def _current_lines(db: Store, symbol: symbols.SymbolRow, root: Path | None) -> l
         ) from None
     if textfile.content_hash(raw) != symbol.file_hash:  # the bytes shown, read once
         raise symbols.FileChanged(
-            f"{symbol.file_path} changed since it was indexed; run `repomap index` (`--force` if"
-            " its size and mtime are as they were: an edit whose mtime was put back)",
+            f"{symbol.file_path} changed since it was indexed; run `repomap index` (`--reread"
+            f" {symbol.file_path}` if its size and mtime are as they were: an edit whose mtime"
+            " was put back)",
             symbol.file_path,
         )
     # The rule the index read it by (a PEP 263 latin-1 file printed U+FFFD for each é)

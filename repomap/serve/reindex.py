@@ -45,6 +45,7 @@ class ChildIndexer:
             "--db", str(settings.db_path), "--json", "--workers", str(settings.workers),
             *(["--max-file-size", str(settings.max_file_size)] if settings.max_file_size_set else []),
             *([] if settings.redact else ["--no-redact"]),
+            *[arg for path in sorted(settings.reread) for arg in ("--reread", path)],
         ]  # fmt: skip
         with self._lock:
             if self._stopped:
