@@ -90,7 +90,12 @@ def envelope(results: list[Any], truncated: bool = False, **fields: Any) -> dict
 
 def log_command(command: str | None, code: int, error: str | None) -> None:
     """Append the command's line to its index's log (never fails, never waits)."""
-    if command is None or RUN.index is None or not _is_sqlite(RUN.index):
+    if command is None or RUN.index is None:
+        return
+    from repomap import store
+
+    # A `--db notes.txt` that is no index wrote notes-search-log.jsonl beside it.
+    if not store.has_sqlite_header(RUN.index):
         return
     from repomap.search import log as searchlog
 
@@ -104,16 +109,3 @@ def log_command(command: str | None, code: int, error: str | None) -> None:
         ms=round((time.perf_counter() - RUN.started) * 1000, 3),
         error=error,
     )
-
-
-SQLITE_HEADER = b"SQLite format 3\x00"
-
-
-def _is_sqlite(path: Path) -> bool:
-    """Whether `path` is a SQLite file: a `--db notes.txt` that is none wrote its log beside it
-    (`notes-search-log.jsonl`, in whatever folder the mistyped file was)."""
-    try:
-        with open(path, "rb") as file:
-            return file.read(len(SQLITE_HEADER)) == SQLITE_HEADER
-    except OSError:
-        return False

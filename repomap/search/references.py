@@ -129,11 +129,12 @@ def find_references(
                 and _innermost(symbols, number)[0] in using
             ):
                 numbers.add(number)
+        described = {row[0]: (row[1], row[2]) for row in symbols}
         for number in sorted(numbers):
-            symbol_id, in_symbol, in_kind = _innermost(symbols, number)
             if number in first_lines:  # the index's own row says who uses it there
-                symbol_id = first_lines[number]
-                in_symbol, in_kind = _described(symbols, symbol_id)
+                in_symbol, in_kind = described.get(first_lines[number], (None, None))
+            else:
+                _id, in_symbol, in_kind = _innermost(symbols, number)
             text = lines[number - 1] if number <= len(lines) else ""
             results.append(
                 Reference(file_path, number, in_symbol, in_kind, file_language,
@@ -167,13 +168,6 @@ def _innermost(symbols: list[_Symbol], number: int) -> tuple[int | None, str | N
         if number <= end:
             found = (symbol_id, qualified_name, kind)
     return found
-
-
-def _described(symbols: list[_Symbol], symbol_id: int | None) -> tuple[str | None, str | None]:
-    for row in symbols:
-        if row[0] == symbol_id:
-            return row[1], row[2]
-    return None, None
 
 
 # What a line holds that is no code: string literals, then comments. A heuristic per line (a
