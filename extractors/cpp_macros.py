@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterator
 from functools import partial
 from itertools import chain
 
+from .cpp_namespaces import CONDITIONAL_DIRECTIVE
+
 # Keywords tree-sitter reads as the names of template calls: `static_cast<T>(x)`.
 CASTS = frozenset({b"static_cast", b"dynamic_cast", b"const_cast", b"reinterpret_cast"})
 KEYWORDS = (
@@ -575,7 +577,6 @@ _BODY_AFTER = re.compile(rb"[ \t]*(?:\r?\n[ \t]*)?\{")
 _NESTED_PARENTHESES = re.compile(rb"\([^()]*(?:\([^()]*\)[^()]*)*\)")
 _DIRECTIVE_LINES = re.compile(rb"^[ \t]*#(?:[^\\\n]|\\(?:\r?\n|.))*", re.MULTILINE)
 _LINE_COMMENTS = re.compile(rb"//.*|/\*.*?\*/")
-CONDITIONAL_DIRECTIVE = re.compile(rb"#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b")
 _ELSE_DIRECTIVE = re.compile(rb"#[ \t]*el")
 _SIMPLE_CONDITION = re.compile(  # `#ifdef X`, `#ifndef X`, `#if defined(X)`, `#if !defined X`
     rb"#[ \t]*(?:(ifn?def)[ \t]+(\w+)|if[ \t]+(!?)[ \t]*defined[ \t]*\(?[ \t]*(\w+)[ \t]*\)?)"

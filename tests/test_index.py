@@ -120,14 +120,31 @@ def test_tools_hidden_folders_are_skipped_unless_an_ignore_file_takes_one_back(m
             ".venv/lib/site.py": "x = 1\n",
             ".tox/py311/lib/x.py": "x = 1\n",
             ".github/scripts/check.py": "x = 1\n",  # another hidden folder is read
+            "lib/.mypy_cache/x.py": "x = 1\n",  # below the root too
+            "lib/env.venv/y.py": "x = 1\n",  # a name that only ends like one
         }
     )
     summary = index(root)
-    assert _paths(_db(root)) == [".github/scripts/check.py", "src/a.py"]
-    assert summary.ignored == 3
+    assert _paths(_db(root)) == [".github/scripts/check.py", "lib/env.venv/y.py", "src/a.py"]
+    assert summary.ignored == 4
     (root / ".repomapignore").write_text("!.venv/\n")
     index(root)
-    assert _paths(_db(root)) == [".github/scripts/check.py", ".venv/lib/site.py", "src/a.py"]
+    assert _paths(_db(root)) == [
+        ".github/scripts/check.py",
+        ".venv/lib/site.py",
+        "lib/env.venv/y.py",
+        "src/a.py",
+    ]
+
+
+def test_the_default_patterns_are_hidden_folder_names():
+    # discover._ignoring skips them for a path with no part starting with `.`: exact only
+    # while each is the name of a folder whose name starts with `.`.
+    from repomap.index.discover import DEFAULT_IGNORE
+
+    for pattern in DEFAULT_IGNORE:
+        assert pattern.startswith(".") and pattern.endswith("/") and pattern.count("/") == 1
+        assert not any(char in pattern for char in "*?[]!\\")
 
 
 def test_ignored_entries_are_counted_by_the_rule_that_excluded_them(make_repo):

@@ -96,6 +96,10 @@ class _Rules:
     base: str  # directory the patterns are relative to ("" for ROOT), with a trailing "/"
     spec: pathspec.PathSpec
     source: str  # the ignore file, relative to ROOT (`.git/info/exclude` for that one)
+    # Every pattern is a hidden folder's name (DEFAULT_IGNORE): a path none of whose parts
+    # starts with `.` matches none, and walk does not check it (pathspec tries each pattern
+    # in turn: ~35 ms of a no-change run on Django, nearly every file checked against these).
+    hidden_only: bool = False
 
 
 def _read_rules(folder: Path, base: str, names: tuple[str, ...]) -> list[_Rules]:
@@ -145,7 +149,9 @@ DEFAULT_IGNORE = (
 
 
 def _default_rules() -> _Rules:
-    return _Rules("", compile_rules(list(DEFAULT_IGNORE)), "default (tools' folders)")
+    return _Rules(
+        "", compile_rules(list(DEFAULT_IGNORE)), "default (tools' folders)", hidden_only=True
+    )
 
 
 def _extra_rules(root: Path) -> list[_Rules]:
@@ -218,10 +224,18 @@ def walk(root: Path, skip_dirs: frozenset[Path] = frozenset()) -> Walk:
             if present
             else inherited
         )
+        # The rules an entry whose name starts with no `.` is checked against: none of them,
+        # mostly (walk's cost per entry was ~2x that of listing and stat-ing it on Django).
+        plain_rules = (
+            [rule for rule in rules if not rule.hidden_only]
+            if not rel_folder.startswith(".") and "/." not in rel_folder
+            else rules
+        )
         subfolders = []
         for entry in entries:
-            rel_path = rel_folder + entry.name
-            if not _is_text_name(rel_path):
+            name = entry.name
+            rel_path = rel_folder + name
+            if not name.isascii() and not _is_text_name(rel_path):
                 result.skipped.append((repr(rel_path)[1:-1], "file name is not valid UTF-8"))
                 continue
             found = _classify(entry, root, skip_paths)
@@ -231,7 +245,8 @@ def walk(root: Path, skip_dirs: frozenset[Path] = frozenset()) -> Walk:
             if kind == "outside":
                 result.skipped.append((rel_path, "symlink leads outside the root"))
                 continue
-            if excluded := _ignoring(rules, rel_path, kind == "dir"):
+            checked = rules if name.startswith(".") else plain_rules
+            if checked and (excluded := _ignoring(checked, rel_path, kind == "dir")):
                 result.note_ignored(_describe(*excluded), rel_path + ("/" if kind == "dir" else ""))
                 continue
             if reason is not None:
