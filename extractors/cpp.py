@@ -179,6 +179,21 @@ _DEFAULTED = re.compile(rb"=\s*(?:default|delete)\s*;?\s*$")
 
 _LINE, _BLOCK = "line", "block"  # plain comments
 _HAS_LETTER = re.compile(r"[^\W\d_]")  # a comment that says something, not a rule of `*`s
+# A plain comment that is a licence (a file's header right above its first declaration) or a
+# tool's mark (`// NOLINT`, `/* clang-format off */`, `/* FALLTHROUGH */`) documents nothing.
+_LICENCE = re.compile(
+    r"SPDX-License-Identifier|\bCopyright\b|Permission is hereby granted|General Public License"
+    r"|Licensed under the",
+    re.IGNORECASE,
+)
+_TOOL_MARK = re.compile(
+    r"(?:NOLINT\w*(?:\([^)]*\))?|NOLINTNEXTLINE|clang-format (?:on|off)|IWYU pragma:.*|lint"
+    r"|LINTED|ARGSUSED\d*|NOTREACHED|FALL ?THR(?:OUGH|U)|fall ?through|NOSONAR|cppcheck-suppress.*"
+    r"|coverity\[[^\]]*\].*|lgtm\[[^\]]*\].*|PRINTFLIKE\d*|VARARGS\d*)\.?",
+)
+# A doc comment that only opens or closes a Doxygen member group (`/// @{`, `/// \name
+# Accessors` then `/// @{`): it names the group, not the first member.
+_GROUP_MARK = re.compile(r"(?:[@\\]name\b[^\n]*\n\s*)?[@\\]?[{}]")
 _DOC_LINE, _DOC_BLOCK = "doc_line", "doc_block"  # document what follows
 _TRAILING_LINE, _TRAILING_BLOCK = "trailing_line", "trailing_block"  # `///<`: what precedes
 _LINE_KINDS = frozenset({_LINE, _DOC_LINE, _TRAILING_LINE})
@@ -539,7 +554,12 @@ class _Reader:
             if isinstance(head, tuple) or isinstance(tail, tuple):  # in a `#define` body
                 groups.append(_Group(start, kind, content, head[0], tail[1], in_macro=True))
                 continue
-            group = _Group(start, kind, content, head.start_point[0] + 1, tail.end_point[0] + 1)
+            end_row, end_column = tail.end_point
+            # A `//` comment ending in `\` takes the line break with it (tree-sitter ends it at
+            # the next row's column 0): its last line is the one the break ends. At the end of a
+            # file, that row was past the file's last line.
+            end_line = end_row + (end_column > 0 or end_row == head.start_point[0])
+            group = _Group(start, kind, content, head.start_point[0] + 1, end_line)
             if kind is not _LINE and kind is not _BLOCK:
                 self.note_doc(group, head, tail)
             elif _alone_on_line(source, start):
@@ -550,6 +570,8 @@ class _Reader:
     def note_doc(self, group: _Group, first: Node, last: Node) -> None:
         """Find the declaration a doc comment documents; remember the doc under its start."""
         if group.kind in _LEADING_DOCS:
+            if _GROUP_MARK.fullmatch(group.content.strip()):
+                return
             sibling = last.next_named_sibling
             while sibling is not None and sibling.type == "comment":
                 sibling = sibling.next_named_sibling
@@ -575,6 +597,8 @@ class _Reader:
             and sibling.start_point[0] == last.end_point[0] + 1
             and sibling.type != "comment"
             and _HAS_LETTER.search(content)
+            and not _LICENCE.search(content)
+            and not _TOOL_MARK.fullmatch(content.strip())
         ):
             self.plain_docs[sibling.start_byte] = content
 

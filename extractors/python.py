@@ -375,15 +375,33 @@ def _references(
         new = list(filterfalse(done.__contains__, distinct))  # in order of first use
         lines = list(map(bisect.bisect_right, repeat(starts), map(first_use.__getitem__, new)))
         if not defined.keys().isdisjoint(new):  # a definition's own name is no use of it
-            kept = [
-                (name, line)
-                for name, line in zip(new, lines, strict=True)
-                if line not in defined.get(name, ())
-            ]
+            kept = []
+            for name, line in zip(new, lines, strict=True):
+                own = defined.get(name)
+                if own is None or line not in own:
+                    kept.append((name, line))
+                elif (later := _next_use(names, matches, name, starts, own)) is not None:
+                    kept.append((name, later))  # its next use in the run: a recursive call
             new, lines = [name for name, _ in kept], [line for _, line in kept]
         done.update(new)
         references.extend(map(_new_reference, zip(new, lines, repeat(owner))))
     return references
+
+
+def _next_use(
+    names: list[str], matches: list[re.Match[str]], name: str, starts: list[int], own: set[int]
+) -> int | None:
+    """The line of `name`'s first use in a run that is on no line a definition of it starts
+    on (`def walk(node):` ... `walk(child)`: the recursive call was lost), or None."""
+    at = names.index(name)
+    while True:
+        try:
+            at = names.index(name, at + 1)  # C's search, not a Python loop over the run
+        except ValueError:
+            return None
+        line = bisect.bisect_right(starts, matches[at].start())
+        if line not in own:
+            return line
 
 
 # Reference._make without its Python frame: tuple.__new__ called from C (0.1 s on Django).

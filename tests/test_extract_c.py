@@ -2644,6 +2644,42 @@ def test_a_plain_comment_right_above_a_declaration_is_its_doc() -> None:
     }
 
 
+def test_a_licence_or_a_tools_mark_right_above_a_declaration_is_no_doc() -> None:
+    # A file's licence header with no blank line before its first declaration became that
+    # function's description in `symbols` and `show`; so did `// NOLINT`.
+    source = (
+        b"/* Copyright (c) 2020 Foo.\n * SPDX-License-Identifier: MIT */\nint licensed(void);\n\n"
+        b"// NOLINT\nint marked(void);\n\n/* FALLTHROUGH */\nint fell(void);\n\n"
+        b"// clang-format off\nint unformatted(void);\n\n"
+        b"/* Copy the lint flags. */\nint copies(void);\n"
+    )
+    docs = {s.qualified_name: s.doc for s in extract("c", source, "x.c").symbols}
+    assert docs == {
+        "licensed": None,
+        "marked": None,
+        "fell": None,
+        "unformatted": None,
+        "copies": "Copy the lint flags.",
+    }
+
+
+def test_a_doxygen_member_group_mark_documents_no_member() -> None:
+    # LLVM's `/// @{` and `/// \name Accessors` + `/// @{` open a group of members: the first
+    # member's doc was "@{".
+    source = (
+        b"class Box {\npublic:\n  /// @{\n  int width() const;\n  /// @}\n\n"
+        b"  /// \\name Accessors\n  /// @{\n  int height() const;\n  /// @}\n\n"
+        b"  /// The depth.\n  int depth() const;\n};\n"
+    )
+    docs = {s.qualified_name: s.doc for s in extract("cpp", source, "box.h").symbols}
+    assert docs == {
+        "Box": None,
+        "Box::width": None,
+        "Box::height": None,
+        "Box::depth": "The depth.",
+    }
+
+
 def test_a_run_of_line_comments_above_a_cpp_method_is_its_doc() -> None:
     # Google's style (re2, leveldb): `//` comments above a declaration describe it.
     source = (

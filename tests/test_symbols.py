@@ -995,6 +995,49 @@ def test_refs_lists_every_line_of_a_using_definition_and_finds_values_in_the_tex
     assert "note: uses are found by name: 'Server::' is not checked" in qualified.stderr
 
 
+def test_refs_lists_a_recursive_call_but_not_the_header_or_a_docstring_naming_it(
+    tmp_path: Path,
+) -> None:
+    """flask's `_untag_scan` calls itself: `find_references` listed only the outside caller
+    (Python kept a name's first use in a function, its own `def` line, and dropped it); a C
+    function's own header was listed as a use, and so were a docstring's middle lines."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "a.py").write_text(
+        "def walk(node):\n"
+        '    """Walk the tree: walk each child.\n'
+        "\n"
+        "    walk is recursive.\n"
+        '    """\n'
+        "    for child in node:\n"
+        "        walk(child)\n"
+        "\n"
+        "\n"
+        "def user():\n"
+        "    return walk([])  # walk it\n"
+    )
+    (root / "b.c").write_text(
+        "static int\n"
+        "walk(int n)\n"
+        "{\n"
+        "    /* walk\n"
+        "       walk again */\n"
+        "    if (n) return walk(n - 1);\n"
+        "    return 0;\n"
+        "}\n"
+        "int user(void) { return walk(3); }\n"
+    )
+    assert run_cli("index", root).returncode == 0
+    found = run_cli("refs", "walk", "--root", root)
+    assert found.returncode == 0, found.stderr
+    assert found.stdout == (
+        "a.py:7  in walk  walk(child)\n"
+        "a.py:11  in user  return walk([])  # walk it\n"
+        "b.c:6  in walk  if (n) return walk(n - 1);\n"
+        "b.c:9  in user  int user(void) { return walk(3); }\n"
+    )
+
+
 def test_refs_reads_a_name_as_code_writes_it_and_a_line_as_the_index_decodes_it(
     tmp_path: Path,
 ) -> None:

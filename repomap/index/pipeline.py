@@ -147,8 +147,11 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # returning a function pointer (`int (*get(void))(int);`) is no field; 54: a C or C++ plain
 # comment right above a declaration is its doc when it has none; 55: a Rust struct's,
 # union's or struct-like variant's named fields are symbols (`field`), `self.depth` a reference
-# 56: a Rust field named in a struct literal or pattern (`Pool { depth: 3 }`) is a reference
-EXTRACTOR_VERSION = "56"
+# 56: a Rust field named in a struct literal or pattern (`Pool { depth: 3 }`) is a reference;
+# 57: a licence or a tool's mark (`// NOLINT`) above a C/C++ declaration, and a Doxygen member
+# group's `/// @{`, are no doc; a Python function's recursive call is a reference (its own name
+# was first used on its `def` line, dropped); a `//` comment ending in `\` ends on its line
+EXTRACTOR_VERSION = "57"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 FORK_WAIT_SECONDS = 30.0  # the workers' fork is ~10-50 ms; a bound, should it never come

@@ -71,6 +71,15 @@ _SYMBOLS_SQL = """
 SELECT s.id, s.qualified_name, s.kind, s.name, s.start_line, s.end_line FROM symbols s
 WHERE s.file_id = ? AND s.kind != 'field'
 ORDER BY s.start_line, s.end_line DESC"""
+# Where a file's definitions of the name start: the first line from there that names it is
+# its own header (`static int\nwalk(int n)`), no use of it (a recursive function's was one).
+_STARTS_SQL = "SELECT start_line FROM symbols WHERE file_id = ? AND name = ?"
+HEADER_LINES = 8  # a definition's lines read for its name at most
+# A file's comments and strings over several lines (a docstring's middle lines are no code,
+# though a line alone cannot tell).
+_TEXT_SQL = (
+    "SELECT line_number, end_line FROM code_text WHERE file_id = ? AND end_line > line_number"
+)
 _DEFINED_SQL = "SELECT 1 FROM symbols WHERE name = ? LIMIT 1"
 
 
@@ -120,12 +129,13 @@ def find_references(
         using = set(first_lines.values())
         lines = read_lines(root / file_path, None) or []  # as on disk now; gone: no text
         symbols = db.conn.execute(_SYMBOLS_SQL, (file_id,)).fetchall()
+        code = _CodeLines(db, file_id, name, file_language, lines, naming)
         numbers = set(first_lines)
         for number, text in enumerate(lines, 1):
             if (
                 number not in numbers
                 and name in text
-                and naming(text, file_language)
+                and code.names(number, text)
                 and _innermost(symbols, number)[0] in using
             ):
                 numbers.add(number)
@@ -190,6 +200,64 @@ def _code_part(line: str, language: str) -> str:
     return line.split("//", 1)[0].split("/*", 1)[0]
 
 
+class _CodeLines:
+    """Which lines of one file name a name in their code, beyond what one line tells: not a
+    definition's own header, nor a comment's or string's lines (a docstring's middle lines:
+    `refs tag` listed flask's), nor its first line after the opening quote or last line before
+    the closing one."""
+
+    def __init__(
+        self,
+        db: Store,
+        file_id: int,
+        name: str,
+        language: str,
+        lines: list[str],
+        naming: Callable[[str, str], bool],
+    ) -> None:
+        self.language, self.naming = language, naming
+        self.inside: set[int] = set()
+        self.firsts: set[int] = set()
+        self.lasts: set[int] = set()
+        for start, end in db.conn.execute(_TEXT_SQL, (file_id,)):
+            self.firsts.add(start)
+            self.lasts.add(end)
+            self.inside.update(range(start + 1, end))
+        self.headers: set[int] = set()
+        for (start,) in db.conn.execute(_STARTS_SQL, (file_id, name)):
+            for number in range(start, min(start + HEADER_LINES, len(lines) + 1)):
+                if self._names_in_code(number, lines[number - 1]):
+                    self.headers.add(number)
+                    break
+
+    def names(self, number: int, line: str) -> bool:
+        """Whether line `number`, `line`, names the name in its code as a use."""
+        return number not in self.headers and self._names_in_code(number, line)
+
+    def _names_in_code(self, number: int, line: str) -> bool:
+        if number in self.inside:
+            return False
+        if number in self.lasts:
+            line = _after_closing(line)
+        if number in self.firsts:
+            line = _before_opening(line)
+        return self.naming(line, self.language)
+
+
+_CLOSING = re.compile(r'.*(?:"""|\'\'\'|\*/|")')  # a text's last line: up to its last delimiter
+_OPENING = re.compile(r'"""|\'\'\'|/\*|"')  # its first line: from its first delimiter
+
+
+def _after_closing(line: str) -> str:
+    found = _CLOSING.match(line)
+    return line[found.end() :] if found else line
+
+
+def _before_opening(line: str) -> str:
+    found = _OPENING.search(line)
+    return line[: found.start()] if found else line
+
+
 def _naming(name: str) -> Callable[[str, str], bool]:
     """Whether a line of a file in a language names `name` as a word in its code."""
     word = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
@@ -223,9 +291,8 @@ def _named_in_text(
         if wanted not in raw:
             continue
         lines = read_lines(root / file_path, None) or []
-        numbers = [
-            n for n, line in enumerate(lines, 1) if name in line and naming(line, file_language)
-        ]
+        code = _CodeLines(db, file_id, name, file_language, lines, naming)
+        numbers = [n for n, line in enumerate(lines, 1) if name in line and code.names(n, line)]
         if not numbers:
             continue
         symbols = db.conn.execute(_SYMBOLS_SQL, (file_id,)).fetchall()
