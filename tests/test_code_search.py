@@ -631,9 +631,15 @@ def test_words_of_an_identifier_seen_before_depend_only_on_the_noise_set() -> No
 def test_words_of_digits_and_underscores_cut_identifiers_and_lone_underscores_are_a_word() -> None:
     # Words come from runs of letters: a digit or `_` ends a part, and an identifier of
     # underscores only (after digits) is the one word `__` (split_identifier finds no part).
+    # Letters with digits after them are a word whole as well (`search u128` found nothing
+    # where a body parsed `::<u128>`), but not in a number (`0x1fff`).
     text = "x = 12__ + a1__ + HTTP2Server(__init__, foo__) 0x1fff"
-    assert words_of(text, 50) == "__ http server init initialize foo fff"
+    assert words_of(text, 50) == "__ a1 http server http2 init initialize foo fff"
     assert words_of("cfg_2num 9__", 3) == "cfg config num number"
+    text = "text.parse::<u128>(); int64_t n = utf8Decode(parseI64, IPv4, sha256sum); 1e10"
+    assert words_of(text, 50) == (  # `i64` is noise, as `u32` is (a type on every line)
+        "text parse u128 int64 utf unicode decode utf8 pv ipv4 sha sum sha256"
+    )
 
 
 def test_words_of_dunder_names_non_ascii_text_and_a_lone_underscore_after_them() -> None:

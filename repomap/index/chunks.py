@@ -64,7 +64,8 @@ from repomap.textfile import line_count
 # 29: ... and `x_unittest.cc`, `x-test.cc`, `x_test_tool.cc`, `x_benchmark.cc`, `typing-examples/`
 # 30: a C or C++ macro alone on the line above a function stands as an attribute: the comment
 #    above it is the function's (zstd's `FORCE_INLINE_TEMPLATE`)
-CHUNKS_VERSION = "30"
+# 31: a word of letters and digits in a body is a word whole too (`u128`, `int64`, `utf8`)
+CHUNKS_VERSION = "31"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
 # header, docstring and member signatures, not the members' bodies: those are chunks too.
@@ -166,24 +167,45 @@ def _words(runs: list[str], limit: int, noise: frozenset[str], compounds: bool =
     return " ".join(seen)  # pragma: no cover - more than `limit` words were counted above
 
 
-# An identifier's words are those of its runs of letters: split_identifier cuts at every digit
-# and underscore and drops digits, which are never words. Runs repeat far more than whole
+# An identifier's words are those of its runs of letters and digits: split_identifier cuts at
+# every digit and underscore and drops digits, which are never words alone; a part with digits
+# after its letters is a word as well, whole (`u128`, `int64` of `int64_t`, `utf8` of
+# `utf8Decode`, `ipv4`), as the question's tokenizer keeps it (`search u128` found nothing
+# where `parse::<u128>()` was in a body). Runs repeat far more than whole
 # identifiers (the kernel sample: 116,000 distinct runs, 790,000 identifiers, most of them in one
 # file only), so splitting each identifier once cost a third of C's chunks, the runs' cache
 # hardly anything. One identifier has no run: underscores only (after digits, which never
 # start one), whose one word is itself (`__`); _LONE_HINT finds where one may be.
-_RUN = re.compile(r"[A-Za-z]+")
+_RUN = re.compile(r"[A-Za-z0-9]+")
 _LONE_HINT = re.compile(r"__(?![A-Za-z0-9_])")
-_RUN_OR_LONE = re.compile(r"(?<![A-Za-z0-9_])[0-9]*__+(?![A-Za-z0-9_])|[A-Za-z]+")
+_RUN_OR_LONE = re.compile(r"(?<![A-Za-z0-9_])[0-9]*__+(?![A-Za-z0-9_])|[A-Za-z0-9]+")
+# Letters and the digits right after them, in a run that starts with a letter (not a number:
+# `0x1f00`); of the letters, their last word when they change from lower to upper case.
+_DIGIT_PARTS = re.compile(r"([A-Za-z]+)([0-9]+)")
 
 
-# Every ASCII character that is not a letter, as a space: an ASCII text's runs are then its
-# words by str.split, 2-3x quicker than the regular expression (C's and Python's chunks).
-_NOT_LETTERS = str.maketrans({code: " " for code in range(128) if not chr(code).isalpha()})
+# Every ASCII character that is neither a letter nor a digit, as a space: an ASCII text's runs
+# are then its words by str.split, 2-3x quicker than the regular expression (C's and Python's
+# chunks).
+_NOT_RUNS = str.maketrans({code: " " for code in range(128) if not chr(code).isalnum()})
 
 
 def _runs_of(text: str) -> list[str]:
-    return text.translate(_NOT_LETTERS).split() if text.isascii() else _RUN.findall(text)
+    return text.translate(_NOT_RUNS).split() if text.isascii() else _RUN.findall(text)
+
+
+def _with_digits(run: str) -> tuple[str, ...]:
+    """The words of letters and digits in a run that starts with a letter, lower case:
+    `u128`, `int64`, `sha256` (of `sha256sum`), `utf8` (`utf8Decode`), `u128` (`parseU128`),
+    `ipv4` (`IPv4`: no lower-to-upper change in it)."""
+    found = []
+    for letters, digits in _DIGIT_PARTS.findall(run):
+        cut = max((i for i in range(1, len(letters)) if letters[i - 1].islower()
+                   and letters[i].isupper()), default=0)  # fmt: skip
+        word = (letters[cut:] + digits).lower()
+        if len(word) > 1:
+            found.append(word)
+    return tuple(found)
 
 
 def _run_finder(text: str) -> Callable[[str], list[str]]:
@@ -233,9 +255,10 @@ class _Words(dict[str, tuple[str, ...]]):
     def groups(self, run: str) -> tuple[tuple[str, ...], ...]:
         found = self.grouped.get(run)
         if found is None:  # `12__` is the word `__`
-            found = self.grouped[run] = _word_groups(
-                run.lstrip("0123456789"), self.noise, self.compounds
-            )
+            found = _word_groups(run.lstrip("0123456789"), self.noise, self.compounds)
+            if run[0].isalpha() and not run.isalpha():
+                found += tuple((word,) for word in _with_digits(run) if word not in self.noise)
+            self.grouped[run] = found
         return found
 
 
