@@ -90,7 +90,21 @@ def is_read(rel_path: str) -> bool:
 
 def _suffix(rel_path: str) -> str | None:
     dot = rel_path.rfind(".")
-    return rel_path[dot:].lower() if dot > rel_path.rfind("/") else None
+    if dot <= rel_path.rfind("/"):
+        return None
+    suffix = rel_path[dot:].lower()
+    if suffix == ".in":  # a build's template of a C or C++ file is read as that file
+        inner = _suffix(rel_path[:dot])
+        return inner if inner in _TEMPLATED else suffix
+    return suffix
+
+
+# `logging.h.in`, `config.hpp.in`: CMake's and autoconf's templates, often a library's whole
+# public header (glog's `LOG`, `CHECK` and `VLOG` live in `logging.h.in`), with `@VAR@` or
+# `#cmakedefine` where the build puts values.
+_TEMPLATED = frozenset(
+    suffix for suffix, language in LANGUAGE_BY_SUFFIX.items() if language in ("c", "cpp")
+) - {".y", ".l"}
 
 
 def language_of(rel_path: str) -> str | None:

@@ -303,6 +303,37 @@ def test_upper_case_c_files_are_cpp_sources_for_their_headers() -> None:
     assert header_languages(["src/a.c", "src/k.h"]) == {"src/k.h": "c"}
 
 
+def test_a_build_template_of_a_c_or_cpp_file_is_read_as_that_file(make_repo) -> None:
+    """glog's whole public API (`LOG`, `CHECK_NOTNULL`) is in `src/glog/logging.h.in`, which
+    CMake turns into the header: it was not indexed, and nothing said so."""
+    from repomap.languages import doc_format, is_read, language_of
+
+    assert language_of("src/glog/logging.h.in") == "cpp" and is_read("x.hpp.in")
+    assert language_of("src/config.c.in") == "c"
+    for other in ("Makefile.in", "setup.py.in", "CMakeLists.txt.in", "grammar.y.in", "x.in"):
+        assert not is_read(other) and doc_format(other) is None, other
+    assert header_languages(["src/a.c", "src/glog/logging.h.in"]) == {"src/glog/logging.h.in": "c"}
+    root = make_repo(
+        {
+            "src/logging.cc": "namespace google { void Log() {} }\n",
+            "src/glog/logging.h.in": (
+                "#define GOOGLE_GLOG_DLL_DECL @GLOG_EXPORT@\nnamespace google {\n"
+                "template <typename T> T CheckNotNull(const char* file, T t) { return t; }\n}\n"
+            ),
+        }
+    )
+    repomap = [sys.executable, "-m", "repomap.cli"]
+    subprocess.run([*repomap, "index", str(root)], check=True, capture_output=True)
+    run = subprocess.run(
+        [*repomap, "symbols", "CheckNotNull", "--root", str(root), "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    found = [(r["file_path"], r["language"]) for r in json.loads(run.stdout)["results"]]
+    assert found == [("src/glog/logging.h.in", "cpp")]
+
+
 def test_c_is_a_language_filters_accept() -> None:
     assert resolve_language(" C ") == "c"
     assert resolve_language("c++") == "cpp"
