@@ -219,11 +219,14 @@ _TEST_HELPER_STEM = re.compile(r"_test_(?:tools?|utils?|helpers?|main|runner|sup
 
 # Code a project carries but did not write (issue 17: demoted with tests unless asked for).
 VENDORED_FOLDERS = frozenset(
-    {"third_party", "thirdparty", "third-party", "3rdparty", "vendored", "bundled"}
-)
+    {"third_party", "thirdparty", "third-party", "3rdparty", "vendored", "bundled", "external"}
+)  # `external` at any depth: cereal's `include/cereal/external/` (rapidxml, base64)
 # The same, only as the tree's top folder: deeper, these are often the project's own modules
-# (Rust's `core_simd/src/vendor/` holds its intrinsics, not someone else's code).
-VENDORED_TOP_FOLDERS = frozenset({"vendor", "deps", "external", "extern"})
+# (Rust's `core_simd/src/vendor/` holds its intrinsics, not someone else's code; Django's
+# `django/contrib/` its admin and auth, toolz's `toolz/sandbox/` a module). At the top, what a
+# project carries beside its own code: libpng's and zlib's `contrib/` (tools, demos, other
+# people's code: 34 of a search user's 200 first places on libpng), cereal's `sandbox/`.
+VENDORED_TOP_FOLDERS = frozenset({"vendor", "deps", "extern", "contrib", "sandbox"})
 
 
 def is_demoted_path(path: str) -> bool:
@@ -233,7 +236,8 @@ def is_demoted_path(path: str) -> bool:
     `foo_tests.rs`, `png_read_fuzzer.cc`, `x_unittest.cc`, `x_benchmark.cc`,
     `typing-examples/`, `test.rs`
     (rayon's test modules), `conftest.py`, `third_party/`,
-    `fmt/bundled/`, `vendor/`, `deps/`, `external/` at the top of the tree, and `.pyi` files
+    `fmt/bundled/`, `external/`, `vendor/`, `deps/`, `contrib/`, `sandbox/` at the top of the
+    tree, and `.pyi` files
     (a stub repeats the signatures and docstrings of the code that does the work)."""
     parts = path.lower().split("/")
     stem = parts[-1].rsplit(".", 1)[0]

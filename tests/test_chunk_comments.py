@@ -95,6 +95,20 @@ def test_a_python_method_holds_the_comment_above_it_and_keeps_its_docstring() ->
     assert "thread ends here" not in chunks["Worker.pause"].head  # the end of stop's body
 
 
+def test_a_python_definition_with_a_docstring_holds_the_comment_above_it_too() -> None:
+    # marshmallow's `_get_fields_by_mro`: the `#` comment above a documented `def` was the
+    # module's, and a search by its words found the module and not the function.
+    source = (
+        b"import time\n\n\n# Retries with exponential backoff while the server answers 503\n"
+        b'def fetch(url):\n    """Get a URL."""\n    return url\n'
+    )
+    chunks = chunks_of("python", "net.py", source)
+    assert chunks["fetch"].head == (
+        "def fetch(url)\nGet a URL.\nRetries with exponential backoff while the server answers 503"
+    )
+    assert "backoff" not in chunks["net.py"].head
+
+
 def test_a_comment_above_an_include_or_an_import_is_not_the_next_definitions() -> None:
     c_source = (
         b"/* Copyright the authors. */\n#include <stdio.h>\nint answer(void) { return 42; }\n"

@@ -1462,6 +1462,12 @@ def test_which_paths_count_as_vendored() -> None:
     assert is_demoted_path("vendor/github.com/x/y.go")
     # deeper, `vendor` is often the project's own module (Rust's core_simd/src/vendor)
     assert not is_demoted_path("crates/core_simd/src/vendor/x86.rs")
+    # `external` at any depth (cereal's rapidxml); `contrib/` and `sandbox/` at the top (libpng's
+    # tools and demos held 34 of a search user's 200 first places), not deeper (Django's admin)
+    assert is_demoted_path("include/cereal/external/rapidxml/rapidxml.hpp")
+    assert is_demoted_path("contrib/gregbook/rpng-x.c") and is_demoted_path("sandbox/x.cpp")
+    assert not is_demoted_path("django/contrib/admin/options.py")
+    assert not is_demoted_path("toolz/sandbox/core.py")
     assert not is_demoted_path("src/deps.rs") and not is_demoted_path("vendor.py")
     assert is_demoted_path("pkg/validators.pyi")  # a type stub
     assert is_demoted_path("src/thread_pool/test.rs") and is_demoted_path("lib/tests.rs")

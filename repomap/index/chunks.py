@@ -65,7 +65,9 @@ from repomap.textfile import line_count
 # 30: a C or C++ macro alone on the line above a function stands as an attribute: the comment
 #    above it is the function's (zstd's `FORCE_INLINE_TEMPLATE`)
 # 31: a word of letters and digits in a body is a word whole too (`u128`, `int64`, `utf8`)
-CHUNKS_VERSION = "31"
+# 32: paths.is_demoted_path also counts `external/` at any depth, `contrib/` and `sandbox/` at
+#    the top of the tree; a Python definition with a docstring takes the comment above it too
+CHUNKS_VERSION = "32"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
 # header, docstring and member signatures, not the members' bodies: those are chunks too.
@@ -472,7 +474,7 @@ def code_chunks(
             row = (row[0], _without_lines(content, _RULER), *row[2:])
         kept.append(row)
     texts = kept
-    leading = _leading_comments(chunked_definitions, texts, lines, prototypes)
+    leading = _leading_comments(chunked_definitions, texts, lines, prototypes, python)
     # A comment's owner is a qualified name, and several definitions can share one (a property's
     # getter and setter, a nested function defined in both branches of an `if`, Rust's cfg
     # variants, C++ overloads): each comment goes to the one whose lines hold it.
@@ -523,7 +525,7 @@ def code_chunks(
         if _bodiless(d, lines):
             _cover(covered, d, len(lines))  # its line is no module-level code either
             continue
-        doc = d.doc or leading.of.get((d.start_line, d.qualified_name), "")
+        doc = "\n".join(filter(None, (d.doc, leading.of.get((d.start_line, d.qualified_name)))))
         inner = " ".join(comments.get((d.qualified_name, d.start_line), ()))
         head = "\n".join(filter(None, (d.signature, doc, inner)))
         # What leads it is its own too: its doc comment (in its head already), its decorators
@@ -694,8 +696,12 @@ def _leading_comments(
     texts: Sequence[tuple],
     lines: Sequence[str],
     prototypes: Container[int] = (),
+    docstrings: bool = False,
 ) -> _Leading:
-    """The plain comment block right above each definition that has no doc comment of its own.
+    """The plain comment block right above each definition that has no doc comment of its own
+    (with `docstrings`, Python's: above one with a docstring too, which is inside its body;
+    marshmallow's `# Retries with exponential backoff` above a documented `def` was the
+    module's).
 
     Extractors give a definition only its language's doc syntax (a docstring, `///`, `/**`);
     the `//` or `#` comment a C++ method or a Rust helper is commonly described with belongs
@@ -722,7 +728,7 @@ def _leading_comments(
     # with no blank line or other comment between.
     first_line = next((n for n, text in enumerate(lines, 1) if text.strip()), 0)
     for d in definitions:  # the chunked ones
-        if d.doc or (d.start_line, d.qualified_name) in found.of:
+        if (d.doc and not docstrings) or (d.start_line, d.qualified_name) in found.of:
             continue
         if not 0 < d.start_line <= len(lines):
             continue

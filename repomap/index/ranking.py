@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from repomap.index import pagerank as rank
 
 RANK_FORMAT = (
-    "21"  # bump when rank.py weighs or stores differently: the next `repomap index` re-ranks
+    "22"  # bump when rank.py weighs or stores differently: the next `repomap index` re-ranks
 )
 # 6: rank_arrays blobs are zlib-compressed, int64 arrays stored as int32 when they fit
 # 7: definitions cached per file (defs_* rows) beside the uses
@@ -55,6 +55,7 @@ RANK_FORMAT = (
 #    definitions ranked, declarations in the definition's file left out (defs_forward), linked
 #    ones in other files demoted with a fifth of a share (they ranked in the definitions' place);
 #    map_demoted in two steps: #defines and declarations (1) before tests and vendored code (2)
+# 22: and `external/` at any depth, `contrib/` and `sandbox/` at the top of the tree
 NOT_RANKED_KINDS = (
     "impl",
     "namespace",
