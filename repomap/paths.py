@@ -105,6 +105,12 @@ class PathFilter:
         """The paths this filter keeps, in the order given: those named from the root, or, when
         there are none, those it matches as a tail."""
         candidates = list(rel_paths)
+        if self.glob and "[" in self.text:
+            # A file whose name holds `[` (`we ird[1].py`, Next.js's `[slug].tsx`): named as
+            # written, the file itself; a glob only when no path is that (outline said nothing).
+            literal = parse_literal(self.text).select(candidates)
+            if literal:
+                return literal
         rooted = [rel_path for rel_path in candidates if self.from_root(rel_path)]
         if rooted or not self.tails:
             return rooted
@@ -161,6 +167,14 @@ def parse(raw: str | None, root: Path | str | None = None) -> PathFilter | None:
     if not name or name == ".":
         return None
     return PathFilter(name + ("/" if folder_only else ""), False, anchored, folder_only)
+
+
+def parse_literal(text: str) -> PathFilter:
+    """A parsed filter's text read as a path, its glob characters as themselves."""
+    name = text.strip("/")
+    return PathFilter(
+        name + "/" * text.endswith("/"), False, text.startswith("/"), text.endswith("/")
+    )
 
 
 def select(path_filter: PathFilter | None, rel_paths: Iterable[str]) -> list[str]:

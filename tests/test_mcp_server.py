@@ -325,6 +325,9 @@ def test_docs_tools_find_sections_and_report_several_matches(repo: Path) -> None
     server = build_server(_settings(repo))
     found = ok(server, "search_docs", {"query": "install"})
     assert {(r["file"], r["section"]) for r in found["results"]} >= {("README.md", "Install")}
+    # the largest limit the schema allows (it was checked doubled: "not 2000")
+    assert ok(server, "search_docs", {"query": "install", "limit": 1000})["results"]
+    assert "got 1001" in error(server, "search_docs", {"query": "install", "limit": 1001})
     section = ok(server, "get_section", {"heading": "install"})
     assert (section["file"], section["start_line"]) == ("README.md", 5)
     assert section["content"].startswith("## Install")

@@ -21,6 +21,8 @@ TREE = [
     "docs/ref/models.md",
     "src/lib.rs",
     "crates/net/src/socket.rs",
+    "app/[slug]/page.py",
+    "app/s/page.py",
 ]
 
 
@@ -60,6 +62,10 @@ TREE = [
                                  "django/core/cache/backends/default.py",
                                  "httpx/_transports/default.py"}),
         ("docs/", {"docs/ref/models.md"}),
+        # a path whose name holds `[` is that path; a glob only when no path is
+        ("app/[slug]/page.py", {"app/[slug]/page.py"}),
+        ("[slug]/", {"app/[slug]/page.py"}),
+        ("app/[st]/page.py", {"app/s/page.py"}),
     ],
 )  # fmt: skip
 def test_the_dialect(raw: str, expected: set[str]) -> None:

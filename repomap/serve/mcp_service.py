@@ -34,7 +34,7 @@ from repomap.index.embedding import BackgroundEmbedder
 from repomap.index.freshness import Refresher
 from repomap.index.secrets import is_secret_file
 from repomap.index.status import embedded_vectors
-from repomap.limits import MAX_LIMIT
+from repomap.limits import MAX_LIMIT, check_limit
 from repomap.maps import render
 from repomap.maps import repo_map as maps
 from repomap.search import code as code_search
@@ -697,9 +697,10 @@ class Service:
     # --- docs --------------------------------------------------------------------------------
 
     def search_docs(self, query: str, limit: int, path: str | None = None) -> DocSearchAnswer:
+        check_limit(limit)  # the asked limit, not the probe's (limit 1000 was refused as 2000)
         scopes = self.roots.scope(path)
         notices = self.ready([root for root, _ in scopes])
-        probe = _probe(limit)
+        probe = min(_probe(limit), MAX_LIMIT)
         found: list[tuple[Root, doc_search.DocHit]] = []
         ignored: list[str] = []
         exact = True
@@ -723,7 +724,7 @@ class Service:
                 DocMatch(**_fields(hit, file=self.roots.out(root, hit.file)))
                 for root, hit in found[:limit]
             ],
-            truncated=more > 0,
+            truncated=more > 0 or (probe == limit and not exact),  # the cap: maybe more
             more=more,
             more_exact=exact,
             ignored=ignored,
