@@ -356,7 +356,8 @@ def test_gateway_tools_outline_read_list_and_find(repo: Path) -> None:
     assert paths[:2] == ["docs/", "docs/guide.md"] and "config.yaml" in paths
     assert ok(server, "find_files", {"query": "pool"})["files"] == ["pkg/pool.py"]
     assert "binary" in error(server, "read_file", {"path": "data.bin"})
-    assert "directory" in error(server, "read_file", {"path": "pkg"})
+    # the advice names the tool that does it, not a command line (`repomap sources --dir pkg`)
+    assert 'list_sources(dir="pkg")' in error(server, "read_file", {"path": "pkg"})
     assert "does not exist" in error(server, "read_file", {"path": "missing.py"})
 
 
@@ -451,6 +452,23 @@ def test_paths_outside_the_root_are_refused(repo: Path, tool: str, arguments: di
     assert result.is_error
     text = result.content[0].text
     assert "outside" in text and "TOP SECRET" not in text
+
+
+def test_advice_in_errors_and_notices_names_the_tools_not_command_lines() -> None:
+    from repomap.serve.agent_wording import for_agents
+
+    assert for_agents("`repomap files pool.py` searches file names") == (
+        '`find_files(query="pool.py")` searches file names'
+    )
+    warning = "Pass --nth N (nth=N over MCP and HTTP) as numbered here, --file or a qualified name"
+    assert for_agents(warning) == "Pass nth=N as numbered here, file or a qualified name"
+    assert for_agents("run `repomap index --embed` (or use --mode lexical)") == (
+        'run `repomap index --embed` (or use mode="lexical")'  # a command with no tool stays
+    )
+    assert for_agents("note: no indexed file matches --path srcc/") == (
+        'note: no indexed file matches path="srcc/"'
+    )
+    assert for_agents("a `--file-name` stays") == "a `--file-name` stays"
 
 
 def test_secret_files_are_never_served(repo: Path) -> None:

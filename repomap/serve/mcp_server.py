@@ -45,6 +45,7 @@ from repomap.config import Settings
 from repomap.errors import RepomapError
 from repomap.index.vocabulary import KINDS
 from repomap.search import log as searchlog
+from repomap.serve.agent_wording import for_agents, reword_answer
 from repomap.serve.mcp_models import (
     CodeSearchAnswer,
     CommitSearchAnswer,
@@ -198,7 +199,7 @@ class RepomapServer(MCPServer):
         except UnexpectedToolError as failure:
             cause = failure.__cause__
             if isinstance(cause, RepomapError):  # anticipated: the message says what to do
-                error = str(cause)
+                error = for_agents(str(cause))
                 raise ToolError(error) from cause
             error = f"internal error: {type(cause).__name__}"
             raise
@@ -238,6 +239,7 @@ def compact(result: Any) -> Any:
     a third more bytes than the data (search_code: 6.5 against 5.0 kB) and as many more tokens
     for the model that reads it; the structured content is the same data."""
     if isinstance(result, CallToolResult) and not result.is_error and result.structured_content:
+        reword_answer(result.structured_content)
         text = json.dumps(result.structured_content, ensure_ascii=False, separators=(",", ":"))
         result.content = [TextContent(type="text", text=text)]
     return result

@@ -1,0 +1,59 @@
+"""An answer's advice in the words of the MCP tools, not of the command line.
+
+The library's errors and notices name what to run next as a person at a shell would
+(`repomap files NAME`, `--nth N`, `--mode lexical`): an agent that only has the MCP tools was
+told to run commands it cannot (the MCP agent user's finding). Rewritten here, at the MCP
+boundary, so every layer below keeps one wording; what has no tool (`repomap index --force`,
+`repomap doctor`) is left as it is, a command for the person beside the agent.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# (a command line as the library writes it, between backquotes) -> the tool call that does it
+_REWRITES: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"`repomap files ([^`]+)`"), r'`find_files(query="\1")`'),
+    (re.compile(r"`repomap sources --dir ([^`]+)`"), r'`list_sources(dir="\1")`'),
+    (re.compile(r"`repomap sources --pattern '?([^`']+)'?`"), r'`list_sources(pattern="\1")`'),
+    (re.compile(r"`repomap outline`"), "`outline`"),
+    (re.compile(r"`repomap open ([^`]+)`"), r'`read_file(path="\1")`'),
+    (re.compile(r"`repomap show NAME --file`"), '`get_symbol_content(name, file="...")`'),
+    (re.compile(r"`repomap symbols ([^`]+)`"), r'`search_symbols(query="\1")`'),
+    (re.compile(r"`repomap search --path/--lang/--kind`"), "search_code's path, language, kind"),
+    (re.compile(r"`repomap search --kind`"), "search_code's kind"),
+    (re.compile(r"`repomap search ([^`-][^`]*)`"), r'`search_code(query="\1")`'),
+    (re.compile(r"`repomap search`"), "`search_code`"),
+    (re.compile(r"`repomap history NAME`"), "`search_commits`"),
+    (re.compile(r"--nth N \(nth=N over MCP and HTTP\)"), "nth=N"),
+    (re.compile(r"`?--nth (\w+)`?"), r"nth=\1"),
+    (re.compile(r"`?--mode (\w+)`?"), r'mode="\1"'),
+    (re.compile(r"\(--literal\)"), "(literal=true)"),
+    (re.compile(r"`?--path ([^`\s]+)`?"), r'path="\1"'),
+    (re.compile(r"`--path`|(?<![\w-])--path(?![\w-])"), "path"),
+    (re.compile(r"`--kind`|(?<![\w-])--kind(?![\w-])"), "kind"),
+    (re.compile(r"(?<![\w-])--file(?![\w-])"), "file"),
+]
+
+
+def for_agents(text: str) -> str:
+    """`text` with every command line it advises that a tool does written as that tool's call."""
+    if "repomap " not in text and "--" not in text:
+        return text
+    for pattern, replacement in _REWRITES:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+_ADVISING_FIELDS = ("notices", "notes", "warning", "note")
+
+
+def reword_answer(content: dict[str, Any]) -> None:
+    """The notices, notes and warning of a tool's structured answer, reworded in place."""
+    for key in _ADVISING_FIELDS:
+        value = content.get(key)
+        if isinstance(value, str):
+            content[key] = for_agents(value)
+        elif isinstance(value, list):
+            content[key] = [for_agents(v) if isinstance(v, str) else v for v in value]
