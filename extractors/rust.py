@@ -236,14 +236,17 @@ def _name(item: _Item, parent: _Item | None, source: bytes, module: str) -> bool
     node = item.node
     if item.kind == "impl":
         self_type = node.child_by_field_name("type")
-        item.name = _type_name(self_type, source) if self_type else ""
-        if self_type is None or not item.name:
+        written = _type_name(self_type, source) if self_type else ""
+        if self_type is None or not written:
             return False
+        # Named by the type it is for (`Map` for `&'a Map`: indexmap's 22 impls on references
+        # were named `&'a Map`, `&'_ mut Slice`), its label as written (`IntoIterator for &'a Map`)
+        item.name = _type_name(_referent(self_type), source) or written
         trait = node.child_by_field_name("trait")
         trait_name = _type_name(trait, source) if trait else ""
-        label = f"{trait_name} for {item.name}" if trait_name else item.name
+        label = f"{trait_name} for {written}" if trait_name else written
         item.qualified_name = _join(prefix, label)
-        item.scope = _join(prefix, _type_name(_referent(self_type), source))
+        item.scope = _join(prefix, item.name)
     else:
         name = node.child_by_field_name("name")
         if name is None or name.start_byte == name.end_byte:

@@ -150,7 +150,8 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # 56: a Rust field named in a struct literal or pattern (`Pool { depth: 3 }`) is a reference;
 # 57: a licence or a tool's mark (`// NOLINT`) above a C/C++ declaration, and a Doxygen member
 # group's `/// @{`, are no doc; a Python function's recursive call is a reference (its own name
-# was first used on its `def` line, dropped); a `//` comment ending in `\` ends on its line
+# was first used on its `def` line, dropped); a `//` comment ending in `\` ends on its line;
+# a Rust impl for a reference is named by the type it is to (`Map`, not `&'a Map`)
 EXTRACTOR_VERSION = "57"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
