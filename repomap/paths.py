@@ -13,6 +13,9 @@ A filter is one of:
   any `_transports` folder; `db/models.py` matches `django/db/models.py`). A trailing `/`
   keeps folders only; a leading `/` never falls back to tails.
 
+A leading `!` turns any of them into its opposite: every path but those it names (`!tests/`,
+`!*_test.go`), as `!` reads in a .gitignore (there, a file taken back).
+
 Paths are '/'-separated and relative to the root: `\\` is read as `/`, `./` is dropped, and an
 absolute path inside the root is made relative. Matching is case-sensitive, as git's is.
 """
@@ -132,6 +135,39 @@ class PathFilter:
         return self.text
 
 
+class Excluding(PathFilter):
+    """`!FILTER`: every path but those FILTER keeps. A glob for the callers that resolve a
+    path filter on disk (none lies at `!tests/`)."""
+
+    __slots__ = ("excluded",)
+
+    def __init__(self, excluded: PathFilter) -> None:
+        super().__init__("!" + excluded.text, glob=True, anchored=False, folder_only=False)
+        self.excluded = excluded
+
+    def select(self, rel_paths: Iterable[str]) -> list[str]:
+        candidates = list(rel_paths)
+        dropped = set(self.excluded.select(candidates))
+        return [rel_path for rel_path in candidates if rel_path not in dropped]
+
+    @property
+    def prefix(self) -> str:
+        return ""  # every path may be kept
+
+    @property
+    def tails(self) -> bool:
+        return False
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Excluding) and self.excluded == other.excluded
+
+    def __hash__(self) -> int:
+        return hash(("!", self.excluded))
+
+    def __repr__(self) -> str:
+        return f"Excluding({self.excluded!r})"
+
+
 _EMPTY_SEGMENTS = re.compile(r"(?<=.)/(?:\.?/)+")  # after the first character: `/` anchors
 
 
@@ -142,6 +178,15 @@ def parse(raw: str | None, root: Path | str | None = None) -> PathFilter | None:
     """
     if raw is None:
         return None
+    if raw.strip().startswith("!"):
+        excluded = parse(raw.strip()[1:], root)
+        if excluded is None:
+            from repomap.errors import BadArgument
+
+            raise BadArgument(f"{raw!r} excludes nothing: write a path or glob after the `!`")
+        if isinstance(excluded, Excluding):
+            return excluded.excluded  # `!!x`: x
+        return Excluding(excluded)
     # `src//attr/`, `src/./attr/`: the folder they name (a typed or joined path's doubled slash
     # matched nothing)
     text = _EMPTY_SEGMENTS.sub("/", raw.strip().replace("\\", "/"))

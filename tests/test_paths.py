@@ -66,6 +66,12 @@ TREE = [
         ("app/[slug]/page.py", {"app/[slug]/page.py"}),
         ("[slug]/", {"app/[slug]/page.py"}),
         ("app/[st]/page.py", {"app/s/page.py"}),
+        # `!` keeps every path but those the rest names
+        ("!tests/", set(TREE) - {"tests/test_query.py", "tests/db/test_models.py"}),
+        ("!*.py", {"README.md", "docs/ref/models.md", "src/lib.rs", "crates/net/src/socket.rs"}),
+        ("!default.py", set(TREE) - {"django/db/backends/default.py",
+                                     "django/core/cache/backends/default.py",
+                                     "httpx/_transports/default.py"}),
     ],
 )  # fmt: skip
 def test_the_dialect(raw: str, expected: set[str]) -> None:

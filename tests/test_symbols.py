@@ -995,6 +995,26 @@ def test_refs_lists_every_line_of_a_using_definition_and_finds_values_in_the_tex
     assert "note: uses are found by name: 'Server::' is not checked" in qualified.stderr
 
 
+def test_a_path_filter_after_a_bang_keeps_every_file_but_those(tmp_path: Path) -> None:
+    """`--path '!tests/'` matched nothing (a lone gitignore negation), though the dialect is
+    read as in .gitignore: it is every file but the tests now, in every command."""
+    root = tmp_path / "repo"
+    (root / "src").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "src" / "pool.py").write_text("def acquire_connection():\n    return 1\n")
+    (root / "tests" / "test_pool.py").write_text("def acquire_connection():\n    return 2\n")
+    assert run_cli("index", root).returncode == 0
+    for command in ("symbols", "search"):
+        found = run_cli(
+            command, "acquire_connection", "--path", "!tests/", "--json", "--root", root
+        )
+        assert found.returncode == 0, found.stderr
+        files = {r.get("file_path") or r.get("path") for r in json.loads(found.stdout)["results"]}
+        assert files == {"src/pool.py"}, command
+    empty = run_cli("symbols", "acquire_connection", "--path", "!", "--root", root)
+    assert empty.returncode == 2 and "excludes nothing" in empty.stderr
+
+
 def test_refs_lists_a_recursive_call_but_not_the_header_or_a_docstring_naming_it(
     tmp_path: Path,
 ) -> None:

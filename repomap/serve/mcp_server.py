@@ -132,7 +132,7 @@ Query = Annotated[
 ]
 PATH_DIALECT = (
     "a folder (django/db/), a file, a path tail (default.py, _transports/) or a glob "
-    "(**/tests/**, *.rs), the same in every tool."
+    "(**/tests/**, *.rs); after a `!`, every file but those (!tests/); the same in every tool."
 )
 PathFilterArg = Annotated[
     str | None, Field(max_length=4096, description="Only these files: " + PATH_DIALECT)
