@@ -626,6 +626,17 @@ def test_nth_counts_one_roots_matches_after_anothers(make_repo, tmp_path: Path) 
     assert "3 symbols match 'run' in 2 roots" in error(
         server, "get_symbol_content", {"name": "run", "nth": 4}
     )
+    # the warning lists every root's matches, each path with its root, numbered as nth counts
+    # (it listed the first root's alone, without `alpha/`)
+    assert found[0]["warning"] == (
+        "3 symbols match 'run' in 2 roots; showing [1] function run alpha/a.py:1. Others: "
+        "[2] function run beta/b.py:1; [3] function run beta/b.py:5. Pass nth=N as numbered "
+        "here, file or a qualified name to choose."
+    )
+    assert found[2]["warning"].startswith("3 symbols match 'run' in 2 roots; showing [3]")
+    lone = make_repo({"c.py": "def solo():\n    pass\n"}, tmp_path / "gamma")
+    single = build_server([_settings(lone), _settings(alpha)])
+    assert ok(single, "get_symbol_content", {"name": "solo"}).get("warning") is None
 
 
 def test_roots_inside_one_another_are_refused(two_roots) -> None:

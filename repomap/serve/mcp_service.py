@@ -296,6 +296,7 @@ class Service:
     ) -> SymbolSource:
         scopes = self.roots.scope(file)
         notices = self.ready([root for root, _ in scopes])
+        every_scope, asked = scopes, nth
         if nth is not None and len(scopes) > 1:
             scopes, nth = self._nth_root(scopes, name, nth)
         missing: list[RepomapError] = []
@@ -305,6 +306,10 @@ class Service:
             except symbols.SymbolNotFound as error:
                 missing.append(error)
                 continue
+            if len(every_scope) > 1:  # the warning over every root, or none if there was none
+                alone = None if content.warning else root  # and no other root has the name
+                warning = self._roots_warning(every_scope, name, asked, alone)
+                content = dataclasses.replace(content, warning=warning or content.warning)
             fields = _fields(content)
             fields.update(
                 file_path=self.roots.out(root, content.file_path),
@@ -317,6 +322,44 @@ class Service:
             fields.pop("truncated_leading_lines")
             return SymbolSource(notices=notices, **fields)
         raise missing[0]
+
+    def _roots_warning(
+        self,
+        scopes: list[tuple[Root, str | None]],
+        name: str,
+        nth: int | None,
+        only_if_elsewhere: Root | None = None,
+    ) -> str | None:
+        """The several-matches warning over every root, numbered as nth counts them (one root
+        after another) with each path as the tools give it (`lighttpd/src/server.c`): a root's
+        own warning listed its matches alone, without its label (the MCP agent user's finding).
+        With `only_if_elsewhere`: None unless another root than that one has a match."""
+        rows: list[tuple[Root, symbols.SymbolRow]] = []
+        for root, file_filter in scopes:
+            with self.reading(root) as db:
+                try:
+                    match = symbols.find_symbol(db, name, file_filter)
+                except symbols.SymbolNotFound:
+                    continue
+            rows += [(root, row) for row in (match.best, *match.others)]
+        if len(rows) < 2 or (
+            only_if_elsewhere is not None and all(root is only_if_elsewhere for root, _ in rows)
+        ):
+            return None
+        shown = nth or 1
+        listed = [
+            f"[{number}] {row.kind} {row.qualified_name} "
+            f"{self.roots.out(root, row.file_path)}:{row.start_line}"
+            for number, (root, row) in enumerate(rows, 1)
+        ]
+        others = [text for number, text in enumerate(listed, 1) if number != shown]
+        cap = snippets.MAX_OTHERS
+        more = f" and {len(others) - cap} more" if len(others) > cap else ""
+        return (
+            f"{len(rows)} symbols match {name!r} in {len({id(r) for r, _ in rows})} roots; "
+            f"showing {listed[shown - 1]}. Others: {'; '.join(others[:cap])}{more}. "
+            "Pass nth=N as numbered here, file or a qualified name to choose."
+        )
 
     def _nth_root(
         self, scopes: list[tuple[Root, str | None]], name: str, nth: int
