@@ -362,9 +362,11 @@ def test_gateway_tools_outline_read_list_and_find(repo: Path) -> None:
 
 
 def test_index_status_and_help(repo: Path) -> None:
+    (repo / "pkg" / "blob.py").write_bytes(b"\0\0binary")  # skipped: named, not only counted
     server = build_server(_settings(repo))
     status = ok(server, "index_status")["roots"][0]
     assert (status["files"], status["docs"], status["symbols"]) == (3, 3, 5)
+    assert status["unindexed_files"] == 1 and status["unindexed_paths"] == ["pkg/blob.py"]
     assert status["schema_version"] == status["current_schema_version"] == store.SCHEMA_VERSION
     assert status["stale_count"] == 0 and status["indexed_at"]
     assert status["refresh"]["enabled"] is True

@@ -337,6 +337,9 @@ class RootStatus(BaseModel):
         description="Files with an indexed suffix that are not in the index: added since, or "
         "skipped by the indexer (binary, undecodable, too large).",
     )
+    unindexed_paths: list[str] = Field(
+        default_factory=list, description="The first 20 of those files (by path)."
+    )
     refresh: dict[str, Any] = Field(default_factory=dict)
     error: OptionalStr = None
 

@@ -1029,6 +1029,10 @@ class Service:
             status.schema_version = _schema_of(settings.db_path)
             return status
         stale = [self.roots.out(root, p) for p in facts.pop("stale")]
+        # named, not only counted: a 3 MB file left out made searches answer nothing, unsaid
+        facts["unindexed_paths"] = [self.roots.out(root, p) for p in facts.pop("unindexed")][
+            :MAX_LISTED
+        ]
         return status.model_copy(
             update={**facts, "stale_files": stale[:MAX_LISTED], "stale_count": len(stale)}
         )
@@ -1148,8 +1152,8 @@ def index_status_facts(
     walked = walk(root, skip_dirs)
     on_disk = {f.rel_path: (f.size, f.mtime_ns) for f in walked.files}
     stale = sorted(path for path, state in indexed.items() if on_disk.get(path) != state)
-    unindexed = sum(
-        1 for path in on_disk if path not in indexed and is_indexed_name(path.rsplit("/", 1)[-1])
+    unindexed = sorted(
+        path for path in on_disk if path not in indexed and is_indexed_name(path.rsplit("/", 1)[-1])
     )
     return {
         "schema_version": db.scalar("PRAGMA user_version"),
@@ -1160,5 +1164,6 @@ def index_status_facts(
         "elements": {k: counts.get(k, 0) for k in ("comment", "docstring", "string_literal")},
         "indexed_at": store.get_meta(db, "indexed_at"),
         "stale": stale,
-        "unindexed_files": unindexed,
+        "unindexed_files": len(unindexed),
+        "unindexed": unindexed,
     }
