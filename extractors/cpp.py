@@ -363,7 +363,9 @@ def _flat(symbol: Symbol) -> Symbol:
     if symbol.kind == "field" and parent:  # a member is named in its record: `request::len`
         parent = parent.rsplit("::", 1)[-1]
         return symbol._replace(qualified_name=f"{parent}::{symbol.name}", parent=parent)
-    if symbol.qualified_name == symbol.name and (parent is None or "::" not in parent):
+    # Only a scope's `::` is dropped: `REQUEST_FUNC(mod_expire_handler)` names the function
+    # `mod_expire_handler` and stays qualified as written.
+    if "::" not in symbol.qualified_name and (parent is None or "::" not in parent):
         return symbol
     parent = parent.rsplit("::", 1)[-1] if parent else None
     return symbol._replace(qualified_name=symbol.name, parent=parent)
@@ -1202,9 +1204,10 @@ class _Reader:
                 if inner is None:
                     return None
                 name = self.node_text(inner)
+            written = name
             if is_definition and not member and node.child_by_field_name("type") is None:
-                name = self.test_macro_name(name, declarator) or name
-            qualified_name = f"{prefix}::{name}" if prefix else name
+                name, written = self.test_macro_name(name, declarator) or (name, name)
+            qualified_name = f"{prefix}::{written}" if prefix else written
             kind = "method" if member else "function"
             return self.symbol(name, qualified_name, kind, anchor, signature, prefix, is_definition)
         parent = _join(prefix, parts[:-1])
@@ -1246,9 +1249,12 @@ class _Reader:
     ) -> Symbol | None:
         """`SYSCALL_DEFINE0(getpid) { ... }`: tree-sitter reads a function of type
         `SYSCALL_DEFINE0` whose declarator is `(getpid)`, and no function name was found (the
-        kernel's `getpid`, `gettid`, `fork`, `sched_yield`...). Named as its siblings with
-        arguments are, `SYSCALL_DEFINE0(getpid)`, or `getpid` when this file's `#define` of the
-        macro opens a function of its argument's name; None when it is not that shape."""
+        kernel's `getpid`, `gettid`, `fork`, `sched_yield`...). Named `getpid`, qualified as
+        written, `SYSCALL_DEFINE0(getpid)`: the macro's `#define` is mostly in a header
+        (lighttpd's `REQUEST_FUNC(mod_expire_handler)`, 215 handlers defined by plugin.h), and
+        `repomap symbols mod_expire_handler` found none. When this file's `#define` of the macro
+        opens a function of its argument's name, both are `getpid`; None when it is not that
+        shape."""
         kind = node.child_by_field_name("type")
         inner = declarator.named_children[0] if declarator.named_child_count == 1 else None
         if kind is None or kind.type != "type_identifier" or inner is None:
@@ -1258,15 +1264,16 @@ class _Reader:
         macro = self.node_text(kind)
         if inner.type != "identifier":
             return None
+        name = self.node_text(inner)
         if self.defines_function_named_by_argument(macro):
-            name = self.node_text(inner)  # libtiff's `DECLAREContigPutFunc(putgreytile) {`
+            written = name  # libtiff's `DECLAREContigPutFunc(putgreytile) {`: a plain function
         elif not macro.islower():  # a capital in it: `SYSCALL_DEFINE0`, `DeclarePutFunc`
-            name = f"{macro}({self.node_text(inner)})"
+            written = f"{macro}({name})"
         else:
             return None  # `foreach(x) {`: more likely a loop whose function was lost
         prefix = scope.qualified_name if scope is not None and scope.kind == "namespace" else None
         signature = self.header(anchor.start_byte, declarator.end_byte)
-        qualified_name = f"{prefix}::{name}" if prefix else name
+        qualified_name = f"{prefix}::{written}" if prefix else written
         return self.symbol(name, qualified_name, "function", anchor, signature, prefix, True)
 
     def defines_function_named_by_argument(self, macro: str) -> bool:
@@ -1288,12 +1295,14 @@ class _Reader:
             self.argument_named_macros[macro] = known
         return known
 
-    def test_macro_name(self, name: str, declarator: Node) -> str | None:
+    def test_macro_name(self, name: str, declarator: Node) -> tuple[str, str] | None:
         """`TEST(ParserTest, HandlesEmpty) { .. }` (GoogleTest), `BOOST_AUTO_TEST_CASE(name)`:
         a function a macro defines outside any class, read by tree-sitter-cpp as a function
         `TEST` without a return type taking parameters of types `ParserTest` and `HandlesEmpty`.
-        Named as written, every argument kept (each test was one more `TEST`, and `repomap
-        symbols HandlesEmpty` found none); None when it is not that shape."""
+        Its name and the name it is qualified by: as written, every argument kept (each test was
+        one more `TEST`, and `repomap symbols HandlesEmpty` found none), but a single argument
+        is the name, as C's `macro_named_function` has it (`BOOST_AUTO_TEST_CASE(test_add)`:
+        `test_add`); None when it is not that shape."""
         if declarator.type != "function_declarator" or not _MACRO_NAME.fullmatch(name):
             return None
         parameters = declarator.child_by_field_name("parameters")
@@ -1304,8 +1313,16 @@ class _Reader:
             )
             if kind is None or kind.type != "type_identifier":
                 return None  # `FOO(int x)`: a real parameter list
-            arguments.append(self.node_text(kind))
-        return f"{name}({', '.join(arguments)})" if arguments else None
+            arguments.append(kind)
+        if len(arguments) == 1:
+            only = arguments[0]
+            self.name_starts.add(only.start_byte)  # its own name: no use of itself
+            argument = self.node_text(only)
+            if self.defines_function_named_by_argument(name):
+                return argument, argument
+            return argument, f"{name}({argument})"
+        written = f"{name}({', '.join(self.node_text(a) for a in arguments)})"
+        return (written, written) if arguments else None
 
     def variables(self, node: Node, anchor: Node, scope: Symbol | None) -> list[Symbol]:
         """Namespace-scope variables and constants: `int a = 1, *b;` declares two."""

@@ -1003,6 +1003,32 @@ def test_a_macro_head_with_a_parameter_list_names_the_function_before_it():
     ]
 
 
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_a_function_a_macro_of_another_file_names_is_named_by_its_argument(language: str) -> None:
+    # lighttpd: plugin.h's `#define REQUEST_FUNC(x) static handler_t x(request_st *r, ..)`,
+    # then mod_expire.c's `REQUEST_FUNC(mod_expire_handler) {`: the function was named
+    # `REQUEST_FUNC(mod_expire_handler)` (215 handlers), and `repomap symbols
+    # mod_expire_handler` found none. Its qualified name keeps the macro as written; a macro
+    # this file defines makes a plain function, as before.
+    source = (
+        b'#include "plugin.h"\n'
+        b"REQUEST_FUNC(mod_expire_handler) {\n    return helper(r);\n}\n\n"
+        b"SYSCALL_DEFINE0(getpid)\n{\n\treturn 1;\n}\n\n"
+        b"#define HANDLER(name) static int name(int r)\n"
+        b"HANDLER(local_handler) {\n    return r;\n}\n"
+    )
+    result = extract(language, source, "mod_expire.c")
+    found = [(s.name, s.qualified_name, s.start_line) for s in result.symbols]
+    assert found == [
+        ("mod_expire_handler", "REQUEST_FUNC(mod_expire_handler)", 2),
+        ("getpid", "SYSCALL_DEFINE0(getpid)", 6),
+        ("HANDLER", "HANDLER", 11),
+        ("local_handler", "local_handler", 12),
+    ]
+    used = {r.name for r in result.references}
+    assert not used & {"mod_expire_handler", "getpid", "local_handler"}  # their own names
+
+
 def test_a_macro_this_file_defines_names_its_function_after_its_argument():
     # libtiff: `#define DECLAREContigPutFunc(name) static void name(...)`, then
     # `DECLAREContigPutFunc(putgreytile)\n{ .. }`: tree-sitter reads a function of type
@@ -1552,7 +1578,7 @@ def test_a_macro_around_a_whole_function_head_leaves_the_function(language: str)
     assert spans(language, source, "function") == [
         ("cmpxchgi", "function", 2, 4),
         ("heap_init", "function", 5, 8),
-        ("TEST_BEGIN(test_log_disabled)", "function", 9, 11),
+        ("test_log_disabled", "function", 9, 11),  # qualified `TEST_BEGIN(test_log_disabled)`
     ]
     cmpxchgi = next(s for s in symbols if s.name == "cmpxchgi")
     assert cmpxchgi.signature == "static int cmpxchgi(int* ptr, int oldval, int newval)"

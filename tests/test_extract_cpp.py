@@ -661,7 +661,7 @@ def test_a_function_a_test_macro_defines_is_named_with_its_arguments():
     assert found == [
         ("TEST(ParserTest, HandlesEmptyInput)", "function", 1),
         ("TEST_F(CacheFixture, EvictsOldest)", "function", 4),
-        ("BOOST_AUTO_TEST_CASE(test_addition)", "function", 5),
+        ("BOOST_AUTO_TEST_CASE(test_addition)", "function", 5),  # named `test_addition`
         ("t", "namespace", 6),
         ("t::TEST(Inside, Namespace)", "function", 6),
         ("FOO", "function", 7),
