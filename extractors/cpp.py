@@ -44,7 +44,6 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib import resources
-from itertools import pairwise
 from operator import attrgetter, itemgetter
 
 from tree_sitter import Node, Query, QueryCursor
@@ -174,7 +173,13 @@ _LITERAL_OR_COMMENT = re.compile(rb"[/\"']")
 _IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
 _MACRO_NAME = re.compile(r"[A-Z][A-Z0-9_]*")  # TEST, TEST_F, BOOST_AUTO_TEST_CASE
 _MACRO_CALL_BYTES = 2000  # a typedef's macro call read at most this far for its `)`
-_NAME_BEFORE_LIST = re.compile(rb"([A-Za-z_]\w*)\s*,\s*\Z")  # `png_malloc,` before `(params)`
+# What splits a macro's arguments: a comment or literal is skipped whole (`void /* PRIVATE */`)
+_ARGUMENT_TOKEN = re.compile(
+    rb"//[^\n]*|/\*.*?(?:\*/|\Z)|\"(?:[^\"\\\n]|\\.)*\"?|'(?:[^'\\\n]|\\.)*'?|[(),]", re.DOTALL
+)
+# The argument naming a function before its parameter list: `png_malloc`, `PNGAPI\npng_error`,
+# `(PNGCBAPI\npng_safe_error)`; the name is the last word.
+_NAME_ARGUMENT = re.compile(rb"(\(?)\s*(?:[A-Za-z_]\w*\s+)*([A-Za-z_]\w*)\s*(\)?)")
 _DEFAULTED = re.compile(rb"=\s*(?:default|delete)\s*;?\s*$")
 
 _LINE, _BLOCK = "line", "block"  # plain comments
@@ -816,7 +821,9 @@ class _Reader:
             before, line_start = previous_code(self.source, start, lines=64, continued=True)
             if before in (b";", b"}", b""):
                 given = [a for a in arguments.named_children if a.type != "comment"]
-                named = self.name_before_parameters(given)
+                named = _name_before_parameters(
+                    self.source, arguments.start_byte + 1, arguments.end_byte - 1
+                )
                 if named is not None:
                     name = named  # libpng's `PNG_FUNCTION(png_voidp, png_malloc, (..), ..) {`
                 elif len(given) == 2 and all(a.type == "identifier" for a in given):
@@ -837,19 +844,6 @@ class _Reader:
             spans.append(_Span(start, end, point, block.end_point, name, call.end_byte))
             self.recovered_spans.append(spans[-1])
         return spans
-
-    def name_before_parameters(self, arguments: list[Node]) -> str | None:
-        """The function a macro's arguments name when one of them, after the first, is its
-        parameter list: libpng's `PNG_FUNCTION(type, name, (params), attributes)` (22 core
-        functions, png_malloc and png_error among them, were named `PNG_FUNCTION(type)`). The
-        name is the last word before the list (`void,PNGAPI\npng_error,(..)`), else None."""
-        for before, argument in pairwise(arguments):
-            if argument.type != "parenthesized_expression":
-                continue
-            text = self.source[before.start_byte : argument.start_byte]
-            found = _NAME_BEFORE_LIST.search(text)
-            return found[1].decode() if found is not None else None
-        return None
 
     def recovered_functions(self) -> list[_Span]:
         """Functions tree-sitter lost to an ERROR (`#if` between `if` and `else`, lz4's
@@ -967,8 +961,6 @@ class _Reader:
         words = head["head"].replace(b"*", b" ").replace(b"&", b" ").split()
         if name in _NOT_IN_HEADS or name in NOT_MACROS or _NOT_IN_HEADS.intersection(words):
             return None
-        if not words and b"::" not in name:
-            return None  # C needs a return type; `FOR_EACH(x) {` is a statement
         index = bisect_right(read_starts, head.start()) - 1
         if index >= 0 and read[index][1] > head.start():
             return None  # inside a function tree-sitter read
@@ -985,6 +977,14 @@ class _Reader:
                 return None
         else:
             return None
+        named = _name_before_parameters(source, head.end(), at)
+        if named is not None:
+            # libpng's `static PNG_FUNCTION(void, png_longjmp, (..), PNG_NORETURN) {`: named
+            # `PNG_FUNCTION` and the definition after it lost; that one, at a line's start
+            # after the first's `}` in the same ERROR, has no return type before the macro
+            name = named.encode()
+        elif not words and b"::" not in name:
+            return None  # C needs a return type; `FOR_EACH(x) {` is a statement
         parameters_end = at + 1
         # A window: an unclosed `/*` after every head would make the scan quadratic.
         body = _AFTER_PARAMETERS.match(source, parameters_end, parameters_end + 2000)
@@ -1171,6 +1171,11 @@ class _Reader:
             return None  # pcre2's `extern const int PRIV(utf8_table1)[];`: an array, named below
         if declarator.type == "parenthesized_declarator" and is_definition:
             return self.macro_named_function(node, declarator, anchor, scope)
+        kind_node = node.child_by_field_name("type")
+        if is_definition and kind_node is not None and kind_node.type == "macro_type_specifier":
+            found = self.function_in_macro_type(node, kind_node, anchor, scope)
+            if found is not None:
+                return found
         name_node, name_kind = _function_name(declarator)
         if name_kind == "macro_named" and name_node and node.child_by_field_name("type") is None:
             # `static constexpr result_type (min)() {` (Catch2): no type before it, so the first
@@ -1276,6 +1281,35 @@ class _Reader:
         qualified_name = f"{prefix}::{written}" if prefix else written
         return self.symbol(name, qualified_name, "function", anchor, signature, prefix, True)
 
+    def function_in_macro_type(
+        self, node: Node, kind_node: Node, anchor: Node | _Span, scope: Symbol | None
+    ) -> Symbol | None:
+        """libpng's `static PNG_FUNCTION(void, png_longjmp, (..), PNG_NORETURN) {`: tree-sitter
+        reads the macro's call, up to the parameter list, as the return type and a word after
+        it as the name (`PNG_NORETURN`), which no function has. The function is the one the
+        macro's arguments name (as without `static`, a call then a block); None when they
+        name none."""
+        body = node.child_by_field_name("body")
+        opening = self.source.find(b"(", kind_node.start_byte, kind_node.end_byte)
+        if body is None or opening < 0:
+            return None
+        depth, closing = 0, -1
+        for token in _ARGUMENT_TOKEN.finditer(self.source, opening, body.start_byte):
+            if token[0] == b"(":
+                depth += 1
+            elif token[0] == b")":
+                depth -= 1
+                if depth == 0:
+                    closing = token.start()
+                    break
+        named = _name_before_parameters(self.source, opening + 1, closing) if closing > 0 else None
+        if named is None:
+            return None
+        prefix = scope.qualified_name if scope is not None and scope.kind == "namespace" else None
+        signature = self.header(anchor.start_byte, closing + 1)
+        qualified_name = f"{prefix}::{named}" if prefix else named
+        return self.symbol(named, qualified_name, "function", anchor, signature, prefix, True)
+
     def defines_function_named_by_argument(self, macro: str) -> bool:
         """Whether this file's `#define MACRO(name)` opens a function of that name, as libtiff's
         `#define DECLAREContigPutFunc(name) static void name(TIFFRGBAImage *img, ...)` does: a
@@ -1302,10 +1336,18 @@ class _Reader:
         Its name and the name it is qualified by: as written, every argument kept (each test was
         one more `TEST`, and `repomap symbols HandlesEmpty` found none), but a single argument
         is the name, as C's `macro_named_function` has it (`BOOST_AUTO_TEST_CASE(test_add)`:
-        `test_add`); None when it is not that shape."""
+        `test_add`), and a name before a parameter list among them is the function's (libpng's
+        `PNG_FUNCTION`, see _name_before_parameters); None when it is not that shape."""
         if declarator.type != "function_declarator" or not _MACRO_NAME.fullmatch(name):
             return None
         parameters = declarator.child_by_field_name("parameters")
+        if parameters is not None and parameters.end_byte - parameters.start_byte > 2:
+            # libpng's `PNG_FUNCTION(void, png_error, (..), PNG_NORETURN) {` in C++
+            named = _name_before_parameters(
+                self.source, parameters.start_byte + 1, parameters.end_byte - 1
+            )
+            if named is not None:
+                return named, named
         arguments = []
         for parameter in parameters.named_children if parameters is not None else ():
             kind = (
@@ -1786,6 +1828,48 @@ class _Reader:
                     if name not in KEYWORDS and name not in NOT_MACROS:
                         calls.append((name, match.start()))
         return calls
+
+
+def _name_before_parameters(source: bytes, start: int, end: int) -> str | None:
+    """The function a macro's arguments (`source[start:end]`, inside its parentheses) name when
+    one of them, after the first, is its parameter list: libpng's `PNG_FUNCTION(type, name,
+    (params), attributes)` (22 core functions, png_malloc and png_error among them, were named
+    `PNG_FUNCTION(type)`). The name is the last word of the argument before the list, which
+    may be in parentheses itself (`(PNGCBAPI\npng_safe_error),(params)`: the list is then the
+    second of the two); None when there is no such argument."""
+    arguments: list[bytes] = []
+    pieces: list[bytes] = []  # of the argument being read, comments left out
+    depth, last = 0, start
+    for token in _ARGUMENT_TOKEN.finditer(source, start, end):
+        text = token[0]
+        if text == b"(":
+            depth += 1
+        elif text == b")":
+            depth -= 1
+        elif text == b",":
+            if depth == 0:
+                pieces.append(source[last : token.start()])
+                arguments.append(b"".join(pieces).strip())
+                pieces, last = [], token.end()
+        elif text[:2] in (b"//", b"/*"):
+            pieces += [source[last : token.start()], b" "]
+            last = token.end()
+    pieces.append(source[last:end])
+    arguments.append(b"".join(pieces).strip())
+    lists = [
+        index
+        for index, argument in enumerate(arguments)
+        if index > 0 and argument.startswith(b"(") and argument.endswith(b")")
+    ]
+    if not lists:
+        return None
+    index = lists[0]
+    while index + 1 < len(arguments) and index + 1 in lists:
+        index += 1  # `(PNGCBAPI name),(params)`: the last of adjacent lists is the parameters
+    found = _NAME_ARGUMENT.fullmatch(arguments[index - 1])
+    if found is None or bool(found[1]) != bool(found[3]) or found[2] in KEYWORDS:
+        return None  # `void` before `(name)`: no name
+    return found[2].decode()
 
 
 def _in_order(nodes: list[Node]) -> tuple[list[Node], list[int]]:

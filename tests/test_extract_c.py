@@ -1029,6 +1029,34 @@ def test_a_function_a_macro_of_another_file_names_is_named_by_its_argument(langu
     assert not used & {"mod_expire_handler", "getpid", "local_handler"}  # their own names
 
 
+@pytest.mark.parametrize("language", ["c", "cpp"])
+@pytest.mark.parametrize("storage", [b"static ", b""])
+def test_a_static_macro_head_with_a_parameter_list_names_its_function_and_keeps_the_next(
+    storage: bytes, language: str
+) -> None:
+    # libpng's pngerror.c: `static PNG_FUNCTION(void /* PRIVATE */,\npng_default_error,(..),
+    # PNG_NORETURN) {` was a function named `PNG_FUNCTION`, and png_longjmp after it was lost
+    # (its head had no return type before the macro); `PNG_FUNCTION(void, (PNGCBAPI\n
+    # png_safe_error),(..), ..)` was named `PNG_FUNCTION(void)`.
+    source = (
+        storage + b"PNG_FUNCTION(void /* PRIVATE */,\ndefault_error,(int p, const char *msg),\n"
+        b"    PNG_NORETURN)\n{\n   report(msg);\n}\n\n"
+        b"PNG_FUNCTION(void,PNGAPI\njump_back,(int p, int val),PNG_NORETURN)\n{\n"
+        b"   do_longjmp(p, val);\n}\n\n"
+        b"PNG_FUNCTION(void /* PRIVATE */, (PNGCBAPI\nsafe_error),(int p, const char *msg),\n"
+        b"    PNG_NORETURN)\n{\n   report(msg);\n}\n\n"
+        b"static PNG_FUNCTION(void,\nlast_one,(int p),PNG_NORETURN)\n{\n   other(p);\n}\n\n"
+        b"void normal_fn(int p)\n{\n   other(p);\n}\n"
+    )
+    assert _symbols(source, language) == [
+        ("default_error", "function", 1, 6),
+        ("jump_back", "function", 8, 12),
+        ("safe_error", "function", 14, 19),
+        ("last_one", "function", 21, 25),
+        ("normal_fn", "function", 27, 30),
+    ]
+
+
 def test_a_macro_this_file_defines_names_its_function_after_its_argument():
     # libtiff: `#define DECLAREContigPutFunc(name) static void name(...)`, then
     # `DECLAREContigPutFunc(putgreytile)\n{ .. }`: tree-sitter reads a function of type
