@@ -499,6 +499,7 @@ class _Reader:
         self.recovered_spans: list[_Span] = []
         self.unclosed = 0  # bodies whose braces never closed (recovered_span)
         self.argument_named_macros: dict[str, bool] = {}  # defines_function_named_by_argument
+        self.last_leading: tuple[int, int] | None = None  # note_doc: (declaration, last line)
 
     def text(self, start: int, end: int) -> str:
         return self.source[start:end].decode("utf-8", "replace")
@@ -585,7 +586,14 @@ class _Reader:
             while sibling is not None and sibling.type in _CONDITIONALS:
                 sibling = _first_guarded(sibling)  # lz4.h: the doc, then `#if`, then the function
             if sibling is not None:
-                self.docs[sibling.start_byte] = group.content  # the closest doc wins
+                # The closest doc wins, but a doc comment on the lines right above it is the
+                # declaration's too, as Doxygen joins them: cereal's `//! brief` line over a
+                # `/*! details */` block (256 definitions lost their brief to the class).
+                start, content = sibling.start_byte, group.content
+                if self.last_leading == (start, group.line - 1):
+                    content = f"{self.docs[start]}\n{content}"
+                self.docs[start] = content
+                self.last_leading = (start, group.end_line)
         else:  # `///<` documents what precedes it
             sibling = first.prev_named_sibling
             while sibling is not None and sibling.type == "comment":

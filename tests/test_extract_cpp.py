@@ -321,6 +321,28 @@ def test_doc_comments_set_the_documented_symbols_doc() -> None:
     assert found["llvm::SmallVector::operator=="].doc is None
 
 
+def test_a_brief_line_over_a_doc_block_is_the_doc_with_the_block() -> None:
+    # cereal (256 definitions): a `//!` brief line, then a `/*! */` block with the details,
+    # both Doxygen's doc of the method. The block alone was its doc, and the brief's words
+    # (`frobnicator`) found the class instead. A blank line between keeps the closest alone.
+    source = (
+        b"class Archive\n{\n  public:\n"
+        b"    //! Registers the widget with the frobnicator\n"
+        b"    /*! Longer details about ids.\n        @return the id */\n"
+        b"    int registerWidget(int w) { return w + 1; }\n\n"
+        b"    /// A group's title\n\n"
+        b"    /** Unregisters the gadget. */\n"
+        b"    int unregisterGadget(int g) { return g - 1; }\n"
+        b"};\n"
+    )
+    found = {s.name: s.doc for s in cpp.extract(source, "w.hpp").symbols}
+    assert found["registerWidget"] == (
+        "Registers the widget with the frobnicator\nLonger details about ids.\n@return the id"
+    )
+    assert found["unregisterGadget"] == "Unregisters the gadget."
+    assert found["Archive"] is None
+
+
 @pytest.mark.parametrize(
     "source, expected",
     [
