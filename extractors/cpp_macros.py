@@ -653,6 +653,12 @@ _CAPITALS = re.compile(rb"[A-Z][A-Z0-9_]*")
 _CAPITALS_END = re.compile(rb"\b[A-Z][A-Z0-9_]*[ \t]*\Z")
 # `(name) (`, and a function pointer's `(*name)(` (redis' `REDISMODULE_API size_t (*X)(..)`)
 _PARENTHESIZED_NAME = re.compile(rb"\([ \t*&^]*[A-Za-z_]\w*[ \t]*\)[ \t]*\(")
+# A variable's type and name, then its `=`, `;` or `[` (`fail_func_t g_fail = nullptr;`,
+# `std::vector<int> *v;`): one type, one name, no list of them.
+_TYPED_VARIABLE = re.compile(
+    rb"\s*[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*(?:\s*<[^<>;{}()=]*>)?(?:\s*[*&]+\s*|\s+)"
+    rb"[A-Za-z_]\w*\s*[=;\[]"
+)
 _QUALIFIED_NAME = re.compile(rb"~?[A-Za-z_]\w*(?:\s*::\s*~?[A-Za-z_]\w*)*")
 # A small lexer for text tree-sitter leaves unread: `#define` bodies, `#pragma`/`#error`
 # arguments (preproc_arg), and ERROR nodes, where recovery can split a literal into tokens.
@@ -1486,6 +1492,11 @@ def _macro_spans(source: bytes, lang: str) -> list[tuple[int, int]]:
             # `FOO_T count;`: the macro is the type, unless it stands alone on its line among
             # members and a whole declaration follows (`UV_REQ_FIELDS\n  uv_stream_t* h;`).
             if names >= 2 and _among_members(source, start, end):
+                spans.append((start, end))
+            elif names == 2 and _TYPED_VARIABLE.match(source, after, head.end() + 1):
+                # glog's `GLOG_EXPORT fail_func_t g_fail = nullptr;`: a type and a name after
+                # the macro, which is no type then. Left in, tree-sitter read `fail_func_t` as
+                # the name and the variable was lost (before `int`, a keyword, it was blanked).
                 spans.append((start, end))
             continue
         if _PARENTHESIZED_NAME.match(source, head.end()) and not _CAPITALS_END.search(head[0]):

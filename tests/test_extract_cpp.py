@@ -717,6 +717,29 @@ def test_a_function_a_test_macro_with_string_arguments_defines_is_named_by_its_f
     ]
 
 
+def test_an_export_macro_before_a_named_type_keeps_the_variable():
+    # glog: `GLOG_EXPORT fail_func_t g_fail = nullptr;` was lost (tree-sitter read
+    # `fail_func_t` as the declared name) while `GLOG_EXPORT int g_int = 0;` was found. A
+    # macro that is the type itself, before a list of names, stays the type.
+    source = (
+        b"typedef void (*fail_func_t)();\n"
+        b"GLOG_EXPORT fail_func_t g_fail = nullptr;\n"
+        b"GLOG_EXPORT int g_int = 0;\n"
+        b"MY_API std::vector<int> *g_list;\n"
+        b"MY_API table_t g_tables[4];\n"
+        b"FOO_T first, second;\n"
+    )
+    assert [(s.name, s.kind, s.start_line) for s in cpp.extract(source, "g.cc").symbols] == [
+        ("fail_func_t", "type", 1),
+        ("g_fail", "variable", 2),
+        ("g_int", "variable", 3),
+        ("g_list", "variable", 4),
+        ("g_tables", "variable", 5),
+        ("first", "variable", 6),
+        ("second", "variable", 6),
+    ]
+
+
 def test_a_macro_after_a_function_declarator_keeps_the_function():
     # spdlog's `size_t pid() SPDLOG_NOEXCEPT {`: tree-sitter-cpp read `pid()` as an initialiser
     # and the macro as the declared name; `now`, `pid` and `empty` were lost.
