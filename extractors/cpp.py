@@ -1376,7 +1376,9 @@ class _Reader:
 
     def variables(self, node: Node, anchor: Node, scope: Symbol | None) -> list[Symbol]:
         """Namespace-scope variables and constants: `int a = 1, *b;` declares two."""
-        if (scope is not None and scope.kind != "namespace") or node.has_error:
+        if (scope is not None and scope.kind != "namespace") or (
+            node.has_error and not _directives_misplaced(node)
+        ):
             return []  # locals and members are not symbols, nor is a broken parse
         declarators = node.children_by_field_name("declarator")
         if not declarators:
@@ -1878,6 +1880,23 @@ def _name_before_parameters(source: bytes, start: int, end: int) -> str | None:
     if found is None or bool(found[1]) != bool(found[3]) or found[2] in KEYWORDS:
         return None  # `void` before `(name)`: no name
     return found[2].decode()
+
+
+def _directives_misplaced(node: Node) -> bool:
+    """Whether each error in `node` is a directive line tree-sitter could not place, as one in
+    an initializer list (glog's `kSignals[] = { {..},\n#if !defined(_WIN32)\n {..},\n#endif`):
+    the declaration is whole around it, and the variable was lost."""
+    stack = [node]
+    while stack:
+        for child in stack.pop().children:
+            if child.type == "ERROR":
+                if child.start_point[1] != 0 or child.text is None or child.text[:1] != b"#":
+                    return False
+            elif child.is_missing:
+                return False
+            elif child.has_error:
+                stack.append(child)
+    return True
 
 
 def _in_order(nodes: list[Node]) -> tuple[list[Node], list[int]]:

@@ -740,6 +740,26 @@ def test_an_export_macro_before_a_named_type_keeps_the_variable():
     ]
 
 
+def test_a_conditional_inside_an_initializer_keeps_the_variable():
+    # glog's `const struct {..} kSignals[] = { {..},\n#if !defined(_WIN32)\n {..},\n#endif\n};`:
+    # the directives are errors inside the initializer list, and the table was lost. A
+    # declaration broken elsewhere still gives no variable.
+    source = (
+        b"const struct {\n  int number;\n  const char *name;\n} kSignals[] = {\n"
+        b'  { 11, "SIGSEGV" },\n#if !defined(_WIN32)\n  { 7, "SIGBUS" },\n#endif\n'
+        b'  { 15, "SIGTERM" },\n};\n'
+        b"static const int kAfter = 1;\n"
+        b"int broken = (1 +;\n"
+    )
+    found = [
+        (s.name, s.kind, s.start_line, s.end_line) for s in cpp.extract(source, "s.cc").symbols
+    ]
+    assert [f for f in found if f[1] != "field"] == [
+        ("kSignals", "constant", 1, 10),
+        ("kAfter", "constant", 11, 11),
+    ]
+
+
 def test_a_macro_after_a_function_declarator_keeps_the_function():
     # spdlog's `size_t pid() SPDLOG_NOEXCEPT {`: tree-sitter-cpp read `pid()` as an initialiser
     # and the macro as the declared name; `now`, `pid` and `empty` were lost.
