@@ -149,11 +149,15 @@ _QUALIFIED_ONLY = re.compile(rb"\(\s*[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)+\s*\)"
 # optional line of type words (`PyObject *`, `LZ4_FORCE_INLINE int`), then type words and the
 # name at column 0, then `(`. _Reader.recovered_functions checks the rest by hand.
 _RECOVERED_HEAD = re.compile(
-    rb"^(?P<head>(?:[A-Za-z_][\w \t*&]*(?:\([\w ,]*\)[\w \t*&]*)?\n)?"  # `__printf(3, 4)`
+    # `__printf(3, 4)`; a comment on that line: libpng's `int /* PRIVATE */`
+    # (ended at its first `*/`: one way to read a line of comments, no ReDoS)
+    rb"^(?P<head>(?:[A-Za-z_](?:[\w \t*&]|/\*(?:[^*\n]|\*(?!/))*\*/)*"
+    rb"(?:\([\w ,]*\)[\w \t*&]*)?\n)?"
     rb"(?:[A-Za-z_][\w \t*&]*?[ \t*&])?)"
     rb"(?P<name>[A-Za-z_]\w*(?:::~?[A-Za-z_]\w*)*)[ \t]*\(",
     re.MULTILINE,
 )
+_BLOCK_COMMENT = re.compile(rb"/\*.*?\*/")
 _AFTER_PARAMETERS = re.compile(
     rb"(?:\s|//[^\n]*|/\*.*?\*/|(?:const|noexcept|override|final)\b"
     # `__releases(rq->lock)`, `LOCKS_EXCLUDED(mu)`; `(?!\w)`: one way to split words, no ReDoS
@@ -966,7 +970,10 @@ class _Reader:
     ) -> _Span | None:
         source = self.source
         name = head["name"]
-        words = head["head"].replace(b"*", b" ").replace(b"&", b" ").split()
+        text = head["head"]
+        if b"/*" in text:
+            text = _BLOCK_COMMENT.sub(b" ", text)  # `int /* PRIVATE */`
+        words = text.replace(b"*", b" ").replace(b"&", b" ").split()
         if name in _NOT_IN_HEADS or name in NOT_MACROS or _NOT_IN_HEADS.intersection(words):
             return None
         index = bisect_right(read_starts, head.start()) - 1

@@ -1612,6 +1612,25 @@ def test_a_macro_around_a_whole_function_head_leaves_the_function(language: str)
     assert cmpxchgi.signature == "static int cmpxchgi(int* ptr, int oldval, int newval)"
 
 
+def test_a_comment_after_the_return_type_of_a_recovered_function_keeps_it() -> None:
+    # libpng's png.c: `int /* PRIVATE */\npng_icc_check_header(..)` after a function whose
+    # `#if` and `#else` branches each hold an `else if` (tree-sitter reads those as functions
+    # named `if`, and recovery finds the next heads in the text). The comment on the type's
+    # line kept the head from being found: all three png_icc_check_* functions were lost.
+    source = (
+        b"int check_length(int n)\n{\n   if (n)\n      return 0;\n#if 1\n"
+        b"   else if (n > 10)\n      return 0;\n#else\n   else if (MAX < n)\n"
+        b'      return error(n,\n             "too long");\n#endif\n   return 1;\n}\n\n'
+        b"int /* PRIVATE */\ncheck_header(int n)\n{\n   return n;\n}\n\n"
+        b"int check_tags(int n)\n{\n   return n;\n}\n"
+    )
+    assert _symbols(source) == [
+        ("check_length", "function", 1, 14),
+        ("check_header", "function", 16, 20),
+        ("check_tags", "function", 22, 25),
+    ]
+
+
 @pytest.mark.parametrize("language", ["c", "cpp"])
 def test_an_else_if_branch_behind_a_conditional_loses_no_function(language: str) -> None:
     # mbedtls' udp_proxy.c: `#if defined(X)` / `else if (..) {` / `#endif` in an if chain.
