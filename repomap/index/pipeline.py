@@ -152,7 +152,12 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # group's `/// @{`, are no doc; a Python function's recursive call is a reference (its own name
 # was first used on its `def` line, dropped); a `//` comment ending in `\` ends on its line;
 # a Rust impl for a reference is named by the type it is to (`Map`, not `&'a Map`)
-EXTRACTOR_VERSION = "57"
+# 58: a C/C++ function a capitals macro names by its one argument is named by it, qualified
+# as written (`SYSCALL_DEFINE0(getpid)`: `getpid`); libpng's `static PNG_FUNCTION(..)` names
+# its function and keeps the next; adjacent doc comments are joined (`//!` brief over `/*!`);
+# `EXPORT_MACRO type name = ..;` and an initializer holding an `#if` keep their variable; a
+# comment on a recovered function's return-type line (`int /* PRIVATE */`)
+EXTRACTOR_VERSION = "58"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 FORK_WAIT_SECONDS = 30.0  # the workers' fork is ~10-50 ms; a bound, should it never come
