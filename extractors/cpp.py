@@ -176,6 +176,7 @@ _NUMBER_OR_NAME = re.compile(rb"\.?\d(?:[\w.]|[eEpP][+-])*|([A-Za-z_]\w*)")
 _LITERAL_OR_COMMENT = re.compile(rb"[/\"']")
 _IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
 _MACRO_NAME = re.compile(r"[A-Z][A-Z0-9_]*")  # TEST, TEST_F, BOOST_AUTO_TEST_CASE
+_TEST_MACRO = re.compile(r"(?:\A|_)TEST(?:_|\Z)", re.IGNORECASE)  # TEST, START_TEST, Test
 _MACRO_CALL_BYTES = 2000  # a typedef's macro call read at most this far for its `)`
 # What splits a macro's arguments: a comment or literal is skipped whole (`void /* PRIVATE */`)
 _ARGUMENT_TOKEN = re.compile(
@@ -1289,6 +1290,8 @@ class _Reader:
             written = name  # libtiff's `DECLAREContigPutFunc(putgreytile) {`: a plain function
         elif not macro.islower():  # a capital in it: `SYSCALL_DEFINE0`, `DeclarePutFunc`
             written = f"{macro}({name})"
+            if _names_tested_function(macro, name):
+                name = written
         else:
             return None  # `foreach(x) {`: more likely a loop whose function was lost
         prefix = scope.qualified_name if scope is not None and scope.kind == "namespace" else None
@@ -1372,12 +1375,14 @@ class _Reader:
                 return None  # `FOO(int x)`: a real parameter list
             arguments.append(kind)
         if len(arguments) == 1:
-            only = arguments[0]
-            self.name_starts.add(only.start_byte)  # its own name: no use of itself
-            argument = self.node_text(only)
+            argument = self.node_text(arguments[0])
+            written = f"{name}({argument})"
             if self.defines_function_named_by_argument(name):
-                return argument, argument
-            return argument, f"{name}({argument})"
+                written = argument
+            elif _names_tested_function(name, argument):
+                return written, written  # `TEST(strv_find)`: a use of strv_find, as it was
+            self.name_starts.add(arguments[0].start_byte)  # its own name: no use of itself
+            return argument, written
         written = f"{name}({', '.join(self.node_text(a) for a in arguments)})"
         return (written, written) if arguments else None
 
@@ -1845,6 +1850,15 @@ class _Reader:
                     if name not in KEYWORDS and name not in NOT_MACROS:
                         calls.append((name, match.start()))
         return calls
+
+
+def _names_tested_function(macro: str, argument: str) -> bool:
+    """Whether a test macro's one argument names the function under test, not the test: the
+    function systemd's `TEST(strv_find) {` makes is `test_strv_find`, and 598 of its 1,013
+    tests named by their argument shared their name with the function they test (`show`,
+    `refs` and the ranking's graph then took the test for it). jemalloc's
+    `TEST_BEGIN(test_zero)` and expat's `START_TEST(test_xml_parse)` name the test itself."""
+    return _TEST_MACRO.search(macro) is not None and not argument.lower().startswith("test")
 
 
 def _name_before_parameters(source: bytes, start: int, end: int) -> str | None:

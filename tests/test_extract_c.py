@@ -1009,13 +1009,17 @@ def test_a_function_a_macro_of_another_file_names_is_named_by_its_argument(langu
     # then mod_expire.c's `REQUEST_FUNC(mod_expire_handler) {`: the function was named
     # `REQUEST_FUNC(mod_expire_handler)` (215 handlers), and `repomap symbols
     # mod_expire_handler` found none. Its qualified name keeps the macro as written; a macro
-    # this file defines makes a plain function, as before.
+    # this file defines makes a plain function, as before. A test macro's argument names its
+    # test only when it says so: systemd's `TEST(strv_find)` tests strv_find (and makes
+    # `test_strv_find`), jemalloc's `TEST_BEGIN(test_zero)` makes `test_zero`.
     source = (
         b'#include "plugin.h"\n'
         b"REQUEST_FUNC(mod_expire_handler) {\n    return helper(r);\n}\n\n"
         b"SYSCALL_DEFINE0(getpid)\n{\n\treturn 1;\n}\n\n"
         b"#define HANDLER(name) static int name(int r)\n"
-        b"HANDLER(local_handler) {\n    return r;\n}\n"
+        b"HANDLER(local_handler) {\n    return r;\n}\n\n"
+        b"TEST(strv_find) {\n    check(1);\n}\n\n"
+        b"TEST_BEGIN(test_zero) {\n    check(0);\n}\n"
     )
     result = extract(language, source, "mod_expire.c")
     found = [(s.name, s.qualified_name, s.start_line) for s in result.symbols]
@@ -1024,9 +1028,11 @@ def test_a_function_a_macro_of_another_file_names_is_named_by_its_argument(langu
         ("getpid", "SYSCALL_DEFINE0(getpid)", 6),
         ("HANDLER", "HANDLER", 11),
         ("local_handler", "local_handler", 12),
+        ("TEST(strv_find)", "TEST(strv_find)", 16),
+        ("test_zero", "TEST_BEGIN(test_zero)", 20),
     ]
     used = {r.name for r in result.references}
-    assert not used & {"mod_expire_handler", "getpid", "local_handler"}  # their own names
+    assert not used & {"mod_expire_handler", "getpid", "local_handler", "test_zero"}
 
 
 @pytest.mark.parametrize("language", ["c", "cpp"])

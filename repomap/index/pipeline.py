@@ -153,10 +153,11 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # was first used on its `def` line, dropped); a `//` comment ending in `\` ends on its line;
 # a Rust impl for a reference is named by the type it is to (`Map`, not `&'a Map`)
 # 58: a C/C++ function a capitals macro names by its one argument is named by it, qualified
-# as written (`SYSCALL_DEFINE0(getpid)`: `getpid`); libpng's `static PNG_FUNCTION(..)` names
-# its function and keeps the next; adjacent doc comments are joined (`//!` brief over `/*!`);
-# `EXPORT_MACRO type name = ..;` and an initializer holding an `#if` keep their variable; a
-# comment on a recovered function's return-type line (`int /* PRIVATE */`)
+# as written (`SYSCALL_DEFINE0(getpid)`: `getpid`; a test macro's only when it says `test`);
+# libpng's `static PNG_FUNCTION(..)` names its function and keeps the next; adjacent doc
+# comments are joined (`//!` brief over `/*!`); `EXPORT_MACRO type name = ..;` and an
+# initializer holding an `#if` keep their variable, as does a recovered function head with a
+# comment on its return type's line (`int /* PRIVATE */`)
 EXTRACTOR_VERSION = "58"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
