@@ -192,8 +192,8 @@ _HAS_LETTER = re.compile(r"[^\W\d_]")  # a comment that says something, not a ru
 # A plain comment that is a licence (a file's header right above its first declaration) or a
 # tool's mark (`// NOLINT`, `/* clang-format off */`, `/* FALLTHROUGH */`) documents nothing.
 _LICENCE = re.compile(
-    r"SPDX-License-Identifier|\bCopyright\b|Permission is hereby granted|General Public License"
-    r"|Licensed under the",
+    r"SPDX-License-Identifier|\bCopyright\s*(?:\(c\)|©|\d)|All rights reserved"
+    r"|Permission is hereby granted|General Public License|Licensed under the",
     re.IGNORECASE,
 )
 _TOOL_MARK = re.compile(
@@ -267,11 +267,14 @@ def extract_as(lang: str, source: bytes, namespaces: Table = EMPTY) -> Extractio
 
 
 def _extract(source: bytes, lang: str, namespaces: Table = EMPTY) -> Extraction:
+    last_line = None
     if source and not source.endswith(b"\n"):
         # The scans for lines (`\n}`, a directive's line) find a last line without its end
         # only sometimes: a file ending in `}` lost its last function to a call (libjpeg-turbo's
-        # jsimd.c, cut down). One more newline changes no offset nor line of the file's own.
+        # jsimd.c, cut down). One more newline changes no offset nor line of the file's own,
+        # but what ends in a `\` takes it (`"\`, `// ...\`): such ends are cut back below.
         source += b"\n"
+        last_line = source.count(b"\n")
     blanked, macro_spans, unread = _blank_macros(source, lang)
     root = parse(lang, blanked)
     reader = _Reader(source, QueryCursor(_query(lang)).captures(root), lang)
@@ -309,10 +312,15 @@ def _extract(source: bytes, lang: str, namespaces: Table = EMPTY) -> Extraction:
     else:
         symbols = records
     texts.sort(key=itemgetter(0))  # document order
+    elements = [element for _, element in texts]
+    if last_line is not None:
+        elements = [
+            e if e.end_line <= last_line else e._replace(end_line=last_line) for e in elements
+        ]
     return Extraction(
         symbols=_records_documented_by_aliases(symbols),
         references=reader.references(owners),
-        texts=[element for _, element in texts],
+        texts=elements,
         note="syntax errors" if root.has_error else None,
     )
 

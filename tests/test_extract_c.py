@@ -2761,7 +2761,8 @@ def test_a_licence_or_a_tools_mark_right_above_a_declaration_is_no_doc() -> None
         b"/* Copyright (c) 2020 Foo.\n * SPDX-License-Identifier: MIT */\nint licensed(void);\n\n"
         b"// NOLINT\nint marked(void);\n\n/* FALLTHROUGH */\nint fell(void);\n\n"
         b"// clang-format off\nint unformatted(void);\n\n"
-        b"/* Copy the lint flags. */\nint copies(void);\n"
+        b"/* Copy the lint flags. */\nint copies(void);\n\n"
+        b"/* Returns the copyright notice. */\nconst char *notice(void);\n"
     )
     docs = {s.qualified_name: s.doc for s in extract("c", source, "x.c").symbols}
     assert docs == {
@@ -2770,6 +2771,7 @@ def test_a_licence_or_a_tools_mark_right_above_a_declaration_is_no_doc() -> None
         "fell": None,
         "unformatted": None,
         "copies": "Copy the lint flags.",
+        "notice": "Returns the copyright notice.",
     }
 
 
