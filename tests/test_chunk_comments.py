@@ -124,6 +124,11 @@ def test_a_file_a_tool_wrote_is_demoted_and_a_mention_of_generated_is_not() -> N
     assert not any(chunk.is_test for chunk in chunks_of("python", "perm.py", own).values())
     late = b"int f(void) { return 1; }\n" * 100 + b"/* DO NOT EDIT the table below */\n"
     assert not chunks_of("c", "late.c", late)["f"].is_test  # a header's words, not a body's
+    # the generator's own source, and a person's note: no mark
+    maker = b'HEADER = "/* DO NOT EDIT: written by gen.py */"\n\n\ndef f():\n    return 1\n'
+    assert not chunks_of("python", "gen.py", maker)["f"].is_test
+    note = b"# Keep sorted; do not edit the order by hand.\ndef g():\n    return 1\n"
+    assert not chunks_of("python", "order.py", note)["g"].is_test
 
 
 def test_a_comment_above_an_include_or_an_import_is_not_the_next_definitions() -> None:

@@ -636,6 +636,9 @@ def test_nth_counts_one_roots_matches_after_anothers(make_repo, tmp_path: Path) 
         "here, file or a qualified name to choose."
     )
     assert found[2]["warning"].startswith("3 symbols match 'run' in 2 roots; showing [3]")
+    # `!label/...` leaves that root's files out, the other roots whole
+    beta_only = ok(server, "search_symbols", {"query": "run", "path": "!alpha/a.py"})
+    assert {r["file_path"] for r in beta_only["results"]} == {"beta/b.py"}
     lone = make_repo({"c.py": "def solo():\n    pass\n"}, tmp_path / "gamma")
     single = build_server([_settings(lone), _settings(alpha)])
     assert ok(single, "get_symbol_content", {"name": "solo"}).get("warning") is None

@@ -1013,6 +1013,12 @@ def test_a_path_filter_after_a_bang_keeps_every_file_but_those(tmp_path: Path) -
         assert files == {"src/pool.py"}, command
     empty = run_cli("symbols", "acquire_connection", "--path", "!", "--root", root)
     assert empty.returncode == 2 and "excludes nothing" in empty.stderr
+    # a file whose name holds `[`, named by its tail (`[slug]` is no glob's class then)
+    (root / "src" / "pages").mkdir()
+    (root / "src" / "pages" / "[slug].py").write_text("def slug_page():\n    return 3\n")
+    assert run_cli("index", root).returncode == 0
+    slug = run_cli("symbols", "slug_page", "--path", "pages/[slug].py", "--json", "--root", root)
+    assert [r["file_path"] for r in json.loads(slug.stdout)["results"]] == ["src/pages/[slug].py"]
 
 
 def test_refs_lists_a_recursive_call_but_not_the_header_or_a_docstring_naming_it(
@@ -1043,6 +1049,10 @@ def test_refs_lists_a_recursive_call_but_not_the_header_or_a_docstring_naming_it
         "    /* walk\n"
         "       walk again */\n"
         "    if (n) return walk(n - 1);\n"
+        "    /* the child\n"
+        '       walk */ if (n) return walk(n - 2, "a");\n'
+        '    puts("x"); walk(n); /* a walk\n'
+        "       note */\n"
         "    return 0;\n"
         "}\n"
         "int user(void) { return walk(3); }\n"
@@ -1054,7 +1064,9 @@ def test_refs_lists_a_recursive_call_but_not_the_header_or_a_docstring_naming_it
         "a.py:7  in walk  walk(child)\n"
         "a.py:11  in user  return walk([])  # walk it\n"
         "b.c:6  in walk  if (n) return walk(n - 1);\n"
-        "b.c:9  in user  int user(void) { return walk(3); }\n"
+        'b.c:8  in walk  walk */ if (n) return walk(n - 2, "a");\n'
+        'b.c:9  in walk  puts("x"); walk(n); /* a walk\n'
+        "b.c:13  in user  int user(void) { return walk(3); }\n"
     )
 
 

@@ -216,3 +216,13 @@ def test_mcp_watch_re_indexes_in_the_servers_process(make_repo) -> None:
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_the_watch_sees_what_the_index_reads_by_name() -> None:
+    # A build's template of a header is indexed (`logging.h.in`): an edit to it was never seen,
+    # the watch's own suffix list had no `.in`.
+    from repomap.index.watch import is_indexed_name
+
+    assert is_indexed_name("logging.h.in") and is_indexed_name("pool.py")
+    assert is_indexed_name(".gitignore") and is_indexed_name("README.md")
+    assert not is_indexed_name("Makefile.in") and not is_indexed_name("photo.png")

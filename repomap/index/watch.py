@@ -37,7 +37,7 @@ from pathlib import Path
 import watchfiles
 
 from repomap.index.discover import ALWAYS_SKIPPED_DIRS, IGNORE_FILES, Walk, walk
-from repomap.languages import DATA_FORMATS, DOC_FORMATS, LANGUAGE_BY_SUFFIX
+from repomap.languages import DATA_FORMATS, DOC_FORMATS, LANGUAGE_BY_SUFFIX, is_read
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +59,8 @@ def is_indexed_name(name: str) -> bool:
     if name in IGNORE_FILES:
         return True
     dot = name.rfind(".")
+    if dot > 0 and name[dot:].lower() == ".in":  # `logging.h.in`: read as the file it makes
+        return is_read(name)
     return dot > 0 and name[dot:].lower() in INDEXED_SUFFIXES
 
 

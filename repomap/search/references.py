@@ -77,9 +77,8 @@ _STARTS_SQL = "SELECT start_line FROM symbols WHERE file_id = ? AND name = ?"
 HEADER_LINES = 8  # a definition's lines read for its name at most
 # A file's comments and strings over several lines (a docstring's middle lines are no code,
 # though a line alone cannot tell).
-_TEXT_SQL = (
-    "SELECT line_number, end_line FROM code_text WHERE file_id = ? AND end_line > line_number"
-)
+_TEXT_SQL = """SELECT line_number, end_line, element_type = 1 FROM code_text
+    WHERE file_id = ? AND end_line > line_number"""
 _DEFINED_SQL = "SELECT 1 FROM symbols WHERE name = ? LIMIT 1"
 
 
@@ -217,11 +216,12 @@ class _CodeLines:
     ) -> None:
         self.language, self.naming = language, naming
         self.inside: set[int] = set()
-        self.firsts: set[int] = set()
-        self.lasts: set[int] = set()
-        for start, end in db.conn.execute(_TEXT_SQL, (file_id,)):
-            self.firsts.add(start)
-            self.lasts.add(end)
+        # the first and last lines of comments (True) and strings (False) over several lines
+        self.firsts: dict[int, bool] = {}
+        self.lasts: dict[int, bool] = {}
+        for start, end, comment in db.conn.execute(_TEXT_SQL, (file_id,)):
+            self.firsts[start] = bool(comment)
+            self.lasts[end] = bool(comment)
             self.inside.update(range(start + 1, end))
         self.headers: set[int] = set()
         for (start,) in db.conn.execute(_STARTS_SQL, (file_id, name)):
@@ -238,24 +238,36 @@ class _CodeLines:
         if number in self.inside:
             return False
         if number in self.lasts:
-            line = _after_closing(line)
+            line = _after_closing(line, self.lasts[number])
         if number in self.firsts:
-            line = _before_opening(line)
+            line = _before_opening(line, self.firsts[number])
         return self.naming(line, self.language)
 
 
-_CLOSING = re.compile(r'.*(?:"""|\'\'\'|\*/|")')  # a text's last line: up to its last delimiter
-_OPENING = re.compile(r'"""|\'\'\'|/\*|"')  # its first line: from its first delimiter
+_QUOTES = ('"""', "'''", '"', "'")  # a string's delimiters, the longest first
 
 
-def _after_closing(line: str) -> str:
-    found = _CLOSING.match(line)
-    return line[found.end() :] if found else line
+def _after_closing(line: str, comment: bool) -> str:
+    """A comment's or string's last line from where it ends: after its first `*/` or closing
+    quote (`   end */ return walk(n);`, a docstring's closing quotes then `+ walk()`)."""
+    if comment:
+        end = line.find("*/")
+        return line[end + 2 :] if end >= 0 else line  # a `//` or `#` run: _code_part's
+    ends = [(line.find(quote), -len(quote)) for quote in _QUOTES if quote in line]
+    if not ends:
+        return line
+    at, width = min(ends)
+    return line[at - width :]
 
 
-def _before_opening(line: str) -> str:
-    found = _OPENING.search(line)
-    return line[: found.start()] if found else line
+def _before_opening(line: str, comment: bool) -> str:
+    """A comment's or string's first line up to where it starts: before its last `/*` or
+    opening quote (`puts("x"); walk(n); /* start`)."""
+    if comment:
+        start = line.rfind("/*")
+        return line[:start] if start >= 0 else line
+    start = max(line.rfind('"'), line.rfind("'"))  # of `"""`, its last quote: `""` is no name
+    return line[:start] if start >= 0 else line
 
 
 def _naming(name: str) -> Callable[[str, str], bool]:

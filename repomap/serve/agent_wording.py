@@ -12,8 +12,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+# A flag where the library writes one: at a line's or phrase's start, after a space, `(` or a
+# backquote (never inside a path: `src/--path/x.py`).
+_FLAG = r"(?:(?<=^)|(?<=[\s(`]))"
 # (a command line as the library writes it, between backquotes) -> the tool call that does it
 _REWRITES: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"`symbols --kind (\w+)`"), r'`search_symbols(kind="\1")`'),
     (re.compile(r"`repomap files ([^`]+)`"), r'`find_files(query="\1")`'),
     (re.compile(r"`repomap sources --dir ([^`]+)`"), r'`list_sources(dir="\1")`'),
     (re.compile(r"`repomap sources --pattern '?([^`']+)'?`"), r'`list_sources(pattern="\1")`'),
@@ -27,13 +31,13 @@ _REWRITES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"`repomap search`"), "`search_code`"),
     (re.compile(r"`repomap history NAME`"), "`search_commits`"),
     (re.compile(r"--nth N \(nth=N over MCP and HTTP\)"), "nth=N"),
-    (re.compile(r"`?--nth (\w+)`?"), r"nth=\1"),
-    (re.compile(r"`?--mode (\w+)`?"), r'mode="\1"'),
+    (re.compile(_FLAG + r"`?--nth (\w+)`?"), r"nth=\1"),
+    (re.compile(_FLAG + r"`?--mode (\w+)`?"), r'mode="\1"'),
     (re.compile(r"\(--literal\)"), "(literal=true)"),
-    (re.compile(r"`?--path ([^`\s]+)`?"), r'path="\1"'),
-    (re.compile(r"`--path`|(?<![\w-])--path(?![\w-])"), "path"),
-    (re.compile(r"`--kind`|(?<![\w-])--kind(?![\w-])"), "kind"),
-    (re.compile(r"(?<![\w-])--file(?![\w-])"), "file"),
+    (re.compile(_FLAG + r"`?--path ([^`\s\"']+)`?"), r'path="\1"'),
+    (re.compile(r"`--path`|" + _FLAG + r"--path(?![\w-])"), "path"),
+    (re.compile(r"`--kind`|" + _FLAG + r"--kind(?![\w-])"), "kind"),
+    (re.compile(_FLAG + r"--file(?![\w-])"), "file"),
 ]
 
 

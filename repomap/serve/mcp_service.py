@@ -355,8 +355,9 @@ class Service:
         others = [text for number, text in enumerate(listed, 1) if number != shown]
         cap = snippets.MAX_OTHERS
         more = f" and {len(others) - cap} more" if len(others) > cap else ""
+        roots = len({id(root) for root, _ in rows})
         return (
-            f"{len(rows)} symbols match {name!r} in {len({id(r) for r, _ in rows})} roots; "
+            f"{len(rows)} symbols match {name!r}{f' in {roots} roots' if roots > 1 else ''}; "
             f"showing {listed[shown - 1]}. Others: {'; '.join(others[:cap])}{more}. "
             "Pass nth=N as numbered here, file or a qualified name to choose."
         )

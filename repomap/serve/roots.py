@@ -118,6 +118,14 @@ class Roots:
         if raw is None or not raw.strip():
             return [(root, None) for root in self.all]
         raw = raw.strip()
+        if self.multi and raw.startswith("!") and not os.path.isabs(raw[1:]):
+            # `!alpha/tests/`: every file but alpha's tests, and every other root whole
+            root, rest = self._split(raw[1:])
+            if root is not None:
+                excluded = _checked_filter(root, rest)
+                if excluded is None:  # `!alpha`: the other roots
+                    return [(each, None) for each in self.all if each is not root]
+                return [(each, "!" + excluded if each is root else None) for each in self.all]
         if self.multi and not os.path.isabs(raw):
             root, rest = self._split(raw)
             if root is not None:

@@ -118,6 +118,11 @@ def ids_matching(
 
     if path_filter is None:
         return sorted(read("").values())
+    if path_filter.glob and "[" in path_filter.text:  # `pages/[slug].py`: that file, if any
+        literal_filter = paths.parse_literal(path_filter.text)
+        literal = ids_matching(db, literal_filter, table=table, language=language)
+        if literal:
+            return literal
     found = read(path_filter.prefix)  # what the filter can name from the root
     kept = path_filter.select(found)
     if not kept and path_filter.prefix and path_filter.tails:  # tails can be anywhere
