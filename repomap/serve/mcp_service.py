@@ -323,6 +323,18 @@ class Service:
             return SymbolSource(notices=notices, **fields)
         raise missing[0]
 
+    def _matches(
+        self, scopes: list[tuple[Root, str | None]], name: str
+    ) -> Iterator[tuple[Root, str | None, list[symbols.SymbolRow]]]:
+        """Each root that has `name`, with its filter and its matches, best first."""
+        for root, file_filter in scopes:
+            with self.reading(root) as db:
+                try:
+                    match = symbols.find_symbol(db, name, file_filter)
+                except symbols.SymbolNotFound:
+                    continue
+            yield root, file_filter, [match.best, *match.others]
+
     def _roots_warning(
         self,
         scopes: list[tuple[Root, str | None]],
@@ -334,14 +346,7 @@ class Service:
         after another) with each path as the tools give it (`lighttpd/src/server.c`): a root's
         own warning listed its matches alone, without its label (the MCP agent user's finding).
         With `only_if_elsewhere`: None unless another root than that one has a match."""
-        rows: list[tuple[Root, symbols.SymbolRow]] = []
-        for root, file_filter in scopes:
-            with self.reading(root) as db:
-                try:
-                    match = symbols.find_symbol(db, name, file_filter)
-                except symbols.SymbolNotFound:
-                    continue
-            rows += [(root, row) for row in (match.best, *match.others)]
+        rows = [(root, row) for root, _, found in self._matches(scopes, name) for row in found]
         if len(rows) < 2 or (
             only_if_elsewhere is not None and all(root is only_if_elsewhere for root, _ in rows)
         ):
@@ -368,13 +373,8 @@ class Service:
         """The root that holds the `nth` match when the roots' matches are counted one root
         after another (the first root's best is the answer without nth), and its own nth."""
         counted = 0
-        for root, file_filter in scopes:
-            with self.reading(root) as db:
-                try:
-                    match = symbols.find_symbol(db, name, file_filter)
-                except symbols.SymbolNotFound:
-                    continue
-            here = 1 + len(match.others)
+        for root, file_filter, found in self._matches(scopes, name):
+            here = len(found)
             if nth <= counted + here:
                 return [(root, file_filter)], nth - counted
             counted += here
