@@ -359,6 +359,8 @@ def test_gateway_tools_outline_read_list_and_find(repo: Path) -> None:
     # the advice names the tool that does it, not a command line (`repomap sources --dir pkg`)
     assert 'list_sources(dir="pkg")' in error(server, "read_file", {"path": "pkg"})
     assert "does not exist" in error(server, "read_file", {"path": "missing.py"})
+    # a name over the system's 255 bytes: a clear error, not an internal one (a fuzz seed)
+    assert "cannot be read: File name too long" in error(server, "read_file", {"path": "ı" * 200})
 
 
 def test_index_status_and_help(repo: Path) -> None:

@@ -20,9 +20,11 @@ UTF-8 paths is also their bytewise order.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
+import stat
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -94,16 +96,17 @@ def _relative(path: Path, root: Path) -> str:
 def existing_file(root: Path, raw: str) -> InsidePath:
     """resolve_path() for a path that must name a regular file."""
     inside = resolve_path(root, raw)
-    if inside.path.is_dir():
+    found = _stat(inside, raw)
+    if found is not None and stat.S_ISDIR(found.st_mode):
         raise BadArgument(
             f"{raw} is a directory; `repomap sources --dir {raw}` lists what is in it"
         )
-    if not inside.path.exists():
+    if found is None:
         raise PathNotFound(
             f"{raw} does not exist under {root.resolve()}; "
             f"`repomap files {Path(raw).name}` searches file names"
         )
-    if not inside.path.is_file():  # a FIFO or a device would block or never end
+    if not stat.S_ISREG(found.st_mode):  # a FIFO or a device would block or never end
         raise BadArgument(f"{raw} is not a regular file")
     if is_secret_file(inside.rel_path) or is_secret_file(inside.real_rel_path):
         raise BadArgument(
@@ -116,11 +119,23 @@ def existing_file(root: Path, raw: str) -> InsidePath:
 def existing_dir(root: Path, raw: str) -> InsidePath:
     """resolve_path() for a path that must name a directory."""
     inside = resolve_path(root, raw)
-    if not inside.path.exists():
+    found = _stat(inside, raw)
+    if found is None:
         raise PathNotFound(f"{raw} does not exist under {root.resolve()}")
-    if not inside.path.is_dir():
+    if not stat.S_ISDIR(found.st_mode):
         raise BadArgument(f"{raw} is a file, not a directory; `repomap open {raw}` shows it")
     return inside
+
+
+def _stat(inside: InsidePath, raw: str) -> os.stat_result | None:
+    """What lies at a path (links followed), None when nothing does; a name the system cannot
+    look up (a part over 255 bytes: Path.is_dir() raised it) is a clear error."""
+    try:
+        return inside.path.stat()
+    except OSError as error:
+        if error.errno in (errno.ENOENT, errno.ENOTDIR):
+            return None
+        raise BadArgument(f"{raw[:200]} cannot be read: {error.strerror}") from None
 
 
 # --- truncation ------------------------------------------------------------------------------
@@ -679,10 +694,10 @@ def _changed(root: Path, paths: list[str], indexed: dict[str, _Indexed]) -> list
     changed = []
     for path in paths:
         try:
-            stat = (root / path).stat()
+            on_disk = (root / path).stat()
         except OSError:
             changed.append(path)
             continue
-        if (stat.st_size, stat.st_mtime_ns) != (indexed[path].size, indexed[path].mtime_ns):
+        if (on_disk.st_size, on_disk.st_mtime_ns) != (indexed[path].size, indexed[path].mtime_ns):
             changed.append(path)
     return changed
