@@ -176,6 +176,9 @@ _NUMBER_OR_NAME = re.compile(rb"\.?\d(?:[\w.]|[eEpP][+-])*|([A-Za-z_]\w*)")
 _LITERAL_OR_COMMENT = re.compile(rb"[/\"']")
 _IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
 _MACRO_NAME = re.compile(r"[A-Z][A-Z0-9_]*")  # TEST, TEST_F, BOOST_AUTO_TEST_CASE
+_SYSCALL = re.compile(
+    r"(?:COMPAT_)?SYSCALL_DEFINE\d"
+)  # the kernel's, named by their first argument
 _TEST_MACRO = re.compile(r"(?:\A|_)TEST(?:_|\Z)", re.IGNORECASE)  # TEST, START_TEST, Test
 _MACRO_CALL_BYTES = 2000  # a typedef's macro call read at most this far for its `)`
 # What splits a macro's arguments: a comment or literal is skipped whole (`void /* PRIVATE */`)
@@ -437,6 +440,7 @@ class _Span:
     name: str
     signature_end: int
     kind: str = "function"  # or a class-like kind, "namespace" or "enum": recovered_classes
+    written: str | None = None  # the name it is qualified by, when not `name` (a syscall's)
 
 
 # A `#define` the parse did not read (cpp_macros: inside an enum's braces): its name, its
@@ -837,6 +841,7 @@ class _Reader:
             if macro is None or arguments is None or macro.type != "identifier":
                 continue
             start, end = statement.start_byte, block.end_byte
+            written = None
             # A test or syscall after a long doc comment (LLVM's `MATCHER(Succeeded, "")`
             # follows 20 lines of comments and #defines): walked back further than blanking.
             before, line_start = previous_code(self.source, start, lines=64, continued=True)
@@ -855,6 +860,10 @@ class _Reader:
                 else:
                     shown = self.node_text(given[0]) if given else ""
                     name = f"{self.node_text(macro)}({shown})"
+                    if _SYSCALL.fullmatch(self.node_text(macro)) and given:
+                        # the kernel's `SYSCALL_DEFINE1(umask, int, mask)`: the syscall
+                        # `umask`, qualified as written (as `SYSCALL_DEFINE0(getpid)` is)
+                        written, name = name, shown
             elif before == b")" or before.isalnum() or before in (b"_", b"*"):
                 # `static int __init __printf(3, 4)\nappend_printf(...)\n{`: the head began on
                 # the line before; the function is the name on this one.
@@ -862,7 +871,9 @@ class _Reader:
             else:
                 continue
             point = _point(self.source, start)
-            spans.append(_Span(start, end, point, block.end_point, name, call.end_byte))
+            spans.append(
+                _Span(start, end, point, block.end_point, name, call.end_byte, written=written)
+            )
             self.recovered_spans.append(spans[-1])
         return spans
 
@@ -1059,6 +1070,12 @@ class _Reader:
         prefix = scope.qualified_name if scope is not None else None
         signature = self.header(span.start_byte, span.signature_end)
         name = parts[-1]
+        if span.written is not None:
+            return [
+                self.symbol(
+                    name, _join(prefix, [span.written]), "function", span, signature, prefix
+                )
+            ]
         if len(parts) == 1:
             member = scope is not None and scope.kind in _MEMBER_SCOPES
             kind = "method" if member else "function"

@@ -334,6 +334,22 @@ def test_a_build_template_of_a_c_or_cpp_file_is_read_as_that_file(make_repo) -> 
     assert found == [("src/glog/logging.h.in", "cpp")]
 
 
+def test_a_kernel_syscall_is_named_by_its_first_argument_and_qualified_as_written() -> None:
+    # `symbols umask` found nothing on the kernel: its 400-odd syscalls were named
+    # `SYSCALL_DEFINE1(umask)` (one argument: `getpid`, since extractor 58)
+    source = (
+        b"SYSCALL_DEFINE1(umask, int, mask)\n{\n\treturn ksys_umask(mask);\n}\n\n"
+        b"COMPAT_SYSCALL_DEFINE3(open, const char __user *, filename, int, flags, umode_t, m)\n"
+        b"{\n\treturn 0;\n}\n\nDEFINE_TEST(foo, int, x)\n{\n\treturn 0;\n}\n"
+    )
+    found = [(s.name, s.qualified_name) for s in extract("c", source, "kernel/sys.c").symbols]
+    assert found == [
+        ("umask", "SYSCALL_DEFINE1(umask)"),
+        ("open", "COMPAT_SYSCALL_DEFINE3(open)"),
+        ("DEFINE_TEST(foo)", "DEFINE_TEST(foo)"),  # another macro's first argument: as before
+    ]
+
+
 def test_c_is_a_language_filters_accept() -> None:
     assert resolve_language(" C ") == "c"
     assert resolve_language("c++") == "cpp"
@@ -883,14 +899,15 @@ def test_functions_a_macro_defines_are_functions_with_their_docs() -> None:
         (s.name, s.kind, s.start_line, s.end_line) for s in result.symbols if s.kind != "field"
     ]
     assert found == [
-        ("SYSCALL_DEFINE1(foo)", "function", 5, 9),
-        ("COMPAT_SYSCALL_DEFINE2(foo2)", "function", 12, 15),
+        ("foo", "function", 5, 9),  # qualified as written: SYSCALL_DEFINE1(foo)
+        ("foo2", "function", 12, 15),
         ("append_printf", "function", 19, 24),  # its head's first line ends in `(3, 4)`
         ("schedule_tail", "function", 30, 34),
     ]
-    by_name = {s.name: s for s in result.symbols}
+    by_name = {s.qualified_name: s for s in result.symbols}
     assert by_name["SYSCALL_DEFINE1(foo)"].doc == "sys_foo - do foo\n@x: the x"
     assert by_name["SYSCALL_DEFINE1(foo)"].signature == "SYSCALL_DEFINE1(foo, int, x)"
+    assert "COMPAT_SYSCALL_DEFINE2(foo2)" in by_name
     assert by_name["schedule_tail"].doc == (
         "schedule_tail - first thing a freshly forked thread must call."
     )

@@ -157,8 +157,9 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # libpng's `static PNG_FUNCTION(..)` names its function and keeps the next; adjacent doc
 # comments are joined (`//!` brief over `/*!`); `EXPORT_MACRO type name = ..;` and an
 # initializer holding an `#if` keep their variable, as does a recovered function head with a
-# comment on its return type's line (`int /* PRIVATE */`)
-EXTRACTOR_VERSION = "58"
+# comment on its return type's line (`int /* PRIVATE */`); 59: the kernel's
+# `SYSCALL_DEFINE1(umask, ..)` is `umask`, qualified as written; a licence is `Copyright (c)`
+EXTRACTOR_VERSION = "59"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 FORK_WAIT_SECONDS = 30.0  # the workers' fork is ~10-50 ms; a bound, should it never come
