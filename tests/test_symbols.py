@@ -1178,3 +1178,17 @@ def test_a_definition_without_a_doc_shows_its_header_declarations(tmp_path: Path
     assert docs("Cache::Insert")[0] == ("cache.cc", True, "Insert a mapping from key to value.")
     assert docs("checksum")[0] == ("cache.cc", True, "Compute the checksum.")
     assert ("b.c", True, None) in docs("callback")
+
+
+def test_a_search_of_common_words_alone_says_so(tmp_path: Path) -> None:
+    """`search "how does it"` answered at 1.00 with exit 0 and no word of why (a search user):
+    its common words are searched, as nothing else is left, and a note says so."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "a.py").write_text('def how_it_works():\n    """How does it work? It does."""\n')
+    assert run_cli("index", root).returncode == 0
+    found = run_cli("search", "how does it", "--mode", "lexical", "--root", root)
+    assert found.returncode == 0 and "a.py:1-2" in found.stdout
+    assert "note: every word of the question is a common word (how, does, it)" in found.stderr
+    plain = run_cli("search", "how the answer is computed", "--mode", "lexical", "--root", root)
+    assert "common word" not in plain.stderr

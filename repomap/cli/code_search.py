@@ -93,6 +93,7 @@ def search(
     # Imported after the model started loading in another thread (numpy is loaded by then).
     from repomap.search.code import (
         CHANGED_NOTE,
+        COMMON_WORDS_NOTE,
         NO_VECTORS_NOTE,
         NO_WORDS_NOTE,
         query_terms,
@@ -133,6 +134,10 @@ def search(
             click.echo(f"note: {NO_VECTORS_NOTE}", err=True)
         if result.word_matches == 0 and result.hits:
             click.echo(f"note: {NO_WORDS_NOTE}", err=True)
+        if result.common_words:
+            click.echo(
+                f"note: {COMMON_WORDS_NOTE.format(', '.join(result.common_words))}", err=True
+            )
         if result.changed_files:
             click.echo(f"note: {CHANGED_NOTE.format(', '.join(result.changed_files))}", err=True)
         if result.coverage is not None and result.coverage < 1:

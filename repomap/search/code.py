@@ -149,6 +149,9 @@ class CodeResults:
     # `compare`): scores are 0-1 within one index, each index's best at 1.0 (see `strength`)
     strength: float | None = None
     best_cosine: float | None = None  # the nearest chunk's, in semantic and hybrid mode
+    # the question's words when every one is a common word (`how does it`): searched, as
+    # nothing else is left, and said (a search user got a confident 1.00 and no word of why)
+    common_words: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -178,6 +181,10 @@ NO_WORDS_NOTE = (
 CHANGED_NOTE = (
     "changed since indexed, so lines may be off and no match lines are shown "
     "(`repomap index` updates them): {}"
+)
+COMMON_WORDS_NOTE = (
+    "every word of the question is a common word ({}): the results hold those words; "
+    "say what the code does, or use a name"
 )
 NO_VECTORS_NOTE = (
     "this index has no embeddings (yet): words only; `repomap index --embed` adds search by meaning"
@@ -676,6 +683,8 @@ def _search_code(
         semantic_share=weight if mode == "hybrid" else None,
         best_cosine=max(semantic.values(), default=None),
         changed_files=found.changed,
+        common_words=[t for t in terms if t in STOP_WORDS] if terms and all(
+            t in STOP_WORDS for t in terms) else [],
     )  # fmt: skip
     if compare:  # the question's words as searched, not parsed again
         result.strength = strength(db, result, terms)

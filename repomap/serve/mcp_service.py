@@ -533,6 +533,7 @@ class Service:
         coverage: float | None = None
         word_matches: int | None = None
         changed: list[str] = []
+        common: list[str] = []  # the question's words, when all are common ones
         used = mode
         embedding_said = False
         for root, path_filter in scopes:
@@ -574,6 +575,7 @@ class Service:
             if result.word_matches is not None:
                 word_matches = (word_matches or 0) + result.word_matches
             changed += [self.roots.out(root, path) for path in result.changed_files]
+            common = common or result.common_words
             if result.coverage is not None:
                 coverage = result.coverage if coverage is None else min(coverage, result.coverage)
         if self.roots.multi:
@@ -586,6 +588,8 @@ class Service:
             )
         if word_matches == 0 and found:
             notices.append(code_search.NO_WORDS_NOTE)
+        if common and found:
+            notices.append(code_search.COMMON_WORDS_NOTE.format(", ".join(common)))
         if changed:
             notices.append(code_search.CHANGED_NOTE.format(", ".join(changed)))
         if mode is None and used == "lexical" and found and not embedding_said:
