@@ -206,6 +206,11 @@ def parse(raw: str | None, root: Path | str | None = None) -> PathFilter | None:
         )
     if is_glob(text):
         return PathFilter(text, glob=True, anchored=text.startswith("/"), folder_only=False)
+    return _as_path(text)
+
+
+def _as_path(text: str) -> PathFilter | None:
+    """`text` (normalized) as a path from the root or a tail, its `*?[` as themselves."""
     anchored = text.startswith("/")
     folder_only = text.endswith("/")
     name = text.strip("/")
@@ -215,11 +220,10 @@ def parse(raw: str | None, root: Path | str | None = None) -> PathFilter | None:
 
 
 def parse_literal(text: str) -> PathFilter:
-    """A parsed filter's text read as a path, its glob characters as themselves."""
-    name = text.strip("/")
-    return PathFilter(
-        name + "/" * text.endswith("/"), False, text.startswith("/"), text.endswith("/")
-    )
+    """A parsed glob's text read as a path, its glob characters as themselves."""
+    literal = _as_path(text)
+    assert literal is not None  # a glob holds `*`, `?` or `[`: never empty
+    return literal
 
 
 def select(path_filter: PathFilter | None, rel_paths: Iterable[str]) -> list[str]:

@@ -96,6 +96,7 @@ def search(
         COMMON_WORDS_NOTE,
         NO_VECTORS_NOTE,
         NO_WORDS_NOTE,
+        common_words_only,
         query_terms,
         search_code,
     )
@@ -134,10 +135,8 @@ def search(
             click.echo(f"note: {NO_VECTORS_NOTE}", err=True)
         if result.word_matches == 0 and result.hits:
             click.echo(f"note: {NO_WORDS_NOTE}", err=True)
-        if result.common_words:
-            click.echo(
-                f"note: {COMMON_WORDS_NOTE.format(', '.join(result.common_words))}", err=True
-            )
+        if result.hits and (common := common_words_only(query)):
+            click.echo(f"note: {COMMON_WORDS_NOTE.format(', '.join(common))}", err=True)
         if result.changed_files:
             click.echo(f"note: {CHANGED_NOTE.format(', '.join(result.changed_files))}", err=True)
         if result.coverage is not None and result.coverage < 1:

@@ -188,12 +188,11 @@ def symbol_content(
     )
     if match.others and not _declarations_of(best, match.others):
         listed = [f"{o.kind} {o.qualified_name} {o.file_path}:{o.start_line}" for o in match.others]
-        more = f" and {len(listed) - MAX_OTHERS} more" if len(listed) > MAX_OTHERS else ""
         # Numbered as --nth counts them: the best is 1, and the one shown keeps its number.
         shown_as = nth or 1
         numbered = [
             f"[{number if number < shown_as else number + 1}] {other}"
-            for number, other in enumerate(listed[:MAX_OTHERS], 1)
+            for number, other in enumerate(listed, 1)
         ]
         # Only the means that tell these apart: a Rust type's `fmt` of Display and of Debug
         # share file and qualified name, and the advice to give one led nowhere.
@@ -203,13 +202,20 @@ def symbol_content(
         if any(other.qualified_name != best.qualified_name for other in match.others):
             means.append("a qualified name")
         advice = ", ".join(means[:-1]) + " or " + means[-1] if len(means) > 1 else means[0]
-        extra["warning"] = (
-            f"{len(match.others) + 1} symbols match {name!r}; showing [{shown_as}] "
-            f"{best.file_path}:{best.start_line}. Others: {'; '.join(numbered)}{more}. "
-            f"Pass {advice} to choose."
-        )
+        shown_at = f"[{shown_as}] {best.file_path}:{best.start_line}"
+        extra["warning"] = matches_warning(name, shown_at, numbered, advice)
         extra["others"] = listed
     return SymbolContent(**{**asdict(result), **extra})
+
+
+def matches_warning(name: str, shown: str, others: list[str], advice: str, where: str = "") -> str:
+    """The several-matches warning: the one shown, the others numbered (MAX_OTHERS of them),
+    and how to choose; `where`: ` in 2 roots`."""
+    more = f" and {len(others) - MAX_OTHERS} more" if len(others) > MAX_OTHERS else ""
+    return (
+        f"{len(others) + 1} symbols match {name!r}{where}; showing {shown}. "
+        f"Others: {'; '.join(others[:MAX_OTHERS])}{more}. Pass {advice} to choose."
+    )
 
 
 def _declarations_of(best: symbols.SymbolRow, others: list[symbols.SymbolRow]) -> bool:

@@ -37,11 +37,10 @@ from pathlib import Path
 import watchfiles
 
 from repomap.index.discover import ALWAYS_SKIPPED_DIRS, IGNORE_FILES, Walk, walk
-from repomap.languages import DATA_FORMATS, DOC_FORMATS, LANGUAGE_BY_SUFFIX, is_read
+from repomap.languages import is_read
 
 log = logging.getLogger(__name__)
 
-INDEXED_SUFFIXES = frozenset((*LANGUAGE_BY_SUFFIX, *DOC_FORMATS, *DATA_FORMATS))
 # Directories whose contents never change the index (caches tools write beside code).
 NOISE_DIRS = ALWAYS_SKIPPED_DIRS | {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"}
 
@@ -55,13 +54,9 @@ MARKER_SECONDS = 1.0  # no event for the marker in this long: the watch is broke
 
 
 def is_indexed_name(name: str) -> bool:
-    """Whether a file of this name can change the index (an indexed suffix or an ignore file)."""
-    if name in IGNORE_FILES:
-        return True
-    dot = name.rfind(".")
-    if dot > 0 and name[dot:].lower() == ".in":  # `logging.h.in`: read as the file it makes
-        return is_read(name)
-    return dot > 0 and name[dot:].lower() in INDEXED_SUFFIXES
+    """Whether a file of this name can change the index: one the walk reads (languages.is_read,
+    its own rule: a suffix list kept here missed `logging.h.in`) or an ignore file."""
+    return name in IGNORE_FILES or is_read(name)
 
 
 @dataclass(frozen=True, slots=True)

@@ -149,9 +149,6 @@ class CodeResults:
     # `compare`): scores are 0-1 within one index, each index's best at 1.0 (see `strength`)
     strength: float | None = None
     best_cosine: float | None = None  # the nearest chunk's, in semantic and hybrid mode
-    # the question's words when every one is a common word (`how does it`): searched, as
-    # nothing else is left, and said (a search user got a confident 1.00 and no word of why)
-    common_words: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -280,6 +277,14 @@ def lift_named(db: Store, question: str, scored: dict[int, float]) -> None:
         top = max(scored.values())
         for chunk_id in named:
             scored[chunk_id] += top * (1.5 if chunk_id in documented else 1.0)
+
+
+def common_words_only(question: str) -> list[str]:
+    """The question's words when every one is a common word (`how does it`): query_terms
+    searches them, as nothing else is left, and the answer says so (a search user got a
+    confident 1.00 and no word of why); else none."""
+    terms = query_terms(question)
+    return terms if terms and all(term in STOP_WORDS for term in terms) else []
 
 
 def query_terms(question: str) -> list[str]:
@@ -683,8 +688,6 @@ def _search_code(
         semantic_share=weight if mode == "hybrid" else None,
         best_cosine=max(semantic.values(), default=None),
         changed_files=found.changed,
-        common_words=[t for t in terms if t in STOP_WORDS] if terms and all(
-            t in STOP_WORDS for t in terms) else [],
     )  # fmt: skip
     if compare:  # the question's words as searched, not parsed again
         result.strength = strength(db, result, terms)

@@ -358,13 +358,13 @@ class Service:
             for number, (root, row) in enumerate(rows, 1)
         ]
         others = [text for number, text in enumerate(listed, 1) if number != shown]
-        cap = snippets.MAX_OTHERS
-        more = f" and {len(others) - cap} more" if len(others) > cap else ""
         roots = len({id(root) for root, _ in rows})
-        return (
-            f"{len(rows)} symbols match {name!r}{f' in {roots} roots' if roots > 1 else ''}; "
-            f"showing {listed[shown - 1]}. Others: {'; '.join(others[:cap])}{more}. "
-            "Pass nth=N as numbered here, file or a qualified name to choose."
+        return snippets.matches_warning(
+            name,
+            listed[shown - 1],
+            others,
+            "nth=N as numbered here, file or a qualified name",
+            f" in {roots} roots" if roots > 1 else "",
         )
 
     def _nth_root(
@@ -533,7 +533,6 @@ class Service:
         coverage: float | None = None
         word_matches: int | None = None
         changed: list[str] = []
-        common: list[str] = []  # the question's words, when all are common ones
         used = mode
         embedding_said = False
         for root, path_filter in scopes:
@@ -575,7 +574,6 @@ class Service:
             if result.word_matches is not None:
                 word_matches = (word_matches or 0) + result.word_matches
             changed += [self.roots.out(root, path) for path in result.changed_files]
-            common = common or result.common_words
             if result.coverage is not None:
                 coverage = result.coverage if coverage is None else min(coverage, result.coverage)
         if self.roots.multi:
@@ -588,7 +586,7 @@ class Service:
             )
         if word_matches == 0 and found:
             notices.append(code_search.NO_WORDS_NOTE)
-        if common and found:
+        if found and (common := code_search.common_words_only(query)):
             notices.append(code_search.COMMON_WORDS_NOTE.format(", ".join(common)))
         if changed:
             notices.append(code_search.CHANGED_NOTE.format(", ".join(changed)))
