@@ -140,6 +140,11 @@ class Repository:
 def repository(root: Path) -> Repository:
     """HEAD and where ROOT sits in its repository; GitUnavailable with the reason otherwise."""
     if not (root / ".git").exists() and shutil.which("git") is not None:
+        # git finds a work tree by a `.git` in ROOT or a folder above it (_command drops the
+        # variables that would name one): with none there it is not asked (~3 ms a run).
+        absolute = root.absolute()
+        if not any((folder / ".git").exists() for folder in absolute.parents):
+            raise GitUnavailable("not a git repository: commit history not indexed")
         probe = git(root, "rev-parse", "--is-inside-work-tree", check=False)
         if probe.returncode != 0:
             raise GitUnavailable("not a git repository: commit history not indexed")
