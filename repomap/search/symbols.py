@@ -192,6 +192,7 @@ def order_key(
     rank: float,
     file_path: str,
     start_line: int,
+    generated: bool = False,
 ) -> tuple[int, int, int, int, int, bool, int, bool, float, int, str, int]:
     """Best first: the match tier (exact, prefix, substring, fuzzy) and, for fuzzy, how tight;
     the name as typed (its case); the whole qualified name; names used from more files;
@@ -200,14 +201,16 @@ def order_key(
     (`.pyi`) definition counts as a declaration: it repeats the signature of the code that does
     the work (`show expire` showed cachetools' one-line stub before its method). Among equals a
     test's, an example's or vendored code's comes after the project's own (`show parse` showed
-    jinja2's docs/examples/ extension, `show main` c-ares' test runner before its tools')."""
+    jinja2's docs/examples/ extension, `show main` c-ares' test runner before its tools'), and
+    a file a tool wrote (`generated`) after the one it was made from."""
     tier = match_tier(query, name, qualified_name)
     spread = _fuzzy_spread(query, name) if tier == 3 else 0
     exact_case = 0 if query in (name, qualified_name) else 1
     qualified = 0 if _normalize(query) == _normalize(qualified_name) else 1
     return (tier, spread, exact_case, qualified, -ref_files,
             not is_definition or file_path.endswith(".pyi"), KIND_ORDER.get(kind, OTHER_KINDS),
-            demoted(file_path), -rank, len(qualified_name), file_path, start_line)  # fmt: skip
+            demoted(file_path) or generated, -rank, len(qualified_name), file_path,
+            start_line)  # fmt: skip
 
 
 @functools.lru_cache(maxsize=65536)
@@ -393,10 +396,19 @@ def search_symbols(
             folded, tiers[row.id], row, lowered[row.id], normalized[row.id]
         ),
     )
+    generated = _generated_files(db, [row.file_path for row in best])
+    if generated:  # among the best, each after its equals from the project's own files
+        best.sort(
+            key=lambda row: _search_key(
+                folded, tiers[row.id], row, lowered[row.id], normalized[row.id],
+                row.file_path in generated,
+            )
+        )  # fmt: skip
     hits = _hits(db, [(row.id, tiers[row.id]) for row in best])
     if written and qualified and not exact:  # a path as code writes it names them, first
         found_as, named_rows = _written_path(db, query, params, filters)
-        named_rows.sort(key=lambda row: _find_key(found_as, row))
+        generated = _generated_files(db, [row.file_path for row in named_rows])
+        named_rows.sort(key=lambda row: _find_key(found_as, row, row.file_path in generated))
         named = {row.id for row in named_rows}
         shown = _hits(db, [(row.id, 0) for row in named_rows])
         hits = shown + [hit for hit, row in zip(hits, best, strict=True) if row.id not in named]
@@ -808,7 +820,7 @@ def _fuzzy_spread(query: str, name: str) -> int:
 
 
 def _search_key(
-    folded: _Folded, tier: int, c: _Ranked, lowered: str, normalized: str
+    folded: _Folded, tier: int, c: _Ranked, lowered: str, normalized: str, generated: bool = False
 ) -> tuple[Any, ...]:
     """order_key() of a match whose tier, lower-case name and _normalize()d qualified name
     are known already."""
@@ -817,7 +829,7 @@ def _search_key(
     qualified = 0 if folded.q == normalized else 1
     return (tier, spread, exact_case, qualified, -c.ref_files,
             not c.is_definition or c.file_path.endswith(".pyi"),
-            KIND_ORDER.get(c.kind, OTHER_KINDS), demoted(c.file_path), -c.rank,
+            KIND_ORDER.get(c.kind, OTHER_KINDS), demoted(c.file_path) or generated, -c.rank,
             len(c.qualified_name), c.file_path, c.start_line)  # fmt: skip
 
 
@@ -872,7 +884,8 @@ def find_symbol(
         suggestions = suggest(db, asked, file)
         hint = f"; did you mean: {', '.join(suggestions)}" if suggestions else ""
         raise SymbolNotFound(f"no symbol named {asked!r}{where}{hint}")
-    rows.sort(key=lambda row: _find_key(name, row))
+    generated = _generated_files(db, [row.file_path for row in rows])
+    rows.sort(key=lambda row: _find_key(name, row, row.file_path in generated))
     if _module_line(rows[0]):
         # A Rust `mod NAME;` line says where a module is, not what it does: `show memchr` and
         # `show parse` showed that line over the functions of the name (its file is no symbol).
@@ -982,9 +995,33 @@ def ancestors(db: Store, symbol: SymbolRow) -> list[SymbolRow]:
     return chain[::-1]
 
 
-def _find_key(name: str, row: SymbolRow) -> tuple[Any, ...]:
+def _find_key(name: str, row: SymbolRow, generated: bool) -> tuple[Any, ...]:
     return order_key(name, row.name, row.qualified_name, row.kind, row.is_definition,
-                     row.ref_files, row.rank, row.file_path, row.start_line)  # fmt: skip
+                     row.ref_files, row.rank, row.file_path, row.start_line,
+                     generated)  # fmt: skip
+
+
+# Files whose every chunk is demoted though their path is not: a tool wrote them (index/chunks.py
+# is_generated: tmux's cmd-parse.c, Bison's output of cmd-parse.y, showed its copy of each parser
+# function first). Chunk ids are file id x ROWS_PER_FILE + ordinal.
+_GENERATED_FILES_SQL = """SELECT f.path FROM files f
+WHERE f.path IN (SELECT value FROM json_each(:paths))
+  AND EXISTS (SELECT 1 FROM chunks c
+              WHERE c.id >= f.id * :per_file AND c.id < (f.id + 1) * :per_file)
+  AND NOT EXISTS (SELECT 1 FROM chunks c WHERE c.id >= f.id * :per_file
+                  AND c.id < (f.id + 1) * :per_file AND c.is_test = 0)"""
+
+
+def _generated_files(db: Store, paths: list[str]) -> frozenset[str]:
+    """Of `paths` (files of a lookup's matches), those whose chunks are all demoted while the
+    path is not (see above)."""
+    asked = sorted({path for path in paths if not demoted(path)})
+    if not asked or len(set(paths)) < 2:
+        return frozenset()  # one file: nothing to put after another
+    found = db.conn.execute(
+        _GENERATED_FILES_SQL, {"paths": json.dumps(asked), "per_file": store.ROWS_PER_FILE}
+    )
+    return frozenset(path for (path,) in found)
 
 
 def suggest(db: Store, name: str, file: str | None = None, limit: int = 5) -> list[str]:
