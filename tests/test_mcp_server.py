@@ -475,6 +475,24 @@ def test_advice_in_errors_and_notices_names_the_tools_not_command_lines() -> Non
     assert for_agents("a `--file-name` stays") == "a `--file-name` stays"
 
 
+def test_the_literal_mode_is_advised_as_the_answering_tool_takes_it(repo: Path) -> None:
+    # search_text advised `literal=true`, an argument it refuses; its mode says literal.
+    server = build_server(_settings(repo))
+    message = error(server, "search_text", {"query": "make_.*_v2\\("})
+    assert '(mode="literal")' in message and "--literal" not in message
+    assert ok(server, "search_text", {"query": "make_.*_v2\\(", "mode": "literal"})["results"] == []
+    from repomap.search.querylang import LITERAL_HINT
+    from repomap.serve.agent_wording import for_agents
+
+    for path in (".", "./"):  # the root: no empty name, no command line
+        message = error(server, "read_file", {"path": path})
+        assert "the root is a directory; `list_sources()` lists what is in it" in message, path
+    for tool in ("search_data", "search_commits"):  # exact unless ranked=true
+        assert for_agents(LITERAL_HINT, tool) == (
+            "use literal mode (ranked=false) to search for exact text"
+        )
+
+
 def test_secret_files_are_never_served(repo: Path) -> None:
     (repo / ".env").write_text("API_KEY=sk-live-1234567890abcdef\n")
     (repo / "deploy").mkdir()
@@ -861,10 +879,31 @@ def test_find_references_says_who_uses_a_name(repo: Path) -> None:
     # a path that names no indexed file says so, here and in search_symbols (a silent [] read
     # as "no such name")
     for tool, arguments in (("find_references", {"name": "make_pool"}),
-                            ("search_symbols", {"query": "make_pool"})):  # fmt: skip
+                            ("search_symbols", {"query": "make_pool"}),
+                            ("search_text", {"query": "connection"}),
+                            ("search_code", {"query": "connection pool"})):  # fmt: skip
         empty = ok(server, tool, {**arguments, "path": "pkgg/"})
         assert empty["results"] == [] and "no indexed file matches path 'pkgg/'" in empty["notices"]
     assert "not a name" in error(server, "find_references", {"name": "a b("})
+
+
+def test_answers_from_files_changed_since_indexing_say_their_lines_may_be_off(
+    repo: Path, index
+) -> None:
+    # A server told not to refresh gave search_text's and find_references' old line numbers
+    # for a file edited since, and said nothing (get_symbol_content refuses, search_code warns).
+    index(repo)
+    server = build_server(_settings(repo), refresh=False)
+    note = "changed since indexing, so their line numbers may be off: pkg/pool.py"
+    for tool, arguments in (("search_text", {"query": "connection slot"}),
+                            ("find_references", {"name": "ConnectionPool"})):  # fmt: skip
+        assert not any(note in n for n in ok(server, tool, arguments)["notices"]), tool
+    pool = repo / "pkg" / "pool.py"
+    pool.write_text("# a new first line\n" + pool.read_text())
+    for tool, arguments in (("search_text", {"query": "connection slot"}),
+                            ("find_references", {"name": "ConnectionPool"})):  # fmt: skip
+        answer = ok(server, tool, arguments)
+        assert answer["results"] and note in answer["notices"], (tool, answer["notices"])
 
 
 def test_a_same_size_edit_with_its_mtime_put_back_is_read_again(repo: Path, index) -> None:

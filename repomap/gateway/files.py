@@ -98,6 +98,8 @@ def existing_file(root: Path, raw: str) -> InsidePath:
     inside = resolve_path(root, raw)
     found = _stat(inside, raw)
     if found is not None and stat.S_ISDIR(found.st_mode):
+        if not inside.rel_path:  # `.`, `""`: the root itself
+            raise BadArgument("the root is a directory; `repomap sources` lists what is in it")
         raise BadArgument(
             f"{raw} is a directory; `repomap sources --dir {raw}` lists what is in it"
         )
@@ -687,6 +689,26 @@ def _heading_entries(rows: Iterable[_HeadingRow], max_level: int | None) -> list
         if max_level is None or level <= max_level:
             entries.append(OutlineEntry(len(open_levels), "heading", text, level, start, end))
     return entries
+
+
+_CODE_STATES_SQL = """SELECT path, language, size, mtime_ns FROM files
+WHERE path IN (SELECT value FROM json_each(?))"""
+
+
+def changed_since_indexed(db: Store, root: Path, paths: Iterable[str]) -> list[str]:
+    """Of `paths` (code files an answer names), those whose size or mtime on disk is not what
+    the index holds (a stat each): their line numbers may be off. A server told not to
+    refresh answered search_text and find_references with the old lines, and said nothing."""
+    asked = sorted(set(paths))
+    if not asked:
+        return []
+    indexed = {
+        path: _Indexed(language, size, mtime_ns)
+        for path, language, size, mtime_ns in db.conn.execute(
+            _CODE_STATES_SQL, (json.dumps(asked),)
+        )
+    }
+    return _changed(root, [path for path in asked if path in indexed], indexed)
 
 
 def _changed(root: Path, paths: list[str], indexed: dict[str, _Indexed]) -> list[str]:

@@ -21,6 +21,7 @@ _REWRITES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"`repomap files ([^`]+)`"), r'`find_files(query="\1")`'),
     (re.compile(r"`repomap sources --dir ([^`]+)`"), r'`list_sources(dir="\1")`'),
     (re.compile(r"`repomap sources --pattern '?([^`']+)'?`"), r'`list_sources(pattern="\1")`'),
+    (re.compile(r"`repomap sources`"), "`list_sources()`"),
     (re.compile(r"`repomap outline`"), "`outline`"),
     (re.compile(r"`repomap open ([^`]+)`"), r'`read_file(path="\1")`'),
     (re.compile(r"`repomap show NAME --file`"), '`get_symbol_content(name, file="...")`'),
@@ -33,7 +34,6 @@ _REWRITES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"--nth N \(nth=N over MCP and HTTP\)"), "nth=N"),
     (re.compile(_FLAG + r"`?--nth (\w+)`?"), r"nth=\1"),
     (re.compile(_FLAG + r"`?--mode (\w+)`?"), r'mode="\1"'),
-    (re.compile(r"\(--literal\)"), "(literal=true)"),
     (re.compile(_FLAG + r"`?--path ([^`\s\"']+)`?"), r'path="\1"'),
     (re.compile(r"`--path`|" + _FLAG + r"--path(?![\w-])"), "path"),
     (re.compile(r"`--kind`|" + _FLAG + r"--kind(?![\w-])"), "kind"),
@@ -41,23 +41,31 @@ _REWRITES: list[tuple[re.Pattern[str], str]] = [
 ]
 
 
-def for_agents(text: str) -> str:
-    """`text` with every command line it advises that a tool does written as that tool's call."""
+# The literal mode by the argument that chooses it in the tool that answered (search_text
+# takes a mode; search_data and search_commits are exact unless ranked=true).
+_LITERAL_ARGUMENT = {"search_data": "ranked=false", "search_commits": "ranked=false"}
+_LITERAL_FLAG = re.compile(r"\(--literal\)")
+
+
+def for_agents(text: str, tool: str | None = None) -> str:
+    """`text` with every command line it advises that a tool does written as that tool's call
+    (`tool`: the tool that answered, whose arguments name a mode)."""
     if "repomap " not in text and "--" not in text:
         return text
     for pattern, replacement in _REWRITES:
         text = pattern.sub(replacement, text)
-    return text
+    literal = _LITERAL_ARGUMENT.get(tool or "", 'mode="literal"')
+    return _LITERAL_FLAG.sub(f"({literal})", text)
 
 
 _ADVISING_FIELDS = ("notices", "notes", "warning", "note")
 
 
-def reword_answer(content: dict[str, Any]) -> None:
+def reword_answer(content: dict[str, Any], tool: str | None = None) -> None:
     """The notices, notes and warning of a tool's structured answer, reworded in place."""
     for key in _ADVISING_FIELDS:
         value = content.get(key)
         if isinstance(value, str):
-            content[key] = for_agents(value)
+            content[key] = for_agents(value, tool)
         elif isinstance(value, list):
-            content[key] = [for_agents(v) if isinstance(v, str) else v for v in value]
+            content[key] = [for_agents(v, tool) if isinstance(v, str) else v for v in value]

@@ -194,12 +194,12 @@ class RepomapServer(MCPServer):
                 raise ToolError(f"{bad} holds a lone surrogate (it is not valid Unicode)")
             if unknown := await self._unknown_arguments(name, arguments):
                 raise ToolError(unknown)
-            result = compact(await super().call_tool(name, arguments, context))
+            result = compact(await super().call_tool(name, arguments, context), name)
             return result
         except UnexpectedToolError as failure:
             cause = failure.__cause__
             if isinstance(cause, RepomapError):  # anticipated: the message says what to do
-                error = for_agents(str(cause))
+                error = for_agents(str(cause), name)
                 raise ToolError(error) from cause
             error = f"internal error: {type(cause).__name__}"
             raise
@@ -234,12 +234,12 @@ class RepomapServer(MCPServer):
         return f"{name} does not take {', '.join(unknown)}; it takes: {takes}"
 
 
-def compact(result: Any) -> Any:
+def compact(result: Any, tool: str | None = None) -> Any:
     """A tool's answer with its text as compact JSON. The SDK writes a model's text indented,
     a third more bytes than the data (search_code: 6.5 against 5.0 kB) and as many more tokens
     for the model that reads it; the structured content is the same data."""
     if isinstance(result, CallToolResult) and not result.is_error and result.structured_content:
-        reword_answer(result.structured_content)
+        reword_answer(result.structured_content, tool)
         text = json.dumps(result.structured_content, ensure_ascii=False, separators=(",", ":"))
         result.content = [TextContent(type="text", text=text)]
     return result

@@ -184,12 +184,19 @@ class Service:
         found: list[tuple[Root, text_query.TextHit]] = []
         total = 0
         exact = True
+        stale: list[str] = []
+        unmatched = path is not None
         for root, path_filter in scopes:
             with self.reading(root) as db:
                 result = text_query.search_text(
                     db, query, element_type, limit, path_filter, language, mode, ignore_case,
                     log=root.settings.search_log,
                 )  # fmt: skip
+                changed = gateway.changed_since_indexed(
+                    db, root.path, (hit.file_path for hit in result.hits)
+                )
+                unmatched = unmatched and not result.hits and _names_nothing(db, path_filter)
+            stale.extend(self.roots.out(root, changed_path) for changed_path in changed)
             found.extend((root, hit) for hit in result.hits)
             total += result.total
             exact = exact and result.total_exact
@@ -204,6 +211,10 @@ class Service:
             TextMatch(**_fields(hit, file_path=self.roots.out(root, hit.file_path)))
             for root, hit in found[:limit]
         ]
+        if stale:
+            notices.append(STALE_LINES_NOTE.format(_listed(stale)))
+        if unmatched:
+            notices.append(f"no indexed file matches path {path!r}")
         more = max(0, total - len(results))
         return TextSearchAnswer(
             notices=notices,
@@ -266,10 +277,15 @@ class Service:
         truncated = False
         looked_up = name
         unmatched = path is not None
+        stale: list[str] = []
         for root, path_filter in scopes:
             with self.reading(root) as db:
                 uses = references.find_references(db, root.path, name, path_filter, language, limit)
                 unmatched = unmatched and not uses.results and _names_nothing(db, path_filter)
+                changed = gateway.changed_since_indexed(
+                    db, root.path, (use.file_path for use in uses.results)
+                )
+            stale.extend(self.roots.out(root, changed_path) for changed_path in changed)
             looked_up = uses.name
             notices.extend(note for note in uses.notes if note not in notices)
             truncated = truncated or uses.truncated
@@ -282,6 +298,8 @@ class Service:
         truncated = truncated or len(found) > limit
         if unmatched:
             notices.append(f"no indexed file matches path {path!r}")
+        if stale:
+            notices.append(STALE_LINES_NOTE.format(_listed(stale)))
         return ReferenceSearch(
             notices=notices, name=looked_up, results=found[:limit], truncated=truncated
         )
@@ -535,6 +553,7 @@ class Service:
         changed: list[str] = []
         used = mode
         embedding_said = False
+        unmatched = path is not None
         for root, path_filter in scopes:
             asked = functools.partial(
                 self._search_root, root, query, path=path_filter, language=language, kind=kind,
@@ -562,6 +581,11 @@ class Service:
                     embedding_said = True
             truncated = truncated or result.truncated
             used = used or result.mode
+            if unmatched and not result.hits:
+                with self.reading(root) as db:
+                    unmatched = _names_nothing(db, path_filter)
+            else:
+                unmatched = False
             if timings is not None:
                 for stage, ms in result.timings_ms.items():
                     timings[stage] = timings.get(stage, 0.0) + ms
@@ -590,6 +614,8 @@ class Service:
             notices.append(code_search.COMMON_WORDS_NOTE.format(", ".join(common)))
         if changed:
             notices.append(code_search.CHANGED_NOTE.format(", ".join(changed)))
+        if unmatched:
+            notices.append(f"no indexed file matches path {path!r}")
         if mode is None and used == "lexical" and found and not embedding_said:
             # no vectors: the default fell back to words
             notices.append(code_search.NO_VECTORS_NOTE)
@@ -1076,6 +1102,11 @@ def _fields(record: Any, **changes: Any) -> dict[str, Any]:
         values = {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}
     values.update(changes)
     return values
+
+
+# A result's file changed on disk since it was indexed and this answer did not re-index it
+# (a server told not to refresh, or an edit between the refresh and the read).
+STALE_LINES_NOTE = "changed since indexing, so their line numbers may be off: {}"
 
 
 def _listed(paths: list[str]) -> str:
