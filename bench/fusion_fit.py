@@ -61,7 +61,7 @@ class QuestionData:
     corpus: str
     split: str
     n_terms: int
-    wants_tests: bool
+    tests_factor: float  # code.test_factor(): 1.0 when the question asks for tests
     ids: np.ndarray  # chunk ids
     raw: dict[str, np.ndarray]  # raw per-candidate values
     label: np.ndarray  # bool: a hit
@@ -99,7 +99,7 @@ def extract(questions: list[relevance.Question]) -> list[QuestionData]:
 def _one(db, q, postings, split, row_of, ranks, n_files) -> QuestionData:  # type: ignore[no-untyped-def]
     filters = code.make_filters(db)
     terms = code.query_terms(q.question)
-    wants_tests = filters.names_tests or any(t in code._TEST_WORDS for t in terms)
+    tests_factor = code.test_factor(q.question, filters)
     lexical = code.lexical_scores(db, terms, filters, POOL)
     semantic, _model, _coverage = code._semantic_scores(db, q.question, filters, POOL, {})
     traits: dict[int, Any] = {i: found[1:] for i, found in lexical.items()}
@@ -164,7 +164,7 @@ def _one(db, q, postings, split, row_of, ranks, n_files) -> QuestionData:  # typ
         **{f"cov_{c}": holds[:, :, k].sum(axis=1) / n for k, c in enumerate(COLUMNS)},
         "lines": (end - start + 1).astype(float),
     }
-    return QuestionData(q.id, q.corpus, q.split, len(stems), wants_tests, np.array(ids), raw,
+    return QuestionData(q.id, q.corpus, q.split, len(stems), tests_factor, np.array(ids), raw,
                         label, path, start)  # fmt: skip
 
 
@@ -202,9 +202,7 @@ def base_parts(d: QuestionData) -> tuple[np.ndarray, np.ndarray]:
 def prior(d: QuestionData) -> np.ndarray:
     kinds = d.raw["kind"]
     factor = np.array([code.KIND_FACTORS.get(k, 1.0) for k in kinds])
-    if not d.wants_tests:
-        factor = factor * np.where(d.raw["is_test"] > 0, code.TEST_FACTOR, 1.0)
-    return factor
+    return factor * np.where(d.raw["is_test"] > 0, d.tests_factor, 1.0)
 
 
 def neighbours(scores: np.ndarray, files: np.ndarray) -> np.ndarray:
@@ -235,7 +233,7 @@ def baseline_scores(
     words, meaning = base_parts(d)
     fused = ((1 - weight) * words + weight * meaning) * prior(d)
     fused = np.where(fused > 0, fused, 0.0)
-    if not d.wants_tests:
+    if d.tests_factor < 1.0:
         fused = fused * np.where(d.raw["record"] > 0, code.RECORD_FACTOR, 1.0)
     scores = fused + code.NEIGHBOUR_SHARE * neighbours(fused, d.raw["file"])
     if 0.0 < weight < 1.0:
@@ -282,7 +280,7 @@ def _features(d: QuestionData) -> np.ndarray:
         "module": np.array([k == "module" for k in kinds], dtype=float),
         "section": np.array([k == "section" for k in kinds], dtype=float),
         "classy": np.array([k in CLASSY for k in kinds], dtype=float),
-        "test": r["is_test"] * (0.0 if d.wants_tests else 1.0),
+        "test": r["is_test"] * (1.0 - d.tests_factor) / (1.0 - code.TEST_FACTOR),
         "cov_any": r["cov_any"],
         "cov_idf": r["cov_idf"],
         "cov_title": r["cov_title"],
@@ -363,7 +361,7 @@ def model_scorer(w: np.ndarray, columns: list[int], share: float = 0.0):  # type
     def score(d: QuestionData) -> np.ndarray:
         s = features(d)[:, columns] @ w
         s = 1 / (1 + np.exp(-s))  # positive, so the neighbours' increment means what it did
-        if not d.wants_tests:
+        if d.tests_factor < 1.0:
             s = s * np.where(d.raw["record"] > 0, code.RECORD_FACTOR, 1.0)
         return s + share * neighbours(s, d.raw["file"]) if share else s
 

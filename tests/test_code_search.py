@@ -383,6 +383,75 @@ def test_tests_rank_below_the_code_unless_asked_for(tree: Path) -> None:
     assert names(filtered) == ["test_parse_header_lines"]
 
 
+def test_words_that_ask_for_no_test_keep_tests_below_the_code(tmp_path: Path) -> None:
+    """Search users' cases: "for example", an RFC 2606 host (`*.example.net`) or "a sample
+    list" lifted the tests' demotion whole, and cpp-httplib's wildcard test came first;
+    `tests` in googletest's "split tests across machines" is the framework's subject, and nine
+    tests took its first ten places; a test fixture named as the question writes a name
+    (`no_proxy`) was raised level with the function that answers."""
+    root = indexed(
+        tmp_path / "repo",
+        {
+            "pkg/hostmatch.py": '''
+def match_hostname(cert_host, host):
+    """Match a certificate host name, with a wildcard in its first label."""
+    if cert_host.startswith("*."):
+        return host.split(".", 1)[-1] == cert_host[2:]
+    return cert_host == host
+''',
+            "pkg/proxies.py": '''
+import os
+
+
+def should_bypass_proxies(url, hostname):
+    """Whether a request to this host should go around the proxy."""
+    skip = os.environ.get("no_proxy", "")
+    return hostname in skip.split(",")
+''',
+            "pkg/shard.py": '''
+def should_shard(total_env, index_env):
+    """Whether the tests are split across machines: validates the shard variables."""
+    return total_env is not None and index_env is not None
+''',
+            "tests/test_hostmatch.py": """
+def test_wildcard_certificate_host_name_match():
+    assert match_hostname("*.example.net", "a.example.net")
+    assert not match_hostname("*.example.net", "example.net")
+""",
+            "tests/test_proxies.py": """
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def no_proxy(monkeypatch):
+    monkeypatch.setenv("no_proxy", "localhost,example.org")
+""",
+            "tests/test_shard.py": '''
+def test_tests_split_across_machines_when_shard_variables_are_valid():
+    """The tests are split across machines when both shard variables are valid."""
+    assert should_shard("4", "1")
+''',
+        },
+    )
+    for question in (
+        "match a certificate host name with a wildcard like *.example.net",
+        "match a certificate host name with a wildcard, for example *.foo.net",
+        "match a certificate host name with a wildcard from a sample list",
+    ):
+        _, data, _ = search(root, question, "--mode", "lexical")
+        assert names(data)[0] == "match_hostname", (question, names(data))
+    _, data, _ = search(root, "show an example of matching a wildcard host", "--mode", "lexical")
+    assert names(data)[0] == "test_wildcard_certificate_host_name_match"  # asked for one
+    _, data, _ = search(root, "skip the proxy when the host is in the no_proxy list")
+    scores = {hit["name"]: hit["score"] for hit in data["results"]}
+    assert names(data)[0] == "should_bypass_proxies"
+    assert scores["no_proxy"] < scores["should_bypass_proxies"]  # not level with it (1.00)
+    _, data, _ = search(root, "validate the variables that split tests across machines")
+    ranked = names(data)
+    assert ranked[0] == "should_shard", ranked
+    assert "test_tests_split_across_machines_when_shard_variables_are_valid" in ranked[:3]
+
+
 def test_rust_test_modules_rank_below_the_code(tmp_path: Path) -> None:
     # rayon keeps its tests in `src/*/test.rs` and `mod test { }`, not only `tests`: both
     # ranked as code, above the function that handles a job's panic.

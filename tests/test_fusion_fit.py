@@ -40,7 +40,7 @@ def question(qid: str, n: int, seed: int, relevant: int | None = None) -> ff.Que
         **{f"cov_{c}": rng.integers(0, 4, n) / 3 for c in ("any", "idf", "words", "title", "place",
                                                            "head", "body")},
     }  # fmt: skip
-    return ff.QuestionData(qid, "python", "tune", 3, False, np.arange(1, n + 1), raw, label,
+    return ff.QuestionData(qid, "python", "tune", 3, code.TEST_FACTOR, np.arange(1, n + 1), raw, label,
                            [f"f{k}.py" for k in range(n)], np.ones(n, dtype=int))  # fmt: skip
 
 
@@ -54,7 +54,7 @@ def test_the_offline_ranking_is_search_codes_fusion_and_neighbours(seed):
     semantic = {i: float(r["cos"][k]) for k, i in enumerate(ids) if not np.isnan(r["cos"][k])}
     file_of = {i: None if r["file"][k] < 0 else int(r["file"][k]) for k, i in enumerate(ids)}
     traits = {i: (bool(r["is_test"][k]), r["kind"][k], file_of[i]) for k, i in enumerate(ids)}
-    scored = code.fuse(lexical, semantic, traits, code.SEMANTIC_WEIGHT, wants_tests=False)
+    scored = code.fuse(lexical, semantic, traits, code.SEMANTIC_WEIGHT)
     scored = {i: s for i, s in scored.items() if s > 0}
     code._add_neighbours(scored, {i: file_of[i] for i in scored})
     offline = ff.before_scores(d)  # without the word coverage, which reads the index

@@ -55,6 +55,11 @@ DATA_LANGUAGES = tuple(sorted(set(DATA_FORMATS.values())))  # csv, json, toml, y
 COLUMN_WEIGHTS = (3.0, 1.0, 2.0, 1.0)
 CANDIDATES = 300  # lexical candidates re-ranked with the priors
 TEST_FACTOR = 0.5  # tests, examples, benchmarks, vendored code
+# ... and when a question's words ask for them (_TEST_WORDS): still a little below, as "tests"
+# is often what a project's own code is about (googletest's sharding: "split tests across
+# machines" had nine tests in its first ten places, none of them the answer). Neutral on the
+# 1,040 questions of bench/relevance.py and the search users' sets (bench/README.md).
+ASKED_TEST_FACTOR = 0.75
 # A data file's records (a CI workflow, a manifest) hold many words and rarely what a question
 # about code asks: serde_json's ci.yml came first for "skip over a value without building
 # anything". As module code, then. A macro (a one-line `#define`, a `macro_rules!`) is short, so
@@ -90,11 +95,40 @@ _FUNCTION_WORDS_TEXT = """
 STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split() + _FUNCTION_WORDS_TEXT.split())
 _WORD = re.compile(r"\w+", re.UNICODE)
 _ALPHANUMERIC = re.compile(r"[a-z0-9]+")  # FTS5's unicode61 tokens of an ASCII identifier
+# Words that ask for tests, examples, benchmarks or vendored code: with one, they are not
+# demoted. Not singular `sample` and `demo` (a sample rate, a sample list: a search user's "from
+# a sample list" put a test first), as paths.TEST_FOLDERS' word lists do.
 _TEST_WORDS = frozenset(
     {"test", "tests", "testing", "example", "examples", "bench", "benchmark", "vendor", "vendored",
-     "bundled", "stub", "stubs", "pyi", "fuzz", "fuzzer", "fuzzing", "sample", "samples", "demo",
-     "demos", "tutorial"}
+     "bundled", "stub", "stubs", "pyi", "fuzz", "fuzzer", "fuzzing", "samples", "demos",
+     "tutorial"}
 )  # fmt: skip
+# `example` where it asks for no example: "for example", and the names RFC 2606
+# keeps for examples (`*.example.net`, `example.com`: cpp-httplib's wildcard test was first).
+_EXAMPLE_NOT_ASKED = re.compile(
+    r"\bfor\s+example\b|\bexample\.(?:com|net|org|edu)\b|[*.]\.?example\b", re.IGNORECASE
+)
+
+
+# Of those, the words a project's own code is often about: a test framework's or runner's
+# (googletest, pytest, Catch2). Asked with these alone, tests are demoted less, not lifted.
+_SUBJECT_TEST_WORDS = frozenset({"test", "tests", "testing"})
+
+
+def test_factor(question: str, filters: Filters) -> float:
+    """What a demoted chunk's score (a test's, an example's, vendored code's) is multiplied by
+    for this question: TEST_FACTOR; 1.0 when a path filter names such files or the question
+    asks for them by a word of their own (`vendored`, `examples`, `stub`); ASKED_TEST_FACTOR
+    when its only such words are `test`, `tests`, `testing`."""
+    if filters.names_tests:
+        return 1.0
+    terms = query_terms(_EXAMPLE_NOT_ASKED.sub(" ", question))
+    asked = {term for term in terms if term in _TEST_WORDS}
+    if not asked:
+        return TEST_FACTOR
+    return ASKED_TEST_FACTOR if asked <= _SUBJECT_TEST_WORDS else 1.0
+
+
 # A lexical candidate: (BM25 score, is_test, kind, file id: None for docs and records); the
 # traits of any candidate: (is_test, kind, file id).
 Candidate = tuple[float, bool, str, int | None]
@@ -250,10 +284,19 @@ WHERE c.id IN (SELECT value FROM json_each(?)) AND s.is_definition
     AND s.name COLLATE NOCASE IN (SELECT value FROM json_each(?))"""
 
 
-def lift_named(db: Store, question: str, scored: dict[int, float]) -> None:
+def lift_named(
+    db: Store,
+    question: str,
+    scored: dict[int, float],
+    tests: set[int] = frozenset(),  # type: ignore[assignment]
+    tests_factor: float = 1.0,
+) -> None:
     """The candidates that define a name the question asks for, raised above every other
     candidate in place (in their own order among themselves). A qualified name no candidate
-    defines asks for its parts spelled as code instead (`self.parse_header_lines`)."""
+    defines asks for its parts spelled as code instead (`self.parse_header_lines`). One of
+    `tests` (demoted candidates) is raised by `tests_factor` of that (test_factor()): a search
+    user's "in the no_proxy list" raised a test fixture `no_proxy` level with
+    `should_bypass_proxies`, the answer."""
     asked = names_in(question)
     if not asked or not scored:
         return
@@ -276,7 +319,8 @@ def lift_named(db: Store, question: str, scored: dict[int, float]) -> None:
         documented = {i for i, _, _, has_doc in defined if has_doc}
         top = max(scored.values())
         for chunk_id in named:
-            scored[chunk_id] += top * (1.5 if chunk_id in documented else 1.0)
+            lift = top * (1.5 if chunk_id in documented else 1.0)
+            scored[chunk_id] += lift * tests_factor if chunk_id in tests else lift
 
 
 def common_words_only(question: str) -> list[str]:
@@ -525,11 +569,10 @@ def lexical_scores(
     }
 
 
-def prior(kind: str, is_test: bool, wants_tests: bool) -> float:
+def prior(kind: str, is_test: bool, tests_factor: float = TEST_FACTOR) -> float:
+    """A chunk's prior: its kind's factor, times `tests_factor` (test_factor()) for a test's."""
     factor = KIND_FACTORS.get(kind, 1.0)
-    if is_test and not wants_tests:
-        factor *= TEST_FACTOR
-    return factor
+    return factor * tests_factor if is_test else factor
 
 
 # A question no chunk holds a word of is answered by meaning only when its nearest chunk is
@@ -634,7 +677,7 @@ def _search_code(
         raise BadArgument(f"unknown mode {mode!r}; use one of {', '.join(MODES)}")
     filters = make_filters(db, path, language, kind)
     terms = query_terms(question)
-    wants_tests = filters.names_tests or any(t in _TEST_WORDS for t in terms)
+    tests_factor = test_factor(question, filters)
     timings: dict[str, float] = {}
     # Candidates beyond the limit: prototypes fold into definitions and docs pieces that
     # repeat one drop out, and a full pool means more may match than were read.
@@ -663,7 +706,7 @@ def _search_code(
     traits: dict[int, Traits] = {chunk_id: found[1:] for chunk_id, found in lexical.items()}
     traits.update(_traits(db, [chunk_id for chunk_id in semantic if chunk_id not in traits]))
     asked_weight = {"lexical": 0.0, "semantic": 1.0}.get(mode, semantic_weight)
-    ranked = functools.partial(_ranked, db, question, mode, terms, traits, filters, wants_tests)
+    ranked = functools.partial(_ranked, db, question, mode, terms, traits, filters, tests_factor)
     scored, weight = ranked(lexical, semantic, asked_weight)
     if pool > CANDIDATES:
         # More results asked for than the default pool holds: the chunks among each signal's
@@ -708,7 +751,7 @@ def _ranked(
     terms: Sequence[str],
     traits: dict[int, Traits],
     filters: Filters,
-    wants_tests: bool,
+    tests_factor: float,
     lexical: dict[int, Candidate],
     semantic: dict[int, float],
     weight: float,
@@ -718,7 +761,7 @@ def _ranked(
     if mode == "hybrid" and lexical:
         held = dict(zip(lexical, word_coverage(db, terms, list(lexical)), strict=True))
         weight = semantic_share(weight, max(held[i] for i in leaders_by_words(lexical)))
-    scored = fuse(lexical, semantic, traits, weight, wants_tests)
+    scored = fuse(lexical, semantic, traits, weight, tests_factor)
     scored = {chunk_id: score for chunk_id, score in scored.items() if score > 0}
     # Before the prototypes fold into their definitions: a definition with no vector, or out of
     # the pool, took a gated prototype's score and answered gibberish (the review's case).
@@ -737,7 +780,8 @@ def _ranked(
         if chunk_id in scored:
             scored[chunk_id] *= 1.0 + COVERAGE_WEIGHT * share
     if mode != "semantic":
-        lift_named(db, question, scored)
+        tests = {i for i in scored if traits[i][0]}
+        lift_named(db, question, scored, tests, tests_factor)
     return scored, weight
 
 
@@ -756,7 +800,7 @@ def fuse(
     semantic: dict[int, float],
     traits: dict[int, Traits],
     weight: float,
-    wants_tests: bool,
+    tests_factor: float = TEST_FACTOR,
 ) -> dict[int, float]:
     """chunk id -> the weighed sum of its two normalized scores, times its prior."""
     best_lexical = max((candidate[0] for candidate in lexical.values()), default=0.0) or 1.0
@@ -772,7 +816,7 @@ def fuse(
         words = lexical[chunk_id][0] / best_lexical if chunk_id in lexical else 0.0
         meaning = max((semantic[chunk_id] - low) / span, 0.0) if chunk_id in semantic else 0.0
         fused = (1 - weight) * words + weight * meaning
-        scored[chunk_id] = fused * prior(chunk_kind, is_test, wants_tests)
+        scored[chunk_id] = fused * prior(chunk_kind, is_test, tests_factor)
     return scored
 
 
