@@ -60,7 +60,7 @@ from .cpp_macros import (
     previous_code,
 )
 from .cpp_namespaces import EMPTY, SCOPE_KINDS, Table, looked_up, opened, qualified
-from .model import Extraction, Reference, Symbol, TextElement
+from .model import LICENCE, Extraction, Reference, Symbol, TextElement
 from .treesitter import language, parse
 
 _CLASS_KINDS = {
@@ -192,13 +192,9 @@ _DEFAULTED = re.compile(rb"=\s*(?:default|delete)\s*;?\s*$")
 
 _LINE, _BLOCK = "line", "block"  # plain comments
 _HAS_LETTER = re.compile(r"[^\W\d_]")  # a comment that says something, not a rule of `*`s
-# A plain comment that is a licence (a file's header right above its first declaration) or a
-# tool's mark (`// NOLINT`, `/* clang-format off */`, `/* FALLTHROUGH */`) documents nothing.
-_LICENCE = re.compile(
-    r"SPDX-License-Identifier|\bCopyright\s*(?:\(c\)|©|\d)|All rights reserved"
-    r"|Permission is hereby granted|General Public License|Licensed under the",
-    re.IGNORECASE,
-)
+# A plain comment that is a licence (a file's header right above its first declaration,
+# model.LICENCE) or a tool's mark (`// NOLINT`, `/* clang-format off */`, `/* FALLTHROUGH */`)
+# documents nothing.
 _TOOL_MARK = re.compile(
     r"(?:NOLINT\w*(?:\([^)]*\))?|NOLINTNEXTLINE|clang-format (?:on|off)|IWYU pragma:.*|lint"
     r"|LINTED|ARGSUSED\d*|NOTREACHED|FALL ?THR(?:OUGH|U)|fall ?through|NOSONAR|cppcheck-suppress.*"
@@ -629,7 +625,7 @@ class _Reader:
             and sibling.start_point[0] == last.end_point[0] + 1
             and sibling.type != "comment"
             and _HAS_LETTER.search(content)
-            and not _LICENCE.search(content)
+            and not LICENCE.search(content)
             and not _TOOL_MARK.fullmatch(content.strip())
         ):
             self.plain_docs[sibling.start_byte] = content

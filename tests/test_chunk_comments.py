@@ -590,3 +590,31 @@ def test_a_macro_alone_above_a_c_function_leaves_it_the_comment_above() -> None:
     assert "longest match length" in chunks["longest_match"].head
     assert "longest match" not in chunks["m.c"].head
     assert "shortest match length" in chunks["shortest_match"].head
+
+
+def test_a_modules_own_docs_are_its_chunks_head_and_a_licence_is_not() -> None:
+    # A search user's tqdm: each module's head was a comment ("Aliases") or empty, its docstring
+    # only words of the body; a Rust file other than the crate root lost its `//!` docs; and
+    # googletest's 28-line licence filled 181 of its 184 module heads.
+    python = chunks_of(
+        "python",
+        "tqdm/contrib/telegram.py",
+        b'"""Sends progress updates to a Telegram chat through a bot."""\n'
+        b"import os\n\nTOKEN = os.environ.get('TG_TOKEN')\n\n# Aliases\nsend = print\n",
+    )["tqdm/contrib/telegram.py"]
+    assert python.head.startswith("Sends progress updates to a Telegram chat through a bot.")
+    rust = chunks_of(
+        "rust",
+        "src/de.rs",
+        b"//! Deserializing TOML into Rust structures.\n\nuse std::fmt;\n\nconst N: usize = 3;\n",
+    )
+    assert rust["src/de.rs"].head.startswith("Deserializing TOML into Rust structures.")
+    c = chunks_of(
+        "c",
+        "src/ring.c",
+        b"/* Copyright 2005, Example Inc. All rights reserved.\n"
+        b" * Redistribution and use in source and binary forms are permitted. */\n\n"
+        b"/* A ring buffer that queues log lines for the writer thread. */\n\n"
+        b'#include "ring.h"\n\nstatic int ring_size = 64;\n',
+    )["src/ring.c"]
+    assert c.head == "A ring buffer that queues log lines for the writer thread."

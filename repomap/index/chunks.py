@@ -21,6 +21,7 @@ from itertools import accumulate, chain
 from typing import NamedTuple
 
 from repomap.embed import TOKENIZER_FILE
+from repomap.extractors.model import LICENCE
 from repomap.languages import DECLARATION_MACRO_LINE, language_of, leading_start
 from repomap.paths import is_demoted_path
 from repomap.subwords import split_identifier
@@ -68,7 +69,9 @@ from repomap.textfile import line_count
 # 32: paths.is_demoted_path also counts `external/` at any depth, `contrib/` and `sandbox/` at
 #    the top of the tree; a Python definition with a docstring takes the comment above it too;
 #    a file whose header says a tool wrote it (`DO NOT EDIT`, byacc's, Bison's) is demoted
-CHUNKS_VERSION = "32"
+# 33: a Python module's docstring and a Rust file's `//!` docs are its module chunk's head
+#    (their owner is the module's name, no definition); a licence comment is not
+CHUNKS_VERSION = "33"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
 # header, docstring and member signatures, not the members' bodies: those are chunks too.
@@ -520,7 +523,10 @@ def code_chunks(
             starts = twins.get(owner, [0]) if owner is not None else [0]
             holder = max((start for start in starts if start <= line), default=starts[0])
             comments.setdefault((owner, holder), []).append(content)
-        elif element_type == "docstring" and owner is None:
+        elif element_type == "docstring" and (owner is None or owner not in twins):
+            # the module's own: Python names it by the module (`tqdm.contrib.telegram`), Rust's
+            # `//!` by the file's module path; neither is a definition of this file (a search
+            # user's tqdm: every module's head was a comment, "Aliases", or empty)
             docstrings.append(content)
             module_docs.append((content, line, end))
     members: dict[str, list[str]] = {}
@@ -597,7 +603,11 @@ def code_chunks(
         for content, line, end in module_docs:
             chunks += _doc_sections(path, content, line, end)
     rest = _uncovered(lines, covered)
-    module_comments = " ".join(comments.get((None, 0), ()))[:HEAD_CHARS]
+    # A licence says nothing of the code (googletest's 28 lines of BSD filled 181 of its 184
+    # module heads, and cut "This file implements cardinalities." out of the embedded text).
+    module_comments = " ".join(
+        comment for comment in comments.get((None, 0), ()) if not LICENCE.search(comment)
+    )[:HEAD_CHARS]
     head = "\n".join([*docstrings, module_comments])
     body = _words(runs("\n".join(rest)), MODULE_WORDS, _NOISE, c_names)
     if head.strip() or body:
