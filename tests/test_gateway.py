@@ -363,6 +363,16 @@ def test_files_with_a_slash_match_the_path(names):
     assert gateway.find_files(names, "src/").paths == ["src/Config.rs", "src/configure.md"]
 
 
+def test_files_with_glob_characters_match_as_a_glob_too(names, make_repo):
+    # `find_files("*.c")` answered nothing: a glob is read as --path reads one
+    assert gateway.find_files(names, "*.py").paths == ["B_config.py", "a_config.py"]
+    assert gateway.find_files(names, "src/*.rs").paths == ["src/Config.rs"]
+    assert gateway.find_files(names, "*.RS", ignore_case=True).paths == ["src/Config.rs"]
+    assert gateway.find_files(names, "*.RS").paths == []
+    literal = make_repo({"pages/[slug].py": "", "pages/s.py": ""}, names.parent / "pages")
+    assert gateway.find_files(literal, "[slug]").paths == ["pages/[slug].py"]  # as written too
+
+
 def test_files_json_says_when_the_limit_cut_the_list(names):
     cut = json.loads(cli(names, "files", "config", "--limit", "2", "--json").stdout)
     assert cut == {

@@ -493,6 +493,17 @@ def test_the_literal_mode_is_advised_as_the_answering_tool_takes_it(repo: Path) 
         )
 
 
+def test_a_symbols_long_lines_are_cut_as_read_file_cuts_them(repo: Path) -> None:
+    # sqlite's 1.29 MB one-line constant came back whole from get_symbol_content (2.58 MB).
+    (repo / "pkg" / "table.py").write_text("TABLE = [" + "1, " * 3000 + "]\n")
+    server = build_server(_settings(repo))
+    shown = ok(server, "get_symbol_content", {"name": "TABLE"})
+    assert len(shown["content"]) < 2100 and shown["content"].endswith("(7010 more characters)")
+    assert "1 line longer than 2000 characters cut" in shown["notices"]
+    read = ok(server, "read_file", {"path": "pkg/table.py"})
+    assert shown["content"] in read["content"]
+
+
 def test_secret_files_are_never_served(repo: Path) -> None:
     (repo / ".env").write_text("API_KEY=sk-live-1234567890abcdef\n")
     (repo / "deploy").mkdir()
@@ -656,6 +667,9 @@ def test_nth_counts_one_roots_matches_after_anothers(make_repo, tmp_path: Path) 
         "here, file or a qualified name to choose."
     )
     assert found[2]["warning"].startswith("3 symbols match 'run' in 2 roots; showing [3]")
+    # and `others` names them as the warning does (it gave `b.py:1`, without `beta/`)
+    assert found[0]["others"] == ["function run beta/b.py:1", "function run beta/b.py:5"]
+    assert found[2]["others"] == ["function run alpha/a.py:1", "function run beta/b.py:1"]
     # `!label/...` leaves that root's files out, the other roots whole
     beta_only = ok(server, "search_symbols", {"query": "run", "path": "!alpha/a.py"})
     assert {r["file_path"] for r in beta_only["results"]} == {"beta/b.py"}

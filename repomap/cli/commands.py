@@ -713,7 +713,8 @@ def files(
     absolute: bool,
     root: Path | None,
 ) -> int:
-    """Files whose name contains QUERY (a literal substring; on the path if it contains /)."""
+    """Files whose name contains QUERY (a literal substring; on the path if it contains /), or
+    that QUERY names as a glob when it holds *, ? or [ (*.rs, src/**/test_*.py)."""
     from repomap.cli.render_gateway import files_text
     from repomap.gateway import files as gateway
 

@@ -392,9 +392,10 @@ def find_files(
 ) -> FileMatches:
     """Files under ROOT (ignore rules applied) whose name contains `query`, in path order.
 
-    The match is a literal substring on code points (no globbing, no Unicode normalization);
-    a query containing `/` is matched against the whole path relative to ROOT. `path` keeps
-    only the files under a path filter (paths.py).
+    The match is a literal substring on code points (no Unicode normalization); a query
+    containing `/` is matched against the whole path relative to ROOT. A query with `*`, `?`
+    or `[` also matches as a glob, as `--path` reads one (`*.rs`, `src/**/test_*.py`): `*.c`
+    found nothing, and said so. `path` keeps only the files under a path filter (paths.py).
     """
     if not query:
         raise BadArgument("the query is empty; give part of a file name")
@@ -403,10 +404,16 @@ def find_files(
 
     needle = query.casefold() if ignore_case else query
     wanted = paths.parse(path, root)
+    candidates = paths.select(wanted, (found.rel_path for found in walk(root).files))
+    globbed: set[str] = set()
+    if paths.is_glob(query) and not query.lstrip().startswith("!"):
+        pattern = paths.parse(needle)
+        folded = {(p.casefold() if ignore_case else p): p for p in candidates}
+        globbed = {folded[p] for p in paths.select(pattern, folded)}
     matches = []
-    for rel_path in paths.select(wanted, (found.rel_path for found in walk(root).files)):
+    for rel_path in candidates:
         subject = rel_path if "/" in query else rel_path.rsplit("/", 1)[-1]
-        if needle in (subject.casefold() if ignore_case else subject):
+        if rel_path in globbed or needle in (subject.casefold() if ignore_case else subject):
             matches.append(rel_path)
     matches.sort()
     return FileMatches(query, matches[:limit], len(matches))

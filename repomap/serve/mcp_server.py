@@ -100,7 +100,8 @@ Which tool:
   (tool.ruff.lint.select) and values.
 - When and why something changed, or who changed it -> search_commits("timeout",
   field="subject") (author=, since=, path= narrow it down).
-- Text in files repomap does not index (JS, HTML, config...) -> grep/rg in your shell.
+- Files repomap does not index (JS, HTML, config...) -> find_files("*.js") or list_sources to
+  find them, read_file to read them; grep/rg if you also have a shell.
 - What is indexed and how fresh -> index_status().
 
 Query syntax (search_text mode="fts", search_docs): words are ANDed in any order;
@@ -779,14 +780,18 @@ def build_server(
             Field(
                 min_length=1,
                 max_length=4096,
-                description="Part of a file name (literal); with / it matches the path.",
+                description=(
+                    "Part of a file name (literal); with / it matches the path; with *, ? or"
+                    " [ also a glob (*.rs, src/**/test_*.py)."
+                ),
             ),
         ],
         limit: Annotated[int, Field(ge=1, le=1000, description="Most paths (1-1000).")] = 50,
         ignore_case: bool = False,
         path: PathFilterArg = None,
     ) -> FilesAnswer:
-        """Files whose name contains the query (a literal substring), in path order.
+        """Files whose name contains the query (a literal substring) or match it as a glob, in
+        path order.
 
         Covers every file under the root (ignore rules applied), indexed or not. Use it to
         find a file by (part of) its name; for definitions use search_symbols, for text in

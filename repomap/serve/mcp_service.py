@@ -76,7 +76,7 @@ if TYPE_CHECKING:
     from repomap.store import Store
 
 DEFAULT_MAX_LINES = 400  # lines a source or section answer holds when max_lines is not given
-MAX_LINE_CHARS = 2000  # longer lines (minified code) are cut in read_file
+MAX_LINE_CHARS = 2000  # longer lines (minified code) are cut in read_file and get_symbol_content
 MAX_LISTED = 20  # names listed in a result's side lists (changed files, other matches)
 BINARY_SNIFF = 8192
 MAX_READ_BYTES = 64 * 1024 * 1024
@@ -326,8 +326,9 @@ class Service:
                 continue
             if len(every_scope) > 1:  # the warning over every root, or none if there was none
                 alone = None if content.warning else root  # and no other root has the name
-                warning = self._roots_warning(every_scope, name, asked, alone)
-                content = dataclasses.replace(content, warning=warning or content.warning)
+                warning, others = self._roots_warning(every_scope, name, asked, alone)
+                if warning is not None:  # and its list, each path with its root's label
+                    content = dataclasses.replace(content, warning=warning, others=others)
             fields = _fields(content)
             fields.update(
                 file_path=self.roots.out(root, content.file_path),
@@ -338,6 +339,11 @@ class Service:
             )
             fields.pop("truncated_lines")
             fields.pop("truncated_leading_lines")
+            # A 1.3 MB one-line constant came back whole (read_file cuts such lines)
+            fields["content"], cut = _cut_long_lines(fields["content"])
+            fields["leading"], cut_leading = _cut_long_lines(fields.get("leading"))
+            if cut + cut_leading:
+                notices.append(_cut_notice(cut + cut_leading))
             return SymbolSource(notices=notices, **fields)
         raise missing[0]
 
@@ -359,31 +365,33 @@ class Service:
         name: str,
         nth: int | None,
         only_if_elsewhere: Root | None = None,
-    ) -> str | None:
+    ) -> tuple[str | None, list[str]]:
         """The several-matches warning over every root, numbered as nth counts them (one root
         after another) with each path as the tools give it (`lighttpd/src/server.c`): a root's
-        own warning listed its matches alone, without its label (the MCP agent user's finding).
-        With `only_if_elsewhere`: None unless another root than that one has a match."""
+        own warning listed its matches alone, without its label (the MCP agent user's finding);
+        and the matches not shown, as the answer's `others` lists them. With
+        `only_if_elsewhere`: none unless another root than that one has a match."""
         rows = [(root, row) for root, _, found in self._matches(scopes, name) for row in found]
         if len(rows) < 2 or (
             only_if_elsewhere is not None and all(root is only_if_elsewhere for root, _ in rows)
         ):
-            return None
+            return None, []
         shown = nth or 1
-        listed = [
-            f"[{number}] {row.kind} {row.qualified_name} "
-            f"{self.roots.out(root, row.file_path)}:{row.start_line}"
-            for number, (root, row) in enumerate(rows, 1)
+        described = [
+            f"{row.kind} {row.qualified_name} {self.roots.out(root, row.file_path)}:{row.start_line}"
+            for root, row in rows
         ]
+        listed = [f"[{number}] {text}" for number, text in enumerate(described, 1)]
         others = [text for number, text in enumerate(listed, 1) if number != shown]
         roots = len({id(root) for root, _ in rows})
-        return snippets.matches_warning(
+        warning = snippets.matches_warning(
             name,
             listed[shown - 1],
             others,
             "nth=N as numbered here, file or a qualified name",
             f" in {roots} roots" if roots > 1 else "",
         )
+        return warning, [text for number, text in enumerate(described, 1) if number != shown]
 
     def _nth_root(
         self, scopes: list[tuple[Root, str | None]], name: str, nth: int
@@ -909,7 +917,7 @@ class Service:
         last = first + len(lines) - 1
         notices = []
         if cut_chars:
-            notices.append(f"{cut_chars} lines longer than {MAX_LINE_CHARS} characters were cut")
+            notices.append(_cut_notice(cut_chars))
         more = max(0, total - last)
         # Cut: fewer lines than asked for came back (max_lines, or the default cap); a range
         # returned whole is no truncation, though the file goes on (more_lines says how far).
@@ -1150,9 +1158,30 @@ def _read_window(path: Path, first: int, count: int) -> tuple[list[str], int, in
             text = textfile.text(raw, head)  # as the index reads it: a PEP 263 line too
             if len(text) > MAX_LINE_CHARS:
                 cut += 1
-                text = f"{text[:MAX_LINE_CHARS]}… ({len(text) - MAX_LINE_CHARS} more characters)\n"
+                text = _cut_line(text.rstrip("\n")) + "\n"
             lines.append(text)
     return lines, total, cut, False
+
+
+def _cut_line(text: str) -> str:
+    """A line of more than MAX_LINE_CHARS characters, cut there and saying how much more."""
+    if len(text) <= MAX_LINE_CHARS:
+        return text
+    return f"{text[:MAX_LINE_CHARS]}… ({len(text) - MAX_LINE_CHARS} more characters)"
+
+
+def _cut_notice(count: int) -> str:
+    lines = "1 line" if count == 1 else f"{count} lines"
+    return f"{lines} longer than {MAX_LINE_CHARS} characters cut"
+
+
+def _cut_long_lines(text: str | None) -> tuple[str | None, int]:
+    """`text` with each line cut by _cut_line, and how many were."""
+    if text is None or len(text) <= MAX_LINE_CHARS:
+        return text, 0
+    lines = text.split("\n")
+    cut = [_cut_line(line) for line in lines]
+    return "\n".join(cut), sum(len(line) > MAX_LINE_CHARS for line in lines)
 
 
 def _schema_of(db_path: Path) -> int | None:
