@@ -1139,6 +1139,34 @@ def test_show_puts_a_file_a_tool_wrote_after_the_one_it_was_made_from(tmp_path: 
     assert [r["file_path"] for r in listed["results"]] == ["users.py", "a_pb2.py"]
 
 
+def test_refs_of_a_value_lists_the_lines_naming_it_beside_its_indexed_uses(
+    tmp_path: Path,
+) -> None:
+    # sqlite's SQLITE_DEFAULT_WAL_AUTOCHECKPOINT: its `#ifndef` was indexed, so the text was
+    # not read, and main.c's use (a value, which no reference records) was left out unsaid.
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "limits.h").write_text(
+        "#ifndef DEFAULT_CHECKPOINT\n# define DEFAULT_CHECKPOINT 1000\n#endif\n"
+    )
+    (root / "main.c").write_text(
+        '#include "limits.h"\n\nint set_checkpoint(int db, int pages);\n\n'
+        "int open_db(int db)\n{\n\t/* DEFAULT_CHECKPOINT pages */\n"
+        "\treturn set_checkpoint(db, DEFAULT_CHECKPOINT);\n}\n"
+    )
+    assert run_cli("index", root).returncode == 0
+    found = run_cli("refs", "DEFAULT_CHECKPOINT", "--root", root)
+    assert found.returncode == 0, found.stderr
+    assert found.stdout == (
+        "limits.h:1  #ifndef DEFAULT_CHECKPOINT\n"
+        "main.c:8  in open_db  return set_checkpoint(db, DEFAULT_CHECKPOINT);\n"
+    )
+    assert "is a value" in found.stderr
+    called = run_cli("refs", "set_checkpoint", "--root", root)  # a function: uses indexed
+    assert called.stdout == "main.c:8  in open_db  return set_checkpoint(db, DEFAULT_CHECKPOINT);\n"
+    assert called.stderr == ""
+
+
 def test_refs_gives_each_line_to_its_innermost_definition_and_skips_comments_and_strings(
     tmp_path: Path,
 ) -> None:

@@ -80,6 +80,11 @@ HEADER_LINES = 8  # a definition's lines read for its name at most
 _TEXT_SQL = """SELECT line_number, end_line, element_type = 1 FROM code_text
     WHERE file_id = ? AND end_line > line_number"""
 _DEFINED_SQL = "SELECT 1 FROM symbols WHERE name = ? LIMIT 1"
+# Kinds whose uses are values, which no reference records (a macro's are only where an `#if`
+# tests it or another `#define` names it): their uses are read from the text as well.
+_VALUE_KINDS = ("macro", "constant", "variable")
+_VALUE_SQL = f"""SELECT 1 FROM symbols WHERE name = ?
+    AND kind IN ({", ".join(repr(kind) for kind in _VALUE_KINDS)}) LIMIT 1"""
 
 
 def name_of(query: str) -> str:
@@ -160,6 +165,19 @@ def find_references(
             notes.append(
                 f"no use of {name!r} is indexed (calls, types named, field uses and `#if` tests"
                 " are; values are not): these are the lines of code files that name it"
+            )
+    elif results and db.conn.execute(_VALUE_SQL, (name,)).fetchone() is not None:
+        # Some uses indexed (sqlite's SQLITE_BUSY: 4 inside other `#define`s) and the values
+        # not (222 lines name it): one indexed use hid every other. Both, merged; each list is
+        # complete in path order up to its cut, so the first `limit` of the merge are right.
+        indexed = {(use.file_path, use.line_number) for use in results}
+        read = _named_in_text(db, root, name, naming, filters, params, limit)
+        added = [use for use in read if (use.file_path, use.line_number) not in indexed]
+        if added:
+            results = sorted([*results, *added], key=lambda use: (use.file_path, use.line_number))
+            notes.append(
+                f"{name!r} is a value (a macro, constant or variable): the lines of code files"
+                " that name it are listed beside its indexed uses"
             )
     return References(name, results[:limit], len(results) > limit, notes)
 
