@@ -707,6 +707,14 @@ _IF_OPENING_ELSE = re.compile(_IF_LINE + rb"\n[ \t]*else\b")
 _ELSE_BEFORE_ENDIF = re.compile(
     rb"else[ \t]*(?:/\*[^\n]*?\*/[ \t]*|//[^\n]*)?\n(" + _ENDIF_LINE + rb")"
 )
+# A conditional link of a member-access chain: cpp-httplib's tests' `svr_.Get("/a", ..)\n#if 0\n
+# .Post("/b", ..)\n#endif\n .Get("/c", ..);` (its first code a `.` or `->` link, after code that
+# ends an operand). tree-sitter takes no directive inside an expression: the method, and every
+# member of its class after it, were lost (ServerTest's SetUp, svr_). The two directive lines are
+# blanked, and the code between them too under an `#if 0`, which no compiler reads; the chain is
+# read whole. Only an `#if` .. `#endif` (with an `#else`, _split_conditionals keeps one branch)
+# whose code closes what it opens.
+_IF_BEFORE_LINK = re.compile(_IF_LINE + rb"\n[ \t]*(?:\.(?![.\d])|->)[ \t]*[A-Za-z_~]")
 # Qt's `class\n#if QT_VERSION < QT_VERSION_CHECK(6, 0, 0)\nQ_CORE_EXPORT\n#endif\nQByteRef {`: an
 # export macro under a conditional between a record's keyword and its name. The directive lines
 # and the macro are blanked (QByteRef and QCharRef were lost with every member).
@@ -758,6 +766,12 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
             + _conditionals_splitting_blocks(source)
             + _conditional_attributes(source)
             if not any(a <= start < b for a, b in unread)
+        ]
+        # after the others: a link inside a call's parentheses may be theirs already
+        unread += [
+            span
+            for span in _conditionals_in_chains(source)
+            if not any(a <= span[0] < b for a, b in unread)
         ]
     if b"(" in source:
         unread += [
@@ -1050,6 +1064,27 @@ def _conditionals_in_parameters(source: bytes) -> Spans:
         if any(line.lstrip().startswith(b"#") for line in head.split(b"\n")):
             continue
         spans += [(line_start, found.start(1) - 1), found.span(2)]
+    return spans
+
+
+def _conditionals_in_chains(source: bytes) -> Spans:
+    """The directive lines of each _IF_BEFORE_LINK after an operand's end (a `)`, a `]` or a
+    name), up to the `#endif` that is the next directive, its code closing every parenthesis
+    and brace it opens; under an `#if 0`, its code too."""
+    spans: Spans = []
+    for found, line_start in _at_line_starts(_IF_BEFORE_LINK, source):
+        before = _previous_significant(source, line_start)
+        if before not in (b")", b"]") and not (before.isalnum() or before == b"_"):
+            continue
+        line_end = source.index(b"\n", found.start())
+        closing = _CONDITIONAL_LINE.search(source, line_end + 1)
+        if closing is None or closing[1] != b"endif":
+            continue
+        if _balance(source, line_end + 1, closing.start()) != (0, 0):
+            continue
+        spans += [(line_start, line_end), closing.span()]
+        if _IF_ZERO.match(source, line_start):
+            spans.append((line_end + 1, closing.start()))
     return spans
 
 

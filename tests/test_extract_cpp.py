@@ -2221,3 +2221,69 @@ def test_a_statement_as_a_capitals_macro_s_argument_loses_no_definition() -> Non
     # the argument is read from its text: its names are still references, its string a string
     assert {"CHECK_ALLOC_FAIL", "work"} <= {r.name for r in found.references}
     assert "a;b" in [t.content for t in found.texts if t.element_type == "string_literal"]
+
+
+# cpp-httplib's test.cc, ServerTest::SetUp cut down: conditional links of a method chain.
+METHOD_CHAIN = b"""\
+#include <vector>
+struct Request {};
+struct Response { void set_content(const char *, const char *) {} };
+struct Server {
+  template <class F> Server &Get(const char *, F) { return *this; }
+};
+
+class ServerTest {
+  virtual void SetUp() {
+    svr_.Get("/hi",
+             [&](const Request & /*req*/, Response &res) {
+             })
+#if 0
+        .Get("/slowpost",
+             [&](const Request & /*req*/, Response &res) {
+             })
+#endif
+        .Get("/remote_addr",
+             [&](const Request &req, Response &res) {
+             })
+#if defined(WITH_ZLIB)
+        .Get("/compress",
+             [&](const Request & /*req*/, Response &res) {
+             })
+        ->Get("/nocompress",
+             [&](const Request & /*req*/, Response &res) {
+               res.set_content("0123456789",
+                               "application/octet-stream");
+             })
+#endif
+        ;
+  }
+  virtual void TearDown() {}
+  Server svr_;
+  std::vector<int> request_threads_;
+};
+"""
+
+
+def test_a_conditional_link_of_a_method_chain_loses_no_member() -> None:
+    """An `#if` .. `#endif` around links of a method chain (`svr_.Get(..)\\n#if 0\\n .Get(..)
+    \\n#endif\\n .Get(..);`): tree-sitter takes no directive inside an expression, and lost the
+    method and every member of its class after it (SetUp, TearDown's neighbours svr_ and
+    request_threads_)."""
+    found = extract("cpp", METHOD_CHAIN, "test.cc")
+    assert [(s.qualified_name, s.kind, s.start_line, s.end_line) for s in found.symbols] == [
+        ("Request", "struct", 2, 2),
+        ("Response", "struct", 3, 3),
+        ("Response::set_content", "method", 3, 3),
+        ("Server", "struct", 4, 6),
+        ("Server::Get", "method", 5, 5),
+        ("ServerTest", "class", 8, 36),
+        ("ServerTest::SetUp", "method", 9, 32),
+        ("ServerTest::TearDown", "method", 33, 33),
+        ("ServerTest::svr_", "field", 34, 34),
+        ("ServerTest::request_threads_", "field", 35, 35),
+    ]
+    assert found.note is None
+    # the `#if 0` link is read from its text; the condition's macro is a use
+    strings = [(t.content, t.line) for t in found.texts if t.element_type == "string_literal"]
+    assert ("/slowpost", 14) in strings and ("/nocompress", 25) in strings
+    assert "WITH_ZLIB" in {r.name for r in found.references}
