@@ -2223,6 +2223,39 @@ def test_a_statement_as_a_capitals_macro_s_argument_loses_no_definition() -> Non
     assert "a;b" in [t.content for t in found.texts if t.element_type == "string_literal"]
 
 
+def test_a_declaration_as_a_capitals_macro_s_argument_loses_no_test() -> None:
+    # cpp-httplib's tests: `ASSERT_ANY_THROW(Client cli("scheme://yahoo.com"));` (a declaration
+    # is no expression: tree-sitter's recovery read the string's `//` as a comment's start) lost
+    # the TEST around it and the next one, and made a variable `cli` of the file.
+    source = (
+        b"TEST(InvalidScheme, SimpleInterface) {\n"
+        b'  ASSERT_ANY_THROW(Client cli("scheme://yahoo.com"));\n'
+        b"}\n\n"
+        b"TEST(NoScheme, SimpleInterface) {\n"
+        b'  EXPECT_NO_THROW(std::string s{"http://x"});\n'
+        b'  Client cli("yahoo.com:80");\n'
+        b"  ASSERT_TRUE(cli.is_valid());\n"
+        b"}\n\n"
+        b"class Wrapper {\n"
+        b'  LLVM_ATTRIBUTE_DEPRECATED(Client make(int port = 80), "use open");\n'  # kept
+        b"};\n"
+        b"TEST(After, Other) { ASSERT_TRUE(true); }\n"
+    )
+    found = extract("cpp", source, "test.cc")
+    assert [(s.qualified_name, s.kind, s.start_line, s.end_line) for s in found.symbols] == [
+        ("TEST(InvalidScheme, SimpleInterface)", "function", 1, 3),
+        ("TEST(NoScheme, SimpleInterface)", "function", 5, 9),
+        ("Wrapper", "class", 11, 13),
+        ("Wrapper::make", "method", 12, 12),
+        ("TEST(After, Other)", "function", 14, 14),
+    ]
+    # the argument is read from its text: its names are still references, its string a string
+    assert {"ASSERT_ANY_THROW", "Client"} <= {r.name for r in found.references if r.line == 2}
+    strings = [(t.content, t.line) for t in found.texts if t.element_type == "string_literal"]
+    assert strings[:2] == [("scheme://yahoo.com", 2), ("http://x", 6)]
+    assert not [t for t in found.texts if t.element_type == "comment"]
+
+
 # cpp-httplib's test.cc, ServerTest::SetUp cut down: conditional links of a method chain.
 METHOD_CHAIN = b"""\
 #include <vector>
