@@ -9,10 +9,13 @@ Decisions:
   without `.rs` and without a final `lib`, `main` or `mod`: `library/std/src/sync/mutex.rs` is
   `sync::mutex`, `src/lib.rs` is the crate root (empty, so root items are just `Pool`).
 - An `impl` is named after its self type's last path segment without generics, and qualified with
-  its trait named the same way: `impl<T> fmt::Display for io::Pool<T>` in `pool.rs` is the symbol
+  its trait named the same way: `impl<T> fmt::Display for Pool<T>` in `pool.rs` is the symbol
   `Pool`, qualified `pool::Display for Pool`. Items inside it are qualified by the self type
-  (`pool::Pool::fmt`) and have the impl as `parent`. Self types that are not paths keep their
-  text without generics (`impl<T> Sync for &'a [T]` is named `&'a [T]`).
+  (`pool::Pool::fmt`) and have the impl as `parent`. A self type written with a path keeps it:
+  `impl From<Error> for io::Error` is `From for io::Error` (named `Error`), its items
+  `io::Error::from`, not the file's own `Error`'s (`crate::`, `self::` and `super::` paths are
+  read from the module; an inherent `impl super::Pool` is named as its type). Self types that
+  are not paths keep their text without generics (`impl<T> Sync for &'a [T]` is named `&'a [T]`).
 - Items nested in functions, consts or other items are qualified by them (`outer::helper`).
 - Functions declared in `extern { }` blocks are `function`s; `const _` (no name) is not a symbol.
 - Named fields of structs, unions and struct-like enum variants are `field`s, as C and C++ data
@@ -241,12 +244,22 @@ def _name(item: _Item, parent: _Item | None, source: bytes, module: str) -> bool
             return False
         # Named by the type it is for (`Map` for `&'a Map`: indexmap's 22 impls on references
         # were named `&'a Map`, `&'_ mut Slice`), its label as written (`IntoIterator for &'a Map`)
-        item.name = _type_name(_referent(self_type), source) or written
+        referent = _referent(self_type)
+        item.name = _type_name(referent, source) or written
+        path = _type_path(referent, source)
+        if path is not None and referent is self_type:
+            written = path  # `From for io::Error`, not `From for Error`
         trait = node.child_by_field_name("trait")
         trait_name = _type_name(trait, source) if trait else ""
         label = f"{trait_name} for {written}" if trait_name else written
         item.qualified_name = _join(prefix, label)
         item.scope = _join(prefix, item.name)
+        if path is not None:
+            # `impl From<Error> for io::Error`: its items are io::Error's (`io::Error::from`),
+            # not those of the file's own `Error`; an inherent impl is named as its type
+            item.scope = _resolved(path, prefix)
+            if not trait_name:
+                item.qualified_name = item.scope
     else:
         name = node.child_by_field_name("name")
         if name is None or name.start_byte == name.end_byte:
@@ -270,6 +283,36 @@ def _referent(node: Node) -> Node:
             break
         node = inner
     return node
+
+
+def _type_path(node: Node, source: bytes) -> str | None:
+    """A type written with a path, as written without generics or spaces (`io::Error`,
+    `crate::pool::Pool` for `crate::pool::Pool<T>`); None for a name alone, or a qualified
+    path (`<T as Trait>::Output`)."""
+    if node.type == "generic_type":
+        node = node.child_by_field_name("type") or node
+    if node.type != "scoped_type_identifier":
+        return None
+    text = "".join(_decode(source[node.start_byte : node.end_byte]).split())
+    if text.startswith("<"):
+        return None
+    return _strip_generics(text).removeprefix("::")
+
+
+def _resolved(path: str, prefix: str) -> str:
+    """`path` from the module `prefix`: `crate::` from the crate's root, `self::` and `super::`
+    from `prefix`; any other path as written (`io::Error`: what `use` line names `io` is not
+    read here)."""
+    parts = path.split("::")
+    if parts[0] == "crate":
+        return "::".join(parts[1:])
+    if parts[0] not in ("self", "super"):
+        return path
+    scope = prefix.split("::") if prefix else []
+    while parts and parts[0] in ("self", "super"):
+        if parts.pop(0) == "super" and scope:
+            scope.pop()
+    return "::".join(scope + parts)
 
 
 def _type_name(node: Node, source: bytes) -> str:

@@ -504,7 +504,7 @@ def test_strings_and_comments_inside_macro_calls_are_found():
             "Doc.",
         ),
         (b"/// One.\n#[attr]\n/// Two.\nstruct S;", "S", "struct", "One.\nTwo."),
-        (b"/// Doc.\nimpl<T> From<T> for io::Wrap<T> {}", "From for Wrap", "impl", "Doc."),
+        (b"/// Doc.\nimpl<T> From<T> for io::Wrap<T> {}", "From for io::Wrap", "impl", "Doc."),
         (b"/// Doc.\n#[a(b(c(d)))]\nunion U { x: u8 }", "U", "union", "Doc."),
         (b"/// Not for f.\nuse x;\nfn f() {}", "f", "function", None),
         (b'/// Doc.\nextern "C" { fn ext(); }', "ext", "function", None),
@@ -554,6 +554,30 @@ def test_an_impl_for_a_reference_puts_its_items_under_the_type_it_points_to():
     ]
     # and is named by that type (`symbols Map` listed indexmap's 22 such impls as `&'a Map`)
     assert [s.name for s in symbols if s.kind == "impl"] == ["Utf8Sequence", "Sink", "Raw"]
+
+
+def test_an_impl_for_a_type_written_with_a_path_puts_its_items_under_that_path():
+    # walkdir's error.rs: `impl From<Error> for io::Error` was `From for Error` with a method
+    # `Error::from`, the file's own Error's; `show io::Error::from` found nothing.
+    source = (
+        b"use std::io;\npub struct Error;\n"
+        b"impl From<Error> for io::Error {\n    fn from(e: Error) -> io::Error { todo!() }\n}\n"
+        b"impl<T> fmt::Display for crate::pool::Pool<T> {\n    fn fmt(&self) {}\n}\n"
+        b"impl super::Walker {\n    fn new() -> Self { todo!() }\n}\n"
+        b"impl fmt::Debug for Error {\n    fn fmt(&self) {}\n}\n"
+    )
+    symbols = rust.extract(source, "src/walk/error.rs").symbols
+    assert [(s.kind, s.name, s.qualified_name, s.parent) for s in symbols] == [
+        ("struct", "Error", "walk::error::Error", None),
+        ("impl", "Error", "walk::error::From for io::Error", None),
+        ("method", "from", "io::Error::from", "walk::error::From for io::Error"),
+        ("impl", "Pool", "walk::error::Display for crate::pool::Pool", None),
+        ("method", "fmt", "pool::Pool::fmt", "walk::error::Display for crate::pool::Pool"),
+        ("impl", "Walker", "walk::Walker", None),  # an inherent impl: named as its type
+        ("method", "new", "walk::Walker::new", "walk::Walker"),
+        ("impl", "Error", "walk::error::Debug for Error", None),  # a type's own name: unchanged
+        ("method", "fmt", "walk::error::Error::fmt", "walk::error::Debug for Error"),
+    ]
 
 
 def test_syntax_errors_keep_what_was_found():
