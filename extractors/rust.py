@@ -5,9 +5,10 @@ Python then only reads the captured nodes, never walks the tree. Node attribute 
 as much as a Python call, so the hot loops read each one once and slice `source` themselves.
 
 Decisions:
-- The module path comes from `rel_path`: the components after the last `src/` (or all of them),
-  without `.rs` and without a final `lib`, `main` or `mod`: `library/std/src/sync/mutex.rs` is
-  `sync::mutex`, `src/lib.rs` is the crate root (empty, so root items are just `Pool`).
+- The module path comes from `rel_path`: the components after the last `src/` or the last folder
+  whose name is no identifier (a crate's: `walkdir-list/main.rs` is its crate's root), or all of
+  them, without `.rs` and without a final `lib`, `main` or `mod`: `library/std/src/sync/mutex.rs`
+  is `sync::mutex`, `src/lib.rs` is the crate root (empty, so root items are just `Pool`).
 - An `impl` is named after its self type's last path segment without generics, and qualified with
   its trait named the same way: `impl<T> fmt::Display for Pool<T>` in `pool.rs` is the symbol
   `Pool`, qualified `pool::Display for Pool`. Items inside it are qualified by the self type
@@ -167,13 +168,18 @@ def extract(source: bytes, rel_path: str) -> Extraction:
 
 
 def module_path(rel_path: str) -> str:
-    """`library/std/src/sync/mutex.rs` -> `sync::mutex`; `src/lib.rs` -> `` (the crate root)."""
+    """`library/std/src/sync/mutex.rs` -> `sync::mutex`; `src/lib.rs` -> `` (the crate root).
+    A name that is no identifier is no module's: a folder so named is a crate's, the path
+    starting after it as after `src/` (`walkdir-list/main.rs`, a binary's root, is ``, not
+    `walkdir-list`), and a file so named a crate's root (`tests/run-time-detect.rs`)."""
     parts = [part for part in rel_path.replace("\\", "/").split("/") if part not in ("", ".")]
-    src = [i for i, part in enumerate(parts[:-1]) if part == "src"]
-    if src:
-        parts = parts[src[-1] + 1 :]
+    folders = [i for i, part in enumerate(parts[:-1]) if part == "src" or not part.isidentifier()]
+    if folders:
+        parts = parts[folders[-1] + 1 :]
     if parts and parts[-1].endswith(".rs"):
         parts[-1] = parts[-1][:-3]
+        if not parts[-1].isidentifier():
+            return ""
     if parts and parts[-1] in ("lib", "main", "mod"):
         parts.pop()
     return "::".join(parts)

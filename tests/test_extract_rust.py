@@ -114,6 +114,12 @@ def extraction():
         ("src/tests/src/deep.rs", "deep"),  # after the last `src/`
         ("tests/smoke.rs", "tests::smoke"),
         ("build.rs", "build"),
+        # a folder named as no module can be is a crate's (walkdir's `walkdir-list/main.rs`,
+        # a binary's root, made `walkdir-list::print_paths`), a file so named a crate's root
+        ("walkdir-list/main.rs", ""),
+        ("walkdir-list/args.rs", "args"),
+        ("crates/my-tool/tests/smoke.rs", "tests::smoke"),
+        ("tests/run-time-detect.rs", ""),
     ],
 )
 def test_module_path_is_the_path_after_the_last_src(rel_path, module):
