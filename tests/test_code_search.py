@@ -452,6 +452,29 @@ def test_tests_split_across_machines_when_shard_variables_are_valid():
     assert "test_tests_split_across_machines_when_shard_variables_are_valid" in ranked[:3]
 
 
+def test_a_type_named_in_a_question_raises_the_type_and_not_its_impls(tmp_path: Path) -> None:
+    # toml_edit: "convert a Table into an InlineTable" raised `struct InlineTable` and its
+    # impls of Clone, Default and Debug (each named by the type) over the method that converts.
+    impls = "".join(
+        f"impl {trait} for InlineTable {{\n    fn {method}(&self) -> Self {{ todo!() }}\n}}\n\n"
+        for trait, method in (("Clone", "clone"), ("Default", "default"), ("Debug", "fmt"))
+    )
+    root = indexed(
+        tmp_path / "crate",
+        {
+            "src/inline_table.rs": "/// A table written on one line.\npub struct InlineTable {\n"
+            "    items: Vec<u8>,\n}\n\n" + impls,
+            "src/table.rs": "pub struct Table {\n    items: Vec<u8>,\n}\n\nimpl Table {\n"
+            "    /// Into a table written on one line.\n"
+            "    pub fn into_inline_table(self) -> InlineTable {\n"
+            "        InlineTable { items: self.items }\n    }\n}\n",
+        },
+    )
+    _, data, _ = search(root, "convert a Table into an InlineTable", "--mode", "lexical")
+    kinds = [hit["kind"] for hit in data["results"]]
+    assert kinds[0] == "struct" and "impl" not in kinds[:4], list(zip(names(data), kinds))
+
+
 def test_rust_test_modules_rank_below_the_code(tmp_path: Path) -> None:
     # rayon keeps its tests in `src/*/test.rs` and `mod test { }`, not only `tests`: both
     # ranked as code, above the function that handles a job's panic.

@@ -278,7 +278,7 @@ def names_in(question: str) -> list[Named]:
 # from the candidates' chunks, a few hundred, through symbols' (file, line) index: from the
 # symbols by name, the kernel's 4M were scanned (the name index ignores case), 9.6 s a search.
 _NAMED_SQL = """
-SELECT c.id, s.name, s.qualified_name, s.doc IS NOT NULL FROM chunks c
+SELECT c.id, s.name, s.qualified_name, s.doc IS NOT NULL, s.kind FROM chunks c
 JOIN symbols s ON s.file_id = c.file_id AND s.start_line = c.start_line
 WHERE c.id IN (SELECT value FROM json_each(?)) AND s.is_definition
     AND s.name COLLATE NOCASE IN (SELECT value FROM json_each(?))"""
@@ -306,17 +306,22 @@ def lift_named(
     for wanted in asked:
         hits = {
             i
-            for i, name, qualified, _ in defined
+            for i, name, qualified, _, _ in defined
             if name == wanted.name and wanted.matches(qualified)
         }
         if not hits and len(wanted.parts) > 1:
             parts = {part for part in wanted.parts if _SPELLED_AS_CODE.search(part)}
-            hits = {i for i, name, _, _ in defined if name in parts}
-        named |= hits
+            hits = {i for i, name, _, _, _ in defined if name in parts}
+        # A Rust type's impls are named by it: "convert a Table into an InlineTable" raised
+        # `struct InlineTable` and its impls of Clone, Default and Debug over the method
+        # that converts (a search user's toml_edit). The type, not its impls, unless only
+        # impls define the name.
+        impls = {i for i, _, _, _, kind in defined if kind == "impl"}
+        named |= hits - impls if hits - impls else hits
     if named:
         # Of several definitions of the name, a documented one first: the kernel's kmalloc (its
         # kernel-doc) ranked fifth, below four undocumented stand-ins in tools/ that are short.
-        documented = {i for i, _, _, has_doc in defined if has_doc}
+        documented = {i for i, _, _, has_doc, _ in defined if has_doc}
         top = max(scored.values())
         for chunk_id in named:
             lift = top * (1.5 if chunk_id in documented else 1.0)

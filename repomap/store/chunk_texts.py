@@ -32,7 +32,10 @@ COMMIT_BASE = 1 << 60  # index/chunks.py COMMIT_CHUNK_BASE: a commit's chunk is 
 LEVEL = 6  # zlib: level 1 is 30% faster and 15-20% larger
 
 Texts = tuple[str, str, str, str, str]  # title, place, head, body (chunks_fts' columns), name
-EMBED_CHARS = 1500  # about 256 word pieces: the widest window the embedding model takes
+# About 256 word pieces: the widest window the model can be run with (embed/model.py); by
+# default it reads the first 128 (DEFAULT_MAX_TOKENS), so a long chunk's body words past the
+# title, head and first words are not embedded (the lexical signal still holds them all).
+EMBED_CHARS = 1500
 
 _PENDING_SQL = """CREATE TEMP TABLE IF NOT EXISTS chunk_pending (
     id INTEGER PRIMARY KEY, title TEXT, place TEXT, head TEXT, body TEXT)"""
