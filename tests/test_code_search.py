@@ -472,7 +472,7 @@ def test_a_type_named_in_a_question_raises_the_type_and_not_its_impls(tmp_path: 
     )
     _, data, _ = search(root, "convert a Table into an InlineTable", "--mode", "lexical")
     kinds = [hit["kind"] for hit in data["results"]]
-    assert kinds[0] == "struct" and "impl" not in kinds[:4], list(zip(names(data), kinds))
+    assert kinds[0] == "struct" and "impl" not in kinds[:4], names(data)
 
 
 def test_rust_test_modules_rank_below_the_code(tmp_path: Path) -> None:
