@@ -364,6 +364,40 @@ def _blank_macros(
     return bytes(restored), macro_spans, unread
 
 
+MACRO_SIGNATURE_CHARS = 120  # an object-like macro's `#define NAME value`, its value cut after
+
+
+def _uncommented(text: str) -> str:
+    """`text` (one line) without its comments, outside string and character literals: a
+    `#define`'s value as tree-sitter-cpp gives it holds the comment after it (`64 // bytes`)."""
+    if "/" not in text:
+        return text  # most: one look, no walk
+    kept: list[str] = []
+    at, quote = 0, ""
+    while at < len(text):
+        char = text[at]
+        if quote:
+            if char == "\\":
+                kept.append(text[at : at + 2])
+                at += 2
+                continue
+            if char == quote:
+                quote = ""
+        elif char in "\"'":
+            quote = char
+        elif text.startswith("//", at):
+            break
+        elif text.startswith("/*", at):
+            end = text.find("*/", at + 2)
+            if end < 0:
+                break
+            at = end + 2
+            continue
+        kept.append(char)
+        at += 1
+    return " ".join("".join(kept).split())
+
+
 @cache
 def _field_ids(lang: str, *names: str) -> tuple[int, ...]:
     """The numbers of the fields `names` in the grammar of `lang`."""
@@ -497,7 +531,9 @@ class _Reader:
         self.found = found
         # A field by its number, not its name: half the cost of the lookup, for the kernel's
         # 300,000 `#define`s (the grammars number their fields apart).
-        self.name_field, self.parameters_field = _field_ids(lang, "name", "parameters")
+        self.name_field, self.parameters_field, self.value_field = _field_ids(
+            lang, "name", "parameters", "value"
+        )
         self.comment_nodes, self.comment_starts = _in_order(found.get("comment", []))
         self.name_starts: set[int] = set()  # definitions' own names: not references
         self.parenthesized: dict[int, list[tuple[int, int]]] = {}  # per enum list (in_macro_call)
@@ -1599,7 +1635,15 @@ class _Reader:
         self.name_starts.add(name_start)
         params = node.child_by_field_id(self.parameters_field)
         name = self.source[name_start:name_end].decode("utf-8", "replace")
-        signature = self.header(node.start_byte, params.end_byte if params else name_end)
+        if params is not None:
+            signature = self.header(node.start_byte, params.end_byte)
+        else:  # an object-like macro's value is what it is (`#define SQLITE_BUSY 5`): an
+            # agent asked again for it (the MCP agent user), where a constant's shows its own
+            value = node.child_by_field_id(self.value_field)
+            signature = self.header(node.start_byte, value.end_byte if value else name_end)
+            signature = _uncommented(signature.replace(" \\ ", " "))  # continued: one line
+            if len(signature) > MACRO_SIGNATURE_CHARS:
+                signature = signature[:MACRO_SIGNATURE_CHARS].rstrip() + "…"
         return self.symbol(name, name, "macro", node, signature, None)  # global, like the CPP
 
     def typedef(self, node: Node, anchor: Node, scope: Symbol | None) -> list[Symbol]:

@@ -1273,7 +1273,7 @@ def test_a_return_type_macro_alone_on_its_line_is_kept_before_the_head() -> None
     assert [
         (s.name, s.start_line, s.end_line, s.signature) for s in result.symbols if s.kind != "field"
     ] == [
-        ("X", 1, 1, "#define X"),
+        ("X", 1, 1, "#define X 1"),
         ("incr_true", 3, 7, "Py_LOCAL_INLINE(PyObject *) incr_true(void)"),
         (
             "parse_size_t",
@@ -2820,3 +2820,21 @@ def test_a_run_of_line_comments_above_a_cpp_method_is_its_doc() -> None:
     assert docs["Cache::Insert"] == "Insert a mapping from key->value.\nReturns a handle."
     assert docs["Cache::Erase"] is None
     assert docs["Cache"] is None
+
+
+def test_an_object_like_macros_signature_holds_its_value_on_one_line() -> None:
+    # The MCP agent user: `# define SQLITE_DEFAULT_WAL_AUTOCHECKPOINT` cost a call more to
+    # learn it is 1000 (a Python constant's signature shows its value).
+    long_value = b'"' + b"x" * 200 + b'"'
+    source = (
+        b"# define CHECKPOINT  1000 /* pages */\n#define GUARD_H\n"
+        b"#define SUM (1 + \\\n    2)\n#define LONG " + long_value + b"\n#define F(x) ((x) + 1)\n"
+        b'#define HOME "http://example.org/a" // the project page\n'
+    )
+    signatures = {s.name: s.signature for s in extract("c", source, "x.h").symbols}
+    assert signatures["CHECKPOINT"] == "# define CHECKPOINT 1000"
+    assert signatures["GUARD_H"] == "#define GUARD_H"
+    assert signatures["SUM"] == "#define SUM (1 + 2)"
+    assert signatures["F"] == "#define F(x)"  # a function-like macro: its parameters
+    assert signatures["HOME"] == '#define HOME "http://example.org/a"'  # `//` in a string stays
+    assert len(signatures["LONG"]) == 121 and signatures["LONG"].endswith("xx…")

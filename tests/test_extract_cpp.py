@@ -145,7 +145,7 @@ def test_forward_declarations_and_friends_are_not_symbols() -> None:
         ("llvm::SmallVector::Kind", "enum class Kind : unsigned"),
         ("llvm::SmallVector::value_type", "using value_type = T"),
         ("LLVM_DEBUG", "#define LLVM_DEBUG(X)"),
-        ("MAX_SIZE", "#define MAX_SIZE"),
+        ("MAX_SIZE", "#define MAX_SIZE 64"),  # the value, not its comment
         ("llvm", "namespace llvm"),
         ("llvm::Color", "typedef enum {…} Color"),
         ("llvm::Limit", "constexpr int Limit"),
