@@ -205,6 +205,15 @@ def test_refused_arguments_are_a_one_line_usage_error(
     assert named in done.stderr and "Traceback" not in done.stderr
 
 
+def test_an_unknown_short_option_where_text_is_asked_says_how_to_give_text(root: Path) -> None:
+    # `search '-table'` said "No such option '-t'." and no more
+    done = run(["search", "-table", "--root", str(root)])
+    assert done.code == ExitCode.USAGE and done.stderr.count("\n") == 1
+    assert "goes last, after `--`: repomap search [OPTIONS] -- '-table'" in done.stderr
+    mistyped = run(["search", "pool", "--limt", "3", "--root", str(root)])
+    assert mistyped.stderr == "error: No such option '--limt'. Did you mean '--limit'?\n"
+
+
 @pytest.mark.parametrize(
     "args, searched, at_most",
     [

@@ -119,7 +119,9 @@ class Group(click.Group):
         try:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click.UsageError as error:
-            click.echo(error_line(error.format_message()), err=True)
+            click.echo(
+                error_line(error.format_message() + _dash_hint(named, error, arguments)), err=True
+            )
             sys.exit(ExitCode.USAGE)
         except click.exceptions.Exit as done:
             sys.exit(done.exit_code)
@@ -153,6 +155,25 @@ class Group(click.Group):
         outcome.log_command(ctx.invoked_subcommand, code, error)
         if code:
             ctx.exit(code)
+
+
+def _dash_hint(command: click.Command | None, error: click.UsageError, arguments: list[str]) -> str:
+    """For an unknown option where the command takes text: how to give text that starts with
+    `-` (`repomap search '-table'` said "No such option '-t'" and no more)."""
+    if not isinstance(error, click.NoSuchOption) or command is None:
+        return ""
+    texts = {"query", "name", "pattern", "text"}
+    if not any(isinstance(p, click.Argument) and p.name in texts for p in command.params):
+        return ""
+    written = next(
+        (arg for arg in arguments if arg.startswith(error.option_name)), error.option_name
+    )
+    if written.startswith("--"):
+        return ""  # a mistyped option, more likely
+    return (
+        f" (text that starts with '-' goes last, after `--`: repomap {command.name} [OPTIONS]"
+        f" -- {written!r})"
+    )
 
 
 # Filters that take one value: given twice, click kept the last and the first was dropped
