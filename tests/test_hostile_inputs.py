@@ -271,6 +271,13 @@ def test_python_2_syntax_is_indexed_by_the_fallback_parser(make_repo):
     assert rows["status"] == "fallback"
     assert rows["symbols"] == ["greet", "Old", "method"]
     assert [t[1] for t in rows["texts"]] == ["hello", "x = 1", "raw unicode"]
+    # the summary names the file and why, not a count alone (a search user had to ask --json)
+    root.joinpath("legacy.py").write_text(source + "\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "repomap.cli", "index", str(root)],
+        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert "  read with a fallback parser: 1 files\n    legacy.py: " in done.stdout, done.stdout
 
 
 @pytest.mark.parametrize("name", ["empty.py", "empty.rs", "empty.cpp", "empty.h"])

@@ -77,8 +77,12 @@ def print_index_summary(summary: Any) -> None:
         console.print(f"  data files read in part: {len(partial_files)}")
     for partial in partial_files[:20]:
         console.print(f"    {partial['path']}: {partial['note']}", markup=False)
-    if summary.fallback:
+    if summary.fallback:  # which, and why (a search user had to ask --json for the names)
         console.print(f"  read with a fallback parser: {len(summary.fallback)} files")
+        for path, reason in summary.fallback[:20]:
+            console.print(f"    {path}: {reason}", markup=False)
+        if len(summary.fallback) > 20:
+            console.print(f"    ... ({len(summary.fallback) - 20} more; --json lists them all)")
 
 
 def _shared(summary: Any) -> str:
