@@ -67,8 +67,13 @@ def extract(source: bytes, rel_path: str) -> Extraction:
         documented[structure.module_docstring_at] = _module_name(rel_path)
     texts = list(_texts(tokens, documented, structure.statement_starts, text, owners))
     references = _references(tokens, text, owners, symbols)
-    doc_by_symbol = {t.symbol_name: t.content for t in texts if t.element_type == "docstring"}
-    symbols = [_with_doc(s, doc_by_symbol.get(s.qualified_name)) for s in symbols]
+    # By where each docstring starts, not by its owner's name: a property's getter and setter
+    # share one (rich's `Console.width` showed "Set width." for the getter; 21 such pairs).
+    doc_at_line = {t.line: t.content for t in texts if t.element_type == "docstring"}
+    symbols = [
+        _with_doc(s, doc_at_line.get(d.docstring_at[0]) if d.docstring_at else None)
+        for s, d in zip(symbols, structure.defs, strict=True)
+    ]
     return Extraction(symbols, references, texts, status, note)
 
 

@@ -593,3 +593,19 @@ def test_ast_and_tree_sitter_find_the_same_definitions_in_our_own_code():
 @pytest.mark.skipif(not CORPUS.exists(), reason="Django corpus not fetched")
 def test_ast_and_tree_sitter_find_the_same_definitions_in_django():
     assert _assert_parsers_agree(sorted(CORPUS.rglob("*.py"))) > 2500
+
+
+def test_a_property_getter_and_setter_keep_their_own_docstrings() -> None:
+    # rich's Console.width: the getter showed the setter's "Set width." (keyed by the name).
+    source = (
+        b"class Console:\n    @property\n    def width(self) -> int:\n"
+        b'        """Get the width of the console."""\n        return self._width\n\n'
+        b"    @width.setter\n    def width(self, width: int) -> None:\n"
+        b'        """Set width."""\n        self._width = width\n'
+    )
+    symbols = py.extract(source, "console.py").symbols
+    assert [(s.qualified_name, s.start_line, s.doc) for s in symbols] == [
+        ("Console", 1, None),
+        ("Console.width", 3, "Get the width of the console."),
+        ("Console.width", 8, "Set width."),
+    ]

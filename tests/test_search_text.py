@@ -406,6 +406,31 @@ def test_results_carry_file_line_type_symbol_language_content_and_snippet(db) ->
     )
 
 
+def test_a_c_doc_comment_carries_the_function_it_documents(tmp_path: Path) -> None:
+    # sqlite's comment above lookupKey came back with symbol_name null (the enclosing
+    # definition alone was looked up: none at file level); one inside a body keeps its function.
+    root = tmp_path / "repo"
+    write_files(
+        root,
+        {
+            "db.c": """
+            /* Look up a key for reading: an expired key is deleted first. */
+            int lookupKey(int db, int key)
+            {
+                /* a key past its expiry reads as missing */
+                return db + key;
+            }
+            """
+        },
+    )
+    with store.reading(build(root)) as database:
+        found = search(database, "expired key").hits + search(database, "expiry").hits
+    assert [(hit.line_number, hit.element_type, hit.symbol_name) for hit in found] == [
+        (1, "comment", "lookupKey"),
+        (4, "comment", "lookupKey"),
+    ]
+
+
 def test_long_content_is_truncated_with_a_marker_and_the_snippet_finds_the_match(
     tmp_path: Path,
 ) -> None:

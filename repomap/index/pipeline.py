@@ -161,7 +161,8 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # `SYSCALL_DEFINE1(umask, ..)` is `umask`, qualified as written; a licence is `Copyright (c)`
 # 60: C++ `#if` links of a method chain, `ASSERT_X(T v("a"))`; Rust `impl X for io::Error`, `a-b/`
 # 61: an object-like C/C++ macro's signature holds its value (`#define SQLITE_BUSY 5`)
-EXTRACTOR_VERSION = "61"
+# 62: a Python property's getter and setter keep their own docstrings (by line, not by name)
+EXTRACTOR_VERSION = "62"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 FORK_WAIT_SECONDS = 30.0  # the workers' fork is ~10-50 ms; a bound, should it never come
