@@ -678,6 +678,45 @@ def test_nth_counts_one_roots_matches_after_anothers(make_repo, tmp_path: Path) 
     assert ok(single, "get_symbol_content", {"name": "solo"}).get("warning") is None
 
 
+def test_two_roots_merge_symbols_as_one_orders_them_and_suggest_from_both(
+    make_repo, tmp_path: Path
+) -> None:
+    # An MCP agent user (redis + rich): the merge put rich's variable `style` above its class
+    # `Style` (sorted by fewer keys than one root's order), and a name no root had got the
+    # first root's suggestions alone (redis's widths for rich's `Console.widht`).
+    alpha = make_repo(
+        {"geo.c": "struct GeoShape { int width; };\nint shape_width(void) { return 1; }\n"},
+        tmp_path / "alpha",
+    )
+    beta = make_repo(
+        {
+            "console.py": "class Console:\n    def width(self):\n        return 80\n",
+            "style.py": "class Style:\n    pass\n",
+            "win.py": "style = None\n",
+        },
+        tmp_path / "beta",
+    )
+    for order in ([alpha, beta], [beta, alpha]):
+        server = build_server([_settings(root) for root in order])
+        top = ok(server, "search_symbols", {"query": "Style", "limit": 1})["results"]
+        assert [(r["name"], r["kind"]) for r in top] == [("Style", "class")], order
+        message = error(server, "get_symbol_content", {"name": "Console.widht"})
+        assert "in 2 roots" in message and "Console.width" in message, message
+    missing = error(server, "get_symbol_content", {"name": "Console", "file": "nomatch/**"})
+    assert "(no indexed file matches it)" in missing
+
+
+def test_symbols_from_files_changed_since_indexing_say_so(repo: Path, index) -> None:
+    index(repo)
+    server = build_server(_settings(repo), refresh=False)
+    (repo / "pkg" / "use.py").unlink()
+    found = ok(server, "search_symbols", {"query": "main"})
+    assert [r["file_path"] for r in found["results"]] == ["pkg/use.py"]
+    assert (
+        "changed since indexing, so their line numbers may be off: pkg/use.py" in (found["notices"])
+    )
+
+
 def test_roots_inside_one_another_are_refused(two_roots) -> None:
     alpha, _ = two_roots
     (alpha / "inner").mkdir()

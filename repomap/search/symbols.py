@@ -51,8 +51,18 @@ FUZZY_CANDIDATES = 2000  # rows a subsequence scan hands to Python for ordering
 FUZZY_SUGGESTION_RATIO = 0.5  # difflib's, of a fuzzy match offered as "did you mean"
 
 
+UNMATCHED_FILES = " (no indexed file matches it)"  # after a filter that names no file
+
+
 class SymbolNotFound(NotFound):
     """No symbol has that name; the message carries "did you mean" suggestions."""
+
+    def __init__(
+        self, message: str, suggestions: list[str] | None = None, files_unmatched: bool = False
+    ) -> None:
+        super().__init__(message)
+        self.suggestions = suggestions or []  # for a caller that merges several indexes'
+        self.files_unmatched = files_unmatched
 
 
 class FileChanged(RepomapError):
@@ -881,9 +891,12 @@ def find_symbol(
         name, rows = _inherited(db, name, params, filters)
     if not rows:
         where = f" in files matching {file!r}" if file else ""
+        unmatched = bool(file) and store.names_nothing(db, file or "")
+        if unmatched:
+            where += UNMATCHED_FILES
         suggestions = suggest(db, asked, file)
         hint = f"; did you mean: {', '.join(suggestions)}" if suggestions else ""
-        raise SymbolNotFound(f"no symbol named {asked!r}{where}{hint}")
+        raise SymbolNotFound(f"no symbol named {asked!r}{where}{hint}", suggestions, unmatched)
     generated = _generated_files(db, [row.file_path for row in rows])
     rows.sort(key=lambda row: _find_key(name, row, row.file_path in generated))
     if _module_line(rows[0]):

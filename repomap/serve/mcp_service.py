@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import heapq
+import itertools
 import os
 import stat
 import threading
@@ -240,19 +242,26 @@ class Service:
         # At the largest limit there is no room for the one more: a full page then says "maybe
         # more" (truncated, not exact) rather than asking past the bound (an error, before).
         probe = min(limit + 1, MAX_LIMIT)
-        found: list[tuple[Root, symbols.SymbolHit]] = []
+        per_root: list[list[tuple[Root, symbols.SymbolHit]]] = []
         truncated = False
         unmatched = path is not None
+        stale: list[str] = []
         for root, path_filter in scopes:
             with self.reading(root) as db:
                 hits = symbols.search_symbols(db, query, kind, language, path_filter, probe)
                 unmatched = unmatched and not hits and _names_nothing(db, path_filter)
+                changed = gateway.changed_since_indexed(db, root.path, (h.file_path for h in hits))
+            stale.extend(self.roots.out(root, changed_path) for changed_path in changed)
             truncated = truncated or len(hits) > limit or (probe == limit == len(hits))
-            found.extend((root, hit) for hit in hits[:limit])
+            per_root.append([(root, hit) for hit in hits[:limit]])
         if unmatched:  # an empty answer that says why (a typo in the folder, not "no such name")
             notices.append(f"no indexed file matches path {path!r}")
-        if self.roots.multi:
-            found.sort(key=lambda pair: _symbol_order(pair[1]))
+        if stale:
+            notices.append(STALE_LINES_NOTE.format(_listed(stale)))
+        # Each root's answer in its own order, merged by the order's keys but the rank (one
+        # index's PageRank says nothing of another's): sorted by fewer keys, two roots put
+        # `style`, a variable, above rich's class `Style` (the exact case and the kind were lost).
+        found = list(heapq.merge(*per_root, key=lambda pair: _symbol_order(query, pair[1])))
         truncated = truncated or len(found) > limit
         results = [
             Symbol(**_fields(hit, file_path=self.roots.out(root, hit.file_path)))
@@ -317,7 +326,7 @@ class Service:
         every_scope, asked = scopes, nth
         if nth is not None and len(scopes) > 1:
             scopes, nth = self._nth_root(scopes, name, nth)
-        missing: list[RepomapError] = []
+        missing: list[symbols.SymbolNotFound] = []
         for root, file_filter in scopes:
             try:
                 content = self._symbol_content(root, name, file_filter, max_lines, context, nth)
@@ -345,6 +354,8 @@ class Service:
             if cut + cut_leading:
                 notices.append(_cut_notice(cut + cut_leading))
             return SymbolSource(notices=notices, **fields)
+        if len(missing) > 1:  # no root has it: the suggestions of every root, not the first's
+            raise _not_in_any(name, file, missing)
         raise missing[0]
 
     def _matches(
@@ -1087,14 +1098,36 @@ def _probe(limit: int) -> int:
     return max(limit * 2, limit + 10)
 
 
-def _symbol_order(hit: symbols.SymbolHit) -> tuple[int, int, int, str, int]:
-    return (
-        symbols.MATCH_TIERS.index(hit.match),
-        -hit.ref_files,
-        len(hit.qualified_name),
-        hit.file_path,
-        hit.line_number,
+def _not_in_any(
+    name: str, file: str | None, missing: list[symbols.SymbolNotFound]
+) -> symbols.SymbolNotFound:
+    """One error for a name no root has, with the roots' suggestions taken in turn (the first
+    root's alone suggested redis's `GeoShape::width` for rich's `Console.widht`)."""
+    suggestions = list(
+        dict.fromkeys(
+            found
+            for turn in itertools.zip_longest(*(error.suggestions for error in missing))
+            for found in turn
+            if found is not None
+        )
+    )[:5]
+    unmatched = all(error.files_unmatched for error in missing)
+    where = f" in files matching {file!r}" if file else ""
+    where += symbols.UNMATCHED_FILES if unmatched else ""
+    hint = f"; did you mean: {', '.join(suggestions)}" if suggestions else ""
+    return symbols.SymbolNotFound(
+        f"no symbol named {name.strip()!r} in {len(missing)} roots{where}{hint}",
+        suggestions,
+        unmatched,
     )
+
+
+def _symbol_order(query: str, hit: symbols.SymbolHit) -> tuple[Any, ...]:
+    """symbols.order_key() of a hit, its rank left out (each index ranks its own)."""
+    return symbols.order_key(
+        query, hit.name, hit.qualified_name, hit.kind, hit.is_definition, hit.ref_files, 0.0,
+        hit.file_path, hit.line_number,
+    )  # fmt: skip
 
 
 def _names_nothing(db: Store, path_filter: str | None) -> bool:
