@@ -475,6 +475,37 @@ def test_a_type_named_in_a_question_raises_the_type_and_not_its_impls(tmp_path: 
     assert kinds[0] == "struct" and "impl" not in kinds[:4], names(data)
 
 
+def test_a_one_line_macro_ranks_below_the_function_that_does_the_work(tmp_path: Path) -> None:
+    # libsodium's VARIANT constants above its base64 decoder, xz's one-line constants above
+    # lzma_vli_decode: a one-line `#define` meets a question's words and meaning cheaply.
+    root = tmp_path / "repo"
+    for rel, text in {
+        "codec.h": "#define b64_VARIANT_ORIGINAL            1\n"
+        "#define b64_VARIANT_ORIGINAL_NO_PADDING 3\n#define b64_VARIANT_URLSAFE             5\n"
+        "#define b64_VARIANT_URLSAFE_NO_PADDING  7\n",
+        "codec.c": '#include "codec.h"\n\nstatic int char_to_byte(int c, int urlsafe) {\n'
+        "    if (c >= 'A' && c <= 'Z') return c - 'A';\n"
+        "    if (c >= 'a' && c <= 'z') return c - 'a' + 26;\n"
+        "    if (c >= '0' && c <= '9') return c - '0' + 52;\n"
+        "    if (c == (urlsafe ? '-' : '+')) return 62;\n"
+        "    if (c == (urlsafe ? '_' : '/')) return 63;\n    return -1;\n}\n\n"
+        "int b64_decode(unsigned char *bin, const char *b64, int len, int variant) {\n"
+        "    int acc = 0, bits = 0, n = 0, i, d;\n"
+        "    for (i = 0; i < len && b64[i] != '='; i++) {\n"
+        "        d = char_to_byte(b64[i], variant & 4);\n        if (d < 0) return -1;\n"
+        "        acc = (acc << 6) | d; bits += 6;\n"
+        "        if (bits >= 8) { bits -= 8; bin[n++] = (unsigned char) (acc >> bits); }\n"
+        "    }\n    return n;\n}\n",
+    }.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    assert repomap("index", str(root), "--embed").returncode == 0
+    _, data, _ = search(root, "base64 decoding with the URL-safe alphabet and optional padding")
+    scores = {hit["name"]: hit["score"] for hit in data["results"]}
+    assert data["mode"] == "hybrid" and names(data)[0] == "b64_decode", names(data)
+    assert scores["b64_VARIANT_URLSAFE_NO_PADDING"] < 0.8, scores  # was 0.96, a close second
+
+
 def test_rust_test_modules_rank_below_the_code(tmp_path: Path) -> None:
     # rayon keeps its tests in `src/*/test.rs` and `mod test { }`, not only `tests`: both
     # ranked as code, above the function that handles a job's panic.
