@@ -373,6 +373,15 @@ def test_files_with_glob_characters_match_as_a_glob_too(names, make_repo):
     assert gateway.find_files(literal, "[slug]").paths == ["pages/[slug].py"]  # as written too
 
 
+def test_files_naming_a_folder_alone_gives_its_files_and_says_so(names):
+    # `files debian` found nothing though debian/ held the package's files (a search user)
+    found = gateway.find_files(names, "configs")
+    assert (found.paths, found.by_folder) == (["configs/readme.txt"], True)
+    assert gateway.find_files(names, "readme").by_folder is False  # a name holds it
+    done = cli(names, "files", "configs")
+    assert done.stdout == "configs/readme.txt\n" and "no file name holds 'configs'" in done.stderr
+
+
 def test_files_json_says_when_the_limit_cut_the_list(names):
     cut = json.loads(cli(names, "files", "config", "--limit", "2", "--json").stdout)
     assert cut == {

@@ -717,6 +717,7 @@ def files(
     that QUERY names as a glob when it holds *, ? or [ (*.rs, src/**/test_*.py)."""
     from repomap.cli.render_gateway import files_text
     from repomap.gateway import files as gateway
+    from repomap.gateway.files import FOLDER_NOTE
 
     settings = config.resolve(root)
     outcome.note_index(settings.db_path)
@@ -729,6 +730,8 @@ def files(
     else:
         if not found.paths:
             click.echo(f"no file name matches {query!r}", err=True)
+        elif found.by_folder:
+            click.echo(f"note: {FOLDER_NOTE.format(query)}", err=True)
         _echo_text(files_text(found))
     return outcome.found(len(found.paths))
 

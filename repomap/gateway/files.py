@@ -377,10 +377,14 @@ class FileMatches:
     query: str
     paths: list[str]
     total: int  # matches before the limit
+    by_folder: bool = False  # no file's name held the query: the files of folders that do
 
     @property
     def truncated(self) -> bool:
         return self.total > len(self.paths)
+
+
+FOLDER_NOTE = "no file name holds {!r}: these are the files of the folders whose name holds it"
 
 
 def find_files(
@@ -415,8 +419,16 @@ def find_files(
         subject = rel_path if "/" in query else rel_path.rsplit("/", 1)[-1]
         if rel_path in globbed or needle in (subject.casefold() if ignore_case else subject):
             matches.append(rel_path)
+    by_folder = not matches and "/" not in query and not globbed
+    if by_folder:
+        # `files debian` found nothing though debian/ holds 40 files (a search user): a name
+        # no file holds may be a folder's, whose files are then the answer (said so)
+        for rel_path in candidates:
+            folders = rel_path.rsplit("/", 1)[0] if "/" in rel_path else ""
+            if needle in (folders.casefold() if ignore_case else folders):
+                matches.append(rel_path)
     matches.sort()
-    return FileMatches(query, matches[:limit], len(matches))
+    return FileMatches(query, matches[:limit], len(matches), by_folder and bool(matches))
 
 
 # --- outline ---------------------------------------------------------------------------------

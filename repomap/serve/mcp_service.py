@@ -1007,13 +1007,16 @@ class Service:
                 scopes = [(root, rest, f) for root, _, f in scopes if root is chosen]
         paths: list[str] = []
         total = 0
+        by_folder = False
         for root, needle, path_filter in scopes:
             found = gateway.find_files(root.path, needle, limit, ignore_case, path_filter)
             total += found.total
+            by_folder = by_folder or found.by_folder
             paths.extend(self.roots.out(root, p) for p in found.paths)
         paths.sort()
         shown = paths[:limit]
         return FilesAnswer(
+            notices=[gateway.FOLDER_NOTE.format(query)] if by_folder else [],
             query=query,
             files=shown,
             total=total,
