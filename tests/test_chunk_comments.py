@@ -618,3 +618,34 @@ def test_a_modules_own_docs_are_its_chunks_head_and_a_licence_is_not() -> None:
         b'#include "ring.h"\n\nstatic int ring_size = 64;\n',
     )["src/ring.c"]
     assert c.head == "A ring buffer that queues log lines for the writer thread."
+
+
+def test_a_description_beside_a_licence_stays_and_a_module_named_as_its_function_keeps_its_doc():
+    # The review's cases: zlib's "deflate.c -- compress data ..." and its Copyright line in one
+    # comment, an SPDX line above the description, both emptied the head; `retry.py` with a
+    # `def retry` shares its module's name, and its docstring was taken for the function's.
+    c = chunks_of(
+        "c",
+        "deflate.c",
+        b"/* deflate.c -- compress data using the deflation algorithm\n"
+        b" * Copyright (C) 1995-2017 Jean-loup Gailly and Mark Adler\n"
+        b" * For conditions of distribution and use, see copyright notice in zlib.h\n */\n\n"
+        b'#include "deflate.h"\n\nstatic int level = 6;\n',
+    )["deflate.c"]
+    assert c.head == "deflate.c -- compress data using the deflation algorithm"
+    spdx = chunks_of(
+        "python",
+        "sensor.py",
+        b"# SPDX-License-Identifier: MIT\n# Reads the sensor's temperature.\n\nimport os\n\n"
+        b"UNIT = os.environ.get('UNIT')\n",
+    )["sensor.py"]
+    assert spdx.head == "Reads the sensor's temperature."
+    retry = chunks_of(
+        "python",
+        "retry.py",
+        b'"""Retries with exponential backoff."""\n\nimport time\n\n\n'
+        b'def retry(call):\n    """Call until it succeeds."""\n    return call()\n',
+    )
+    assert retry["retry.py"].head.startswith("Retries with exponential backoff.")
+    assert "Call until it succeeds." in retry["retry"].head
+    assert "exponential" not in retry["retry"].head

@@ -210,6 +210,8 @@ def test_an_unknown_short_option_where_text_is_asked_says_how_to_give_text(root:
     done = run(["search", "-table", "--root", str(root)])
     assert done.code == ExitCode.USAGE and done.stderr.count("\n") == 1
     assert "goes last, after `--`: repomap search [OPTIONS] -- '-table'" in done.stderr
+    given = run(["search", "pool", "-l", "3", "--root", str(root)])  # the text is `pool`
+    assert given.stderr == "error: No such option '-l'.\n"
     mistyped = run(["search", "pool", "--limt", "3", "--root", str(root)])
     assert mistyped.stderr == "error: No such option '--limt'. Did you mean '--limit'?\n"
 

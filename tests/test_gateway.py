@@ -369,6 +369,8 @@ def test_files_with_glob_characters_match_as_a_glob_too(names, make_repo):
     assert gateway.find_files(names, "src/*.rs").paths == ["src/Config.rs"]
     assert gateway.find_files(names, "*.RS", ignore_case=True).paths == ["src/Config.rs"]
     assert gateway.find_files(names, "*.RS").paths == []
+    cased = make_repo({"src/Main.C": "", "src/main.c": ""}, names.parent / "cased")
+    assert gateway.find_files(cased, "*.c", ignore_case=True).paths == ["src/Main.C", "src/main.c"]
     literal = make_repo({"pages/[slug].py": "", "pages/s.py": ""}, names.parent / "pages")
     assert gateway.find_files(literal, "[slug]").paths == ["pages/[slug].py"]  # as written too
 

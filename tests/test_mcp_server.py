@@ -487,6 +487,9 @@ def test_the_literal_mode_is_advised_as_the_answering_tool_takes_it(repo: Path) 
     for path in (".", "./"):  # the root: no empty name, no command line
         message = error(server, "read_file", {"path": path})
         assert "the root is a directory; `list_sources()` lists what is in it" in message, path
+    assert for_agents(LITERAL_HINT, "search_docs") == (
+        'use a "quoted phrase" to search for exact text'  # search_docs has no literal mode
+    )
     for tool in ("search_data", "search_commits"):  # exact unless ranked=true
         assert for_agents(LITERAL_HINT, tool) == (
             "use literal mode (ranked=false) to search for exact text"
@@ -502,6 +505,9 @@ def test_a_symbols_long_lines_are_cut_as_read_file_cuts_them(repo: Path) -> None
     assert "1 line longer than 2000 characters cut" in shown["notices"]
     read = ok(server, "read_file", {"path": "pkg/table.py"})
     assert shown["content"] in read["content"]
+    (repo / "pkg" / "edge.txt").write_text("x" * 2000 + "\n")  # at the bound: not cut
+    edge = ok(server, "read_file", {"path": "pkg/edge.txt"})
+    assert edge["content"] == "x" * 2000 + "\n" and not any("cut" in n for n in edge["notices"])
 
 
 def test_secret_files_are_never_served(repo: Path) -> None:
@@ -698,8 +704,9 @@ def test_two_roots_merge_symbols_as_one_orders_them_and_suggest_from_both(
     )
     for order in ([alpha, beta], [beta, alpha]):
         server = build_server([_settings(root) for root in order])
-        top = ok(server, "search_symbols", {"query": "Style", "limit": 1})["results"]
-        assert [(r["name"], r["kind"]) for r in top] == [("Style", "class")], order
+        for query in ("Style", "Style "):  # as typed, and as each root's search reads it
+            top = ok(server, "search_symbols", {"query": query, "limit": 1})["results"]
+            assert [(r["name"], r["kind"]) for r in top] == [("Style", "class")], order
         message = error(server, "get_symbol_content", {"name": "Console.widht"})
         assert "in 2 roots" in message and "Console.width" in message, message
     missing = error(server, "get_symbol_content", {"name": "Console", "file": "nomatch/**"})
@@ -715,6 +722,12 @@ def test_symbols_from_files_changed_since_indexing_say_so(repo: Path, index) -> 
     assert (
         "changed since indexing, so their line numbers may be off: pkg/use.py" in (found["notices"])
     )
+    (repo / "pkg" / "use.py").write_text("def main():\n    return 1\n")
+    (repo / "pkg" / "pool.py").write_text("# edited\n" + (repo / "pkg" / "pool.py").read_text())
+    one = ok(server, "search_symbols", {"query": "main", "limit": 1})  # not the probe's more
+    assert one["notices"] == [
+        "changed since indexing, so their line numbers may be off: pkg/use.py"
+    ]
 
 
 def test_roots_inside_one_another_are_refused(two_roots) -> None:

@@ -1137,6 +1137,10 @@ def test_show_puts_a_file_a_tool_wrote_after_the_one_it_was_made_from(tmp_path: 
     assert run_cli("show", "user_name", "--nth", "2", "--root", root).stdout.startswith("a_pb2.py")
     listed = json.loads(run_cli("symbols", "user_name", "--json", "--root", root).stdout)
     assert [r["file_path"] for r in listed["results"]] == ["users.py", "a_pb2.py"]
+    one = json.loads(
+        run_cli("symbols", "user_name", "--limit", "1", "--json", "--root", root).stdout
+    )
+    assert [r["file_path"] for r in one["results"]] == ["users.py"]  # not the limit's cut first
 
 
 def test_refs_of_a_value_lists_the_lines_naming_it_beside_its_indexed_uses(
@@ -1162,6 +1166,19 @@ def test_refs_of_a_value_lists_the_lines_naming_it_beside_its_indexed_uses(
         "main.c:8  in open_db  return set_checkpoint(db, DEFAULT_CHECKPOINT);\n"
     )
     assert "is a value" in found.stderr
+    # the text read beside the indexed uses stops at its time budget, and says so
+    from repomap import store
+    from repomap.search import references
+
+    with store.reading(root / ".repomap" / "index.db") as db:
+        budget = references.VALUE_SCAN_SECONDS
+        try:
+            references.VALUE_SCAN_SECONDS = 0.0
+            cut = references.find_references(db, root, "DEFAULT_CHECKPOINT")
+        finally:
+            references.VALUE_SCAN_SECONDS = budget
+    assert [(use.file_path, use.line_number) for use in cut.results] == [("limits.h", 1)]
+    assert any("its last 2 files (in path order) were not" in note for note in cut.notes)
     called = run_cli("refs", "set_checkpoint", "--root", root)  # a function: uses indexed
     assert called.stdout == "main.c:8  in open_db  return set_checkpoint(db, DEFAULT_CHECKPOINT);\n"
     assert called.stderr == ""

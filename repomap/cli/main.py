@@ -168,12 +168,32 @@ def _dash_hint(command: click.Command | None, error: click.UsageError, arguments
     written = next(
         (arg for arg in arguments if arg.startswith(error.option_name)), error.option_name
     )
-    if written.startswith("--"):
-        return ""  # a mistyped option, more likely
+    if written.startswith("--") or _text_given(command, arguments[1:]):
+        return ""  # a mistyped option, more likely (`search foo -l 3`: the text is `foo`)
     return (
         f" (text that starts with '-' goes last, after `--`: repomap {command.name} [OPTIONS]"
         f" -- {written!r})"
     )
+
+
+def _text_given(command: click.Command, tokens: list[str]) -> bool:
+    """Whether `tokens` (after the command's name) hold a bare argument: one that is neither
+    an option nor an option's value."""
+    takes_value = {
+        name
+        for param in command.params
+        if isinstance(param, click.Option) and not param.is_flag and not param.count
+        for name in param.opts
+    }
+    skip = False
+    for token in tokens:
+        if skip:
+            skip = False
+        elif token in takes_value:
+            skip = True
+        elif token == "--" or not token.startswith("-"):
+            return token != "--"
+    return False
 
 
 # Filters that take one value: given twice, click kept the last and the first was dropped

@@ -412,8 +412,12 @@ def find_files(
     globbed: set[str] = set()
     if paths.is_glob(query) and not query.lstrip().startswith("!"):
         pattern = paths.parse(needle)
-        folded = {(p.casefold() if ignore_case else p): p for p in candidates}
-        globbed = {folded[p] for p in paths.select(pattern, folded)}
+        folded: dict[str, list[str]] = {}  # `Main.C` and `main.c` fold alike: both kept
+        for candidate in candidates:
+            folded.setdefault(candidate.casefold() if ignore_case else candidate, []).append(
+                candidate
+            )
+        globbed = {path for key in paths.select(pattern, folded) for path in folded[key]}
     matches = []
     for rel_path in candidates:
         subject = rel_path if "/" in query else rel_path.rsplit("/", 1)[-1]

@@ -72,7 +72,10 @@ from repomap.textfile import line_count
 # 33: a Python module's docstring and a Rust file's `//!` docs are its module chunk's head
 #    (their owner is the module's name, no definition); a licence comment is not
 # 34: a C++ operator's title says what it does (`operator<`: less than compare)
-CHUNKS_VERSION = "34"
+# 35: of a comment that holds a licence, only the licence is left out (an SPDX line alone, else
+#    from its line to the comment's end); a Python module's docstring outside a definition of
+#    the module's name is the module's
+CHUNKS_VERSION = "35"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
 # header, docstring and member signatures, not the members' bodies: those are chunks too.
@@ -347,6 +350,20 @@ def compound_words(part: str) -> tuple[str, str] | None:
     return (best[1], best[2]) if best is not None else None
 
 
+_SPDX_LINE = re.compile(r"^[^\n]*SPDX-License-Identifier[^\n]*\n?", re.MULTILINE)
+
+
+def _without_licence(comment: str) -> str:
+    """A comment without its licence: an SPDX line alone, else from the line that says it is a
+    licence to the comment's end (zlib's "deflate.c -- compress data using the deflation
+    algorithm" above its Copyright line stays; the licence after it, however long, goes)."""
+    comment = _SPDX_LINE.sub("", comment)
+    found = LICENCE.search(comment)
+    if found is None:
+        return comment.strip()
+    return comment[: comment.rfind("\n", 0, found.start()) + 1].strip()
+
+
 def title_of(name: str, compounds: bool = False) -> str:
     """A name and its words (`QuerySet.filter` -> `QuerySet.filter query set filter`); with
     `compounds`, a lower-case part's two words too (`addquoted` -> add quoted); a C++
@@ -535,8 +552,10 @@ def code_chunks(
     # getter and setter, a nested function defined in both branches of an `if`, Rust's cfg
     # variants, C++ overloads): each comment goes to the one whose lines hold it.
     twins: dict[str, list[int]] = {}
+    held_by: dict[str | None, list[tuple[int, int]]] = {}  # each name's definitions' lines
     for d in definitions:
         twins.setdefault(d.qualified_name, []).append(d.start_line)
+        held_by.setdefault(d.qualified_name, []).append((d.start_line, d.end_line))
     comments: dict[tuple[str | None, int], list[str]] = {}
     docstrings: list[str] = []  # the module's own, which no symbol owns
     module_docs: list[tuple[str, int, int]] = []  # the same, with their lines
@@ -545,10 +564,15 @@ def code_chunks(
             starts = twins.get(owner, [0]) if owner is not None else [0]
             holder = max((start for start in starts if start <= line), default=starts[0])
             comments.setdefault((owner, holder), []).append(content)
-        elif element_type == "docstring" and (owner is None or owner not in twins):
+        elif element_type == "docstring" and (
+            owner not in held_by
+            or (python and not any(start <= line <= end for start, end in held_by[owner]))
+        ):
             # the module's own: Python names it by the module (`tqdm.contrib.telegram`), Rust's
-            # `//!` by the file's module path; neither is a definition of this file (a search
-            # user's tqdm: every module's head was a comment, "Aliases", or empty)
+            # `//!` by the file's module path, neither a definition of the file (a search user's
+            # tqdm: every module's head was a comment, "Aliases", or empty). A Python docstring
+            # is inside what it documents: `retry.py`'s is outside its `def retry`, which
+            # shares the module's name (a Rust or C++ doc is above its item, outside it).
             docstrings.append(content)
             module_docs.append((content, line, end))
     members: dict[str, list[str]] = {}
@@ -628,7 +652,7 @@ def code_chunks(
     # A licence says nothing of the code (googletest's 28 lines of BSD filled 181 of its 184
     # module heads, and cut "This file implements cardinalities." out of the embedded text).
     module_comments = " ".join(
-        comment for comment in comments.get((None, 0), ()) if not LICENCE.search(comment)
+        said for comment in comments.get((None, 0), ()) if (said := _without_licence(comment))
     )[:HEAD_CHARS]
     head = "\n".join([*docstrings, module_comments])
     body = _words(runs("\n".join(rest)), MODULE_WORDS, _NOISE, c_names)

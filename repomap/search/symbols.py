@@ -52,6 +52,8 @@ FUZZY_SUGGESTION_RATIO = 0.5  # difflib's, of a fuzzy match offered as "did you 
 
 
 UNMATCHED_FILES = " (no indexed file matches it)"  # after a filter that names no file
+GENERATED_LOOKUP_FILES = 1000  # matches' files looked up for generated ones before the cut
+GENERATED_MARGIN = 16  # rows read past the limit, that a generated copy may yield its place to
 
 
 class SymbolNotFound(NotFound):
@@ -368,7 +370,13 @@ def search_symbols(
     normalized: dict[int, str] = {}  # qualified names _normalize()d, for order_key's `qualified`
     exact = 0
     for source in sources:
-        cap = limit + len(found) if source != sources[-1] else max(FUZZY_CANDIDATES, limit)
+        # GENERATED_MARGIN more than the limit: the SQL order knows no generated file, and a
+        # tool's copy cut first would keep the place its equals should have
+        cap = (
+            limit + GENERATED_MARGIN + len(found)
+            if source != sources[-1]
+            else max(FUZZY_CANDIDATES, limit + GENERATED_MARGIN)
+        )
         if prepared is not None and source in _Prepared.SCANS:
             rows: Iterable[tuple[_Ranked, str, str]] = prepared.scan(source, params, cap)
         else:
@@ -399,21 +407,29 @@ def search_symbols(
         if len(matching) >= limit:
             break
         matching += group
+    # Which matches' files a tool wrote, before the cut (a generated copy was first at
+    # --limit 1 and second at --limit 3): over every match's file when they are few, else
+    # over the best by the other keys (a prefix of thousands of files would cost a query each).
+    paths = {row.file_path for row in matching}
+    if len(paths) > GENERATED_LOOKUP_FILES:
+        paths = {
+            row.file_path
+            for row in heapq.nsmallest(
+                limit, matching,
+                key=lambda row: _search_key(
+                    folded, tiers[row.id], row, lowered[row.id], normalized[row.id]
+                ),
+            )
+        }  # fmt: skip
+    generated = _generated_files(db, sorted(paths))
     best = heapq.nsmallest(
         limit,
         matching,
         key=lambda row: _search_key(
-            folded, tiers[row.id], row, lowered[row.id], normalized[row.id]
+            folded, tiers[row.id], row, lowered[row.id], normalized[row.id],
+            row.file_path in generated,
         ),
-    )
-    generated = _generated_files(db, [row.file_path for row in best])
-    if generated:  # among the best, each after its equals from the project's own files
-        best.sort(
-            key=lambda row: _search_key(
-                folded, tiers[row.id], row, lowered[row.id], normalized[row.id],
-                row.file_path in generated,
-            )
-        )  # fmt: skip
+    )  # fmt: skip
     hits = _hits(db, [(row.id, tiers[row.id]) for row in best])
     if written and qualified and not exact:  # a path as code writes it names them, first
         found_as, named_rows = _written_path(db, query, params, filters)

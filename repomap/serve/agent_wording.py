@@ -54,6 +54,8 @@ def for_agents(text: str, tool: str | None = None) -> str:
         return text
     for pattern, replacement in _REWRITES:
         text = pattern.sub(replacement, text)
+    if tool == "search_docs":  # no literal mode there: a phrase is its exact text
+        return text.replace("literal mode (--literal)", 'a "quoted phrase"')
     literal = _LITERAL_ARGUMENT.get(tool or "", 'mode="literal"')
     return _LITERAL_FLAG.sub(f"({literal})", text)
 

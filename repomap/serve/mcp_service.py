@@ -250,18 +250,24 @@ class Service:
             with self.reading(root) as db:
                 hits = symbols.search_symbols(db, query, kind, language, path_filter, probe)
                 unmatched = unmatched and not hits and _names_nothing(db, path_filter)
-                changed = gateway.changed_since_indexed(db, root.path, (h.file_path for h in hits))
-            stale.extend(self.roots.out(root, changed_path) for changed_path in changed)
             truncated = truncated or len(hits) > limit or (probe == limit == len(hits))
             per_root.append([(root, hit) for hit in hits[:limit]])
         if unmatched:  # an empty answer that says why (a typo in the folder, not "no such name")
             notices.append(f"no indexed file matches path {path!r}")
-        if stale:
-            notices.append(STALE_LINES_NOTE.format(_listed(stale)))
         # Each root's answer in its own order, merged by the order's keys but the rank (one
         # index's PageRank says nothing of another's): sorted by fewer keys, two roots put
         # `style`, a variable, above rich's class `Style` (the exact case and the kind were lost).
-        found = list(heapq.merge(*per_root, key=lambda pair: _symbol_order(query, pair[1])))
+        asked = symbols.spelled_as_indexed(query.strip())  # as each root's search read it
+        found = list(heapq.merge(*per_root, key=lambda pair: _symbol_order(asked, pair[1])))
+        for root in {id(root): root for root, _ in found[:limit]}.values():
+            with self.reading(root) as db:  # of the symbols answered, not the probe's one more
+                shown = [hit.file_path for one, hit in found[:limit] if one is root]
+                stale += [
+                    self.roots.out(root, changed)
+                    for changed in gateway.changed_since_indexed(db, root.path, shown)
+                ]
+        if stale:
+            notices.append(STALE_LINES_NOTE.format(_listed(stale)))
         truncated = truncated or len(found) > limit
         results = [
             Symbol(**_fields(hit, file_path=self.roots.out(root, hit.file_path)))
@@ -1192,9 +1198,9 @@ def _read_window(path: Path, first: int, count: int) -> tuple[list[str], int, in
             if number < first or len(lines) >= count:
                 continue
             text = textfile.text(raw, head)  # as the index reads it: a PEP 263 line too
-            if len(text) > MAX_LINE_CHARS:
+            if len(text.rstrip("\r\n")) > MAX_LINE_CHARS:
                 cut += 1
-                text = _cut_line(text.rstrip("\n")) + "\n"
+                text = _cut_line(text.rstrip("\r\n")) + "\n"
             lines.append(text)
     return lines, total, cut, False
 
