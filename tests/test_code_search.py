@@ -506,27 +506,6 @@ def test_a_one_line_macro_ranks_below_the_function_that_does_the_work(tmp_path: 
     assert scores["b64_VARIANT_URLSAFE_NO_PADDING"] < 0.8, scores  # was 0.96, a close second
 
 
-def test_a_cpp_operator_is_found_by_what_it_does(tmp_path: Path) -> None:
-    # jsoncpp's `Value::operator<` was found for no words, and `operator==` came below `<=`,
-    # `>=`, `>`, `!=` (a search user): the symbol was its only word besides `operator`.
-    ops = "".join(
-        f"  bool operator{op}(const Value& other) const {{ return cmp(other) {op} 0; }}\n"
-        for op in ("<", "<=", ">=", ">", "==", "!=")
-    )
-    root = indexed(
-        tmp_path / "repo",
-        {
-            "value.h": "namespace Json {\nclass Value {\n public:\n"
-            + ops
-            + "  int cmp(const Value&) const;\n};\n}\n"
-        },
-    )
-    _, data, _ = search(root, "less than", "--mode", "lexical")
-    assert names(data)[0] == "Json::Value::operator<", names(data)
-    _, data, _ = search(root, "check two values are equal", "--mode", "lexical")
-    assert names(data)[0] == "Json::Value::operator==", names(data)
-
-
 def test_rust_test_modules_rank_below_the_code(tmp_path: Path) -> None:
     # rayon keeps its tests in `src/*/test.rs` and `mod test { }`, not only `tests`: both
     # ranked as code, above the function that handles a job's panic.

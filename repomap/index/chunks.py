@@ -75,7 +75,9 @@ from repomap.textfile import line_count
 # 35: of a comment that holds a licence, only the licence is left out (an SPDX line alone, else
 #    from its line to the comment's end); a Python module's docstring outside a definition of
 #    the module's name is the module's
-CHUNKS_VERSION = "35"
+# 36: 34's operator words taken out: tomlplusplus' many `operator=` and `operator==` overloads,
+#    each a small chunk, took "assigned twice" and "compare for equality" (two answers lost)
+CHUNKS_VERSION = "36"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
 # header, docstring and member signatures, not the members' bodies: those are chunks too.
@@ -366,29 +368,8 @@ def _without_licence(comment: str) -> str:
 
 def title_of(name: str, compounds: bool = False) -> str:
     """A name and its words (`QuerySet.filter` -> `QuerySet.filter query set filter`); with
-    `compounds`, a lower-case part's two words too (`addquoted` -> add quoted); a C++
-    operator's, what it does (`operator<` -> less than compare)."""
-    words = words_of(name, 40, frozenset(), compounds)
-    operator = _OPERATOR.search(name) if "operator" in name else None
-    if operator is not None and (said := OPERATOR_WORDS.get(operator[1])):
-        words = f"{words} {said}"
-    return f"{name} {words}"
-
-
-# A C++ operator's symbol, by what a question calls it: jsoncpp's `Value::operator<` was found
-# for no words ("less than" met Python's `__lt__` only), `Value::operator==` below `<=`, `!=`.
-OPERATOR_WORDS = {
-    "==": "equal equality compare", "!=": "not equal compare", "<": "less than compare",
-    ">": "greater than compare", "<=": "less equal compare", ">=": "greater equal compare",
-    "<=>": "three way compare", "+": "plus add", "-": "minus subtract negate",
-    "*": "multiply dereference", "/": "divide", "%": "modulo remainder", "[]": "subscript index",
-    "()": "call invoke", "=": "assign assignment copy", "+=": "add assign", "-=": "subtract assign",
-    "*=": "multiply assign", "/=": "divide assign", "<<": "shift left stream output write",
-    ">>": "shift right stream input read", "!": "not negate", "&&": "and logical",
-    "||": "or logical", "++": "increment", "--": "decrement", "->": "arrow member access",
-    "&": "and bitwise address", "|": "or bitwise", "^": "xor bitwise", "~": "complement",
-}  # fmt: skip
-_OPERATOR = re.compile(r"\boperator\s*(\(\)|\[\]|[-+*/%^&|~!=<>]+)")
+    `compounds`, a lower-case part's two words too (`addquoted` -> add quoted)."""
+    return f"{name} {words_of(name, 40, frozenset(), compounds)}"
 
 
 def place_of(path: str) -> str:
