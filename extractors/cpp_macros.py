@@ -193,16 +193,27 @@ _PROTOTYPE_WRAPPER = re.compile(rb"(?:\b([A-Za-z_]\w*)|\))[ \t]+([A-Z_][A-Z0-9_]
 # `static void __printf(2, 3)\nsend_monitor_note(..)` (the kernel, 69 of them), tmux's
 # `static void printflike(3, 4)\nargs_print_add(..)`: an attribute macro at the end of the return
 # type's line. Left in, tree-sitter named the function after the macro (`__printf`).
-_ATTRIBUTE_LINE_END = re.compile(rb"\)[ \t]*\n(?=[A-Za-z_]\w*[ \t]*\()")
+# The name may be indented (xz's `extern void * lzma_attribute((__malloc__))
+# lzma_attr_alloc_size(1)\n\t\tlzma_alloc_zero(..);`), and is no keyword (bc's K&R `f
+# DC_DECLARG((a))\n\tint (*a) ..` declares a parameter).
+_ATTRIBUTE_LINE_END = re.compile(rb"\)[ \t]*\n(?=[ \t]*([A-Za-z_]\w*)[ \t]*\()")
 # On the name's own line: libgit2's `static int GIT_FORMAT_PRINTF(2, 3) cl_setenv_printf(..)`.
 # Only number arguments, matched here in full: `) name(` alone is in every other statement.
+# Or an attribute's own parentheses (`((..))`, checked after): xz's `static inline uint32_t
+# lzma_attribute((__always_inline__)) lzma_memcmplen(..)`.
 _ATTRIBUTE_BEFORE_NAME = re.compile(
     rb"(\((?:[ \t]*\d+[ \t]*,)*[ \t]*\d+[ \t]*\))[ \t]+(?=[A-Za-z_]\w*[ \t]*\((?!\())"
 )  # not before another attribute's `((`: gnulib's `FMT (3, 0) _GL_ARG_NONNULL ((3))\nname(`
+_DOUBLE_PARENTHESES_BEFORE_NAME = re.compile(rb"\)\)[ \t]+(?=[A-Za-z_]\w*[ \t]*\((?!\())")
 _NUMBER_ARGUMENTS = re.compile(rb"[ \t]*\d+[ \t]*(?:,[ \t]*\d+[ \t]*)*")
 _ATTRIBUTE_ARGUMENTS = re.compile(rb"\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\)")
+# The type before the attribute, and the attribute's name: a run of them with their arguments
+# (numbers or `((..))`), as xz's `extern void * lzma_attribute((__malloc__))
+# lzma_attr_alloc_size(1)\nlzma_alloc(..)` writes two (the function was named `lzma_attribute`).
 _TYPED_ATTRIBUTE = re.compile(
-    rb"(?:^|\n)[ \t]*([A-Za-z_]\w*)[\w \t*]*?[ \t*]([A-Za-z_]\w*)[ \t]*\Z"
+    rb"(?:^|\n)[ \t]*([A-Za-z_]\w*)[\w \t*]*?[ \t*]"
+    rb"((?:[A-Za-z_]\w*[ \t]*(?:\((?:[ \t]*\d+[ \t]*,)*[ \t]*\d+[ \t]*\)"
+    rb"|\(\((?:[^()\n]|\([^()\n]*\))*\)\))[ \t]+)*[A-Za-z_]\w*)[ \t]*\Z"
 )
 # `EXTERN char e_interrupted[]` (Vim's errors.h, globals.h and option.h: 2,266 of them), `EXTERN
 # schar_T *ScreenLines`: a capitalised word at a line's start that expands to a storage class.
@@ -1682,6 +1693,11 @@ def _attributes_before_name(source: bytes) -> list[tuple[int, int]]:
     (_ATTRIBUTE_BEFORE_NAME): a type stands before the macro."""
     calls = []  # (the opening and the closing parenthesis of each attribute's arguments)
     for match in _ATTRIBUTE_LINE_END.finditer(source):
+        if match[1] in KEYWORDS or (
+            source[match.end()] in b" \t"  # an indented name after an unindented head only:
+            and source[source.rfind(b"\n", 0, match.start()) + 1] in b" \t"  # not `if (x)\n\tf(`
+        ):
+            continue
         opening = _opening_parenthesis(source, match.start())
         if opening < 0:
             continue
@@ -1691,6 +1707,10 @@ def _attributes_before_name(source: bytes) -> list[tuple[int, int]]:
         if _NUMBER_ARGUMENTS.fullmatch(arguments) or _ATTRIBUTE_ARGUMENTS.fullmatch(arguments):
             calls.append((opening, match.start()))
     calls += [(m.start(1), m.end(1) - 1) for m in _ATTRIBUTE_BEFORE_NAME.finditer(source)]
+    for match in _DOUBLE_PARENTHESES_BEFORE_NAME.finditer(source) if b"((" in source else ():
+        opening = _opening_parenthesis(source, match.start() + 1)
+        if opening >= 0 and _ATTRIBUTE_ARGUMENTS.fullmatch(source, opening + 1, match.start() + 1):
+            calls.append((opening, match.start() + 1))  # `((..))`, not `f(g(x)) h(`
     spans = []
     for opening, closing in calls:
         head = _TYPED_ATTRIBUTE.search(source, max(0, opening - 200), opening)
