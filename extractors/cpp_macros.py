@@ -185,6 +185,46 @@ _TRAILING_MACRO = re.compile(
 _TRAILING_LOWER_MACRO = re.compile(
     rb"\)(?:[ \t]*\r?\n)*[ \t]+([a-z_][a-z0-9_]*_function)[ \t]*(?=;)"
 )
+# xz's `extern LZMA_API(void) lzma_end(lzma_stream *strm) lzma_nothrow;`, `..)\n\t\tlzma_nothrow
+# lzma_attr_pure;`, `..) lzma_attribute((__malloc__)) lzma_attr_alloc_size(1);`, glibc's `__wur`:
+# attribute macros in any case after a prototype's `)`, before its `;` or `{`. No declarator puts
+# a name there, but a type made by a macro does (`TAILQ_ENTRY(foo) link;`, `PyAPI_DATA(const char
+# *) name;`, K&R's `f(a) int a; {`): _trailing_words wants a parameter list that names a
+# parameter (or is empty, `void`, `...`). Left in, tree-sitter lost the prototype, and its doc
+# documented nothing (xz: 105 of liblzma's 107 API functions). Keywords and `__attribute__`
+# (which tree-sitter reads) end the run: C++'s `mutable`, `try`, `requires`.
+_ATTRIBUTE_CALL_ARGUMENTS = rb"\((?:[^()\n]|\((?:[^()\n]|\([^()\n]*\))*\))*\)"  # three levels
+_TRAILING_WORD = (  # the keywords most often after a `)` fail here, the rest in _trailing_words
+    rb"(?!(?:__attribute__|__asm__|__asm|asm|override|final|noexcept|const|volatile|return|do"
+    rb"|struct|union|enum|static|extern|typedef|int|void|unsigned|bool|char|long|break|goto"
+    rb"|continue|if|else|defined)(?!\w))[A-Za-z_]\w*(?!\w)(?:[ \t]*"
+    + _ATTRIBUTE_CALL_ARGUMENTS
+    + rb")?"
+)
+_TRAILING_ITEM = re.compile(rb"([A-Za-z_]\w*)(?:[ \t]*(" + _ATTRIBUTE_CALL_ARGUMENTS + rb"))?")
+_TRAILING_WORDS = re.compile(  # all in a lookahead: a run that is no attribute consumes nothing
+    rb"\)(?=[ \t]*(?:\r?\n[ \t]*)*(?<=[ \t\n])(?=[A-Za-z_&])"
+    rb"(?:(?:const|volatile|noexcept|override|final)"
+    rb"(?!\w)[ \t]*(?:\r?\n[ \t]*)*|&&?[ \t]*)*"
+    rb"(" + _TRAILING_WORD + rb"(?:[ \t]*(?:\r?\n[ \t]*)?" + _TRAILING_WORD + rb"){0,5})"
+    rb"\s*(?:;|\{|=[ \t]*(?:0|default|delete)\b"
+    rb"|(?:__attribute__|__asm__|__asm|asm|override|final|noexcept)(?!\w)))"
+)
+# A name in the parameters: after a type's word, `*`, `&` or `>`, no keyword itself; or the
+# parameter is a function pointer (`void (*cb)(int)`, its groups emptied first).
+_NAMED_PARAMETER = re.compile(
+    rb"([A-Za-z_]\w*|[*&>\]])[\s*&]+([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*(?:=[^=]*)?\Z"
+    rb"|[\w*&>][\s*&]*\(\)\s*\(\)\s*\Z"
+)
+_NOT_PARAMETER_NAMES = KEYWORDS | frozenset(
+    b"restrict __restrict __restrict__ _Bool _Complex".split()
+)
+_RECORD_KEYWORDS = frozenset(b"struct union enum class typename".split())  # `(struct foo)`
+_NOT_TRAILING_WORDS = KEYWORDS | frozenset(
+    b"""mutable requires override final try throw noexcept asm __asm __asm__ __attribute__
+    __declspec restrict __restrict __restrict__ consteval constinit co_await co_return co_yield
+    and or not xor bitand bitor compl not_eq and_eq or_eq xor_eq __extension__""".split()
+)
 # `local void fill_window OF((deflate_state *s));` (zlib), `extern int *find_flag PARAMS((int));`
 # (bash), BSD's `__P((int))`: a macro that hides a prototype's parameters from pre-ANSI
 # compilers. Left in, tree-sitter read the macro as the function (zlib: 150 functions named
@@ -294,6 +334,11 @@ _POINTER_DECLARATOR = re.compile(
 )
 _NOT_DECLARATORS = frozenset(
     b"if while for switch return sizeof alignof decltype noexcept catch throw".split()
+)
+# Names whose parentheses hold a type or an expression, never parameters: `typeof(x) y;`.
+_NOT_FUNCTIONS = _NOT_DECLARATORS | frozenset(
+    b"""typeof __typeof__ __typeof _Atomic alignas _Alignas __declspec __attribute__ _Generic
+    offsetof va_arg defined""".split()
 )
 # `void SPDLOG_INLINE thread_pool::post_log(`: a macro between a return type and the function's
 # name. Left in, tree-sitter-cpp read the macro as a scope (`SPDLOG_INLINE::thread_pool`). After
@@ -2074,7 +2119,8 @@ def _word_start(source: bytes, end: int) -> int:
 
 def _trailing_macros(source: bytes) -> list[tuple[int, int]]:
     """Macros after the `)` of a function declarator: the `)` closes a parentheses group that
-    a name (not a keyword: `if (x) FOO_BAR(y);`) or an operator opens."""
+    a name (not a keyword: `if (x) FOO_BAR(y);`) or an operator opens; then the runs of words
+    in any case that _trailing_words takes for attributes."""
     spans = []
     lower = _TRAILING_LOWER_MACRO.finditer(source) if b"_function" in source else ()
     for match in chain(_TRAILING_MACRO.finditer(source), lower):
@@ -2096,7 +2142,61 @@ def _trailing_macros(source: bytes) -> list[tuple[int, int]]:
         if on_directive_line(source, match.start()):
             continue  # `#if defined(X)\n  RETURN_SKIP(..);`: a directive's parentheses
         spans.append(match.span(1))
-    return spans
+    found = {start for start, _ in spans}
+    return spans + [
+        match.span(1)
+        for match in _TRAILING_WORDS.finditer(source)
+        if match.start(1) not in found and _trailing_words(source, match)
+    ]
+
+
+def _trailing_words(source: bytes, match: re.Match[bytes]) -> bool:
+    """Whether the words _TRAILING_WORDS found after a `)` are attributes: none is a keyword
+    nor a declarator, and the `)` ends a function declarator's parameters that name a
+    parameter (or are empty, `void` or `...`), outside a directive and a comment."""
+    if b'"' in match[1]:
+        return False  # a call whose string stays searchable
+    for item in _TRAILING_ITEM.finditer(match[1]):
+        if item[1] in _NOT_TRAILING_WORDS or (
+            item[2] is not None and _names_parameters(item[2][1:-1])
+        ):
+            return False  # `LZMA_API(void) lzma_end(lzma_stream *strm) ..`: a declarator
+    opening = _opening_parenthesis(source, match.start())
+    if opening < 0 or on_directive_line(source, opening) or _continues_directive(source, opening):
+        return False
+    name = _NAME_BEFORE.search(source, max(0, opening - 64), opening)
+    bare = True  # `()`, `(void)` and `(...)` are parameters
+    if name is None:
+        if not _POINTER_DECLARATOR.search(source, max(0, opening - 200), opening):
+            return False  # `(void) x;`: a cast
+    elif name[1] is not None and (name[1] in _NOT_FUNCTIONS or name[1] in KEYWORDS):
+        return False  # `typeof(x) y;`, `if (x) y;`
+    elif name[1] is not None and _CAPITALS.fullmatch(name[1]):
+        # a macro's call, unless a parameter is named on the run's line: `GUEST_HANDLE(void)
+        # h;`, `Q_PROPERTY(QString name READ name)\n  QString m_name;` declare members
+        if b"\n" in source[match.start() : match.start(1)]:
+            return False
+        bare = False
+    return _names_parameters(source[opening + 1 : match.start()], bare) and not _in_comment(
+        source, match.start()
+    )  # `// the type (see ET_* below)\n  Elf32_Half e_machine;`
+
+
+def _names_parameters(parameters: bytes, bare: bool = True) -> bool:
+    """Whether `parameters` (a parameter list's text) are (if `bare`) empty, `void` or `...`,
+    or one of them is a name after a type (_NAMED_PARAMETER): not `(foo)`, `(const char *)`,
+    `(a, b)`."""
+    text = _LINE_COMMENTS.sub(b" ", parameters).strip()
+    if text in (b"", b"void", b"..."):
+        return bare
+    for parameter in _NESTED_PARENTHESES.sub(b"()", text).split(b","):
+        named = _NAMED_PARAMETER.search(parameter.strip())
+        if named is not None and (
+            named[2] is None
+            or (named[2] not in _NOT_PARAMETER_NAMES and named[1] not in _RECORD_KEYWORDS)
+        ):
+            return True
+    return False
 
 
 def _opening_parenthesis(source: bytes, closing: int) -> int:

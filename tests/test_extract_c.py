@@ -455,6 +455,8 @@ def test_recall_against_ctags_is_at_least_95_percent_on_the_real_corpora() -> No
         b"\nA_B\n" * 50_000 + b"int x;\n",
         # Attribute macros after a `)`: one long name must not split into a run of them.
         b"int f(void) " + b"A_B_C_D_E_F_G_H_I_J_K_L_M_N_O_P_Q_R_S_T_U_V_W_X_Y_Z_" * 3 + b"x\n",
+        # ... and in lower case: one long word after a prototype's `)` (ceph_features.h's took 10 s)
+        b"int f(int a)\n" + (b"abcdefghijklmnopqrstuvwxyz" * 8 + b"\n") * 200,
         # Conditionals in a row, each branch leaving a parenthesis open.
         b"int f(void) {\n" + b"#if A\nif (a\n#else\nif (b\n#endif\n) {}\n" * 20_000 + b"}\n",
         # Statements as macro arguments, never closed: each call scanned 4,000 bytes (17 s).
@@ -465,6 +467,7 @@ def test_recall_against_ctags_is_at_least_95_percent_on_the_real_corpora() -> No
         "templates",
         "macro-lines",
         "trailing-macros",
+        "trailing-words",
         "conditionals",
         "statement-arguments",
     ],  # fmt: skip
@@ -2886,3 +2889,95 @@ def test_attribute_macros_before_a_function_s_name_leave_its_name() -> None:
         ("lzma_memcmplen", "function", 15, 18, True, None),
         ("arch_valid_size", "function", 20, 23, True, None),
     ]
+
+
+XZ_API = b"""\
+#define LZMA_API(type) type
+#define lzma_nothrow __attribute__((__nothrow__))
+
+/** Finish the coding. */
+extern LZMA_API(void) lzma_end(lzma_stream *strm) lzma_nothrow;
+
+/** Memory in use. */
+extern LZMA_API(uint64_t) lzma_memusage(const lzma_stream *strm)
+\t\tlzma_nothrow lzma_attr_pure;
+
+/** The version. */
+extern LZMA_API(uint32_t) lzma_version_number(void) lzma_nothrow lzma_attr_const;
+
+/// Allocates memory
+extern void *lzma_alloc(size_t size, const lzma_allocator *allocator)
+\t\tlzma_attribute((__malloc__)) lzma_attr_alloc_size(1);
+
+/* Prints and exits. */
+extern void message_fatal(const char *fmt, ...)
+\t\tlzma_attribute((__format__(__printf__, 1, 2)))
+\t\tlzma_attribute((__noreturn__));
+
+AVInteger av_add_i(AVInteger a, AVInteger b) av_const;
+static void f(int x) __releases(x) __attribute__((cold));
+void blake2s_compress(struct blake2s_state *state, const u8 *block)
+\t\t__weak __alias(blake2s_compress_generic);
+"""
+
+
+def test_attribute_macros_in_any_case_after_a_prototype_leave_it_and_its_doc() -> None:
+    # xz-utils' liblzma: `lzma_nothrow` (and `lzma_attr_pure`, ...) after 105 of its 107 API
+    # prototypes lost them, and their doc comments documented nothing; FFmpeg's `av_const`,
+    # the kernel's `__releases(x)` and `__weak __alias(..)` the same.
+    found = [
+        (s.name, s.kind, s.start_line, s.end_line, s.is_definition, s.doc)
+        for s in extract("c", XZ_API, "base.h").symbols
+        if s.kind != "macro"
+    ]
+    assert found == [
+        ("lzma_end", "function", 5, 5, False, "Finish the coding."),
+        ("lzma_memusage", "function", 8, 9, False, "Memory in use."),
+        ("lzma_version_number", "function", 12, 12, False, "The version."),
+        ("lzma_alloc", "function", 15, 16, False, "Allocates memory"),
+        ("message_fatal", "function", 19, 21, False, "Prints and exits."),
+        ("av_add_i", "function", 23, 23, False, None),
+        ("f", "function", 24, 24, False, None),
+        ("blake2s_compress", "function", 25, 26, False, None),
+    ]
+    # C++ keeps its own words after the parameters
+    source = (
+        b"class A {\n  void n(int a) const my_attr override;\n  virtual void p(int a) my_attr = 0;\n"
+        b"  template <class T> void r(T t) requires C<T>;\n};\n"
+        b"int run(int a) {\n  auto l = [](int b) mutable { return b; };\n  return l(a);\n}\n"
+    )
+    blanked = blank_macros(source, "cpp")[0]
+    assert b"void n(int a) const         override;" in blanked
+    assert b"void p(int a)         = 0;" in blanked
+    assert b"requires C<T>;" in blanked and b"(int b) mutable {" in blanked
+    assert [(s.qualified_name, s.kind) for s in extract("cpp", source, "a.cc").symbols] == [
+        ("A", "class"),
+        ("A::n", "method"),
+        ("A::p", "method"),
+        ("A::r", "method"),
+        ("run", "function"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        # K&R parameter declarations after the names: the words are no attributes
+        (b"int\nadd(a, b)\n\tint a;\n\tlong b;\n{\n\treturn a + b;\n}\n", [("add", "function")]),
+        (b"int\nlen(s)\n\tsize_t s;\n{\n\treturn s;\n}\n", [("len", "function")]),
+        # a type a macro makes, then the declared name (BSD's queue.h, CPython's PyAPI_DATA)
+        (
+            b"struct entry {\n\tTAILQ_ENTRY(entry) link;\n\tint n;\n};\n",
+            [("entry", "struct"), ("entry::link", "field"), ("entry::n", "field")],
+        ),
+        (b"PyAPI_DATA(const char *) Py_FileSystemDefaultEncoding;\n", [("Py_FileSystemDefaultEncoding", "variable")]),
+        (b"PyAPI_DATA(unsigned long) Py_Flags;\n", [("Py_Flags", "variable")]),
+        # statements: a cast, a condition
+        (b"void f(int x)\n{\n\t(void) x;\n\tif (x) g;\n}\n", [("f", "function")]),
+    ],
+)  # fmt: skip
+def test_a_name_after_a_parenthesis_that_is_no_prototype_s_stays(
+    source: bytes, expected: list[tuple[str, str]]
+) -> None:
+    found = [(s.qualified_name, s.kind) for s in extract("c", source, "x.c").symbols]
+    assert found == expected
