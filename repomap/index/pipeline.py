@@ -162,7 +162,8 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # 60: C++ `#if` links of a method chain, `ASSERT_X(T v("a"))`; Rust `impl X for io::Error`, `a-b/`
 # 61: an object-like C/C++ macro's signature holds its value (`#define SQLITE_BUSY 5`)
 # 62: a Python property's getter and setter keep their own docstrings (by line, not by name)
-EXTRACTOR_VERSION = "62"
+# 63: C attribute macros in any case after a prototype's `)` and `((..))` ones before its name
+EXTRACTOR_VERSION = "63"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 FORK_WAIT_SECONDS = 30.0  # the workers' fork is ~10-50 ms; a bound, should it never come
