@@ -94,16 +94,12 @@ class Walk:
 @dataclass(frozen=True, slots=True)
 class _Rules:
     base: str  # directory the patterns are relative to ("" for ROOT), with a trailing "/"
-    compiled: pathspec.PathSpec | None  # None: DEFAULT_IGNORE's, compiled when first checked
+    spec: pathspec.PathSpec | None  # None: DEFAULT_IGNORE's folder names, matched by name
     source: str  # the ignore file, relative to ROOT (`.git/info/exclude` for that one)
     # Every pattern is a hidden folder's name (DEFAULT_IGNORE): a path none of whose parts
     # starts with `.` matches none, and walk does not check it (pathspec tries each pattern
     # in turn: ~35 ms of a no-change run on Django, nearly every file checked against these).
     hidden_only: bool = False
-
-    @property
-    def spec(self) -> pathspec.PathSpec:
-        return self.compiled if self.compiled is not None else _default_spec()
 
 
 def _read_rules(folder: Path, base: str, names: tuple[str, ...]) -> list[_Rules]:
@@ -156,12 +152,11 @@ def _default_rules() -> _Rules:
     return _Rules("", None, "default (tools' folders)", hidden_only=True)
 
 
-@functools.cache
-def _default_spec() -> pathspec.PathSpec:
-    """DEFAULT_IGNORE compiled, once a hidden path is checked: a tree with neither a hidden
-    entry nor an ignore file (Django's sources) never imports pathspec (~15 ms of its ~170 ms
-    no-change run went to importing it and compiling these)."""
-    return compile_rules(list(DEFAULT_IGNORE))
+# DEFAULT_IGNORE's patterns are folder names (a test holds them to it): a folder is matched by
+# its name, as git matches `.venv/`, and pathspec is not imported for them. A tree with no
+# ignore file (Django's sources, whose hidden entries are a `.hidden` folder and `.keep` files)
+# never imports it: ~15 ms of a ~170 ms no-change run went to importing it and compiling these.
+_DEFAULT_INDEX = {pattern: index for index, pattern in enumerate(DEFAULT_IGNORE)}
 
 
 def _extra_rules(root: Path) -> list[_Rules]:
@@ -183,6 +178,11 @@ def _ignoring(rules: list[_Rules], rel_path: str, is_dir: bool) -> tuple[_Rules,
     Git's precedence: the deepest file wins, and within a file the last matching pattern.
     """
     for rule in reversed(rules):
+        if rule.spec is None:  # DEFAULT_IGNORE: a folder by its name
+            index = _DEFAULT_INDEX.get(rel_path.rsplit("/", 1)[-1] + "/") if is_dir else None
+            if index is not None:
+                return rule, index
+            continue
         relative = rel_path[len(rule.base) :] + ("/" if is_dir else "")
         result = rule.spec.check_file(relative)
         if result.include is not None:
@@ -192,7 +192,8 @@ def _ignoring(rules: list[_Rules], rel_path: str, is_dir: bool) -> tuple[_Rules,
 
 def _describe(rules: _Rules, index: int) -> str:
     """`.gitignore: /*`: the file and the pattern that excluded an entry."""
-    return f"{rules.source}: {rules.spec.patterns[index].pattern}"
+    pattern = DEFAULT_IGNORE[index] if rules.spec is None else rules.spec.patterns[index].pattern
+    return f"{rules.source}: {pattern}"
 
 
 def walk(root: Path, skip_dirs: frozenset[Path] = frozenset()) -> Walk:
@@ -241,6 +242,13 @@ def walk(root: Path, skip_dirs: frozenset[Path] = frozenset()) -> Walk:
             if not rel_folder.startswith(".") and "/." not in rel_folder
             else rules
         )
+        # A file is checked against no folder's pattern (every DEFAULT_IGNORE one is a folder's
+        # name): Django's `.coveragerc` and `.keep` files made a no-change run compile them.
+        file_rules = (
+            plain_rules
+            if plain_rules is not rules
+            else [rule for rule in rules if not rule.hidden_only]
+        )
         subfolders = []
         for entry in entries:
             name = entry.name
@@ -255,7 +263,10 @@ def walk(root: Path, skip_dirs: frozenset[Path] = frozenset()) -> Walk:
             if kind == "outside":
                 result.skipped.append((rel_path, "symlink leads outside the root"))
                 continue
-            checked = rules if name.startswith(".") else plain_rules
+            if kind != "dir":
+                checked = file_rules
+            else:
+                checked = rules if name.startswith(".") else plain_rules
             if checked and (excluded := _ignoring(checked, rel_path, kind == "dir")):
                 result.note_ignored(_describe(*excluded), rel_path + ("/" if kind == "dir" else ""))
                 continue
