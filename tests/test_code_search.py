@@ -506,6 +506,39 @@ def test_a_one_line_macro_ranks_below_the_function_that_does_the_work(tmp_path: 
     assert scores["b64_VARIANT_URLSAFE_NO_PADDING"] < 0.8, scores  # was 0.96, a close second
 
 
+def test_in_hybrid_a_function_of_three_lines_or_fewer_counts_less(
+    tmp_path: Path, monkeypatch
+) -> None:
+    # csv's three-line try_* helpers and `is_empty` above `infer_deserialize`, the answer:
+    # short chunks meet a question's words and meaning cheaply.
+    from repomap import store
+    from repomap.search import code
+
+    body = "".join(f"    step_{n} = kind.check({n})\n" for n in range(8))
+    root = indexed(
+        tmp_path / "repo",
+        {
+            "infer.py": 'def infer_field(kind):\n    """Guess the type of a raw field."""\n'
+            + body
+            + "    return kind\n",
+            "tries.py": "def try_float(raw):\n    return float(raw)\n",
+        },
+    )
+    assert repomap("index", str(root), "--embed").returncode == 0
+    question = "guess whether a raw field is a float"
+
+    def scores() -> dict[str, float]:
+        with store.reading(root / ".repomap" / "index.db") as db:
+            found = code.search_code(db, question, mode="hybrid", limit=10, log=False)
+        return {hit.name: hit.score for hit in found.hits}
+
+    demoted = scores()
+    monkeypatch.setattr(code, "SHORT_FACTOR", 1.0)
+    plain = scores()
+    ratio = demoted["try_float"] / demoted["infer_field"]
+    assert ratio < plain["try_float"] / plain["infer_field"], (demoted, plain)
+
+
 def test_rust_test_modules_rank_below_the_code(tmp_path: Path) -> None:
     # rayon keeps its tests in `src/*/test.rs` and `mod test { }`, not only `tests`: both
     # ranked as code, above the function that handles a job's panic.
