@@ -767,11 +767,14 @@ def _ranked(
         held = dict(zip(lexical, word_coverage(db, terms, list(lexical)), strict=True))
         weight = semantic_share(weight, max(held[i] for i in leaders_by_words(lexical)))
     scored = fuse(lexical, semantic, traits, weight, tests_factor)
-    if ONE_LINE_MACRO_FACTOR != 1.0:
-        for chunk_id in _one_line_macros(db, [i for i in scored if traits[i][1] == "macro"]):
-            scored[chunk_id] *= ONE_LINE_MACRO_FACTOR
-    if SHORT_FACTOR != 1.0 and mode == "hybrid":
-        for chunk_id in _short(db, [i for i in scored if traits[i][1] in ("function", "method")]):
+    short_kinds = ("function", "method") if mode == "hybrid" else ()
+    lengths = _line_counts(
+        db, [i for i in scored if traits[i][1] == "macro" or traits[i][1] in short_kinds]
+    )
+    for chunk_id, lines in lengths.items():
+        if traits[chunk_id][1] == "macro":
+            scored[chunk_id] *= ONE_LINE_MACRO_FACTOR if lines == 1 else 1.0
+        elif lines <= SHORT_LINES:
             scored[chunk_id] *= SHORT_FACTOR
     scored = {chunk_id: score for chunk_id, score in scored.items() if score > 0}
     # Before the prototypes fold into their definitions: a definition with no vector, or out of
@@ -1112,8 +1115,6 @@ def _paths(db: Store, filters: Filters) -> set[str]:
 # 0.7 chosen on the 880 + 240 questions of /tmp/s56/fw.py and the stop's users (1.0, 0.8, 0.7,
 # 0.65 tried; bench/README.md).
 ONE_LINE_MACRO_FACTOR = 0.7
-_ONE_LINE_SQL = """SELECT id FROM chunks WHERE id IN (SELECT value FROM json_each(?))
-    AND start_line = end_line"""
 
 
 # In hybrid, a function or method of at most three lines at 0.8: like a one-line macro, its few
@@ -1124,22 +1125,16 @@ _ONE_LINE_SQL = """SELECT id FROM chunks WHERE id IN (SELECT value FROM json_eac
 # halves kept (0.7 cost its tune half 0.005; bench/README.md).
 SHORT_FACTOR = 0.8
 SHORT_LINES = 3
-_SHORT_SQL = f"""SELECT id FROM chunks WHERE id IN (SELECT value FROM json_each(?))
-    AND end_line - start_line < {SHORT_LINES}"""
+_SHORT_LINES_SQL = f"""SELECT id, end_line - start_line + 1 FROM chunks
+    WHERE id IN (SELECT value FROM json_each(?)) AND end_line - start_line < {SHORT_LINES}"""
 
 
-def _short(db: Store, chunk_ids: list[int]) -> list[int]:
-    """Of `chunk_ids` (functions' and methods' chunks), those of at most SHORT_LINES lines."""
+def _line_counts(db: Store, chunk_ids: list[int]) -> dict[int, int]:
+    """Of `chunk_ids`, those of at most SHORT_LINES lines, with their line counts: one query
+    for both factors above."""
     if not chunk_ids:
-        return []
-    return [i for (i,) in db.conn.execute(_SHORT_SQL, (_json_ids(chunk_ids),))]
-
-
-def _one_line_macros(db: Store, chunk_ids: list[int]) -> list[int]:
-    """Of `chunk_ids` (macros' chunks), those of one line."""
-    if not chunk_ids:
-        return []
-    return [i for (i,) in db.conn.execute(_ONE_LINE_SQL, (_json_ids(chunk_ids),))]
+        return {}
+    return dict(db.conn.execute(_SHORT_LINES_SQL, (_json_ids(chunk_ids),)).fetchall())
 
 
 def _traits(db: Store, chunk_ids: list[int]) -> dict[int, Traits]:
