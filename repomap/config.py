@@ -31,6 +31,11 @@ DEFAULT_MAX_FILE_SIZE = 2 * 1024 * 1024  # bytes; larger files are skipped as "t
 # rather than exactly; REPOMAP_ANN_THRESHOLD sets it (tests set it low to exercise the sidecar).
 DEFAULT_ANN_THRESHOLD = 1_000_000
 
+# Bytes of code (the indexed code files' sizes) from which an index keeps a trigram index for
+# literal search; below it a literal search reads the text whole (store/literal.py explains).
+# REPOMAP_LITERAL_INDEX_BYTES sets it (0: always; tests use it to exercise the index).
+DEFAULT_LITERAL_INDEX_BYTES = 24 << 20
+
 CONFIG_FILE = "repomap.toml"
 PYPROJECT = "pyproject.toml"
 OFF_VALUES = ("0", "false", "off", "no")
@@ -501,5 +506,21 @@ def ann_threshold() -> int:
     if threshold < 1:
         raise BadArgument(
             f"REPOMAP_ANN_THRESHOLD must be a whole number of chunks, at least 1, not {value!r}"
+        )
+    return threshold
+
+
+def literal_index_bytes() -> int:
+    """Bytes of code from which an index keeps a trigram index for literal search."""
+    value = os.environ.get("REPOMAP_LITERAL_INDEX_BYTES", "").strip()
+    if not value:
+        return DEFAULT_LITERAL_INDEX_BYTES
+    try:
+        threshold = int(value.replace("_", ""))
+    except ValueError:
+        threshold = -1
+    if threshold < 0:
+        raise BadArgument(
+            f"REPOMAP_LITERAL_INDEX_BYTES must be a whole number of bytes, 0 or more, not {value!r}"
         )
     return threshold

@@ -22,6 +22,10 @@ def check_integrity(db: Path) -> None:
     with closing(sqlite3.connect(db, timeout=30)) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
         tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+        kept = conn.execute("SELECT value FROM meta WHERE key = 'literal_index'").fetchone()
+        if kept == ("0",):  # a small tree's index keeps no trigram index: it must be empty
+            assert conn.execute("SELECT count(*) FROM code_text_literal_terms").fetchone() == (0,)
+            tables.discard("code_text_literal")
         for table in FTS_TABLES:
             if table in tables:  # raises "database disk image is malformed" on a mismatch
                 conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)")

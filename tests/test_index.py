@@ -495,10 +495,14 @@ def test_cli_index_rejects_bad_arguments_in_one_line(args, message):
     assert "Traceback" not in result.stderr
 
 
-def test_text_indexes_stay_whole_when_a_batch_writes_then_deletes_or_fails(make_repo, index):
+@pytest.mark.parametrize("literal_index_bytes", ["0", "1000000"])  # trigram index kept or not
+def test_text_indexes_stay_whole_when_a_batch_writes_then_deletes_or_fails(
+    make_repo, index, monkeypatch, literal_index_bytes: str
+):
     """The writer adds a batch's text rows to FTS5 when the batch ends: a file written and
     deleted in one batch must never be 'deleted' from an index that never had it, and a batch
     that fails leaves nothing pending for the next one."""
+    monkeypatch.setenv("REPOMAP_LITERAL_INDEX_BYTES", literal_index_bytes)
     from index_dump import check_integrity
 
     from repomap import store
@@ -539,6 +543,7 @@ def test_a_large_run_merges_the_text_indexes_and_hands_back_the_freed_pages(
 ):
     """After a run that rewrote many files each text index is one FTS5 segment, and the pages
     the old segments held leave the file (auto_vacuum = INCREMENTAL) instead of staying free."""
+    monkeypatch.setenv("REPOMAP_LITERAL_INDEX_BYTES", "0")  # the trigram index kept too
     files = {f"m{i}.py": f"# note {i} about pools\nVALUE_{i} = 'text {i}'\n" for i in range(30)}
     repo = make_repo(files)
     monkeypatch.setattr(indexer, "OPTIMIZE_AFTER_FILES", 10)
@@ -580,6 +585,7 @@ def test_a_large_run_merges_the_text_indexes_once_at_its_end_then_merges_as_befo
 ):
     """While a large run writes, FTS5 merges no segments (automerge 0); its 'optimize' merges
     them once and gives FTS5 its default merging back, for the small runs after it."""
+    monkeypatch.setenv("REPOMAP_LITERAL_INDEX_BYTES", "0")  # the trigram index kept too
     files = {f"m{i}.py": f"# note {i} about pools\nVALUE_{i} = 'text {i}'\n" for i in range(30)}
     repo = make_repo(files)
     monkeypatch.setattr(indexer, "OPTIMIZE_AFTER_FILES", 10)
@@ -607,6 +613,7 @@ def test_a_large_run_killed_while_merges_and_indexes_wait_leaves_a_usable_index_
     (here: interrupted after 28 of 30 files, in its fifth batch), the index answers from the
     files written; the next run writes the rest, few files, so it does not optimize, but builds
     the indexes first, gives FTS5 its merging back, and answers as a clean index does."""
+    monkeypatch.setenv("REPOMAP_LITERAL_INDEX_BYTES", "0")  # the trigram index kept too
     files = {f"m{i}.py": f"# note {i} about pools\nVALUE_{i} = 'text {i}'\n" for i in range(30)}
     repo = make_repo(files)
     clean = make_repo(files, tmp_path / "clean")

@@ -226,7 +226,10 @@ def _as_v17(v18: Path, v17: Path) -> None:
         )
         conn.execute("DROP TABLE symbol_ranks_v18")
         conn.execute("UPDATE symbols SET signature = name WHERE signature = ''")
-        conn.execute("DELETE FROM _sqlite_migrations WHERE name LIKE '0018_%'")
+        conn.execute("DELETE FROM _sqlite_migrations WHERE name >= '0018'")
+        # v19 and later: v17 kept the trigram index whatever the tree's size, and no meta row
+        conn.execute("INSERT INTO code_text_literal (code_text_literal) VALUES ('rebuild')")
+        conn.execute("DELETE FROM meta WHERE key = 'literal_index'")
         conn.execute("PRAGMA user_version = 17")
         conn.execute("COMMIT")
         with closing(sqlite3.connect(":memory:")) as fresh:

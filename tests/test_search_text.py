@@ -22,6 +22,7 @@ from repomap.index import pipeline as indexer
 from repomap.search import querylang
 from repomap.search import text as query
 from repomap.search.text import SearchResult, search_text
+from repomap.store.literal import set_literal_index
 
 HAVE_RUST = importlib.util.find_spec("repomap.extractors.rust") is not None
 HAVE_CPP = importlib.util.find_spec("repomap.extractors.cpp") is not None
@@ -96,7 +97,11 @@ def write_files(root: Path, files: dict[str, str]) -> None:
 
 
 def build(root: Path) -> Path:
-    summary = indexer.run(config.resolve(root, workers=1))
+    """An index of `root` that keeps its trigram index for literal search, whatever its size
+    (a small tree's keeps none: read_db below has none)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("REPOMAP_LITERAL_INDEX_BYTES", "0")
+        summary = indexer.run(config.resolve(root, workers=1))
     assert not summary.skipped, summary.skipped
     return Path(summary.db_path)
 
@@ -566,6 +571,93 @@ def test_literal_filters(db) -> None:
     assert (
         search(db, "Failed", mode="literal", language="python", element_type="comment").hits == ()
     )
+
+
+# --- without the trigram index (a small tree's index: store/literal.py) -------------------------
+
+
+@pytest.fixture(scope="module")
+def read_db_path(db_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The fixture index with its trigram index emptied, as a small tree's index is made."""
+    path = tmp_path_factory.mktemp("read") / "index.db"
+    with sqlite3.connect(db_path) as source, sqlite3.connect(path) as copy:
+        source.backup(copy)
+    with store.writing(path) as database, database.atomic():
+        set_literal_index(database, keep=False)
+    return path
+
+
+@pytest.fixture
+def read_db(read_db_path: Path) -> Iterator:
+    with store.reading(read_db_path) as database:
+        assert not store.literal_indexed(database)
+        assert database.scalar("SELECT count(*) FROM code_text_literal_terms") == 0
+        yield database
+
+
+def _literal_answer(result: SearchResult) -> tuple:
+    return result.hits, result.notes
+
+
+LITERAL_TEXTS = [
+    "Failed to open %s: %d", "Failed", "FAILED TO OPEN", "the", "pool", " pool ", "->", "%d",
+    "é", "ÜBER", "{", "Q", "e", "zz", '"', "'; DROP TABLE files; --", "absent text here",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("text", LITERAL_TEXTS)
+@pytest.mark.parametrize("ignore_case", [False, True])
+@pytest.mark.parametrize("limit", [1, 2, 1000])
+def test_a_literal_search_reads_the_text_and_gives_what_the_trigram_index_gives(
+    db, read_db, text: str, ignore_case: bool, limit: int
+) -> None:
+    indexed = search(db, text, mode="literal", limit=limit, ignore_case=ignore_case)
+    read = search(read_db, text, mode="literal", limit=limit, ignore_case=ignore_case)
+    assert read.hits == indexed.hits
+    if indexed.total_exact:  # below LITERAL_CAP: every match counted either way
+        assert (read.total, read.total_exact) == (indexed.total, True)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"path": "src/"}, {"language": "python"}, {"element_type": "string_literal"},
+        {"path": "src/", "element_type": "comment"}, {"path": "nowhere/"},
+    ],
+)  # fmt: skip
+def test_a_literal_search_read_whole_keeps_its_filters(db, read_db, options: dict) -> None:
+    for text in ("Failed", "pool", "the", "%"):
+        indexed = search(db, text, mode="literal", limit=1000, **options)
+        read = search(read_db, text, mode="literal", limit=1000, **options)
+        assert (read.hits, read.total) == (indexed.hits, indexed.total), (text, options)
+
+
+def test_common_literal_text_read_whole_is_counted_up_to_the_cap_then_said_so(
+    read_db, monkeypatch
+) -> None:
+    every = search(read_db, "e", mode="literal", limit=1000)
+    assert every.total_exact and every.total > 3
+    monkeypatch.setattr(query, "LITERAL_CAP", 3)
+    first = search(read_db, "e", mode="literal", limit=2)
+    assert first.hits == every.hits[:2] and not first.total_exact and first.total == 2
+    assert first.notes == ("stopped after the first 2 matches in path order",)
+
+
+@settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data(), ignore_case=st.booleans())
+def test_any_piece_of_the_text_is_found_alike_with_and_without_the_trigram_index(
+    db, read_db, data, ignore_case: bool
+) -> None:
+    contents = [text for (text,) in db.conn.execute("SELECT content FROM code_text ORDER BY id")]
+    content = data.draw(st.sampled_from(contents))
+    start = data.draw(st.integers(0, max(len(content) - 1, 0)))
+    piece = content[start : start + data.draw(st.integers(1, 12))].strip() or "x"
+    piece = data.draw(st.sampled_from([piece, piece.upper(), piece + "\u00e9", piece[::-1]]))
+    indexed = search(db, piece, mode="literal", limit=1000, ignore_case=ignore_case)
+    read = search(read_db, piece, mode="literal", limit=1000, ignore_case=ignore_case)
+    assert (read.hits, read.total) == (indexed.hits, indexed.total)
 
 
 # --- errors never change or expose the database ----------------------------------------------------

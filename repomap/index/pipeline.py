@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar, cast
 
 from repomap import store, textfile
-from repomap.config import DEFAULT_MAX_FILE_SIZE, Settings
+from repomap.config import DEFAULT_MAX_FILE_SIZE, Settings, literal_index_bytes
 from repomap.errors import CorruptIndex, IndexBusy, NotAnIndex, RepomapError
 from repomap.extractors.cpp_namespaces import EMPTY, Table, uses_opener
 from repomap.index import markers, namespaces, scopes, secrets
@@ -560,6 +560,7 @@ def _index(
     jobs: list[Job] = []
     present: set[str] = set()
     unchanged_cpp: list[tuple[FoundFile, str, int]] = []  # may hold C++: file, language, id
+    code_bytes = 0  # of the code files the index holds after this run
     for found, language in code_files(walked):
         summary.scanned += 1
         present.add(found.rel_path)
@@ -568,6 +569,7 @@ def _index(
                 (found.rel_path, f"larger than the limit ({settings.max_file_size} bytes)")
             )
             continue
+        code_bytes += found.size
         old = existing.get(found.rel_path)
         if (
             old
@@ -614,6 +616,7 @@ def _index(
     indexed_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     gone = [old for path, old in existing.items() if path not in present]
     written = 0
+    writer.keep_literal_index(code_bytes, literal_index_bytes())
     if len(jobs) >= max(OPTIMIZE_AFTER_FILES, summary.scanned // 5):
         writer.begin_bulk()  # text merged and name indexes built once, at the end
     else:

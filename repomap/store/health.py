@@ -10,6 +10,7 @@ from pathlib import Path
 
 from repomap.errors import CorruptIndex
 from repomap.store.connection import Store, _connect, has_sqlite_header
+from repomap.store.literal import LITERAL_INDEX_META
 
 # The FTS5 tables whose index must agree with their content (`rank = 1`: compare them too).
 FTS_TABLES = ("code_text_fts", "code_text_literal", "chunks_fts", "sections")
@@ -55,7 +56,7 @@ def fts_problems(path: Path) -> list[str] | None:
     try:
         tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master")}
         for table in FTS_TABLES:
-            if table not in tables:
+            if table not in tables or (table == "code_text_literal" and not _literal_kept(conn)):
                 continue
             try:
                 conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)")
@@ -72,6 +73,13 @@ def fts_problems(path: Path) -> list[str] | None:
             conn.execute("ROLLBACK")
         conn.close()
     return problems
+
+
+def _literal_kept(conn: sqlite3.Connection) -> bool:
+    """Whether code_text_literal holds the text (v19: a small tree's index keeps it empty, and
+    FTS5's check would find every row missing)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (LITERAL_INDEX_META,)).fetchone()
+    return row is None or row[0] != "0"
 
 
 # Since v16 chunks_fts keeps no content, so FTS5's check cannot compare it with `chunks`: the

@@ -12,6 +12,7 @@ from typing import NamedTuple, Protocol
 
 from repomap.store import chunk_texts
 from repomap.store.connection import Store
+from repomap.store.literal import literal_indexed, set_literal_index, wanted
 from repomap.store.meta import get_meta, has_vectors, set_meta
 from repomap.store.ranks import GRAPH_CHANGED, GRAPH_META
 
@@ -382,6 +383,9 @@ class Writer:
         # before its end.
         self.merges_deferred = self.db.scalar(AUTOMERGE_SQL.format(table=TEXT_INDEXES[0])) == 0
         self.indexes_deferred = bool(get_meta(db, DEFERRED_INDEXES_META))
+        # Whether code_text_literal is kept (store/literal.py): written and forgotten with the
+        # text rows only then.
+        self.literal_kept = literal_indexed(db)
 
     def _max(self, table: str) -> int:
         return self.db.scalar(f"SELECT coalesce(max(id), 0) FROM {table}")
@@ -478,7 +482,8 @@ class Writer:
         for first, last in _id_runs(sorted(self._unindexed)):
             span = (first * ROWS_PER_FILE, (last + 1) * ROWS_PER_FILE)
             self.conn.execute(INDEX_TEXT_SQL, span)
-            self.conn.execute(INDEX_LITERAL_SQL, span)
+            if self.literal_kept:
+                self.conn.execute(INDEX_LITERAL_SQL, span)
         self.conn.executemany(
             INSERT_CHUNK_SQL,
             sorted(row for rows in self._doc_chunks.values() for row in rows),
@@ -501,7 +506,9 @@ class Writer:
         cleared = [file_id for (file_id,) in conn.execute("SELECT id FROM files ORDER BY id")]
         self._cleared.update(cleared)
         self.rewritten_chunks.extend(merged_ranges(map(_row_range, cleared)))
-        for table in ("code_text_fts", "code_text_literal"):
+        for table in (
+            ("code_text_fts", "code_text_literal") if self.literal_kept else ("code_text_fts",)
+        ):
             conn.execute(f"INSERT INTO {table} ({table}) VALUES ('delete-all')")
         for table in ("refs", "symbols", "code_text", "files"):
             conn.execute(f"DELETE FROM {table}")
@@ -535,7 +542,8 @@ class Writer:
             self._unindexed.discard(file_id)
         else:  # telling FTS5 to forget rows it never had would corrupt it
             conn.execute(UNINDEX_TEXT_SQL, rows)
-            conn.execute(UNINDEX_LITERAL_SQL, rows)
+            if self.literal_kept:
+                conn.execute(UNINDEX_LITERAL_SQL, rows)
         chunk_texts.forget(self.db, *rows)
         self.rewritten_chunks.append(rows)  # a file's chunk ids are its row range
         conn.execute("DELETE FROM code_text WHERE id >= ? AND id < ?", rows)
@@ -711,6 +719,15 @@ class Writer:
         if self.observer is not None:
             self.observer.symbols_written(file_id, values)
         return named, declarations, values
+
+    def keep_literal_index(self, code_bytes: int, threshold: int) -> None:
+        """Build or empty the trigram index of literal search for an index of `code_bytes`
+        bytes of code (store/literal.py), before this run writes any text row."""
+        keep = wanted(code_bytes, threshold, self.literal_kept)
+        if keep != self.literal_kept:
+            with self.db.atomic():
+                set_literal_index(self.db, keep)
+            self.literal_kept = keep
 
     def begin_bulk(self) -> None:
         """Before a large run writes: FTS5 merges no segments of the text indexes until
