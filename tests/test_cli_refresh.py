@@ -204,6 +204,9 @@ def test_an_empty_answer_says_when_a_filter_names_no_indexed_file(
     assert run_cli("index", root).returncode == 0
     done = run_cli(command, "beta", option, missing, "--root", root)
     assert done.returncode == 1 and note in done.stderr
+    # --json says it in the envelope's notes (`search --json` said nothing anywhere)
+    as_json = run_cli(command, "beta", option, missing, "--root", root, "--json")
+    assert as_json.returncode == 1 and note in json.loads(as_json.stdout)["notes"]
     found_nothing = run_cli(command, "zzqv", option, present, "--root", root)
     assert found_nothing.returncode == 1 and option not in found_nothing.stderr
     assert run_cli(command, "beta", option, present, "--root", root).returncode == 0

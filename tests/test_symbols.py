@@ -1255,5 +1255,9 @@ def test_a_search_of_common_words_alone_says_so(tmp_path: Path) -> None:
     found = run_cli("search", "how does it", "--mode", "lexical", "--root", root)
     assert found.returncode == 0 and "a.py:1-2" in found.stdout
     assert "note: every word of the question is a common word (how, does, it)" in found.stderr
+    as_json = run_cli("search", "how does it", "--mode", "lexical", "--root", root, "--json")
+    notes = json.loads(as_json.stdout)["notes"]
+    assert as_json.returncode == 0 and notes[0].startswith("every word of the question is a")
+    assert as_json.stderr == ""
     plain = run_cli("search", "how the answer is computed", "--mode", "lexical", "--root", root)
     assert "common word" not in plain.stderr

@@ -91,15 +91,7 @@ def search(
         root, db_path, no_refresh, click.echo, start_model, embeds=mode != "lexical"
     )
     # Imported after the model started loading in another thread (numpy is loaded by then).
-    from repomap.search.code import (
-        CHANGED_NOTE,
-        COMMON_WORDS_NOTE,
-        NO_VECTORS_NOTE,
-        NO_WORDS_NOTE,
-        common_words_only,
-        query_terms,
-        search_code,
-    )
+    from repomap.search.code import search_code
 
     with reading(settings.db_path) as db:
         # A running `repomap serve` has the model and the vectors loaded: ask it, when words
@@ -119,10 +111,13 @@ def search(
         )
     result = replace(result, hits=[replace(hit, path=shown(hit.path)) for hit in result.hits])
     code = outcome.found(len(result.hits))  # before writing: a closed stderr keeps it
+    notes = _notes(result, query, mode, path, language, unmatched, no_language)
     if as_json:
         data = result.as_dict()
         del data["count"]  # the envelope's, first
-        print_json(outcome.envelope(data.pop("results"), data.pop("truncated"), **data))
+        print_json(
+            outcome.envelope(data.pop("results"), data.pop("truncated"), **data, notes=notes)
+        )
     else:
         for hit in result.hits:
             lines = f":{hit.start_line}-{hit.end_line}" if hit.start_line else ""  # a commit: none
@@ -131,32 +126,46 @@ def search(
                 click.echo(f"    {hit.snippet}")
             for matched in hit.match_lines:
                 click.echo(f"    {matched.line}: {matched.text}")
-        if mode is None and result.mode == "lexical" and result.hits:
-            click.echo(f"note: {NO_VECTORS_NOTE}", err=True)
-        if result.word_matches == 0 and result.hits:
-            click.echo(f"note: {NO_WORDS_NOTE}", err=True)
-        if result.hits and (common := common_words_only(query)):
-            click.echo(f"note: {COMMON_WORDS_NOTE.format(', '.join(common))}", err=True)
-        if result.changed_files:
-            click.echo(f"note: {CHANGED_NOTE.format(', '.join(result.changed_files))}", err=True)
-        if result.coverage is not None and result.coverage < 1:
-            click.echo(
-                f"note: {percent(result.coverage)} of chunks have embeddings; run `repomap index` "
-                "to finish them",
-                err=True,
-            )
         if not result.hits:
             click.echo(f"nothing matches {query!r}", err=True)
-            if not query_terms(query):
-                click.echo(
-                    "note: the query holds no word (punctuation and symbols are not searched)",
-                    err=True,
-                )
-        if unmatched:
-            click.echo(f"note: no indexed file matches --path {path}", err=True)
-        if no_language:
-            click.echo(f"note: no indexed file is in --lang {language}", err=True)
+        for note in notes:
+            click.echo(f"note: {note}", err=True)
     return code
+
+
+def _notes(result: Any, query: str, mode: str | None, path: str | None, language: str | None,
+           unmatched: bool, no_language: bool) -> list[str]:  # fmt: skip
+    """What the answer does not say itself, one line each: on stderr after the results, or the
+    JSON envelope's `notes`."""
+    from repomap.search.code import (
+        CHANGED_NOTE,
+        COMMON_WORDS_NOTE,
+        NO_VECTORS_NOTE,
+        NO_WORDS_NOTE,
+        common_words_only,
+        query_terms,
+    )
+
+    notes = []
+    if mode is None and result.mode == "lexical" and result.hits:
+        notes.append(NO_VECTORS_NOTE)
+    if result.word_matches == 0 and result.hits:
+        notes.append(NO_WORDS_NOTE)
+    if result.hits and (common := common_words_only(query)):
+        notes.append(COMMON_WORDS_NOTE.format(", ".join(common)))
+    if result.changed_files:
+        notes.append(CHANGED_NOTE.format(", ".join(result.changed_files)))
+    if result.coverage is not None and result.coverage < 1:
+        notes.append(
+            f"{percent(result.coverage)} of chunks have embeddings; run `repomap index` to finish them"
+        )
+    if not result.hits and not query_terms(query):
+        notes.append("the query holds no word (punctuation and symbols are not searched)")
+    if unmatched:
+        notes.append(f"no indexed file matches --path {path}")
+    if no_language:
+        notes.append(f"no indexed file is in --lang {language}")
+    return notes
 
 
 def _embed_soon(db_path: Path, query: str) -> None:

@@ -84,8 +84,13 @@ def run(
             language is not None and not result.hits and store.holds_no_language(db, language)
         )
     code = outcome.found(len(result.hits))  # before writing: a closed stderr keeps it
+    # Why nothing was found, when a filter names no indexed file: on stderr, or in --json's notes
+    filter_notes = [f"no indexed file matches --path {path}"] if unmatched else []
+    if no_language:
+        filter_notes.append(f"no indexed file is in --lang {language}")
     if as_json:
         data = result.as_dict()
+        data["notes"] = [*data.get("notes", ()), *filter_notes]
         truncated = not result.total_exact or result.total > len(result.hits)
         answer = outcome.envelope(data.pop("results"), truncated, **data)
         echo(json.dumps(answer, ensure_ascii=False, indent=2))
@@ -93,8 +98,6 @@ def run(
         from repomap.cli.render_search import print_search  # rich: for people only
 
         print_search(result, markers)
-        if unmatched:
-            echo(f"note: no indexed file matches --path {path}", err=True)
-        if no_language:
-            echo(f"note: no indexed file is in --lang {language}", err=True)
+        for note in filter_notes:
+            echo(f"note: {note}", err=True)
     return code
