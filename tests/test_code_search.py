@@ -769,6 +769,11 @@ def test_words_split_identifiers_expand_abbreviations_and_drop_noise() -> None:
     )
     assert words_of("a b c d e f", 3) == ""  # one-letter words say nothing
     assert words_of("alpha beta gamma delta", 2) == "alpha beta"
+    # a type's name in a name says what it works on (`int_to_bytes`: "convert an integer to
+    # bytes"); in a body it is noise
+    assert title_of("int_to_bytes") == "int_to_bytes int integer to bytes"
+    assert title_of("parse_bool") == "parse_bool parse bool boolean"
+    assert words_of("int x = parse(bool y)", 50) == "parse"
 
 
 def test_words_of_an_identifier_seen_before_depend_only_on_the_noise_set() -> None:
@@ -1618,6 +1623,11 @@ def test_which_paths_count_as_vendored() -> None:
     assert is_demoted_path("vendor/github.com/x/y.go")
     # deeper, `vendor` is often the project's own module (Rust's core_simd/src/vendor)
     assert not is_demoted_path("crates/core_simd/src/vendor/x86.rs")
+    # Python's `_vendor` at any depth (pip's, bleach's html5lib above bleach's own answers)
+    assert is_demoted_path("bleach/_vendor/html5lib/serializer.py")
+    assert is_demoted_path("src/pip/_vendor/rich/console.py")
+    assert is_demoted_path("setuptools/_vendored/x.py")
+    assert not is_demoted_path("src/vendor_api.py") and not is_demoted_path("src/_vendors/x.py")
     # `external` at any depth (cereal's rapidxml); `contrib/` and `sandbox/` at the top (libpng's
     # tools and demos held 34 of a search user's 200 first places), not deeper (Django's admin)
     assert is_demoted_path("include/cereal/external/rapidxml/rapidxml.hpp")

@@ -1184,6 +1184,34 @@ def test_refs_of_a_value_lists_the_lines_naming_it_beside_its_indexed_uses(
     assert called.stderr == ""
 
 
+def test_refs_of_a_cpp_member_lists_its_uses_without_this(tmp_path: Path) -> None:
+    """CLI11's `subcommands_`: 1 of the 42 lines naming it, as only `o->count_` and
+    `this->count_` are recorded; inside its class's methods a member is named alone. A C
+    struct's field or a Python attribute has no such use, and its text is not read."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "counter.hpp").write_text(
+        "class Counter {\n  public:\n    void bump() { count_ += 1; }\n"
+        "    int get() const { return count_; }\n"
+        "    void copy(const Counter *o) { count_ = o->count_; }\n"
+        "    void reset() { this->count_ = 0; }\n  private:\n    int count_{0};\n};\n"
+    )
+    (root / "point.c").write_text(
+        "struct point { int x; };\nint getx(struct point *p) { return p->x; }\n"
+        "int twice(int x) { return x + x; }\n"
+    )
+    assert run_cli("index", root).returncode == 0
+    found = run_cli("refs", "count_", "--root", root)
+    assert found.returncode == 0, found.stderr
+    assert [line.split("  ")[0] for line in found.stdout.splitlines()] == [
+        "counter.hpp:3", "counter.hpp:4", "counter.hpp:5", "counter.hpp:6",
+    ]  # fmt: skip
+    assert "is a C++ member (named alone in its class's methods)" in found.stderr
+    field = run_cli("refs", "x", "--root", root)  # a C field: its recorded use alone
+    assert [line.split("  ")[0] for line in field.stdout.splitlines()] == ["point.c:2"]
+    assert field.stderr == ""
+
+
 def test_refs_gives_each_line_to_its_innermost_definition_and_skips_comments_and_strings(
     tmp_path: Path,
 ) -> None:

@@ -77,7 +77,9 @@ from repomap.textfile import line_count
 #    the module's name is the module's
 # 36: 34's operator words taken out: tomlplusplus' many `operator=` and `operator==` overloads,
 #    each a small chunk, took "assigned twice" and "compare for equality" (two answers lost)
-CHUNKS_VERSION = "36"
+# 37: `int` and `bool` in a name are followed by "integer" and "boolean"; `_vendor/` and
+#    `_vendored/` folders at any depth are vendored code (demoted)
+CHUNKS_VERSION = "37"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
 # header, docstring and member signatures, not the members' bodies: those are chunks too.
@@ -140,6 +142,9 @@ ABBREVIATIONS = {
     "cmp": "compare", "eq": "equal", "dup": "duplicate", "sync": "synchronize",
     "async": "asynchronous", "tz": "timezone", "ts": "timestamp", "utf": "unicode",
     "url": "address", "mgr": "manager", "proc": "process", "exec": "execute", "calc": "calculate",
+    # type names in names (`int_to_bytes`, `parse_bool`), noise in bodies: "convert an integer
+    # to bytes" met `get_timestamp`'s "integer number of seconds" first (a search user)
+    "int": "integer", "bool": "boolean",
     # Python's special methods, by what a question calls what they do (cachetools' `__setstate__`
     # never said "unpickling")
     "setstate": "unpickle", "getstate": "pickle", "getitem": "subscript", "setitem": "subscript",

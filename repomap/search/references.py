@@ -84,10 +84,14 @@ _TEXT_SQL = """SELECT line_number, end_line, element_type = 1 FROM code_text
 # alone read the whole table (22 ms on 450k symbols, ~0.25 s on the kernel's 4.8M).
 _DEFINED_SQL = "SELECT 1 FROM symbols WHERE name = ?1 COLLATE NOCASE AND name = ?1 LIMIT 1"
 # Kinds whose uses are values, which no reference records (a macro's are only where an `#if`
-# tests it or another `#define` names it): their uses are read from the text as well.
+# tests it or another `#define` names it): their uses are read from the text as well. So are a
+# C++ member's: inside its class's methods it is named alone (`count_ += 1`), and only its
+# uses through `->` or `.` are recorded (CLI11's `subcommands_`: 1 of 42 lines).
 _VALUE_KINDS = ("macro", "constant", "variable")
-_VALUE_SQL = f"""SELECT 1 FROM symbols WHERE name = ?1 COLLATE NOCASE AND name = ?1
-    AND kind IN ({", ".join(repr(kind) for kind in _VALUE_KINDS)}) LIMIT 1"""
+_VALUE_SQL = f"""SELECT s.kind FROM symbols s WHERE s.name = ?1 COLLATE NOCASE AND s.name = ?1
+    AND (s.kind IN ({", ".join(repr(kind) for kind in _VALUE_KINDS)}) OR s.kind = 'field'
+        AND EXISTS (SELECT 1 FROM files f WHERE f.id = s.file_id AND f.language = 'cpp'))
+    ORDER BY s.kind = 'field' LIMIT 1"""
 # The text read beside a value's indexed uses stops after this long (the kernel's 60,000 files
 # take ~2 s for a name used in few), and the answer says how far it read.
 VALUE_SCAN_SECONDS = 0.5
@@ -172,7 +176,7 @@ def find_references(
                 f"no use of {name!r} is indexed (calls, types named, field uses and `#if` tests"
                 " are; values are not): these are the lines of code files that name it"
             )
-    elif results and db.conn.execute(_VALUE_SQL, (name,)).fetchone() is not None:
+    elif results and (value := db.conn.execute(_VALUE_SQL, (name,)).fetchone()) is not None:
         # Some uses indexed (sqlite's SQLITE_BUSY: 4 inside other `#define`s) and the values
         # not (222 lines name it): one indexed use hid every other. Both, merged; each list is
         # complete in path order up to its cut, so the first `limit` of the merge are right.
@@ -183,9 +187,14 @@ def find_references(
         added = [use for use in read if (use.file_path, use.line_number) not in indexed]
         if added:
             results = sorted([*results, *added], key=lambda use: (use.file_path, use.line_number))
+            what = (
+                "a C++ member (named alone in its class's methods)"
+                if value[0] == "field"
+                else "a value (a macro, constant or variable)"
+            )
             notes.append(
-                f"{name!r} is a value (a macro, constant or variable): the lines of code files"
-                " that name it are listed beside its indexed uses"
+                f"{name!r} is {what}: the lines of code files that name it are listed beside"
+                " its indexed uses"
             )
         if unread:  # the indexed uses are all there; the text's, up to where it stopped
             notes.append(
