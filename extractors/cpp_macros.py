@@ -971,7 +971,9 @@ def blank_macros(source: bytes, lang: str) -> tuple[bytes, Spans, Spans]:
             macro_spans += [m.span(1) for m in keywords]
             macro_spans += [m.span(1) for m in found if m[2] == b"_CATCH_END"]
         if b"#" in source:
-            spans += _inner_conditionals(source)
+            inner, inner_unread = _inner_conditionals(source)
+            spans += inner
+            unread += inner_unread
         if b"_STRUCT" in source or b"_CLASS" in source:
             records = list(_RECORD_MACRO.finditer(source))
             spans += [m.span(3) for m in records if m.end(3) > m.start(3)]
@@ -2574,6 +2576,12 @@ def _braces_closed(line: bytes) -> bool:
         return True
     if line.lstrip().startswith(b"{") or _BODY_BRACE.search(line):
         return False  # a body (or a block) starts: no part of the head
+    return _braces_balanced(line)
+
+
+def _braces_balanced(line: bytes) -> bool:
+    """Whether every brace of `line` closes on it and none before it opens (a table's row
+    `{1, "one"},` in an initialiser)."""
     depth = 0
     for brace in re.findall(rb"[{}]", line):
         depth += 1 if brace == b"{" else -1
@@ -2582,31 +2590,43 @@ def _braces_closed(line: bytes) -> bool:
     return depth == 0
 
 
-def _inner_conditionals(source: bytes) -> list[tuple[int, int]]:
+def _inner_conditionals(source: bytes) -> tuple[Spans, Spans]:
     """The spans to blank of each conditional inside a declaration (see _IF_DIRECTIVE): its
     directive lines, and the lines of every branch but the first. Only where no line of it
     holds a `;`, another directive than the conditional's own, or a brace that does not close
-    on its line (_braces_closed)."""
-    spans: list[tuple[int, int]] = []
+    on its line (_braces_closed; right after an initialiser's `{`, _opens_initializer, rows
+    `{..},` too); after an `=`, each branch may end the declaration with its last line's `;`
+    (_ends_declaration). Returned second, among the first: the spans of a conditional that
+    opens an initialiser or ends a declaration, whose text is read as that of a branch the
+    parse does not read (tree-sitter read all their branches before)."""
+    spans: Spans = []
+    unread: Spans = []
     scanned_to = -1
     for opening in _IF_DIRECTIVE.finditer(source):
         line_start = source.rfind(b"\n", 0, opening.start()) + 1
         if line_start < scanned_to or source[line_start : opening.start()].strip():
             continue  # nested in one already looked at, or not a directive
-        if _previous_significant(source, line_start) in (b";", b"{", b"}", b""):
+        previous = _previous_significant(source, line_start)
+        in_initializer = previous == b"{" and _opens_initializer(source, line_start)
+        if previous in (b";", b"{", b"}", b"") and not in_initializer:
             continue  # between statements or declarations: tree-sitter reads those
+        closed = _braces_balanced if in_initializer else _braces_closed  # rows, or no body
         at, depth, first_branch = line_start, 0, True
-        found: list[tuple[int, int]] = []
+        found: Spans = []
+        ended: list[bool] = []  # per branch: whether its last line ends the declaration
         while True:
             directive = _DIRECTIVE_LINE.match(source, at)
             if directive is not None:
                 kind = directive[1]
                 if kind.startswith(b"if"):
                     depth += 1
+                    if depth == 1:
+                        ended.append(False)
                 elif kind == b"endif":
                     depth -= 1
                 elif depth == 1:
                     first_branch = False
+                    ended.append(False)
                 found.append((directive.start(), directive.end() - 1))
                 at = directive.end()
                 if depth == 0:
@@ -2616,15 +2636,64 @@ def _inner_conditionals(source: bytes) -> list[tuple[int, int]]:
             if line_end < 0:
                 break
             line = source[at:line_end]
-            if b";" in line or b"#" in line or not _braces_closed(line):
+            if ended and ended[-1] and line.strip():
+                break  # code after a branch's `;`: more than one declaration
+            if b";" in line and depth == 1 and previous == b"=" and _ends_declaration(line):
+                ended[-1] = True
+            elif b";" in line or b"#" in line or not closed(line):
                 break  # statements or declarations: leave the conditional to tree-sitter
             if not first_branch:
                 found.append((at, line_end))
             at = line_end + 1
         scanned_to = at
-        if depth == 0:
-            spans += [(start, end) for start, end in found if end > start]
-    return spans
+        if depth == 0 and (all(ended) or not any(ended)):
+            blanked = [(start, end) for start, end in found if end > start]
+            spans += blanked
+            if in_initializer or any(ended):
+                unread += blanked
+    return spans, unread
+
+
+def _ends_declaration(line: bytes) -> bool:
+    """Whether a line's only `;` is its last code (`    false;  // off`): the end of an
+    initialiser a conditional chose (`bool on_ =\n#ifdef X\n  true;\n#else\n  false;\n#endif`)."""
+    code = _before_line_comment(line).rstrip()
+    return code.endswith(b";") and code.count(b";") == 1 and _braces_closed(code)
+
+
+# A declaration before a braced initialiser's `{` (_opens_initializer), template arguments
+# left out: words (a type, specifiers, `::` paths), `*`s and `&`s, then the declared name.
+_BRACED_DECLARATION = re.compile(rb"\A\s*(?:[A-Za-z_][\w:]*[\s*&]+)+([A-Za-z_]\w*)\s*\Z")
+# Words in a head that make its `{` a body: a record's, an enum's, a namespace's, a base
+# list's (`struct A : public B {`, its `:` cut off by the window).
+_BODY_HEAD_WORDS = frozenset(
+    b"class struct union enum namespace public protected private virtual operator".split()
+)
+_NOT_DECLARED_NAMES = KEYWORDS | {b"final", b"override"}  # `struct A final {`, `f() override {`
+
+
+def _opens_initializer(source: bytes, line_start: int) -> bool:
+    """Whether the `{` last before `line_start` opens a braced initialiser: after an `=` (`int
+    a[] = {`), or after a declared name and its type (`bool windows_style_{`, `std::vector<int>
+    v{`), as CLI11's `bool allow_windows_style_options_{\n#ifdef _WIN32\n true\n#else\n false
+    \n#endif\n};` opens one. Left to tree-sitter, which takes no directive in an initialiser
+    list, the member was a function with no parameters, or (after `= {`) the class ended there."""
+    brace = source.rfind(b"{", 0, line_start)
+    window = source[max(0, brace - 300) : brace]
+    cut = max(window.rfind(b";"), window.rfind(b"{"), window.rfind(b"}"))
+    if cut < 0 and brace > 300:
+        return False  # a head longer than the window: not a declarator's
+    head = _LINE_COMMENTS.sub(b" ", _DIRECTIVE_LINES.sub(b"", window[cut + 1 :])).rstrip()
+    if head.endswith(b"="):
+        return True
+    for _ in range(4):  # `std::map<int, std::vector<int>>`: the innermost first
+        head, count = _TEMPLATE_ARGUMENTS.subn(b" ", head)
+        if not count:
+            break
+    declaration = _BRACED_DECLARATION.match(head)
+    if declaration is None or declaration[1] in _NOT_DECLARED_NAMES:
+        return False
+    return not any(word in _BODY_HEAD_WORDS for word in WORD.findall(head))
 
 
 def _split_conditionals(source: bytes) -> list[tuple[int, int]]:

@@ -1089,6 +1089,52 @@ def test_a_conditional_inside_a_declaration_is_read_as_its_first_branch():
     ]
 
 
+def test_a_conditional_inside_a_member_s_initializer_keeps_the_member():
+    # CLI11's `bool allow_windows_style_options_{\n#ifdef _WIN32\n true\n#else ..};`: read as
+    # a function without parameters, the member was lost (ctags finds it); after `= {` the
+    # class ended there and every member after it was lost. Each is read as its first branch,
+    # the other branches' strings from the text; a conditional in a body is left as it was.
+    source = (
+        b"class App {\n"
+        b"    bool before_{false};\n"
+        b"    bool windows_style_{\n#ifdef _WIN32\n        true\n#else\n        false\n#endif\n"
+        b"    };\n"
+        b"    int mode_ = {\n#if X\n        1\n#elif Y\n        2\n#endif\n    };\n"
+        b"    std::map<int, std::vector<int>> table_{\n#if X\n        {1, {2}},\n#endif\n    };\n"
+        b'    const char *names_[2] = {\n#ifdef X\n        "x", "y"\n#else\n'
+        b'        "unix", "other"\n#endif\n    };\n'
+        b"    bool verbose_ =\n#ifdef NDEBUG\n        false;\n#else\n        true;\n#endif\n"
+        b"    bool after_{false};\n"
+        b"};\n"
+        b"bool g_flag{\n#ifdef X\n    true\n#endif\n};\n"
+        b"enum E {\n#ifdef A\n    ONE,\n#else\n    TWO,\n#endif\n};\n"
+        b"struct S final {\n#ifdef A\n    int a;\n#endif\n};\n"
+    )
+    extraction = cpp.extract(source, "app.hpp")
+    found = [(s.qualified_name, s.kind, s.start_line, s.end_line) for s in extraction.symbols]
+    assert found == [
+        ("App", "class", 1, 36),
+        ("App::before_", "field", 2, 2),
+        ("App::windows_style_", "field", 3, 9),
+        ("App::mode_", "field", 10, 16),
+        ("App::table_", "field", 17, 21),
+        ("App::names_", "field", 22, 28),
+        ("App::verbose_", "field", 29, 31),
+        ("App::after_", "field", 35, 35),
+        ("g_flag", "variable", 37, 41),
+        ("E", "enum", 42, 48),
+        ("ONE", "constant", 44, 44),
+        ("TWO", "constant", 46, 46),
+        ("S", "struct", 49, 53),
+        ("S::a", "field", 51, 51),
+    ]
+    texts = [(t.content, t.line, t.symbol_name) for t in extraction.texts]
+    assert texts == [("x", 24, "App"), ("y", 24, "App"), ("unix", 26, "App"), ("other", 26, "App")]
+    blanked = blank_macros(source, "cpp")[0]
+    assert b"#ifdef A\n    ONE,\n#else\n    TWO," in blanked
+    assert b"#ifdef A\n    int a;\n#endif" in blanked
+
+
 def test_an_out_of_line_conversion_after_a_specifier_is_named_as_the_operator():
     # abseil's int128.h: after `constexpr`, tree-sitter-cpp reads `uint128::operator` as the
     # return type and `bool` as a free function's name.
