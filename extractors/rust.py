@@ -130,6 +130,11 @@ _DOC_GAP = re.compile(
     rb"(?:\s+|" + _PLAIN_LINE + rb"|" + _PLAIN_BLOCK + rb"|#\[" + _BRACKETED + rb"\])*", re.DOTALL
 )
 
+# An escape in a string that is not raw, as the lexer pairs them (`\\` then a newline is an
+# escaped `\` and a newline kept): a line's `\` at its end continues it (group 1), and the
+# value has neither the newline nor the blanks (and blank lines) starting the next line.
+_ESCAPE = re.compile(rb"\\(?:(\r?\n)[ \t\r\n]*|.)", re.DOTALL)
+
 # Spaces a collapsed multi-line header keeps inside brackets: `fn f( a: u8, )` -> `fn f(a: u8)`.
 _BRACKET_SPACE = re.compile(r"(?<=[(\[]) |,? (?=[)\]])")
 
@@ -436,7 +441,8 @@ def _references(
 
 
 def _strings(nodes: list[Node], source: bytes, owners: _Owners) -> list[tuple[int, TextElement]]:
-    """String literals by start byte, as written between their quotes (and raw strings' `#`s)."""
+    """String literals by start byte, as written between their quotes (and raw strings' `#`s),
+    escapes kept but for line continuations (_continued)."""
     bounds, names = owners.bounds, owners.names
     strings = []
     for node in nodes:
@@ -444,7 +450,7 @@ def _strings(nodes: list[Node], source: bytes, owners: _Owners) -> list[tuple[in
         raw = source[start : node.end_byte]
         content: str | None
         if raw[:1] == b'"' and raw[-1:] == b'"' and len(raw) > 1:  # the common `"..."`
-            content = raw[1:-1].decode("utf-8", "replace")
+            content = _continued(raw[1:-1])
         elif (content := _prefixed_string_content(raw)) is None:
             continue
         row = node.start_point.row + 1
@@ -461,7 +467,21 @@ def _prefixed_string_content(raw: bytes) -> str | None:
         return None
     closing = b'"' + b"#" * raw.count(b"#", 0, quote)
     end = len(raw) - len(closing) if raw.endswith(closing) else len(raw)
-    return _decode(raw[quote + 1 : max(end, quote + 1)])
+    body = raw[quote + 1 : max(end, quote + 1)]
+    return _decode(body) if b"r" in raw[:quote] else _continued(body)
+
+
+def _continued(body: bytes) -> str:
+    """The body of a string that is not raw, its lines joined where a backslash ends one: Rust
+    drops the backslash, the newline and the whitespace that starts the next line, so a message
+    written over two lines is searched for as the one line it prints. Other escapes stay."""
+    if b"\\\n" not in body and b"\\\r" not in body:  # most strings: no look at each escape
+        return body.decode("utf-8", "replace")
+    return _decode(_ESCAPE.sub(_kept_escape, body))
+
+
+def _kept_escape(escape: re.Match[bytes]) -> bytes:
+    return b"" if escape[1] else escape[0]
 
 
 def _style(head: bytes) -> str:

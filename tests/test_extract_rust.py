@@ -489,6 +489,32 @@ def test_string_literals_keep_their_text_as_written(literal, content):
     ]
 
 
+@pytest.mark.parametrize(
+    "literal, content",
+    [
+        # env_logger's message: the line's `\`, its newline and the next line's indent go
+        (b"\"invalid logging spec '{}', \\\n             ignoring it\"",
+         "invalid logging spec '{}', ignoring it"),
+        (b'b"bytes \\\n    joined"', "bytes joined"),
+        (b'c"c \\\n    joined"', "c joined"),
+        (b'"crlf \\\r\n\tjoined"', "crlf joined"),
+        (b'"blank lines \\\n\n    skipped too"', "blank lines skipped too"),
+        (b'"two \\\n  continued \\\n  lines"', "two continued lines"),
+        # an escaped backslash before a newline continues nothing; other escapes stay
+        (b'"kept \\\\\n  newline \\n \\" "', 'kept \\\\\n  newline \\n \\" '),
+        # raw strings have no escapes
+        (b'r"raw \\\n    kept"', "raw \\\n    kept"),
+        (b'br#"raw \\\n    kept"#', "raw \\\n    kept"),
+    ],
+)  # fmt: skip
+def test_a_line_continuation_in_a_string_is_dropped_as_rust_drops_it(literal, content):
+    source = b"fn f() {\n    let s = " + literal + b";\n}\n"
+    texts = rust.extract(source, "src/lib.rs").texts
+    assert [(t.content, t.line, t.end_line) for t in texts] == [
+        (content, 2, 2 + literal.count(b"\n"))
+    ]
+
+
 def test_char_literals_and_lifetimes_are_not_strings():
     source = b"fn f<'a>(x: &'a str) -> char { let q = '\"'; b'\"'; 'x' }"
     assert rust.extract(source, "src/lib.rs").texts == []
