@@ -163,7 +163,9 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # 61: an object-like C/C++ macro's signature holds its value (`#define SQLITE_BUSY 5`)
 # 62: a Python property's getter and setter keep their own docstrings (by line, not by name)
 # 63: C attribute macros in any case after a prototype's `)` and `((..))` ones before its name
-EXTRACTOR_VERSION = "63"
+# 64: a C++ `#if` right after an initialiser's `{` or `= {`, or ending an `=` member with its `;`
+# (CLI11's `bool allow_windows_style_options_{\n#ifdef _WIN32`); Rust strings without `\`+newline
+EXTRACTOR_VERSION = "64"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 FORK_WAIT_SECONDS = 30.0  # the workers' fork is ~10-50 ms; a bound, should it never come
