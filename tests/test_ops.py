@@ -54,6 +54,10 @@ def test_status_reports_counts_scope_last_run_and_sizes(repo: Path) -> None:
     # the lines indexed (code and docs, as when they were indexed), the database's budget unit
     assert found["indexed_lines"] == sum(text.count("\n") for text in FILES.values())
     assert found["settings"]["scope.mode"] == {"value": "fixed", "origin": "default"}
+    # a small tree keeps no trigram index for literal search, and status says how it searches
+    assert found["literal_index"] is False
+    shown = run_cli("status", "--root", repo)
+    assert "literal:     the text read whole (no trigram index" in shown.stdout
 
 
 def test_status_says_when_the_index_was_made_by_another_repomap(repo: Path) -> None:

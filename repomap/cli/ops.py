@@ -88,6 +88,12 @@ def status(as_json: bool, db_path: Path | None, root: Path | None) -> int:
         else ""
     )
     click.echo(f"size:        {_size(found.db_bytes)}{per_10k}")
+    literal = (
+        "a trigram index"
+        if found.literal_index
+        else "the text read whole (no trigram index: under REPOMAP_LITERAL_INDEX_BYTES of code)"
+    )
+    click.echo(f"literal:     {literal}")
     for table, size in list(found.table_bytes.items())[:16]:
         click.echo(f"  {table:<32} {_size(size):>10}")
     for info in scopes:

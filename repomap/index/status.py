@@ -58,6 +58,7 @@ class Status:
     db_bytes: int = 0
     table_bytes: dict[str, int] = field(default_factory=dict)
     indexed_lines: int = 0  # code and docs together: the database's budget is per 10k of them
+    literal_index: bool = True  # a trigram index for literal search kept (store/literal.py)
     settings: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
@@ -131,6 +132,7 @@ def status(settings: Settings) -> Status:
             changed_since=len(changed),
             changed_files=sorted(changed)[:20],
             outdated=made_otherwise,
+            literal_index=store.literal_indexed(db),
             db_bytes=sum(
                 path.stat().st_size
                 for path in (
