@@ -254,6 +254,11 @@ def test_search_symbols_and_get_symbol_content_give_definitions_and_current_sour
     assert best["doc"] == "A pool of database connections."
     methods = ok(server, "search_symbols", {"query": "acquire", "kind": "method"})
     assert [r["qualified_name"] for r in methods["results"]] == ["ConnectionPool.acquire"]
+    globbed = ok(server, "search_symbols", {"query": "ConnectionPool.acq*"})
+    assert globbed["results"] == [] and any(
+        "no wildcards here" in notice and "'ConnectionPool.acq'" in notice
+        for notice in globbed["notices"]
+    ), globbed
     source = ok(server, "get_symbol_content", {"name": "ConnectionPool.acquire", "context": True})
     assert source["content"].startswith("    def acquire(self, timeout=None):")
     assert (source["line_number"], source["end_line"]) == (8, 12)
@@ -365,6 +370,9 @@ def test_gateway_tools_outline_read_list_and_find(repo: Path) -> None:
 
 def test_index_status_and_help(repo: Path) -> None:
     (repo / "pkg" / "blob.py").write_bytes(b"\0\0binary")  # skipped: named, not only counted
+    # never read as content, so never "unindexed" (an agent saw them listed as left out)
+    (repo / ".gitignore").write_text("*.log\n")
+    (repo / "CMakeLists.txt").write_text("project(x)\n")
     server = build_server(_settings(repo))
     status = ok(server, "index_status")["roots"][0]
     assert (status["files"], status["docs"], status["symbols"]) == (3, 3, 5)

@@ -564,6 +564,19 @@ def test_common_literal_text_found_in_the_first_files_or_not_gives_what_the_chec
                     assert found.total == (checked[text].total if exact else limit)
 
 
+def test_a_literal_in_quotes_that_finds_nothing_says_strings_are_kept_without_them(db) -> None:
+    # an MCP agent searched `"Failed to open` (with the string's quote) and got nothing, unsaid
+    quoted = search(db, '"Failed to open %s', mode="literal")
+    assert quoted.hits == ()
+    assert quoted.notes == (
+        "string literals are indexed without their quotes: search for the text inside them"
+        " ('Failed to open %s')",
+    )
+    assert search(db, "Failed to open %s", mode="literal").hits
+    assert search(db, '"', mode="literal").notes == ()  # nothing inside: no advice
+    assert search(db, "zz absent", mode="literal").notes == ()
+
+
 def test_literal_filters(db) -> None:
     assert places(
         search(db, "Failed", mode="literal", path="src/", element_type="string_literal")

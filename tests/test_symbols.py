@@ -1212,6 +1212,47 @@ def test_refs_of_a_cpp_member_lists_its_uses_without_this(tmp_path: Path) -> Non
     assert field.stderr == ""
 
 
+def test_refs_of_a_local_variable_lists_the_lines_naming_it_and_a_typo_finds_nothing(
+    tmp_path: Path,
+) -> None:
+    """nghttp2's `rv`, named on 821 lines, answered nothing (an MCP agent): a local variable is
+    no symbol and its uses are no references. A name defined nowhere is read from the text."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "session.c").write_text(
+        "int send_data(int n);\n\nint session_send(int n)\n{\n\tint rv;\n"
+        "\t/* rv holds the result */\n\trv = send_data(n);\n\tif (rv < 0)\n\t\treturn rv;\n"
+        "\treturn 0;\n}\n"
+    )
+    assert run_cli("index", root).returncode == 0
+    found = run_cli("refs", "rv", "--root", root)
+    assert found.returncode == 0, found.stderr
+    assert [line.split("  ")[0] for line in found.stdout.splitlines()] == [
+        "session.c:5", "session.c:7", "session.c:8", "session.c:9",
+    ]  # fmt: skip
+    assert "'rv' is defined nowhere in the index (a local variable" in found.stderr
+    typo = run_cli("refs", "rvv", "--root", root)
+    assert typo.returncode == 1 and typo.stdout == ""
+    assert "defined nowhere" not in typo.stderr
+
+
+def test_a_symbol_query_with_a_wildcard_that_finds_nothing_says_names_are_no_globs(
+    tmp_path: Path,
+) -> None:
+    # an MCP agent's `Checker.handle*` answered nothing, with no word of why
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "a.py").write_text("class Checker:\n    def handle_node(self):\n        pass\n")
+    assert run_cli("index", root).returncode == 0
+    globbed = run_cli("symbols", "Checker.handle*", "--root", root)
+    assert globbed.returncode == 1
+    assert "no wildcards here" in globbed.stderr and "search for 'Checker.handle'" in globbed.stderr
+    as_json = json.loads(run_cli("symbols", "Checker.handle*", "--root", root, "--json").stdout)
+    assert as_json["results"] == [] and "no wildcards here" in as_json["notes"][0]
+    found = run_cli("symbols", "Checker.handle", "--root", root)
+    assert found.returncode == 0 and "handle_node" in found.stdout and found.stderr == ""
+
+
 def test_refs_gives_each_line_to_its_innermost_definition_and_skips_comments_and_strings(
     tmp_path: Path,
 ) -> None:

@@ -764,7 +764,7 @@ def symbols_(
 ) -> int:
     """Find definitions by name: exact, then prefix, substring, fuzzy; most used first."""
     from repomap import store
-    from repomap.search.symbols import search_symbols
+    from repomap.search.symbols import search_symbols, wildcard_note
     from repomap.store import reading
 
     settings = refresh.for_reading(root, db_path, no_refresh, click.echo)
@@ -774,16 +774,19 @@ def symbols_(
         unmatched = path is not None and not probe and store.names_nothing(db, path)
         no_language = language is not None and not probe and store.holds_no_language(db, language)
     hits = [replace(hit, file_path=shown(hit.file_path)) for hit in probe[:limit]]
+    notes = [f"no indexed file matches --path {path}"] if unmatched else []
+    if no_language:
+        notes.append(f"no indexed file is in --lang {language}")
+    if not hits and (wildcards := wildcard_note(query)):
+        notes.append(wildcards)
     if as_json:
         truncated = len(probe) > limit or limit == MAX_LIMIT == len(hits)
-        print_json(envelope([_as_dict(hit) for hit in hits], truncated, query=query))
+        print_json(envelope([_as_dict(hit) for hit in hits], truncated, query=query, notes=notes))
         return outcome.found(len(hits))
     if not hits:
         click.echo(f"no symbol matches {query!r}", err=True)
-        if unmatched:
-            click.echo(f"note: no indexed file matches --path {path}", err=True)
-        if no_language:
-            click.echo(f"note: no indexed file is in --lang {language}", err=True)
+        for note in notes:
+            click.echo(f"note: {note}", err=True)
     elif all(hit.match == "fuzzy" for hit in hits):  # JSON says it per result
         click.echo(f"note: no name holds {query!r}; these are spelled like it", err=True)
     elif 0 < (named := sum(hit.match == "exact" for hit in hits)) < len(hits):

@@ -168,13 +168,31 @@ def find_references(
             break
     if not results and db.conn.execute(_DEFINED_SQL, (name,)).fetchone() is not None:
         # A name the index defines but records no use of: a constant's or a global's uses are
-        # values, which no reference records. Not for a name defined nowhere (a typo): the
-        # scan reads every indexed code file.
+        # values, which no reference records. Read whole, where a name defined nowhere (below)
+        # is read for a bounded time: a typo's read finds nothing in every file.
         results, _unread = _named_in_text(db, root, name, naming, filters, params, limit)
         if results:
             notes.append(
                 f"no use of {name!r} is indexed (calls, types named, field uses and `#if` tests"
                 " are; values are not): these are the lines of code files that name it"
+            )
+    elif not results:
+        # Defined nowhere in the index: a local variable or a parameter (nghttp2's `rv`, named
+        # on 821 lines, answered nothing, as a typo does), or a name from outside the indexed
+        # code. Its lines are read from the text, for at most VALUE_SCAN_SECONDS (a typo's
+        # read finds nothing in every file).
+        results, unread = _named_in_text(
+            db, root, name, naming, filters, params, limit, VALUE_SCAN_SECONDS
+        )
+        if results:
+            notes.append(
+                f"{name!r} is defined nowhere in the index (a local variable, a parameter, or a"
+                " name from outside it): these are the lines of code files that name it"
+            )
+        if unread:
+            notes.append(
+                f"the text was read for {VALUE_SCAN_SECONDS:g} s: its last {unread} files (in"
+                " path order) were not; a path filter narrows what is read"
             )
     elif results and (value := db.conn.execute(_VALUE_SQL, (name,)).fetchone()) is not None:
         # Some uses indexed (sqlite's SQLITE_BUSY: 4 inside other `#define`s) and the values

@@ -51,6 +51,18 @@ FUZZY_CANDIDATES = 2000  # rows a subsequence scan hands to Python for ordering
 FUZZY_SUGGESTION_RATIO = 0.5  # difflib's, of a fuzzy match offered as "did you mean"
 
 
+def wildcard_note(query: str) -> str | None:
+    """For a query with `*` or `?` that found nothing: names are no globs here (an MCP agent's
+    `Checker.handle*` answered nothing, unsaid), and a prefix already matches."""
+    bare = query.replace("*", "").replace("?", "").strip()
+    if bare == query.strip() or not bare:
+        return None
+    return (
+        "`*` and `?` are no wildcards here: a name is matched as typed, then as a prefix, a part"
+        f" and by spelling; search for {bare!r}"
+    )
+
+
 UNMATCHED_FILES = " (no indexed file matches it)"  # after a filter that names no file
 GENERATED_LOOKUP_FILES = 1000  # matches' files looked up for generated ones before the cut
 GENERATED_MARGIN = 16  # rows read past the limit, that a generated copy may yield its place to

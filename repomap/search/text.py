@@ -185,6 +185,8 @@ def _search(db: Store, query: str, element_type: str, limit: int, path: str | No
                 ids, total, exact = _literal_read(conn, query, filters, limit, ignore_case)
             hits = _hits(conn, ids, lambda text: _literal_spans(text, query, ignore_case))
             notes = [] if exact else [f"stopped after the first {total} matches in path order"]
+            if not ids:
+                notes += _quote_note(query)
         else:
             parsed = querylang.parse(query)
             filters = _filters(db, element_type, path, language)
@@ -560,6 +562,21 @@ def _literal(conn: sqlite3.Connection, text: str, filters: _Filters, limit: int,
     ).fetchall()
     exact = len(found) <= limit
     return [(row_id, 1.0) for row_id, _, _ in found[:limit]], len(found) if exact else limit, exact
+
+
+_QUOTES = "\"'`"
+
+
+def _quote_note(query: str) -> list[str]:
+    """Why a literal that starts or ends with a quote finds nothing: a string literal's text is
+    indexed without its quotes (`"recv: ` found nothing where `recv: ` is in a string)."""
+    inside = query.strip(_QUOTES)
+    if inside == query or not inside.strip():
+        return []
+    return [
+        "string literals are indexed without their quotes: search for the text inside them"
+        f" ({inside!r})"
+    ]
 
 
 def _literal_read(conn: sqlite3.Connection, text: str, filters: _Filters, limit: int,

@@ -484,8 +484,8 @@ def build_server(
         it), and the line's text; every line of a using definition that names it. Uses are
         matched by name, not resolved: other things of the same name are listed too (narrow
         with path; a qualifier such as `Set::` is not checked). A name whose uses are not
-        indexed (a constant, a global variable) is looked for in the code's text, and a notice
-        says so. Comments and strings are not uses: for those use search_text. Example:
+        indexed (a constant, a global variable, a C++ member, a local variable) is looked for
+        in the code's text, and a notice says so. Comments and strings are not uses: for those use search_text. Example:
         find_references("parse_header", path="src/").
         """
         return await answer(service, service.find_references, name, path, limit, language)

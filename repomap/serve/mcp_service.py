@@ -254,6 +254,8 @@ class Service:
             per_root.append([(root, hit) for hit in hits[:limit]])
         if unmatched:  # an empty answer that says why (a typo in the folder, not "no such name")
             notices.append(f"no indexed file matches path {path!r}")
+        if not any(per_root) and (wildcards := symbols.wildcard_note(query)):
+            notices.append(wildcards)
         # Each root's answer in its own order, merged by the order's keys but the rank (one
         # index's PageRank says nothing of another's): sorted by fewer keys, two roots put
         # `style`, a variable, above rich's class `Style` (the exact case and the kind were lost).
@@ -1242,7 +1244,7 @@ def index_status_facts(
 ) -> dict[str, Any]:
     """Counts, schema, indexed_at, and the files changed on disk since they were indexed."""
     from repomap.index.discover import walk
-    from repomap.index.watch import is_indexed_name
+    from repomap.languages import data_format, doc_format, language_of
 
     counts = store.counts(db)
     docs = store.indexed_docs(db)
@@ -1257,8 +1259,12 @@ def index_status_facts(
     walked = walk(root, skip_dirs)
     on_disk = {f.rel_path: (f.size, f.mtime_ns) for f in walked.files}
     stale = sorted(path for path, state in indexed.items() if on_disk.get(path) != state)
+    # Files read as code, docs or data that the index lacks (too large, unreadable, not UTF-8):
+    # not ignore files, nor a `.txt` the index never reads as prose (CMakeLists.txt)
     unindexed = sorted(
-        path for path in on_disk if path not in indexed and is_indexed_name(path.rsplit("/", 1)[-1])
+        path
+        for path in on_disk
+        if path not in indexed and (language_of(path) or doc_format(path) or data_format(path))
     )
     return {
         "schema_version": db.scalar("PRAGMA user_version"),
