@@ -144,7 +144,10 @@ def find_references(
         lines = read_lines(root / file_path, None) or []  # as on disk now; gone: no text
         symbols = db.conn.execute(_SYMBOLS_SQL, (file_id,)).fetchall()
         code = _CodeLines(db, file_id, name, file_language, lines, naming)
-        numbers = set(first_lines)
+        # A row whose line no longer names it (the file edited since indexing, its lines moved:
+        # an agent's `--no-refresh` call listed `)` two lines above the use) is left out; the
+        # lines below find the use where it is now when its definition still uses it.
+        numbers = {n for n in first_lines if not lines or name in (lines[n - 1 : n] or [""])[0]}
         for number, text in enumerate(lines, 1):
             if (
                 number not in numbers
