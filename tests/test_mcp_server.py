@@ -613,6 +613,18 @@ def test_no_refresh_never_writes_and_serves_the_index_as_it_is(repo: Path, index
     assert status["stale_files"] == ["pkg/pool.py"] and status["refresh"]["method"] == "off"
     assert hashlib.sha256(settings.db_path.read_bytes()).hexdigest() == before_db
     assert _tree_hash(repo) == before_tree
+    # What a changed file holds now is not searched: an empty answer says so, naming it (an
+    # agent's function appended to a file was "not found", unsaid)
+    unread = (
+        "nothing found in the index as it was made; these files changed since and were not"
+        " read again (refresh is off), so what they hold now was not searched: pkg/pool.py"
+    )
+    for tool, arguments in [
+        ("search_symbols", {"query": "only_on_disk"}), ("search_text", {"query": "only_on_disk"}),
+        ("find_references", {"name": "ConnectionPool", "path": "pkg/pool.py"}),
+    ]:  # fmt: skip
+        assert unread in ok(server, tool, arguments)["notices"], tool
+    assert unread not in ok(server, "search_symbols", {"query": "ConnectionPool"})["notices"]
 
 
 def test_no_refresh_without_an_index_says_how_to_build_one(repo: Path) -> None:

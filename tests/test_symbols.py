@@ -1253,11 +1253,12 @@ def test_a_symbol_query_with_a_wildcard_that_finds_nothing_says_names_are_no_glo
     assert found.returncode == 0 and "handle_node" in found.stdout and found.stderr == ""
 
 
-def test_refs_without_refresh_leaves_out_a_row_whose_line_no_longer_names_it(
+def test_refs_without_refresh_moves_a_row_whose_line_no_longer_names_it_to_the_nearest_that_does(
     tmp_path: Path,
 ) -> None:
     # An MCP agent, `--no-refresh`, two lines inserted at the top since indexing: a row at the
-    # old line printed the text there now (`)`), beside the right one.
+    # old line printed the text there now (`)`), beside the right one. Where no line near it
+    # names it, the row is left out.
     root = tmp_path / "repo"
     root.mkdir()
     body = "def is_literal(node):\n    return (\n        node\n    )\n\n\ndef check(n):\n    x = is_literal(\n        n\n    )\n    return x\n"
@@ -1268,6 +1269,9 @@ def test_refs_without_refresh_leaves_out_a_row_whose_line_no_longer_names_it(
     assert found.returncode == 0, found.stderr
     assert [line.split("  ", 1)[0] for line in found.stdout.splitlines()] == ["checker.py:10"]
     assert all("is_literal" in line for line in found.stdout.splitlines())
+    (root / "checker.py").write_text("def is_literal(node):\n    return node\n")
+    gone = run_cli("refs", "is_literal", "--root", root, "--no-refresh")
+    assert gone.returncode == 1 and gone.stdout == ""
 
 
 def test_refs_gives_each_line_to_its_innermost_definition_and_skips_comments_and_strings(

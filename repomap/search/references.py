@@ -144,10 +144,9 @@ def find_references(
         lines = read_lines(root / file_path, None) or []  # as on disk now; gone: no text
         symbols = db.conn.execute(_SYMBOLS_SQL, (file_id,)).fetchall()
         code = _CodeLines(db, file_id, name, file_language, lines, naming)
-        # A row whose line no longer names it (the file edited since indexing, its lines moved:
-        # an agent's `--no-refresh` call listed `)` two lines above the use) is left out; the
-        # lines below find the use where it is now when its definition still uses it.
-        numbers = {n for n in first_lines if not lines or name in (lines[n - 1 : n] or [""])[0]}
+        if lines:  # rows whose line no longer names it: the file edited since indexing
+            first_lines = _moved(first_lines, lines, name, code.names)
+        numbers = set(first_lines)
         for number, text in enumerate(lines, 1):
             if (
                 number not in numbers
@@ -223,6 +222,36 @@ def find_references(
                 " path order) were not; a path filter narrows what is read"
             )
     return References(name, results[:limit], len(results) > limit, notes)
+
+
+# How far a row's line is looked around for its name when the file changed since indexing.
+MOVED_LINES = 3
+
+
+def _moved(
+    first_lines: dict[int, int | None],
+    lines: list[str],
+    name: str,
+    uses: Callable[[int, str], bool],
+) -> dict[int, int | None]:
+    """The rows at the nearest line that uses `name` (within MOVED_LINES) where theirs no
+    longer names it, left out where none does: an agent's `--no-refresh` call, two lines
+    inserted above a use since indexing, listed the old line with its text now (`)`)."""
+    moved: dict[int, int | None] = {}
+    for number, symbol_id in first_lines.items():
+        if name in (lines[number - 1 : number] or [""])[0]:
+            moved.setdefault(number, symbol_id)
+            continue
+        for distance in range(1, MOVED_LINES + 1):
+            near = [n for n in (number + distance, number - distance) if 0 < n <= len(lines)]
+            found = [
+                n for n in near if name in lines[n - 1] and n not in first_lines
+                and uses(n, lines[n - 1])
+            ]  # fmt: skip
+            if found:
+                moved.setdefault(found[0], symbol_id)
+                break
+    return moved
 
 
 _Symbol = tuple[int, str, str, str, int, int]  # _SYMBOLS_SQL's row

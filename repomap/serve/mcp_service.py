@@ -147,6 +147,21 @@ class Service:
                     self.embedders[root.label].kick()
         return notices
 
+    def unread_changes(self, roots: list[Root]) -> list[str]:
+        """For an empty answer from an index that is not refreshed (`--no-refresh`): the notice
+        naming its files changed since indexing, whose content now was not searched (an agent's
+        function appended to a file was "not found", unsaid). One stat per indexed file."""
+        changed: list[str] = []
+        for root in dict.fromkeys(roots):
+            if self.refreshers[root.label].enabled:
+                continue
+            with self.reading(root) as db:
+                found, _total = store.changed_since_indexing(db, root.path)
+            changed += [self.roots.out(root, path) for path in found]
+        if not changed:
+            return []
+        return [UNREAD_CHANGES_NOTE.format(_listed(changed))]
+
     def is_fresh(self) -> bool:
         """No index needs a refresh or a wait right now (checked without blocking)."""
         return all(refresher.is_fresh() for refresher in self.refreshers.values())
@@ -217,6 +232,8 @@ class Service:
             notices.append(STALE_LINES_NOTE.format(_listed(stale)))
         if unmatched:
             notices.append(f"no indexed file matches path {path!r}")
+        elif not results:
+            notices += self.unread_changes([root for root, _ in scopes])
         more = max(0, total - len(results))
         return TextSearchAnswer(
             notices=notices,
@@ -256,6 +273,8 @@ class Service:
             notices.append(f"no indexed file matches path {path!r}")
         if not any(per_root) and (wildcards := symbols.wildcard_note(query)):
             notices.append(wildcards)
+        if not any(per_root) and not unmatched:
+            notices += self.unread_changes([root for root, _ in scopes])
         # Each root's answer in its own order, merged by the order's keys but the rank (one
         # index's PageRank says nothing of another's): sorted by fewer keys, two roots put
         # `style`, a variable, above rich's class `Style` (the exact case and the kind were lost).
@@ -315,6 +334,8 @@ class Service:
         truncated = truncated or len(found) > limit
         if unmatched:
             notices.append(f"no indexed file matches path {path!r}")
+        elif not found:
+            notices += self.unread_changes([root for root, _ in scopes])
         if stale:
             notices.append(STALE_LINES_NOTE.format(_listed(stale)))
         return ReferenceSearch(
@@ -1159,6 +1180,10 @@ def _fields(record: Any, **changes: Any) -> dict[str, Any]:
 # A result's file changed on disk since it was indexed and this answer did not re-index it
 # (a server told not to refresh, or an edit between the refresh and the read).
 STALE_LINES_NOTE = "changed since indexing, so their line numbers may be off: {}"
+UNREAD_CHANGES_NOTE = (
+    "nothing found in the index as it was made; these files changed since and were not read"
+    " again (refresh is off), so what they hold now was not searched: {}"
+)
 
 
 def _listed(paths: list[str]) -> str:
