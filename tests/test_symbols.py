@@ -1274,6 +1274,24 @@ def test_refs_without_refresh_moves_a_row_whose_line_no_longer_names_it_to_the_n
     assert gone.returncode == 1 and gone.stdout == ""
 
 
+def test_a_symbols_doc_line_skips_a_doc_tools_lone_tag(tmp_path: Path) -> None:
+    # every public nghttp2 function's doc read "@function" (an MCP agent)
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "api.h").write_text(
+        "/**\n * @function\n *\n * Submits HEADERS frame and optionally one or more DATA frames.\n"
+        " */\nint submit_request(int session);\n\n"
+        "/**\n * @brief Frees the session.\n */\nvoid session_del(int session);\n"
+    )
+    assert run_cli("index", root).returncode == 0
+    found = json.loads(run_cli("symbols", "submit_request", "--root", root, "--json").stdout)
+    assert found["results"][0]["doc"] == (
+        "Submits HEADERS frame and optionally one or more DATA frames."
+    )
+    freed = json.loads(run_cli("symbols", "session_del", "--root", root, "--json").stdout)
+    assert freed["results"][0]["doc"] == "Frees the session."
+
+
 def test_refs_gives_each_line_to_its_innermost_definition_and_skips_comments_and_strings(
     tmp_path: Path,
 ) -> None:

@@ -871,8 +871,24 @@ def _search_key(
             len(c.qualified_name), c.file_path, c.start_line)  # fmt: skip
 
 
+# A doc tool's tag alone on a line (nghttp2's `@function`, `@struct`; Doxygen's `\file`): no
+# summary; `@brief`'s text is one.
+_TAG_ONLY = re.compile(r"[@\\][A-Za-z_]+:?\s*")
+_BRIEF = re.compile(r"[@\\](?:brief|short|summary)\b:?\s*")
+
+
+def summary_line(doc: str | None) -> str | None:
+    """A doc's first line that says something: doc tools' lone tags skipped (every public
+    nghttp2 function's `doc` read "@function", an MCP agent saw), `@brief` taken off."""
+    for line in (doc or "").splitlines():
+        line = line.strip()
+        if line and not _TAG_ONLY.fullmatch(line):
+            return _BRIEF.sub("", line, count=1) if _BRIEF.match(line) else line
+    return None
+
+
 def _hit(c: _Candidate, tier: int) -> SymbolHit:
-    doc = c.doc.strip().splitlines()[0] if c.doc and c.doc.strip() else None
+    doc = summary_line(c.doc)
     return SymbolHit(
         c.name,
         c.qualified_name,
