@@ -432,6 +432,28 @@ def test_cpp_namespaces_classes_and_out_of_line_methods(make_repo, index) -> Non
     assert content.imports == ['#include "calc.h"']
 
 
+def test_a_c_definition_with_no_comment_shows_its_headers_doc(make_repo, index) -> None:
+    # nghttp2 documents its API in the header: an MCP agent needed a second call to read it
+    root = make_repo(
+        {
+            "include/api.h": "/**\n * @function\n *\n * Submits HEADERS frame.\n */\n"
+            "int submit_request(int session);\n\n/* Frees it. */\nvoid session_del(int s);\n",
+            "lib/api.c": '#include "api.h"\n\nint submit_request(int session)\n{\n'
+            "\treturn session;\n}\n\n/* Releases the session's memory. */\n"
+            "void session_del(int s)\n{\n}\n",
+        }
+    )
+    index(root)
+    content = get_symbol_content(config.resolve(root), "submit_request", context=True)
+    assert content.file_path == "lib/api.c"
+    assert content.declaration == "include/api.h:6: int submit_request(int session)"
+    assert content.declaration_doc == "@function\n\nSubmits HEADERS frame."
+    shown = run_cli("show", "submit_request", "--context", "--root", root)
+    assert "\n  Submits HEADERS frame.\n" in shown.stdout
+    own = get_symbol_content(config.resolve(root), "session_del", context=True)
+    assert own.leading == "/* Releases the session's memory. */" and own.declaration_doc is None
+
+
 def test_cli_symbols_json_and_show_errors(python_repo: Path) -> None:
     found = run_cli("symbols", "Order", "--json", "--root", python_repo)
     assert found.returncode == 0, found.stderr

@@ -65,6 +65,9 @@ class SymbolContent:
     imports: list[str] = field(default_factory=list)  # import statements the body uses (context)
     other_imports: int = 0  # import statements of the file it does not use (context)
     declaration: str | None = None  # C++: "include/foo.h:12: int add(int a)" (context)
+    # The declaration's doc comment, when the definition has none above it: a C library
+    # documents its API in the header (nghttp2: an agent's second call to read it)
+    declaration_doc: str | None = None
     warning: str | None = None  # when several symbols matched
     others: list[str] = field(
         default_factory=list
@@ -80,6 +83,11 @@ class SymbolContent:
         ]
         if self.declaration:
             out.append(f"declared at {self.declaration}")
+        if self.declaration_doc:
+            doc_lines = self.declaration_doc.splitlines()
+            out.extend(f"  {line}".rstrip() for line in doc_lines[:DECLARATION_DOC_LINES])
+            if len(doc_lines) > DECLARATION_DOC_LINES:
+                out.append(f"  … {len(doc_lines) - DECLARATION_DOC_LINES} more lines of its doc")
         if self.imports:
             more = (
                 f" (+{self.other_imports} more the symbol does not use)"
@@ -237,6 +245,9 @@ def _shares(leading: int, body: int, max_lines: int | None) -> tuple[int, int]:
     return min(leading, max_lines - kept_body), kept_body
 
 
+DECLARATION_DOC_LINES = 20  # of a declaration's doc in the text form (JSON: whole)
+
+
 def _current_lines(db: Store, symbol: symbols.SymbolRow, root: Path | None) -> list[str]:
     path = (root or store.indexed_root(db, Path("."))) / symbol.file_path
     try:
@@ -265,11 +276,13 @@ def _context(db: Store, symbol: symbols.SymbolRow, lines: list[str], body: list[
         kept = includes_used(db, imports, "\n".join(body), used)
         imports, skipped = kept, skipped + len(imports) - len(kept)
     parents = [f"{p.start_line}: {p.signature}" for p in symbols.ancestors(db, symbol)]
-    declaration = None
+    declaration = declaration_doc = None
     if symbol.declaration_id is not None and (
         decl := symbols.symbol_by_id(db, symbol.declaration_id)
     ):
         declaration = f"{decl.file_path}:{decl.start_line}: {decl.signature}"
+        if decl.doc and start >= symbol.start_line - 1:  # no comment of its own above it
+            declaration_doc = decl.doc.strip()
         parents = parents or [
             f"{p.file_path}:{p.start_line}: {p.signature}" for p in symbols.ancestors(db, decl)
         ]
@@ -282,6 +295,7 @@ def _context(db: Store, symbol: symbols.SymbolRow, lines: list[str], body: list[
         "imports": imports,
         "other_imports": skipped,
         "declaration": declaration,
+        "declaration_doc": declaration_doc,
     }
 
 

@@ -155,7 +155,16 @@ class SymbolSource(Answer):
     parents: list[str] = Field(default_factory=list, description="Enclosing headers (context).")
     imports: list[str] = Field(default_factory=list, description="Imports the body uses.")
     other_imports: int = 0
-    declaration: OptionalStr = Field(default=None, description="C++: the in-class declaration.")
+    declaration: OptionalStr = Field(
+        default=None,
+        description="C and C++ (context): the declaration it defines (a header's prototype, an"
+        " in-class declaration), as path:line: signature.",
+    )
+    declaration_doc: OptionalStr = Field(
+        default=None,
+        description="Its doc comment, when the definition has none of its own (a C library's"
+        " API documented in its header).",
+    )
     warning: OptionalStr = Field(default=None, description="Set when several symbols matched.")
     others: list[str] = Field(
         default_factory=list, description="Other matches: pass file= or a qualified name."
