@@ -649,3 +649,37 @@ def test_a_description_beside_a_licence_stays_and_a_module_named_as_its_function
     assert retry["retry.py"].head.startswith("Retries with exponential backoff.")
     assert "Call until it succeeds." in retry["retry"].head
     assert "exponential" not in retry["retry"].head
+
+
+def test_a_modules_licence_lines_are_not_its_body_words() -> None:
+    # A search user's env_logger: the Apache/MIT notice's words were the module chunk's body
+    # ("copied, modified or distributed"), though its head left them out.
+    rust = chunks_of(
+        "rust",
+        "src/lib.rs",
+        b"// Licensed under the Apache License, Version 2.0 <LICENSE-APACHE or\n"
+        b"// https://www.apache.org/licenses/LICENSE-2.0> or the MIT license\n"
+        b"// <LICENSE-MIT or https://opensource.org/licenses/MIT>, at your\n"
+        b"// option. This file may not be copied, modified, or distributed\n"
+        b"// except according to those terms.\n\n"
+        b'//! A simple logger configured from environment variables.\n\npub const FILTER_ENV: &str = "RUST_LOG";\n',
+    )["src/lib.rs"]
+    assert "licensed" not in rust.body and "distributed" not in rust.body
+    assert rust.head.startswith("A simple logger configured")
+    spdx = chunks_of(
+        "python",
+        "sensor.py",
+        b"# SPDX-License-Identifier: MIT\n# Reads the sensor's temperature.\n\nimport os\n\n"
+        b"UNIT = os.environ.get('UNIT')\n",
+    )["sensor.py"]
+    assert "spdx" not in spdx.body and "identifier" not in spdx.body
+    assert "sensor" in spdx.body and "temperature" in spdx.body
+    c = chunks_of(
+        "c",
+        "deflate.c",
+        b"/* deflate.c -- compress data using the deflation algorithm\n"
+        b" * Copyright (C) 1995-2017 Jean-loup Gailly and Mark Adler\n"
+        b" * For conditions of distribution and use, see copyright notice in zlib.h\n */\n\n"
+        b'#include "deflate.h"\n\nstatic int level = 6;\n',
+    )["deflate.c"]
+    assert "compress" in c.body and "gailly" not in c.body and "conditions" not in c.body

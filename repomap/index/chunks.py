@@ -79,7 +79,9 @@ from repomap.textfile import line_count
 #    each a small chunk, took "assigned twice" and "compare for equality" (two answers lost)
 # 37: `int` and `bool` in a name are followed by "integer" and "boolean"; `_vendor/` and
 #    `_vendored/` folders at any depth are vendored code (demoted)
-CHUNKS_VERSION = "37"
+# 38: a module comment's licence lines (an SPDX line alone too) are out of the module chunk's
+#    body words, as they are out of its head
+CHUNKS_VERSION = "38"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
 # header, docstring and member signatures, not the members' bodies: those are chunks too.
@@ -546,6 +548,8 @@ def code_chunks(
     docstrings: list[str] = []  # the module's own, which no symbol owns
     module_docs: list[tuple[str, int, int]] = []  # the same, with their lines
     for element_type, content, line, end, owner, _parts in texts:
+        if element_type == "comment" and owner is None and content:
+            _cover_licence(covered, content, line, end)
         if element_type == "comment" and content and line not in leading.taken:
             starts = twins.get(owner, [0]) if owner is not None else [0]
             holder = max((start for start in starts if start <= line), default=starts[0])
@@ -741,6 +745,25 @@ def _cover(covered: bytearray, d: _Definition, last_line: int, first: int = 0) -
     start, end = max(first or d.start_line, 0), min(d.end_line, last_line)
     if end >= start:
         covered[start : end + 1] = b"\x01" * (end + 1 - start)
+
+
+def _cover_licence(covered: bytearray, comment: str, line: int, end: int) -> None:
+    """Mark a module comment's licence lines (from its licence's line, or an SPDX line alone)
+    as chunked: a licence's words said nothing of the module's code, yet were its body's first
+    words (env_logger's Apache/MIT notice met "copied, modified or distributed")."""
+    last = len(covered) - 2
+    # SPDX lines each (their line kept, blank: the licence below is found at its own line)
+    blanked = _SPDX_LINE.sub(lambda spdx: "\n" if spdx[0].endswith("\n") else "", comment)
+    if blanked != comment:
+        for offset, text in enumerate(comment.split("\n")):
+            if "SPDX-License-Identifier" in text and line + offset <= last:
+                covered[line + offset] = 1
+    found = LICENCE.search(blanked)
+    if found is None:
+        return
+    first, end = line + blanked.count("\n", 0, found.start()), min(end, last)
+    if end >= first:  # a slice's length must match what replaces it
+        covered[first : end + 1] = b"\x01" * (end + 1 - first)
 
 
 def _uncovered(lines: list[str], covered: bytearray) -> list[str]:
