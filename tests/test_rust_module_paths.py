@@ -6,7 +6,241 @@ CLI where users meet the names (`symbols`, `show`).
 
 from __future__ import annotations
 
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+
+from repomap import config
+from repomap.index import rust_paths
 from repomap.index.rust_paths import Declaration, declarations
+
+FMT = {
+    "Cargo.toml": '[package]\nname = "fmtdemo"\n',
+    "src/lib.rs": "pub mod fmt;\n",
+    "src/fmt/mod.rs": '#[path = "extern_impl.rs"]\nmod imp;\npub use self::imp::Formatter;\n',
+    "src/fmt/extern_impl.rs": """
+        pub struct Formatter;
+        impl Formatter {
+            pub fn style(&self) {}
+        }
+        mod styles {
+            pub struct Bold;
+        }
+        pub use self::styles::Bold as Strong;
+        """,
+}
+
+
+def names(root: Path, path: str) -> set[str]:
+    with sqlite3.connect(config.resolve(root).db_path) as db:
+        rows = db.execute(
+            "SELECT s.qualified_name FROM symbols s JOIN files f ON f.id = s.file_id"
+            " WHERE f.path = ?",
+            (path,),
+        )
+        return {row[0] for row in rows}
+
+
+def shown(root: Path, name: str) -> tuple[str, str]:
+    done = run_cli("show", name, "--json", "--root", root)
+    assert done.returncode == 0, (name, done.stderr)
+    hit = json.loads(done.stdout)["results"][0]
+    return hit["file_path"], hit["qualified_name"]
+
+
+def test_a_path_attribute_names_the_file_s_items_by_the_module_it_declares(make_repo) -> None:
+    root = make_repo(FMT)
+    assert run_cli("index", root).returncode == 0
+    listed = run_cli("symbols", "style", "--root", root)
+    assert "method fmt::imp::Formatter::style" in listed.stdout, listed.stdout
+    assert "extern_impl::" not in listed.stdout
+    impl = "src/fmt/extern_impl.rs"
+    method = (impl, "fmt::imp::Formatter::style")
+    assert shown(root, "fmt::imp::Formatter::style") == method
+    # Through the `pub use` of fmt/mod.rs, as for a module in a file of its own name.
+    assert shown(root, "crate::fmt::Formatter::style") == method
+    assert shown(root, "fmtdemo::fmt::Formatter::style") == method
+    done = run_cli("show", "fmt::extern_impl::Formatter::style", "--root", root)
+    assert done.returncode == 1 and "no symbol named" in done.stderr
+
+
+def test_cfg_alternatives_under_one_name_each_take_the_module(make_repo, index) -> None:
+    """env_logger 0.9's filter/mod.rs: one `mod inner;` from regex.rs or string.rs."""
+    root = make_repo(
+        {
+            "src/lib.rs": "mod filter;\n",
+            "src/filter/mod.rs": """
+                #[cfg(feature = "regex")]
+                #[path = "regex.rs"]
+                mod inner;
+
+                #[cfg(not(feature = "regex"))]
+                #[path = "string.rs"]
+                mod inner;
+
+                pub use self::inner::Filter;
+                """,
+            "src/filter/regex.rs": "pub struct Filter {\n    inner: String,\n}\n",
+            "src/filter/string.rs": "pub struct Filter {\n    inner: String,\n}\n",
+        }
+    )
+    index(root)
+    for path in ("src/filter/regex.rs", "src/filter/string.rs"):
+        assert names(root, path) == {"filter::inner::Filter", "filter::inner::Filter::inner"}
+
+
+FORMS = {
+    "src/lib.rs": """
+        /// The platform's layer.
+        #[allow(dead_code)]
+        #[path = "platform/unix_impl.rs"]
+        #[cfg(unix)]
+        pub mod sys;
+
+        #[cfg_attr(windows, path = "conf_windows.rs")]
+        mod conf;
+
+        mod outer {
+            #[path = r"deep.rs"]
+            mod inner;
+        }
+
+        cfg_if::cfg_if! {
+            if #[cfg(unix)] {
+                #[path = "gated_impl.rs"]
+                mod gated;
+            }
+        }
+
+        #[path = "missing.rs"]
+        mod ghost;
+
+        mod parser;
+        """,
+    "src/platform/unix_impl.rs": "mod fd;\npub fn open() {}\n",
+    "src/platform/fd.rs": "pub struct Fd;\n",
+    "src/conf_windows.rs": "pub fn load() {}\n",
+    "src/conf.rs": "pub fn load() {}\n",
+    "src/outer/deep.rs": "pub fn dive() {}\n",
+    "src/gated_impl.rs": "pub fn gate() {}\n",
+    # Not a mod.rs: a `#[path]` is still relative to its folder; inline modules' from
+    # parser/ and their names.
+    "src/parser.rs": """
+        #[path = "lexer_impl.rs"]
+        mod lexer;
+        mod nested {
+            #[path = "tok.rs"]
+            mod token;
+        }
+        """,
+    "src/lexer_impl.rs": "pub fn lex() {}\n",
+    "src/parser/nested/tok.rs": "pub struct Token;\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("path", "qualified"),
+    [
+        ("src/platform/unix_impl.rs", {"sys::fd", "sys::open"}),  # attributes, a doc around
+        ("src/platform/fd.rs", {"sys::fd::Fd"}),  # a `mod fd;` of a file `#[path]` loads
+        ("src/conf_windows.rs", {"conf::load"}),  # `cfg_attr`
+        ("src/conf.rs", {"conf::load"}),  # where it is when the `cfg_attr` does not apply
+        ("src/outer/deep.rs", {"outer::inner::dive"}),  # in an inline module
+        ("src/gated_impl.rs", {"gated::gate"}),  # in `cfg_if!`
+        ("src/lexer_impl.rs", {"parser::lexer::lex"}),
+        ("src/parser/nested/tok.rs", {"parser::nested::token::Token"}),
+    ],
+)
+def test_the_forms_of_path_attributes_rust_reads(
+    make_repo, index, path: str, qualified: set[str]
+) -> None:
+    root = make_repo(FORMS)
+    index(root)
+    assert names(root, path) == qualified
+
+
+def test_a_file_declared_from_several_places_keeps_its_own_path_s_module_if_one_gives_it(
+    make_repo, index
+) -> None:
+    """Rust std's `#[path = "../unix/cmath.rs"] mod cmath;` in each platform's mod.rs: the
+    file is unix's. A file that declarations give several modules, none its path's, keeps
+    its path's too (not one picked); one they give one module takes it; a crate's root
+    included from another crate stays its crate's."""
+    root = make_repo(
+        {
+            "src/lib.rs": 'mod sys;\n#[path = "../vendor/src/lib.rs"]\nmod vendored;\n',
+            "src/sys/mod.rs": "mod unix;\nmod wasm;\n",
+            "src/sys/unix/mod.rs": 'mod cmath;\n#[path = "../shared/pipe.rs"]\nmod pipe;\n',
+            "src/sys/wasm/mod.rs": (
+                '#[path = "../unix/cmath.rs"]\nmod cmath;\n'
+                '#[path = "../shared/pipe.rs"]\nmod pipe;\n'
+                '#[path = "../shared/time.rs"]\nmod time;\n'
+            ),
+            "src/sys/unix/cmath.rs": "pub fn hypot() {}\n",
+            "src/sys/shared/pipe.rs": "pub fn read2() {}\n",
+            "src/sys/shared/time.rs": "pub fn now() {}\n",
+            "vendor/src/lib.rs": "pub fn vendored_api() {}\n",
+        }
+    )
+    index(root)
+    assert names(root, "src/sys/unix/cmath.rs") == {"sys::unix::cmath::hypot"}
+    assert names(root, "src/sys/shared/pipe.rs") == {"sys::shared::pipe::read2"}
+    assert names(root, "src/sys/shared/time.rs") == {"sys::wasm::time::now"}
+    assert names(root, "vendor/src/lib.rs") == {"vendored_api"}
+
+
+def test_an_edit_of_the_declaring_file_renames_its_unchanged_target(make_repo, index) -> None:
+    root = make_repo(FMT)
+    index(root)
+    impl = "src/fmt/extern_impl.rs"
+    assert "fmt::imp::Formatter::style" in names(root, impl)
+    declaring = root / "src/fmt/mod.rs"
+    declaring.write_text(declaring.read_text().replace("mod imp;", "mod backend;"))
+    summary = index(root)
+    assert (summary.modified, summary.unchanged) == (2, 1)  # mod.rs, and its target again
+    assert "fmt::backend::Formatter::style" in names(root, impl)
+    assert not any(name.startswith("fmt::imp::") for name in names(root, impl))
+    declaring.write_text("mod extern_impl;\n")  # no `#[path]`: its own path's module again
+    index(root)
+    assert "fmt::extern_impl::Formatter::style" in names(root, impl)
+    declaring.write_text(FMT["src/fmt/mod.rs"])
+    index(root)
+    assert "fmt::imp::Formatter::style" in names(root, impl)
+    assert index(root).modified == 0  # and only once
+    declaring.unlink()  # the declaration gone with its file
+    index(root)
+    assert "fmt::extern_impl::Formatter::style" in names(root, impl)
+
+
+def test_a_target_whose_stat_changed_but_not_its_bytes_is_renamed_too(make_repo, index) -> None:
+    root = make_repo(FMT)
+    index(root)
+    declaring, impl = root / "src/fmt/mod.rs", root / "src/fmt/extern_impl.rs"
+    declaring.write_text(declaring.read_text().replace("mod imp;", "mod backend;"))
+    stat = impl.stat()
+    os.utime(impl, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))  # same bytes, new stat
+    index(root)
+    assert "fmt::backend::Formatter::style" in names(root, "src/fmt/extern_impl.rs")
+
+
+def test_an_index_that_kept_no_modules_renames_unchanged_files(
+    make_repo, index, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An index made before modules were worked out: its next run reads every Rust file's
+    declarations, and re-extracts the files they rename, though none changed."""
+    root = make_repo(FMT)
+    with monkeypatch.context() as patched:  # as a repomap without them made it
+        patched.setattr(rust_paths, "modules", lambda declared, present: {})
+        patched.setattr(rust_paths, "save", lambda db, kept: None)
+        index(root)
+    impl = "src/fmt/extern_impl.rs"
+    assert "fmt::extern_impl::Formatter::style" in names(root, impl)
+    summary = index(root)
+    assert summary.modified == 1 and "fmt::imp::Formatter::style" in names(root, impl)
 
 
 def test_declarations_are_read_with_their_paths() -> None:

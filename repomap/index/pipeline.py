@@ -186,6 +186,9 @@ class Job:
     root: str = "/"  # the resolved ROOT: a link swapped in since the walk must stay inside
     max_size: int = DEFAULT_MAX_FILE_SIZE  # a file that grew since the walk is not read whole
     cpp_namespaces: Table = EMPTY  # the tree's C++ namespace macros (index/namespaces.py)
+    # A Rust file's module when a `mod` declaration loads it as another than its path says
+    # (`#[path = "extern_impl.rs"] mod imp;`: `fmt::imp`); None: its path's (index/rust_paths.py)
+    rust_module: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -562,6 +565,7 @@ def _index(
     jobs: list[Job] = []
     present: set[str] = set()
     unchanged_cpp: list[tuple[FoundFile, str, int]] = []  # may hold C++: file, language, id
+    rust: dict[str, FoundFile] = {}  # the Rust files the index holds after this run
     code_bytes = 0  # of the code files the index holds after this run
     for found, language in code_files(walked):
         summary.scanned += 1
@@ -572,6 +576,8 @@ def _index(
             )
             continue
         code_bytes += found.size
+        if language == "rust":
+            rust[found.rel_path] = found
         old = existing.get(found.rel_path)
         if (
             old
@@ -599,6 +605,7 @@ def _index(
             )
         )
     jobs = _with_namespaces(db, settings, jobs, present, walked, unchanged_cpp, summary)
+    jobs = _with_rust_modules(db, settings, jobs, rust, existing, summary)
     if len(jobs) >= LARGE_RUN_FILES:
         from repomap.index.memory import map_large_blocks
 
@@ -774,6 +781,73 @@ def _with_namespaces(
     ]
 
 
+def _with_rust_modules(
+    db: store.Store,
+    settings: Settings,
+    jobs: list[Job],
+    rust: dict[str, FoundFile],
+    existing: dict[str, store.IndexedFile],
+    summary: Summary,
+) -> list[Job]:
+    """`jobs` carrying the module of each Rust file that a `mod` declaration loads as another
+    than its path says (`#[path = "extern_impl.rs"] mod imp;`), and the unchanged files whose
+    module changed (a declaring file edited, added or removed) read again, a job whose stat
+    changed but whose bytes may not have with its old hash dropped. The changed files'
+    declarations are read now (before the workers: each file is read once more); those of
+    unchanged files are the index's, every file's when it keeps none (an index made before
+    them). They are saved now, and the files whose module changed marked unread, so a run
+    stopped before its end still makes them again when resumed."""
+    rust_jobs = [job for job in jobs if job.language == "rust"]
+    gone = any(path.endswith(".rs") and path not in rust for path in existing)
+    if not rust and not gone:
+        return jobs  # no Rust file, now or before
+    from repomap.index import rust_paths  # tree-sitter: imported for a tree of Rust only
+
+    kept = rust_paths.stored(db)
+    if not rust_jobs and not gone and kept is not None:
+        return jobs  # no Rust file changed: no module either
+    kept_nothing = kept is None
+    root = Path(str(settings.root))  # as the jobs have it
+    if kept is None:
+        read = [
+            (path, Path(found.abs_path), settings.max_file_size) for path, found in rust.items()
+        ]
+        kept = rust_paths.NOTHING_KEPT
+    else:
+        read = [(job.rel_path, Path(job.path), job.max_size) for job in rust_jobs]
+    declared = {path: found for path, found in kept.declared.items() if path in rust}
+    for rel_path, path, max_size in read:
+        raw, _problem = read_file(path, root, max_size)
+        declared[rel_path] = rust_paths.declarations(raw) if raw is not None else []
+    declared = {path: found for path, found in declared.items() if found}
+    modules = rust_paths.modules(declared, rust)
+    changed = {path for path in rust if kept.modules.get(path) != modules.get(path)}
+    if kept_nothing or declared != kept.declared or modules != kept.modules:
+        writer = store.Writer(db)
+        with writer.batch():
+            rust_paths.save(db, rust_paths.Kept(declared, modules))
+            writer.mark_unread(existing[path].id for path in changed if path in existing)
+    if changed:
+        queued = {job.rel_path for job in jobs}
+        again = [path for path in sorted(changed) if path not in queued]
+        summary.unchanged -= len(again)
+        jobs = [dataclasses.replace(job, old_hash=None) if job.rel_path in changed else job
+                for job in jobs]  # fmt: skip
+        jobs += [
+            Job(path, rust[path].abs_path, "rust", rust[path].size, rust[path].mtime_ns, None,
+                settings.redact, str(settings.root), settings.max_file_size)
+            for path in again
+        ]  # fmt: skip
+    if not modules:
+        return jobs
+    return [
+        dataclasses.replace(job, rust_module=modules[job.rel_path])
+        if job.rel_path in modules and job.language == "rust"
+        else job
+        for job in jobs
+    ]
+
+
 def _all_ignored_warning(walked: Walk) -> str:
     """Say which rules left nothing to index: an empty index with no reason given misleads."""
     rules = "; ".join(
@@ -936,8 +1010,15 @@ def read_and_extract(job: Job) -> Result:
         language = "cpp"  # a namespace macro of the tree's opens a namespace: C has none
     from repomap.extractors import extract  # the parsers: a run with nothing changed needs none
 
+    read_as = job.rel_path
+    if job.rust_module is not None and language == "rust":
+        from repomap.index.rust_paths import extraction_path
+
+        # The extractor qualifies a file's items by the module its path makes: given one
+        # that makes the module a `mod` declaration gives the file (`fmt/imp/mod.rs`).
+        read_as = extraction_path(job.rust_module) or job.rel_path
     try:
-        extraction = extract(language, source, job.rel_path, job.cpp_namespaces)
+        extraction = extract(language, source, read_as, job.cpp_namespaces)
     except RecursionError:
         return Skipped(job.rel_path, "nested too deeply to parse")
     # Kept broad on purpose: a parser's failure on one file (any type: tree-sitter, ast, our
