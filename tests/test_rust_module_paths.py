@@ -64,6 +64,8 @@ def test_a_path_attribute_names_the_file_s_items_by_the_module_it_declares(make_
     # Through the `pub use` of fmt/mod.rs, as for a module in a file of its own name.
     assert shown(root, "crate::fmt::Formatter::style") == method
     assert shown(root, "fmtdemo::fmt::Formatter::style") == method
+    # A re-export in the loaded file is its module's: `fmt::imp::Strong`.
+    assert shown(root, "crate::fmt::imp::Strong") == (impl, "fmt::imp::styles::Bold")
     done = run_cli("show", "fmt::extern_impl::Formatter::style", "--root", root)
     assert done.returncode == 1 and "no symbol named" in done.stderr
 

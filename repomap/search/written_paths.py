@@ -170,7 +170,10 @@ class _RustModules:
     def __init__(self, db: Store, files: list[tuple[int, str]], crate: str | None) -> None:
         self.db = db
         self.sources = _Sources(store.indexed_root(db, db.path.parent))
-        self.crates: dict[str | None, _Crate | None] = {crate: _crate(files)}
+        # The files a `mod` declaration loads as another module than their path says
+        # (`#[path = "extern_impl.rs"] mod imp;`), as the index qualified their items.
+        self.renamed = db.per_content("rust modules", lambda: rust_paths.stored_modules(db))
+        self.crates: dict[str | None, _Crate | None] = {crate: _crate(files, self.renamed)}
         self.read: dict[str, list[rust_paths.Reexport]] = {}
         self.uses: dict[tuple[str | None, tuple[str, ...]], _Uses] = {}
 
@@ -195,7 +198,7 @@ class _RustModules:
         if name not in self.crates:
             assert name is not None  # the tree's own crate is known from the start
             files = _crate_files(self.db, name) if len(self.crates) < MAX_CRATES else []
-            self.crates[name] = _crate(files) if files else None
+            self.crates[name] = _crate(files, self.renamed) if files else None
         return self.crates[name]
 
     def targets(self, crate: str | None, path: tuple[str, ...]) -> list[_Path]:
@@ -272,10 +275,10 @@ class _RustModules:
         return list(dict.fromkeys(found))
 
 
-def _crate(files: list[tuple[int, str]]) -> _Crate:
+def _crate(files: list[tuple[int, str]], renamed: dict[str, str]) -> _Crate:
     by_module: dict[tuple[str, ...], list[str]] = {}
     for _, path in files:
-        module = rust_paths.module_path(path)
+        module = rust_paths.module_of(path, renamed)
         by_module.setdefault(tuple(module.split("::")) if module else (), []).append(path)
     return _Crate([file_id for file_id, _ in files], by_module)
 
