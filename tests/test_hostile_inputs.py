@@ -650,3 +650,42 @@ def test_a_repository_of_hostile_files_indexes_every_good_file_whole(make_repo, 
     assert human.returncode == 0 and "Traceback" not in human.stderr
     for reason in ("symlink loop", "not a regular file", "binary"):
         assert reason in human.stdout + human.stderr
+
+
+def test_rust_files_swapped_after_discovery_are_looked_at_without_blocking_or_leaking(
+    make_repo, monkeypatch, tmp_path
+):
+    """The indexer looks at every Rust file for a `#[path]` before the workers read it
+    (index/rust_paths.py): a FIFO put in place of one does not block that look, and a link
+    swapped in that leads outside the root gives nothing of the file it leads to."""
+    (tmp_path / "private.rs").write_text('#[path = "secret_impl.rs"]\nmod secret;\n')
+    root = make_repo(
+        {
+            **GOOD,
+            "src/lib.rs": "mod fifo;\nmod swap;\n",
+            "src/fifo.rs": "pub fn fifo() {}\n",
+            "src/swap.rs": "pub fn swap() {}\n",
+            "src/secret_impl.rs": "pub fn hidden() {}\n",
+        }
+    )
+
+    def swap(r: Path) -> None:
+        (r / "src/fifo.rs").unlink()
+        os.mkfifo(r / "src/fifo.rs")
+        (r / "src/swap.rs").unlink()
+        os.symlink(tmp_path / "private.rs", r / "src/swap.rs")
+
+    monkeypatch.setattr(indexer, "walk", _walk_then(swap))
+    summary = _run(root)
+    assert _reasons(summary) == {
+        "src/fifo.rs": "not a regular file",
+        "src/swap.rs": "symlink leads outside the root",
+    }
+    with sqlite3.connect(_db(root)) as db:
+        (kept,) = db.execute("SELECT value FROM meta WHERE key = 'rust_modules'").fetchone()
+        hidden = db.execute(
+            "SELECT s.qualified_name FROM symbols s JOIN files f ON f.id = s.file_id"
+            " WHERE f.path = 'src/secret_impl.rs'"
+        ).fetchall()
+    assert "secret" not in kept and hidden == [("secret_impl::hidden",)]
+    _good_files_are_whole(root)

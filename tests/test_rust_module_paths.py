@@ -276,3 +276,169 @@ def test_declarations_are_read_with_their_paths() -> None:
         Declaration((("q", "inline"),), "v", (), True),
     ]
     assert declarations(b"pub fn no_module() {}\n") == []
+
+
+def read_declarations(root: Path) -> set[str]:
+    """The files whose declarations the index keeps (read for a path attribute's sake)."""
+    with sqlite3.connect(config.resolve(root).db_path) as db:
+        row = db.execute("SELECT value FROM meta WHERE key = ?", (rust_paths.META_KEY,)).fetchone()
+    return set(json.loads(row[0])["files"]) if row else set()
+
+
+def test_a_first_path_attribute_reads_the_unchanged_file_that_declares_its_target(
+    make_repo, index
+) -> None:
+    """A plain `mod cmath;` is not parsed while no path attribute makes it matter. When a
+    file gains one that loads the same file, the unchanged file declaring it plainly is read
+    then, and the file keeps its own path's module; it loses that with the plain declaration,
+    and every file its own when the last path attribute goes."""
+    root = make_repo(
+        {
+            "src/lib.rs": "mod sys;\n",
+            "src/sys/mod.rs": "mod unix;\nmod wasm;\n",
+            "src/sys/unix/mod.rs": "mod cmath;\n",
+            "src/sys/unix/cmath.rs": "pub fn hypot() {}\n",
+            "src/sys/wasm/mod.rs": "pub fn init() {}\n",
+            "src/sys/shared/time.rs": "pub fn now() {}\n",
+        }
+    )
+    index(root)
+    cmath, time = "src/sys/unix/cmath.rs", "src/sys/shared/time.rs"
+    assert names(root, cmath) == {"sys::unix::cmath::hypot"}
+    assert read_declarations(root) == set()  # no path attribute: no file parsed
+    wasm = root / "src/sys/wasm/mod.rs"
+    wasm.write_text(
+        '#[path = "../unix/cmath.rs"]\nmod cmath;\n'
+        '#[path = "../shared/time.rs"]\nmod time;\npub fn init() {}\n'
+    )
+    index(root)
+    assert names(root, cmath) == {"sys::unix::cmath::hypot"}  # unix/mod.rs's, read now
+    assert names(root, time) == {"sys::wasm::time::now"}
+    assert "src/sys/unix/mod.rs" in read_declarations(root)
+    (root / "src/sys/unix/mod.rs").write_text("pub fn unix() {}\n")  # no `mod cmath;` now
+    index(root)
+    assert names(root, cmath) == {"sys::wasm::cmath::hypot"}
+    wasm.write_text("pub fn init() {}\n")  # its last path attribute gone
+    index(root)
+    assert names(root, cmath) == {"sys::unix::cmath::hypot"}
+    assert names(root, time) == {"sys::shared::time::now"}
+
+
+def test_an_unchanged_file_a_new_path_attribute_loads_has_its_declarations_read(
+    make_repo, index
+) -> None:
+    """A file a `#[path]` loads is read as a mod.rs: its `mod styles;` is then `styles.rs`
+    beside it, not `extern_impl/styles.rs`. Nothing made its declarations matter before:
+    they are read when the declaration that loads it appears, though it did not change."""
+    root = make_repo(
+        {
+            "src/lib.rs": "mod fmt;\n",
+            "src/fmt/mod.rs": "mod extern_impl;\n",
+            "src/fmt/extern_impl.rs": "mod styles;\npub struct Formatter;\n",
+            "src/fmt/extern_impl/styles.rs": "pub struct Bold;\n",
+            "src/fmt/styles.rs": "pub struct Italic;\n",
+        }
+    )
+    index(root)
+    assert names(root, "src/fmt/extern_impl/styles.rs") == {"fmt::extern_impl::styles::Bold"}
+    assert names(root, "src/fmt/styles.rs") == {"fmt::styles::Italic"}
+    (root / "src/fmt/mod.rs").write_text('#[path = "extern_impl.rs"]\nmod imp;\n')
+    index(root)
+    assert "fmt::imp::Formatter" in names(root, "src/fmt/extern_impl.rs")
+    assert names(root, "src/fmt/styles.rs") == {"fmt::imp::styles::Italic"}
+    assert names(root, "src/fmt/extern_impl/styles.rs") == {"fmt::extern_impl::styles::Bold"}
+
+
+def test_plain_declarations_that_load_a_file_as_another_module_than_its_path(
+    make_repo, index
+) -> None:
+    """No path attribute, yet another module than the file's path makes: `mod lib;` loads
+    fmt/lib.rs as `fmt::lib` (its path's: `fmt`), and a test crate whose file name is no
+    identifier loads tests/common.rs as `common`; in a later run too, declared then."""
+    files = {
+        "src/lib.rs": "mod fmt;\n",
+        "src/fmt/mod.rs": "mod lib;\n",
+        "src/fmt/lib.rs": "pub fn f() {}\n",
+        "tests/run-time.rs": "mod common;\n",
+        "tests/common.rs": "pub fn helper() {}\n",
+    }
+    root = make_repo(files)
+    index(root)
+    assert names(root, "src/fmt/lib.rs") == {"fmt::lib::f"}
+    assert names(root, "tests/common.rs") == {"common::helper"}
+    (root / "src/fmt/mod.rs").write_text("pub fn g() {}\n")
+    index(root)
+    assert names(root, "src/fmt/lib.rs") == {"fmt::f"}
+    (root / "src/fmt/mod.rs").write_text(files["src/fmt/mod.rs"])
+    index(root)
+    assert names(root, "src/fmt/lib.rs") == {"fmt::lib::f"}
+
+
+@pytest.mark.parametrize(
+    ("path", "source", "expected"),
+    [
+        ("src/lib.rs", b'#[path = "a.rs"]\nmod a;\n', True),
+        ("src/lib.rs", b'#[cfg_attr(unix, path = "a.rs")]\nmod a;\n', True),
+        ("src/lib.rs", b'#[cfg_attr(\n    unix,\n    path = "a.rs"\n)]\nmod a;\n', True),
+        ("src/lib.rs", b'#[cfg_attr(unix, /* here */ path = "a.rs")]\nmod a;\n', True),
+        ("src/lib.rs", b'#[path=r"a.rs"]\nmod a;\n', True),
+        ("src/lib.rs", b"mod a;\n", False),
+        ("src/lib.rs", b'mod a;\nfn f() {\n    let path = "a.rs";\n}\n', False),
+        ("src/lib.rs", b'/// `#[path = "a.rs"]` loads it\nmod a;\n', False),
+        # A path no module's: its `mod x;` loads `tests/x.rs` as `x`, not `tests::x`.
+        ("tests/run-time-detect.rs", b"mod common;\n", True),
+        ("tests/detect.rs", b"mod common;\n", False),
+    ],
+)
+def test_only_a_path_attribute_or_a_path_of_no_module_has_declarations_read(
+    path: str, source: bytes, expected: bool
+) -> None:
+    assert rust_paths.may_load_elsewhere(path, source) is expected
+
+
+FILLER = "fn filler() {\n" + "    let x = 1;\n" * 400 + "}\n"
+
+
+@pytest.mark.parametrize("comment", ["/* { */", "/* /* nested } */ */"])
+def test_declarations_are_read_past_braces_in_strings_chars_and_comments(comment: str) -> None:
+    """Only the top-level items that hold a `mod` are parsed: a brace in a string, a raw
+    string, a char or a comment does not move their bounds (a nested comment, which the
+    scan does not follow, has the file parsed whole: the same declarations)."""
+    source = (
+        FILLER
+        + r"""
+        fn noise() {
+            let a = "{"; let b = '}'; let c = r#"}"{"#; let d = b'{';
+            let e = "\"}"; let f: &'static str = r"\"; // }
+        """
+        + comment
+        + """
+        }
+        #[path = "a.rs"]
+        mod a;
+        mod outer {
+            const X: &str = "}";
+            #[path = "b.rs"]
+            mod b;
+        }
+        cfg_if::cfg_if! {
+            if #[cfg(unix)] {
+                #[path = "c.rs"]
+                mod c;
+            }
+        }
+        """
+        + FILLER.replace("filler", "more")
+        + "struct S { x: u8 }\nmod d;\n"
+    ).encode()
+    spans = rust_paths._spans(source)  # what is parsed: a few items, or the whole file
+    if "nested" in comment:
+        assert spans is None
+    else:
+        assert spans is not None and 4 * sum(end - start for start, end in spans) < len(source)
+    assert declarations(source) == [
+        Declaration((), "a", ("a.rs",), False),
+        Declaration((("outer", None),), "b", ("b.rs",), False),
+        Declaration((), "c", ("c.rs",), False),
+        Declaration((), "d", (), True),
+    ]

@@ -23,7 +23,7 @@ from repomap.errors import CorruptIndex, IndexBusy, NotAnIndex, RepomapError
 from repomap.extractors.cpp_namespaces import EMPTY, Table, uses_opener
 from repomap.index import markers, namespaces, scopes, secrets
 from repomap.index.chunks import CHUNKS_VERSION, code_chunks
-from repomap.index.discover import FoundFile, Walk, code_files, read_file, walk
+from repomap.index.discover import FoundFile, Walk, code_files, read_file, read_file_if, walk
 from repomap.index.docs import update_docs
 from repomap.index.history import update_history
 from repomap.index.records import update_data
@@ -792,11 +792,14 @@ def _with_rust_modules(
     """`jobs` carrying the module of each Rust file that a `mod` declaration loads as another
     than its path says (`#[path = "extern_impl.rs"] mod imp;`), and the unchanged files whose
     module changed (a declaring file edited, added or removed) read again, a job whose stat
-    changed but whose bytes may not have with its old hash dropped. The changed files'
-    declarations are read now (before the workers: each file is read once more); those of
-    unchanged files are the index's, every file's when it keeps none (an index made before
-    them). They are saved now, and the files whose module changed marked unread, so a run
-    stopped before its end still makes them again when resumed."""
+    changed but whose bytes may not have with its old hash dropped. The changed files (every
+    file when the index keeps none: one made before them) are looked at before the workers
+    read them again: only those with a path attribute have their declarations read (parsed)
+    now, and then the other files' that matter (rust_paths.completed: the unchanged ones'
+    are the index's, and read if it kept none). They are saved now, and the files whose
+    module changed marked unread, so a run stopped before its end still makes them again
+    when resumed. Rust std, cold: ~0.05 s of this process's CPU (every declaring file parsed
+    here: ~0.6 s)."""
     rust_jobs = [job for job in jobs if job.language == "rust"]
     gone = any(path.endswith(".rs") and path not in rust for path in existing)
     if not rust and not gone:
@@ -809,17 +812,30 @@ def _with_rust_modules(
     kept_nothing = kept is None
     root = Path(str(settings.root))  # as the jobs have it
     if kept is None:
-        read = [
-            (path, Path(found.abs_path), settings.max_file_size) for path, found in rust.items()
-        ]
+        look = [(path, found.abs_path, settings.max_file_size) for path, found in rust.items()]
         kept = rust_paths.NOTHING_KEPT
     else:
-        read = [(job.rel_path, Path(job.path), job.max_size) for job in rust_jobs]
+        look = [(job.rel_path, job.path, job.max_size) for job in rust_jobs]
     declared = {path: found for path, found in kept.declared.items() if path in rust}
-    for rel_path, path, max_size in read:
-        raw, _problem = read_file(path, root, max_size)
-        declared[rel_path] = rust_paths.declarations(raw) if raw is not None else []
-    declared = {path: found for path, found in declared.items() if found}
+    reread: dict[str, bytes] = {}  # changed files read the last time, that may be again now
+    for rel_path, path, max_size in look:
+        test = functools.partial(rust_paths.may_load_elsewhere, rel_path)
+        before = declared.pop(rel_path, None) is not None
+        raw = read_file_if(path, root, max_size, _any_bytes if before else test)
+        if raw is None:
+            continue  # no path attribute (or unreadable): read below if another file needs it
+        if not before or test(raw):
+            declared[rel_path] = rust_paths.declarations(raw)
+        else:  # read the last time for another file's sake: kept, for that may hold again
+            reread[rel_path] = raw
+
+    def read(rel_path: str) -> bytes | None:
+        if rel_path in reread:
+            return reread.pop(rel_path)
+        found = rust[rel_path]
+        return read_file(Path(found.abs_path), root, settings.max_file_size)[0]
+
+    declared = rust_paths.completed(declared, rust, read)
     modules = rust_paths.modules(declared, rust)
     changed = {path for path in rust if kept.modules.get(path) != modules.get(path)}
     if kept_nothing or declared != kept.declared or modules != kept.modules:
@@ -846,6 +862,11 @@ def _with_rust_modules(
         else job
         for job in jobs
     ]
+
+
+def _any_bytes(raw: bytes) -> bool:
+    """read_file_if's test for a file wanted whatever it holds."""
+    return True
 
 
 def _all_ignored_warning(walked: Walk) -> str:
