@@ -2672,6 +2672,13 @@ _BODY_HEAD_WORDS = frozenset(
 _NOT_DECLARED_NAMES = KEYWORDS | {b"final", b"override"}  # `struct A final {`, `f() override {`
 
 
+# What stands before a member's declaration in its head and is none of it: comments, a doc
+# comment over several lines too, and an access label (`public:` right above `bool allow_{`: a
+# review's cases, where `public` read as a record's word and the member was lost).
+_HEAD_COMMENTS = re.compile(rb"//[^\n]*|/\*.*?\*/", re.DOTALL)
+_ACCESS_LABEL = re.compile(rb"\b(?:public|protected|private)[ \t]*:(?!:)")
+
+
 def _opens_initializer(source: bytes, line_start: int) -> bool:
     """Whether the `{` last before `line_start` opens a braced initialiser: after an `=` (`int
     a[] = {`), or after a declared name and its type (`bool windows_style_{`, `std::vector<int>
@@ -2683,7 +2690,8 @@ def _opens_initializer(source: bytes, line_start: int) -> bool:
     cut = max(window.rfind(b";"), window.rfind(b"{"), window.rfind(b"}"))
     if cut < 0 and brace > 300:
         return False  # a head longer than the window: not a declarator's
-    head = _LINE_COMMENTS.sub(b" ", _DIRECTIVE_LINES.sub(b"", window[cut + 1 :])).rstrip()
+    head = _HEAD_COMMENTS.sub(b" ", _DIRECTIVE_LINES.sub(b"", window[cut + 1 :]))
+    head = _ACCESS_LABEL.sub(b" ", head).rstrip()
     if head.endswith(b"="):
         return True
     for _ in range(4):  # `std::map<int, std::vector<int>>`: the innermost first

@@ -2366,3 +2366,23 @@ def test_a_conditional_link_of_a_method_chain_loses_no_member() -> None:
     strings = [(t.content, t.line) for t in found.texts if t.element_type == "string_literal"]
     assert ("/slowpost", 14) in strings and ("/nocompress", 25) in strings
     assert "WITH_ZLIB" in {r.name for r in found.references}
+
+
+def test_a_conditional_in_an_initializer_after_an_access_label_or_a_doc_comment_keeps_the_member():
+    # A review's cases: `public:` right above the member read as a record's head, and a doc
+    # comment over several lines was not taken out of the head: the member was lost.
+    conditional = b"{\n#ifdef _WIN32\n        true\n#else\n        false\n#endif\n    };\n"
+    labelled = (
+        b"class App {\npublic:\n    bool allow_"
+        + conditional
+        + b"    int after() { return 1; }\n};\n"
+    )
+    documented = (
+        b"class App {\n    int first_ = 0;\n    /**\n     * Whether windows style options are"
+        b" allowed.\n     */\n    bool allow_"
+        + conditional
+        + b"    int after() { return 1; }\n};\n"
+    )
+    for source in (labelled, documented):
+        names = [s.qualified_name for s in extract("cpp", source, "app.hpp").symbols]
+        assert "App::allow_" in names and "App::after" in names, names

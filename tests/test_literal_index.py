@@ -119,8 +119,11 @@ def test_a_bad_threshold_is_one_clear_error_and_the_index_is_untouched(make_repo
     db = tmp_path / "index.db"
     _index(root, db)
     before = db.read_bytes()
-    for value in ("-1", "lots", "1.5"):
-        done = run_cli("index", root, "--db", db, env={"REPOMAP_LITERAL_INDEX_BYTES": value})
+    for value, forced in (("-1", []), ("lots", ["--force"]), ("1.5", ["--force"])):
+        # a forced run cleared every file before the value was read: an empty index (a review)
+        done = run_cli(
+            "index", root, "--db", db, *forced, env={"REPOMAP_LITERAL_INDEX_BYTES": value}
+        )
         assert done.returncode == 2, (value, done.stdout, done.stderr)
         assert "REPOMAP_LITERAL_INDEX_BYTES" in done.stderr and "Traceback" not in done.stderr
         assert len(done.stderr.strip().splitlines()) == 1, done.stderr

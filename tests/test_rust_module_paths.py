@@ -442,3 +442,19 @@ def test_declarations_are_read_past_braces_in_strings_chars_and_comments(comment
         Declaration((), "c", ("c.rs",), False),
         Declaration((), "d", (), True),
     ]
+
+
+def test_a_file_nested_too_deeply_to_read_its_declarations_does_not_stop_the_run(tmp_path):
+    # A review's case: 1,500 nested inline modules in a file that loads another through
+    # `#[path]`: reading its `mod` declarations raised RecursionError in the parent, and no
+    # file was ever indexed.
+    root = tmp_path / "repo"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "lib.rs").write_text(
+        '#[path = "x.rs"] mod x;\n' + "mod a {\n" * 1500 + "mod leaf;\n" + "}\n" * 1500
+    )
+    (root / "src" / "x.rs").write_text("pub fn deep_enough() {}\n")
+    done = run_cli("index", root)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    found = run_cli("symbols", "deep_enough", "--root", root)
+    assert found.returncode == 0 and "deep_enough" in found.stdout, found.stderr

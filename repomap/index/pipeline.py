@@ -546,6 +546,9 @@ def _index(
     keep_vectors: bool = False,
 ) -> None:
     started = time.perf_counter()
+    # Read before anything is written: a bad value refused after a forced run's clear_files
+    # left the index empty (a review's case).
+    literal_threshold = literal_index_bytes()
     made_otherwise = outdated(db, settings)
     if not force and any(old is not None for old, _new in made_otherwise.values()):
         summary.reread = made_with(made_otherwise)  # an upgrade, not a new index
@@ -625,7 +628,7 @@ def _index(
     indexed_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     gone = [old for path, old in existing.items() if path not in present]
     written = 0
-    writer.keep_literal_index(code_bytes, literal_index_bytes())
+    writer.keep_literal_index(code_bytes, literal_threshold)
     if len(jobs) >= max(OPTIMIZE_AFTER_FILES, summary.scanned // 5):
         writer.begin_bulk()  # text merged and name indexes built once, at the end
     else:

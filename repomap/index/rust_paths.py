@@ -112,9 +112,18 @@ def declarations(source: bytes) -> list[Declaration]:
     """The file's `mod NAME;` declarations, in source order: at file level, in inline modules
     and in item-level macro calls (`cfg_if! { .. }`), not in function bodies. Only the
     top-level items that hold one are parsed (`_spans`): a parse costs ~0.13 ms a KB, and
-    stdarch's arm_shared/neon/mod.rs (416 KB) declares its four at its end."""
+    stdarch's arm_shared/neon/mod.rs (416 KB) declares its four at its end. None for a file
+    nested too deeply to walk (the worker skips it too; a review's 1,500 nested `mod a {`
+    stopped the whole run with a RecursionError)."""
     if not _DECLARES.search(source):
         return []
+    try:
+        return _declarations(source)
+    except RecursionError:
+        return []
+
+
+def _declarations(source: bytes) -> list[Declaration]:
     spans = _spans(source)
     if spans is None or 2 * sum(end - start for start, end in spans) > len(source):
         return _declared_in(source)  # cut where no item ends, or most of it: parsed whole

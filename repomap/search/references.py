@@ -201,8 +201,10 @@ def find_references(
         # not (222 lines name it): one indexed use hid every other. Both, merged; each list is
         # complete in path order up to its cut, so the first `limit` of the merge are right.
         indexed = {(use.file_path, use.line_number) for use in results}
+        # a member named alone is C++'s: a Python local of its name is no use of it
+        in_files = filters + (" AND f.language = 'cpp'" if value[0] == "field" else "")
         read, unread = _named_in_text(
-            db, root, name, naming, filters, params, limit, VALUE_SCAN_SECONDS
+            db, root, name, naming, in_files, params, limit, VALUE_SCAN_SECONDS
         )
         added = [use for use in read if (use.file_path, use.line_number) not in indexed]
         if added:

@@ -46,8 +46,8 @@ Mode `literal` (exact)
     A case-sensitive substring match on code points, unranked: results by (file_path,
     line_number), rank 1.0. `ignore_case=True` compares both sides lower-cased with str.lower();
     for an all-ASCII query SQLite's LIKE picks the rows first, so a non-ASCII letter that
-    lower-cases to ASCII (the Kelvin sign) is not matched. An index without the trigram index (a tree of
-    under 24 MiB of code, store/literal.py) reads its text in path order (`_literal_read`),
+    lower-cases to ASCII (the Kelvin sign) is not matched. An index without the trigram index (built from
+    24 MiB of code, emptied under half of it: store/literal.py) reads its text in path order (`_literal_read`),
     every match counted up to LITERAL_CAP: ~12 ms on LLVM's headers. Queries of 3 or more characters take
     candidates from the trigram index `code_text_literal` (up to MAX_TRIGRAMS of the query's
     trigrams, ANDed) and check them with instr(). Up to LITERAL_CAP candidates are all checked
