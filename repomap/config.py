@@ -496,31 +496,26 @@ def resolve(
 
 def ann_threshold() -> int:
     """Chunks in a scope from which the local vector store builds and uses an HNSW sidecar."""
-    value = os.environ.get("REPOMAP_ANN_THRESHOLD", "").strip()
-    if not value:
-        return DEFAULT_ANN_THRESHOLD
-    try:
-        threshold = int(value.replace("_", ""))
-    except ValueError:
-        threshold = -1
-    if threshold < 1:
-        raise BadArgument(
-            f"REPOMAP_ANN_THRESHOLD must be a whole number of chunks, at least 1, not {value!r}"
-        )
-    return threshold
+    return _whole_number("REPOMAP_ANN_THRESHOLD", DEFAULT_ANN_THRESHOLD, 1, "chunks, at least 1")
 
 
 def literal_index_bytes() -> int:
     """Bytes of code from which an index keeps a trigram index for literal search."""
-    value = os.environ.get("REPOMAP_LITERAL_INDEX_BYTES", "").strip()
+    return _whole_number(
+        "REPOMAP_LITERAL_INDEX_BYTES", DEFAULT_LITERAL_INDEX_BYTES, 0, "bytes, 0 or more"
+    )
+
+
+def _whole_number(variable: str, default: int, least: int, what: str) -> int:
+    """The environment variable's whole number (`_` allowed between digits), its default when
+    unset or blank; BadArgument when it is no number or below `least`."""
+    value = os.environ.get(variable, "").strip()
     if not value:
-        return DEFAULT_LITERAL_INDEX_BYTES
+        return default
     try:
-        threshold = int(value.replace("_", ""))
+        number = int(value.replace("_", ""))
     except ValueError:
-        threshold = -1
-    if threshold < 0:
-        raise BadArgument(
-            f"REPOMAP_LITERAL_INDEX_BYTES must be a whole number of bytes, 0 or more, not {value!r}"
-        )
-    return threshold
+        number = least - 1
+    if number < least:
+        raise BadArgument(f"{variable} must be a whole number of {what}, not {value!r}")
+    return number

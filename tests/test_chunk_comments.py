@@ -627,10 +627,7 @@ def test_a_description_beside_a_licence_stays_and_a_module_named_as_its_function
     c = chunks_of(
         "c",
         "deflate.c",
-        b"/* deflate.c -- compress data using the deflation algorithm\n"
-        b" * Copyright (C) 1995-2017 Jean-loup Gailly and Mark Adler\n"
-        b" * For conditions of distribution and use, see copyright notice in zlib.h\n */\n\n"
-        b'#include "deflate.h"\n\nstatic int level = 6;\n',
+        DEFLATE_C,
     )["deflate.c"]
     assert c.head == "deflate.c -- compress data using the deflation algorithm"
     spdx = chunks_of(
@@ -677,9 +674,15 @@ def test_a_modules_licence_lines_are_not_its_body_words() -> None:
     c = chunks_of(
         "c",
         "deflate.c",
-        b"/* deflate.c -- compress data using the deflation algorithm\n"
-        b" * Copyright (C) 1995-2017 Jean-loup Gailly and Mark Adler\n"
-        b" * For conditions of distribution and use, see copyright notice in zlib.h\n */\n\n"
-        b'#include "deflate.h"\n\nstatic int level = 6;\n',
+        DEFLATE_C,
     )["deflate.c"]
     assert "compress" in c.body and "gailly" not in c.body and "conditions" not in c.body
+
+
+# zlib's deflate.c head: a description and its copyright in one comment
+DEFLATE_C = (
+    b"/* deflate.c -- compress data using the deflation algorithm\n"
+    b" * Copyright (C) 1995-2017 Jean-loup Gailly and Mark Adler\n"
+    b" * For conditions of distribution and use, see copyright notice in zlib.h\n */\n\n"
+    b'#include "deflate.h"\n\nstatic int level = 6;\n'
+)
