@@ -625,6 +625,8 @@ def test_no_refresh_never_writes_and_serves_the_index_as_it_is(repo: Path, index
     ]:  # fmt: skip
         assert unread in ok(server, tool, arguments)["notices"], tool
     assert unread not in ok(server, "search_symbols", {"query": "ConnectionPool"})["notices"]
+    elsewhere = ok(server, "search_symbols", {"query": "only_on_disk", "path": "docs/"})
+    assert not any("were not read again" in notice for notice in elsewhere["notices"])
 
 
 def test_no_refresh_without_an_index_says_how_to_build_one(repo: Path) -> None:

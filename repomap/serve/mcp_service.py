@@ -24,7 +24,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from repomap import store, textfile
+from repomap import paths, store, textfile
 from repomap.config import Settings
 from repomap.errors import BadArgument, PathNotFound, RepomapError
 from repomap.gateway import files as gateway
@@ -147,17 +147,19 @@ class Service:
                     self.embedders[root.label].kick()
         return notices
 
-    def unread_changes(self, roots: list[Root]) -> list[str]:
+    def unread_changes(self, scopes: list[tuple[Root, str | None]]) -> list[str]:
         """For an empty answer from an index that is not refreshed (`--no-refresh`): the notice
-        naming its files changed since indexing, whose content now was not searched (an agent's
-        function appended to a file was "not found", unsaid). One stat per indexed file."""
+        naming its files changed since indexing that the call's path keeps, whose content now
+        was not searched (an agent's function appended to a file was "not found", unsaid). One
+        stat per indexed file."""
         changed: list[str] = []
-        for root in dict.fromkeys(roots):
+        for root, path_filter in scopes:
             if self.refreshers[root.label].enabled:
                 continue
             with self.reading(root) as db:
                 found, _total = store.changed_since_indexing(db, root.path)
-            changed += [self.roots.out(root, path) for path in found]
+            kept = paths.select(paths.parse(path_filter, root.path), found)
+            changed += [self.roots.out(root, path) for path in kept]
         if not changed:
             return []
         return [UNREAD_CHANGES_NOTE.format(_listed(changed))]
@@ -219,11 +221,11 @@ class Service:
             exact = exact and result.total_exact
             notices.extend(note for note in result.notes if note not in notices)
         if self.roots.multi:
-            paths = {id(hit): self.roots.out(root, hit.file_path) for root, hit in found}
+            shown = {id(hit): self.roots.out(root, hit.file_path) for root, hit in found}
             if mode == "literal":
-                found.sort(key=lambda pair: (paths[id(pair[1])], pair[1].line_number))
+                found.sort(key=lambda pair: (shown[id(pair[1])], pair[1].line_number))
             else:
-                found.sort(key=lambda p: (-p[1].rank, paths[id(p[1])], p[1].line_number))
+                found.sort(key=lambda p: (-p[1].rank, shown[id(p[1])], p[1].line_number))
         results = [
             TextMatch(**_fields(hit, file_path=self.roots.out(root, hit.file_path)))
             for root, hit in found[:limit]
@@ -233,7 +235,7 @@ class Service:
         if unmatched:
             notices.append(f"no indexed file matches path {path!r}")
         elif not results:
-            notices += self.unread_changes([root for root, _ in scopes])
+            notices += self.unread_changes(scopes)
         more = max(0, total - len(results))
         return TextSearchAnswer(
             notices=notices,
@@ -274,7 +276,7 @@ class Service:
         if not any(per_root) and (wildcards := symbols.wildcard_note(query)):
             notices.append(wildcards)
         if not any(per_root) and not unmatched:
-            notices += self.unread_changes([root for root, _ in scopes])
+            notices += self.unread_changes(scopes)
         # Each root's answer in its own order, merged by the order's keys but the rank (one
         # index's PageRank says nothing of another's): sorted by fewer keys, two roots put
         # `style`, a variable, above rich's class `Style` (the exact case and the kind were lost).
@@ -335,7 +337,7 @@ class Service:
         if unmatched:
             notices.append(f"no indexed file matches path {path!r}")
         elif not found:
-            notices += self.unread_changes([root for root, _ in scopes])
+            notices += self.unread_changes(scopes)
         if stale:
             notices.append(STALE_LINES_NOTE.format(_listed(stale)))
         return ReferenceSearch(
@@ -558,9 +560,9 @@ class Service:
                 break
             # Several roots: path lines (`path:`) get the root's label in front, and the
             # longer text is estimated again.
-            paths = {f"{f.file_path}:" for f in result.files}
+            path_lines = {f"{f.file_path}:" for f in result.files}
             text = "".join(
-                f"{root.label}/{line}" if line.rstrip("\n") in paths else line
+                f"{root.label}/{line}" if line.rstrip("\n") in path_lines else line
                 for line in text.splitlines(keepends=True)
             )
             used = render.count_tokens(text)
