@@ -10,6 +10,7 @@ import re
 import sqlite3
 import subprocess
 import sys
+import threading
 import zlib
 from pathlib import Path
 
@@ -1245,6 +1246,12 @@ def test_the_mcp_server_refuses_another_models_vectors_or_says_it_is_replacing_t
 
     def ask(refresh: bool) -> list[tuple[bool, str, dict | None]]:
         server = build_server(settings, refresh=refresh)
+        # The background embedder held until both calls are answered: on a small tree it
+        # could finish between them, and the second call then found the vectors made (a CI run)
+        gate = threading.Event()
+        for embedder in server.service.embedders.values():
+            made = embedder._run
+            embedder._run = lambda stop, progress, made=made: gate.wait(60) and made(stop, progress)
 
         async def session() -> list[tuple[bool, str, dict | None]]:
             async with Client(server) as client:
@@ -1258,6 +1265,7 @@ def test_the_mcp_server_refuses_another_models_vectors_or_says_it_is_replacing_t
         try:
             return anyio.run(session)
         finally:
+            gate.set()
             server.service.close()  # its embedder's thread done before the interpreter is
 
     # Read-only: the code and the fix, as the CLI says them (the default mode too)
