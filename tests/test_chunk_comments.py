@@ -633,8 +633,7 @@ def test_a_description_beside_a_licence_stays_and_a_module_named_as_its_function
     spdx = chunks_of(
         "python",
         "sensor.py",
-        b"# SPDX-License-Identifier: MIT\n# Reads the sensor's temperature.\n\nimport os\n\n"
-        b"UNIT = os.environ.get('UNIT')\n",
+        SENSOR_PY,
     )["sensor.py"]
     assert spdx.head == "Reads the sensor's temperature."
     retry = chunks_of(
@@ -666,8 +665,7 @@ def test_a_modules_licence_lines_are_not_its_body_words() -> None:
     spdx = chunks_of(
         "python",
         "sensor.py",
-        b"# SPDX-License-Identifier: MIT\n# Reads the sensor's temperature.\n\nimport os\n\n"
-        b"UNIT = os.environ.get('UNIT')\n",
+        SENSOR_PY,
     )["sensor.py"]
     assert "spdx" not in spdx.body and "identifier" not in spdx.body
     assert "sensor" in spdx.body and "temperature" in spdx.body
@@ -685,4 +683,10 @@ DEFLATE_C = (
     b" * Copyright (C) 1995-2017 Jean-loup Gailly and Mark Adler\n"
     b" * For conditions of distribution and use, see copyright notice in zlib.h\n */\n\n"
     b'#include "deflate.h"\n\nstatic int level = 6;\n'
+)
+
+# a module comment that starts with an SPDX line
+SENSOR_PY = (
+    b"# SPDX-License-Identifier: MIT\n# Reads the sensor's temperature.\n\nimport os\n\n"
+    b"UNIT = os.environ.get('UNIT')\n"
 )

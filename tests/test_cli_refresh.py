@@ -187,7 +187,7 @@ def test_a_filter_given_twice_is_refused(make_repo, twice: list[str], once: list
     assert "given more than once" not in heading.stderr
 
 
-@pytest.mark.parametrize("command", ["search", "search-text"])
+@pytest.mark.parametrize("command", ["search", "search-text", "symbols"])
 @pytest.mark.parametrize(
     "option, missing, note, present",
     [
@@ -210,6 +210,19 @@ def test_an_empty_answer_says_when_a_filter_names_no_indexed_file(
     found_nothing = run_cli(command, "zzqv", option, present, "--root", root)
     assert found_nothing.returncode == 1 and option not in found_nothing.stderr
     assert run_cli(command, "beta", option, present, "--root", root).returncode == 0
+
+
+def test_refs_says_when_its_path_names_no_indexed_file_in_text_and_in_json(make_repo) -> None:
+    root = make_repo(
+        {"src/b.c": "int beta(void) { return 2; }\nint gamma(void) { return beta(); }\n"}
+    )
+    assert run_cli("index", root).returncode == 0
+    note = "no indexed file matches --path scr/"
+    plain = run_cli("refs", "beta", "--path", "scr/", "--root", root)
+    assert plain.returncode == 1 and f"note: {note}" in plain.stderr
+    as_json = run_cli("refs", "beta", "--path", "scr/", "--root", root, "--json")
+    assert as_json.returncode == 1 and note in json.loads(as_json.stdout)["notes"]
+    assert run_cli("refs", "beta", "--path", "src/", "--root", root).returncode == 0
 
 
 @pytest.mark.parametrize(

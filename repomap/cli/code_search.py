@@ -161,11 +161,7 @@ def _notes(result: Any, query: str, mode: str | None, path: str | None, language
         )
     if not result.hits and not query_terms(query):
         notes.append("the query holds no word (punctuation and symbols are not searched)")
-    if unmatched:
-        notes.append(f"no indexed file matches --path {path}")
-    if no_language:
-        notes.append(f"no indexed file is in --lang {language}")
-    return notes
+    return notes + outcome.filter_notes(path, language, unmatched, no_language)
 
 
 def _embed_soon(db_path: Path, query: str) -> None:

@@ -774,9 +774,7 @@ def symbols_(
         unmatched = path is not None and not probe and store.names_nothing(db, path)
         no_language = language is not None and not probe and store.holds_no_language(db, language)
     hits = [replace(hit, file_path=shown(hit.file_path)) for hit in probe[:limit]]
-    notes = [f"no indexed file matches --path {path}"] if unmatched else []
-    if no_language:
-        notes.append(f"no indexed file is in --lang {language}")
+    notes = outcome.filter_notes(path, language, unmatched, no_language)
     if not hits and (wildcards := wildcard_note(query)):
         notes.append(wildcards)
     if as_json:
@@ -828,8 +826,8 @@ def refs(
     """Where NAME is used: calls, types named, field uses, `#if` tests; by file and line.
 
     Every line of a using definition that names it; by name, not resolved (`Set::Match`: every
-    `Match`). A name no use of which is indexed (a constant, a global) is looked for in the
-    code files' text, and a note says so."""
+    `Match`). A name no use of which is indexed (a constant, a global, a local variable) is
+    looked for in the code files' text, and a note says so."""
     from repomap import store
     from repomap.search.references import find_references
     from repomap.store import reading
@@ -844,25 +842,20 @@ def refs(
             language is not None and not found.results and store.holds_no_language(db, language)
         )
     hits = [replace(hit, file_path=shown(hit.file_path)) for hit in found.results]
+    notes = [*found.notes, *outcome.filter_notes(path, language, unmatched, no_language)]
     if as_json:
         results = [_as_dict(hit) for hit in hits]
-        print_json(
-            envelope(results, found.truncated, query=name, name=found.name, notes=found.notes)
-        )
+        print_json(envelope(results, found.truncated, query=name, name=found.name, notes=notes))
         return outcome.found(len(hits))
-    for note in found.notes:
-        click.echo(f"note: {note}", err=True)
     if not hits:
         click.echo(
             f"no use of {found.name!r} is indexed (calls, types named, field uses and `#if`"
-            " tests are; a name the index defines is also looked for in the code's text);"
+            " tests are; a name is also looked for in the code's text);"
             " `search-text --literal` finds it in comments and strings",
             err=True,
         )
-        if unmatched:
-            click.echo(f"note: no indexed file matches --path {path}", err=True)
-        if no_language:
-            click.echo(f"note: no indexed file is in --lang {language}", err=True)
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
     for hit in hits:
         where = f"  in {hit.in_symbol}" if hit.in_symbol else ""
         click.echo(f"{hit.file_path}:{hit.line_number}{where}  {hit.text}")

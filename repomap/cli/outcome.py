@@ -83,6 +83,17 @@ def _pipe_closed(stream: Any) -> bool:
         return False
 
 
+def filter_notes(
+    path: str | None, language: str | None, unmatched: bool, no_language: bool
+) -> list[str]:
+    """Why an answer is empty when a filter names no indexed file (a typo in --path, `--lang
+    cpp` on a C project): notes on stderr, or the --json envelope's `notes`."""
+    notes = [f"no indexed file matches --path {path}"] if unmatched else []
+    if no_language:
+        notes.append(f"no indexed file is in --lang {language}")
+    return notes
+
+
 def envelope(results: list[Any], truncated: bool = False, **fields: Any) -> dict[str, Any]:
     """The one shape of every --json answer."""
     return {"results": results, "count": len(results), "truncated": truncated, **fields}

@@ -84,10 +84,7 @@ def run(
             language is not None and not result.hits and store.holds_no_language(db, language)
         )
     code = outcome.found(len(result.hits))  # before writing: a closed stderr keeps it
-    # Why nothing was found, when a filter names no indexed file: on stderr, or in --json's notes
-    filter_notes = [f"no indexed file matches --path {path}"] if unmatched else []
-    if no_language:
-        filter_notes.append(f"no indexed file is in --lang {language}")
+    filter_notes = outcome.filter_notes(path, language, unmatched, no_language)
     if as_json:
         data = result.as_dict()
         data["notes"] = [*data.get("notes", ()), *filter_notes]

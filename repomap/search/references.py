@@ -97,6 +97,14 @@ _VALUE_SQL = f"""SELECT s.kind FROM symbols s WHERE s.name = ?1 COLLATE NOCASE A
 VALUE_SCAN_SECONDS = 0.5
 
 
+def _unread_note(unread: int) -> str:
+    """What a text read cut by VALUE_SCAN_SECONDS left out."""
+    return (
+        f"the text was read for {VALUE_SCAN_SECONDS:g} s: its last {unread} files (in path"
+        " order) were not; a path filter narrows what is read"
+    )
+
+
 def name_of(query: str) -> str:
     """The name a query asks about: its last part (`RE2::Set::Match` -> `Match`)."""
     return _parts(query)[1][-1]
@@ -192,10 +200,7 @@ def find_references(
                 " name from outside it): these are the lines of code files that name it"
             )
         if unread:
-            notes.append(
-                f"the text was read for {VALUE_SCAN_SECONDS:g} s: its last {unread} files (in"
-                " path order) were not; a path filter narrows what is read"
-            )
+            notes.append(_unread_note(unread))
     elif results and (value := db.conn.execute(_VALUE_SQL, (name,)).fetchone()) is not None:
         # Some uses indexed (sqlite's SQLITE_BUSY: 4 inside other `#define`s) and the values
         # not (222 lines name it): one indexed use hid every other. Both, merged; each list is
@@ -219,10 +224,7 @@ def find_references(
                 " its indexed uses"
             )
         if unread:  # the indexed uses are all there; the text's, up to where it stopped
-            notes.append(
-                f"the text was read for {VALUE_SCAN_SECONDS:g} s: its last {unread} files (in"
-                " path order) were not; a path filter narrows what is read"
-            )
+            notes.append(_unread_note(unread))
     return References(name, results[:limit], len(results) > limit, notes)
 
 
