@@ -10,7 +10,7 @@ from pathlib import Path
 
 from repomap.errors import CorruptIndex
 from repomap.store.connection import Store, _connect, has_sqlite_header
-from repomap.store.literal import LITERAL_INDEX_META
+from repomap.store.literal import LITERAL_INDEX_META, kept
 
 # The FTS5 tables whose index must agree with their content (`rank = 1`: compare them too).
 FTS_TABLES = ("code_text_fts", "code_text_literal", "chunks_fts", "sections")
@@ -79,7 +79,7 @@ def _literal_kept(conn: sqlite3.Connection) -> bool:
     """Whether code_text_literal holds the text (v19: a small tree's index keeps it empty, and
     FTS5's check would find every row missing)."""
     row = conn.execute("SELECT value FROM meta WHERE key = ?", (LITERAL_INDEX_META,)).fetchone()
-    return row is None or row[0] != "0"
+    return kept(row[0] if row else None)
 
 
 # Since v16 chunks_fts keeps no content, so FTS5's check cannot compare it with `chunks`: the

@@ -25,8 +25,14 @@ LITERAL_INDEX_META = "literal_index"  # "1": code_text_literal holds every code_
 
 
 def literal_indexed(db: Store) -> bool:
-    """Whether code_text_literal is kept (an index from before v19 without the row: it was)."""
-    return get_meta(db, LITERAL_INDEX_META) != "0"
+    """Whether code_text_literal is kept."""
+    return kept(get_meta(db, LITERAL_INDEX_META))
+
+
+def kept(value: str | None) -> bool:
+    """Whether meta's literal_index `value` says the index is kept (no row: an index from
+    before v19 that migration 0019 has not reached yet, which kept it)."""
+    return value != "0"
 
 
 def wanted(code_bytes: int, threshold: int, kept: bool) -> bool:
