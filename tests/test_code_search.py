@@ -6,6 +6,7 @@ Real files in a temp dir, the real CLI in a subprocess, the real SQLite index.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
 import subprocess
@@ -1401,6 +1402,58 @@ def test_the_mcp_server_embeds_changed_files_in_the_background(tree: Path) -> No
     assert first["roots"][0]["embedding"]["coverage"] == 1
     assert final["coverage"] == 1 and final["model_id"].startswith("all-MiniLM")
     assert "throttle_requests_per_minute" in [r["name"] for r in final["results"][:3]]
+
+
+def test_the_mcp_server_exits_cleanly_when_its_client_leaves_while_it_embeds(
+    tree: Path,
+) -> None:
+    # A client that closed stdin while the background embedder was inside onnxruntime got a
+    # server killed by SIGABRT ("terminate called without an active exception"): the thread
+    # was left running when Python tore down. The server now stops its embedders first.
+    import time
+
+    index_json(tree, "--embed")
+    sections = "".join(
+        f"# Part {n}\n\nThe quota ledger {n} keeps tokens for tenant{n} and region{n}.\n\n"
+        for n in range(1500)
+    )
+    (tree / "ledger.md").write_text(sections)  # 1,500 new chunks: seconds of embedding
+    server = subprocess.Popen(
+        [sys.executable, "-m", "repomap.cli", "mcp", "--root", str(tree)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env={**os.environ, "REPOMAP_WORKERS": "1"},
+    )  # fmt: skip
+    assert server.stdin is not None and server.stdout is not None
+
+    def send(message: dict) -> None:
+        assert server.stdin is not None
+        server.stdin.write((json.dumps({"jsonrpc": "2.0", **message}) + "\n").encode())
+        server.stdin.flush()
+
+    send({"id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
+          "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}})  # fmt: skip
+    assert json.loads(server.stdout.readline())["id"] == 1
+    send({"method": "notifications/initialized"})
+    send({"id": 2, "method": "tools/call",
+          "params": {"name": "index_status", "arguments": {}}})  # fmt: skip
+    json.loads(server.stdout.readline())  # the refresh indexed ledger.md; the embedder starts
+    deadline = time.monotonic() + 30
+    while True:  # until the embedder is at work on the new sections
+        send({"id": 3, "method": "tools/call",
+              "params": {"name": "index_status", "arguments": {}}})  # fmt: skip
+        answer = json.loads(server.stdout.readline())["result"]["structuredContent"]
+        embedding = answer["roots"][0]["embedding"]
+        if embedding["running"] and embedding["embedded"] > 0:
+            break
+        assert time.monotonic() < deadline, embedding
+        time.sleep(0.1)
+    server.stdin.close()
+    returncode = server.wait(timeout=60)
+    stderr = server.stderr.read().decode() if server.stderr else ""
+    assert returncode == 0, stderr
+    assert "terminate called" not in stderr
+    with sqlite3.connect(tree / ".repomap" / "index.db") as db:
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
 
 def test_a_read_only_mcp_server_embeds_nothing(tree: Path) -> None:

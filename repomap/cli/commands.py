@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -1089,30 +1089,47 @@ def mcp(
         click.echo(f"warning: serving on {host} without authentication", err=True)
     if follow and no_refresh:
         raise click.UsageError("--watch updates the index; it cannot go with --no-refresh")
-    if follow:
-        _follow_in_background(settings)
-    run(build_server(settings, refresh=not no_refresh), transport, host, port)
+    stop_following = _follow_in_background(settings) if follow else None
+    try:
+        run(build_server(settings, refresh=not no_refresh), transport, host, port)
+    finally:
+        if stop_following is not None:
+            stop_following()
 
 
-def _follow_in_background(settings: list[config.Settings]) -> None:
-    """`mcp --watch`: one `repomap watch` loop per root in a daemon thread (it ends with the
-    server); its lines go to stderr, since stdout is the MCP protocol on stdio."""
+def _follow_in_background(settings: list[config.Settings]) -> Callable[[], None]:
+    """`mcp --watch`: one `repomap watch` loop per root in a thread; its lines go to stderr,
+    since stdout is the MCP protocol on stdio. Returns what stops them and waits for them (the
+    index run under way, then each loop's embedder: see serve/mcp_server.run for why)."""
     import threading
 
     from repomap.errors import RepomapError
     from repomap.index.follow import Update, follow
+
+    stop = threading.Event()
 
     def report(update: Update) -> None:
         click.echo(update.line(), err=True)
 
     def loop(each: config.Settings) -> None:
         try:
-            follow(each.root, each.db_path, report, threading.Event())
+            follow(each.root, each.db_path, report, stop)
         except RepomapError as error:  # the server goes on; its own refresh covers the root
             click.echo(f"warning: watching {each.root} stopped ({error})", err=True)
 
-    for each in settings:
-        threading.Thread(target=loop, args=(each,), name="repomap-watch", daemon=True).start()
+    threads = [
+        threading.Thread(target=loop, args=(each,), name="repomap-watch", daemon=True)
+        for each in settings
+    ]
+    for thread in threads:
+        thread.start()
+
+    def stop_and_wait() -> None:
+        stop.set()
+        for thread in threads:
+            thread.join()
+
+    return stop_and_wait
 
 
 # --- the HTTP API (repomap/serve/http_api.py) --------------------------------------------------

@@ -823,10 +823,16 @@ def build_server(
 
 
 def run(
-    server: MCPServer, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8765
+    server: RepomapServer, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8765
 ) -> None:
-    """Serve over stdio (the default) or streamable HTTP at http://HOST:PORT/mcp."""
-    if transport == "stdio":
-        server.run("stdio")
-    else:
-        server.run("streamable-http", host=host, port=port)
+    """Serve over stdio (the default) or streamable HTTP at http://HOST:PORT/mcp; then stop the
+    background embedders before the interpreter ends. A thread left inside onnxruntime when
+    Python tears down aborts the process (SIGABRT, "terminate called without an active
+    exception": a client that closed stdin while vectors were being made)."""
+    try:
+        if transport == "stdio":
+            server.run("stdio")
+        else:
+            server.run("streamable-http", host=host, port=port)
+    finally:
+        server.service.close()
