@@ -195,6 +195,38 @@ def test_a_file_declared_from_several_places_keeps_its_own_path_s_module_if_one_
     assert names(root, "vendor/src/lib.rs") == {"vendored_api"}
 
 
+def test_a_test_crate_that_borrows_a_library_file_leaves_it_the_library_s(make_repo, index) -> None:
+    """ryu's tests/s2d_test.rs compiles `#[path = "../src/s2d.rs"] mod s2d;` into itself: the
+    file stayed `tests::s2d_test::s2d`, so its parser was demoted as test code and search did
+    not find it. A test, bench or example crate borrows a library file; it names only files
+    of its own kind (a shared `tests/common/mod.rs`)."""
+    root = make_repo(
+        {
+            "Cargo.toml": '[package]\nname = "floats"\n',
+            "src/lib.rs": "mod fmt;\n",
+            "src/fmt.rs": "/// Format a number as decimal text.\npub fn format_number() {}\n",
+            "src/parse.rs": (
+                "/// Parse decimal text into a floating point number.\n"
+                "pub fn parse_decimal(text: &str) -> f64 { text.len() as f64 }\n"
+            ),
+            "tests/parse_test.rs": (
+                '#[path = "../src/parse.rs"]\nmod parse;\n'
+                '#[path = "common/helpers.rs"]\nmod helpers;\n'
+                '#[test]\nfn parses() { helpers::check(parse::parse_decimal("1")); }\n'
+            ),
+            "tests/common/helpers.rs": "pub fn check(value: f64) { assert!(value > 0.0); }\n",
+        }
+    )
+    index(root)
+    assert names(root, "src/parse.rs") == {"parse::parse_decimal"}
+    assert names(root, "tests/common/helpers.rs") == {"tests::parse_test::helpers::check"}
+    found = run_cli(
+        "search", "parse decimal text into a floating point number", "--json", "--root", root
+    )
+    first = json.loads(found.stdout)["results"][0]
+    assert (first["path"], first["name"]) == ("src/parse.rs", "parse::parse_decimal")
+
+
 def test_an_edit_of_the_declaring_file_renames_its_unchanged_target(make_repo, index) -> None:
     root = make_repo(FMT)
     index(root)

@@ -54,6 +54,7 @@ from repomap import store
 from repomap.extractors import rust_macros
 from repomap.extractors.rust import module_path
 from repomap.extractors.rust_uses import Reexport, reexports
+from repomap.paths import is_demoted_path
 
 __all__ = [
     "Declaration",
@@ -67,7 +68,7 @@ __all__ = [
 ]
 
 META_KEY = "rust_modules"
-_LAYOUT = 2  # of the meta's value: another one is read again from the files
+_LAYOUT = 3  # of the meta's value: another one is read again from the files
 MAX_ROUNDS = 16  # of modules declared below renamed ones (a chain deeper than this stops)
 MAX_DEPTH = 64  # modules in a path: a cycle of `#[path]`s (rustc refuses one) ends here
 
@@ -434,12 +435,14 @@ def _rounds(
                 continue
             key = (declaring, chosen.get(declaring))
             if key not in targets:  # a file's targets change only with how it is loaded
+                borrowed = _borrows_only(declaring)
                 targets[key] = [
                     (target, loaded, not loaded.through_path and loaded.module == own)
                     for target, loaded in _targets(declaring, declared[declaring], key[1])
                     if target in files and target != declaring
+                    and not (borrowed and not is_demoted_path(target))
                     for own in (_path_module(target),)
-                ]
+                ]  # fmt: skip
             for target, loaded, at_home in targets[key]:
                 if at_home:
                     home.add(target)
@@ -459,6 +462,15 @@ def _rounds(
             break
         chosen = now
     return _Rounds(chosen, otherwise, contested)
+
+
+def _borrows_only(declaring: str) -> bool:
+    """Whether `declaring`'s `#[path]` loads only borrow the files they name: a test, bench or
+    example crate (`tests/s2d_test.rs`'s `#[path = "../src/s2d.rs"] mod s2d;`) compiles the
+    library's file into itself, but the file is the library's code, not a test's. Named so
+    (`tests::s2d_test::s2d::s2d`) it was demoted as a test, and ryu's string-to-float parser was
+    not among a search's first 40 answers."""
+    return is_demoted_path(declaring)
 
 
 def _targets(
