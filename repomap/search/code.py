@@ -1233,6 +1233,7 @@ def _best_hits(db: Store, scored: dict[int, float], limit: int) -> tuple[list[Co
         hits = _hits(db, chosen, top)
         hits.sort(key=lambda hit: (-hit.score, hit.path, hit.start_line))  # score as shown
         hits = _distinct(hits, _section_names(db, hits))
+        hits = _without_lone_member_twins(db, hits)
         rest = len(scored) - len(chosen)
         if len(hits) > limit or not rest:
             return _with_snippets(db, hits[:limit]), len(hits) > limit or rest > 0
@@ -1302,6 +1303,41 @@ def _distinct(hits: list[CodeHit], section_names: dict[int, str]) -> list[CodeHi
             shown.setdefault(hit.path, []).append(hit)
         kept.append(hit)
     return kept
+
+
+# The chunks inside a container's lines, but the container's own (chunk ids are per file).
+_INSIDE_SQL = f"""SELECT count(*) FROM chunks WHERE id >= ? * {ROWS_PER_FILE}
+    AND id < (? + 1) * {ROWS_PER_FILE} AND id != ? AND start_line >= ? AND end_line <= ?"""
+
+
+def _without_lone_member_twins(db: Store, hits: list[CodeHit]) -> list[CodeHit]:
+    """The hits without the lower of a class (struct, impl ...) and its one member chunk: a
+    class whose only method is `__init__` is that method and a header, and the two took two
+    of the first places (7 of a search user's 80 top tens on PyYAML's tokens, libmodbus)."""
+    containers = [hit for hit in hits if hit.kind in chunks.CONTAINER_KINDS]
+    if not containers:
+        return hits
+    dropped: set[int] = set()
+    for container in containers:
+        if container.chunk_id in dropped:
+            continue
+        inside = [
+            hit
+            for hit in hits
+            if hit is not container and hit.chunk_id not in dropped and hit.path == container.path
+            and container.start_line <= hit.start_line and hit.end_line <= container.end_line
+        ]  # fmt: skip
+        if len(inside) != 1:
+            continue
+        file_id = container.chunk_id // ROWS_PER_FILE
+        (members,) = db.conn.execute(
+            _INSIDE_SQL,
+            (file_id, file_id, container.chunk_id, container.start_line, container.end_line),
+        ).fetchone()
+        if members == 1:  # the hits are best first: the later of the two goes
+            later = max(container, inside[0], key=hits.index)
+            dropped.add(later.chunk_id)
+    return [hit for hit in hits if hit.chunk_id not in dropped]
 
 
 def _size(hit: CodeHit) -> int:
