@@ -776,9 +776,10 @@ def _ranked(
             scored[chunk_id] *= ONE_LINE_MACRO_FACTOR if lines == 1 else 1.0
         elif lines <= SHORT_LINES:
             scored[chunk_id] *= SHORT_FACTOR
-    _thin_macro_runs(
-        scored, [i for i, lines in lengths.items() if lines == 1 and traits[i][1] == "macro"]
-    )
+    one_line_macros = [i for i, lines in lengths.items() if lines == 1 and traits[i][1] == "macro"]
+    _thin_runs(scored, one_line_macros, MACROS_PER_FILE, MACRO_RUN_FACTOR)
+    sections = [i for i in scored if traits[i][1] == "section"]
+    _thin_runs(scored, sections, DOC_SECTIONS_PER_FILE, DOC_RUN_FACTOR)
     scored = {chunk_id: score for chunk_id, score in scored.items() if score > 0}
     # Before the prototypes fold into their definitions: a definition with no vector, or out of
     # the pool, took a gated prototype's score and answered gibberish (the review's case).
@@ -1142,17 +1143,27 @@ MACROS_PER_FILE = 2
 MACRO_RUN_FACTOR = 0.5
 
 
-def _thin_macro_runs(scored: dict[int, float], one_line_macros: list[int]) -> None:
-    if len(one_line_macros) <= MACROS_PER_FILE:
+# A docs file's sections past its best DOC_SECTIONS_PER_FILE count DOC_RUN_FACTOR of their
+# score: a man page's NAME, SYNOPSIS, EXAMPLE and SEE ALSO all share its function's words, and
+# libmodbus's pages took 46 of a search user's 200 top-ten places, the code below them. On
+# 1,650 questions in process (the benchmark's and earlier users'), 1 and 0.5 moved 15 answers
+# up and none down (2 and 0.5: 7 up; 3: 1 up).
+DOC_SECTIONS_PER_FILE = 1
+DOC_RUN_FACTOR = 0.5
+
+
+def _thin_runs(scored: dict[int, float], chunk_ids: list[int], keep: int, factor: float) -> None:
+    """Of each file's `chunk_ids`, those past its best `keep` scored times `factor`."""
+    if len(chunk_ids) <= keep:
         return
-    by_file: dict[int, list[int]] = {}
-    for chunk_id in one_line_macros:
-        by_file.setdefault(chunk_id // ROWS_PER_FILE, []).append(chunk_id)
+    by_file: dict[tuple[bool, int], list[int]] = {}
+    for chunk_id in chunk_ids:  # a docs chunk's id is -(its file's id x ROWS_PER_FILE + ordinal)
+        by_file.setdefault((chunk_id < 0, abs(chunk_id) // ROWS_PER_FILE), []).append(chunk_id)
     for ids in by_file.values():
-        if len(ids) > MACROS_PER_FILE:
+        if len(ids) > keep:
             ids.sort(key=lambda chunk_id: (-scored[chunk_id], chunk_id))
-            for chunk_id in ids[MACROS_PER_FILE:]:
-                scored[chunk_id] *= MACRO_RUN_FACTOR
+            for chunk_id in ids[keep:]:
+                scored[chunk_id] *= factor
 
 
 def _line_counts(db: Store, chunk_ids: list[int]) -> dict[int, int]:
