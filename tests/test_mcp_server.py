@@ -370,13 +370,22 @@ def test_gateway_tools_outline_read_list_and_find(repo: Path) -> None:
 
 def test_index_status_and_help(repo: Path) -> None:
     (repo / "pkg" / "blob.py").write_bytes(b"\0\0binary")  # skipped: named, not only counted
+    (repo / "pkg" / "latin.py").write_bytes(b"NAME = 'caf\xe9'\n")  # and why (not UTF-8)
     # never read as content, so never "unindexed" (an agent saw them listed as left out)
     (repo / ".gitignore").write_text("*.log\n")
     (repo / "CMakeLists.txt").write_text("project(x)\n")
     server = build_server(_settings(repo))
     status = ok(server, "index_status")["roots"][0]
     assert (status["files"], status["docs"], status["symbols"]) == (3, 3, 5)
-    assert status["unindexed_files"] == 1 and status["unindexed_paths"] == ["pkg/blob.py"]
+    assert status["unindexed_files"] == 2
+    assert status["unindexed_paths"] == ["pkg/blob.py", "pkg/latin.py"]
+    assert status["unindexed_reasons"] == {
+        "pkg/blob.py": "binary (NUL bytes)",
+        "pkg/latin.py": "not UTF-8 (invalid byte at offset 11)",
+    }
+    # and an outline of it says why, not "run `repomap index` to add it" (which skips it again)
+    skipped = error(server, "outline", {"path": "pkg/latin.py"})
+    assert "skips it (not UTF-8" in skipped and "to add it" not in skipped
     assert status["schema_version"] == status["current_schema_version"] == store.SCHEMA_VERSION
     assert status["stale_count"] == 0 and status["indexed_at"]
     assert status["refresh"]["enabled"] is True

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 
 from repomap import paths, textfile
+from repomap.config import DEFAULT_MAX_FILE_SIZE
 from repomap.errors import BadArgument, OutsideRoot, PathNotFound, StaleIndex
 from repomap.index.secrets import is_secret_file
 from repomap.limits import check_limit
@@ -646,12 +647,30 @@ def _outline_scope(
             f"no file or folder matches {path} (a file, a folder, a path tail or a glob); "
             "`repomap files NAME` finds files by name"
         )
+    if inside is not None and (skipped := skipped_because(inside.path)):
+        raise StaleIndex(
+            f"{path} is not in the index: `repomap index` skips it ({skipped}); "
+            f"`repomap open {path}` shows it"
+        )
     raise StaleIndex(
         f"{path} is not in the index: outline covers Markdown (.md), text (.txt, .rst), Python, "
         "Rust, C and C++ files, and one data file (.json, .jsonl, .toml, .yaml, .csv, .tsv) "
         "by its path; if it is one, run `repomap index` to add it, "
         f"otherwise `repomap open {path}` shows it"
     )
+
+
+def skipped_because(path: Path) -> str | None:
+    """Why the indexer leaves out this file, by its bytes (binary, not UTF-8, larger than the
+    default limit), or None: an outline of a Latin-1 .py said "run `repomap index` to add it",
+    which skipped it again (an MCP agent user's report)."""
+    try:
+        if path.stat().st_size > DEFAULT_MAX_FILE_SIZE:
+            return f"larger than the limit ({DEFAULT_MAX_FILE_SIZE} bytes)"
+        raw = path.read_bytes()
+    except OSError as error:
+        return f"unreadable ({error.strerror or error})"
+    return textfile.decode(raw)[1]
 
 
 def _symbol_entries(rows: list[_SymbolRow], max_depth: int | None) -> list[OutlineEntry]:

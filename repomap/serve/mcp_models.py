@@ -349,6 +349,11 @@ class RootStatus(BaseModel):
     unindexed_paths: list[str] = Field(
         default_factory=list, description="The first 20 of those files (by path)."
     )
+    unindexed_reasons: dict[str, str] = Field(
+        default_factory=dict,
+        description="Of those, the ones `repomap index` skips, and why (`not UTF-8 ...`); the "
+        "others were added since it ran.",
+    )
     refresh: dict[str, Any] = Field(default_factory=dict)
     error: OptionalStr = None
 

@@ -1112,9 +1112,13 @@ class Service:
             return status
         stale = [self.roots.out(root, p) for p in facts.pop("stale")]
         # named, not only counted: a 3 MB file left out made searches answer nothing, unsaid
-        facts["unindexed_paths"] = [self.roots.out(root, p) for p in facts.pop("unindexed")][
-            :MAX_LISTED
-        ]
+        listed = facts.pop("unindexed")[:MAX_LISTED]
+        facts["unindexed_paths"] = [self.roots.out(root, p) for p in listed]
+        facts["unindexed_reasons"] = {
+            self.roots.out(root, p): why
+            for p in listed
+            if (why := gateway.skipped_because(root.path / p))
+        }
         return status.model_copy(
             update={**facts, "stale_files": stale[:MAX_LISTED], "stale_count": len(stale)}
         )
