@@ -1551,13 +1551,19 @@ def test_a_read_only_mcp_server_embeds_nothing(tree: Path) -> None:
 def test_restructured_text_headings_name_the_pieces_of_a_text_file() -> None:
     text = "Intro.\n\n=====\nGuide\n=====\n\nAbout it.\n\nInstall\n=======\n\nRun pip.\n\n"
     text += "From source\n-----------\n\nClone it.\n"
+    from repomap.index.markdown import rst_sections
+
     lines = text.split("\n")
-    chunks = doc_chunks("docs/guide.txt", [(0, "", 0, 1, len(lines), text)])
+    sections = [
+        (0, s.name, s.level, s.start_line, s.end_line, s.content)
+        for s in rst_sections(text).sections
+    ]  # as the docs index reads a .txt (index/docs.py)
+    chunks = doc_chunks("docs/guide.txt", sections)
     assert [(c.name, c.start_line, c.end_line) for c in chunks] == [
-        ("docs/guide.txt", 1, 2),
-        ("Guide", 3, 8),
-        ("Guide > Install", 9, 13),
-        ("Guide > Install > From source", 14, len(lines)),
+        ("docs/guide.txt", 1, 1),  # the docs index's extents: trailing blank lines left out
+        ("Guide", 3, 7),
+        ("Guide > Install", 9, 12),
+        ("Guide > Install > From source", 14, len(lines) - 1),
     ]
     assert "pip" in chunks[2].body.split()
 

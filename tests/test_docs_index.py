@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from contextlib import closing
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 from docs_fixture import REPO
 
 from repomap import store
@@ -70,6 +72,38 @@ def test_sections_cover_preambles_and_whole_text_files_and_nothing_else(repo):
         ("docs/guide.md", "markdown"),
         ("docs/notes.txt", "text"),
     ]
+
+
+def test_a_text_file_s_rest_titles_are_its_sections_in_every_tool(make_repo, index):
+    # search's chunks were cut at a .txt's reST titles while outline, `show --section` and
+    # the docs search saw one untitled section: a hit named "Notes > Multiplication" could
+    # not be opened by that name (an MCP agent user's report, mpdecimal's bignum.txt).
+    root = make_repo(
+        {
+            "notes.txt": (
+                "Bignum notes\n============\n\nHow numbers are multiplied.\n\n\n"
+                "Multiplication in pseudo-code:\n~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~\n\n"
+                "  result = convolute(u, v)  # a number theoretic transform\n\n\n"
+                "Optimized transform functions:\n------------------------------\n\n"
+                "There are three different transform functions.\n"
+            ),
+            "plain.txt": "no titles here\n-- just a signature line\n",
+        }
+    )
+    index(root)
+    rows = _rows(root, "SELECT file, section, start_line, end_line FROM sections ORDER BY rowid")
+    assert rows == [
+        ("notes.txt", "Bignum notes", 1, 16),
+        ("notes.txt", "Multiplication in pseudo-code:", 7, 16),
+        ("notes.txt", "Optimized transform functions:", 13, 16),
+        ("plain.txt", "", 1, 2),
+    ]
+    shown = run_cli("show", "--section", "Multiplication in pseudo-code:", "--root", root)
+    assert shown.returncode == 0 and "convolute(u, v)" in shown.stdout, shown.stderr
+    found = run_cli("search", "number theoretic transform", "--json", "--root", root)
+    first = json.loads(found.stdout)["results"][0]
+    assert first["name"] == "Bignum notes > Multiplication in pseudo-code:"
+    assert (first["start_line"], first["end_line"]) == (7, 10)
 
 
 def test_a_heading_inside_a_code_fence_is_neither_heading_nor_section(repo):

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from repomap.index.markdown import parse, plain_text_sections, rst_sections
+from repomap.index.markdown import parse, rst_sections
 from repomap.textfile import split_lines
 
 
@@ -149,12 +149,12 @@ def test_a_blank_preamble_is_not_a_section() -> None:
     assert [(s.name, s.start_line, s.end_line) for s in document.sections] == [("Title", 3, 3)]
 
 
-def test_plain_text_is_one_unnamed_section() -> None:
-    document = plain_text_sections("line one\n# not a heading in .txt\n\n")
+def test_plain_text_without_titles_is_one_unnamed_section() -> None:
+    document = rst_sections("line one\n# not a heading in .txt\n\n")
     assert [(s.name, s.start_line, s.end_line, s.content) for s in document.sections] == [
         ("", 1, 2, "line one\n# not a heading in .txt")
     ]
-    assert plain_text_sections("\n \n").sections == []
+    assert rst_sections("\n \n").sections == []
 
 
 def test_lines_split_on_newlines_only() -> None:

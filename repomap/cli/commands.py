@@ -441,7 +441,7 @@ def show(
     root: Path | None,
     db_path: Path | None,
 ) -> int:
-    """Show a symbol's source (NAME) or a Markdown or .rst section (--section HEADING)."""
+    """Show a symbol's source (NAME) or a Markdown, .rst or .txt section (--section HEADING)."""
     if heading is None and name is None:
         raise click.UsageError("give a symbol NAME or --section HEADING")
     if heading is not None and name is not None:
@@ -564,7 +564,7 @@ def search_docs(
     root: Path | None,
     db_path: Path | None,
 ) -> int:
-    """Search Markdown and .rst sections and .txt files (bare words ANDed, porter stemming), best first."""
+    """Search Markdown, .rst and .txt sections (bare words ANDed, porter stemming), best first."""
     from repomap.search.docs import search_docs as run_search
     from repomap.store import reading
 

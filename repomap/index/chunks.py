@@ -81,7 +81,9 @@ from repomap.textfile import line_count
 #    `_vendored/` folders at any depth are vendored code (demoted)
 # 38: a module comment's licence lines (an SPDX line alone too) are out of the module chunk's
 #    body words, as they are out of its head
-CHUNKS_VERSION = "38"
+# 39: a `.txt` file's sections are the docs index's (reST titles), which outline, get_section
+#    and search_docs name too; the chunker no longer finds titles of its own
+CHUNKS_VERSION = "39"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
 # header, docstring and member signatures, not the members' bodies: those are chunks too.
@@ -947,7 +949,6 @@ def doc_chunks(
     """Chunks of a Markdown or text file: a section each (named by its heading path), a long
     one cut at paragraph ends, never inside a code fence or a table, the last paragraph of a
     piece repeated at the start of the next so an answer that spans the cut is found whole.
-    A text file's reStructuredText headings (a line underlined with = - ~ ^ ...) divide it too.
     """
     chunks: list[ChunkRow] = []
     trail: list[tuple[int, str]] = []  # (level, heading) of the enclosing headings
@@ -963,60 +964,19 @@ def doc_chunks(
             lines = lines[: max(own_end - first + 1, 0)]
             while lines and not lines[-1].strip():
                 lines.pop()
-        parts = [(0, len(lines), trail)]
-        if not level:
-            parts = _rst_parts(lines, trail) or parts
-        for part_start, part_end, names in parts:
-            name = " > ".join(text for _, text in names) or path
-            title = names[-1][1] if names else heading
-            part = lines[part_start:part_end]
-            for piece_start, piece_end in _pieces(part):
-                text = "\n".join(part[piece_start:piece_end])
-                if not text.strip() and not level:
-                    continue
-                head = f"{title}\n{text[:400]}" if title else text[:400]
-                at = part_start + piece_start
-                start = start_line if at == 0 and level else first + at
-                chunks.append(
-                    make_chunk("section", name, start, first + part_start + piece_end - 1,
-                               path, head, words_of(text, BODY_WORDS))
-                )  # fmt: skip
+        name = " > ".join(text for _, text in trail) or path
+        title = trail[-1][1] if trail else heading
+        for piece_start, piece_end in _pieces(lines):
+            text = "\n".join(lines[piece_start:piece_end])
+            if not text.strip() and not level:
+                continue
+            head = f"{title}\n{text[:400]}" if title else text[:400]
+            start = start_line if piece_start == 0 and level else first + piece_start
+            chunks.append(
+                make_chunk("section", name, start, first + piece_end - 1,
+                           path, head, words_of(text, BODY_WORDS))
+            )  # fmt: skip
     return chunks
-
-
-_UNDERLINE = re.compile(r"^([=\-~^*+#\"'`:.])\1{2,}\s*$")
-
-
-def _rst_parts(
-    lines: list[str], trail: list[tuple[int, str]]
-) -> list[tuple[int, int, list[tuple[int, str]]]]:
-    """[start, end) ranges of `lines` between reStructuredText headings, each with its heading
-    path; [] when there are none. A heading is a line of text underlined (and maybe overlined)
-    by one repeated punctuation character at least as long; levels in order of first use."""
-    styles: list[tuple[str, bool]] = []
-    found: list[tuple[int, int, str]] = []  # (first line of the heading block, level, text)
-    for number in range(len(lines) - 1):
-        text, under = lines[number].strip(), lines[number + 1]
-        match = _UNDERLINE.match(under)
-        if not text or not match or len(under.rstrip()) < len(text) or _UNDERLINE.match(text):
-            continue
-        over = number > 0 and lines[number - 1].strip() == under.strip()
-        style = (match.group(1), over)
-        if style not in styles:
-            styles.append(style)
-        found.append((number - 1 if over else number, styles.index(style) + 1, text))
-    if not found:
-        return []
-    parts = []
-    current = list(trail)
-    base = max((lvl for lvl, _ in trail), default=0)
-    if found[0][0] > 0:
-        parts.append((0, found[0][0], list(current)))
-    for index, (at, level, text) in enumerate(found):
-        current = [(lvl, t) for lvl, t in current if lvl < base + level] + [(base + level, text)]
-        end = found[index + 1][0] if index + 1 < len(found) else len(lines)
-        parts.append((at, end, list(current)))
-    return parts
 
 
 def _pieces(lines: list[str]) -> list[tuple[int, int]]:

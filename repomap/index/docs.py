@@ -57,12 +57,9 @@ def doc_rows(
     text = markers.blanked(source, markers.ignored_lines(source)).decode("utf-8")
     from repomap.index import markdown  # its patterns compile on import: only when a doc changed
 
-    if fmt == "markdown":
-        document = markdown.parse(text)
-    elif rel_path.lower().endswith(".rst"):
-        document = markdown.rst_sections(text)
-    else:
-        document = markdown.plain_text_sections(text)
+    # A .txt by reST's titles too: search_code's chunks were cut at them while outline,
+    # get_section and search_docs saw one untitled section (an MCP agent user's report).
+    document = markdown.parse(text) if fmt == "markdown" else markdown.rst_sections(text)
     clean = secrets.redact if redact else str  # as for code text: keys and PEM blocks go
     sections = []
     ordinal = 0

@@ -15,8 +15,9 @@ A CommonMark subset that is enough to find sections reliably:
 the next heading of the same or a higher level (so a `#` section contains its `##` sections);
 its line range leaves out trailing blank lines. Text before the first heading (front matter
 included) is the preamble: a section with an empty name and level 0, present when it holds any
-non-blank line. `.txt` files are one such section (`plain_text_sections`); reStructuredText
-(`.rst`) is split by its own section titles (`rst_sections`).
+non-blank line. reStructuredText (`.rst`) and `.txt` files are split by reStructuredText's
+section titles (`rst_sections`): a `.txt` is often reST (Django's docs, mpdecimal's notes), and
+one without titles is one such section.
 """
 
 from __future__ import annotations
@@ -174,15 +175,6 @@ def rst_sections(text: str) -> Document:
             continue
         index += 1
     return _sections(lines, headings)
-
-
-def plain_text_sections(text: str) -> Document:
-    """A `.txt` file: one section with an empty name, unless it is blank."""
-    lines = split_lines(text)
-    end = _trim_end(lines, 1, len(lines))
-    blank = not any(line.strip() for line in lines)
-    sections = [] if blank else [Section("", 0, 1, end, "\n".join(lines[:end]))]
-    return Document([], sections, len(lines))
 
 
 def _front_matter_end(lines: list[str]) -> int:
