@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from repomap.index import pagerank as rank
 
 RANK_FORMAT = (
-    "22"  # bump when rank.py weighs or stores differently: the next `repomap index` re-ranks
+    "23"  # bump when rank.py weighs or stores differently: the next `repomap index` re-ranks
 )
 # 6: rank_arrays blobs are zlib-compressed, int64 arrays stored as int32 when they fit
 # 7: definitions cached per file (defs_* rows) beside the uses
@@ -56,6 +56,9 @@ RANK_FORMAT = (
 #    ones in other files demoted with a fifth of a share (they ranked in the definitions' place);
 #    map_demoted in two steps: #defines and declarations (1) before tests and vendored code (2)
 # 22: and `external/` at any depth, `contrib/` and `sandbox/` at the top of the tree
+# 23: test code is what search demotes, read from the chunks' is_test (TEST_CODE below): also
+#    generated files and, in a file of the project's own code, Rust's `mod tests` and `#[test]`
+#    functions (defs_test, per definition)
 NOT_RANKED_KINDS = (
     "impl",
     "namespace",
@@ -91,9 +94,49 @@ class NoRanking(RepomapError):
 # definitions do: their definition is not known. Python's `@overload` stubs (declarations too)
 # are not C or C++: they keep their rows, whose typed signatures the implementation lacks.
 DECLARATION_SHARE = 0.2
+
+# TEST_CODE. The map puts tests, examples, vendored and generated code after the project's own
+# (map_demoted 2) and weighs their definitions like tests (rank.TEST_SHARE): the code search
+# demotes, as index/chunks.py decides it for each chunk (is_test), read here, not decided a
+# second way. A path rule alone (paths.is_demoted_path) put textwrap's `mod tests` helpers and
+# `#[test]` functions before `fill` and `wrap`, and libconfig's flex-generated scanner first.
+# A definition is test code when a test chunk's lines hold its first line, or every definition
+# of its file is when the file's module chunk is one (a tool wrote it) or all its chunks are.
+# Chunk ids are the file's id * ROWS_PER_FILE + ordinal: a range per file.
+FILE_CHUNKS_SQL = f"""SELECT j.value, c.kind, c.start_line, c.end_line, c.is_test
+FROM json_each(:files) j JOIN chunks c
+  ON c.id >= j.value * {store.ROWS_PER_FILE} AND c.id < (j.value + 1) * {store.ROWS_PER_FILE}"""
+# Where a file's test code is: True, all of it; else the lines of its test chunks.
+TestLines = bool | list[tuple[int, int]]
+
+
+def test_lines(chunks: Iterable[tuple[str, int, int, bool]]) -> TestLines | None:
+    """Where a file's chunks (kind, start line, end line, is_test) say its test code is (see
+    TEST_CODE), None when they say it has none."""
+    spans: list[tuple[int, int]] = []
+    every = True
+    for kind, start, end, is_test in chunks:
+        if not is_test:
+            every = False
+        elif kind == "module":
+            return True
+        else:
+            spans.append((start, end))
+    if not spans:
+        return None
+    return True if every else spans
+
+
+def in_test_lines(lines: TestLines | None, line: int) -> bool:
+    """Whether a definition starting at `line` is test code, by its file's test_lines()."""
+    if isinstance(lines, list):
+        return any(start <= line <= end for start, end in lines)
+    return lines is True
+
+
 # Every definition the graph can reach.
-CANDIDATES_SQL = f"""SELECT s.id, s.file_id, s.name, s.kind, s.doc IS NOT NULL, s.parent_id IS NULL
-FROM symbols s WHERE s.kind NOT IN ({", ".join(f"'{k}'" for k in NOT_RANKED_KINDS)})"""
+CANDIDATES_SQL = f"""SELECT s.id, s.file_id, s.name, s.kind, s.doc IS NOT NULL, s.parent_id IS NULL,
+    s.start_line FROM symbols s WHERE s.kind NOT IN ({", ".join(f"'{k}'" for k in NOT_RANKED_KINDS)})"""
 FILE_CANDIDATES_SQL = CANDIDATES_SQL + " AND s.file_id IN ({ids})"
 # Declarations whose own file defines the same name and qualified name (any language: the
 # ranking leaves out C and C++ ones), among the files of `{files}`. The declarations are few
@@ -122,6 +165,7 @@ DEFS_CACHE = (
     "defs_prior",
     "defs_macro",
     "defs_forward",
+    "defs_test",
     "defs_names",
     "defs_shape",
     "defs_keys",
@@ -160,6 +204,11 @@ class Written:
         # flags: past int8's 127 codes with the ~20 kinds)
         self.defs: dict[int, tuple[array, array, array]] = {}  # symbol ids, names, kinds
         self.uses: dict[int, tuple[array, array]] = {}  # names, counts
+        # file id -> its test code (TEST_CODE): True, all of it; else an int8 flag per ranked
+        # row. Only the files that have some (most have none).
+        self.tests: dict[int, bool | array] = {}
+        # The last file's symbol rows, until its chunks come (chunks_written, right after)
+        self._rows: tuple[int, Sequence[tuple]] | None = None
         self._numbered: list[str] = []  # the names in number order, once the writes are done
         self._sorted: np.ndarray | None = None  # the numbers in their names' order
         self._positions: np.ndarray | None = None  # each number's place in that order
@@ -184,6 +233,23 @@ class Written:
         else:
             self.keys.pop(file_id, None)
         self.defs[file_id] = (ids, numbers, codes)
+        self.tests.pop(file_id, None)
+        self._rows = (file_id, rows)
+
+    def chunks_written(self, file_id: int, chunks: Sequence[tuple]) -> None:
+        """A file's chunk rows (index/chunks.py ChunkRow), written right after its symbols:
+        which of its ranked definitions are test code (TEST_CODE)."""
+        held, self._rows = self._rows, None
+        lines = test_lines((chunk[0], chunk[2], chunk[3], chunk[4]) for chunk in chunks)
+        if lines is None or lines is True:
+            if lines:
+                self.tests[file_id] = True
+            return
+        assert held is not None and held[0] == file_id  # the writer's order: symbols, chunks
+        self.tests[file_id] = array(
+            "b",
+            (in_test_lines(lines, row[5]) for row in held[1] if row[4] not in NOT_RANKED_KINDS),
+        )
 
     def references_written(self, file_id: int, references: Iterable[tuple]) -> None:
         """A file's references (name, line, ...): how many lines use each name, as refs (one
@@ -200,6 +266,7 @@ class Written:
         self.keys.pop(file_id, None)
         self.defs.pop(file_id, None)
         self.uses.pop(file_id, None)
+        self.tests.pop(file_id, None)
 
     def numbered_names(self) -> list[str]:
         """Every name at its number. Called by the ranking, once the run's writes are done:
@@ -211,7 +278,7 @@ class Written:
 
     def forget(self) -> None:
         """Let go of every row: the ranking has taken them (on the kernel, ~0.4 GB)."""
-        self.keys, self.defs, self.uses = {}, {}, {}
+        self.keys, self.defs, self.uses, self.tests, self._rows = {}, {}, {}, {}, None
         self.names, self._numbered, self._sorted, self._positions = {}, [], None, None
         self._objects = None
 
@@ -355,7 +422,6 @@ def compute_ranks(
     ).fetchall()
     file_ids = np.array([file_id for file_id, _, _ in files], dtype=np.int64)
     test_file = np.array([paths.is_demoted_path(path) for _, path, _ in files], dtype=bool)
-    share = np.where(test_file, rank.TEST_SHARE, 1.0)
     stored = _stored_digests(db) if not force else {}
     # Only rows still there count as stored (an older repomap may have dropped one).
     present = {name for (name,) in db.conn.execute("SELECT name FROM rank_arrays")}
@@ -387,6 +453,8 @@ def compute_ranks(
             )
         names = _NameSubset(defs["defs_names"], alive)  # no list of its own
         file_indices = np.searchsorted(file_ids, defs["defs_file"][ranked])
+        # Tests, examples, vendored and generated code, by path or by their chunks (TEST_CODE)
+        test_code = test_file[file_indices] | defs["defs_test"][ranked].astype(bool)
         name_indices = name_indices.reshape(-1)
         cache, use_positions = _file_uses(db, files, written)
         if written is not None:
@@ -406,9 +474,7 @@ def compute_ranks(
         # examples, vendored code and stubs, whose file ranks (googletest's gtest.h: the hub of
         # every test file) would otherwise put them before the project's own macros and API.
         defines = defs["defs_macro"][ranked].astype(bool) & c_family[file_indices]
-        demoted = np.where(
-            test_file[file_indices], np.int8(2), (defines | declared).astype(np.int8)
-        )
+        demoted = np.where(test_code, np.int8(2), (defines | declared).astype(np.int8))
         del defines
         # Canonical order, whatever the cache's history: the same index gives bit-identical
         # ranks. _file_uses sorts by file and name, and the translation keeps that order: the
@@ -445,9 +511,9 @@ def compute_ranks(
             file_indices,
             name_indices,
             prior_column[ranked],
-            share[file_indices] * np.where(declared, DECLARATION_SHARE, 1.0),
+            np.where(test_code, rank.TEST_SHARE, 1.0) * np.where(declared, DECLARATION_SHARE, 1.0),
         )
-        del symbol_column, prior_column, ranked, file_indices, name_indices
+        del symbol_column, prior_column, ranked, file_indices, name_indices, test_code
         graph = rank.unranked(file_ids, shapes, definitions, uses)
         del uses
         flow = rank.flow_digest(graph)
@@ -877,6 +943,7 @@ def _file_definitions(
         db, set(keys), valid, in_memory, CANDIDATES_SQL, FILE_CANDIDATES_SQL
     )
     forward = _forward(db, set(keys) - valid - in_memory, not valid and not in_memory)
+    tests = _test_lines(db, set(keys) - valid - in_memory)
     interned = _Interned(cache["defs_names"] if valid else [])
     priors: dict[tuple, float] = {}  # a handful of (kind, documented, top level): each once
     columns = _Columns(
@@ -886,9 +953,12 @@ def _file_definitions(
         defs_prior=np.float64,
         defs_macro=np.int8,
         defs_forward=np.int8,
+        defs_test=np.int8,
     )
     for rows in fresh:
-        symbol_ids, file_ids, row_names, kinds, documented, top_level = zip(*rows, strict=True)
+        symbol_ids, file_ids, row_names, kinds, documented, top_level, starts = zip(
+            *rows, strict=True
+        )
         kinds_of_rows = list(zip(kinds, documented, top_level, strict=True))
         for kind, documented, top_level in set(kinds_of_rows).difference(priors):
             priors[kind, documented, top_level] = rank.kind_prior(
@@ -901,6 +971,12 @@ def _file_definitions(
             defs_prior=[priors[key] for key in kinds_of_rows],
             defs_macro=[kind == "macro" for kind in kinds],
             defs_forward=[i in forward for i in symbol_ids] if forward else [0] * len(rows),
+            defs_test=[
+                in_test_lines(tests.get(file_id), line)
+                for file_id, line in zip(file_ids, starts, strict=True)
+            ]
+            if tests
+            else [0] * len(rows),
         )
     # Every name from this run's writes (a cold run): numbered by the hand-over's sorted
     # numbering (Written.name_positions), not interned here as strings.
@@ -923,6 +999,7 @@ def _file_definitions(
             )[codes],
             defs_macro=np.array([kind == "macro" for kind, *_ in kind_keys] or [False])[codes],
             defs_forward=np.array([key[3] for key in kind_keys] or [False])[codes],
+            defs_test=_written_tests(written.tests, ordered, [len(ids) for ids, _, _ in parts]),
         )
         del parts, numbers, codes, name_column  # the columns hold them now
     defs = _cached_and_fresh(cache, "defs_file", valid, columns.arrays())
@@ -952,6 +1029,39 @@ def _file_definitions(
         "defs_shape": shapes,
         "defs_keys": list(keys.values()),
     }, positions
+
+
+def _test_lines(db: Store, files: set[int]) -> dict[int, TestLines]:
+    """The test code (TEST_CODE) of those of `files` that have some, by their chunk rows."""
+    import json
+
+    if not files:
+        return {}
+    by_file: dict[int, list[tuple[str, int, int, bool]]] = {}
+    for file_id, *chunk in db.conn.execute(FILE_CHUNKS_SQL, {"files": json.dumps(sorted(files))}):
+        kind, start, end, is_test = chunk
+        by_file.setdefault(file_id, []).append((kind, start, end, bool(is_test)))
+    found = {file_id: test_lines(chunks) for file_id, chunks in by_file.items()}
+    return {file_id: lines for file_id, lines in found.items() if lines is not None}
+
+
+def _written_tests(tests: dict[int, bool | array], files: list[int], counts: list[int]) -> Any:
+    """One int8 flag per definition of `files` (ascending, `counts` definitions each, in that
+    order): whether Written.tests says it is test code."""
+    import numpy as np
+
+    flags = np.zeros(sum(counts), dtype=np.int8)
+    if not tests or not files:
+        return flags
+    ordered = np.array(files, dtype=np.int64)
+    ends = np.cumsum(counts)
+    for file_id, found in tests.items():
+        at = int(np.searchsorted(ordered, file_id))
+        if at == len(ordered) or ordered[at] != file_id:
+            continue  # a file whose rows the ranking reads from the index
+        start, end = int(ends[at]) - counts[at], int(ends[at])
+        flags[start:end] = np.frombuffer(found, dtype=np.int8) if isinstance(found, array) else 1
+    return flags
 
 
 def _forward(db: Store, files: set[int], every_file: bool) -> set[int]:

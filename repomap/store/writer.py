@@ -327,6 +327,7 @@ class Observer(Protocol):
 
     def symbols_written(self, file_id: int, rows: Sequence[tuple]) -> None: ...
     def references_written(self, file_id: int, references: Iterable[tuple]) -> None: ...
+    def chunks_written(self, file_id: int, chunks: Sequence[ChunkFields]) -> None: ...
     def file_deleted(self, file_id: int) -> None: ...
 
 
@@ -672,6 +673,8 @@ class Writer:
             ),
         )
         chunk_texts.write(self.db, ids, [(*chunk[5:9], chunk[1]) for chunk in kept])
+        if self.observer is not None:
+            self.observer.chunks_written(file_id, kept)
         self._unindexed.add(file_id)
         return file_id
 
