@@ -426,6 +426,25 @@ def test_a_rust_module_compiled_only_for_tests_is_demoted_whatever_its_name() ->
     assert tested["memmem::find"] is False and tested["memmem::simple::find_simple"] is False
 
 
+def test_a_rust_test_or_bench_function_is_demoted_outside_any_test_module() -> None:
+    # A `#[test]` function is compiled only for tests wherever it is written; the map read this
+    # flag, and an integration-style `#[test]` beside the code ranked with the code.
+    rust = (
+        b"pub fn wrap(text: &str) -> Vec<&str> {\n    vec![text]\n}\n\n"
+        b'#[test]\nfn wraps_one_line() {\n    assert_eq!(wrap("a"), vec!["a"]);\n}\n\n'
+        b"#[tokio::test]\n#[ignore]\nasync fn wraps_later() {}\n\n"
+        b"#[bench]\nfn bench_wrap(b: &mut Bencher) {}\n\n"
+        b"#[test_case(1)]\nfn case_helper(n: u32) {}\n\n"
+        b"#[inline]\npub fn testable() {}\n"
+    )
+    chunks = chunks_of("rust", "src/wrap.rs", rust)
+    tested = {name: chunk.is_test for name, chunk in chunks.items()}
+    assert tested["wrap::wraps_one_line"] and tested["wrap::wraps_later"]
+    assert tested["wrap::bench_wrap"]
+    assert not tested["wrap::wrap"] and not tested["wrap::testable"]
+    assert not tested["wrap::case_helper"]
+
+
 PALETTE_RS = b"""/// Available colour palettes.
 pub enum Palette {
     /// The solarized scheme, popular with terminal users.

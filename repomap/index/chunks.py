@@ -83,7 +83,10 @@ from repomap.textfile import line_count
 #    body words, as they are out of its head
 # 39: a `.txt` file's sections are the docs index's (reST titles), which outline, get_section
 #    and search_docs name too; the chunker no longer finds titles of its own
-CHUNKS_VERSION = "39"
+# 40: a Rust function marked `#[test]` or `#[bench]` (`#[tokio::test]`) is a test wherever it is
+#    (the map's order reads is_test too: a change of which chunks are tests needs a new
+#    index/ranking.py RANK_FORMAT as well, or a stored ranking keeps the old order)
+CHUNKS_VERSION = "40"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
 # header, docstring and member signatures, not the members' bodies: those are chunks too.
@@ -623,13 +626,14 @@ def code_chunks(
         if d.start_line in leading.below:  # and the comment below a declaration that is its own
             _cover(covered, d._replace(end_line=leading.below[d.start_line]), len(lines))
         name = d.qualified_name
+        test_function = language == "rust" and any(map(_RUST_TEST_ATTRIBUTE.match, decorations))
         chunks.append(
             ChunkRow(
                 d.kind,
                 name,
                 d.start_line,
                 d.end_line,
-                demoted or _in_test_module(name, test_modules),
+                demoted or test_function or _in_test_module(name, test_modules),
                 title_of(name, compounds=c_names),
                 place,
                 head[:HEAD_CHARS],
@@ -711,6 +715,10 @@ def _in_test_module(qualified_name: str, test_modules: frozenset[str] = frozense
         for part in qualified_name.split("::")[:-1]
     )
 
+
+# A Rust test or benchmark function's attribute: `#[test]`, `#[bench]`, `#[tokio::test]`
+# (not `#[test_case(..)]`'s argument lists, which come with `#[test]`'s own line or not at all).
+_RUST_TEST_ATTRIBUTE = re.compile(r"\s*#\[(?:\w+::)*(?:test|bench)\b(?!_)")
 
 # A Rust module compiled only for tests under another name: memchr's `#[cfg(test)] mod
 # testsimples {` helpers ranked first for "find first occurrence of a substring".
