@@ -251,6 +251,11 @@ TEST_FOLDERS = frozenset(
         "demos",
     }
 )
+# A C test harness a project carries in a folder of its own name: libconfig's `tinytest/` (its
+# tests' hub: the 4th and 5th files of its map, above `lib/libconfig.c`). Only the harnesses'
+# own names: `unity/` or `check/` are as often a project's modules, and googletest's own tree is
+# `googletest/` and `googlemock/` (a bundled copy is under third_party/ or external/ anyway).
+TEST_HARNESS_FOLDERS = frozenset({"tinytest", "minunit", "munit", "acutest", "cutest", "cmocka"})
 # Code in a project's documentation is a tutorial's (libuv's `docs/code/signal/main.c` took four
 # of "signal handler"'s first eight places); the documentation itself is no test.
 DOC_FOLDERS = frozenset({"doc", "docs"})
@@ -302,7 +307,7 @@ def is_demoted_path(path: str) -> bool:
     `foo_tests.rs`, `png_read_fuzzer.cc`, `x_unittest.cc`, `x_benchmark.cc`,
     `typing-examples/`, `test.rs`
     (rayon's test modules), `conftest.py`, `third_party/`,
-    `fmt/bundled/`, `external/`, `_vendor/`, `vendor/`, `deps/`, `contrib/`, `sandbox/` at the
+    `fmt/bundled/`, `external/`, a bundled test harness (`tinytest/`), `_vendor/`, `vendor/`, `deps/`, `contrib/`, `sandbox/` at the
     top of the tree, and `.pyi` files
     (a stub repeats the signatures and docstrings of the code that does the work)."""
     parts = path.lower().split("/")
@@ -312,6 +317,7 @@ def is_demoted_path(path: str) -> bool:
         any(
             p in TEST_FOLDERS
             or p in VENDORED_FOLDERS
+            or p in TEST_HARNESS_FOLDERS
             or _TEST_FOLDER.fullmatch(p) is not None
             or _FUZZ_FOLDER.fullmatch(p) is not None
             or not _FOLDER_WORDS.isdisjoint(_WORD_SEPARATORS.split(p))

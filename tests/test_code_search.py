@@ -1830,6 +1830,10 @@ def test_which_paths_count_as_vendored() -> None:
     assert not is_demoted_path("releases/latest/notes.py")
     assert not is_demoted_path("crypto/attest/quote.c") and not is_demoted_path("contest/x.py")
     assert not is_demoted_path("src/testament/x.py")
+    # a test harness a project carries (libconfig's tinytest/, its map's 4th and 5th files)
+    assert is_demoted_path("tinytest/tinytest.c") and is_demoted_path("ext/cmocka/cmocka.h")
+    assert not is_demoted_path("src/tinytest.c")  # a file so named may be the project's own
+    assert not is_demoted_path("googletest/src/gtest.cc")  # googletest's own tree
     # tests and benchmarks by their file name (snappy's filled 35 of 200 top-ten places), and
     # folders with such a word in their name (attrs' typing-examples/)
     for test in ("snappy_unittest.cc", "src/codec-test.cc", "snappy_test_tool.cc",

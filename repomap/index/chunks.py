@@ -85,7 +85,8 @@ from repomap.textfile import line_count
 #    and search_docs name too; the chunker no longer finds titles of its own
 # 40: a Rust function marked `#[test]` or `#[bench]` (`#[tokio::test]`) is a test wherever it is
 #    (the map's order reads is_test too: a change of which chunks are tests needs a new
-#    index/ranking.py RANK_FORMAT as well, or a stored ranking keeps the old order)
+#    index/ranking.py RANK_FORMAT as well, or a stored ranking keeps the old order);
+#    paths.is_demoted_path also counts a bundled C test harness (`tinytest/`, `cmocka/`)
 CHUNKS_VERSION = "40"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their

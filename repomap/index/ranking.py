@@ -58,7 +58,8 @@ RANK_FORMAT = (
 # 22: and `external/` at any depth, `contrib/` and `sandbox/` at the top of the tree
 # 23: test code is what search demotes, read from the chunks' is_test (TEST_CODE below): also
 #    generated files and, in a file of the project's own code, Rust's `mod tests` and `#[test]`
-#    functions (defs_test, per definition)
+#    functions (defs_test, per definition); paths.is_demoted_path counts a bundled C test
+#    harness (`tinytest/`)
 NOT_RANKED_KINDS = (
     "impl",
     "namespace",
