@@ -611,7 +611,9 @@ def test_map_help_says_tests_and_defines_rank_last() -> None:
     result = run_cli("map", "--help")
     text = " ".join(result.stdout.split())
     assert "--exclude" in text and "--path" in text
-    assert "test, benchmark, example and vendored files" in text and "#define macros" in text
+    assert "test, benchmark, example, vendored and generated files" in text
+    assert "#[cfg(test)] mod tests" in text  # inline tests, as search demotes them
+    assert "#define macros" in text
     assert "prototype" in text
 
 

@@ -16,8 +16,9 @@ and arguments give byte-identical text.
 
 C and C++ `#define` macros and the declarations of functions defined elsewhere (a header's
 prototype: the map shows the definition, index/ranking.py DECLARATIONS) come after every other
-definition, and definitions in test, benchmark, example and vendored files
-(`paths.is_demoted_path`) after those, each ranked among themselves, unless mentioned: they fill
+definition, and definitions in test, benchmark, example, vendored and generated files and
+inline tests (what search demotes: `paths.is_demoted_path`, and each chunk's is_test, read by
+index/ranking.py TEST_CODE) after those, each ranked among themselves, unless mentioned: they fill
 the budget only when the rest of the (filtered) index is shown, so `--path tests/` maps tests and
 `--path include/` a library's prototypes. A file whose shown rows are all demoted is listed
 after the files with rows of a lesser level (files by rank within a level).

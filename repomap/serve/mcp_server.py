@@ -581,8 +581,8 @@ def build_server(
         file's or folder's full structure use outline; for a definition's body
         get_symbol_content. C/C++ functions show where they are defined; header prototypes of
         functions defined elsewhere and C/C++ #define macros rank after all other definitions,
-        and definitions in test, benchmark, example and vendored files after those (unless
-        mentioned); path and exclude choose the files shown (path="tests/" maps the tests,
+        and definitions in test, benchmark, example, vendored and generated files and inline
+        tests after those (unless mentioned); path and exclude choose the files shown (path="tests/" maps the tests,
         path="include/" a C library's prototypes). Example: get_repo_map(max_tokens=2048,
         mentions=["QuerySet"], exclude=["tests/"]).
         """
