@@ -79,11 +79,15 @@ class Timer:
 
 
 # INSERT_SYMBOL_SQL's columns, those Written reads filled: id, file, name, qualified name, kind,
-# parent, doc, definition.
-SYMBOLS_SQL = """SELECT id, file_id, name, qualified_name, kind, NULL, NULL, NULL, NULL, NULL,
-    NULL, NULL, parent_id, CASE WHEN doc IS NULL THEN NULL ELSE 1 END, is_definition
+# start line, parent, doc, definition.
+SYMBOLS_SQL = """SELECT id, file_id, name, qualified_name, kind, start_line, NULL, NULL, NULL,
+    NULL, NULL, NULL, parent_id, CASE WHEN doc IS NULL THEN NULL ELSE 1 END, is_definition
     FROM symbols ORDER BY file_id, id"""
 REFS_SQL = "SELECT file_id, name, line FROM refs ORDER BY file_id"
+# The code chunks' columns Written reads (kind, name, start, end, is_test), by file (ids are the
+# file's id * ROWS_PER_FILE + ordinal: docs' are negative, data's from DATA_BASE on).
+CHUNKS_SQL = f"""SELECT id / {store.ROWS_PER_FILE}, kind, NULL, start_line, end_line, is_test
+    FROM chunks WHERE id >= 0 AND id < {1 << 56} ORDER BY id"""
 
 
 def handed_over(db_path: Path) -> tuple[ranking.Written, float, float]:
@@ -92,23 +96,30 @@ def handed_over(db_path: Path) -> tuple[ranking.Written, float, float]:
     written = ranking.Written()
     spent_wall = spent_cpu = 0.0
     with store.reading(db_path) as db:
-        symbols = groupby(_rows(db.conn.execute(SYMBOLS_SQL)), key=itemgetter(1))
+        symbols = {
+            file_id: list(rows)
+            for file_id, rows in groupby(_rows(db.conn.execute(SYMBOLS_SQL)), key=itemgetter(1))
+        }
+        chunks = {
+            file_id: [row[1:] for row in rows]
+            for file_id, rows in groupby(_rows(db.conn.execute(CHUNKS_SQL)), key=itemgetter(0))
+        }
         references = groupby(_rows(db.conn.execute(REFS_SQL)), key=itemgetter(0))
-        for hand, grouped in (
-            (written.symbols_written, ((file_id, list(rows)) for file_id, rows in symbols)),
-            (
-                written.references_written,
-                ((file_id, [row[1:] for row in rows]) for file_id, rows in references),
-            ),
-        ):
-            for file_id, rows in grouped:
-                wall, cpu = time.perf_counter(), time.process_time()
-                hand(file_id, rows)
-                spent_wall += time.perf_counter() - wall
-                spent_cpu += time.process_time() - cpu
-        for (file_id,) in db.conn.execute("SELECT id FROM files"):
-            if file_id not in written.defs:  # files without symbols: written all the same
-                written.symbols_written(file_id, [])
+        # As store.Writer hands them: each file's symbols, then its chunks; every file, those
+        # without symbols too.
+        for (file_id,) in db.conn.execute("SELECT id FROM files ORDER BY id"):
+            rows, chunk_rows = symbols.get(file_id, []), chunks.get(file_id, [])
+            wall, cpu = time.perf_counter(), time.process_time()
+            written.symbols_written(file_id, rows)
+            written.chunks_written(file_id, chunk_rows)
+            spent_wall += time.perf_counter() - wall
+            spent_cpu += time.process_time() - cpu
+        for file_id, grouped in references:
+            uses = [row[1:] for row in grouped]
+            wall, cpu = time.perf_counter(), time.process_time()
+            written.references_written(file_id, uses)
+            spent_wall += time.perf_counter() - wall
+            spent_cpu += time.process_time() - cpu
     return written, spent_wall, spent_cpu
 
 

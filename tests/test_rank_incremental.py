@@ -632,3 +632,24 @@ def test_inline_rust_tests_and_generated_files_are_demoted_as_search_demotes_the
     (root / "lib" / "rare.py").write_text("def rarely_used_helper():\n    return 3\n")
     index(root)
     assert _demoted_names(db_path) == demoted
+
+
+def test_a_files_test_lines_are_its_test_chunks_spans_merged() -> None:
+    # A test module's chunks nest (an impl holds its methods) and follow code chunks: each
+    # definition's first line is looked up by bisection among disjoint spans.
+    chunks = [
+        ("function", 1, 5, False),
+        ("impl", 10, 30, True),
+        ("method", 12, 14, True),
+        ("function", 28, 34, True),
+        ("function", 40, 45, True),
+        ("module", 1, 50, False),
+    ]
+    lines = ranking.test_lines(chunks)
+    assert lines == [(10, 34), (40, 45)]
+    tested = [line for line in range(1, 51) if ranking.in_test_lines(lines, line)]
+    assert tested == [*range(10, 35), *range(40, 46)]
+    assert ranking.test_lines([("function", 1, 5, False)]) is None
+    assert ranking.test_lines([("module", 1, 9, True), ("function", 1, 5, True)]) is True
+    assert ranking.test_lines([("function", 1, 5, True)]) is True  # every chunk: generated
+    assert ranking.in_test_lines(None, 3) is False and ranking.in_test_lines(True, 3) is True
