@@ -1077,6 +1077,17 @@ def test_semantic_search_needs_embeddings_then_finds_by_meaning(tree: Path) -> N
     db = sqlite3.connect(tree / ".repomap" / "index.db")
     (docs_chunks,) = db.execute("SELECT count(*) FROM chunks WHERE doc_id IS NOT NULL").fetchone()
     assert only_docs["count"] == docs_chunks  # every candidate ranked, the last one too
+    # An empty answer says why: no word held, nothing near in meaning (it said only
+    # "nothing matches" to a question in French and to `purple elephant dancing`)
+    for mode in ("semantic", "hybrid"):
+        empty = repomap("search", "purple elephant dancing", "--mode", mode, "--root", str(tree))
+        assert empty.returncode == 1 and "nothing matches" in empty.stderr
+        assert "none is near it in meaning (best similarity 0." in empty.stderr, empty.stderr
+    _, words, _ = search(tree, "purple elephant dancing", "--mode", "lexical")
+    assert words["notes"] == [
+        "no chunk holds any of the question's words; say what the code does in other words, or"
+        " look a name up"
+    ]
 
 
 def _brew(tree: Path) -> None:

@@ -490,6 +490,9 @@ def test_advice_in_errors_and_notices_names_the_tools_not_command_lines() -> Non
         'note: no indexed file matches path="srcc/"'
     )
     assert for_agents("a `--file-name` stays") == "a `--file-name` stays"
+    assert for_agents("`repomap open a.md` shows it, `repomap outline a.md` lists") == (
+        '`read_file(path="a.md")` shows it, `outline(path="a.md")` lists'
+    )
 
 
 def test_the_literal_mode_is_advised_as_the_answering_tool_takes_it(repo: Path) -> None:

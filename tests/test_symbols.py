@@ -465,6 +465,12 @@ def test_cli_symbols_json_and_show_errors(python_repo: Path) -> None:
     assert missing.returncode == 1  # nothing found: exit 1, not an error
     assert missing.stderr.startswith("no symbol named 'Ordr'; did you mean: Order")
     assert "Traceback" not in missing.stderr
+    # a file's name: said to be one, with the commands that show it (it said only "no symbol")
+    (python_repo / "NOTES.md").write_text("# Notes\n\nAbout orders.\n")
+    assert run_cli("index", python_repo).returncode == 0
+    a_file = run_cli("show", "NOTES.md", "--root", python_repo)
+    assert a_file.returncode == 1
+    assert "NOTES.md is a file: `repomap open NOTES.md` shows it" in a_file.stderr, a_file.stderr
 
 
 def test_cli_show_warns_on_stderr_when_several_symbols_match(make_repo, index) -> None:

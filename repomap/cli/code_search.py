@@ -112,6 +112,8 @@ def search(
     result = replace(result, hits=[replace(hit, path=shown(hit.path)) for hit in result.hits])
     code = outcome.found(len(result.hits))  # before writing: a closed stderr keeps it
     notes = _notes(result, query, mode, path, language, unmatched, no_language)
+    from repomap.search.code import NOTHING_FOUND
+
     if as_json:
         data = result.as_dict()
         del data["count"]  # the envelope's, first
@@ -126,10 +128,14 @@ def search(
                 click.echo(f"    {hit.snippet}")
             for matched in hit.match_lines:
                 click.echo(f"    {matched.line}: {matched.text}")
+        why = [note for note in notes if not result.hits and note.startswith(NOTHING_FOUND)]
         if not result.hits:
-            click.echo(f"nothing matches {query!r}", err=True)
+            click.echo(
+                f"nothing matches {query!r}" + "".join(f": {note}" for note in why), err=True
+            )
         for note in notes:
-            click.echo(f"note: {note}", err=True)
+            if note not in why:
+                click.echo(f"note: {note}", err=True)
     return code
 
 
@@ -143,6 +149,7 @@ def _notes(result: Any, query: str, mode: str | None, path: str | None, language
         NO_VECTORS_NOTE,
         NO_WORDS_NOTE,
         common_words_only,
+        nothing_found_note,
         query_terms,
     )
 
@@ -161,6 +168,8 @@ def _notes(result: Any, query: str, mode: str | None, path: str | None, language
         )
     if not result.hits and not query_terms(query):
         notes.append("the query holds no word (punctuation and symbols are not searched)")
+    elif not result.hits and not unmatched and not no_language:
+        notes.append(nothing_found_note(result.mode, result.best_cosine))  # said on one line
     return notes + outcome.filter_notes(path, language, unmatched, no_language)
 
 

@@ -217,6 +217,24 @@ COMMON_WORDS_NOTE = (
     "every word of the question is a common word ({}): the results hold those words; "
     "say what the code does, or use a name"
 )
+
+
+NOTHING_FOUND = "no chunk holds any of the question's words"
+
+
+def nothing_found_note(mode: str, best_cosine: float | None) -> str:
+    """Why a question with words found nothing: none of its words is in any chunk the filters
+    keep, and (by meaning) the nearest chunk is below MIN_COSINE. An empty answer said only
+    "nothing matches" (a search user's French question and `purple elephant dancing`)."""
+    said = NOTHING_FOUND
+    if mode != "lexical" and best_cosine is not None:
+        said += (
+            f", and none is near it in meaning (best similarity {best_cosine:.2f}, "
+            f"answers start at {MIN_COSINE:.2f})"
+        )
+    return said + "; say what the code does in other words, or look a name up"
+
+
 NO_VECTORS_NOTE = (
     "this index has no embeddings (yet): words only; `repomap index --embed` adds search by meaning"
 )

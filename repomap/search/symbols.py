@@ -917,6 +917,20 @@ WHERE ({FIND_MATCH_SQL}) {{filters}}"""
 SYMBOL_BY_ID_SQL = f"SELECT {_COLUMNS} FROM {_TABLES} WHERE s.id = ?"
 
 
+_FILE_NAMED_SQL = """SELECT path FROM (SELECT path FROM files UNION ALL SELECT path FROM doc_files
+    UNION ALL SELECT path FROM data_files) WHERE path = :name OR path LIKE '%/' || :name
+    ORDER BY length(path), path LIMIT 1"""
+
+
+def _file_named(db: Store, name: str) -> str | None:
+    """The indexed file that `name` names (its path, or its path's tail), if any: `show
+    README.md` said only that no symbol has that name (a search user's report)."""
+    if "/" not in name and "." not in name:
+        return None  # a symbol's name; and no scan of every path for each typo
+    found = db.conn.execute(_FILE_NAMED_SQL, {"name": name}).fetchone()
+    return found[0] if found else None
+
+
 def find_symbol(
     db: Store, name: str, file: str | None = None, nth: int | None = None
 ) -> SymbolMatch:
@@ -940,6 +954,11 @@ def find_symbol(
             where += UNMATCHED_FILES
         suggestions = suggest(db, asked, file)
         hint = f"; did you mean: {', '.join(suggestions)}" if suggestions else ""
+        if not suggestions and (path := _file_named(db, asked)):
+            hint = (
+                f"; {path} is a file: `repomap open {path}` shows it, `repomap outline {path}`"
+                " lists its sections or symbols"
+            )
         raise SymbolNotFound(f"no symbol named {asked!r}{where}{hint}", suggestions, unmatched)
     generated = _generated_files(db, [row.file_path for row in rows])
     rows.sort(key=lambda row: _find_key(name, row, row.file_path in generated))

@@ -23,6 +23,7 @@ _REWRITES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"`repomap sources --pattern '?([^`']+)'?`"), r'`list_sources(pattern="\1")`'),
     (re.compile(r"`repomap sources`"), "`list_sources()`"),
     (re.compile(r"`repomap outline`"), "`outline`"),
+    (re.compile(r"`repomap outline ([^`]+)`"), r'`outline(path="\1")`'),
     (re.compile(r"`repomap open ([^`]+)`"), r'`read_file(path="\1")`'),
     (re.compile(r"`repomap show NAME --file`"), '`get_symbol_content(name, file="...")`'),
     (re.compile(r"`repomap symbols ([^`]+)`"), r'`search_symbols(query="\1")`'),

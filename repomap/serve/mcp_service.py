@@ -604,6 +604,7 @@ class Service:
         used = mode
         embedding_said = False
         unmatched = path is not None
+        best_cosine: float | None = None
         for root, path_filter in scopes:
             asked = functools.partial(
                 self._search_root, root, query, path=path_filter, language=language, kind=kind,
@@ -631,6 +632,8 @@ class Service:
                     embedding_said = True
             truncated = truncated or result.truncated
             used = used or result.mode
+            if result.best_cosine is not None:
+                best_cosine = max(best_cosine or 0.0, result.best_cosine)
             if unmatched and not result.hits:
                 with self.reading(root) as db:
                     unmatched = _names_nothing(db, path_filter)
@@ -666,6 +669,8 @@ class Service:
             notices.append(code_search.CHANGED_NOTE.format(", ".join(changed)))
         if unmatched:
             notices.append(f"no indexed file matches path {path!r}")
+        elif not found and code_search.query_terms(query):
+            notices.append(code_search.nothing_found_note(used or "lexical", best_cosine))
         if mode is None and used == "lexical" and found and not embedding_said:
             # no vectors: the default fell back to words
             notices.append(code_search.NO_VECTORS_NOTE)
