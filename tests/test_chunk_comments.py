@@ -595,6 +595,23 @@ def test_the_comment_right_below_a_declaration_with_a_blank_line_after_it_is_its
     assert "An aside" in chunks["next_one"].head and "An aside" not in chunks["later"].head
 
 
+def test_a_preprocessor_line_s_comment_is_no_comment_above_the_next_function() -> None:
+    # `#endif  // GUARD_HPP` trails a directive: it was taken as the comment above `answer`
+    # (whose snippet read "inline int answer() GUARD_HPP"), and a search for "guard" found it.
+    source = (
+        b"#ifndef GUARD_HPP\n#define GUARD_HPP\n#endif  // GUARD_HPP\n\n"
+        b"inline int answer() { return 42; }\n\n"
+        b"#if defined(X)\n#endif  /* X */\n\n"
+        b"int other() { return 1; }\n\n"
+        b"// Say hello.\nint hello() { return 2; }\n"
+    )
+    for path, language in (("guard.hpp", "cpp"), ("guard.h", "c")):
+        chunks = chunks_of(language, path, source)
+        assert chunks["answer"].head == "inline int answer()", path
+        assert chunks["other"].head == "int other()", path
+        assert chunks["hello"].head == "int hello()\nSay hello.", path
+
+
 def test_a_macro_alone_above_a_c_function_leaves_it_the_comment_above() -> None:
     # zstd's `FORCE_INLINE_TEMPLATE` on its own line: the comment went to the file's chunk.
     source = (

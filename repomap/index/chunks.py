@@ -86,7 +86,8 @@ from repomap.textfile import line_count
 # 40: a Rust function marked `#[test]` or `#[bench]` (`#[tokio::test]`) is a test wherever it is
 #    (the map's order reads is_test too: a change of which chunks are tests needs a new
 #    index/ranking.py RANK_FORMAT as well, or a stored ranking keeps the old order);
-#    paths.is_demoted_path also counts a bundled C test harness (`tinytest/`, `cmocka/`)
+#    paths.is_demoted_path also counts a bundled C test harness (`tinytest/`, `cmocka/`); and
+#    a C preprocessor line's comment (`#endif  // GUARD_H`) is no comment above a definition
 CHUNKS_VERSION = "40"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
@@ -798,6 +799,9 @@ class _Leading(NamedTuple):
 # A comment ends at most this many lines above the definition it describes (_may_separate).
 LEADING_GAP = 2
 _COMMENT_START = re.compile(r"\s*(//|/\*|\*|#(?!\[))")  # C, C++, Rust, Python
+# Where `#` starts no comment: a C preprocessor line's comment (`#endif  // GUARD_HPP`) trails
+# code, and was the next function's leading comment (its snippet read "answer() GUARD_HPP").
+_BRACE_COMMENT_START = re.compile(r"\s*(//|/\*|\*)")  # C, C++, Rust
 
 
 def _leading_comments(
@@ -819,13 +823,10 @@ def _leading_comments(
     `enqueue_nowait`; bench/README.md, the failure analysis of issue 17). The block is moved to
     the definition: its container's chunk no longer holds it."""
     by_end: dict[int, tuple[int, str]] = {}
+    starts = _COMMENT_START if docstrings else _BRACE_COMMENT_START  # Python's `#`, or none
     for element_type, content, line, end, _owner, _parts in texts:
         # A comment trailing a statement on its line is not one above a definition.
-        if (
-            element_type == "comment"
-            and 0 < line <= len(lines)
-            and _COMMENT_START.match(lines[line - 1])
-        ):
+        if element_type == "comment" and 0 < line <= len(lines) and starts.match(lines[line - 1]):
             by_end[end] = (line, content)
     found = _Leading({}, set(), {})
     if not by_end:
