@@ -612,6 +612,22 @@ def test_a_preprocessor_line_s_comment_is_no_comment_above_the_next_function() -
         assert chunks["hello"].head == "int hello()\nSay hello.", path
 
 
+def test_an_empty_exception_specification_is_no_word_of_a_cpp_chunk() -> None:
+    # `throw()` says a function throws nothing: its word made libconfig's destructors the first
+    # answers to "throw an exception when a setting is missing" (a search user's report).
+    chunks = chunks_of("cpp", "config.cpp", (
+        b"class NotFound : public std::exception {\n public:\n"
+        b"  const char *what() const throw() { return message; }\n"
+        b"  ~NotFound() throw() {}\n};\n\n"
+        b"class Setting {\n public:\n  Setting &lookup(const char *path) const {\n"
+        b"    Setting *s = find(path);\n    if (!s)\n      throw NotFound();\n    return *s;\n  }\n"
+        b"  Setting *find(const char *path) const;\n};\n"
+    ))  # fmt: skip
+    for name in ("NotFound::what", "NotFound::~NotFound"):
+        assert "throw" not in chunks[name].head and "throw" not in chunks[name].body.split()
+    assert "throw" in chunks["Setting::lookup"].body.split()  # a throw statement stays
+
+
 def test_a_macro_alone_above_a_c_function_leaves_it_the_comment_above() -> None:
     # zstd's `FORCE_INLINE_TEMPLATE` on its own line: the comment went to the file's chunk.
     source = (

@@ -87,7 +87,8 @@ from repomap.textfile import line_count
 #    (the map's order reads is_test too: a change of which chunks are tests needs a new
 #    index/ranking.py RANK_FORMAT as well, or a stored ranking keeps the old order);
 #    paths.is_demoted_path also counts a bundled C test harness (`tinytest/`, `cmocka/`); and
-#    a C preprocessor line's comment (`#endif  // GUARD_H`) is no comment above a definition
+#    a C preprocessor line's comment (`#endif  // GUARD_H`) is no comment above a definition;
+#    C++'s empty exception specification `throw()` is no word of a chunk
 CHUNKS_VERSION = "40"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
@@ -609,7 +610,8 @@ def code_chunks(
             continue
         doc = "\n".join(filter(None, (d.doc, leading.of.get((d.start_line, d.qualified_name)))))
         inner = " ".join(comments.get((d.qualified_name, d.start_line), ()))
-        head = "\n".join(filter(None, (d.signature, doc, inner)))
+        signature = _EMPTY_THROW.sub("", d.signature) if language == "cpp" else d.signature
+        head = "\n".join(filter(None, (signature, doc, inner)))
         # What leads it is its own too: its doc comment (in its head already), its decorators
         # and attributes (`@app.route("/login")`, `#[derive(..)]`: in its body). The file's
         # chunk held them, and a function's doc made the module a second answer.
@@ -623,7 +625,10 @@ def code_chunks(
             body = words_of("\n".join(members_and_own), BODY_WORDS, _NOISE, c_names)
         else:
             lines_of = [*decorations, *lines[d.start_line - 1 : d.end_line]]
-            body = _words(runs("\n".join(lines_of)), BODY_WORDS, _NOISE, c_names)
+            text = "\n".join(lines_of)
+            if language == "cpp" and "throw" in text:
+                text = _EMPTY_THROW.sub("", text)
+            body = _words(runs(text), BODY_WORDS, _NOISE, c_names)
         _cover(covered, d, len(lines), first)  # a record's fields too: its own, not the module's
         if d.start_line in leading.below:  # and the comment below a declaration that is its own
             _cover(covered, d._replace(end_line=leading.below[d.start_line]), len(lines))
@@ -799,6 +804,9 @@ class _Leading(NamedTuple):
 # A comment ends at most this many lines above the definition it describes (_may_separate).
 LEADING_GAP = 2
 _COMMENT_START = re.compile(r"\s*(//|/\*|\*|#(?!\[))")  # C, C++, Rust, Python
+# C++'s empty exception specification says a function throws nothing; its word `throw` made
+# libconfig's destructors the first answers to "throw an exception when a setting is missing".
+_EMPTY_THROW = re.compile(r"\bthrow\s*\(\s*\)")
 # Where `#` starts no comment: a C preprocessor line's comment (`#endif  // GUARD_HPP`) trails
 # code, and was the next function's leading comment (its snippet read "answer() GUARD_HPP").
 _BRACE_COMMENT_START = re.compile(r"\s*(//|/\*|\*)")  # C, C++, Rust
