@@ -89,7 +89,10 @@ from repomap.textfile import line_count
 #    paths.is_demoted_path also counts a bundled C test harness (`tinytest/`, `cmocka/`); and
 #    a C preprocessor line's comment (`#endif  // GUARD_H`) is no comment above a definition;
 #    C++'s empty exception specification `throw()` is no word of a chunk
-CHUNKS_VERSION = "40"
+# 41: a documented C or C++ declaration inside a class or namespace (`void tidy();` under its
+#    doc) is a chunk of its own, its doc out of its container's chunk; a definition below its
+#    documented declaration in the same file holds that doc in its head
+CHUNKS_VERSION = "41"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
 # header, docstring and member signatures, not the members' bodies: those are chunks too.
@@ -501,7 +504,21 @@ def code_chunks(
         # declaration is found through its definition; a free function's prototype (a C API
         # header: llvm-c/Core.h) is often all the index has of it.
         stub = python and not is_definition
-        if not (stub or is_definition or (kind == "function" and parent is None)):
+        # A documented one inside a class or namespace is a chunk too: C++ documents an out of
+        # line method on its declaration (tclap: 103 of 110 such definitions), and that doc was
+        # in its class's chunk, none in the definition's. Search folds it into its linked
+        # definition (search/code.py, _fold_declarations); with no definition indexed (LLVM's
+        # headers) it is the API, found as precisely as a definition would be.
+        documented_member = (
+            not is_definition
+            and parent is not None
+            and kind in ("function", "method")
+            and doc is not None
+            and language in ("c", "cpp")
+        )
+        if not (
+            stub or is_definition or documented_member or (kind == "function" and parent is None)
+        ):
             continue
         if doc is not None and (start_line, doc) in plain_above:
             doc = None
@@ -512,7 +529,7 @@ def code_chunks(
             _cover(covered, found, len(lines))
         else:
             definitions.append(found)
-            if not is_definition:
+            if not (is_definition or documented_member):  # a member's comment below is not its
                 prototypes.add(start_line)
     containers = {d.qualified_name for d in definitions if d.kind in CONTAINER_KINDS}
     # `typedef struct tag {..} TAG;`: the record is the chunk, its alias names it (no second one)

@@ -806,6 +806,7 @@ def _ranked(
     ):
         scored = {i: score for i, score in scored.items() if i not in semantic}
     _fold_prototypes(db, scored, traits, filters)
+    _fold_declarations(db, scored, traits, filters)
     if not filters.names_tests:
         _demote_records(db, scored, [i for i in scored if traits[i][1] == "section"])
     # Semantic mode keeps the share even: there the leaders cost the heldout half a question
@@ -1118,6 +1119,62 @@ def _fold_prototypes(
         if traits.get(definition, (True, "", None))[0] and not traits[prototype][0]:
             continue  # a test's definition does not stand for the code's prototype
         scored[definition] = max(scored.get(definition, 0.0), scored.pop(prototype))
+
+
+# A documented C++ member declaration is a chunk (index/chunks.py, version 39): C++ documents an
+# out of line method on its declaration, in its class or in a header whose definition is in a
+# .cc (tclap, re2, leveldb). Where the writer linked a definition to it (symbols.declaration_id),
+# the two are one answer and the definition is the code: the declaration's score goes to the
+# definition's chunk (the higher of the two) and the declaration leaves the ranking. With no
+# definition linked (LLVM's headers alone, an overload whose definitions link to its first
+# declaration) the declaration stays, the API's one answer.
+_DECLARATIONS_SQL = """
+SELECT c.id, min(s.id) FROM chunks c
+JOIN files f ON f.id = c.file_id AND f.language IN ('c', 'cpp')
+JOIN symbols s ON s.file_id = c.file_id AND s.start_line = c.start_line AND s.kind = c.kind
+WHERE c.id IN (SELECT value FROM json_each(?)) AND c.kind IN ('function', 'method')
+GROUP BY c.id HAVING count(*) = 1 AND NOT max(s.is_definition) AND max(s.parent_id) IS NOT NULL"""
+_LINKED_DEFINITIONS_SQL = f"""
+SELECT s.declaration_id, c.id, s.file_id, f.language FROM symbols s
+JOIN files f ON f.id = s.file_id
+JOIN chunks c ON c.id >= s.file_id * {ROWS_PER_FILE} AND c.id < (s.file_id + 1) * {ROWS_PER_FILE}
+    AND c.start_line = s.start_line AND c.kind = s.kind
+WHERE s.declaration_id IN (SELECT value FROM json_each(?)) AND s.is_definition"""
+
+
+def _fold_declarations(
+    db: Store, scored: dict[int, float], traits: dict[int, Traits], filters: Filters
+) -> None:
+    """Each member declaration's chunk among `scored` with one linked definition that is a
+    chunk the filters keep gives its score to that chunk (the higher of the two) and leaves."""
+    candidates = [
+        i for i in scored if traits[i][1] in ("function", "method") and traits[i][2] is not None
+    ]
+    if not candidates:
+        return
+    declarations = dict(db.conn.execute(_DECLARATIONS_SQL, (_json_ids(candidates),)).fetchall())
+    if not declarations:
+        return
+    found: dict[int, list[tuple[int, int, str]]] = {}
+    rows = db.conn.execute(_LINKED_DEFINITIONS_SQL, (_json_ids(list(declarations.values())),))
+    for declaration, chunk_id, file_id, language in rows:
+        found.setdefault(declaration, []).append((chunk_id, file_id, language))
+    allowed = None if filters.file_ids is None else set(filters.file_ids)
+    for chunk, symbol in declarations.items():
+        definitions = found.get(symbol, [])
+        if len(definitions) != 1:
+            continue  # none, or overloads linked to their first declaration: no single answer
+        definition, file_id, language = definitions[0]
+        if (allowed is not None and file_id not in allowed) or filters.language not in (
+            None,
+            language,
+        ):
+            continue
+        if definition not in traits:
+            traits.update(_traits(db, [definition]))
+        if traits.get(definition, (True, "", None))[0] and not traits[chunk][0]:
+            continue  # a test's definition does not stand for the code's declaration
+        scored[definition] = max(scored.get(definition, 0.0), scored.pop(chunk))
 
 
 def _paths(db: Store, filters: Filters) -> set[str]:
