@@ -163,3 +163,36 @@ def test_an_incremental_run_leaves_search_as_a_cold_index_would(tmp_path: Path) 
     shutil.copytree(root, cold_root, ignore=shutil.ignore_patterns(".repomap"))
     index(cold_root, "--embed")
     assert answers(cold_root, questions) == warm
+
+
+OVERLOADS_H = """class Parser {
+public:
+    /// Enrols a borrowed quokka into the menagerie.
+    void enrol(Animal& quokka);
+    /// Adopts an owned wombat, freeing it at the end.
+    void enrol(Animal* wombat, bool owned = true) const;
+};
+
+inline void Parser::enrol(Animal* w, bool o) const
+{
+    keep(w);
+}
+
+inline void Parser::enrol(Animal& q)
+{
+    keep(&q);
+}
+"""
+
+
+@pytest.mark.parametrize("mode", ["lexical", "hybrid"])
+def test_each_overload_s_doc_finds_its_own_definition(tmp_path: Path, mode: str) -> None:
+    # The writer links both definitions to the first declaration: their parameters tell them.
+    root = write(tmp_path / "repo", {"parser.h": OVERLOADS_H})
+    index(root, *(["--embed"] if mode == "hybrid" else []))
+    found = places(root, "enrols a borrowed quokka into the menagerie", mode)
+    assert found[0] == ("Parser::enrol", "parser.h", 14, 17)
+    assert ("Parser::enrol", "parser.h", 4, 4) not in found
+    found = places(root, "adopts an owned wombat, freeing it at the end", mode)
+    assert found[0] == ("Parser::enrol", "parser.h", 9, 12)
+    assert ("Parser::enrol", "parser.h", 6, 6) not in found

@@ -35,6 +35,7 @@ from repomap.limits import check_limit
 from repomap.search import morphology
 from repomap.search.filters import Filters
 from repomap.search.match_lines import MatchLine, match_lines
+from repomap.search.signatures import parameters_key
 from repomap.store import ROWS_PER_FILE, Store
 from repomap.store.postings import chunks_tokenizer
 from repomap.subwords import split_identifier
@@ -1123,48 +1124,73 @@ def _fold_prototypes(
 
 # A documented C++ member declaration is a chunk (index/chunks.py, version 39): C++ documents an
 # out of line method on its declaration, in its class or in a header whose definition is in a
-# .cc (tclap, re2, leveldb). Where the writer linked a definition to it (symbols.declaration_id),
-# the two are one answer and the definition is the code: the declaration's score goes to the
-# definition's chunk (the higher of the two) and the declaration leaves the ranking. With no
-# definition linked (LLVM's headers alone, an overload whose definitions link to its first
-# declaration) the declaration stays, the API's one answer.
+# .cc (tclap, re2, leveldb). The definition is the code, and the two are one answer: the
+# declaration's score goes to its definition's chunk (the higher of the two) and the declaration
+# leaves the ranking. Its definition is one the writer linked to a declaration of its name
+# (symbols.declaration_id: the first such declaration, so all of a class's overloads link to
+# one): the one whose parameter types are the declaration's (search/signatures.py), else the
+# only one when the name has one declaration. With none (LLVM's headers alone, a pure virtual
+# method) the declaration stays, the API's answer.
 _DECLARATIONS_SQL = """
-SELECT c.id, min(s.id) FROM chunks c
+SELECT c.id, min(s.name), min(s.qualified_name), min(s.signature) FROM chunks c
 JOIN files f ON f.id = c.file_id AND f.language IN ('c', 'cpp')
 JOIN symbols s ON s.file_id = c.file_id AND s.start_line = c.start_line AND s.kind = c.kind
 WHERE c.id IN (SELECT value FROM json_each(?)) AND c.kind IN ('function', 'method')
 GROUP BY c.id HAVING count(*) = 1 AND NOT max(s.is_definition) AND max(s.parent_id) IS NOT NULL"""
-_LINKED_DEFINITIONS_SQL = f"""
-SELECT s.declaration_id, c.id, s.file_id, f.language FROM symbols s
-JOIN files f ON f.id = s.file_id
-JOIN chunks c ON c.id >= s.file_id * {ROWS_PER_FILE} AND c.id < (s.file_id + 1) * {ROWS_PER_FILE}
-    AND c.start_line = s.start_line AND c.kind = s.kind
-WHERE s.declaration_id IN (SELECT value FROM json_each(?)) AND s.is_definition"""
+# Of each name: its linked definitions that are chunks, and how many declarations it has.
+_NAMED_SQL = f"""
+SELECT s.name, s.qualified_name, s.is_definition, s.signature, c.id, s.file_id, f.language
+FROM symbols s JOIN files f ON f.id = s.file_id AND f.language IN ('c', 'cpp')
+LEFT JOIN chunks c ON s.is_definition AND c.id >= s.file_id * {ROWS_PER_FILE}
+    AND c.id < (s.file_id + 1) * {ROWS_PER_FILE} AND c.start_line = s.start_line
+    AND c.kind = s.kind
+WHERE s.name COLLATE NOCASE IN (SELECT value FROM json_each(?))  -- uses the name index
+    AND s.kind IN ('function', 'method') AND (s.declaration_id IS NOT NULL OR NOT s.is_definition)"""
 
 
 def _fold_declarations(
     db: Store, scored: dict[int, float], traits: dict[int, Traits], filters: Filters
 ) -> None:
-    """Each member declaration's chunk among `scored` with one linked definition that is a
-    chunk the filters keep gives its score to that chunk (the higher of the two) and leaves."""
+    """Each member declaration's chunk among `scored` with its own definition's chunk (one the
+    filters keep) gives its score to that chunk (the higher of the two) and leaves."""
     candidates = [
         i for i in scored if traits[i][1] in ("function", "method") and traits[i][2] is not None
     ]
     if not candidates:
         return
-    declarations = dict(db.conn.execute(_DECLARATIONS_SQL, (_json_ids(candidates),)).fetchall())
+    declarations = {
+        chunk: (name, qualified, signature)
+        for chunk, name, qualified, signature in db.conn.execute(
+            _DECLARATIONS_SQL, (_json_ids(candidates),)
+        )
+    }
     if not declarations:
         return
-    found: dict[int, list[tuple[int, int, str]]] = {}
-    rows = db.conn.execute(_LINKED_DEFINITIONS_SQL, (_json_ids(list(declarations.values())),))
-    for declaration, chunk_id, file_id, language in rows:
-        found.setdefault(declaration, []).append((chunk_id, file_id, language))
+    named = json.dumps(sorted({name for name, _, _ in declarations.values()}))
+    declared: dict[tuple[str, str], int] = {}
+    defined: dict[tuple[str, str], list[tuple[str, int, int, str]]] = {}
+    wanted = {(name, qualified) for name, qualified, _ in declarations.values()}
+    for name, qualified, is_definition, signature, chunk_id, file_id, language in db.conn.execute(
+        _NAMED_SQL, (named,)
+    ):
+        if (name, qualified) not in wanted:  # the name index ignores case; C++ does not
+            continue
+        if not is_definition:
+            declared[name, qualified] = declared.get((name, qualified), 0) + 1
+        elif chunk_id is not None:
+            defined.setdefault((name, qualified), []).append(
+                (signature, chunk_id, file_id, language)
+            )
     allowed = None if filters.file_ids is None else set(filters.file_ids)
-    for chunk, symbol in declarations.items():
-        definitions = found.get(symbol, [])
-        if len(definitions) != 1:
-            continue  # none, or overloads linked to their first declaration: no single answer
-        definition, file_id, language = definitions[0]
+    for chunk, (name, qualified, signature) in declarations.items():
+        definitions = defined.get((name, qualified), [])
+        key = parameters_key(signature, name)
+        same = [d for d in definitions if key is not None and parameters_key(d[0], name) == key]
+        if len(same) != 1:
+            if len(definitions) != 1 or declared.get((name, qualified), 0) != 1:
+                continue  # none, or several and no one of them its own: no single answer
+            same = definitions
+        _, definition, file_id, language = same[0]
         if (allowed is not None and file_id not in allowed) or filters.language not in (
             None,
             language,

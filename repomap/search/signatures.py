@@ -1,0 +1,78 @@
+"""What tells a C++ overload from another: its parameters' types, read from a signature.
+
+The writer links every definition of a name to the first declaration of that name
+(store/writer.py, _LINK_SQL): of a class's overloads (tclap's four `ValueArg` constructors, each
+documented), one declaration has all the definitions and the others none. Search pairs a
+declaration with its own definition by the types of their parameters, names and defaults left
+out (`T value` declared, `T val` defined)."""
+
+from __future__ import annotations
+
+import re
+
+_TOKEN = re.compile(r"[A-Za-z_]\w*|::|\S")
+_OPENERS = {"(": ")", "<": ">", "[": "]", "{": "}"}
+_CLOSERS = frozenset(_OPENERS.values())
+
+
+def parameters_key(signature: str, name: str) -> str | None:
+    """The parameter types of `signature` (one of `name`), and `const` after them for a const
+    method, as one string; None when the parameter list is not found."""
+    found = re.search(rf"(?<!\w){re.escape(name)}\s*\(", signature)
+    if found is None:
+        return None
+    start = found.end()
+    depth = 0
+    parameters: list[str] = []
+    current: list[str] = []
+    for at in range(start, len(signature)):
+        char = signature[at]
+        if char in _OPENERS:
+            depth += 1
+        elif char in _CLOSERS and depth > 0:
+            depth -= 1
+        elif char == ")":  # the list's own closer
+            parameters.append("".join(current))
+            tail = signature[at + 1 :]
+            return _joined(parameters) + ("|const" if re.search(r"\bconst\b", tail) else "")
+        elif char == "," and depth == 0:
+            parameters.append("".join(current))
+            current = []
+            continue
+        current.append(char)
+    return None
+
+
+def _joined(parameters: list[str]) -> str:
+    types = [_type_of(parameter) for parameter in parameters]
+    if types in ([""], ["void"]):
+        return ""
+    return ",".join(types)
+
+
+def _type_of(parameter: str) -> str:
+    """`const std::string& flag = ""` -> `const std::string&`; the name and default dropped."""
+    tokens = _TOKEN.findall(_without_default(parameter))
+    while tokens and tokens[-1] in ("[", "]"):  # `int values[]`: an array is its pointer
+        tokens.pop()
+    identifiers = [token for token in tokens if token[0].isalpha() or token[0] == "_"]
+    if (
+        len(identifiers) > 1
+        and (tokens[-1][0].isalpha() or tokens[-1][0] == "_")
+        and tokens[-2:-1] != ["::"]
+        and tokens[-1] not in ("const", "volatile")
+    ):
+        tokens.pop()  # the parameter's name
+    return " ".join(tokens)
+
+
+def _without_default(parameter: str) -> str:
+    depth = 0
+    for at, char in enumerate(parameter):
+        if char in _OPENERS:
+            depth += 1
+        elif char in _CLOSERS and depth > 0:
+            depth -= 1
+        elif char == "=" and depth == 0:
+            return parameter[:at]
+    return parameter
