@@ -29,13 +29,13 @@ from typing import Any, TypeVar
 from repomap import paths, store
 from repomap.errors import BadArgument, BadQuery, RepomapError
 from repomap.index import chunks
+from repomap.index.signatures import parameters_key
 from repomap.index.vocabulary import KINDS as SYMBOL_KINDS
 from repomap.languages import DATA_FORMATS, DOC_FORMATS, LANGUAGE_ALIASES, LANGUAGES
 from repomap.limits import check_limit
 from repomap.search import morphology
 from repomap.search.filters import Filters
 from repomap.search.match_lines import MatchLine, match_lines
-from repomap.search.signatures import parameters_key
 from repomap.store import ROWS_PER_FILE, Store
 from repomap.store.postings import chunks_tokenizer
 from repomap.subwords import split_identifier
@@ -1128,7 +1128,7 @@ def _fold_prototypes(
 # declaration's score goes to its definition's chunk (the higher of the two) and the declaration
 # leaves the ranking. Its definition is one the writer linked to a declaration of its name
 # (symbols.declaration_id: the first such declaration, so all of a class's overloads link to
-# one): the one whose parameter types are the declaration's (search/signatures.py), else the
+# one): the one whose parameter types are the declaration's (index/signatures.py), else the
 # only one when the name has one declaration. With none (LLVM's headers alone, a pure virtual
 # method) the declaration stays, the API's answer.
 _DECLARATIONS_SQL = """
@@ -1138,7 +1138,7 @@ JOIN symbols s ON s.file_id = c.file_id AND s.start_line = c.start_line AND s.ki
 WHERE c.id IN (SELECT value FROM json_each(?)) AND c.kind IN ('function', 'method')
 GROUP BY c.id HAVING count(*) = 1 AND NOT max(s.is_definition) AND max(s.parent_id) IS NOT NULL"""
 # Of each name: its linked definitions that are chunks, and how many declarations it has.
-_NAMED_SQL = f"""
+_DECLARED_NAMES_SQL = f"""
 SELECT s.name, s.qualified_name, s.is_definition, s.signature, c.id, s.file_id, f.language
 FROM symbols s JOIN files f ON f.id = s.file_id AND f.language IN ('c', 'cpp')
 LEFT JOIN chunks c ON s.is_definition AND c.id >= s.file_id * {ROWS_PER_FILE}
@@ -1171,7 +1171,7 @@ def _fold_declarations(
     defined: dict[tuple[str, str], list[tuple[str, int, int, str]]] = {}
     wanted = {(name, qualified) for name, qualified, _ in declarations.values()}
     for name, qualified, is_definition, signature, chunk_id, file_id, language in db.conn.execute(
-        _NAMED_SQL, (named,)
+        _DECLARED_NAMES_SQL, (named,)
     ):
         if (name, qualified) not in wanted:  # the name index ignores case; C++ does not
             continue
