@@ -196,3 +196,19 @@ def test_each_overload_s_doc_finds_its_own_definition(tmp_path: Path, mode: str)
     found = places(root, "adopts an owned wombat, freeing it at the end", mode)
     assert found[0] == ("Parser::enrol", "parser.h", 9, 12)
     assert ("Parser::enrol", "parser.h", 6, 6) not in found
+
+
+def test_a_definition_holds_the_doc_of_its_declaration_in_the_same_file() -> None:
+    # Its body's words and its doc's together (the fold gives it only the higher of the two).
+    source = OVERLOADS_H.encode()
+    rows = [attrgetter(*store.SYMBOL_FIELDS)(s) for s in extract("cpp", source, "p.h").symbols]
+    heads = {c.start_line: c.head for c in code_chunks("p.h", source, rows, [])}
+    assert "owned wombat" in heads[9] and "quokka" not in heads[9]
+    assert "borrowed quokka" in heads[14] and "wombat" not in heads[14]
+
+
+def test_a_question_naming_a_declared_method_is_answered(tmp_path: Path) -> None:
+    # The fold's query once took the name of lift_named's: a question naming one failed.
+    root = write(tmp_path / "repo", {"widget.h": WIDGET_H})
+    index(root)
+    assert places(root, "what does Widget::tidy do", "lexical")[0][0] == "Widget::tidy"

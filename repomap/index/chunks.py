@@ -22,6 +22,7 @@ from typing import NamedTuple
 
 from repomap.embed import TOKENIZER_FILE
 from repomap.extractors.model import LICENCE
+from repomap.index.signatures import parameters_key
 from repomap.languages import DECLARATION_MACRO_LINE, language_of, leading_start
 from repomap.paths import is_demoted_path
 from repomap.subwords import split_identifier
@@ -491,6 +492,7 @@ def code_chunks(
     c_names = language == "c"
     definitions = []
     prototypes: set[int] = set()  # first lines of C and C++ free functions' declarations
+    member_declarations: set[int] = set()  # first lines of documented member declarations
     # A C or C++ declaration's doc may be the plain comment right above it (extractor 54): here
     # it is a leading comment as before, moved out of its class's chunk, its pragmas dropped.
     plain_above = {(row[3] + 1, row[1]) for row in texts if row[0] == "comment"}
@@ -531,6 +533,8 @@ def code_chunks(
             definitions.append(found)
             if not (is_definition or documented_member):  # a member's comment below is not its
                 prototypes.add(start_line)
+            if documented_member:
+                member_declarations.add(start_line)
     containers = {d.qualified_name for d in definitions if d.kind in CONTAINER_KINDS}
     # `typedef struct tag {..} TAG;`: the record is the chunk, its alias names it (no second one)
     record_starts = {d.start_line for d in definitions if d.kind in CONTAINER_KINDS}
@@ -612,6 +616,7 @@ def code_chunks(
     # One look for an identifier of underscores only in the file, not one per definition.
     runs = _run_finder(text)
     macros: set[str] = set()
+    declared_docs = _declared_docs(chunked_definitions, member_declarations, leading)
     for d, first in zip(chunked_definitions, firsts, strict=True):
         if _include_guard(d, lines):
             continue
@@ -627,8 +632,14 @@ def code_chunks(
             continue
         doc = "\n".join(filter(None, (d.doc, leading.of.get((d.start_line, d.qualified_name)))))
         inner = " ".join(comments.get((d.qualified_name, d.start_line), ()))
+        # A definition below its documented declaration in the same file (a header-only
+        # library's out of line method: tclap) holds that doc too, beside its body's words: the
+        # fold (search/code.py) gives it the declaration's score, not the two together.
+        declared = ""
+        if d.start_line not in member_declarations:
+            declared = _declared_doc(declared_docs.get(d.qualified_name, ()), d)
         signature = _EMPTY_THROW.sub("", d.signature) if language == "cpp" else d.signature
-        head = "\n".join(filter(None, (signature, doc, inner)))
+        head = "\n".join(filter(None, (signature, doc, inner, declared)))
         # What leads it is its own too: its doc comment (in its head already), its decorators
         # and attributes (`@app.route("/login")`, `#[derive(..)]`: in its body). The file's
         # chunk held them, and a function's doc made the module a second answer.
@@ -680,6 +691,35 @@ def code_chunks(
         last = max(line_count(source), 1)  # not len(lines): a final newline ends no line
         chunks.append(make_chunk("module", path, 1, last, path, head, body, generated))
     return chunks
+
+
+def _declared_docs(
+    definitions: Sequence[_Definition], declarations: Container[int], leading: _Leading
+) -> dict[str, list[tuple[str | None, str]]]:
+    """Each qualified name's documented member declarations in the file: their parameter types
+    (index/signatures.py) and their doc."""
+    found: dict[str, list[tuple[str | None, str]]] = {}
+    for d in definitions:
+        if d.start_line not in declarations:
+            continue
+        said = "\n".join(filter(None, (d.doc, leading.of.get((d.start_line, d.qualified_name)))))
+        if said:
+            found.setdefault(d.qualified_name, []).append(
+                (parameters_key(d.signature, d.name), said)
+            )
+    return found
+
+
+def _declared_doc(declared: Sequence[tuple[str | None, str]], d: _Definition) -> str:
+    """The doc of `d`'s own declaration among `declared`: the one of its parameter types, else
+    the only one; '' when none is."""
+    if not declared:
+        return ""
+    key = parameters_key(d.signature, d.name)
+    same = [said for k, said in declared if k is not None and k == key]
+    if len(same) == 1:
+        return same[0]
+    return declared[0][1] if len(declared) == 1 else ""
 
 
 # Comments written for a tool, not a reader: they say nothing of what the code does, and
