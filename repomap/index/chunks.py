@@ -695,28 +695,30 @@ def code_chunks(
 
 def _declared_docs(
     definitions: Sequence[_Definition], declarations: Container[int], leading: _Leading
-) -> dict[str, list[tuple[str | None, str]]]:
-    """Each qualified name's documented member declarations in the file: their parameter types
-    (index/signatures.py) and their doc."""
-    found: dict[str, list[tuple[str | None, str]]] = {}
+) -> dict[str, list[tuple[_Definition, str]]]:
+    """Each qualified name's documented member declarations in the file, with their doc."""
+    found: dict[str, list[tuple[_Definition, str]]] = {}
     for d in definitions:
         if d.start_line not in declarations:
             continue
         said = "\n".join(filter(None, (d.doc, leading.of.get((d.start_line, d.qualified_name)))))
         if said:
-            found.setdefault(d.qualified_name, []).append(
-                (parameters_key(d.signature, d.name), said)
-            )
+            found.setdefault(d.qualified_name, []).append((d, said))
     return found
 
 
-def _declared_doc(declared: Sequence[tuple[str | None, str]], d: _Definition) -> str:
-    """The doc of `d`'s own declaration among `declared`: the one of its parameter types, else
-    the only one; '' when none is."""
+def _declared_doc(declared: Sequence[tuple[_Definition, str]], d: _Definition) -> str:
+    """The doc of `d`'s own declaration among `declared`: the one of its parameter types
+    (index/signatures.py; read only here, for the few names declared and defined in one
+    file), else the only one; '' when none is."""
     if not declared:
         return ""
     key = parameters_key(d.signature, d.name)
-    same = [said for k, said in declared if k is not None and k == key]
+    same = [
+        said
+        for declaration, said in declared
+        if key is not None and parameters_key(declaration.signature, declaration.name) == key
+    ]
     if len(same) == 1:
         return same[0]
     return declared[0][1] if len(declared) == 1 else ""
