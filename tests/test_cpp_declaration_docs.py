@@ -12,9 +12,9 @@ from operator import attrgetter
 from pathlib import Path
 
 import pytest
+from repomap.extractors import extract
 
 from repomap import store
-from repomap.extractors import extract
 from repomap.index.chunks import code_chunks
 
 WIDGET_H = """class Widget {
