@@ -154,6 +154,11 @@ GRAPH_FILE_SQL = "SELECT language FROM files WHERE id = ?"
 GRAPH_SYMBOLS_SQL = """SELECT id, name, qualified_name, kind, doc IS NOT NULL, parent_id IS NULL,
     is_definition FROM symbols WHERE file_id = ? ORDER BY id"""
 GRAPH_USES_SQL = "SELECT name, count(*) FROM refs WHERE file_id = ? GROUP BY name ORDER BY name"
+# and which of its definitions are test code: the ranking reads the chunks' is_test (index/
+# ranking.py TEST_CODE), so a `#[test]` added with no name changed changes the map's order
+GRAPH_STARTS_SQL = "SELECT start_line FROM symbols WHERE file_id = ? ORDER BY id"
+GRAPH_CHUNKS_SQL = f"""SELECT kind, start_line, end_line, is_test FROM chunks
+    WHERE id >= ? * {ROWS_PER_FILE} AND id < (? + 1) * {ROWS_PER_FILE}"""
 DECLARATIONS_OF_FILE_SQL = (
     "SELECT name, qualified_name FROM symbols WHERE file_id = ? AND is_definition = 0"
 )
@@ -296,9 +301,12 @@ class _Graph(NamedTuple):
     digest: str
 
 
-def _graph_digest(language: str | None, symbols: Iterable[tuple], uses: Iterable[tuple]) -> str:
+def _graph_digest(
+    language: str | None, symbols: Iterable[tuple], uses: Iterable[tuple], tests: tuple = ()
+) -> str:
     """A digest of what ranking reads of one file: its symbols' (name, qualified name, kind,
-    documented, top level, definition), in id order, and (name, lines using it), by name."""
+    documented, top level, definition), in id order, (name, lines using it), by name, and
+    which symbols are test code (`_test_marks`; nothing for a file without test chunks)."""
     digest = hashlib.blake2b(digest_size=16)
     digest.update(f"{language}\n".encode())
     for row in symbols:
@@ -306,7 +314,29 @@ def _graph_digest(language: str | None, symbols: Iterable[tuple], uses: Iterable
     digest.update(b"\0")
     for row in uses:
         digest.update(repr(row).encode())
+    if tests:
+        digest.update(b"\0" + repr(tests).encode())
     return digest.hexdigest()
+
+
+def _test_marks(starts: Sequence[int], chunks: Iterable[tuple[str, int, int, bool]]) -> tuple:
+    """Which of a file's symbols (by first line, in id order) its test chunks (kind, start,
+    end, is_test) cover, as the ranking tells test code (index/ranking.py TEST_CODE): () when
+    none is a test, ('all',) when the file is (its module chunk, or every chunk)."""
+    spans = []
+    every = True
+    for kind, start, end, is_test in chunks:
+        if not is_test:
+            every = False
+        elif kind == "module":
+            return ("all",)
+        else:
+            spans.append((start, end))
+    if not spans:
+        return ()
+    if every:
+        return ("all",)
+    return tuple(any(start <= line <= end for start, end in spans) for line in starts)
 
 
 def _graph_rows(symbol_rows: Iterable[tuple]) -> Iterator[tuple]:
@@ -461,6 +491,11 @@ class Writer:
         symbols = conn.execute(GRAPH_SYMBOLS_SQL, (file_id,)).fetchall()
         ids = [symbol[0] for symbol in symbols]
         one_block = bool(ids) and ids[-1] - ids[0] + 1 == len(ids)
+        chunks = conn.execute(GRAPH_CHUNKS_SQL, (file_id, file_id)).fetchall()
+        tests = ()
+        if any(chunk[3] for chunk in chunks):  # most files have no test chunk: no more reads
+            starts = [line for (line,) in conn.execute(GRAPH_STARTS_SQL, (file_id,))]
+            tests = _test_marks(starts, chunks)
         return _Graph(
             ids[0] if one_block else None,
             len(ids),
@@ -468,6 +503,7 @@ class Writer:
                 row[0] if row else None,
                 (tuple(symbol[1:]) for symbol in symbols),
                 conn.execute(GRAPH_USES_SQL, (file_id,)),
+                tests,
             ),
         )
 
@@ -640,7 +676,15 @@ class Writer:
             before is None
             or first_id is None
             or before.digest
-            != _graph_digest(rows.language, _graph_rows(symbol_rows), _uses(rows.references))
+            != _graph_digest(
+                rows.language,
+                _graph_rows(symbol_rows),
+                _uses(rows.references),
+                _test_marks(
+                    [row[5] for row in symbol_rows],
+                    ((chunk[0], chunk[2], chunk[3], bool(chunk[4])) for chunk in rows.chunks),
+                ),
+            )
         ):
             self.graph_changed()
         if texts:
