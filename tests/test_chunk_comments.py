@@ -626,6 +626,7 @@ def test_an_empty_exception_specification_is_no_word_of_a_cpp_chunk() -> None:
     for name in ("NotFound::what", "NotFound::~NotFound"):
         assert "throw" not in chunks[name].head and "throw" not in chunks[name].body.split()
     assert "throw" in chunks["Setting::lookup"].body.split()  # a throw statement stays
+    assert "throw" not in chunks["NotFound"].body.split()  # nor its class's member lines
 
 
 def test_a_macro_alone_above_a_c_function_leaves_it_the_comment_above() -> None:

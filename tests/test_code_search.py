@@ -1088,6 +1088,9 @@ def test_semantic_search_needs_embeddings_then_finds_by_meaning(tree: Path) -> N
         "no chunk holds any of the question's words; say what the code does in other words, or"
         " look a name up"
     ]
+    # a function holds "partition": the note speaks of the chunks a filter keeps (it said none did)
+    _, kept, _ = search(tree, "partition", "--mode", "lexical", "--kind", "class")
+    assert kept["notes"][0].startswith("no chunk the filters keep holds any of the question's")
 
 
 def _brew(tree: Path) -> None:

@@ -386,6 +386,13 @@ def test_index_status_and_help(repo: Path) -> None:
     # and an outline of it says why, not "run `repomap index` to add it" (which skips it again)
     skipped = error(server, "outline", {"path": "pkg/latin.py"})
     assert "skips it (not UTF-8" in skipped and "to add it" not in skipped
+    # by the index's own rules: its configured size limit and the noindex marker
+    (repo / "repomap.toml").write_text("[index]\nmax_file_size = 1000\n")
+    (repo / "pkg" / "big.py").write_text("X = 1\n" * 400)
+    (repo / "pkg" / "quiet.py").write_text("# repomap: noindex\ndef hidden():\n    pass\n")
+    reasons = ok(build_server(_settings(repo)), "index_status")["roots"][0]["unindexed_reasons"]
+    assert reasons["pkg/big.py"] == "larger than the limit (1000 bytes)"
+    assert reasons["pkg/quiet.py"].startswith("noindex marker")
     assert status["schema_version"] == status["current_schema_version"] == store.SCHEMA_VERSION
     assert status["stale_count"] == 0 and status["indexed_at"]
     assert status["refresh"]["enabled"] is True

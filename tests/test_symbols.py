@@ -471,6 +471,8 @@ def test_cli_symbols_json_and_show_errors(python_repo: Path) -> None:
     a_file = run_cli("show", "NOTES.md", "--root", python_repo)
     assert a_file.returncode == 1
     assert "NOTES.md is a file: `repomap open NOTES.md` shows it" in a_file.stderr, a_file.stderr
+    pattern = run_cli("show", "NOTE%.md", "--root", python_repo)  # a name, not a LIKE pattern
+    assert pattern.returncode == 1 and "is a file" not in pattern.stderr
 
 
 def test_cli_show_warns_on_stderr_when_several_symbols_match(make_repo, index) -> None:

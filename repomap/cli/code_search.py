@@ -111,8 +111,8 @@ def search(
         )
     result = replace(result, hits=[replace(hit, path=shown(hit.path)) for hit in result.hits])
     code = outcome.found(len(result.hits))  # before writing: a closed stderr keeps it
-    notes = _notes(result, query, mode, path, language, unmatched, no_language)
-    from repomap.search.code import NOTHING_FOUND
+    notes = _notes(result, query, mode, path, language, unmatched, no_language, kind)
+    from repomap.search.code import NOTHING_FOUND, NOTHING_FOUND_FILTERED
 
     if as_json:
         data = result.as_dict()
@@ -128,7 +128,11 @@ def search(
                 click.echo(f"    {hit.snippet}")
             for matched in hit.match_lines:
                 click.echo(f"    {matched.line}: {matched.text}")
-        why = [note for note in notes if not result.hits and note.startswith(NOTHING_FOUND)]
+        why = [
+            note
+            for note in notes
+            if not result.hits and note.startswith((NOTHING_FOUND, NOTHING_FOUND_FILTERED))
+        ]
         if not result.hits:
             click.echo(
                 f"nothing matches {query!r}" + "".join(f": {note}" for note in why), err=True
@@ -140,7 +144,7 @@ def search(
 
 
 def _notes(result: Any, query: str, mode: str | None, path: str | None, language: str | None,
-           unmatched: bool, no_language: bool) -> list[str]:  # fmt: skip
+           unmatched: bool, no_language: bool, kind: str | None = None) -> list[str]:  # fmt: skip
     """What the answer does not say itself, one line each: on stderr after the results, or the
     JSON envelope's `notes`."""
     from repomap.search.code import (
@@ -169,7 +173,8 @@ def _notes(result: Any, query: str, mode: str | None, path: str | None, language
     if not result.hits and not query_terms(query):
         notes.append("the query holds no word (punctuation and symbols are not searched)")
     elif not result.hits and not unmatched and not no_language:
-        notes.append(nothing_found_note(result.mode, result.best_cosine))  # said on one line
+        filtered = any(given is not None for given in (path, language, kind))
+        notes.append(nothing_found_note(result.mode, result.best_cosine, filtered))  # one line
     return notes + outcome.filter_notes(path, language, unmatched, no_language)
 
 

@@ -32,9 +32,9 @@ from itertools import groupby, islice
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 
-from repomap import paths, textfile
-from repomap.config import DEFAULT_MAX_FILE_SIZE
+from repomap import config, paths, store, textfile
 from repomap.errors import BadArgument, OutsideRoot, PathNotFound, StaleIndex
+from repomap.index import markers
 from repomap.index.secrets import is_secret_file
 from repomap.limits import check_limit
 
@@ -534,7 +534,7 @@ def outline(db: Store, root: Path, path: str | None = None, level: int | None = 
         file_path: _Indexed(language, size, mtime_ns)
         for file_path, language, size, mtime_ns in db.conn.execute(OUTLINE_FILES_SQL)
     }
-    wanted, single = _outline_scope(root, path, indexed)
+    wanted, single = _outline_scope(db, root, path, indexed)
     filtered = path is not None
     params = {"paths": json.dumps(sorted(wanted))} if filtered else {}
     entries: dict[str, list[OutlineEntry]] = {p: [] for p in wanted}
@@ -623,7 +623,7 @@ def _key_steps(path: str) -> tuple[str, ...]:
 
 
 def _outline_scope(
-    root: Path, path: str | None, indexed: dict[str, _Indexed]
+    db: Store, root: Path, path: str | None, indexed: dict[str, _Indexed]
 ) -> tuple[set[str], bool]:
     """The indexed files to outline, and whether one file was asked for."""
     path_filter = paths.parse(path, root)
@@ -647,7 +647,7 @@ def _outline_scope(
             f"no file or folder matches {path} (a file, a folder, a path tail or a glob); "
             "`repomap files NAME` finds files by name"
         )
-    if inside is not None and (skipped := skipped_because(inside.path)):
+    if inside is not None and (skipped := skipped_because(inside.path, size_limit(db, root))):
         raise StaleIndex(
             f"{path} is not in the index: `repomap index` skips it ({skipped}); "
             f"`repomap open {path}` shows it"
@@ -660,17 +660,29 @@ def _outline_scope(
     )
 
 
-def skipped_because(path: Path) -> str | None:
-    """Why the indexer leaves out this file, by its bytes (binary, not UTF-8, larger than the
-    default limit), or None: an outline of a Latin-1 .py said "run `repomap index` to add it",
-    which skipped it again (an MCP agent user's report)."""
+def size_limit(db: Store, root: Path) -> int:
+    """The file size limit the index's runs apply: one a run was given (kept in the index's
+    meta), else the configured one (repomap.toml, REPOMAP_MAX_FILE_SIZE, the default)."""
+    kept = store.get_meta(db, store.MAX_FILE_SIZE_META)
+    if kept is not None and kept.isdigit():
+        return int(kept)
+    return int(config.setting(root, "index.max_file_size"))
+
+
+def skipped_because(path: Path, limit: int) -> str | None:
+    """Why `repomap index` leaves out this file, as it tells it (larger than `limit`, not text,
+    not UTF-8, a noindex marker), or None: an outline of a Latin-1 .py said "run `repomap
+    index` to add it", which skipped it again (an MCP agent user's report)."""
     try:
-        if path.stat().st_size > DEFAULT_MAX_FILE_SIZE:
-            return f"larger than the limit ({DEFAULT_MAX_FILE_SIZE} bytes)"
+        if path.stat().st_size > limit:
+            return f"larger than the limit ({limit} bytes)"
         raw = path.read_bytes()
     except OSError as error:
         return f"unreadable ({error.strerror or error})"
-    return textfile.decode(raw)[1]
+    source, problem = textfile.decode(raw)
+    if source is None:
+        return problem or "not text"
+    return markers.NOINDEX_REASON if markers.noindex(source) else None
 
 
 def _symbol_entries(rows: list[_SymbolRow], max_depth: int | None) -> list[OutlineEntry]:

@@ -650,7 +650,10 @@ def code_chunks(
         if d.kind in CONTAINER_KINDS:
             own = _own_lines(d, spans, lines)
             members_and_own = [*members.get(d.qualified_name, ()), *decorations, *own]
-            body = words_of("\n".join(members_and_own), BODY_WORDS, _NOISE, c_names)
+            text = "\n".join(members_and_own)
+            if language == "cpp" and "throw" in text:
+                text = _EMPTY_THROW.sub("", text)
+            body = words_of(text, BODY_WORDS, _NOISE, c_names)
         else:
             lines_of = [*decorations, *lines[d.start_line - 1 : d.end_line]]
             text = "\n".join(lines_of)

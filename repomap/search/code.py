@@ -221,13 +221,14 @@ COMMON_WORDS_NOTE = (
 
 
 NOTHING_FOUND = "no chunk holds any of the question's words"
+NOTHING_FOUND_FILTERED = "no chunk the filters keep holds any of the question's words"
 
 
-def nothing_found_note(mode: str, best_cosine: float | None) -> str:
+def nothing_found_note(mode: str, best_cosine: float | None, filtered: bool = False) -> str:
     """Why a question with words found nothing: none of its words is in any chunk the filters
     keep, and (by meaning) the nearest chunk is below MIN_COSINE. An empty answer said only
     "nothing matches" (a search user's French question and `purple elephant dancing`)."""
-    said = NOTHING_FOUND
+    said = NOTHING_FOUND_FILTERED if filtered else NOTHING_FOUND
     if mode != "lexical" and best_cosine is not None:
         said += (
             f", and none is near it in meaning (best similarity {best_cosine:.2f}, "
@@ -1122,7 +1123,7 @@ def _fold_prototypes(
         scored[definition] = max(scored.get(definition, 0.0), scored.pop(prototype))
 
 
-# A documented C++ member declaration is a chunk (index/chunks.py, version 39): C++ documents an
+# A documented C++ member declaration is a chunk (index/chunks.py, version 41): C++ documents an
 # out of line method on its declaration, in its class or in a header whose definition is in a
 # .cc (tclap, re2, leveldb). The definition is the code, and the two are one answer: the
 # declaration's score goes to its definition's chunk (the higher of the two) and the declaration

@@ -918,7 +918,8 @@ SYMBOL_BY_ID_SQL = f"SELECT {_COLUMNS} FROM {_TABLES} WHERE s.id = ?"
 
 
 _FILE_NAMED_SQL = """SELECT path FROM (SELECT path FROM files UNION ALL SELECT path FROM doc_files
-    UNION ALL SELECT path FROM data_files) WHERE path = :name OR path LIKE '%/' || :name
+    UNION ALL SELECT path FROM data_files)
+    WHERE path = :name OR substr(path, -length(:name) - 1) = '/' || :name  -- no LIKE: `_`, `%`
     ORDER BY length(path), path LIMIT 1"""
 
 

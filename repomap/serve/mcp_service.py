@@ -670,7 +670,8 @@ class Service:
         if unmatched:
             notices.append(f"no indexed file matches path {path!r}")
         elif not found and code_search.query_terms(query):
-            notices.append(code_search.nothing_found_note(used or "lexical", best_cosine))
+            filtered = any(given is not None for given in (path, language, kind))
+            notices.append(code_search.nothing_found_note(used or "lexical", best_cosine, filtered))
         if mode is None and used == "lexical" and found and not embedding_said:
             # no vectors: the default fell back to words
             notices.append(code_search.NO_VECTORS_NOTE)
@@ -1101,6 +1102,7 @@ class Service:
         try:
             with store.reading(settings.db_path) as db:
                 facts = index_status_facts(db, root.path, settings.index_skipped)
+                size_limit = gateway.size_limit(db, root.path)
                 chunks = db.scalar("SELECT count(*) FROM chunks") or 0
                 # counted where they are: Milvus keeps them apart (the database's count was 0)
                 vectors, refused = embedded_vectors(db, store.embedding_model(db))
@@ -1122,7 +1124,7 @@ class Service:
         facts["unindexed_reasons"] = {
             self.roots.out(root, p): why
             for p in listed
-            if (why := gateway.skipped_because(root.path / p))
+            if (why := gateway.skipped_because(root.path / p, size_limit))
         }
         return status.model_copy(
             update={**facts, "stale_files": stale[:MAX_LISTED], "stale_count": len(stale)}
