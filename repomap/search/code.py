@@ -1110,17 +1110,34 @@ def _fold_prototypes(
             definitions = [d for d in definitions if d[1] == prototype // ROWS_PER_FILE]
         if len(definitions) != 1:
             continue  # none, or one per platform or configuration: no single answer to give
-        definition, file_id, language = definitions[0]
-        if (allowed is not None and file_id not in allowed) or filters.language not in (
-            None,
-            language,
-        ):
-            continue
-        if definition not in traits:
-            traits.update(_traits(db, [definition]))
-        if traits.get(definition, (True, "", None))[0] and not traits[prototype][0]:
-            continue  # a test's definition does not stand for the code's prototype
-        scored[definition] = max(scored.get(definition, 0.0), scored.pop(prototype))
+        _give_score(db, scored, traits, filters, allowed, prototype, *definitions[0])
+
+
+def _give_score(
+    db: Store,
+    scored: dict[int, float],
+    traits: dict[int, Traits],
+    filters: Filters,
+    allowed: set[int] | None,
+    chunk: int,
+    definition: int,
+    file_id: int,
+    language: str,
+) -> None:
+    """`chunk`'s score to its `definition`'s chunk (the higher of the two), and `chunk` out
+    of the ranking: when the filters keep the definition, and unless the definition is a
+    test's and `chunk` is not (a test's definition does not stand for the code's prototype or
+    declaration)."""
+    if (allowed is not None and file_id not in allowed) or filters.language not in (
+        None,
+        language,
+    ):
+        return
+    if definition not in traits:
+        traits.update(_traits(db, [definition]))
+    if traits.get(definition, (True, "", None))[0] and not traits[chunk][0]:
+        return
+    scored[definition] = max(scored.get(definition, 0.0), scored.pop(chunk))
 
 
 # A documented C++ member declaration is a chunk (index/chunks.py, version 41): C++ documents an
@@ -1191,17 +1208,7 @@ def _fold_declarations(
             if len(definitions) != 1 or declared.get((name, qualified), 0) != 1:
                 continue  # none, or several and no one of them its own: no single answer
             same = definitions
-        _, definition, file_id, language = same[0]
-        if (allowed is not None and file_id not in allowed) or filters.language not in (
-            None,
-            language,
-        ):
-            continue
-        if definition not in traits:
-            traits.update(_traits(db, [definition]))
-        if traits.get(definition, (True, "", None))[0] and not traits[chunk][0]:
-            continue  # a test's definition does not stand for the code's declaration
-        scored[definition] = max(scored.get(definition, 0.0), scored.pop(chunk))
+        _give_score(db, scored, traits, filters, allowed, chunk, *same[0][1:])
 
 
 def _paths(db: Store, filters: Filters) -> set[str]:
