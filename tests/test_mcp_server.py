@@ -167,6 +167,8 @@ def test_lists_every_tool_with_bounded_input_schemas_and_read_only_annotations(r
     # Each description says when another tool fits better.
     assert "search_symbols" in tools["search_text"].description
     assert "search_text" in tools["search_symbols"].description
+    # `more: 1` read as one more when 31 were (an agent user): a lower bound unless more_exact
+    assert "at least" in tools["search_symbols"].description
 
 
 def test_output_schemas_are_written_out_and_answers_are_compact_json(repo: Path) -> None:

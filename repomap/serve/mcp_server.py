@@ -456,7 +456,8 @@ def build_server(
         Matches the name or qualified name, case-insensitive: exact, then prefix, substring,
         fuzzy; among equals, names used from more files first. `Class.method` and `Type::fn`
         match qualified names. Each result: qualified_name, kind, file_path, line_number,
-        end_line, signature, doc (the docstring's first line).
+        end_line, signature, doc (the docstring's first line). `more` counts what the limit
+        left out, exactly when more_exact, else at least that many: raise limit to see them.
         Then use get_symbol_content for the source. For words inside comments or strings use
         search_text; for a file by name use find_files.
         Example: search_symbols("QuerySet.filter") or search_symbols("lock", kind="method").
