@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3  # noqa: TID251 - a cursor's type, read in chunks
 from array import array
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -21,6 +21,7 @@ from repomap import paths, store
 from repomap.errors import RepomapError
 from repomap.store import Store, chunks
 from repomap.store import ranks as store_ranks_tables
+from repomap.store.test_code import TestLines, in_test_lines, test_lines
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
@@ -107,45 +108,8 @@ DECLARATION_SHARE = 0.2
 FILE_CHUNKS_SQL = f"""SELECT j.value, c.kind, c.start_line, c.end_line, c.is_test
 FROM json_each(:files) j JOIN chunks c
   ON c.id >= j.value * {store.ROWS_PER_FILE} AND c.id < (j.value + 1) * {store.ROWS_PER_FILE}"""
-# Where a file's test code is: True, all of it; else the lines of its test chunks, as disjoint
-# (first, last) spans in order (a test module's chunks nest: an impl holds its methods).
-TestLines = bool | list[tuple[int, int]]
-_FIRST = itemgetter(0)  # of a span
-
-
-def test_lines(chunks: Iterable[tuple[str, int, int, bool]]) -> TestLines | None:
-    """Where a file's chunks (kind, start line, end line, is_test) say its test code is (see
-    TEST_CODE), None when they say it has none."""
-    spans: list[tuple[int, int]] = []
-    every = True
-    for kind, start, end, is_test in chunks:
-        if not is_test:
-            every = False
-        elif kind == "module":
-            return True
-        else:
-            spans.append((start, end))
-    if not spans:
-        return None
-    if every:
-        return True
-    merged: list[tuple[int, int]] = []
-    for start, end in sorted(spans):
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
-        else:
-            merged.append((start, end))
-    return merged
-
-
-def in_test_lines(lines: TestLines | None, line: int) -> bool:
-    """Whether a definition starting at `line` is test code, by its file's test_lines()."""
-    if isinstance(lines, list):
-        # By bisection: a file of the Rust library holds up to hundreds of test functions, and
-        # a look at each per definition cost 0.3 s of its cold run's CPU.
-        at = bisect_right(lines, line, key=_FIRST) - 1
-        return at >= 0 and line <= lines[at][1]
-    return lines is True
+# Where a file's test code is, and whether a definition is in it: store/test_code.py (the
+# writer reads the same to tell whether a rewrite changed what ranking reads).
 
 
 # Every definition the graph can reach.

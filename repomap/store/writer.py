@@ -15,6 +15,7 @@ from repomap.store.connection import Store
 from repomap.store.literal import literal_indexed, set_literal_index, wanted
 from repomap.store.meta import get_meta, has_vectors, set_meta
 from repomap.store.ranks import GRAPH_CHANGED, GRAPH_META
+from repomap.store.test_code import in_test_lines, test_lines
 
 ROWS_PER_FILE = 1 << 20  # code_text_fts rowid = files.id * ROWS_PER_FILE + ordinal
 
@@ -320,23 +321,15 @@ def _graph_digest(
 
 
 def _test_marks(starts: Sequence[int], chunks: Iterable[tuple[str, int, int, bool]]) -> tuple:
-    """Which of a file's symbols (by first line, in id order) its test chunks (kind, start,
-    end, is_test) cover, as the ranking tells test code (index/ranking.py TEST_CODE): () when
-    none is a test, ('all',) when the file is (its module chunk, or every chunk)."""
-    spans = []
-    every = True
-    for kind, start, end, is_test in chunks:
-        if not is_test:
-            every = False
-        elif kind == "module":
-            return ("all",)
-        else:
-            spans.append((start, end))
-    if not spans:
+    """Which of a file's symbols (by first line, in id order) its chunks (kind, start, end,
+    is_test) make test code, as the ranking reads it (store/test_code.py): () when none is,
+    ('all',) when the whole file is."""
+    lines = test_lines(chunks)
+    if lines is None:
         return ()
-    if every:
+    if lines is True:
         return ("all",)
-    return tuple(any(start <= line <= end for start, end in spans) for line in starts)
+    return tuple(in_test_lines(lines, line) for line in starts)
 
 
 def _graph_rows(symbol_rows: Iterable[tuple]) -> Iterator[tuple]:
