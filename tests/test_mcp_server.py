@@ -395,6 +395,12 @@ def test_index_status_and_help(repo: Path) -> None:
     reasons = ok(build_server(_settings(repo)), "index_status")["roots"][0]["unindexed_reasons"]
     assert reasons["pkg/big.py"] == "larger than the limit (1000 bytes)"
     assert reasons["pkg/quiet.py"].startswith("noindex marker")
+    # the workers' own rule: a C file's invalid byte is read as U+FFFD, not skipped
+    from repomap.gateway.files import skipped_because
+
+    (repo / "latin.c").write_bytes(b"/* caf\xe9 */\nint f(void) { return 0; }\n")
+    assert skipped_because(repo / "latin.c", repo, 1000) is None
+    assert skipped_because(repo / "pkg" / "latin.py", repo, 1000).startswith("not UTF-8")
     assert status["schema_version"] == status["current_schema_version"] == store.SCHEMA_VERSION
     assert status["stale_count"] == 0 and status["indexed_at"]
     assert status["refresh"]["enabled"] is True

@@ -34,8 +34,10 @@ from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 
 from repomap import config, paths, store, textfile
 from repomap.errors import BadArgument, OutsideRoot, PathNotFound, StaleIndex
-from repomap.index import markers
+from repomap.index.discover import read_file
+from repomap.index.readable import indexed_source
 from repomap.index.secrets import is_secret_file
+from repomap.languages import language_of
 from repomap.limits import check_limit
 
 if TYPE_CHECKING:
@@ -647,7 +649,7 @@ def _outline_scope(
             f"no file or folder matches {path} (a file, a folder, a path tail or a glob); "
             "`repomap files NAME` finds files by name"
         )
-    if inside is not None and (skipped := skipped_because(inside.path, size_limit(db, root))):
+    if inside is not None and (skipped := skipped_because(inside.path, root, size_limit(db, root))):
         raise StaleIndex(
             f"{path} is not in the index: `repomap index` skips it ({skipped}); "
             f"`repomap open {path}` shows it"
@@ -663,26 +665,19 @@ def _outline_scope(
 def size_limit(db: Store, root: Path) -> int:
     """The file size limit the index's runs apply: one a run was given (kept in the index's
     meta), else the configured one (repomap.toml, REPOMAP_MAX_FILE_SIZE, the default)."""
-    kept = store.get_meta(db, store.MAX_FILE_SIZE_META)
-    if kept is not None and kept.isdigit():
-        return int(kept)
-    return int(config.setting(root, "index.max_file_size"))
+    kept = store.kept_size_limit(db)
+    return kept if kept is not None else int(config.setting(root, "index.max_file_size"))
 
 
-def skipped_because(path: Path, limit: int) -> str | None:
-    """Why `repomap index` leaves out this file, as it tells it (larger than `limit`, not text,
-    not UTF-8, a noindex marker), or None: an outline of a Latin-1 .py said "run `repomap
-    index` to add it", which skipped it again (an MCP agent user's report)."""
-    try:
-        if path.stat().st_size > limit:
-            return f"larger than the limit ({limit} bytes)"
-        raw = path.read_bytes()
-    except OSError as error:
-        return f"unreadable ({error.strerror or error})"
-    source, problem = textfile.decode(raw)
-    if source is None:
-        return problem or "not text"
-    return markers.NOINDEX_REASON if markers.noindex(source) else None
+def skipped_because(path: Path, root: Path, limit: int) -> str | None:
+    """Why `repomap index` leaves out this file, by the workers' own rules (read_file's and
+    index/readable.py's: larger than `limit`, not text, not UTF-8 but in C or C++, a noindex
+    marker), or None: an outline of a Latin-1 .py said "run `repomap index` to add it", which
+    skipped it again (an MCP agent user's report)."""
+    raw, problem = read_file(path, root, limit)
+    if raw is None:
+        return problem or "unreadable"
+    return indexed_source(raw, language_of(path.name)).skipped
 
 
 def _symbol_entries(rows: list[_SymbolRow], max_depth: int | None) -> list[OutlineEntry]:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from repomap import store, textfile
 from repomap.index import changes, markers, secrets
 from repomap.index.chunks import doc_chunks
+from repomap.index.readable import indexed_source
 from repomap.languages import doc_format
 
 if TYPE_CHECKING:
@@ -49,11 +50,9 @@ def doc_rows(
     rel_path: str, fmt: str, raw: bytes, mtime_ns: int, redact: bool = True
 ) -> store.DocRows | str:
     """The rows of one doc file, or why it cannot be indexed; credentials redacted."""
-    source, problem = textfile.decode(raw)
+    source, _, skipped = indexed_source(raw, None)
     if source is None:
-        return problem or "not text"
-    if markers.noindex(source):
-        return markers.NOINDEX_REASON
+        return skipped or "not text"
     text = markers.blanked(source, markers.ignored_lines(source)).decode("utf-8")
     from repomap.index import markdown  # its patterns compile on import: only when a doc changed
 

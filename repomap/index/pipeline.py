@@ -26,6 +26,7 @@ from repomap.index.chunks import CHUNKS_VERSION, code_chunks
 from repomap.index.discover import FoundFile, Walk, code_files, read_file, read_file_if, walk
 from repomap.index.docs import update_docs
 from repomap.index.history import update_history
+from repomap.index.readable import indexed_source
 from repomap.index.records import update_data
 from repomap.languages import (
     DATA_FORMATS,
@@ -456,14 +457,12 @@ def _size_limit(db: store.Store, settings: Settings) -> Settings:
     """The run's file size limit: one given (kept in the index for the runs after it), else
     the one the index keeps. A file indexed with `--max-file-size 20000000` is not dropped by
     the next query's refresh, which is given no limit."""
-    kept = store.get_meta(db, store.MAX_FILE_SIZE_META)
+    kept = store.kept_size_limit(db)
     if settings.max_file_size_set:
-        if kept != str(settings.max_file_size):
+        if kept != settings.max_file_size:
             store.set_meta(db, {store.MAX_FILE_SIZE_META: str(settings.max_file_size)})
         return settings
-    if kept is not None and kept.isdigit():
-        return settings._replace(max_file_size=int(kept))
-    return settings
+    return settings if kept is None else settings._replace(max_file_size=kept)
 
 
 def _is_ours(settings: Settings) -> bool:
@@ -1005,10 +1004,6 @@ def _crashed(job: Job) -> Skipped:
     return Skipped(job.rel_path, "its extraction process died (killed, or a parser crashed)")
 
 
-# Languages whose files are indexed despite a byte that is not UTF-8 (textfile.replacing_invalid).
-BYTES_IN_COMMENTS = frozenset({"c", "cpp"})
-
-
 def read_and_extract(job: Job) -> Result:
     """Worker: read one file, and unless its bytes are unchanged, extract its rows."""
     raw, problem = read_file(Path(job.path), Path(job.root), job.max_size)
@@ -1017,18 +1012,9 @@ def read_and_extract(job: Job) -> Result:
     digest = textfile.content_hash(raw)
     if digest == job.old_hash:
         return Unchanged(job)
-    source, problem = textfile.decode(raw)
-    replaced = None
-    if (
-        source is None
-        and job.language in BYTES_IN_COMMENTS
-        and (problem or "").startswith(textfile.NOT_UTF8)
-    ):
-        source, replaced = textfile.replacing_invalid(raw), f"{problem}: read with U+FFFD for it"
+    source, replaced, skipped = indexed_source(raw, job.language)
     if source is None:
-        return Skipped(job.rel_path, problem or "not text")
-    if markers.noindex(source):
-        return Skipped(job.rel_path, markers.NOINDEX_REASON)
+        return Skipped(job.rel_path, skipped or "not text")
     language = language_of_header(job.rel_path, job.language, source)
     if language == "c" and job.cpp_namespaces.macros and uses_opener(raw, job.cpp_namespaces):
         language = "cpp"  # a namespace macro of the tree's opens a namespace: C has none

@@ -1124,7 +1124,7 @@ class Service:
         facts["unindexed_reasons"] = {
             self.roots.out(root, p): why
             for p in listed
-            if (why := gateway.skipped_because(root.path / p, size_limit))
+            if (why := gateway.skipped_because(root.path / p, root.path, size_limit))
         }
         return status.model_copy(
             update={**facts, "stale_files": stale[:MAX_LISTED], "stale_count": len(stale)}

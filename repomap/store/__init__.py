@@ -44,6 +44,7 @@ from repomap.store.meta import (
     get_meta,
     has_vectors,
     indexed_root,
+    kept_size_limit,
     set_meta,
 )
 from repomap.store.migrate import MIGRATION_NAMES, SCHEMA_VERSION, first_migration_after, migrate
@@ -75,7 +76,7 @@ __all__ = [
     "EMBEDDING_MODEL_META", "ELEMENT_TYPE_CODES", "ROW_COUNTS_META", "MIGRATION_NAMES", "NOT_UNICODE", "ROWS_PER_FILE", "SCHEMA_VERSION",
     "MAX_FILE_SIZE_META", "SQLITE_HEADER", "SYMBOL_FIELDS", "VECTOR_STORE_META", "CommitRow", "DataRows", "DocRows", "FileRows", "IndexedFile", "KeptReader", "Store",
     "Writer", "changed_since_indexing", "chunk_words", "data_totals", "delete_commits", "delete_data_file",
-    "indexed_commits", "literal_indexed", "indexed_data", "insert_commits", "replace_data_file", "touch_data_file", "chunks", "clear_vector_checks", "counts", "counts_meta", "embedding_model", "filtered_ids", "first_migration_after", "get_meta", "has_sqlite_header", "has_vectors", "holds_no_language", "ids_matching", "indexed_docs",
+    "indexed_commits", "literal_indexed", "indexed_data", "insert_commits", "replace_data_file", "touch_data_file", "chunks", "clear_vector_checks", "counts", "counts_meta", "embedding_model", "filtered_ids", "first_migration_after", "get_meta", "has_sqlite_header", "has_vectors", "holds_no_language", "ids_matching", "indexed_docs", "kept_size_limit",
     "indexed_files", "indexed_root", "migrate", "move_aside", "names_nothing", "open_index", "prepare_folder",
     "reading", "schema_version", "set_meta", "some_paths", "write_errors", "writing",
 ]  # fmt: skip

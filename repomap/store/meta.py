@@ -20,6 +20,13 @@ def has_vectors(db: Store) -> bool:
     return bool(db.scalar("SELECT 1 FROM vector_scopes LIMIT 1"))
 
 
+def kept_size_limit(db: Store) -> int | None:
+    """The file size limit a `repomap index` run was last given (kept for the runs after it,
+    which are given none), or None."""
+    kept = get_meta(db, MAX_FILE_SIZE_META)
+    return int(kept) if kept is not None and kept.isdigit() else None
+
+
 def embedding_model(db: Store) -> str | None:
     """The model id this index's vectors were made with: searches embed the question with the
     same model and window, and later runs keep it (a new default applies to new indexes and to
