@@ -1163,6 +1163,7 @@ LEFT JOIN chunks c ON s.is_definition AND c.id >= s.file_id * {ROWS_PER_FILE}
     AND c.id < (s.file_id + 1) * {ROWS_PER_FILE} AND c.start_line = s.start_line
     AND c.kind = s.kind
 WHERE s.name COLLATE NOCASE IN (SELECT value FROM json_each(?))  -- uses the name index
+    AND s.qualified_name IN (SELECT value FROM json_each(?))  -- not every `get` of LLVM's
     AND s.kind IN ('function', 'method') AND (s.declaration_id IS NOT NULL OR NOT s.is_definition)"""
 
 
@@ -1185,11 +1186,12 @@ def _fold_declarations(
     if not declarations:
         return
     named = json.dumps(sorted({name for name, _, _ in declarations.values()}))
+    qualified_names = json.dumps(sorted({qualified for _, qualified, _ in declarations.values()}))
     declared: dict[tuple[str, str], int] = {}
     defined: dict[tuple[str, str], list[tuple[str, int, int, str]]] = {}
     wanted = {(name, qualified) for name, qualified, _ in declarations.values()}
     for name, qualified, is_definition, signature, chunk_id, file_id, language in db.conn.execute(
-        _DECLARED_NAMES_SQL, (named,)
+        _DECLARED_NAMES_SQL, (named, qualified_names)
     ):
         if (name, qualified) not in wanted:  # the name index ignores case; C++ does not
             continue
@@ -1202,6 +1204,8 @@ def _fold_declarations(
     allowed = None if filters.file_ids is None else set(filters.file_ids)
     for chunk, (name, qualified, signature) in declarations.items():
         definitions = defined.get((name, qualified), [])
+        if not definitions:
+            continue  # no definition indexed (LLVM's headers): the declaration is the answer
         key = parameters_key(signature, name)
         same = [d for d in definitions if key is not None and parameters_key(d[0], name) == key]
         if len(same) != 1:
