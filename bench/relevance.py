@@ -376,12 +376,14 @@ def corpus_roots(names: Iterable[str]) -> dict[str, Path]:
     return roots
 
 
-def index_corpus(root: Path, db: Path, repomap: list[str], fresh: bool) -> float:
-    """`repomap index ROOT --db DB` (incremental unless `fresh`); seconds taken."""
+def index_corpus(root: Path, db: Path, repomap: list[str], fresh: bool, embed: bool) -> float:
+    """`repomap index ROOT --db DB` (incremental unless `fresh`; `--embed` when a method searches
+    by meaning: a plain index run leaves vectors to the servers); seconds taken."""
     if fresh:
         common.remove_database(db)
     db.parent.mkdir(parents=True, exist_ok=True)
-    run = common.timed([*repomap, "index", str(root), "--db", str(db), "--json"]).check()
+    command = [*repomap, "index", str(root), "--db", str(db), "--json"]
+    run = common.timed([*command, "--embed"] if embed else command).check()
     return run.seconds
 
 
@@ -598,8 +600,9 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("the question file has problems:\n" + "\n".join(problems))
     base = Path(os.environ.get("REPOMAP_BENCH_DIR", Path.home() / ".cache" / "repomap-bench"))
     dbs = {name: base / "relevance" / f"{name}.db" for name in corpora}
+    embed = any(method in ("search-semantic", "search-hybrid") for method in methods)
     for name in corpora:
-        seconds = index_corpus(roots[name], dbs[name], repomap, args.fresh)
+        seconds = index_corpus(roots[name], dbs[name], repomap, args.fresh, embed)
         print(f"index {name}: {seconds:.1f} s ({dbs[name]})", file=sys.stderr)
     started = time.perf_counter()
     outcomes, unavailable = evaluate(questions, methods, roots, dbs, repomap)
