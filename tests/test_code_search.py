@@ -2433,3 +2433,44 @@ def test_a_static_forward_declaration_gives_its_place_to_the_definition_in_its_f
     )
     _, found, _ = search(root, "rebuild the symbol table from the weights", "--mode", "lexical")
     assert [(p, line) for _, p, line in places(found)] == [("lib/v05.c", 4), ("lib/v06.c", 4)]
+
+
+def test_the_background_embedder_names_its_phase_not_a_count_of_nothing() -> None:
+    # index_status showed `running, 0 of 0` while the model loaded and the chunks to embed were
+    # being listed: a count that reads as "nothing to do". The state now names the phase.
+    from repomap.errors import RepomapError
+    from repomap.index.embedding import BackgroundEmbedder
+
+    listed, counted, finish = threading.Event(), threading.Event(), threading.Event()
+    fail = {"now": False}
+
+    def run(stop: threading.Event, progress) -> None:  # type: ignore[no-untyped-def]
+        listed.wait(10)
+        if fail["now"]:
+            raise RepomapError("the model file is missing")
+        progress(3, 10)
+        counted.set()
+        finish.wait(10)
+
+    embedder = BackgroundEmbedder(run)
+    assert embedder.state()["phase"] == "idle"
+    embedder.kick()
+    starting = embedder.state()
+    assert (starting["running"], starting["phase"], starting["to_embed"]) == (True, "starting", 0)
+    listed.set()
+    assert counted.wait(10)
+    embedding = embedder.state()
+    assert (embedding["phase"], embedding["embedded"], embedding["to_embed"]) == (
+        "embedding",
+        3,
+        10,
+    )
+    finish.set()
+    embedder.close()
+    assert embedder.state()["phase"] == "idle" and not embedder.state()["running"]
+    fail["now"] = True
+    embedder = BackgroundEmbedder(run)
+    embedder.kick()
+    embedder.close()
+    failed = embedder.state()
+    assert (failed["phase"], failed["error"]) == ("failed", "the model file is missing")

@@ -358,8 +358,15 @@ class BackgroundEmbedder:
         self.done, self.total = done, total
 
     def state(self) -> dict[str, Any]:
+        """running, this run's embedded / to_embed, the last run's error, and the phase in words:
+        `starting` (the model loading, the chunks to embed being listed: 0 of 0 is not a count),
+        `embedding`, `idle` or `failed`."""
         running = self._thread is not None and self._thread.is_alive()
-        return {"running": running, "embedded": self.done, "to_embed": self.total,
+        if running:
+            phase = "embedding" if self.total else "starting"
+        else:
+            phase = "failed" if self.error else "idle"
+        return {"running": running, "phase": phase, "embedded": self.done, "to_embed": self.total,
                 "error": self.error}  # fmt: skip
 
     def close(self) -> None:

@@ -339,7 +339,8 @@ class RootStatus(BaseModel):
     stale_count: int = 0
     embedding: dict[str, Any] = Field(
         default_factory=dict,
-        description="The background embedding: running, embedded / to_embed of this run, error.",
+        description="The background embedding: running, phase (starting: the model loading and the chunks to "
+        "embed being listed; embedding; idle; failed), embedded / to_embed of this run, error.",
     )
     unindexed_files: int = Field(
         default=0,
