@@ -194,15 +194,28 @@ def language_of_header(rel_path: str, language: str, source: bytes) -> str:
 
 def _cpp_syntax(source: bytes) -> bool:
     """Whether `source` has a line only C++ writes (see _CPP_LINE), `std::`, `extern "C++"`,
-    `enum class` or an operator's declaration."""
+    `enum class` or an operator's declaration, outside a block comment."""
     return bool(
-        (b"std::" in source and _STD.search(source))
-        or (b'"C++"' in source and _EXTERN_CPP.search(source))
+        (b"std::" in source and _in_code(_STD, source))
+        or (b'"C++"' in source and _in_code(_EXTERN_CPP, source))
         or _CPP_FIRST_LINE.match(source)
-        or _CPP_LINE_START.search(source)
-        or (b"enum" in source and _ENUM_CLASS.search(source))
-        or (b"operator" in source and _OPERATOR.search(source))
+        or _in_code(_CPP_LINE_START, source)
+        or (b"enum" in source and _in_code(_ENUM_CLASS, source))
+        or (b"operator" in source and _in_code(_OPERATOR, source))
     )
+
+
+def _in_code(pattern: re.Pattern[bytes], source: bytes) -> bool:
+    """Whether `pattern` matches outside a `/* ... */` comment. A comment's lines need not
+    start with `*`: expat.h's prose wraps to a line that starts "namespace. The expanded name",
+    which read the header as C++ and lost its 70 API prototypes (tree-sitter-cpp parses
+    `XMLPARSEAPI(enum XML_Status) XML_Parse(...);` as an error). Matches are few, so each is
+    checked by the nearest comment start and end before it."""
+    for match in pattern.finditer(source):
+        at = match.start()
+        if source.rfind(b"/*", 0, at) <= source.rfind(b"*/", 0, at):
+            return True
+    return False
 
 
 # What may stand right above a definition and belongs to it, per language: comments and doc

@@ -290,6 +290,13 @@ def test_headers_are_c_in_a_c_project_and_cpp_beside_cpp_sources(
             b"/*\n * \\enum struct drx_version\n * the operator+( of it\n */\nint operator_count;\n",
             "c",
         ),
+        # Prose in a block comment whose lines do not start with `*` (expat.h): no C++.
+        (
+            b"/* element type names are expanded only if there is a default\n   namespace. The"
+            b" name\n   class names: a {\n   template <T> std::x enum class y */\nint f(void);\n",
+            "c",
+        ),
+        (b"/* a comment */\nnamespace util {\n}\n/* another */\n", "cpp"),
     ],
 )
 def test_a_c_candidate_header_with_cpp_syntax_is_read_as_cpp(source: bytes, language: str) -> None:
