@@ -12,6 +12,13 @@ each with the defining function, class or docs section (path, start and end line
 it. Each question carries its `split`, `tune` or `heldout`, fixed by a hash of its id: choose
 ranking weights on `tune`, report `heldout`.
 
+`bench/relevance/users.jsonl` (`--questions bench/relevance/users.jsonl`) holds questions that
+search users wrote for projects repomap had not indexed before, frozen (sha256) before their
+first search: 20 per project, over the corpora pinned after the first 24 in corpora.json. None
+of them was read to choose a weight before it was frozen; the causes their users found for low
+ranks were fixed afterwards, so from then on they are tune questions too (bench/README.md says
+which session read which).
+
 Each corpus is indexed once with the real CLI (`repomap index ROOT --db DB`; the databases stay
 in ~/.cache/repomap-bench/relevance/, or $REPOMAP_BENCH_DIR/relevance/, and later runs bring
 them up to date incrementally). Then every method answers every question through the CLI in a
