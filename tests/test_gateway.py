@@ -916,3 +916,30 @@ def test_open_prints_utf16_and_bom_files_as_utf8_text(repo):
     (repo / "bom.txt").write_bytes(b"\xef\xbb\xbf" + text.encode())
     assert cli(repo, "open", "wide.txt").stdout == text
     assert cli(repo, "open", "bom.txt").stdout == text
+
+
+def test_open_sources_and_files_read_the_tree_of_the_index_given_with_db(
+    make_repo, index, tmp_path
+):
+    # Every command that reads an index takes --db; open, sources and files refused it
+    # ("No such option"), so with the index outside the project they needed --root too.
+    root = make_repo(REPO)
+    db = tmp_path / "elsewhere" / "index.db"
+    db.parent.mkdir()
+    index(root, db)
+    away = tmp_path / "away"
+    away.mkdir()
+    opened = run_cli("open", "src/app.py", "--lines", "1:1", "--db", db, cwd=away)
+    assert (opened.returncode, opened.stdout) == (
+        0,
+        (root / "src/app.py").read_text().split("\n")[0] + "\n",
+    )
+    found = run_cli("files", "app", "--db", db, "--json", cwd=away)
+    assert found.returncode == 0 and [r["path"] for r in json.loads(found.stdout)["results"]] == [
+        "src/app.py"
+    ]
+    tree = run_cli("sources", "--db", db, cwd=away)
+    assert tree.returncode == 0 and tree.stdout == SOURCES
+    missing = run_cli("files", "app", "--db", tmp_path / "none.db", cwd=away)
+    assert missing.returncode == 2 and missing.stderr.startswith("error: no index at")
+    assert "Traceback" not in missing.stderr

@@ -313,6 +313,19 @@ def _indexed_root(db: Any, settings: config.Settings) -> Path:
     return indexed_root(db, settings.root)
 
 
+def _tree_of(root: Path | None, db_path: Path | None) -> tuple[config.Settings, Path]:
+    """The settings and the tree a command that reads files by path (open, sources, files)
+    reads: ROOT, or with --db and no --root the tree that index was built from, as every
+    command that reads an index takes --db (`files utils --db X` was a usage error)."""
+    settings = config.resolve(root, db_path)
+    if db_path is None or root is not None:
+        return settings, settings.root
+    from repomap import store
+
+    with store.reading(settings.db_path) as db:
+        return settings, _indexed_root(db, settings)
+
+
 def _as_dict(value: Any) -> Any:
     if hasattr(value, "_asdict"):  # the search path's records are NamedTuples (start-up time)
         return value._asdict()
@@ -614,6 +627,7 @@ def search_docs(
 @json_option
 @absolute_option
 @root_option
+@db_option
 def open_(
     path: str,
     max_lines: int | None,
@@ -621,17 +635,18 @@ def open_(
     as_json: bool,
     absolute: bool,
     root: Path | None,
+    db_path: Path | None,
 ) -> int:
     """Print a file inside ROOT as it is (text in UTF-8), or a range of its lines."""
     from repomap.gateway import files as gateway
 
-    settings = config.resolve(root)
+    settings, tree = _tree_of(root, db_path)
     outcome.note_index(settings.db_path)
     lines = gateway.parse_line_range(line_range) if line_range is not None else None
-    view = gateway.open_file(settings.root, path, max_lines, lines)
+    view = gateway.open_file(tree, path, max_lines, lines)
     if as_json:  # the text, invalid UTF-8 replaced
         content = view.content.decode("utf-8", errors="replace")
-        path_shown = Shown(settings.root, absolute)(view.path)
+        path_shown = Shown(tree, absolute)(view.path)
         answer = {"path": path_shown, "content": content, "line_count": view.line_count,
                   "more_lines": view.more_lines}  # fmt: skip
         print_json(envelope([answer], view.more_lines > 0))
@@ -662,6 +677,7 @@ def open_(
 @json_option
 @absolute_option
 @root_option
+@db_option
 def sources(
     directory: str | None,
     depth: int | None,
@@ -671,15 +687,16 @@ def sources(
     as_json: bool,
     absolute: bool,
     root: Path | None,
+    db_path: Path | None,
 ) -> int:
     """The files under ROOT as a tree (ignore rules applied), directories first."""
     from repomap.cli.render_gateway import sources_text
     from repomap.gateway import files as gateway
 
-    settings = config.resolve(root)
+    settings, top = _tree_of(root, db_path)
     outcome.note_index(settings.db_path)
-    tree = gateway.sources(settings.root, directory, depth, pattern, limit)
-    shown = Shown(settings.root, absolute)
+    tree = gateway.sources(top, directory, depth, pattern, limit)
+    shown = Shown(top, absolute)
     folder = shown(f"{tree.directory}/" if tree.directory else "")
     entries = [replace(entry, path=shown(entry.path)) for entry in tree.entries]
     tree = replace(tree, directory=folder if absolute else tree.directory, entries=entries)
@@ -704,6 +721,7 @@ def sources(
 @json_option
 @absolute_option
 @root_option
+@db_option
 def files(
     query: str,
     limit: int,
@@ -712,6 +730,7 @@ def files(
     as_json: bool,
     absolute: bool,
     root: Path | None,
+    db_path: Path | None,
 ) -> int:
     """Files whose name contains QUERY (a literal substring; on the path if it contains /), or
     that QUERY names as a glob when it holds *, ? or [ (*.rs, src/**/test_*.py)."""
@@ -719,10 +738,10 @@ def files(
     from repomap.gateway import files as gateway
     from repomap.gateway.files import FOLDER_NOTE
 
-    settings = config.resolve(root)
+    settings, tree = _tree_of(root, db_path)
     outcome.note_index(settings.db_path)
-    found = gateway.find_files(settings.root, query, limit, ignore_case, path)
-    shown = Shown(settings.root, absolute)
+    found = gateway.find_files(tree, query, limit, ignore_case, path)
+    shown = Shown(tree, absolute)
     found = replace(found, paths=[shown(path) for path in found.paths])
     if as_json:
         results = [{"path": path} for path in found.paths]
