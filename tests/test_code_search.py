@@ -2474,3 +2474,16 @@ def test_the_background_embedder_names_its_phase_not_a_count_of_nothing() -> Non
     embedder.close()
     failed = embedder.state()
     assert (failed["phase"], failed["error"]) == ("failed", "the model file is missing")
+
+
+def test_a_json_result_names_its_qualified_name_as_symbols_does(tmp_path: Path) -> None:
+    # A search user's script read `qualified_name` from search's JSON, as symbols gives it
+    # (and as issue 17 specifies a result), and got a KeyError: search named it only `name`.
+    source = "class Loader:\n    def load_settings(self, path):\n        return open(path).read()\n"
+    root = indexed(tmp_path / "repo", {"conf.py": source})
+    code, data, _ = search(root, "where are settings loaded from a path", "--mode", "lexical")
+    assert code == 0
+    hit = data["results"][0]
+    assert (hit["name"], hit["qualified_name"]) == ("Loader.load_settings",) * 2
+    listed = json.loads(repomap("symbols", "load_settings", "--json", "--root", str(root)).stdout)
+    assert listed["results"][0]["qualified_name"] == hit["qualified_name"]

@@ -153,7 +153,8 @@ class CodeHit:
     def as_dict(self) -> dict[str, Any]:
         return {
             "path": self.path, "start_line": self.start_line, "end_line": self.end_line,
-            "kind": self.kind, "name": self.name, "language": self.language,
+            "kind": self.kind, "name": self.name, "qualified_name": self.name,
+            "language": self.language,
             "score": self.score, "snippet": self.snippet,
             "match_lines": [line.as_dict() for line in self.match_lines],
         }  # fmt: skip
