@@ -2487,3 +2487,62 @@ def test_a_json_result_names_its_qualified_name_as_symbols_does(tmp_path: Path) 
     assert (hit["name"], hit["qualified_name"]) == ("Loader.load_settings",) * 2
     listed = json.loads(repomap("symbols", "load_settings", "--json", "--root", str(root)).stdout)
     assert listed["results"][0]["qualified_name"] == hit["qualified_name"]
+
+
+def test_a_cpp_prototype_overload_folds_into_the_definition_of_its_parameters(
+    tmp_path: Path,
+) -> None:
+    # ninja's util.h declares two CanonicalizePath overloads that util.cc defines (its
+    # `string*` is the header's `std::string*` under `using namespace std`): with two
+    # definitions of the name the prototypes stayed, and one ranked above the code.
+    root = indexed(
+        tmp_path / "cpp",
+        {
+            "src/util.h": """
+#include <string>
+/// Turn a path such as foo/./bar/../baz into its shortest spelling.
+void CanonicalizePath(std::string* path, unsigned* slash_bits);
+/// Shorten the characters of a path in place, dropping dot segments.
+void CanonicalizePath(char* path, unsigned long* len, unsigned* slash_bits);
+""",
+            "src/util.cc": """
+#include "util.h"
+using namespace std;
+void CanonicalizePath(string* path, unsigned* slash_bits) {
+  unsigned long len = path->size();
+  CanonicalizePath(&(*path)[0], &len, slash_bits);
+}
+void CanonicalizePath(char* path, unsigned long* len, unsigned* slash_bits) {
+  char* dst = path;
+  *len = dst - path;
+}
+""",
+            "src/graph.cc": "int Rebuild(int edges) { return edges + 1; }\n",
+        },
+    )
+    _, found, _ = search(root, "drop dot segments of a path in place", "--mode", "lexical")
+    assert places(found)[0] == ("CanonicalizePath", "src/util.cc", 7)
+    assert not [place for place in places(found) if place[1] == "src/util.h"]
+
+
+def test_a_folded_declaration_and_its_definition_keep_each_signal_s_better_half() -> None:
+    # ninja's Builder::Cleanup was first by words and first by meaning through its documented
+    # declaration, and second in hybrid: the fold gave the definition the better of the two
+    # fused scores, where each signal's better half belongs to the one answer.
+    from repomap.search.code import _folded, fuse
+
+    declaration, definition, other = 1, 2, 3
+    traits = {declaration: (False, "method", 10), definition: (False, "method", 20),
+              other: (False, "method", 30)}  # fmt: skip
+    lexical = {declaration: (9.0, *traits[declaration]), definition: (4.0, *traits[definition]),
+               other: (8.0, *traits[other])}  # fmt: skip
+    semantic = {declaration: 0.35, definition: 0.62, other: 0.50}
+    held = {declaration: 0.9, definition: 0.4, other: 0.8}
+    before = fuse(lexical, semantic, traits, 0.4)
+    assert max(before[declaration], before[definition]) < before[other]
+    words, meaning = _folded({declaration: definition}, lexical, semantic, held, dict(traits))
+    assert (words[definition][0], meaning[definition], held[definition]) == (9.0, 0.62, 0.9)
+    assert declaration not in words and declaration not in meaning and declaration not in held
+    after = fuse(words, meaning, {i: t for i, t in traits.items() if i != declaration}, 0.4)
+    assert after[definition] > after[other]
+    assert (lexical[declaration][0], semantic[declaration]) == (9.0, 0.35)  # the caller's, kept

@@ -509,7 +509,7 @@ def code_chunks(
         # A documented one inside a class or namespace is a chunk too: C++ documents an out of
         # line method on its declaration (tclap: 103 of 110 such definitions), and that doc was
         # in its class's chunk, none in the definition's. Search folds it into its linked
-        # definition (search/code.py, _fold_declarations); with no definition indexed (LLVM's
+        # definition (search/code.py, _declaration_folds); with no definition indexed (LLVM's
         # headers) it is the API, found as precisely as a definition would be.
         documented_member = (
             not is_definition

@@ -787,6 +787,7 @@ def _ranked(
     if mode == "hybrid" and lexical:
         held = dict(zip(lexical, word_coverage(db, terms, list(lexical)), strict=True))
         weight = semantic_share(weight, max(held[i] for i in leaders_by_words(lexical)))
+    lexical, semantic = _folded(folds_of(db, traits, filters), lexical, semantic, held, traits)
     scored = fuse(lexical, semantic, traits, weight, tests_factor)
     short_kinds = ("function", "method") if mode == "hybrid" else ()
     lengths = _line_counts(
@@ -802,14 +803,13 @@ def _ranked(
     sections = [i for i in scored if traits[i][1] == "section"]
     _thin_runs(scored, sections, DOC_SECTIONS_PER_FILE, DOC_RUN_FACTOR)
     scored = {chunk_id: score for chunk_id, score in scored.items() if score > 0}
-    # Before the prototypes fold into their definitions: a definition with no vector, or out of
-    # the pool, took a gated prototype's score and answered gibberish (the review's case).
+    # The prototypes folded into their definitions above: a definition with no vector of its
+    # own holds its prototype's cosine, and goes with it (the review's case: it answered
+    # gibberish with a gated prototype's score).
     if max(semantic.values(), default=MIN_COSINE) < MIN_COSINE and not _holds_a_word(
         db, terms, lexical, mode, filters
     ):
         scored = {i: score for i, score in scored.items() if i not in semantic}
-    _fold_prototypes(db, scored, traits, filters)
-    _fold_declarations(db, scored, traits, filters)
     if not filters.names_tests:
         _demote_records(db, scored, [i for i in scored if traits[i][1] == "section"])
     # Semantic mode keeps the share even: there the leaders cost the heldout half a question
@@ -1067,16 +1067,16 @@ def _semantic_scores(
 # lacks (llvm-c/Core.h), it is all there is. Where the index holds one definition of the name,
 # the two were one answer twice (tmux: 1,374 of its 3,545 function chunks are prototypes of
 # functions it defines, and a forward declaration's chunk holds its definition's comments), and
-# the definition is the code a question asks for: the prototype's score goes to the definition's
-# chunk, and the prototype leaves the ranking.
+# the definition is the code a question asks for: the prototype folds into the definition's
+# chunk (each signal keeps the better of the two, _folded), and leaves the ranking.
 _PROTOTYPES_SQL = """
-SELECT c.id, min(s.name) FROM chunks c
+SELECT c.id, min(s.name), min(s.signature) FROM chunks c
 JOIN files f ON f.id = c.file_id AND f.language IN ('c', 'cpp')
 JOIN symbols s ON s.file_id = c.file_id AND s.start_line = c.start_line AND s.kind = 'function'
 WHERE c.id IN (SELECT value FROM json_each(?)) AND c.kind = 'function'
 GROUP BY c.id HAVING count(*) = 1 AND NOT max(s.is_definition) AND max(s.parent_id) IS NULL"""
 _DEFINITIONS_SQL = f"""
-SELECT s.name, c.id, s.file_id, f.language FROM symbols s
+SELECT s.name, c.id, s.file_id, f.language, s.signature FROM symbols s
 JOIN files f ON f.id = s.file_id AND f.language IN ('c', 'cpp')
 JOIN chunks c ON c.id >= s.file_id * {ROWS_PER_FILE} AND c.id < (s.file_id + 1) * {ROWS_PER_FILE}
     AND c.start_line = s.start_line AND c.kind = 'function'
@@ -1084,39 +1084,99 @@ WHERE s.name COLLATE NOCASE IN (SELECT value FROM json_each(?)) AND s.kind = 'fu
     AND s.parent_id IS NULL AND s.is_definition"""
 
 
-def _fold_prototypes(
-    db: Store, scored: dict[int, float], traits: dict[int, Traits], filters: Filters
+def folds_of(db: Store, traits: dict[int, Traits], filters: Filters) -> dict[int, int]:
+    """Chunk id -> the definition's chunk it is one answer with, among the candidates of
+    `traits`: C and C++ prototypes (_prototype_folds) and documented C++ member declarations
+    (_declaration_folds). The definition's traits join `traits`."""
+    folds: dict[int, int] = {}
+    allowed = None if filters.file_ids is None else set(filters.file_ids)
+    _prototype_folds(db, traits, filters, allowed, folds)
+    _declaration_folds(db, traits, filters, allowed, folds)
+    return folds
+
+
+def _folded(
+    folds: dict[int, int],
+    lexical: dict[int, Candidate],
+    semantic: dict[int, float],
+    held: dict[int, float],
+    traits: dict[int, Traits],
+) -> tuple[dict[int, Candidate], dict[int, float]]:
+    """The two signals with each folded chunk one with its definition: the definition holds
+    the better of the two's BM25, of their cosines and of their word coverage, and the folded
+    chunk leaves. Each signal on its own: a declaration whose doc says what the question asks
+    and a definition whose body does it are one answer that each signal finds by another half
+    (ninja's Builder::Cleanup, first by words and by meaning through its declaration, was
+    second when the better of the two fused scores stood for both)."""
+    if not folds:
+        return lexical, semantic
+    lexical, semantic = dict(lexical), dict(semantic)
+    for chunk, definition in folds.items():
+        found = lexical.pop(chunk, None)
+        if found is not None and found[0] > lexical.get(definition, (0.0,))[0]:
+            lexical[definition] = (found[0], *traits[definition])
+        cosine = semantic.pop(chunk, None)
+        if cosine is not None and cosine > semantic.get(definition, -1.0):
+            semantic[definition] = cosine
+        share = held.pop(chunk, None)
+        if share is not None and share > held.get(definition, 0.0):
+            held[definition] = share
+        traits.pop(chunk, None)
+    return lexical, semantic
+
+
+def _prototype_folds(
+    db: Store,
+    traits: dict[int, Traits],
+    filters: Filters,
+    allowed: set[int] | None,
+    folds: dict[int, int],
 ) -> None:
-    """Each prototype among `scored` whose name has one definition (a function's chunk the
-    filters keep), or one in the prototype's own file (a `static` forward declaration: zstd's
-    legacy decoders define the same names in six files, and a one-line prototype came first,
-    the comment above it another function's), gives its score to that definition's chunk (the
-    higher of the two) and leaves."""
-    functions = [i for i in scored if traits[i][1] == "function" and traits[i][2] is not None]
+    """Each prototype among the candidates whose name has one definition (a function's chunk
+    the filters keep), or one in the prototype's own file (a `static` forward declaration:
+    zstd's legacy decoders define the same names in six files, and a one-line prototype came
+    first, the comment above it another function's), folds into that definition's chunk."""
+    functions = [i for i, t in traits.items() if t[1] == "function" and t[2] is not None]
     if not functions:
         return
-    prototypes = dict(db.conn.execute(_PROTOTYPES_SQL, (_json_ids(functions),)).fetchall())
+    prototypes = {
+        chunk: (name, signature)
+        for chunk, name, signature in db.conn.execute(_PROTOTYPES_SQL, (_json_ids(functions),))
+    }
     if not prototypes:
         return
-    names = set(prototypes.values())
-    found: dict[str, list[tuple[int, int, str]]] = {}
+    names = {name for name, _ in prototypes.values()}
+    found: dict[str, list[tuple[int, int, str, str]]] = {}
     rows = db.conn.execute(_DEFINITIONS_SQL, (json.dumps(sorted(names)),))
-    for name, chunk_id, file_id, language in rows:
+    for name, chunk_id, file_id, language, signature in rows:
         if name in names:  # the name index ignores case; C does not
-            found.setdefault(name, []).append((chunk_id, file_id, language))
-    allowed = None if filters.file_ids is None else set(filters.file_ids)
-    for prototype, name in prototypes.items():
+            found.setdefault(name, []).append((chunk_id, file_id, language, signature))
+    for prototype, (name, signature) in prototypes.items():
         definitions = found.get(name, [])
         if len(definitions) > 1:
-            definitions = [d for d in definitions if d[1] == prototype // ROWS_PER_FILE]
+            definitions = [d for d in definitions if d[1] == prototype // ROWS_PER_FILE] or [
+                d for d in definitions if _same_parameters(d[3], signature, name)
+            ]  # a C++ overload in another file: ninja's two CanonicalizePath in util.h / .cc
         if len(definitions) != 1:
             continue  # none, or one per platform or configuration: no single answer to give
-        _give_score(db, scored, traits, filters, allowed, prototype, *definitions[0])
+        if _may_fold(db, traits, filters, allowed, prototype, *definitions[0][:3]):
+            folds[prototype] = definitions[0][0]
 
 
-def _give_score(
+_NAMESPACE_PREFIX = re.compile(r"\b\w+ :: ")
+
+
+def _same_parameters(signature: str, other: str, name: str) -> bool:
+    """Whether two signatures of `name` take the same parameter types, namespaces aside (a
+    header's `std::string*` is a source file's `string*` under `using namespace std`)."""
+    key = parameters_key(signature, name)
+    return key is not None and _NAMESPACE_PREFIX.sub("", key) == _NAMESPACE_PREFIX.sub(
+        "", parameters_key(other, name) or ""
+    )
+
+
+def _may_fold(
     db: Store,
-    scored: dict[int, float],
     traits: dict[int, Traits],
     filters: Filters,
     allowed: set[int] | None,
@@ -1124,27 +1184,24 @@ def _give_score(
     definition: int,
     file_id: int,
     language: str,
-) -> None:
-    """`chunk`'s score to its `definition`'s chunk (the higher of the two), and `chunk` out
-    of the ranking: when the filters keep the definition, and unless the definition is a
-    test's and `chunk` is not (a test's definition does not stand for the code's prototype or
-    declaration)."""
+) -> bool:
+    """Whether `chunk` folds into its `definition`'s chunk: when the filters keep the
+    definition, and unless the definition is a test's and `chunk` is not (a test's definition
+    does not stand for the code's prototype or declaration)."""
     if (allowed is not None and file_id not in allowed) or filters.language not in (
         None,
         language,
     ):
-        return
+        return False
     if definition not in traits:
         traits.update(_traits(db, [definition]))
-    if traits.get(definition, (True, "", None))[0] and not traits[chunk][0]:
-        return
-    scored[definition] = max(scored.get(definition, 0.0), scored.pop(chunk))
+    return definition in traits and not (traits[definition][0] and not traits[chunk][0])
 
 
 # A documented C++ member declaration is a chunk (index/chunks.py, version 41): C++ documents an
 # out of line method on its declaration, in its class or in a header whose definition is in a
 # .cc (tclap, re2, leveldb). The definition is the code, and the two are one answer: the
-# declaration's score goes to its definition's chunk (the higher of the two) and the declaration
+# declaration folds into its definition's chunk (each signal keeps the better of the two) and
 # leaves the ranking. Its definition is one the writer linked to a declaration of its name
 # (symbols.declaration_id: the first such declaration, so all of a class's overloads link to
 # one): the one whose parameter types are the declaration's (index/signatures.py), else the
@@ -1168,13 +1225,17 @@ WHERE s.name COLLATE NOCASE IN (SELECT value FROM json_each(?))  -- uses the nam
     AND s.kind IN ('function', 'method') AND (s.declaration_id IS NOT NULL OR NOT s.is_definition)"""
 
 
-def _fold_declarations(
-    db: Store, scored: dict[int, float], traits: dict[int, Traits], filters: Filters
+def _declaration_folds(
+    db: Store,
+    traits: dict[int, Traits],
+    filters: Filters,
+    allowed: set[int] | None,
+    folds: dict[int, int],
 ) -> None:
-    """Each member declaration's chunk among `scored` with its own definition's chunk (one the
-    filters keep) gives its score to that chunk (the higher of the two) and leaves."""
+    """Each member declaration's chunk among the candidates with its own definition's chunk
+    (one the filters keep) folds into that chunk."""
     candidates = [
-        i for i in scored if traits[i][1] in ("function", "method") and traits[i][2] is not None
+        i for i, t in traits.items() if t[1] in ("function", "method") and t[2] is not None
     ]
     if not candidates:
         return
@@ -1202,18 +1263,17 @@ def _fold_declarations(
             defined.setdefault((name, qualified), []).append(
                 (signature, chunk_id, file_id, language)
             )
-    allowed = None if filters.file_ids is None else set(filters.file_ids)
     for chunk, (name, qualified, signature) in declarations.items():
         definitions = defined.get((name, qualified), [])
         if not definitions:
             continue  # no definition indexed (LLVM's headers): the declaration is the answer
-        key = parameters_key(signature, name)
-        same = [d for d in definitions if key is not None and parameters_key(d[0], name) == key]
+        same = [d for d in definitions if _same_parameters(d[0], signature, name)]
         if len(same) != 1:
             if len(definitions) != 1 or declared.get((name, qualified), 0) != 1:
                 continue  # none, or several and no one of them its own: no single answer
             same = definitions
-        _give_score(db, scored, traits, filters, allowed, chunk, *same[0][1:])
+        if _may_fold(db, traits, filters, allowed, chunk, *same[0][1:]):
+            folds[chunk] = same[0][1]
 
 
 def _paths(db: Store, filters: Filters) -> set[str]:
