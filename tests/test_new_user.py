@@ -166,3 +166,50 @@ def test_outline_tells_a_types_trait_impls_apart(tmp_path):
     assert impls == ["Memchr", "Iterator for Memchr", "Debug for Memchr"]
     text = cli(root, "outline", "src/iter.rs").stdout
     assert "  impl Iterator for Memchr  L5-8" in text.splitlines(), text
+
+
+def test_impls_and_specializations_are_named_with_their_type_arguments(tmp_path):
+    """chrono's datetime/mod.rs has twelve `impl From<X> for DateTime<Y>`, yaml-cpp's
+    convert.h thirty `template <> struct convert<T>`: outline and search showed each as
+    `From for DateTime` and `YAML::convert`, one name for all."""
+    rust = (
+        "pub struct DateTime<Tz>(Tz);\npub struct Utc;\npub struct Local;\n"
+        "impl<Tz: Clone> DateTime<Tz> {\n    pub fn zone(&self) -> Tz { self.0.clone() }\n}\n"
+        "impl From<DateTime<Utc>> for DateTime<Local> {\n"
+        "    /// Moves a universal time into the machine's local zone.\n"
+        "    fn from(src: DateTime<Utc>) -> Self { DateTime(Local) }\n}\n"
+        "impl From<DateTime<Local>> for DateTime<Utc> {\n"
+        "    fn from(src: DateTime<Local>) -> Self { DateTime(Utc) }\n}\n"
+        "impl std::fmt::Debug for Utc {\n"
+        "    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result { Ok(()) }\n}\n"
+    )
+    cpp = (
+        "namespace YAML {\ntemplate <typename T> struct convert;\n"
+        "template <> struct convert<bool> {\n  static bool decode(int n) { return n != 0; }\n};\n"
+        "template <typename K> struct convert<std::vector<K>> {\n"
+        "  static int encode(const std::vector<K>& v) { return v.size(); }\n};\n}\n"
+    )
+    root = indexed_tree(tmp_path / "repo", {"src/datetime.rs": rust, "include/convert.hpp": cpp})
+    entries = json.loads(cli(root, "outline", "src/datetime.rs", "--json").stdout)["results"][0]
+    impls = [entry["name"] for entry in entries["entries"] if entry["kind"] == "impl"]
+    assert impls == ["DateTime<Tz>", "From<DateTime<Utc>> for DateTime<Local>",
+                     "From<DateTime<Local>> for DateTime<Utc>", "Debug for Utc"]  # fmt: skip
+    text = cli(root, "outline", "include/convert.hpp").stdout.splitlines()
+    assert (
+        "    struct convert<bool>  L3-5" in text
+        and "    struct convert<std::vector<K>>  L6-8" in text
+    )
+    done = cli(
+        root,
+        "search",
+        "zone of a local time",
+        "--mode",
+        "lexical",
+        "--kind",
+        "impl,struct",
+        "--json",
+    )
+    names = {hit["name"] for hit in json.loads(done.stdout)["results"]}
+    assert "datetime::From<DateTime<Utc>> for DateTime<Local>" in names, names
+    done = cli(root, "search", "decode a bool", "--mode", "lexical", "--kind", "struct", "--json")
+    assert json.loads(done.stdout)["results"][0]["name"] == "YAML::convert<bool>"

@@ -37,6 +37,7 @@ from repomap.errors import BadArgument, OutsideRoot, PathNotFound, StaleIndex
 from repomap.index.discover import read_file
 from repomap.index.readable import indexed_source
 from repomap.index.secrets import is_secret_file
+from repomap.index.signatures import specialized_name
 from repomap.languages import language_of
 from repomap.limits import check_limit
 
@@ -475,7 +476,7 @@ def outline_symbols_sql(filtered: bool) -> str:
         CASE WHEN s.kind = 'impl' THEN s.qualified_name
              WHEN s.kind = 'namespace' AND s.signature GLOB 'namespace *::*'
              THEN substr(s.signature, 11) ELSE s.name END, s.start_line, s.end_line,
-        s.start_byte, s.end_byte
+        s.start_byte, s.end_byte, s.signature
         FROM files f JOIN symbols s ON s.file_id = f.id {where}
         ORDER BY f.path, s.start_line, s.end_line DESC, s.id"""
 
@@ -507,14 +508,14 @@ class _Indexed(NamedTuple):
 
 
 # An outline_symbols_sql() row: path, id, parent_id, kind, name, start_line, end_line,
-# start_byte, end_byte.
-_SymbolRow = tuple[str, int, int | None, str, str, int, int, int, int]
+# start_byte, end_byte, signature.
+_SymbolRow = tuple[str, int, int | None, str, str, int, int, int, int, str]
 # An outline_headings_sql() row: file, text, level, start_line, end_line.
 _HeadingRow = tuple[str, str, int, int, int]
 
 
 def _symbol_file(row: _SymbolRow) -> str:
-    file_path, _, _, _, _, _, _, _, _ = row
+    file_path = row[0]
     return file_path
 
 
@@ -684,7 +685,7 @@ def _symbol_entries(rows: list[_SymbolRow], max_depth: int | None) -> list[Outli
     enclosing = _enclosing(rows)  # for a symbol whose parent is not in this file
     parents = {
         symbol_id: parent_id if parent_id is not None else enclosing.get(symbol_id)
-        for _, symbol_id, parent_id, _, _, _, _, _, _ in rows
+        for _, symbol_id, parent_id, _, _, _, _, _, _, _ in rows
     }
     depths: dict[int, int] = {}
 
@@ -697,10 +698,13 @@ def _symbol_entries(rows: list[_SymbolRow], max_depth: int | None) -> list[Outli
         return depths[symbol_id]
 
     entries = []
-    for _, symbol_id, _, kind, name, start, end, _, _ in rows:
+    for _, symbol_id, _, kind, name, start, end, _, _, signature in rows:
         depth = depth_of(symbol_id)
         if max_depth is None or depth <= max_depth:
-            shown = _impl_name(name) if kind == "impl" else name
+            if kind == "impl":
+                shown = _impl_name(name, signature)
+            else:  # a C++ specialization with its arguments: `struct convert<bool>`
+                shown = specialized_name(name, kind, signature)
             entries.append(OutlineEntry(depth, kind, shown, depth, start, end))
     return entries
 
@@ -712,7 +716,9 @@ def _enclosing(rows: list[_SymbolRow]) -> dict[int, int]:
     next function indented below it, that function read as the method's child."""
     enclosing: dict[int, int] = {}
     open_spans: list[tuple[int, int, int]] = []  # (end, start, id) of the symbols around it
-    for _, symbol_id, _, _, _, _, _, start, end in sorted(rows, key=lambda row: (row[7], -row[8])):
+    for _, symbol_id, _, _, _, _, _, start, end, _ in sorted(
+        rows, key=lambda row: (row[7], -row[8])
+    ):
         while open_spans and open_spans[-1][0] <= start:  # ended before this one starts
             open_spans.pop()
         if open_spans and end <= open_spans[-1][0] and (end, start) != open_spans[-1][:2]:
@@ -721,9 +727,14 @@ def _enclosing(rows: list[_SymbolRow]) -> dict[int, int]:
     return enclosing
 
 
-def _impl_name(qualified_name: str) -> str:
+def _impl_name(qualified_name: str, signature: str) -> str:
     """A Rust impl as its header names it, so a type's impls tell apart: `Iterator for Memchr`
-    (from `memchr::iter::Iterator for Memchr`), `Memchr` for the inherent one."""
+    (from `memchr::iter::Iterator for Memchr`), `Memchr` for the inherent one, with the type
+    arguments its header gives (`From<DateTime<Utc>> for DateTime<Local>`)."""
+    module = qualified_name.partition(" ")[0].rpartition("::")[0]
+    shown = specialized_name(qualified_name, "impl", signature)
+    if shown != qualified_name:
+        return shown[len(module) + 2 :] if module else shown
     trait, sep, self_type = qualified_name.partition(" for ")
     return trait.rsplit("::", 1)[-1] + sep + self_type
 

@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 from repomap.embed import TOKENIZER_FILE
 from repomap.extractors.model import LICENCE
-from repomap.index.signatures import parameters_key
+from repomap.index.signatures import parameters_key, specialized_name
 from repomap.languages import DECLARATION_MACRO_LINE, language_of, leading_start
 from repomap.paths import is_demoted_path
 from repomap.subwords import split_identifier
@@ -93,7 +93,7 @@ from repomap.textfile import line_count
 # 41: a documented C or C++ declaration inside a class or namespace (`void tidy();` under its
 #    doc) is a chunk of its own, its doc out of its container's chunk; a definition below its
 #    documented declaration in the same file holds that doc in its head
-CHUNKS_VERSION = "41"
+CHUNKS_VERSION = "42"
 
 # Definitions that become a chunk of their own. Containers (classes, impls, traits) hold their
 # header, docstring and member signatures, not the members' bodies: those are chunks too.
@@ -664,6 +664,9 @@ def code_chunks(
         if d.start_line in leading.below:  # and the comment below a declaration that is its own
             _cover(covered, d._replace(end_line=leading.below[d.start_line]), len(lines))
         name = d.qualified_name
+        if d.kind in CONTAINER_KINDS and language in ("rust", "cpp") and "<" in d.signature:
+            # `From<Utc> for DateTime<Local>`, `convert<bool>`: each its own name, and words
+            name = specialized_name(name, d.kind, d.signature)
         test_function = language == "rust" and any(map(_RUST_TEST_ATTRIBUTE.match, decorations))
         chunks.append(
             ChunkRow(

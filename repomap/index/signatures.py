@@ -89,3 +89,47 @@ def _without_default(parameter: str) -> str:
         elif char == "=" and depth == 0:
             return parameter[:at]
     return parameter
+
+
+_RUST_IMPL = re.compile(r"\s*(?:unsafe\s+)?impl\b\s*")
+_CPP_RECORD = re.compile(r"\b(?:class|struct|union)\s+(?:\[\[[^\]]*\]\]\s*)?([A-Za-z_]\w*)\s*<")
+
+
+def specialized_name(qualified_name: str, kind: str, signature: str) -> str:
+    """A Rust impl's or a C++ template specialization's qualified name with the type arguments
+    its signature gives: `datetime::From<DateTime<Utc>> for DateTime<Local>` where the symbol
+    is `datetime::From for DateTime` (chrono's twelve such impls of one file were one name
+    twelve times in outline and search), `YAML::convert<bool>` for `YAML::convert` (yaml-cpp's
+    thirty specializations). The name as it is when the signature adds nothing."""
+    if kind == "impl":
+        start = _RUST_IMPL.match(signature)
+        if start is None:
+            return qualified_name
+        header = signature[start.end() :]
+        if header.startswith("<"):  # the impl's own parameters: `impl<Tz: TimeZone>`
+            header = header[_balanced_end(header) :]
+        header = " ".join(header.split(" where ", 1)[0].split()).rstrip("{ ").removeprefix("!")
+        if "<" not in header:
+            return qualified_name
+        module, sep, _ = qualified_name.partition(" ")[0].rpartition("::")
+        trait, for_, self_type = header.partition(" for ")
+        shown = f"{trait.rsplit('::', 1)[-1] if for_ else trait}{for_}{self_type}"
+        return f"{module}{sep}{shown}"
+    record = _CPP_RECORD.search(signature)
+    if record is None or not qualified_name.endswith(record[1]):
+        return qualified_name
+    arguments = signature[record.end() - 1 :]
+    return qualified_name + arguments[: _balanced_end(arguments)]
+
+
+def _balanced_end(text: str) -> int:
+    """The end of the `<...>` that `text` starts with (all of it when it never closes)."""
+    depth = 0
+    for at, char in enumerate(text):
+        if char == "<":
+            depth += 1
+        elif char == ">":
+            depth -= 1
+            if depth == 0:
+                return at + 1
+    return len(text)
