@@ -1399,3 +1399,24 @@ def test_a_search_of_common_words_alone_says_so(tmp_path: Path) -> None:
     assert as_json.stderr == ""
     plain = run_cli("search", "how the answer is computed", "--mode", "lexical", "--root", root)
     assert "common word" not in plain.stderr
+
+
+def test_show_does_not_warn_of_two_symbols_of_the_same_lines(make_repo, index) -> None:
+    """`typedef struct json_t {...} json_t;` is a struct and a type of one span: jansson's
+    `show json_t` warned "2 symbols match" and offered the same lines as the other choice."""
+    header = "typedef struct json_t {\n    int type;\n    long refcount;\n} json_t;\n"
+    root = make_repo(
+        {
+            "src/jansson.h": header,
+            "src/value.c": "int x;\n",
+            "src/other.c": "struct json_t *make(void);\n",
+        }
+    )
+    index(root)
+    shown = run_cli("show", "json_t", "--root", root)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stderr == "" and shown.stdout.startswith("src/jansson.h:1-4  ")
+    (root / "src/other.h").write_text(header.replace("long", "short"))  # a real second one
+    index(root)
+    warned = run_cli("show", "json_t", "--root", root).stderr
+    assert warned.startswith("warning: 4 symbols match 'json_t'") and "src/other.h" in warned

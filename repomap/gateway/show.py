@@ -194,7 +194,10 @@ def symbol_content(
         "\n".join(shown),
         len(body) - len(shown),
     )
-    if match.others and not _declarations_of(best, match.others):
+    # Others of the same lines are no choice either: `typedef struct json_t {...} json_t` is a
+    # struct and a type of one span (jansson: "2 symbols match", the same lines twice).
+    choices = [other for other in match.others if _span(other) != _span(best)]
+    if choices and not _declarations_of(best, choices):
         listed = [f"{o.kind} {o.qualified_name} {o.file_path}:{o.start_line}" for o in match.others]
         # Numbered as --nth counts them: the best is 1, and the one shown keeps its number.
         shown_as = nth or 1
@@ -224,6 +227,10 @@ def matches_warning(name: str, shown: str, others: list[str], advice: str, where
         f"{len(others) + 1} symbols match {name!r}{where}; showing {shown}. "
         f"Others: {'; '.join(others[:MAX_OTHERS])}{more}. Pass {advice} to choose."
     )
+
+
+def _span(symbol: symbols.SymbolRow) -> tuple[str, int, int]:
+    return symbol.file_path, symbol.start_line, symbol.end_line
 
 
 def _declarations_of(best: symbols.SymbolRow, others: list[symbols.SymbolRow]) -> bool:
