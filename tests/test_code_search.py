@@ -2546,3 +2546,28 @@ def test_a_folded_declaration_and_its_definition_keep_each_signal_s_better_half(
     after = fuse(words, meaning, {i: t for i, t in traits.items() if i != declaration}, 0.4)
     assert after[definition] > after[other]
     assert (lexical[declaration][0], semantic[declaration]) == (9.0, 0.35)  # the caller's, kept
+
+
+def test_an_acronym_in_code_meets_the_words_a_question_spells_out(tmp_path: Path) -> None:
+    # "which cache evicts the least recently used entry?" found boltons' LRI (least recently
+    # inserted) first and its LRU fourth: the class's name said it only as an acronym.
+    assert words_of("class LRUCache", 20) == "lru least recently used cache"
+    assert "byte order mark" in words_of("return XML_TOK_BOM;", 20)
+    source = '''
+class LRI(dict):
+    """A cache that evicts the oldest inserted item when it is full."""
+
+    def __setitem__(self, key, value):
+        self.pop_oldest_inserted()
+
+class LRU(dict):
+    """A cache of a fixed size that evicts an item when it is full."""
+
+    def __getitem__(self, key):
+        self.move_to_front(key)
+'''
+    root = indexed(tmp_path / "repo", {"cacheutils.py": source})
+    _, found, _ = search(
+        root, "which cache evicts the least recently used item?", "--mode", "lexical"
+    )
+    assert names(found)[0] == "LRU"

@@ -163,6 +163,18 @@ ABBREVIATIONS = {
     # never said "unpickling")
     "setstate": "unpickle", "getstate": "pickle", "getitem": "subscript", "setitem": "subscript",
     "delitem": "subscript", "repr": "representation", "lt": "less", "gt": "greater",
+    # Acronyms, by the words a question spells out: "which cache evicts the least recently used
+    # entry?" found boltons' LRI (least recently inserted) first and its `LRU` fourth; "when a
+    # float is infinite or not a number" (serde_json's `FpCategory::Nan`), "detect the byte
+    # order mark" (expat's `XML_TOK_BOM`): search users' questions.
+    "lru": "least recently used", "lfu": "least frequently used", "mru": "most recently used",
+    "fifo": "first in first out", "lifo": "last in first out", "ttl": "time to live",
+    "eof": "end of file", "eol": "end of line", "bom": "byte order mark", "nan": "not a number",
+    "crlf": "carriage return line feed", "oom": "out of memory", "gc": "garbage collection",
+    "ctor": "constructor", "dtor": "destructor", "regex": "regular expression",
+    "fd": "file descriptor", "pid": "process id", "cb": "callback", "hdr": "header",
+    "cmd": "command", "seq": "sequence", "msec": "milliseconds", "usec": "microseconds",
+    "nsec": "nanoseconds", "ipc": "interprocess communication",
 }  # fmt: skip
 
 
