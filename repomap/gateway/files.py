@@ -698,13 +698,15 @@ def _symbol_entries(rows: list[_SymbolRow], max_depth: int | None) -> list[Outli
         return depths[symbol_id]
 
     entries = []
-    for _, symbol_id, _, kind, name, start, end, _, _, signature in rows:
+    for path, symbol_id, _, kind, name, start, end, _, _, signature in rows:
         depth = depth_of(symbol_id)
         if max_depth is None or depth <= max_depth:
             if kind == "impl":
                 shown = _impl_name(name, signature)
-            else:  # a C++ specialization with its arguments: `struct convert<bool>`
+            elif language_of(path) != "rust":  # a C++ specialization: `struct convert<bool>`
                 shown = specialized_name(name, kind, signature)
+            else:  # a Rust type's own parameters are no specialization: `struct Deserializer`
+                shown = name
             entries.append(OutlineEntry(depth, kind, shown, depth, start, end))
     return entries
 

@@ -92,6 +92,7 @@ def _without_default(parameter: str) -> str:
 
 
 _RUST_IMPL = re.compile(r"\s*(?:unsafe\s+)?impl\b\s*")
+_PARAMETER = re.compile(r"(?:^|,)\s*(?:const\s+)?('?\w+)")  # of `<'a, T: Clone, const N: usize>`
 _CPP_RECORD = re.compile(r"\b(?:class|struct|union)\s+(?:\[\[[^\]]*\]\]\s*)?([A-Za-z_]\w*)\s*<")
 
 
@@ -106,11 +107,18 @@ def specialized_name(qualified_name: str, kind: str, signature: str) -> str:
         if start is None:
             return qualified_name
         header = signature[start.end() :]
+        own: set[str] = set()
         if header.startswith("<"):  # the impl's own parameters: `impl<Tz: TimeZone>`
-            header = header[_balanced_end(header) :]
+            end = _balanced_end(header)
+            own = set(_PARAMETER.findall(header[1 : end - 1]))
+            header = header[end:]
         header = " ".join(header.split(" where ", 1)[0].split()).rstrip("{ ").removeprefix("!")
         if "<" not in header:
             return qualified_name
+        if " for " not in header and header.endswith(">"):
+            arguments = header[header.index("<") + 1 : -1]
+            if {argument.strip() for argument in arguments.split(",")} <= own:
+                return qualified_name  # `impl<R> Deserializer<R>`: the type itself
         module, sep, _ = qualified_name.partition(" ")[0].rpartition("::")
         trait, for_, self_type = header.partition(" for ")
         shown = f"{trait.rsplit('::', 1)[-1] if for_ else trait}{for_}{self_type}"
