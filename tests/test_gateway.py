@@ -943,3 +943,20 @@ def test_open_sources_and_files_read_the_tree_of_the_index_given_with_db(
     missing = run_cli("files", "app", "--db", tmp_path / "none.db", cwd=away)
     assert missing.returncode == 2 and missing.stderr.startswith("error: no index at")
     assert "Traceback" not in missing.stderr
+
+
+def test_search_docs_says_how_many_sections_hold_each_word_when_none_holds_all(repo):
+    # A search user's "emit a map in flow style" found no section, where "map in flow" found
+    # the one it wanted, and nothing said which word to drop.
+    result = cli(repo, "search-docs", "porter tokenizer zebra")
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.splitlines() == [
+        "no doc section matches 'porter tokenizer zebra'",
+        "note: no docs section holds all 3 words; files holding each alone: porter 1, "
+        "tokenizer 1, zebra 0",
+    ]
+    data = json.loads(cli(repo, "search-docs", "porter tokenizer zebra", "--json").stdout)
+    assert data["results"] == [] and data["notes"][0].endswith("porter 1, tokenizer 1, zebra 0")
+    # One word, an OR or a NOT: nothing to count one by one.
+    assert json.loads(cli(repo, "search-docs", "zebra", "--json").stdout)["notes"] == []
+    assert json.loads(cli(repo, "search-docs", "zebra OR okapi", "--json").stdout)["notes"] == []

@@ -953,3 +953,16 @@ def test_phrases_code_and_filters_keep_bm25_order(make_repo, index, arguments) -
         bm25 = sorted(hits, key=lambda hit: (-hit.rank, hit.file_path, hit.line_number))
         assert hits == tuple(bm25)
         assert hits[0].content == "cache_key"  # the shortest element, as BM25 ranks it
+
+
+def test_an_and_of_words_that_matches_nothing_counts_each_word_alone(db) -> None:
+    # Which word to drop: none of the elements holds all of them, each alone is counted.
+    result = search(db, "database zebraword")
+    assert result.hits == ()
+    assert result.notes[-1].startswith("no comment, docstring or string holds all 2 words")
+    counts = dict(part.rsplit(" ", 1) for part in result.notes[-1].split("alone: ")[1].split(", "))
+    assert counts["zebraword"] == "0" and int(counts["database"]) > 0
+    assert search(db, "database").notes == () or "holds all" not in " ".join(
+        search(db, "database").notes
+    )
+    assert not [n for n in search(db, "zebraword OR okapiword").notes if "holds all" in n]

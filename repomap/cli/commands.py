@@ -609,6 +609,7 @@ def search_docs(
                 query=query,
                 ignored=list(result.ignored),
                 stale_files=stale,
+                notes=list(result.notes),
             )
         )
     else:
@@ -616,6 +617,8 @@ def search_docs(
 
         if not result.hits and not result.ignored:  # else the warning above says why
             click.echo(f"no doc section matches {query!r}", err=True)
+        for note in result.notes:
+            click.echo(f"note: {note}", err=True)
         print_docs(result, markers)
     return outcome.found(len(result.hits))
 

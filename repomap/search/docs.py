@@ -16,6 +16,7 @@ from typing import NamedTuple
 from repomap import paths, textfile
 from repomap.limits import check_limit
 from repomap.search import querylang
+from repomap.search.text import alone_note
 from repomap.store import Store
 
 
@@ -36,6 +37,7 @@ class DocSearch:
     hits: list[DocHit]
     stale_files: list[str]  # result files that changed since indexing
     ignored: tuple[str, ...] = ()  # query words without letters or digits, left out
+    notes: tuple[str, ...] = ()  # with no hit: how many sections hold each word alone
 
 
 class _Place(NamedTuple):
@@ -92,7 +94,13 @@ def search_docs(
         ],
         sorted(stale),
         parsed.ignored,
+        () if places else tuple(_alone(db, parsed)),
     )
+
+
+def _alone(db: Store, parsed: querylang.Query) -> list[str]:
+    # Files, not sections: a section's text holds its subsections', so one word counts twice.
+    return alone_note(db.conn, "sections", parsed, "docs section", "files", "count(DISTINCT file)")
 
 
 def _best_places(db: Store, match: str, limit: int, wanted: set[str] | None) -> list[_Place]:

@@ -404,6 +404,20 @@ def parse(text: str) -> Query:
     return Query(text, root, tuple(parser.ignored))
 
 
+def and_terms(query: Query) -> tuple[Term, ...]:
+    """The words and phrases of a query that is only their AND (`configure auth "user name"`),
+    or () for one with OR, NOT or a single term: what a note can count one by one."""
+    root = query.root
+    if isinstance(root, And) and not root.excluded and all(isinstance(i, Term) for i in root.items):
+        return tuple(item for item in root.items if isinstance(item, Term))
+    return ()
+
+
+def term_match(term: Term) -> str:
+    """One term's FTS5 MATCH string, as `to_match` renders it inside a query."""
+    return _render(term)
+
+
 # --- rendering ---------------------------------------------------------------------------------
 
 

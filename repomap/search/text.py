@@ -196,6 +196,8 @@ def _search(db: Store, query: str, element_type: str, limit: int, path: str | No
             pattern = _terms_pattern(querylang.query_terms(parsed))
             hits = _hits(conn, ranked, lambda text: _term_spans(text, pattern))
             notes = _fts_notes(parsed, total, exact)
+            if not ranked:
+                notes += alone_note(conn, "code_text_fts", parsed, "comment, docstring or string")
     except sqlite3.OperationalError as error:
         raise _translate(error) from None
     except sqlite3.DatabaseError:
@@ -245,6 +247,31 @@ def _fts_notes(parsed: querylang.Query, total: int, exact: bool) -> list[str]:
         notes.append(f"more than {total} elements match; the results are the best of the first "
                      f"{total} in index order: add words or filters to narrow the search")  # fmt: skip
     return notes
+
+
+def alone_note(
+    conn: sqlite3.Connection,
+    table: str,
+    parsed: querylang.Query,
+    what: str,
+    counted: str = "elements",
+    count: str = "count(*)",
+) -> list[str]:
+    """For a query of several words ANDed that matched nothing: in how many of `table`'s rows
+    (`count` of them: its files, for docs sections that nest) each word is alone, so the word
+    to drop shows (a search user's "emit a map in flow style" found no docs section, where
+    "map in flow" found the one it wanted)."""
+    terms = querylang.and_terms(parsed)
+    if len(terms) < 2:
+        return []
+    counts = [
+        (term.text, conn.execute(
+            f"SELECT {count} FROM {table} WHERE {table} MATCH ?", (querylang.term_match(term),)
+        ).fetchone()[0])
+        for term in terms
+    ]  # fmt: skip
+    alone = ", ".join(f"{text} {number}" for text, number in counts)
+    return [f"no {what} holds all {len(terms)} words; {counted} holding each alone: {alone}"]
 
 
 # --- filters -----------------------------------------------------------------------------------
