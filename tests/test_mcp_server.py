@@ -1045,3 +1045,21 @@ def test_search_commits_says_when_the_index_holds_no_commits(repo: Path) -> None
     found = ok(server, "search_commits", {"query": "fix"})
     assert found["results"] == []
     assert any("holds no commits: " in notice and "git" in notice for notice in found["notices"])
+
+
+def test_words_that_match_nothing_together_are_counted_alone_over_mcp(two_roots) -> None:
+    # An agent's "emit a map in flow style" found no docs section and no word of why; the
+    # counts come with an empty answer, and go when another root's answer is not empty.
+    alpha, beta = two_roots
+    (alpha / "NOTES.md").write_text("# Flow\n\nA map of the flow.\n")
+    (alpha / "app.py").write_text("def alpha_main():\n    # emit the flow map\n    pass\n")
+    (beta / "lib.py").write_text("def beta_util():\n    # emit a style sheet\n    pass\n")
+    server = build_server([_settings(alpha), _settings(beta)])
+    docs = ok(server, "search_docs", {"query": "flow style"})
+    assert docs["results"] == []
+    assert [n for n in docs["notices"] if "holding each alone: flow 1, style 0" in n]
+    text = ok(server, "search_text", {"query": "emit style"})
+    assert [r["file_path"] for r in text["results"]] == ["beta/lib.py"]
+    assert not [n for n in text["notices"] if "holding each alone" in n]  # alpha's, dropped
+    none = ok(server, "search_text", {"query": "emit zebra"})
+    assert none["results"] == [] and [n for n in none["notices"] if "emit 1, zebra 0" in n]

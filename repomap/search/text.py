@@ -271,7 +271,16 @@ def alone_note(
         for term in terms
     ]  # fmt: skip
     alone = ", ".join(f"{text} {number}" for text, number in counts)
-    return [f"no {what} holds all {len(terms)} words; {counted} holding each alone: {alone}"]
+    return [f"no {what} holds all {len(terms)} words; {counted} {_ALONE} {alone}"]
+
+
+_ALONE = "holding each alone:"
+
+
+def is_alone_note(note: str) -> bool:
+    """Whether `note` is alone_note's (a server of several roots drops it when another root
+    found what this one did not)."""
+    return _ALONE in note
 
 
 # --- filters -----------------------------------------------------------------------------------

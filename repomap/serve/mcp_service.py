@@ -230,6 +230,8 @@ class Service:
             TextMatch(**_fields(hit, file_path=self.roots.out(root, hit.file_path)))
             for root, hit in found[:limit]
         ]
+        if results:  # another root's words-counted-alone note: this answer has results
+            notices = [note for note in notices if not text_query.is_alone_note(note)]
         if stale:
             notices.append(STALE_LINES_NOTE.format(_listed(stale)))
         if unmatched:
@@ -825,6 +827,8 @@ class Service:
     # --- docs --------------------------------------------------------------------------------
 
     def search_docs(self, query: str, limit: int, path: str | None = None) -> DocSearchAnswer:
+        from repomap.search import text as text_query
+
         check_limit(limit)  # the asked limit, not the probe's (limit 1000 was refused as 2000)
         scopes = self.roots.scope(path)
         notices = self.ready([root for root, _ in scopes])
@@ -840,6 +844,10 @@ class Service:
             found.extend((root, hit) for hit in result.hits)
             stale.extend(self.roots.out(root, path) for path in result.stale_files)
             ignored.extend(w for w in getattr(result, "ignored", ()) if w not in ignored)
+            if not found:  # how many files hold each word alone, while no root found any
+                notices.extend(note for note in result.notes if note not in notices)
+        if found:
+            notices = [note for note in notices if not text_query.is_alone_note(note)]
         if self.roots.multi:
             found.sort(key=lambda pair: -pair[1].score)
         more = max(0, len(found) - limit)
