@@ -367,6 +367,34 @@ def _blank_macros(
 MACRO_SIGNATURE_CHARS = 120  # an object-like macro's `#define NAME value`, its value cut after
 
 
+def _include_guard(define: Node, name: bytes) -> bool:
+    """`#ifndef X_H` / `#define X_H` (or `#if !defined(X_H)`): a header's guard, which defines
+    nothing and names only the file (a search user's outline of yaml-cpp's convert.h began with
+    `macro NODE_CONVERT_H_62B23520_7C8E_11DE_8A39_0800200C9A66`). Read from the tree: the
+    `#define` is the first thing inside the `#ifndef` of its own name."""
+    parent = define.parent
+    if parent is None or parent.child_count < 3:
+        return False
+    if parent.type == "preproc_ifdef":
+        tested = parent.child_by_field_name("name")
+        return (
+            parent.children[0].type == "#ifndef"
+            and tested is not None
+            and tested.text == name
+            and tested.next_named_sibling == define
+        )
+    if parent.type == "preproc_if":
+        condition = parent.child_by_field_name("condition")
+        return (
+            condition is not None
+            and condition.text is not None
+            and condition.text.replace(b" ", b"")
+            in (b"!defined(" + name + b")", b"!defined" + name)
+            and condition.next_named_sibling == define
+        )
+    return False
+
+
 def _uncommented(text: str) -> str:
     """`text` (one line) without its comments, outside string and character literals: a
     `#define`'s value as tree-sitter-cpp gives it holds the comment after it (`64 // bytes`)."""
@@ -1640,6 +1668,8 @@ class _Reader:
         else:  # an object-like macro's value is what it is (`#define SQLITE_BUSY 5`): an
             # agent asked again for it (the MCP agent user), where a constant's shows its own
             value = node.child_by_field_id(self.value_field)
+            if value is None and _include_guard(node, self.source[name_start:name_end]):
+                return None
             signature = self.header(node.start_byte, value.end_byte if value else name_end)
             signature = _uncommented(signature.replace(" \\ ", " "))  # continued: one line
             if len(signature) > MACRO_SIGNATURE_CHARS:

@@ -2988,3 +2988,19 @@ def test_a_name_after_a_parenthesis_that_is_no_prototype_s_stays(
 ) -> None:
     found = [(s.qualified_name, s.kind) for s in extract("c", source, "x.c").symbols]
     assert found == expected
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_an_include_guard_is_no_symbol(language: str) -> None:
+    # A search user's outline of yaml-cpp's convert.h began with its guard,
+    # `macro NODE_CONVERT_H_62B23520_...`: it defines nothing and names only the file.
+    source = (
+        b"#ifndef FOO_H\n#define FOO_H\n"
+        b"#ifndef BUFSIZE\n#define BUFSIZE 1024\n#endif\n"  # a default with a value: kept
+        b"#define FLAG\nint f(void);\n#endif\n"
+        b"#if !defined(BAR_H)\n#define BAR_H\n#endif\n"
+        b"#ifndef X\nint a;\n#define X\n#endif\n"  # not the first thing inside: kept
+    )
+    found = [(s.name, s.kind) for s in extract(language, source, "include/foo.h").symbols]
+    assert found == [("BUFSIZE", "macro"), ("FLAG", "macro"), ("f", "function"),
+                     ("a", "variable"), ("X", "macro")]  # fmt: skip

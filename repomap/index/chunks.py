@@ -630,8 +630,6 @@ def code_chunks(
     macros: set[str] = set()
     declared_docs = _declared_docs(chunked_definitions, member_declarations, leading)
     for d, first in zip(chunked_definitions, firsts, strict=True):
-        if _include_guard(d, lines):
-            continue
         if d.kind == "macro":
             if d.qualified_name in macros:
                 # One chunk for a macro defined in several branches of an `#if` (jansson's
@@ -1002,19 +1000,6 @@ def _bodiless(d: _Definition, lines: Sequence[str]) -> bool:
     if d.end_line - d.start_line > 3 or not _NO_BODY.search(lines[d.end_line - 1]):
         return False
     return "{" not in "".join(lines[d.start_line - 1 : d.end_line])
-
-
-def _include_guard(d: _Definition, lines: Sequence[str]) -> bool:
-    """A header's `#ifndef X_H` / `#define X_H`: a macro that defines nothing, right under the
-    `#ifndef` of its own name. Its words are the path's, so it outranked real definitions for
-    any question naming a file's subject (LLVM's `LLVM_ANALYSIS_MODULESUMMARYANALYSIS_H` first for "creates
-    a new empty module"; bench/README.md)."""
-    if d.kind != "macro" or d.start_line != d.end_line or not 1 < d.start_line <= len(lines):
-        return False
-    if lines[d.start_line - 1].replace("#", " ").split() != ["define", d.name]:
-        return False
-    above = next((line for line in reversed(lines[: d.start_line - 1]) if line.strip()), "")
-    return above.replace("#", " ").split() in (["ifndef", d.name], ["if", f"!defined({d.name})"])
 
 
 def _indent(line: str) -> int:

@@ -166,7 +166,7 @@ if TYPE_CHECKING:  # numpy comes with it: a run that embeds nothing (most) never
 # 63: C attribute macros in any case after a prototype's `)` and `((..))` ones before its name
 # 64: a C++ `#if` right after an initialiser's `{` or `= {`, or ending an `=` member with its `;`
 # (CLI11's `bool allow_windows_style_options_{\n#ifdef _WIN32`); Rust strings without `\`+newline
-EXTRACTOR_VERSION = "65"
+EXTRACTOR_VERSION = "66"
 IN_PROCESS_LIMIT = 16  # fewer changed files than this are read without starting workers
 BATCH_FILES = 400  # files per transaction
 FORK_WAIT_SECONDS = 30.0  # the workers' fork is ~10-50 ms; a bound, should it never come
