@@ -1420,3 +1420,46 @@ def test_show_does_not_warn_of_two_symbols_of_the_same_lines(make_repo, index) -
     index(root)
     warned = run_cli("show", "json_t", "--root", root).stderr
     assert warned.startswith("warning: 4 symbols match 'json_t'") and "src/other.h" in warned
+
+
+def test_show_context_leaves_out_system_includes_for_member_calls(make_repo, index) -> None:
+    """ninja's `Plan::AddSubTarget --context` listed <sys/termios.h> and <stdio.h> as imports
+    it uses: its calls on objects (`want_.insert(`, `node->path(`) were read as calls of
+    functions only a header outside the index could declare."""
+    root = make_repo(
+        {
+            "graph.h": "struct Node { int path(); };\nint Mark(struct Node *n);\n",
+            "build.cc": (
+                "#include <stdio.h>\n"
+                '#include "graph.h"\n'
+                "int Walk(Node* node, Node& other) {\n"
+                "  Mark(node);\n"
+                "  return node->path() + other.path();\n"
+                "}\n"
+            ),
+        }
+    )
+    index(root)
+    walk = get_symbol_content(config.resolve(root), "Walk", context=True)
+    assert (walk.imports, walk.other_imports) == (['#include "graph.h"'], 1)
+    shown = run_cli("show", "Walk", "--context", "--root", root).stdout
+    assert "includes that may declare what it uses (+1 more that do not):" in shown
+
+
+def test_show_context_does_not_count_a_name_in_a_python_comment_or_string(make_repo, index) -> None:
+    """dateutil's `tzfile._find_last_transition --context` listed `import time`: "time" was
+    only in a comment of its body."""
+    root = make_repo(
+        {
+            "tz.py": (
+                "import json\nimport os\nimport time\n\n\n"
+                "def find(path, x):\n"
+                "    # the time of the last transition, not the time now\n"
+                "    label = 'time'\n"
+                '    return os.path.join(path, f"{json.dumps(x)}") + label\n'
+            )
+        }
+    )
+    index(root)
+    found = get_symbol_content(config.resolve(root), "find", context=True)
+    assert (found.imports, found.other_imports) == (["import json", "import os"], 1)

@@ -14,7 +14,10 @@ out-of-line definition the in-class declaration it defines.
 
 from __future__ import annotations
 
+import io
 import re
+import textwrap
+import tokenize
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -36,7 +39,9 @@ _CLOSERS = ")]}"
 _PY_IMPORT = re.compile(r"^(?:import|from)\s")
 _RS_IMPORT = re.compile(r"^(?:pub(?:\([^)]*\))?\s+)?(?:use\s|extern\s+crate\s)")
 _INCLUDED = re.compile(r'#\s*(?:include|import)\s*[<"]([^>"]+)[>"]')
-_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+# A call an include may declare: not a member's (`want_.insert(`, `node->path(`), which its
+# object's type brings (ninja's Plan::AddSubTarget listed <sys/termios.h> and <stdio.h> for them).
+_CALL = re.compile(r"(?<![\w.>])([A-Za-z_]\w*)\s*\(")
 _NOT_CALLS = frozenset(  # keywords and operators that take parentheses
     """if for while switch return sizeof alignof alignas decltype defined catch typeid noexcept
     static_assert static_cast dynamic_cast const_cast reinterpret_cast""".split()  # noqa: SIM905
@@ -89,12 +94,16 @@ class SymbolContent:
             if len(doc_lines) > DECLARATION_DOC_LINES:
                 out.append(f"  … {len(doc_lines) - DECLARATION_DOC_LINES} more lines of its doc")
         if self.imports:
-            more = (
-                f" (+{self.other_imports} more the symbol does not use)"
-                if self.other_imports
-                else ""
-            )
-            out.append(f"imports{more}:")
+            if self.language in ("c", "cpp"):  # an include names a file, not what it brings
+                more = f" (+{self.other_imports} more that do not)" if self.other_imports else ""
+                out.append(f"includes that may declare what it uses{more}:")
+            else:
+                more = (
+                    f" (+{self.other_imports} more the symbol does not use)"
+                    if self.other_imports
+                    else ""
+                )
+                out.append(f"imports{more}:")
             out.extend(f"  {statement}" for statement in self.imports)
         elif self.other_imports:  # a header over an empty list read as a cut-off answer
             many = "statement is" if self.other_imports == 1 else "statements is"
@@ -277,7 +286,7 @@ def _current_lines(db: Store, symbol: symbols.SymbolRow, root: Path | None) -> l
 
 def _context(db: Store, symbol: symbols.SymbolRow, lines: list[str], body: list[str]) -> dict:
     start = leading_start(lines, symbol.start_line - 1, symbol.language)
-    used = set(_IDENTIFIER.findall("\n".join(body)))
+    used = _names_used(body, symbol.language)
     imports, skipped = import_statements(lines, symbol.language, used, symbol.start_line - 1)
     if imports and symbol.language in ("c", "cpp"):
         kept = includes_used(db, imports, "\n".join(body), used)
@@ -304,6 +313,30 @@ def _context(db: Store, symbol: symbols.SymbolRow, lines: list[str], body: list[
         "declaration": declaration,
         "declaration_doc": declaration_doc,
     }
+
+
+def _names_used(body: list[str], language: str) -> set[str]:
+    """The identifiers of a definition's lines; of Python code, not those of its comments and
+    strings (a search user's `show tzfile._find_last_transition --context` listed `import
+    time`, whose name was only in a comment), f-strings' fields kept."""
+    text = "\n".join(body)
+    if language != "python":
+        return set(_IDENTIFIER.findall(text))
+    names: set[str] = set()
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(textwrap.dedent(text)).readline):
+            if token.type == tokenize.NAME:
+                names.add(token.string)
+            elif token.type == tokenize.STRING and token.string[:2].lower() in (
+                "f'",
+                'f"',
+                "rf",
+                "fr",
+            ):
+                names.update(_IDENTIFIER.findall(token.string))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return set(_IDENTIFIER.findall(text))  # a cut or odd body: every word, as before
+    return names
 
 
 def import_statements(
