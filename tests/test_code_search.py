@@ -2571,3 +2571,21 @@ class LRU(dict):
         root, "which cache evicts the least recently used item?", "--mode", "lexical"
     )
     assert names(found)[0] == "LRU"
+
+
+def test_a_larger_limit_keeps_the_first_answers_where_prototypes_fold(tmp_path: Path) -> None:
+    # The fold takes a prototype's chunk out of the candidates; a --limit past the default pool
+    # ranks them twice, and the second ranking must fold as the first did (half the functions
+    # are documented on their prototype, half on their definition).
+    header = "".join(f"/* Resize the pane to a size. */\nint pane_resize_{n}(int size);\n"
+                     for n in range(150))  # fmt: skip
+    source = "".join(
+        ("" if n < 150 else "/* Resize the pane to a size. */\n")
+        + f"int pane_resize_{n}(int size) {{ return size + {n}; }}\n"
+        for n in range(300)
+    )
+    root = indexed(tmp_path / "c", {"include/pane.h": header, "src/pane.c": source})
+    _, few, _ = search(root, "resize a pane", "--mode", "lexical", "--limit", "10")
+    _, many, _ = search(root, "resize a pane", "--mode", "lexical", "--limit", "1000")
+    assert few["results"] == many["results"][:10]
+    assert not [hit for hit in many["results"] if hit["path"] == "include/pane.h"]

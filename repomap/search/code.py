@@ -787,6 +787,7 @@ def _ranked(
     if mode == "hybrid" and lexical:
         held = dict(zip(lexical, word_coverage(db, terms, list(lexical)), strict=True))
         weight = semantic_share(weight, max(held[i] for i in leaders_by_words(lexical)))
+    traits = dict(traits)  # this call's: a fold takes its chunk out (the caller ranks twice)
     lexical, semantic = _folded(folds_of(db, traits, filters), lexical, semantic, held, traits)
     scored = fuse(lexical, semantic, traits, weight, tests_factor)
     short_kinds = ("function", "method") if mode == "hybrid" else ()
