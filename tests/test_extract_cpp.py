@@ -93,7 +93,6 @@ def by_name(source: bytes) -> dict[str, object]:
 @pytest.mark.parametrize(
     "qualified_name, kind, line, is_definition",
     [
-        ("DEMO_H", "macro", 5, True),
         ("LLVM_DEBUG", "macro", 10, True),
         ("MAX_SIZE", "macro", 11, True),
         ("llvm", "namespace", 13, True),
@@ -118,6 +117,11 @@ def test_header_symbols_have_kind_line_and_definition_flag(
 ) -> None:
     symbol = by_name(HEADER)[qualified_name]
     assert (symbol.kind, symbol.start_line, symbol.is_definition) == (kind, line, is_definition)
+
+
+def test_the_header_s_include_guard_is_no_symbol() -> None:
+    # `#ifndef DEMO_H` / `#define DEMO_H`: it names only the file (a search user's outline).
+    assert "DEMO_H" not in by_name(HEADER)
 
 
 def test_in_class_declaration_and_out_of_line_definition_share_a_qualified_name() -> None:
