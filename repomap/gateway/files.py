@@ -37,7 +37,7 @@ from repomap.errors import BadArgument, OutsideRoot, PathNotFound, StaleIndex
 from repomap.index.discover import read_file
 from repomap.index.readable import indexed_source
 from repomap.index.secrets import is_secret_file
-from repomap.index.signatures import specialized_name
+from repomap.index.signatures import impl_header, specialized_name
 from repomap.languages import language_of
 from repomap.limits import check_limit
 
@@ -703,10 +703,8 @@ def _symbol_entries(rows: list[_SymbolRow], max_depth: int | None) -> list[Outli
         if max_depth is None or depth <= max_depth:
             if kind == "impl":
                 shown = _impl_name(name, signature)
-            elif language_of(path) != "rust":  # a C++ specialization: `struct convert<bool>`
-                shown = specialized_name(name, kind, signature)
-            else:  # a Rust type's own parameters are no specialization: `struct Deserializer`
-                shown = name
+            else:  # a C++ specialization with its arguments: `struct convert<bool>`
+                shown = specialized_name(name, kind, signature, language_of(path) or "")
             entries.append(OutlineEntry(depth, kind, shown, depth, start, end))
     return entries
 
@@ -733,10 +731,9 @@ def _impl_name(qualified_name: str, signature: str) -> str:
     """A Rust impl as its header names it, so a type's impls tell apart: `Iterator for Memchr`
     (from `memchr::iter::Iterator for Memchr`), `Memchr` for the inherent one, with the type
     arguments its header gives (`From<DateTime<Utc>> for DateTime<Local>`)."""
-    module = qualified_name.partition(" ")[0].rpartition("::")[0]
-    shown = specialized_name(qualified_name, "impl", signature)
-    if shown != qualified_name:
-        return shown[len(module) + 2 :] if module else shown
+    header = impl_header(signature)
+    if header is not None:
+        return header
     trait, sep, self_type = qualified_name.partition(" for ")
     return trait.rsplit("::", 1)[-1] + sep + self_type
 

@@ -674,12 +674,8 @@ def code_chunks(
         if d.start_line in leading.below:  # and the comment below a declaration that is its own
             _cover(covered, d._replace(end_line=leading.below[d.start_line]), len(lines))
         name = d.qualified_name
-        if "<" in d.signature and (
-            (d.kind == "impl" and language == "rust")
-            or (d.kind in CONTAINER_KINDS and language == "cpp")
-        ):
-            # `From<Utc> for DateTime<Local>`, `convert<bool>`: each its own name, and words
-            name = specialized_name(name, d.kind, d.signature)
+        if d.kind in CONTAINER_KINDS:  # `From<Utc> for DateTime<Local>`, `convert<bool>`
+            name = specialized_name(name, d.kind, d.signature, language)
         test_function = language == "rust" and any(map(_RUST_TEST_ATTRIBUTE.match, decorations))
         chunks.append(
             ChunkRow(

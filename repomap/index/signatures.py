@@ -96,38 +96,50 @@ _PARAMETER = re.compile(r"(?:^|,)\s*(?:const\s+)?('?\w+)")  # of `<'a, T: Clone,
 _CPP_RECORD = re.compile(r"\b(?:class|struct|union)\s+(?:\[\[[^\]]*\]\]\s*)?([A-Za-z_]\w*)\s*<")
 
 
-def specialized_name(qualified_name: str, kind: str, signature: str) -> str:
+def specialized_name(qualified_name: str, kind: str, signature: str, language: str) -> str:
     """A Rust impl's or a C++ template specialization's qualified name with the type arguments
     its signature gives: `datetime::From<DateTime<Utc>> for DateTime<Local>` where the symbol
     is `datetime::From for DateTime` (chrono's twelve such impls of one file were one name
     twelve times in outline and search), `YAML::convert<bool>` for `YAML::convert` (yaml-cpp's
-    thirty specializations). The name as it is when the signature adds nothing."""
-    if kind == "impl":
-        start = _RUST_IMPL.match(signature)
-        if start is None:
+    thirty specializations). The name as it is when the signature adds nothing, and for a Rust
+    struct, whose parameters (`Deserializer<R>`) are no specialization."""
+    if "<" not in signature:
+        return qualified_name
+    if kind == "impl" and language == "rust":
+        header = impl_header(signature)
+        if header is None:
             return qualified_name
-        header = signature[start.end() :]
-        own: set[str] = set()
-        if header.startswith("<"):  # the impl's own parameters: `impl<Tz: TimeZone>`
-            end = _balanced_end(header)
-            own = set(_PARAMETER.findall(header[1 : end - 1]))
-            header = header[end:]
-        header = " ".join(header.split(" where ", 1)[0].split()).rstrip("{ ").removeprefix("!")
-        if "<" not in header:
-            return qualified_name
-        if " for " not in header and header.endswith(">"):
-            arguments = header[header.index("<") + 1 : -1]
-            if {argument.strip() for argument in arguments.split(",")} <= own:
-                return qualified_name  # `impl<R> Deserializer<R>`: the type itself
         module, sep, _ = qualified_name.partition(" ")[0].rpartition("::")
-        trait, for_, self_type = header.partition(" for ")
-        shown = f"{trait.rsplit('::', 1)[-1] if for_ else trait}{for_}{self_type}"
-        return f"{module}{sep}{shown}"
-    record = _CPP_RECORD.search(signature)
+        return f"{module}{sep}{header}"
+    record = _CPP_RECORD.search(signature) if language in ("c", "cpp") else None
     if record is None or not qualified_name.endswith(record[1]):
         return qualified_name
     arguments = signature[record.end() - 1 :]
     return qualified_name + arguments[: _balanced_end(arguments)]
+
+
+def impl_header(signature: str) -> str | None:
+    """A Rust impl's header with its type arguments, the trait by its last name and the impl's
+    own parameters left out (`From<DateTime<Utc>> for DateTime<Local>` of `impl<Tz> ...`), or
+    None when it names no argument beyond those parameters (`impl<R> Deserializer<R>`)."""
+    start = _RUST_IMPL.match(signature)
+    if start is None:
+        return None
+    header = signature[start.end() :]
+    own: set[str] = set()
+    if header.startswith("<"):  # the impl's own parameters: `impl<Tz: TimeZone>`
+        end = _balanced_end(header)
+        own = set(_PARAMETER.findall(header[1 : end - 1]))
+        header = header[end:]
+    header = " ".join(header.split(" where ", 1)[0].split()).rstrip("{ ").removeprefix("!")
+    if "<" not in header:
+        return None
+    if " for " not in header and header.endswith(">"):
+        arguments = header[header.index("<") + 1 : -1]
+        if {argument.strip() for argument in arguments.split(",")} <= own:
+            return None  # `impl<R> Deserializer<R>`: the type itself
+    trait, for_, self_type = header.partition(" for ")
+    return f"{trait.rsplit('::', 1)[-1] if for_ else trait}{for_}{self_type}"
 
 
 def _balanced_end(text: str) -> int:

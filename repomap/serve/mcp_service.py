@@ -844,9 +844,8 @@ class Service:
             found.extend((root, hit) for hit in result.hits)
             stale.extend(self.roots.out(root, path) for path in result.stale_files)
             ignored.extend(w for w in getattr(result, "ignored", ()) if w not in ignored)
-            if not found:  # how many files hold each word alone, while no root found any
-                notices.extend(note for note in result.notes if note not in notices)
-        if found:
+            notices.extend(note for note in result.notes if note not in notices)
+        if found:  # a root's files holding each word alone: another root found sections
             notices = [note for note in notices if not text_query.is_alone_note(note)]
         if self.roots.multi:
             found.sort(key=lambda pair: -pair[1].score)
